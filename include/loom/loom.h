@@ -1,0 +1,20 @@
+// Loom's native API: everything at once.
+
+#ifndef LOOM_LOOM_H_
+#define LOOM_LOOM_H_
+
+#include "loom/allocator.h"
+#include "loom/async_value.h"
+#include "loom/buffer.h"
+#include "loom/dtype.h"
+#include "loom/fault_allocator.h"
+#include "loom/host_context.h"
+#include "loom/macros.h"
+#include "loom/shape.h"
+#include "loom/status.h"
+#include "loom/tensor.h"
+#include "loom/tensor_metadata.h"
+#include "loom/thread_pool.h"
+#include "loom/tstring.h"
+
+#endif  // LOOM_LOOM_H_

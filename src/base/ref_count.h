@@ -1,0 +1,44 @@
+// Atomic reference counts for Loom's heap objects.
+//
+// Increments are relaxed (a new reference is always made from an existing
+// one); the final decrement is acquire-release so the thread that destroys
+// an object sees every write made through the other references.
+
+#ifndef LOOM_BASE_REF_COUNT_H_
+#define LOOM_BASE_REF_COUNT_H_
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct loom_ref_count_t {
+  _Atomic uint32_t value;
+} loom_ref_count_t;
+
+static inline void loom_ref_count_init(loom_ref_count_t* count) {
+  atomic_init(&count->value, 1);
+}
+
+static inline void loom_ref_count_inc(loom_ref_count_t* count) {
+  atomic_fetch_add_explicit(&count->value, 1, memory_order_relaxed);
+}
+
+// Returns true when this was the last reference: the caller destroys.
+static inline bool loom_ref_count_dec(loom_ref_count_t* count) {
+  return atomic_fetch_sub_explicit(&count->value, 1, memory_order_acq_rel) ==
+         1;
+}
+
+// True when the caller holds the only reference. Acquire, so a caller that
+// then reuses the object sees all writes made by released references.
+static inline bool loom_ref_count_is_one(const loom_ref_count_t* count) {
+  return atomic_load_explicit(&((loom_ref_count_t*)count)->value,
+                              memory_order_acquire) == 1;
+}
+
+static inline uint32_t loom_ref_count_get(const loom_ref_count_t* count) {
+  return atomic_load_explicit(&((loom_ref_count_t*)count)->value,
+                              memory_order_relaxed);
+}
+
+#endif  // LOOM_BASE_REF_COUNT_H_

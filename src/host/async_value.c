@@ -1,0 +1,305 @@
+// Async values: a ref-counted header, an inline payload, and one atomic word
+// that packs the state (low two bits) with the head of the waiter list.
+//
+// States: UNAVAILABLE (0) -> SETTING (1) -> AVAILABLE (2) | ERROR (3).
+// SETTING is private: it lets exactly one setter claim the value and write
+// the payload or error while continuations may still be pushed. The final
+// exchange publishes the result (release) and detaches the waiter list,
+// whose nodes then run in the order they were added.
+
+#include "loom/async_value.h"
+
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "base/ref_count.h"
+
+enum {
+  kStateUnavailable = 0,
+  kStateSetting = 1,
+  kStateAvailable = LOOM_ASYNC_VALUE_AVAILABLE,
+  kStateError = LOOM_ASYNC_VALUE_ERROR,
+  kStateMask = 3,
+  kMaxPayloadSize = 4096,
+};
+
+struct loom_async_value_t {
+  loom_ref_count_t ref_count;
+  _Atomic uintptr_t waiters_and_state;
+  const loom_async_value_type_t* type;
+  loom_status_t error;  // valid in the ERROR state
+  loom_allocator_t allocator;
+  alignas(16) unsigned char payload[];
+};
+
+const loom_async_value_type_t loom_async_value_type_chain = {
+    "chain",
+    0,
+    NULL,
+};
+
+static loom_status_t check_type(const char* name,
+                                const loom_async_value_type_t* type) {
+  if (!type) {
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT, "%s: type is NULL",
+                            name);
+  }
+  if (type->payload_size > kMaxPayloadSize) {
+    return loom_make_status(
+        LOOM_STATUS_INVALID_ARGUMENT,
+        "%s: payload of type '%s' is %zu bytes, more than the %d allowed", name,
+        type->name ? type->name : "?", type->payload_size, kMaxPayloadSize);
+  }
+  return loom_ok_status();
+}
+
+static loom_status_t allocate_value(loom_allocator_t allocator,
+                                    const loom_async_value_type_t* type,
+                                    uintptr_t initial_state,
+                                    loom_async_value_t** out_value) {
+  loom_async_value_t* value = NULL;
+  LOOM_RETURN_IF_ERROR(loom_allocator_malloc_aligned(
+      allocator, sizeof(*value) + type->payload_size, 16, (void**)&value));
+  loom_ref_count_init(&value->ref_count);
+  atomic_init(&value->waiters_and_state, initial_state);
+  value->type = type;
+  value->error = loom_ok_status();
+  value->allocator = allocator;
+  *out_value = value;
+  return loom_ok_status();
+}
+
+loom_status_t loom_async_value_create(loom_allocator_t allocator,
+                                      const loom_async_value_type_t* type,
+                                      loom_async_value_t** out_value) {
+  if (!out_value) {
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                            "loom_async_value_create: out_value is NULL");
+  }
+  *out_value = NULL;
+  LOOM_RETURN_IF_ERROR(check_type("loom_async_value_create", type));
+  return allocate_value(allocator, type, kStateUnavailable, out_value);
+}
+
+loom_status_t loom_async_value_create_chain(loom_allocator_t allocator,
+                                            loom_async_value_t** out_chain) {
+  return loom_async_value_create(allocator, &loom_async_value_type_chain,
+                                 out_chain);
+}
+
+loom_status_t loom_async_value_create_error(
+    loom_allocator_t allocator, const loom_async_value_type_t* type,
+    loom_status_t error, loom_async_value_t** out_value) {
+  loom_status_t status = loom_ok_status();
+  if (!out_value) {
+    status = loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                              "loom_async_value_create_error: out_value is NULL");
+  } else if (error == NULL) {
+    *out_value = NULL;
+    status = loom_make_status(
+        LOOM_STATUS_INVALID_ARGUMENT,
+        "loom_async_value_create_error: the error status is OK");
+  } else {
+    *out_value = NULL;
+    status = check_type("loom_async_value_create_error", type);
+    if (!status) status = allocate_value(allocator, type, kStateError, out_value);
+  }
+  if (status) {
+    loom_status_free(error);
+    return status;
+  }
+  (*out_value)->error = error;
+  return loom_ok_status();
+}
+
+void loom_async_value_retain(loom_async_value_t* value) {
+  if (value) loom_ref_count_inc(&value->ref_count);
+}
+
+static void and_then_trampoline(void* arg);
+
+void loom_async_value_release(loom_async_value_t* value) {
+  if (!value || !loom_ref_count_dec(&value->ref_count)) return;
+  uintptr_t word =
+      atomic_load_explicit(&value->waiters_and_state, memory_order_acquire);
+  switch (word & kStateMask) {
+    case kStateAvailable:
+      if (value->type->destroy_payload) {
+        value->type->destroy_payload(value->payload);
+      }
+      break;
+    case kStateError:
+      loom_status_free(value->error);
+      break;
+    default: {
+      // Never set: drop the continuations without running them, freeing
+      // the nodes this file allocated.
+      loom_async_waiter_t* node = (loom_async_waiter_t*)(word & ~(uintptr_t)kStateMask);
+      while (node) {
+        loom_async_waiter_t* next = node->next;
+        if (node->fn == and_then_trampoline) {
+          loom_allocator_free(value->allocator, node);
+        }
+        node = next;
+      }
+      break;
+    }
+  }
+  loom_allocator_free(value->allocator, value);
+}
+
+loom_async_value_state_t loom_async_value_state(
+    const loom_async_value_t* value) {
+  uintptr_t word = atomic_load_explicit(
+      &((loom_async_value_t*)value)->waiters_and_state, memory_order_acquire);
+  uintptr_t state = word & kStateMask;
+  if (state == kStateSetting) return LOOM_ASYNC_VALUE_UNAVAILABLE;
+  return (loom_async_value_state_t)state;
+}
+
+const loom_async_value_type_t* loom_async_value_type(
+    const loom_async_value_t* value) {
+  return value->type;
+}
+
+void* loom_async_value_payload(loom_async_value_t* value) {
+  return value->payload;
+}
+
+loom_status_t loom_async_value_error(const loom_async_value_t* value) {
+  if (loom_async_value_state(value) != LOOM_ASYNC_VALUE_ERROR) {
+    return loom_ok_status();
+  }
+  return value->error;
+}
+
+// Moves UNAVAILABLE -> SETTING, keeping the waiter list. Fails when another
+// setter got there first.
+static bool claim(loom_async_value_t* value) {
+  uintptr_t word =
+      atomic_load_explicit(&value->waiters_and_state, memory_order_relaxed);
+  for (;;) {
+    if ((word & kStateMask) != kStateUnavailable) return false;
+    uintptr_t claimed = (word & ~(uintptr_t)kStateMask) | kStateSetting;
+    if (atomic_compare_exchange_weak_explicit(
+            &value->waiters_and_state, &word, claimed, memory_order_acquire,
+            memory_order_relaxed)) {
+      return true;
+    }
+  }
+}
+
+// Publishes the final state and runs the detached continuations in the order
+// they were added.
+static void publish(loom_async_value_t* value, uintptr_t state) {
+  uintptr_t word = atomic_exchange_explicit(&value->waiters_and_state, state,
+                                            memory_order_acq_rel);
+  loom_async_waiter_t* lifo = (loom_async_waiter_t*)(word & ~(uintptr_t)kStateMask);
+  loom_async_waiter_t* fifo = NULL;
+  while (lifo) {
+    loom_async_waiter_t* next = lifo->next;
+    lifo->next = fifo;
+    fifo = lifo;
+    lifo = next;
+  }
+  while (fifo) {
+    loom_async_waiter_t* next = fifo->next;  // fn may free the node
+    fifo->fn(fifo->arg);
+    fifo = next;
+  }
+}
+
+static loom_status_t already_set(const char* name,
+                                 const loom_async_value_t* value) {
+  return loom_make_status(LOOM_STATUS_FAILED_PRECONDITION,
+                          "%s: async value of type '%s' is already set", name,
+                          value->type->name ? value->type->name : "?");
+}
+
+loom_status_t loom_async_value_set_available(loom_async_value_t* value) {
+  if (!value) {
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                            "loom_async_value_set_available: value is NULL");
+  }
+  if (!claim(value)) {
+    return already_set("loom_async_value_set_available", value);
+  }
+  publish(value, kStateAvailable);
+  return loom_ok_status();
+}
+
+loom_status_t loom_async_value_set_error(loom_async_value_t* value,
+                                         loom_status_t error) {
+  if (!value || error == NULL) {
+    loom_status_free(error);
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                            "loom_async_value_set_error: %s",
+                            !value ? "value is NULL" : "the error status is OK");
+  }
+  if (!claim(value)) {
+    loom_status_free(error);
+    return already_set("loom_async_value_set_error", value);
+  }
+  value->error = error;
+  publish(value, kStateError);
+  return loom_ok_status();
+}
+
+void loom_async_value_and_then_node(loom_async_value_t* value,
+                                    loom_async_waiter_t* node) {
+  uintptr_t word =
+      atomic_load_explicit(&value->waiters_and_state, memory_order_acquire);
+  for (;;) {
+    uintptr_t state = word & kStateMask;
+    if (state == kStateAvailable || state == kStateError) {
+      node->fn(node->arg);
+      return;
+    }
+    node->next = (loom_async_waiter_t*)(word & ~(uintptr_t)kStateMask);
+    if (atomic_compare_exchange_weak_explicit(
+            &value->waiters_and_state, &word, (uintptr_t)node | state,
+            memory_order_release, memory_order_acquire)) {
+      return;
+    }
+  }
+}
+
+// A heap continuation: the node frees itself before calling the user's fn.
+typedef struct heap_waiter_t {
+  loom_async_waiter_t node;  // first: the node's arg points at the struct
+  loom_allocator_t allocator;
+  void (*fn)(void* arg);
+  void* arg;
+} heap_waiter_t;
+
+static void and_then_trampoline(void* arg) {
+  heap_waiter_t* waiter = arg;
+  void (*fn)(void*) = waiter->fn;
+  void* fn_arg = waiter->arg;
+  loom_allocator_free(waiter->allocator, waiter);
+  fn(fn_arg);
+}
+
+loom_status_t loom_async_value_and_then(loom_async_value_t* value,
+                                        void (*fn)(void* arg), void* arg) {
+  if (!value || !fn) {
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                            "loom_async_value_and_then: %s is NULL",
+                            !value ? "value" : "fn");
+  }
+  if (loom_async_value_is_set(value)) {
+    fn(arg);
+    return loom_ok_status();
+  }
+  heap_waiter_t* waiter = NULL;
+  LOOM_RETURN_IF_ERROR(loom_allocator_malloc(value->allocator, sizeof(*waiter),
+                                             (void**)&waiter));
+  waiter->node.fn = and_then_trampoline;
+  waiter->node.arg = waiter;
+  waiter->allocator = value->allocator;
+  waiter->fn = fn;
+  waiter->arg = arg;
+  loom_async_value_and_then_node(value, &waiter->node);
+  return loom_ok_status();
+}

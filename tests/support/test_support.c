@@ -1,0 +1,52 @@
+// Status assertions and the fault-injection sweep.
+
+#include "test_support.h"
+
+void loom_test_check_status(loom_status_t status, loom_status_code_t code,
+                            const char* substring, const char* expression,
+                            const char* file, int line) {
+  char text[1024];
+  loom_status_format(status, text, sizeof(text));
+  bool code_ok = loom_status_code(status) == code;
+  bool message_ok =
+      !substring || strstr(loom_status_message(status), substring) != NULL;
+  loom_status_free(status);
+  if (!code_ok || !message_ok) {
+    _fail(file, line);
+    print_error("%s:%d: %s returned '%s'; expected %s%s%s\n", file, line,
+                expression, text, loom_status_code_name(code),
+                substring ? " containing " : "", substring ? substring : "");
+  }
+}
+
+int64_t loom_test_fault_sweep(loom_test_operation_fn_t operation,
+                              void* context, loom_test_sweep_mode_t mode) {
+  loom_fault_allocator_t* fault = NULL;
+  LOOM_ASSERT_OK(loom_fault_allocator_create(loom_allocator_system(), &fault));
+  loom_allocator_t allocator = loom_fault_allocator_allocator(fault);
+
+  loom_fault_allocator_fail_nth(fault, 0);
+  LOOM_ASSERT_OK(operation(allocator, context));
+  int64_t count = loom_fault_allocator_allocation_count(fault);
+  assert_int_equal(loom_fault_allocator_live_count(fault), 0);
+
+  for (int64_t i = 1; i <= count; ++i) {
+    int64_t injected_before = loom_fault_allocator_injected_failures(fault);
+    loom_fault_allocator_fail_nth(fault, i);
+    loom_status_t status = operation(allocator, context);
+    bool injected =
+        loom_fault_allocator_injected_failures(fault) > injected_before;
+    if (injected && mode == LOOM_TEST_SWEEP_STRICT && status == NULL) {
+      fail_msg("allocation %lld of %lld failed but the operation returned OK",
+               (long long)i, (long long)count);
+    }
+    loom_status_free(status);
+    if (loom_fault_allocator_live_count(fault) != 0) {
+      fail_msg("allocation %lld of %lld failed and %lld blocks leaked",
+               (long long)i, (long long)count,
+               (long long)loom_fault_allocator_live_count(fault));
+    }
+  }
+  loom_fault_allocator_destroy(fault);
+  return count;
+}
