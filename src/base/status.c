@@ -169,6 +169,7 @@ loom_status_t loom_status_annotate(loom_status_t status, const char* format,
 
 size_t loom_status_format(loom_status_t status, char* buffer,
                           size_t capacity) {
+  if (capacity && !buffer) capacity = 0;
   int length;
   if (status == NULL) {
     length = snprintf(buffer, capacity, "OK");
@@ -176,11 +177,12 @@ size_t loom_status_format(loom_status_t status, char* buffer,
     const char* name = loom_status_code_name(loom_status_code(status));
     const char* message = loom_status_message(status);
     const char* file = loom_status_file(status);
+    const char* separator = message[0] ? ": " : "";
     if (file) {
-      length = snprintf(buffer, capacity, "%s: %s (%s:%d)", name, message,
-                        file, loom_status_line(status));
+      length = snprintf(buffer, capacity, "%s%s%s (%s:%d)", name, separator,
+                        message, file, loom_status_line(status));
     } else {
-      length = snprintf(buffer, capacity, "%s: %s", name, message);
+      length = snprintf(buffer, capacity, "%s%s%s", name, separator, message);
     }
   }
   return length < 0 ? 0 : (size_t)length;
