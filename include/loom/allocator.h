@@ -40,7 +40,8 @@ LOOM_API loom_allocator_t loom_allocator_default(void);
 // Replaces the default allocator; returns the previous one. Meant for tests
 // and embedders: call it while no other thread allocates through the default
 // allocator, and keep the previous one alive while memory it gave is live.
-LOOM_API loom_allocator_t loom_allocator_set_default(loom_allocator_t allocator);
+LOOM_API loom_allocator_t
+loom_allocator_set_default(loom_allocator_t allocator);
 
 // Allocates `size` bytes aligned for any scalar type. A zero size allocates a
 // minimal block. RESOURCE_EXHAUSTED when the allocator fails.

@@ -54,18 +54,15 @@ typedef struct loom_async_waiter_t {
 
 // Creates an UNAVAILABLE value of `type` (payload_size at most 4096 bytes,
 // aligned to 16). The caller holds one reference.
-LOOM_API LOOM_MUST_USE_RESULT loom_status_t
-loom_async_value_create(loom_allocator_t allocator,
-                        const loom_async_value_type_t* type,
-                        loom_async_value_t** out_value);
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_async_value_create(
+    loom_allocator_t allocator, const loom_async_value_type_t* type,
+    loom_async_value_t** out_value);
 
 // Creates a value already in the ERROR state. Consumes `error` (which must
 // not be OK) even when creation fails.
-LOOM_API LOOM_MUST_USE_RESULT loom_status_t
-loom_async_value_create_error(loom_allocator_t allocator,
-                              const loom_async_value_type_t* type,
-                              loom_status_t error,
-                              loom_async_value_t** out_value);
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_async_value_create_error(
+    loom_allocator_t allocator, const loom_async_value_type_t* type,
+    loom_status_t error, loom_async_value_t** out_value);
 
 // Creates an UNAVAILABLE chain.
 LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_async_value_create_chain(

@@ -32,9 +32,8 @@ LOOM_API void loom_host_context_options_initialize(
     loom_host_context_options_t* options);
 
 // Creates a host context; `options` may be NULL for the defaults.
-LOOM_API LOOM_MUST_USE_RESULT loom_status_t
-loom_host_context_create(const loom_host_context_options_t* options,
-                         loom_host_context_t** out_host);
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_host_context_create(
+    const loom_host_context_options_t* options, loom_host_context_t** out_host);
 
 // Runs the work still queued, joins the workers and frees the context.
 // Async values created through it must not outlive it.
@@ -51,9 +50,8 @@ LOOM_API int loom_host_context_default_thread_count(void);
 
 // Queues fn(arg) on the thread pool. It runs even when the context is
 // cancelled: use loom_host_context_submit for work that cancellation skips.
-LOOM_API LOOM_MUST_USE_RESULT loom_status_t
-loom_host_context_enqueue(loom_host_context_t* host, loom_work_fn_t fn,
-                          void* arg);
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_host_context_enqueue(
+    loom_host_context_t* host, loom_work_fn_t fn, void* arg);
 
 // Work that produces an async value and that cancellation can skip.
 typedef struct loom_task_t {
@@ -71,17 +69,16 @@ typedef struct loom_task_t {
 // picks the task up, the result becomes the cancellation error and
 // `discard` runs instead of `run`. On OK exactly one of run / discard is
 // called; on error neither is, and the caller keeps `arg`.
-LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_host_context_submit(
-    loom_host_context_t* host, const loom_task_t* task,
-    const loom_async_value_type_t* result_type,
-    loom_async_value_t** out_result);
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t
+loom_host_context_submit(loom_host_context_t* host, const loom_task_t* task,
+                         const loom_async_value_type_t* result_type,
+                         loom_async_value_t** out_result);
 
 // Blocks until every value in values[0, count) is set (AVAILABLE or ERROR),
 // running queued work on the calling thread meanwhile instead of sleeping
 // while there is work. INVALID_ARGUMENT for NULL arguments.
-LOOM_API LOOM_MUST_USE_RESULT loom_status_t
-loom_host_context_await(loom_host_context_t* host,
-                        loom_async_value_t* const* values, size_t count);
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_host_context_await(
+    loom_host_context_t* host, loom_async_value_t* const* values, size_t count);
 
 // Blocks until no work is queued or running on the thread pool.
 LOOM_API void loom_host_context_quiesce(loom_host_context_t* host);

@@ -54,9 +54,9 @@ typedef struct loom_status_storage_t* loom_status_t;
 // code must not be LOOM_STATUS_OK (an OK code yields the OK status and the
 // message is dropped). Never fails: when memory is short the result keeps
 // only its code.
-LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_status_make_at(
-    loom_status_code_t code, const char* file, int line, const char* format,
-    ...) LOOM_PRINTF_FORMAT(4, 5);
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t
+loom_status_make_at(loom_status_code_t code, const char* file, int line,
+                    const char* format, ...) LOOM_PRINTF_FORMAT(4, 5);
 
 LOOM_API LOOM_MUST_USE_RESULT loom_status_t
 loom_status_make_va(loom_status_code_t code, const char* file, int line,
@@ -116,12 +116,12 @@ LOOM_API size_t loom_status_format(loom_status_t status, char* buffer,
 
 // Evaluates expr (a loom_status_t); returns it from the enclosing function
 // when it is an error.
-#define LOOM_RETURN_IF_ERROR(expr)                     \
-  do {                                                 \
-    loom_status_t loom_status_tmp_ = (expr);           \
-    if (LOOM_UNLIKELY(loom_status_tmp_ != NULL)) {     \
-      return loom_status_tmp_;                         \
-    }                                                  \
+#define LOOM_RETURN_IF_ERROR(expr)                 \
+  do {                                             \
+    loom_status_t loom_status_tmp_ = (expr);       \
+    if (LOOM_UNLIKELY(loom_status_tmp_ != NULL)) { \
+      return loom_status_tmp_;                     \
+    }                                              \
   } while (0)
 
 LOOM_EXTERN_C_END

@@ -35,9 +35,8 @@ typedef void (*loom_parallel_for_worker_fn_t)(void* arg, int64_t begin,
 
 // Starts `num_threads` workers (>= 0; with 0, work runs only when a thread
 // helps: loom_thread_pool_run_one, an await, a parallel-for, destroy).
-LOOM_API LOOM_MUST_USE_RESULT loom_status_t
-loom_thread_pool_create(loom_allocator_t allocator, int num_threads,
-                        loom_thread_pool_t** out_pool);
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_thread_pool_create(
+    loom_allocator_t allocator, int num_threads, loom_thread_pool_t** out_pool);
 
 // Runs every task still queued, then stops and joins the workers. No thread
 // may schedule work concurrently with or after destroy.
@@ -53,17 +52,16 @@ LOOM_API int loom_thread_pool_current_thread_index(
 // Queues fn(arg). From a worker of this pool it goes to that worker's own
 // queue, otherwise to the queues in turn. RESOURCE_EXHAUSTED when a queue
 // cannot grow (fn is then not run).
-LOOM_API LOOM_MUST_USE_RESULT loom_status_t
-loom_thread_pool_schedule(loom_thread_pool_t* pool, loom_work_fn_t fn,
-                          void* arg);
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_thread_pool_schedule(
+    loom_thread_pool_t* pool, loom_work_fn_t fn, void* arg);
 
 // Queues fn(arg) preferring the workers with index in [start, limit);
 // another worker may still steal it. INVALID_ARGUMENT unless
 // 0 <= start < limit <= num_threads (any range is accepted, and ignored, by
 // a pool without threads).
-LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_thread_pool_schedule_with_hint(
-    loom_thread_pool_t* pool, loom_work_fn_t fn, void* arg, int start,
-    int limit);
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t
+loom_thread_pool_schedule_with_hint(loom_thread_pool_t* pool, loom_work_fn_t fn,
+                                    void* arg, int start, int limit);
 
 // Calls fn over [0, total) split into blocks, on the workers and the calling
 // thread, and returns when every block is done. cost_per_unit estimates the
@@ -76,9 +74,11 @@ LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_thread_pool_parallel_for(
     loom_parallel_for_fn_t fn, void* arg);
 
 LOOM_API LOOM_MUST_USE_RESULT loom_status_t
-loom_thread_pool_parallel_for_with_worker_id(
-    loom_thread_pool_t* pool, int64_t total, int64_t cost_per_unit,
-    loom_parallel_for_worker_fn_t fn, void* arg);
+loom_thread_pool_parallel_for_with_worker_id(loom_thread_pool_t* pool,
+                                             int64_t total,
+                                             int64_t cost_per_unit,
+                                             loom_parallel_for_worker_fn_t fn,
+                                             void* arg);
 
 // Runs one queued task on the calling thread, if there is one. Returns
 // whether it ran one.

@@ -25,8 +25,7 @@ static inline void loom_ref_count_inc(loom_ref_count_t* count) {
 
 // Returns true when this was the last reference: the caller destroys.
 static inline bool loom_ref_count_dec(loom_ref_count_t* count) {
-  return atomic_fetch_sub_explicit(&count->value, 1, memory_order_acq_rel) ==
-         1;
+  return atomic_fetch_sub_explicit(&count->value, 1, memory_order_acq_rel) == 1;
 }
 
 // True when the caller holds the only reference. Acquire, so a caller that

@@ -54,7 +54,9 @@ loom_status_t loom__small_vector_grow(loom_allocator_t allocator,
   static inline const T* name##_const_data(const name##_t* v) {               \
     return v->heap ? v->heap : v->inline_items;                               \
   }                                                                           \
-  static inline size_t name##_size(const name##_t* v) { return v->size; }     \
+  static inline size_t name##_size(const name##_t* v) {                       \
+    return v->size;                                                           \
+  }                                                                           \
   static inline bool name##_is_inline(const name##_t* v) {                    \
     return v->heap == NULL;                                                   \
   }                                                                           \
@@ -63,8 +65,8 @@ loom_status_t loom__small_vector_grow(loom_allocator_t allocator,
     if (min_capacity <= v->capacity) return loom_ok_status();                 \
     void* heap = NULL;                                                        \
     LOOM_RETURN_IF_ERROR(loom__small_vector_grow(                             \
-        allocator, name##_data(v), v->heap, v->size, sizeof(T),               \
-        &v->capacity, min_capacity, &heap));                                  \
+        allocator, name##_data(v), v->heap, v->size, sizeof(T), &v->capacity, \
+        min_capacity, &heap));                                                \
     v->heap = (T*)heap;                                                       \
     return loom_ok_status();                                                  \
   }                                                                           \
@@ -78,11 +80,13 @@ loom_status_t loom__small_vector_grow(loom_allocator_t allocator,
       name##_t* v, loom_allocator_t allocator, size_t new_size) {             \
     LOOM_RETURN_IF_ERROR(name##_reserve(v, allocator, new_size));             \
     if (new_size > v->size) {                                                 \
-      memset(name##_data(v) + v->size, 0, (new_size - v->size) * sizeof(T)); \
+      memset(name##_data(v) + v->size, 0, (new_size - v->size) * sizeof(T));  \
     }                                                                         \
     v->size = new_size;                                                       \
     return loom_ok_status();                                                  \
   }                                                                           \
-  static inline void name##_clear(name##_t* v) { v->size = 0; }
+  static inline void name##_clear(name##_t* v) {                              \
+    v->size = 0;                                                              \
+  }
 
 #endif  // LOOM_BASE_SMALL_VECTOR_H_

@@ -47,8 +47,7 @@ static loom_status_t status_allocate(loom_status_code_t code, const char* file,
 }
 
 loom_status_t loom_status_make_va(loom_status_code_t code, const char* file,
-                                  int line, const char* format,
-                                  va_list args) {
+                                  int line, const char* format, va_list args) {
   code = sanitize_code(code);
   if (code == LOOM_STATUS_OK) return loom_ok_status();
   if (!format) format = "";
@@ -125,8 +124,8 @@ void loom_status_free(loom_status_t status) {
 
 loom_status_t loom_status_clone(loom_status_t status) {
   if (status_is_code_only(status)) return status;
-  loom_status_t copy = status_allocate(status->code, status->file,
-                                       status->line, status->message_length);
+  loom_status_t copy = status_allocate(status->code, status->file, status->line,
+                                       status->message_length);
   if (!copy) return loom_status_from_code(status->code);
   memcpy(copy->message, status->message, status->message_length);
   return copy;
@@ -167,8 +166,7 @@ loom_status_t loom_status_annotate(loom_status_t status, const char* format,
   return annotated;
 }
 
-size_t loom_status_format(loom_status_t status, char* buffer,
-                          size_t capacity) {
+size_t loom_status_format(loom_status_t status, char* buffer, size_t capacity) {
   if (capacity && !buffer) capacity = 0;
   int length;
   if (status == NULL) {

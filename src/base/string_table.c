@@ -61,8 +61,8 @@ void loom_string_table_destroy(loom_string_table_t* table) {
 }
 
 static const entry_t* find_entry(const loom_string_table_t* table,
-                                 uint64_t hash, const char* data,
-                                 size_t length, size_t* out_index) {
+                                 uint64_t hash, const char* data, size_t length,
+                                 size_t* out_index) {
   if (table->capacity == 0) return NULL;
   size_t mask = table->capacity - 1;
   size_t index = (size_t)hash & mask;
@@ -116,9 +116,8 @@ static loom_status_t arena_copy(loom_string_table_t* table, const char* data,
   return loom_ok_status();
 }
 
-static loom_status_t intern_locked(loom_string_table_t* table,
-                                   const char* data, size_t length,
-                                   const char** out_interned) {
+static loom_status_t intern_locked(loom_string_table_t* table, const char* data,
+                                   size_t length, const char** out_interned) {
   uint64_t hash = loom_hash_bytes(data, length);
   const entry_t* found = find_entry(table, hash, data, length, NULL);
   if (found) {
@@ -145,7 +144,7 @@ loom_status_t loom_string_table_intern(loom_string_table_t* table,
   if (!table || !out_interned || (!data && length)) {
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                             "loom_string_table_intern: %s is NULL",
-                            !table ? "table"
+                            !table          ? "table"
                             : !out_interned ? "out_interned"
                                             : "data");
   }
@@ -157,8 +156,8 @@ loom_status_t loom_string_table_intern(loom_string_table_t* table,
   return status;
 }
 
-const char* loom_string_table_find(loom_string_table_t* table,
-                                   const char* data, size_t length) {
+const char* loom_string_table_find(loom_string_table_t* table, const char* data,
+                                   size_t length) {
   if (!table || (!data && length)) return NULL;
   if (!data) data = "";
   uint64_t hash = loom_hash_bytes(data, length);

@@ -10,7 +10,9 @@ static void free_copied_bytes(void* data, size_t length) {
   free(data);
 }
 
-TF_Buffer* TF_NewBuffer(void) { return calloc(1, sizeof(TF_Buffer)); }
+TF_Buffer* TF_NewBuffer(void) {
+  return calloc(1, sizeof(TF_Buffer));
+}
 
 TF_Buffer* TF_NewBufferFromString(const void* proto, size_t proto_len) {
   if (!proto && proto_len) return NULL;

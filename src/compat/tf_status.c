@@ -99,35 +99,89 @@ static TF_Code code_for_errno(int error_code) {
   switch (error_code) {
     case 0:
       return TF_OK;
-    case EINVAL: case ENAMETOOLONG: case E2BIG: case EDESTADDRREQ: case EDOM:
-    case EFAULT: case EILSEQ: case ENOPROTOOPT: case ENOSTR: case ENOTSOCK:
-    case ENOTTY: case EPROTOTYPE: case ESPIPE:
+    case EINVAL:
+    case ENAMETOOLONG:
+    case E2BIG:
+    case EDESTADDRREQ:
+    case EDOM:
+    case EFAULT:
+    case EILSEQ:
+    case ENOPROTOOPT:
+    case ENOSTR:
+    case ENOTSOCK:
+    case ENOTTY:
+    case EPROTOTYPE:
+    case ESPIPE:
       return TF_INVALID_ARGUMENT;
-    case ETIMEDOUT: case ETIME:
+    case ETIMEDOUT:
+    case ETIME:
       return TF_DEADLINE_EXCEEDED;
-    case ENODEV: case ENOENT: case ENXIO: case ESRCH:
+    case ENODEV:
+    case ENOENT:
+    case ENXIO:
+    case ESRCH:
       return TF_NOT_FOUND;
-    case EEXIST: case EADDRNOTAVAIL: case EALREADY:
+    case EEXIST:
+    case EADDRNOTAVAIL:
+    case EALREADY:
       return TF_ALREADY_EXISTS;
-    case EPERM: case EACCES: case EROFS:
+    case EPERM:
+    case EACCES:
+    case EROFS:
       return TF_PERMISSION_DENIED;
-    case ENOTEMPTY: case EISDIR: case ENOTDIR: case EADDRINUSE: case EBADF:
-    case EBUSY: case ECHILD: case EISCONN: case ENOTBLK: case ENOTCONN:
-    case EPIPE: case ESHUTDOWN: case ETXTBSY:
+    case ENOTEMPTY:
+    case EISDIR:
+    case ENOTDIR:
+    case EADDRINUSE:
+    case EBADF:
+    case EBUSY:
+    case ECHILD:
+    case EISCONN:
+    case ENOTBLK:
+    case ENOTCONN:
+    case EPIPE:
+    case ESHUTDOWN:
+    case ETXTBSY:
       return TF_FAILED_PRECONDITION;
-    case ENOSPC: case EDQUOT: case EMFILE: case EMLINK: case ENFILE:
-    case ENOBUFS: case ENODATA: case ENOMEM: case ENOSR: case EUSERS:
+    case ENOSPC:
+    case EDQUOT:
+    case EMFILE:
+    case EMLINK:
+    case ENFILE:
+    case ENOBUFS:
+    case ENODATA:
+    case ENOMEM:
+    case ENOSR:
+    case EUSERS:
       return TF_RESOURCE_EXHAUSTED;
-    case EFBIG: case EOVERFLOW: case ERANGE:
+    case EFBIG:
+    case EOVERFLOW:
+    case ERANGE:
       return TF_OUT_OF_RANGE;
-    case ENOSYS: case ENOTSUP: case EAFNOSUPPORT: case EPFNOSUPPORT:
-    case EPROTONOSUPPORT: case ESOCKTNOSUPPORT: case EXDEV:
+    case ENOSYS:
+    case ENOTSUP:
+    case EAFNOSUPPORT:
+    case EPFNOSUPPORT:
+    case EPROTONOSUPPORT:
+    case ESOCKTNOSUPPORT:
+    case EXDEV:
       return TF_UNIMPLEMENTED;
-    case EAGAIN: case ECONNREFUSED: case ECONNABORTED: case ECONNRESET:
-    case EINTR: case EHOSTDOWN: case EHOSTUNREACH: case ENETDOWN:
-    case ENETRESET: case ENETUNREACH: case ENOLCK: case ENOLINK: case ENONET:
+    case EAGAIN:
+    case ECONNREFUSED:
+    case ECONNABORTED:
+    case ECONNRESET:
+    case EINTR:
+    case EHOSTDOWN:
+    case EHOSTUNREACH:
+    case ENETDOWN:
+    case ENETRESET:
+    case ENETUNREACH:
+    case ENOLCK:
+    case ENOLINK:
+    case ENONET:
       return TF_UNAVAILABLE;
-    case EDEADLK: case ESTALE:
+    case EDEADLK:
+    case ESTALE:
       return TF_ABORTED;
     case ECANCELED:
       return TF_CANCELLED;
@@ -143,8 +197,7 @@ void TF_SetStatusFromIOError(TF_Status* s, int error_code,
   loom_status_t status = loom_ok_status();
   if (code != TF_OK) {
     status = loom_status_make_at((loom_status_code_t)code, NULL, 0, "%s; %s",
-                                 context ? context : "",
-                                 strerror(error_code));
+                                 context ? context : "", strerror(error_code));
   }
   loom__tf_status_set(s, status);
 }

@@ -13,7 +13,9 @@ static loom_tensor_t* to_loom(const TF_Tensor* tensor) {
   return (loom_tensor_t*)tensor;
 }
 
-static TF_Tensor* to_tf(loom_tensor_t* tensor) { return (TF_Tensor*)tensor; }
+static TF_Tensor* to_tf(loom_tensor_t* tensor) {
+  return (TF_Tensor*)tensor;
+}
 
 // Checks dtype and dims and computes the byte size the data must have
 // (SIZE_MAX for types of no fixed size, which accept any length).
@@ -27,8 +29,9 @@ static bool describe(TF_DataType dtype, const int64_t* dims, int num_dims,
   }
   int64_t count = loom_shape_num_elements(out_shape);
   if (count < 0) return false;
-  size_t element_size = dtype == TF_STRING ? sizeof(loom_tstring_t)
-                                           : loom_dtype_size((loom_dtype_t)dtype);
+  size_t element_size = dtype == TF_STRING
+                            ? sizeof(loom_tstring_t)
+                            : loom_dtype_size((loom_dtype_t)dtype);
   if (element_size == 0) {
     *out_expected_len = SIZE_MAX;
     return true;
@@ -46,8 +49,8 @@ static TF_Tensor* tensor_in_buffer(TF_DataType dtype, const loom_shape_t* shape,
       dtype == TF_STRING
           ? loom_tensor_create_string_in_buffer(allocator, shape, buffer,
                                                 &tensor)
-          : loom_tensor_create_dense_in_buffer(
-                allocator, (loom_dtype_t)dtype, shape, buffer, 0, &tensor);
+          : loom_tensor_create_dense_in_buffer(allocator, (loom_dtype_t)dtype,
+                                               shape, buffer, 0, &tensor);
   loom_buffer_release(buffer);
   if (status) {
     loom_status_free(status);
@@ -121,7 +124,9 @@ TF_Tensor* TF_TensorMaybeMove(TF_Tensor* tensor) {
   return loom_tensor_is_forwardable(to_loom(tensor)) ? tensor : NULL;
 }
 
-void TF_DeleteTensor(TF_Tensor* tensor) { loom_tensor_release(to_loom(tensor)); }
+void TF_DeleteTensor(TF_Tensor* tensor) {
+  loom_tensor_release(to_loom(tensor));
+}
 
 TF_DataType TF_TensorType(const TF_Tensor* tensor) {
   return (TF_DataType)loom_tensor_dtype(to_loom(tensor));

@@ -10,14 +10,20 @@
 _Static_assert(sizeof(TF_TString) == sizeof(loom_tstring_t),
                "TF_TString and loom_tstring_t share one layout");
 
-static loom_tstring_t* L(TF_TString* str) { return (loom_tstring_t*)str; }
+static loom_tstring_t* L(TF_TString* str) {
+  return (loom_tstring_t*)str;
+}
 static const loom_tstring_t* CL(const TF_TString* str) {
   return (const loom_tstring_t*)str;
 }
 
-void TF_TString_Init(TF_TString* str) { loom_tstring_initialize(L(str)); }
+void TF_TString_Init(TF_TString* str) {
+  loom_tstring_initialize(L(str));
+}
 
-void TF_TString_Dealloc(TF_TString* str) { loom_tstring_deinitialize(L(str)); }
+void TF_TString_Dealloc(TF_TString* str) {
+  loom_tstring_deinitialize(L(str));
+}
 
 TF_TString_Type TF_TString_GetType(const TF_TString* str) {
   return (TF_TString_Type)loom_tstring_type(CL(str));
@@ -100,7 +106,9 @@ void TF_TString_Move(TF_TString* dst, TF_TString* src) {
   loom_tstring_move(L(dst), L(src));
 }
 
-void TF_StringInit(TF_TString* t) { TF_TString_Init(t); }
+void TF_StringInit(TF_TString* t) {
+  TF_TString_Init(t);
+}
 
 void TF_StringCopy(TF_TString* dst, const char* src, size_t size) {
   TF_TString_Copy(dst, src, size);
@@ -126,4 +134,6 @@ size_t TF_StringGetCapacity(const TF_TString* str) {
   return TF_TString_GetCapacity(str);
 }
 
-void TF_StringDealloc(TF_TString* tstr) { TF_TString_Dealloc(tstr); }
+void TF_StringDealloc(TF_TString* tstr) {
+  TF_TString_Dealloc(tstr);
+}

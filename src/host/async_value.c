@@ -88,13 +88,15 @@ loom_status_t loom_async_value_create_chain(loom_allocator_t allocator,
                                  out_chain);
 }
 
-loom_status_t loom_async_value_create_error(
-    loom_allocator_t allocator, const loom_async_value_type_t* type,
-    loom_status_t error, loom_async_value_t** out_value) {
+loom_status_t loom_async_value_create_error(loom_allocator_t allocator,
+                                            const loom_async_value_type_t* type,
+                                            loom_status_t error,
+                                            loom_async_value_t** out_value) {
   loom_status_t status = loom_ok_status();
   if (!out_value) {
-    status = loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                              "loom_async_value_create_error: out_value is NULL");
+    status =
+        loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                         "loom_async_value_create_error: out_value is NULL");
   } else if (error == NULL) {
     *out_value = NULL;
     status = loom_make_status(
@@ -103,7 +105,8 @@ loom_status_t loom_async_value_create_error(
   } else {
     *out_value = NULL;
     status = check_type("loom_async_value_create_error", type);
-    if (!status) status = allocate_value(allocator, type, kStateError, out_value);
+    if (!status)
+      status = allocate_value(allocator, type, kStateError, out_value);
   }
   if (status) {
     loom_status_free(error);
@@ -135,7 +138,8 @@ void loom_async_value_release(loom_async_value_t* value) {
     default: {
       // Never set: drop the continuations without running them, freeing
       // the nodes this file allocated.
-      loom_async_waiter_t* node = (loom_async_waiter_t*)(word & ~(uintptr_t)kStateMask);
+      loom_async_waiter_t* node =
+          (loom_async_waiter_t*)(word & ~(uintptr_t)kStateMask);
       while (node) {
         loom_async_waiter_t* next = node->next;
         if (node->fn == and_then_trampoline) {
@@ -182,9 +186,9 @@ static bool claim(loom_async_value_t* value) {
   for (;;) {
     if ((word & kStateMask) != kStateUnavailable) return false;
     uintptr_t claimed = (word & ~(uintptr_t)kStateMask) | kStateSetting;
-    if (atomic_compare_exchange_weak_explicit(
-            &value->waiters_and_state, &word, claimed, memory_order_acquire,
-            memory_order_relaxed)) {
+    if (atomic_compare_exchange_weak_explicit(&value->waiters_and_state, &word,
+                                              claimed, memory_order_acquire,
+                                              memory_order_relaxed)) {
       return true;
     }
   }
@@ -195,7 +199,8 @@ static bool claim(loom_async_value_t* value) {
 static void publish(loom_async_value_t* value, uintptr_t state) {
   uintptr_t word = atomic_exchange_explicit(&value->waiters_and_state, state,
                                             memory_order_acq_rel);
-  loom_async_waiter_t* lifo = (loom_async_waiter_t*)(word & ~(uintptr_t)kStateMask);
+  loom_async_waiter_t* lifo =
+      (loom_async_waiter_t*)(word & ~(uintptr_t)kStateMask);
   loom_async_waiter_t* fifo = NULL;
   while (lifo) {
     loom_async_waiter_t* next = lifo->next;
@@ -233,9 +238,9 @@ loom_status_t loom_async_value_set_error(loom_async_value_t* value,
                                          loom_status_t error) {
   if (!value || error == NULL) {
     loom_status_free(error);
-    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                            "loom_async_value_set_error: %s",
-                            !value ? "value is NULL" : "the error status is OK");
+    return loom_make_status(
+        LOOM_STATUS_INVALID_ARGUMENT, "loom_async_value_set_error: %s",
+        !value ? "value is NULL" : "the error status is OK");
   }
   if (!claim(value)) {
     loom_status_free(error);

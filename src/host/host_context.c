@@ -39,7 +39,8 @@ void loom_host_context_options_initialize(
 }
 
 loom_status_t loom_host_context_create(
-    const loom_host_context_options_t* options, loom_host_context_t** out_host) {
+    const loom_host_context_options_t* options,
+    loom_host_context_t** out_host) {
   if (!out_host) {
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                             "loom_host_context_create: out_host is NULL");
@@ -141,9 +142,8 @@ void loom_host_context_restart(loom_host_context_t* host) {
 }
 
 bool loom_host_context_is_cancelled(const loom_host_context_t* host) {
-  return host && atomic_load_explicit(
-                     &((loom_host_context_t*)host)->cancelled,
-                     memory_order_acquire);
+  return host && atomic_load_explicit(&((loom_host_context_t*)host)->cancelled,
+                                      memory_order_acquire);
 }
 
 loom_status_t loom_host_context_cancel_status(loom_host_context_t* host) {
@@ -192,10 +192,10 @@ loom_status_t loom_host_context_submit(
   if (!host || !task || !task->run || !out_result) {
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                             "loom_host_context_submit: %s is NULL",
-                            !host         ? "host"
-                            : !task       ? "task"
-                            : !task->run  ? "task->run"
-                                          : "out_result");
+                            !host        ? "host"
+                            : !task      ? "task"
+                            : !task->run ? "task->run"
+                                         : "out_result");
   }
   *out_result = NULL;
   loom_async_value_t* result = NULL;
@@ -213,8 +213,8 @@ loom_status_t loom_host_context_submit(
     submitted->task = *task;
     submitted->result = result;
     loom_async_value_retain(result);
-    status = loom_thread_pool_schedule(host->pool, run_submitted_task,
-                                       submitted);
+    status =
+        loom_thread_pool_schedule(host->pool, run_submitted_task, submitted);
     if (status) {
       loom_async_value_release(result);
       loom_allocator_free(host->allocator, submitted);

@@ -318,9 +318,9 @@ loom_status_t loom_thread_pool_create(loom_allocator_t allocator,
       allocator, sizeof(work_queue_t) * (size_t)pool->num_queues,
       (void**)&pool->queues);
   if (!status && num_threads > 0) {
-    status = loom_allocator_calloc(allocator,
-                                   sizeof(worker_t) * (size_t)num_threads,
-                                   (void**)&pool->workers);
+    status =
+        loom_allocator_calloc(allocator, sizeof(worker_t) * (size_t)num_threads,
+                              (void**)&pool->workers);
   }
   int initialized_queues = 0;
   for (; !status && initialized_queues < pool->num_queues;
@@ -343,8 +343,8 @@ loom_status_t loom_thread_pool_create(loom_allocator_t allocator,
       pool_free(pool, pool->num_queues);
       return loom_make_status(
           LOOM_STATUS_RESOURCE_EXHAUSTED,
-          "loom_thread_pool_create: cannot start worker %d of %d (error %d)",
-          i, num_threads, error);
+          "loom_thread_pool_create: cannot start worker %d of %d (error %d)", i,
+          num_threads, error);
     }
     worker->started = true;
   }
@@ -400,10 +400,9 @@ loom_status_t loom_thread_pool_schedule_with_hint(loom_thread_pool_t* pool,
         start, limit, pool->num_threads);
   }
   unsigned spread = (unsigned)(limit - start);
-  int index =
-      start + (int)(atomic_fetch_add_explicit(&pool->next_queue, 1,
-                                              memory_order_relaxed) %
-                    spread);
+  int index = start + (int)(atomic_fetch_add_explicit(&pool->next_queue, 1,
+                                                      memory_order_relaxed) %
+                            spread);
   return push_to_queue(pool, index, item);
 }
 
@@ -517,7 +516,8 @@ static loom_status_t parallel_for(loom_thread_pool_t* pool, const char* name,
         (long long)total, (long long)cost_per_unit);
   }
   int participants = pool->num_threads + 1;
-  double total_cost = (double)total * (double)(cost_per_unit ? cost_per_unit : 1);
+  double total_cost =
+      (double)total * (double)(cost_per_unit ? cost_per_unit : 1);
   int64_t num_blocks = (int64_t)(total_cost / kMinBlockCost);
   if (num_blocks > kBlocksPerThread * participants) {
     num_blocks = kBlocksPerThread * participants;
@@ -549,8 +549,9 @@ static loom_status_t parallel_for(loom_thread_pool_t* pool, const char* name,
   // would have taken are run by the others.
   for (int64_t i = 0; i < wanted; ++i) {
     work_item_t item = {parallel_for_helper, &pf};
-    int queue_index = (int)((i + 1 + (tls_pool == pool ? tls_worker_index : 0)) %
-                            pool->num_queues);
+    int queue_index =
+        (int)((i + 1 + (tls_pool == pool ? tls_worker_index : 0)) %
+              pool->num_queues);
     loom_status_t status = push_to_queue(pool, queue_index, item);
     if (status) {
       loom_status_ignore(status);

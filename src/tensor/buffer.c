@@ -115,9 +115,13 @@ void loom_buffer_release(loom_buffer_t* buffer) {
   loom_allocator_free(buffer->allocator, buffer);
 }
 
-void* loom_buffer_data(const loom_buffer_t* buffer) { return buffer->data; }
+void* loom_buffer_data(const loom_buffer_t* buffer) {
+  return buffer->data;
+}
 
-size_t loom_buffer_size(const loom_buffer_t* buffer) { return buffer->size; }
+size_t loom_buffer_size(const loom_buffer_t* buffer) {
+  return buffer->size;
+}
 
 bool loom_buffer_is_unique(const loom_buffer_t* buffer) {
   return loom_ref_count_is_one(&buffer->ref_count);

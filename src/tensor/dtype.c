@@ -49,8 +49,8 @@ static const dtype_info_t kInfo[LOOM_DTYPE_COUNT] = {
     [LOOM_DTYPE_FLOAT8_E4M3FN] = {"float8_e4m3fn", "f8E4M3FN", 1, kFloating},
     [LOOM_DTYPE_FLOAT8_E4M3FNUZ] = {"float8_e4m3fnuz", "f8E4M3FNUZ", 1,
                                     kFloating},
-    [LOOM_DTYPE_FLOAT8_E4M3B11FNUZ] = {"float8_e4m3b11fnuz", "f8E4M3B11FNUZ",
-                                       1, kFloating},
+    [LOOM_DTYPE_FLOAT8_E4M3B11FNUZ] = {"float8_e4m3b11fnuz", "f8E4M3B11FNUZ", 1,
+                                       kFloating},
     [LOOM_DTYPE_FLOAT8_E5M2FNUZ] = {"float8_e5m2fnuz", "f8E5M2FNUZ", 1,
                                     kFloating},
     [LOOM_DTYPE_INT4] = {"int4", "i4", 1, kInteger},
@@ -68,9 +68,13 @@ bool loom_dtype_is_valid(loom_dtype_t dtype) {
   return (int)dtype > 0 && (int)dtype < LOOM_DTYPE_COUNT;
 }
 
-size_t loom_dtype_size(loom_dtype_t dtype) { return info(dtype)->size; }
+size_t loom_dtype_size(loom_dtype_t dtype) {
+  return info(dtype)->size;
+}
 
-const char* loom_dtype_name(loom_dtype_t dtype) { return info(dtype)->name; }
+const char* loom_dtype_name(loom_dtype_t dtype) {
+  return info(dtype)->name;
+}
 
 const char* loom_dtype_short_name(loom_dtype_t dtype) {
   return info(dtype)->short_name;

@@ -36,8 +36,8 @@ static loom_status_t check_shape(const char* name, const loom_shape_t* shape) {
     char text[256];
     loom_shape_format(shape, text, sizeof(text));
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                            "%s: the element count of shape %s overflows",
-                            name, text);
+                            "%s: the element count of shape %s overflows", name,
+                            text);
   }
   return loom_ok_status();
 }
@@ -142,8 +142,8 @@ loom_status_t loom_tensor_create_dense_in_buffer(
           LOOM_STATUS_INVALID_ARGUMENT,
           "%s: a %s tensor of shape %s needs %zu bytes, the buffer has %zu "
           "from offset %zu",
-          kName, loom_dtype_name(dtype), text, bytes,
-          buffer_size - byte_offset, byte_offset);
+          kName, loom_dtype_name(dtype), text, bytes, buffer_size - byte_offset,
+          byte_offset);
     }
   }
   loom_tensor_t* tensor = NULL;
@@ -205,8 +205,7 @@ loom_status_t loom_tensor_create_string(loom_allocator_t allocator,
   // Zero bytes are empty SMALL strings, so the buffer needs no other setup.
   loom_buffer_t* buffer = NULL;
   LOOM_RETURN_IF_ERROR(loom__buffer_allocate_with_finalizer(
-      allocator, bytes, LOOM_DEFAULT_DATA_ALIGNMENT, destroy_strings,
-      &buffer));
+      allocator, bytes, LOOM_DEFAULT_DATA_ALIGNMENT, destroy_strings, &buffer));
   loom_tensor_t* tensor = NULL;
   loom_status_t status = allocate_header(allocator, LOOM_TENSOR_STRING,
                                          LOOM_DTYPE_STRING, shape, &tensor);
@@ -222,9 +221,9 @@ loom_status_t loom_tensor_create_string(loom_allocator_t allocator,
 }
 
 loom_status_t loom_tensor_create_string_in_buffer(loom_allocator_t allocator,
-                                                 const loom_shape_t* shape,
-                                                 loom_buffer_t* buffer,
-                                                 loom_tensor_t** out_tensor) {
+                                                  const loom_shape_t* shape,
+                                                  loom_buffer_t* buffer,
+                                                  loom_tensor_t** out_tensor) {
   static const char kName[] = "loom_tensor_create_string_in_buffer";
   if (!out_tensor || !buffer) {
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT, "%s: %s is NULL",
@@ -329,7 +328,9 @@ size_t loom_tensor_byte_size(const loom_tensor_t* tensor) {
   return tensor->byte_size;
 }
 
-void* loom_tensor_data(const loom_tensor_t* tensor) { return tensor->data; }
+void* loom_tensor_data(const loom_tensor_t* tensor) {
+  return tensor->data;
+}
 
 loom_buffer_t* loom_tensor_buffer(const loom_tensor_t* tensor) {
   return tensor->buffer;
@@ -352,8 +353,8 @@ loom_status_t loom_tensor_set_shape(loom_tensor_t* tensor,
                                     const loom_shape_t* shape) {
   static const char kName[] = "loom_tensor_set_shape";
   if (!tensor) {
-    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                            "%s: tensor is NULL", kName);
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT, "%s: tensor is NULL",
+                            kName);
   }
   LOOM_RETURN_IF_ERROR(check_shape(kName, shape));
   int64_t old_count = loom_tensor_num_elements(tensor);

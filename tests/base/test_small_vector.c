@@ -21,7 +21,8 @@ static void stays_inline_up_to_capacity(void** state) {
   loom_allocator_t allocator = loom_fault_allocator_allocator(fault);
   int_vector_t v;
   int_vector_initialize(&v);
-  for (int64_t i = 0; i < 4; ++i) LOOM_ASSERT_OK(int_vector_push(&v, allocator, i));
+  for (int64_t i = 0; i < 4; ++i)
+    LOOM_ASSERT_OK(int_vector_push(&v, allocator, i));
   assert_true(int_vector_is_inline(&v));
   assert_int_equal(loom_fault_allocator_allocation_count(fault), 0);
   int_vector_deinitialize(&v, allocator);
@@ -81,7 +82,8 @@ static void failed_growth_leaves_vector_unchanged(void** state) {
   loom_allocator_t allocator = loom_fault_allocator_allocator(fault);
   int_vector_t v;
   int_vector_initialize(&v);
-  for (int64_t i = 0; i < 4; ++i) LOOM_ASSERT_OK(int_vector_push(&v, allocator, i));
+  for (int64_t i = 0; i < 4; ++i)
+    LOOM_ASSERT_OK(int_vector_push(&v, allocator, i));
   loom_fault_allocator_fail_nth(fault, 1);
   LOOM_ASSERT_STATUS(int_vector_push(&v, allocator, 99),
                      LOOM_STATUS_RESOURCE_EXHAUSTED, "out of memory");

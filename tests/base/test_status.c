@@ -104,8 +104,7 @@ static void long_message_is_kept_whole(void** state) {
   char text[5000];
   memset(text, 'x', sizeof(text) - 1);
   text[sizeof(text) - 1] = '\0';
-  loom_status_t status =
-      loom_make_status(LOOM_STATUS_DATA_LOSS, "%s", text);
+  loom_status_t status = loom_make_status(LOOM_STATUS_DATA_LOSS, "%s", text);
   assert_string_equal(loom_status_message(status), text);
   loom_status_free(status);
 }

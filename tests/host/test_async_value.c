@@ -111,16 +111,16 @@ static void create_error_rejects_ok_status(void** state) {
 static void setting_twice_is_a_failed_precondition(void** state) {
   (void)state;
   loom_async_value_t* value = NULL;
-  LOOM_ASSERT_OK(loom_async_value_create_chain(loom_allocator_system(), &value));
+  LOOM_ASSERT_OK(
+      loom_async_value_create_chain(loom_allocator_system(), &value));
   LOOM_ASSERT_OK(loom_async_value_set_available(value));
   LOOM_ASSERT_STATUS(loom_async_value_set_available(value),
                      LOOM_STATUS_FAILED_PRECONDITION,
                      "async value of type 'chain' is already set");
   // The error passed in is consumed (ASan would report it otherwise).
-  LOOM_ASSERT_STATUS(
-      loom_async_value_set_error(value,
-                                 loom_make_status(LOOM_STATUS_INTERNAL, "x")),
-      LOOM_STATUS_FAILED_PRECONDITION, "already set");
+  LOOM_ASSERT_STATUS(loom_async_value_set_error(
+                         value, loom_make_status(LOOM_STATUS_INTERNAL, "x")),
+                     LOOM_STATUS_FAILED_PRECONDITION, "already set");
   assert_true(loom_async_value_is_available(value));
   loom_async_value_release(value);
 }
@@ -128,14 +128,14 @@ static void setting_twice_is_a_failed_precondition(void** state) {
 static void set_error_rejects_ok_and_null(void** state) {
   (void)state;
   loom_async_value_t* value = NULL;
-  LOOM_ASSERT_OK(loom_async_value_create_chain(loom_allocator_system(), &value));
+  LOOM_ASSERT_OK(
+      loom_async_value_create_chain(loom_allocator_system(), &value));
   LOOM_ASSERT_STATUS(loom_async_value_set_error(value, loom_ok_status()),
                      LOOM_STATUS_INVALID_ARGUMENT, "the error status is OK");
   assert_false(loom_async_value_is_set(value));
-  LOOM_ASSERT_STATUS(
-      loom_async_value_set_error(NULL,
-                                 loom_make_status(LOOM_STATUS_INTERNAL, "x")),
-      LOOM_STATUS_INVALID_ARGUMENT, "value is NULL");
+  LOOM_ASSERT_STATUS(loom_async_value_set_error(
+                         NULL, loom_make_status(LOOM_STATUS_INTERNAL, "x")),
+                     LOOM_STATUS_INVALID_ARGUMENT, "value is NULL");
   LOOM_ASSERT_STATUS(loom_async_value_set_available(NULL),
                      LOOM_STATUS_INVALID_ARGUMENT, "value is NULL");
   loom_async_value_release(value);
@@ -174,10 +174,11 @@ static void record(void* arg) {
 static void continuations_run_once_in_order_added(void** state) {
   (void)state;
   loom_async_value_t* value = NULL;
-  LOOM_ASSERT_OK(loom_async_value_create_chain(loom_allocator_system(), &value));
+  LOOM_ASSERT_OK(
+      loom_async_value_create_chain(loom_allocator_system(), &value));
   recorder_t recorder = {{0}, 0};
-  record_arg_t args[4] = {{&recorder, 0}, {&recorder, 1}, {&recorder, 2},
-                          {&recorder, 3}};
+  record_arg_t args[4] = {
+      {&recorder, 0}, {&recorder, 1}, {&recorder, 2}, {&recorder, 3}};
   loom_async_waiter_t node = {NULL, record, &args[1]};
   LOOM_ASSERT_OK(loom_async_value_and_then(value, record, &args[0]));
   loom_async_value_and_then_node(value, &node);
@@ -196,7 +197,8 @@ static void continuations_run_once_in_order_added(void** state) {
 static void continuations_run_on_error_too(void** state) {
   (void)state;
   loom_async_value_t* value = NULL;
-  LOOM_ASSERT_OK(loom_async_value_create_chain(loom_allocator_system(), &value));
+  LOOM_ASSERT_OK(
+      loom_async_value_create_chain(loom_allocator_system(), &value));
   recorder_t recorder = {{0}, 0};
   record_arg_t arg = {&recorder, 7};
   LOOM_ASSERT_OK(loom_async_value_and_then(value, record, &arg));
@@ -227,7 +229,8 @@ static void continuation_may_drop_the_last_reference(void** state) {
 static void destroying_an_unset_value_drops_continuations(void** state) {
   (void)state;
   loom_async_value_t* value = NULL;
-  LOOM_ASSERT_OK(loom_async_value_create_chain(loom_allocator_system(), &value));
+  LOOM_ASSERT_OK(
+      loom_async_value_create_chain(loom_allocator_system(), &value));
   recorder_t recorder = {{0}, 0};
   record_arg_t arg = {&recorder, 1};
   LOOM_ASSERT_OK(loom_async_value_and_then(value, record, &arg));
@@ -240,7 +243,8 @@ static void destroying_an_unset_value_drops_continuations(void** state) {
 static void and_then_rejects_null(void** state) {
   (void)state;
   loom_async_value_t* value = NULL;
-  LOOM_ASSERT_OK(loom_async_value_create_chain(loom_allocator_system(), &value));
+  LOOM_ASSERT_OK(
+      loom_async_value_create_chain(loom_allocator_system(), &value));
   LOOM_ASSERT_STATUS(loom_async_value_and_then(value, NULL, NULL),
                      LOOM_STATUS_INVALID_ARGUMENT, "fn is NULL");
   LOOM_ASSERT_STATUS(loom_async_value_and_then(NULL, record, NULL),
@@ -267,7 +271,9 @@ static void failed_and_then_never_runs_the_continuation(void** state) {
   loom_fault_allocator_destroy(fault);
 }
 
-static void nothing(void* arg) { (void)arg; }
+static void nothing(void* arg) {
+  (void)arg;
+}
 
 static loom_status_t value_lifecycle(loom_allocator_t allocator,
                                      void* context) {

@@ -20,7 +20,7 @@ enum {
 
 typedef struct round_t {
   loom_async_value_t* values[kValues];
-  atomic_uchar runs[kPerRound];        // how often continuation i ran
+  atomic_uchar runs[kPerRound];          // how often continuation i ran
   loom_async_waiter_t nodes[kPerRound];  // intrusive nodes (half of them)
   atomic_int per_value[kValues];
   int set_order[kValues];
@@ -48,8 +48,8 @@ static void count_run(void* arg) {
   int value = slot->index / (kAdders * kPerAdderPerValue);
   atomic_fetch_add_explicit(&slot->round->per_value[value], 1,
                             memory_order_relaxed);
-  atomic_fetch_add_explicit(tls_is_setter ? &g_ran_on_setter : &g_ran_inline,
-                            1, memory_order_relaxed);
+  atomic_fetch_add_explicit(tls_is_setter ? &g_ran_on_setter : &g_ran_inline, 1,
+                            memory_order_relaxed);
 }
 
 typedef struct adder_t {
@@ -63,7 +63,8 @@ static void* add_continuations(void* arg) {
   pthread_barrier_wait(&round->start);
   for (int c = 0; c < kPerAdderPerValue; ++c) {
     for (int v = 0; v < kValues; ++v) {
-      int index = v * kAdders * kPerAdderPerValue + adder->id * kPerAdderPerValue + c;
+      int index =
+          v * kAdders * kPerAdderPerValue + adder->id * kPerAdderPerValue + c;
       slot_arg_t* slot = &g_slots[index];
       if (index % 2 == 0) {
         loom_async_waiter_t* node = &round->nodes[index];

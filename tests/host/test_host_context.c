@@ -71,7 +71,9 @@ static void submitted_task_produces_its_result(void** state) {
   }
 }
 
-static void increment(void* arg) { atomic_fetch_add((atomic_int*)arg, 1); }
+static void increment(void* arg) {
+  atomic_fetch_add((atomic_int*)arg, 1);
+}
 
 static void enqueued_work_runs_and_quiesce_waits_for_it(void** state) {
   (void)state;
@@ -239,8 +241,8 @@ static void cancel_resolves_pending_and_new_tasks_to_cancelled(void** state) {
                  false};
   loom_task_t blocker = {wait_at_gate, NULL, &gate};
   loom_async_value_t* blocked = NULL;
-  LOOM_ASSERT_OK(loom_host_context_submit(host, &blocker, &loom_async_value_type_chain,
-                                          &blocked));
+  LOOM_ASSERT_OK(loom_host_context_submit(
+      host, &blocker, &loom_async_value_type_chain, &blocked));
   // Wait until the only worker is stuck in the blocker.
   pthread_mutex_lock(&gate.mutex);
   while (!gate.entered) pthread_cond_wait(&gate.cond, &gate.mutex);
@@ -253,7 +255,8 @@ static void cancel_resolves_pending_and_new_tasks_to_cancelled(void** state) {
   enum { kPending = 10 };
   loom_async_value_t* pending[kPending];
   for (int i = 0; i < kPending; ++i) {
-    LOOM_ASSERT_OK(loom_host_context_submit(host, &task, &kIntType, &pending[i]));
+    LOOM_ASSERT_OK(
+        loom_host_context_submit(host, &task, &kIntType, &pending[i]));
   }
   assert_false(loom_host_context_is_cancelled(host));
   loom_host_context_cancel(host, "user pressed stop");
@@ -327,8 +330,9 @@ static void submit_rejects_null_arguments(void** state) {
                      LOOM_STATUS_INVALID_ARGUMENT, "host is NULL");
   LOOM_ASSERT_STATUS(loom_host_context_submit(host, NULL, &kIntType, &result),
                      LOOM_STATUS_INVALID_ARGUMENT, "task is NULL");
-  LOOM_ASSERT_STATUS(loom_host_context_submit(host, &no_run, &kIntType, &result),
-                     LOOM_STATUS_INVALID_ARGUMENT, "task->run is NULL");
+  LOOM_ASSERT_STATUS(
+      loom_host_context_submit(host, &no_run, &kIntType, &result),
+      LOOM_STATUS_INVALID_ARGUMENT, "task->run is NULL");
   LOOM_ASSERT_STATUS(loom_host_context_submit(host, &task, &kIntType, NULL),
                      LOOM_STATUS_INVALID_ARGUMENT, "out_result is NULL");
   LOOM_ASSERT_STATUS(loom_host_context_submit(host, &task, NULL, &result),
@@ -356,7 +360,8 @@ static void each_task_runs_or_is_discarded_under_racing_cancels(void** state) {
   canceller_t canceller = {host, false};
   atomic_init(&canceller.stop, false);
   pthread_t thread;
-  assert_int_equal(pthread_create(&thread, NULL, toggle_cancellation, &canceller), 0);
+  assert_int_equal(
+      pthread_create(&thread, NULL, toggle_cancellation, &canceller), 0);
   counted_task_t counts;
   atomic_init(&counts.runs, 0);
   atomic_init(&counts.discards, 0);
@@ -364,7 +369,8 @@ static void each_task_runs_or_is_discarded_under_racing_cancels(void** state) {
   enum { kTasks = 2000 };
   static loom_async_value_t* results[kTasks];
   for (int i = 0; i < kTasks; ++i) {
-    LOOM_ASSERT_OK(loom_host_context_submit(host, &task, &kIntType, &results[i]));
+    LOOM_ASSERT_OK(
+        loom_host_context_submit(host, &task, &kIntType, &results[i]));
   }
   LOOM_ASSERT_OK(loom_host_context_await(host, results, kTasks));
   atomic_store(&canceller.stop, true);
@@ -411,7 +417,8 @@ static loom_status_t submit_and_await(loom_allocator_t allocator,
   atomic_init(&counts.discards, 0);
   loom_task_t task = {counted_run, counted_discard, &counts};
   loom_async_value_t* result = NULL;
-  LOOM_RETURN_IF_ERROR(loom_host_context_submit(host, &task, &kIntType, &result));
+  LOOM_RETURN_IF_ERROR(
+      loom_host_context_submit(host, &task, &kIntType, &result));
   loom_status_t status = loom_host_context_await(host, &result, 1);
   loom_async_value_release(result);
   return status;

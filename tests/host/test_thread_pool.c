@@ -9,11 +9,14 @@
 
 static loom_thread_pool_t* create_pool(int threads) {
   loom_thread_pool_t* pool = NULL;
-  LOOM_ASSERT_OK(loom_thread_pool_create(loom_allocator_system(), threads, &pool));
+  LOOM_ASSERT_OK(
+      loom_thread_pool_create(loom_allocator_system(), threads, &pool));
   return pool;
 }
 
-static void increment(void* arg) { atomic_fetch_add((atomic_int*)arg, 1); }
+static void increment(void* arg) {
+  atomic_fetch_add((atomic_int*)arg, 1);
+}
 
 static void scheduled_tasks_all_run(void** state) {
   (void)state;
@@ -68,7 +71,8 @@ typedef struct index_probe_t {
 
 static void record_index(void* arg) {
   index_probe_t* probe = arg;
-  atomic_store(&probe->index, loom_thread_pool_current_thread_index(probe->pool));
+  atomic_store(&probe->index,
+               loom_thread_pool_current_thread_index(probe->pool));
 }
 
 static void workers_know_their_index(void** state) {
@@ -92,8 +96,8 @@ static void schedule_with_hint_runs_the_task(void** state) {
   atomic_init(&counter, 0);
   for (int start = 0; start < 3; ++start) {
     for (int limit = start + 1; limit <= 3; ++limit) {
-      LOOM_ASSERT_OK(loom_thread_pool_schedule_with_hint(pool, increment,
-                                                         &counter, start, limit));
+      LOOM_ASSERT_OK(loom_thread_pool_schedule_with_hint(
+          pool, increment, &counter, start, limit));
     }
   }
   loom_thread_pool_wait_idle(pool);
@@ -133,16 +137,17 @@ static void null_arguments_are_rejected(void** state) {
   loom_thread_pool_t* pool = NULL;
   LOOM_ASSERT_STATUS(loom_thread_pool_create(loom_allocator_system(), 1, NULL),
                      LOOM_STATUS_INVALID_ARGUMENT, "out_pool is NULL");
-  LOOM_ASSERT_STATUS(loom_thread_pool_create(loom_allocator_system(), -1, &pool),
-                     LOOM_STATUS_INVALID_ARGUMENT,
-                     "num_threads -1 is outside [0, 4096]");
+  LOOM_ASSERT_STATUS(
+      loom_thread_pool_create(loom_allocator_system(), -1, &pool),
+      LOOM_STATUS_INVALID_ARGUMENT, "num_threads -1 is outside [0, 4096]");
   LOOM_ASSERT_STATUS(loom_thread_pool_schedule(NULL, increment, NULL),
                      LOOM_STATUS_INVALID_ARGUMENT, "pool is NULL");
   pool = create_pool(1);
   LOOM_ASSERT_STATUS(loom_thread_pool_schedule(pool, NULL, NULL),
                      LOOM_STATUS_INVALID_ARGUMENT, "fn is NULL");
-  LOOM_ASSERT_STATUS(loom_thread_pool_schedule_with_hint(pool, NULL, NULL, 0, 1),
-                     LOOM_STATUS_INVALID_ARGUMENT, "fn is NULL");
+  LOOM_ASSERT_STATUS(
+      loom_thread_pool_schedule_with_hint(pool, NULL, NULL, 0, 1),
+      LOOM_STATUS_INVALID_ARGUMENT, "fn is NULL");
   LOOM_ASSERT_STATUS(loom_thread_pool_parallel_for(pool, 10, 1, NULL, NULL),
                      LOOM_STATUS_INVALID_ARGUMENT, "fn is NULL");
   LOOM_ASSERT_STATUS(
@@ -196,8 +201,8 @@ static void check_coverage(loom_thread_pool_t* pool, int64_t total,
 
 static void parallel_for_covers_every_index_exactly_once(void** state) {
   (void)state;
-  static const int64_t kTotals[] = {0, 1, 2, 3, 5, 7, 13, 97, 1001, 12345,
-                                    100003};
+  static const int64_t kTotals[] = {0,  1,  2,    3,     5,     7,
+                                    13, 97, 1001, 12345, 100003};
   static const int64_t kCosts[] = {0, 1, 7, 100, 1000, 100000, 10000000};
   for (int threads = 0; threads <= 3; ++threads) {
     loom_thread_pool_t* pool = create_pool(threads);
@@ -218,7 +223,8 @@ static void cheap_parallel_for_runs_inline_in_one_call(void** state) {
   coverage.total = 100;
   atomic_init(&coverage.calls, 0);
   atomic_init(&coverage.bad_ranges, 0);
-  LOOM_ASSERT_OK(loom_thread_pool_parallel_for(pool, 100, 1, mark_range, &coverage));
+  LOOM_ASSERT_OK(
+      loom_thread_pool_parallel_for(pool, 100, 1, mark_range, &coverage));
   assert_int_equal(atomic_load(&coverage.calls), 1);
   free(coverage.hits);
   loom_thread_pool_destroy(pool);
@@ -232,8 +238,8 @@ static void expensive_parallel_for_is_split(void** state) {
   coverage.total = 1000;
   atomic_init(&coverage.calls, 0);
   atomic_init(&coverage.bad_ranges, 0);
-  LOOM_ASSERT_OK(
-      loom_thread_pool_parallel_for(pool, 1000, 1000000, mark_range, &coverage));
+  LOOM_ASSERT_OK(loom_thread_pool_parallel_for(pool, 1000, 1000000, mark_range,
+                                               &coverage));
   // 3 participants x 4 blocks each.
   assert_int_equal(atomic_load(&coverage.calls), 12);
   free(coverage.hits);
@@ -243,12 +249,14 @@ static void expensive_parallel_for_is_split(void** state) {
 static void negative_sizes_are_rejected(void** state) {
   (void)state;
   loom_thread_pool_t* pool = create_pool(1);
-  LOOM_ASSERT_STATUS(loom_thread_pool_parallel_for(pool, -1, 1, mark_range, NULL),
-                     LOOM_STATUS_INVALID_ARGUMENT,
-                     "loom_thread_pool_parallel_for: total (-1) and "
-                     "cost_per_unit (1) must be non-negative");
-  LOOM_ASSERT_STATUS(loom_thread_pool_parallel_for(pool, 5, -3, mark_range, NULL),
-                     LOOM_STATUS_INVALID_ARGUMENT, "cost_per_unit (-3)");
+  LOOM_ASSERT_STATUS(
+      loom_thread_pool_parallel_for(pool, -1, 1, mark_range, NULL),
+      LOOM_STATUS_INVALID_ARGUMENT,
+      "loom_thread_pool_parallel_for: total (-1) and "
+      "cost_per_unit (1) must be non-negative");
+  LOOM_ASSERT_STATUS(
+      loom_thread_pool_parallel_for(pool, 5, -3, mark_range, NULL),
+      LOOM_STATUS_INVALID_ARGUMENT, "cost_per_unit (-3)");
   loom_thread_pool_destroy(pool);
 }
 
@@ -359,10 +367,12 @@ static void parallel_for_from_every_worker_completes(void** state) {
   for (int i = 0; i < 8; ++i) {
     tasks[i].pool = pool;
     atomic_init(&tasks[i].covered, 0);
-    LOOM_ASSERT_OK(loom_thread_pool_schedule(pool, parallel_for_in_task, &tasks[i]));
+    LOOM_ASSERT_OK(
+        loom_thread_pool_schedule(pool, parallel_for_in_task, &tasks[i]));
   }
   loom_thread_pool_wait_idle(pool);
-  for (int i = 0; i < 8; ++i) assert_int_equal(atomic_load(&tasks[i].covered), 5000);
+  for (int i = 0; i < 8; ++i)
+    assert_int_equal(atomic_load(&tasks[i].covered), 5000);
   loom_thread_pool_destroy(pool);
 }
 
@@ -375,7 +385,8 @@ static loom_status_t pool_with_work(loom_allocator_t allocator, void* context) {
   loom_status_t status = loom_ok_status();
   // Enough tasks to grow a queue while workers may be asleep.
   for (int i = 0; i < 200 && !status; ++i) {
-    status = loom_thread_pool_schedule_with_hint(pool, increment, &counter, 0, 1);
+    status =
+        loom_thread_pool_schedule_with_hint(pool, increment, &counter, 0, 1);
   }
   loom_thread_pool_destroy(pool);
   return status;

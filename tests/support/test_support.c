@@ -19,8 +19,8 @@ void loom_test_check_status(loom_status_t status, loom_status_code_t code,
   }
 }
 
-int64_t loom_test_fault_sweep(loom_test_operation_fn_t operation,
-                              void* context, loom_test_sweep_mode_t mode) {
+int64_t loom_test_fault_sweep(loom_test_operation_fn_t operation, void* context,
+                              loom_test_sweep_mode_t mode) {
   loom_fault_allocator_t* fault = NULL;
   LOOM_ASSERT_OK(loom_fault_allocator_create(loom_allocator_system(), &fault));
   loom_allocator_t allocator = loom_fault_allocator_allocator(fault);

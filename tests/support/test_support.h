@@ -22,16 +22,16 @@
 #include "loom/status.h"
 
 // Fails the test with the formatted status unless `expr` is OK.
-#define LOOM_ASSERT_OK(expr)                                   \
-  do {                                                         \
-    loom_status_t loom_assert_status_ = (expr);                \
-    if (loom_assert_status_) {                                 \
-      char loom_assert_text_[1024];                            \
+#define LOOM_ASSERT_OK(expr)                                     \
+  do {                                                           \
+    loom_status_t loom_assert_status_ = (expr);                  \
+    if (loom_assert_status_) {                                   \
+      char loom_assert_text_[1024];                              \
       loom_status_format(loom_assert_status_, loom_assert_text_, \
-                         sizeof(loom_assert_text_));           \
-      loom_status_free(loom_assert_status_);                   \
-      fail_msg("%s failed: %s", #expr, loom_assert_text_);     \
-    }                                                          \
+                         sizeof(loom_assert_text_));             \
+      loom_status_free(loom_assert_status_);                     \
+      fail_msg("%s failed: %s", #expr, loom_assert_text_);       \
+    }                                                            \
   } while (0)
 
 // Checks that `expr` fails with `code` and a message containing `substring`
@@ -59,7 +59,7 @@ typedef enum loom_test_sweep_mode_t {
 // Runs `operation` once to count its allocations N (it must succeed), then
 // N more times with allocation i failing, checking each time the result
 // (per `mode`) and that no block stays live. Returns N.
-int64_t loom_test_fault_sweep(loom_test_operation_fn_t operation,
-                              void* context, loom_test_sweep_mode_t mode);
+int64_t loom_test_fault_sweep(loom_test_operation_fn_t operation, void* context,
+                              loom_test_sweep_mode_t mode);
 
 #endif  // LOOM_TESTS_SUPPORT_TEST_SUPPORT_H_

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Loom needs for a task, skipping those already
+# present. Usage: scripts/install-deps.sh build|test|bench
+#   build  compiler, CMake, Ninja
+#   test   build + cmocka, valgrind
+#   bench  build + NumPy and PyTorch (the reference implementations)
+set -euo pipefail
+
+profile=${1:-build}
+packages=(build-essential cmake ninja-build pkg-config)
+case "$profile" in
+  build) ;;
+  test) packages+=(libcmocka-dev valgrind) ;;
+  bench) packages+=(python3-numpy python3-torch) ;;
+  *) echo "usage: $0 build|test|bench" >&2; exit 2 ;;
+esac
+
+missing=()
+for package in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null |
+      grep -q "install ok installed"; then
+    missing+=("$package")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "installing: ${missing[*]}"
+sudo=()
+[ "$(id -u)" -ne 0 ] && sudo=(sudo)
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
