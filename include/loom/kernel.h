@@ -1,0 +1,153 @@
+// Kernels: the implementations of ops for a device, their registry, and a
+// way to run one.
+//
+// A kernel is registered for an op name and a device type ("CPU") with
+// type constraints on the op's attrs, a priority and an optional label. It
+// provides create (once per op instance: read attrs, validate, build state),
+// compute (per invocation, synchronous or asynchronous) and delete. These are
+// the functions of TensorFlow's kernel C API (tensorflow/c/kernels.h), which
+// is implemented on top of this registry; the context and construction
+// pointers passed to them are the ones that API's functions accept.
+
+#ifndef LOOM_KERNEL_H_
+#define LOOM_KERNEL_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "loom/allocator.h"
+#include "loom/dtype.h"
+#include "loom/host_context.h"
+#include "loom/macros.h"
+#include "loom/op_attrs.h"
+#include "loom/op_def.h"
+#include "loom/shape.h"
+#include "loom/status.h"
+#include "loom/tensor.h"
+
+LOOM_EXTERN_C_BEGIN
+
+typedef struct loom_kernel_construction_t loom_kernel_construction_t;
+typedef struct loom_kernel_context_t loom_kernel_context_t;
+typedef struct loom_kernel_done_t loom_kernel_done_t;
+
+// The kernel function types. They are ABI-identical to TensorFlow's
+// (TF_OpKernelConstruction*, TF_OpKernelContext* and
+// TF_AsyncOpKernelDoneCallback* are these pointers).
+typedef void* (*loom_kernel_create_fn_t)(loom_kernel_construction_t* ctx);
+typedef void (*loom_kernel_compute_fn_t)(void* kernel,
+                                         loom_kernel_context_t* ctx);
+typedef void (*loom_kernel_compute_async_fn_t)(void* kernel,
+                                               loom_kernel_context_t* ctx,
+                                               loom_kernel_done_t* done);
+typedef void (*loom_kernel_delete_fn_t)(void* kernel);
+
+// The device type Loom's host kernels register for.
+#define LOOM_DEVICE_CPU "CPU"
+
+//===----------------------------------------------------------------------===//
+// Registry
+//===----------------------------------------------------------------------===//
+
+typedef struct loom_kernel_registry_t loom_kernel_registry_t;
+typedef struct loom_kernel_builder_t loom_kernel_builder_t;
+typedef struct loom_kernel_def_t loom_kernel_def_t;
+
+// The process-wide registry that TF_RegisterKernelBuilder and plugins use.
+LOOM_API loom_kernel_registry_t* loom_kernel_registry_global(void);
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_kernel_registry_create(
+    loom_allocator_t allocator, loom_kernel_registry_t** out_registry);
+LOOM_API void loom_kernel_registry_destroy(loom_kernel_registry_t* registry);
+
+// A builder for a kernel of `op_name` on `device_type`. Exactly one of
+// compute and compute_async is set; create and delete may be NULL.
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_kernel_builder_create(
+    loom_allocator_t allocator, const char* op_name, const char* device_type,
+    loom_kernel_create_fn_t create, loom_kernel_compute_fn_t compute,
+    loom_kernel_compute_async_fn_t compute_async,
+    loom_kernel_delete_fn_t destroy, loom_kernel_builder_t** out_builder);
+LOOM_API void loom_kernel_builder_destroy(loom_kernel_builder_t* builder);
+
+// Restricts type attr `attr_name` to `dtype`; several calls for one attr
+// allow each of the types given.
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_kernel_builder_type_constraint(
+    loom_kernel_builder_t* builder, const char* attr_name, loom_dtype_t dtype);
+// Marks an input or output argument as kept in host memory.
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_kernel_builder_host_memory(
+    loom_kernel_builder_t* builder, const char* arg_name);
+// Higher priorities win when several kernels match (default 0).
+LOOM_API void loom_kernel_builder_priority(loom_kernel_builder_t* builder,
+                                           int32_t priority);
+// A kernel with a label is chosen only for invocations whose "_kernel" attr
+// names that label; a kernel without one only for invocations without it.
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t
+loom_kernel_builder_label(loom_kernel_builder_t* builder, const char* label);
+
+// Registers the kernel under `kernel_name`; always consumes `builder`.
+// Thread-safe.
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_kernel_registry_register(
+    loom_kernel_registry_t* registry, const char* kernel_name,
+    loom_kernel_builder_t* builder);
+
+// The kernel for an invocation of `op` with complete `attrs` on
+// `device_type`: those registered for the op and device whose constraints
+// and label match; the highest priority wins. NOT_FOUND listing the kernels
+// registered for the op when none matches; INVALID_ARGUMENT when several
+// match at the highest priority. Thread-safe.
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_kernel_registry_lookup(
+    loom_kernel_registry_t* registry, const loom_op_def_t* op,
+    const char* device_type, const loom_op_attrs_t* attrs,
+    const loom_kernel_def_t** out_kernel);
+
+// Number of kernels registered for `op_name` (any device).
+LOOM_API size_t loom_kernel_registry_count(loom_kernel_registry_t* registry,
+                                           const char* op_name);
+
+// Kernel definition queries.
+LOOM_API const char* loom_kernel_def_name(const loom_kernel_def_t* kernel);
+LOOM_API const char* loom_kernel_def_op_name(const loom_kernel_def_t* kernel);
+LOOM_API const char* loom_kernel_def_device_type(
+    const loom_kernel_def_t* kernel);
+LOOM_API int32_t loom_kernel_def_priority(const loom_kernel_def_t* kernel);
+LOOM_API const char* loom_kernel_def_label(const loom_kernel_def_t* kernel);
+LOOM_API bool loom_kernel_def_is_async(const loom_kernel_def_t* kernel);
+LOOM_API bool loom_kernel_def_is_host_memory_arg(
+    const loom_kernel_def_t* kernel, const char* arg_name);
+
+//===----------------------------------------------------------------------===//
+// Running a kernel
+//===----------------------------------------------------------------------===//
+
+typedef struct loom_kernel_run_options_t {
+  loom_host_context_t* host;        // required: allocator, thread pool
+  loom_op_registry_t* ops;          // NULL: the global registry
+  loom_kernel_registry_t* kernels;  // NULL: the global registry
+  const char* device_type;          // NULL: LOOM_DEVICE_CPU
+  int64_t step_id;
+} loom_kernel_run_options_t;
+
+// Runs op `op_name` once: completes `attrs` from the inputs and the op's
+// defaults, picks the kernel, creates it, computes (waiting for an async
+// kernel), and deletes it. Takes ownership of the references in
+// inputs[0, num_inputs) (retain a tensor to keep it): a kernel may then
+// reuse an input's memory for an output. On success writes *out_num_outputs
+// new references into outputs[0, capacity). Errors from the kernel are
+// returned annotated with the op and kernel names.
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t
+loom_kernel_run(const loom_kernel_run_options_t* options, const char* op_name,
+                loom_tensor_t* const* inputs, int32_t num_inputs,
+                const loom_op_attrs_t* attrs, loom_tensor_t** outputs,
+                int32_t capacity, int32_t* out_num_outputs);
+
+// Counters of the kernel machinery, process-wide (tests and benchmarks).
+typedef struct loom_kernel_statistics_t {
+  int64_t forwarded_buffers;  // outputs that reused an input's buffer
+  int64_t allocated_outputs;  // outputs that needed new memory
+} loom_kernel_statistics_t;
+
+LOOM_API loom_kernel_statistics_t loom_kernel_statistics(void);
+
+LOOM_EXTERN_C_END
+
+#endif  // LOOM_KERNEL_H_

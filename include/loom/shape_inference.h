@@ -1,0 +1,78 @@
+// Shape inference: running an op's shape function (TFRT's metadata
+// function) and the shape algebra shape functions use. Everything here is
+// synchronous and touches no tensor data.
+
+#ifndef LOOM_SHAPE_INFERENCE_H_
+#define LOOM_SHAPE_INFERENCE_H_
+
+#include <stdint.h>
+
+#include "loom/dtype.h"
+#include "loom/macros.h"
+#include "loom/op_attrs.h"
+#include "loom/op_def.h"
+#include "loom/shape.h"
+#include "loom/status.h"
+#include "loom/tensor.h"
+
+LOOM_EXTERN_C_BEGIN
+
+// Runs op's shape function for one invocation. `attrs` must be complete
+// (loom_op_def_complete_attrs). input_tensors (may be NULL, or hold NULLs)
+// offers the values of inputs known now, for data-dependent shapes.
+// Outputs the function leaves unset, and all outputs of an op without a
+// shape function, get an unknown shape. Errors from the shape function are
+// returned annotated with the op name.
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_op_def_infer_shapes(
+    const loom_op_def_t* op, const loom_op_attrs_t* attrs,
+    const loom_shape_t* input_shapes, const loom_dtype_t* input_dtypes,
+    loom_tensor_t* const* input_tensors, int32_t num_inputs,
+    loom_shape_t* output_shapes, int32_t num_outputs);
+
+// What a shape function sees.
+LOOM_API const loom_op_def_t* loom_shape_inference_context_op(
+    const loom_shape_inference_context_t* context);
+LOOM_API const loom_op_attrs_t* loom_shape_inference_context_attrs(
+    const loom_shape_inference_context_t* context);
+LOOM_API int32_t loom_shape_inference_context_num_inputs(
+    const loom_shape_inference_context_t* context);
+LOOM_API int32_t loom_shape_inference_context_num_outputs(
+    const loom_shape_inference_context_t* context);
+// OUT_OF_RANGE for a bad index.
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_shape_inference_context_input(
+    const loom_shape_inference_context_t* context, int32_t index,
+    loom_shape_t* out_shape);
+LOOM_API loom_dtype_t loom_shape_inference_context_input_dtype(
+    const loom_shape_inference_context_t* context, int32_t index);
+// The input's value when known now, else NULL.
+LOOM_API const loom_tensor_t* loom_shape_inference_context_input_tensor(
+    const loom_shape_inference_context_t* context, int32_t index);
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t
+loom_shape_inference_context_set_output(loom_shape_inference_context_t* context,
+                                        int32_t index,
+                                        const loom_shape_t* shape);
+
+// Shape algebra, with TensorFlow's semantics and messages. An unknown rank
+// passes every rank check and yields a shape of the asserted rank with
+// unknown dims.
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_shape_with_rank(
+    const loom_shape_t* shape, int64_t rank, loom_shape_t* out_shape);
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_shape_with_rank_at_least(
+    const loom_shape_t* shape, int64_t rank, loom_shape_t* out_shape);
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_shape_with_rank_at_most(
+    const loom_shape_t* shape, int64_t rank, loom_shape_t* out_shape);
+// Dimensions [start, end); negative indices count from the end; indices
+// beyond the rank are clamped to it.
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t
+loom_shape_subshape(const loom_shape_t* shape, int64_t start, int64_t end,
+                    loom_shape_t* out_shape);
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t
+loom_shape_concatenate(const loom_shape_t* first, const loom_shape_t* second,
+                       loom_shape_t* out_shape);
+// Dimension `index` (negative: from the end); LOOM_UNKNOWN_DIM when the
+// rank is unknown or the index is out of range.
+LOOM_API int64_t loom_shape_dim(const loom_shape_t* shape, int64_t index);
+
+LOOM_EXTERN_C_END
+
+#endif  // LOOM_SHAPE_INFERENCE_H_

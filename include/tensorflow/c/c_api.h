@@ -1,0 +1,59 @@
+/* The parts of TensorFlow's core C API that Loom provides: the version,
+ * TF_StringView, TF_AttrType and loading op/kernel libraries. (The graph and
+ * session API is not part of Loom.) Valid C11 and C++. */
+
+#ifndef TENSORFLOW_C_C_API_H_
+#define TENSORFLOW_C_C_API_H_
+
+#include <stddef.h>
+
+#include "tensorflow/c/c_api_macros.h"
+#include "tensorflow/c/tf_buffer.h"
+#include "tensorflow/c/tf_datatype.h"
+#include "tensorflow/c/tf_status.h"
+#include "tensorflow/c/tf_tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Loom's version string. */
+TF_CAPI_EXPORT extern const char* TF_Version(void);
+
+/* Strings returned across the API; the caller does not own `data`. */
+typedef struct TF_StringView {
+  const char* data;
+  size_t len;
+} TF_StringView;
+
+/* The kind of an op attribute. */
+typedef enum TF_AttrType {
+  TF_ATTR_STRING = 0,
+  TF_ATTR_INT = 1,
+  TF_ATTR_FLOAT = 2,
+  TF_ATTR_BOOL = 3,
+  TF_ATTR_TYPE = 4,
+  TF_ATTR_SHAPE = 5,
+  TF_ATTR_TENSOR = 6,
+  TF_ATTR_PLACEHOLDER = 7,
+  TF_ATTR_FUNC = 8
+} TF_AttrType;
+
+/* A loaded plugin library. */
+typedef struct TF_Library TF_Library;
+
+/* Loads the shared library at `library_filename` and runs its registration
+ * entry points (TF_InitPlugin, TF_InitKernel). On failure returns NULL and
+ * sets `status`; nothing the library registered stays registered. */
+TF_CAPI_EXPORT extern TF_Library* TF_LoadLibrary(const char* library_filename,
+                                                 TF_Status* status);
+
+/* Frees the handle. The library stays loaded and its ops and kernels stay
+ * registered, as in TensorFlow. */
+TF_CAPI_EXPORT extern void TF_DeleteLibraryHandle(TF_Library* lib_handle);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* TENSORFLOW_C_C_API_H_ */

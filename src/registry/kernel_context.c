@@ -1,0 +1,171 @@
+// Kernel construction and compute contexts: outputs, forwarding, failures.
+
+#include "registry/kernel_context.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+#include "loom/op_signature.h"
+
+static _Atomic int64_t g_forwarded_buffers = 0;
+static _Atomic int64_t g_allocated_outputs = 0;
+
+void loom__kernel_statistics_count(bool forwarded) {
+  atomic_fetch_add_explicit(
+      forwarded ? &g_forwarded_buffers : &g_allocated_outputs, 1,
+      memory_order_relaxed);
+}
+
+loom_kernel_statistics_t loom_kernel_statistics(void) {
+  loom_kernel_statistics_t statistics;
+  statistics.forwarded_buffers = atomic_load(&g_forwarded_buffers);
+  statistics.allocated_outputs = atomic_load(&g_allocated_outputs);
+  return statistics;
+}
+
+void loom__kernel_context_fail(loom_kernel_context_t* context,
+                               loom_status_t status) {
+  if (!status) return;
+  if (context->status) {
+    loom_status_free(status);
+    return;
+  }
+  context->status = status;
+}
+
+void loom__kernel_construction_fail(loom_kernel_construction_t* construction,
+                                    loom_status_t status) {
+  if (!status) return;
+  if (construction->status) {
+    loom_status_free(status);
+    return;
+  }
+  construction->status = status;
+}
+
+static loom_status_t check_output_index(const loom_kernel_context_t* context,
+                                        int32_t index) {
+  if (index < 0 || index >= context->num_outputs) {
+    return loom_make_status(LOOM_STATUS_OUT_OF_RANGE,
+                            "%s: output index %d is outside [0, %d)",
+                            context->op->name, index, context->num_outputs);
+  }
+  return loom_ok_status();
+}
+
+static loom_status_t check_output_dtype(const loom_kernel_context_t* context,
+                                        int32_t index, loom_dtype_t dtype) {
+  loom_dtype_t expected = context->output_dtypes[index];
+  if (dtype != expected) {
+    return loom_make_status(
+        LOOM_STATUS_INVALID_ARGUMENT,
+        "%s: output %d must be of type %s, the kernel produced %s",
+        context->op->name, index, loom_dtype_name(expected),
+        loom_dtype_name(dtype));
+  }
+  return loom_ok_status();
+}
+
+loom_status_t loom__kernel_context_set_output(loom_kernel_context_t* context,
+                                              int32_t index,
+                                              loom_tensor_t* tensor) {
+  LOOM_RETURN_IF_ERROR(check_output_index(context, index));
+  if (!tensor) {
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                            "%s: output %d: the tensor is NULL",
+                            context->op->name, index);
+  }
+  LOOM_RETURN_IF_ERROR(
+      check_output_dtype(context, index, loom_tensor_dtype(tensor)));
+  loom_tensor_retain(tensor);
+  loom_tensor_release(context->outputs[index]);
+  context->outputs[index] = tensor;
+  return loom_ok_status();
+}
+
+loom_status_t loom__kernel_context_allocate_output(
+    loom_kernel_context_t* context, int32_t index, loom_dtype_t dtype,
+    const loom_shape_t* shape, loom_tensor_t** out_tensor) {
+  *out_tensor = NULL;
+  LOOM_RETURN_IF_ERROR(check_output_index(context, index));
+  LOOM_RETURN_IF_ERROR(check_output_dtype(context, index, dtype));
+  loom_tensor_t* tensor = NULL;
+  loom_status_t status =
+      dtype == LOOM_DTYPE_STRING
+          ? loom_tensor_create_string(context->allocator, shape, &tensor)
+          : loom_tensor_create_dense(context->allocator, dtype, shape, &tensor);
+  if (status) {
+    return loom_status_annotate(status, "%s: allocating output %d",
+                                context->op->name, index);
+  }
+  loom_tensor_release(context->outputs[index]);
+  context->outputs[index] = tensor;
+  loom_tensor_retain(tensor);  // the kernel's reference
+  loom__kernel_statistics_count(false);
+  *out_tensor = tensor;
+  return loom_ok_status();
+}
+
+loom_status_t loom__kernel_context_forward_or_allocate(
+    loom_kernel_context_t* context, const int* candidates, int num_candidates,
+    int32_t output_index, const loom_shape_t* shape, int* out_forwarded,
+    loom_tensor_t** out_tensor) {
+  *out_tensor = NULL;
+  if (out_forwarded) *out_forwarded = -1;
+  LOOM_RETURN_IF_ERROR(check_output_index(context, output_index));
+  loom_dtype_t dtype = context->output_dtypes[output_index];
+  int64_t count = loom_shape_num_elements(shape);
+  for (int c = 0; c < num_candidates; ++c) {
+    int i = candidates[c];
+    if (i < 0 || i >= context->num_inputs) {
+      return loom_make_status(LOOM_STATUS_OUT_OF_RANGE,
+                              "%s: forwarding candidate input %d is outside "
+                              "[0, %d)",
+                              context->op->name, i, context->num_inputs);
+    }
+    loom_tensor_t* input = context->inputs[i];
+    if (loom_tensor_kind(input) != LOOM_TENSOR_DENSE ||
+        loom_tensor_dtype(input) != dtype ||
+        loom_tensor_num_elements(input) != count ||
+        !loom_tensor_is_forwardable(input)) {
+      continue;
+    }
+    loom_tensor_t* output = NULL;
+    if (loom_shape_equal(loom_tensor_shape(input), shape)) {
+      loom_tensor_retain(input);
+      output = input;
+    } else {
+      LOOM_RETURN_IF_ERROR(loom_tensor_create_dense_in_buffer(
+          context->allocator, dtype, shape, loom_tensor_buffer(input), 0,
+          &output));
+    }
+    loom_tensor_release(context->outputs[output_index]);
+    context->outputs[output_index] = output;
+    loom_tensor_retain(output);  // the kernel's reference
+    loom__kernel_statistics_count(true);
+    if (out_forwarded) *out_forwarded = i;
+    *out_tensor = output;
+    return loom_ok_status();
+  }
+  return loom__kernel_context_allocate_output(context, output_index, dtype,
+                                              shape, out_tensor);
+}
+
+bool loom__kernel_context_is_host_memory(const loom_kernel_context_t* context,
+                                         bool output, int32_t index) {
+  const loom_kernel_def_t* kernel = context->kernel;
+  if (!kernel) return false;
+  for (int32_t i = 0; i < kernel->num_host_memory_args; ++i) {
+    int32_t start = 0, stop = 0;
+    loom_status_t status =
+        loom_op_def_arg_range(context->op, context->attrs, output,
+                              kernel->host_memory_args[i], &start, &stop);
+    if (status) {
+      loom_status_free(status);
+      continue;
+    }
+    if (index >= start && index < stop) return true;
+  }
+  // Loom's only device is the host: everything is in host memory.
+  return strcmp(kernel->device_type, LOOM_DEVICE_CPU) == 0;
+}

@@ -1,0 +1,74 @@
+// What a kernel sees while it is constructed and while it computes. The
+// TensorFlow kernel C API (src/compat/kernels.c) is a thin layer over these.
+
+#ifndef LOOM_REGISTRY_KERNEL_CONTEXT_H_
+#define LOOM_REGISTRY_KERNEL_CONTEXT_H_
+
+#include <stdatomic.h>
+
+#include "loom/kernel.h"
+#include "registry/kernel_registry_internal.h"
+
+struct loom_kernel_construction_t {
+  const loom_op_def_t* op;
+  const loom_op_attrs_t* attrs;  // complete
+  const loom_kernel_def_t* kernel;
+  const char* node_name;
+  loom_status_t status;  // the first failure reported
+};
+
+struct loom_kernel_context_t {
+  const loom_op_def_t* op;
+  const loom_op_attrs_t* attrs;  // complete
+  const loom_kernel_def_t* kernel;
+  loom_host_context_t* host;
+  loom_allocator_t allocator;
+  loom_tensor_t* const* inputs;  // one reference each, owned by the caller
+  int32_t num_inputs;
+  loom_tensor_t** outputs;  // set by the kernel: new references
+  const loom_dtype_t* output_dtypes;
+  int32_t num_outputs;
+  int64_t step_id;
+  const char* device_name;
+  loom_status_t status;  // the first failure reported
+};
+
+struct loom_kernel_done_t {
+  void (*fn)(void* arg);
+  void* arg;
+};
+
+// Records a failure; the first one is kept. Consumes `status`.
+void loom__kernel_context_fail(loom_kernel_context_t* context,
+                               loom_status_t status);
+void loom__kernel_construction_fail(loom_kernel_construction_t* construction,
+                                    loom_status_t status);
+
+// Output `index` becomes `tensor` (a new reference is taken).
+loom_status_t loom__kernel_context_set_output(loom_kernel_context_t* context,
+                                              int32_t index,
+                                              loom_tensor_t* tensor);
+
+// Allocates a dense output (dtype must match the expected one); returns a
+// new reference for the kernel.
+loom_status_t loom__kernel_context_allocate_output(
+    loom_kernel_context_t* context, int32_t index, loom_dtype_t dtype,
+    const loom_shape_t* shape, loom_tensor_t** out_tensor);
+
+// Reuses the memory of the first candidate input that nobody else holds and
+// that has the output's dtype and element count; otherwise allocates.
+// *out_forwarded receives the input index or -1.
+loom_status_t loom__kernel_context_forward_or_allocate(
+    loom_kernel_context_t* context, const int* candidates, int num_candidates,
+    int32_t output_index, const loom_shape_t* shape, int* out_forwarded,
+    loom_tensor_t** out_tensor);
+
+// Whether flattened input (or output) `index` belongs to an argument the
+// kernel keeps in host memory.
+bool loom__kernel_context_is_host_memory(const loom_kernel_context_t* context,
+                                         bool output, int32_t index);
+
+// Counters behind loom_kernel_statistics.
+void loom__kernel_statistics_count(bool forwarded);
+
+#endif  // LOOM_REGISTRY_KERNEL_CONTEXT_H_

@@ -1,0 +1,49 @@
+// Kernel definitions as the registry stores them, shared with the kernel
+// context and runner.
+
+#ifndef LOOM_REGISTRY_KERNEL_REGISTRY_INTERNAL_H_
+#define LOOM_REGISTRY_KERNEL_REGISTRY_INTERNAL_H_
+
+#include "base/arena.h"
+#include "loom/kernel.h"
+
+typedef struct loom_type_constraint_t {
+  const char* attr_name;
+  loom_dtype_t types[32];
+  int32_t num_types;
+} loom_type_constraint_t;
+
+struct loom_kernel_def_t {
+  loom_allocator_t allocator;  // of the arrays below (the builder's)
+  uint64_t id;
+  const char* name;
+  const char* op_name;
+  const char* device_type;
+  const char* label;  // "" when none
+  int32_t priority;
+  loom_kernel_create_fn_t create;
+  loom_kernel_compute_fn_t compute;
+  loom_kernel_compute_async_fn_t compute_async;
+  loom_kernel_delete_fn_t destroy;
+  loom_type_constraint_t* constraints;
+  int32_t num_constraints;
+  const char** host_memory_args;
+  int32_t num_host_memory_args;
+  loom_arena_t arena;
+  bool registered;
+  struct loom_kernel_def_t* next;  // all kernels, newest first
+};
+
+struct loom_kernel_builder_t {
+  loom_allocator_t allocator;
+  loom_kernel_def_t def;
+  int32_t constraints_capacity;
+  int32_t host_memory_capacity;
+};
+
+// Removes a kernel registered under `id` (plugin rollback). The definition
+// stays allocated until the registry is destroyed.
+void loom__kernel_registry_unregister(loom_kernel_registry_t* registry,
+                                      uint64_t id);
+
+#endif  // LOOM_REGISTRY_KERNEL_REGISTRY_INTERNAL_H_

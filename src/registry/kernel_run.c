@@ -1,0 +1,234 @@
+// Running one kernel on host tensors: attribute completion, kernel choice,
+// construction, (async) compute and cleanup.
+
+#include <string.h>
+
+#include "host/thread_pool_internal.h"
+#include "loom/op_signature.h"
+#include "registry/kernel_context.h"
+
+enum { kInlineArgs = 16 };
+
+typedef struct run_state_t {
+  loom_op_attrs_t attrs;
+  loom_dtype_t inline_input_dtypes[kInlineArgs];
+  loom_dtype_t inline_output_dtypes[kInlineArgs];
+  loom_tensor_t* inline_outputs[kInlineArgs];
+  loom_dtype_t* input_dtypes;
+  loom_dtype_t* output_dtypes;
+  loom_tensor_t** outputs;
+  int32_t num_outputs;
+} run_state_t;
+
+typedef struct done_flag_t {
+  loom_thread_pool_t* pool;
+  atomic_int done;
+} done_flag_t;
+
+static void mark_done(void* arg) {
+  done_flag_t* flag = arg;
+  loom_thread_pool_t* pool = flag->pool;
+  loom__thread_pool_set_flag(pool, &flag->done);
+}
+
+static loom_status_t copy_attrs(const loom_op_attrs_t* source,
+                                loom_op_attrs_t* destination) {
+  for (size_t i = 0; i < loom_op_attrs_count(source); ++i) {
+    const char* name = NULL;
+    loom_attr_value_t value;
+    loom_op_attrs_entry_at(source, i, &name, &value);
+    LOOM_RETURN_IF_ERROR(loom_op_attrs_set_value(destination, name, &value));
+  }
+  return loom_ok_status();
+}
+
+static loom_status_t allocate_arrays(loom_allocator_t allocator,
+                                     run_state_t* state, int32_t num_inputs) {
+  state->input_dtypes = state->inline_input_dtypes;
+  if (num_inputs > kInlineArgs) {
+    LOOM_RETURN_IF_ERROR(loom_allocator_malloc(
+        allocator, sizeof(loom_dtype_t) * (size_t)num_inputs,
+        (void**)&state->input_dtypes));
+  }
+  return loom_ok_status();
+}
+
+static loom_status_t prepare_outputs(loom_allocator_t allocator,
+                                     const loom_op_def_t* op,
+                                     run_state_t* state) {
+  int32_t count = 0;
+  LOOM_RETURN_IF_ERROR(
+      loom_op_def_flat_types(op, &state->attrs, true, NULL, 0, &count));
+  state->output_dtypes = state->inline_output_dtypes;
+  state->outputs = state->inline_outputs;
+  if (count > kInlineArgs) {
+    LOOM_RETURN_IF_ERROR(
+        loom_allocator_malloc(allocator, sizeof(loom_dtype_t) * (size_t)count,
+                              (void**)&state->output_dtypes));
+    LOOM_RETURN_IF_ERROR(
+        loom_allocator_calloc(allocator, sizeof(loom_tensor_t*) * (size_t)count,
+                              (void**)&state->outputs));
+  } else {
+    memset(state->inline_outputs, 0, sizeof(state->inline_outputs));
+  }
+  state->num_outputs = count;
+  return loom_op_def_flat_types(op, &state->attrs, true, state->output_dtypes,
+                                count, &count);
+}
+
+static void cleanup(loom_allocator_t allocator, run_state_t* state) {
+  if (state->outputs) {
+    for (int32_t i = 0; i < state->num_outputs; ++i) {
+      loom_tensor_release(state->outputs[i]);
+    }
+  }
+  if (state->input_dtypes != state->inline_input_dtypes) {
+    loom_allocator_free(allocator, state->input_dtypes);
+  }
+  if (state->output_dtypes != state->inline_output_dtypes) {
+    loom_allocator_free(allocator, state->output_dtypes);
+  }
+  if (state->outputs != state->inline_outputs) {
+    loom_allocator_free(allocator, state->outputs);
+  }
+  loom_op_attrs_deinitialize(&state->attrs);
+}
+
+// Creates the kernel, computes once, deletes it. Outputs land in `state`.
+static loom_status_t construct_and_compute(
+    const loom_kernel_run_options_t* options, const loom_op_def_t* op,
+    const loom_kernel_def_t* kernel, loom_tensor_t* const* inputs,
+    int32_t num_inputs, run_state_t* state) {
+  loom_kernel_construction_t construction;
+  memset(&construction, 0, sizeof(construction));
+  construction.op = op;
+  construction.attrs = &state->attrs;
+  construction.kernel = kernel;
+  construction.node_name = op->name;
+  void* instance = kernel->create ? kernel->create(&construction) : NULL;
+  if (construction.status) {
+    if (kernel->destroy) kernel->destroy(instance);
+    return loom_status_annotate(construction.status,
+                                "Op '%s' (kernel '%s') construction", op->name,
+                                kernel->name);
+  }
+
+  loom_kernel_context_t context;
+  memset(&context, 0, sizeof(context));
+  context.op = op;
+  context.attrs = &state->attrs;
+  context.kernel = kernel;
+  context.host = options->host;
+  context.allocator = loom_host_context_allocator(options->host);
+  context.inputs = inputs;
+  context.num_inputs = num_inputs;
+  context.outputs = state->outputs;
+  context.output_dtypes = state->output_dtypes;
+  context.num_outputs = state->num_outputs;
+  context.step_id = options->step_id;
+  context.device_name = kernel->device_type;
+  if (kernel->compute) {
+    kernel->compute(instance, &context);
+  } else {
+    loom_thread_pool_t* pool = loom_host_context_thread_pool(options->host);
+    done_flag_t flag;
+    flag.pool = pool;
+    atomic_init(&flag.done, 0);
+    loom_kernel_done_t done = {mark_done, &flag};
+    kernel->compute_async(instance, &context, &done);
+    loom__thread_pool_wait_for_flag(pool, &flag.done);
+  }
+  if (kernel->destroy) kernel->destroy(instance);
+  if (context.status) {
+    return loom_status_annotate(context.status, "Op '%s' (kernel '%s')",
+                                op->name, kernel->name);
+  }
+  for (int32_t i = 0; i < state->num_outputs; ++i) {
+    if (!state->outputs[i]) {
+      return loom_make_status(LOOM_STATUS_INTERNAL,
+                              "Op '%s' (kernel '%s') did not set output %d",
+                              op->name, kernel->name, i);
+    }
+  }
+  return loom_ok_status();
+}
+
+static loom_status_t run(const loom_kernel_run_options_t* options,
+                         const char* op_name, loom_tensor_t* const* inputs,
+                         int32_t num_inputs, const loom_op_attrs_t* attrs,
+                         loom_tensor_t** outputs, int32_t capacity,
+                         int32_t* out_num_outputs, run_state_t* state) {
+  loom_allocator_t allocator = loom_host_context_allocator(options->host);
+  loom_op_registry_t* ops =
+      options->ops ? options->ops : loom_op_registry_global();
+  loom_kernel_registry_t* kernels =
+      options->kernels ? options->kernels : loom_kernel_registry_global();
+  const char* device =
+      options->device_type ? options->device_type : LOOM_DEVICE_CPU;
+  const loom_op_def_t* op = NULL;
+  LOOM_RETURN_IF_ERROR(loom_op_registry_lookup(ops, op_name, &op));
+  if (attrs) LOOM_RETURN_IF_ERROR(copy_attrs(attrs, &state->attrs));
+  LOOM_RETURN_IF_ERROR(allocate_arrays(allocator, state, num_inputs));
+  for (int32_t i = 0; i < num_inputs; ++i) {
+    state->input_dtypes[i] = loom_tensor_dtype(inputs[i]);
+  }
+  LOOM_RETURN_IF_ERROR(loom_op_def_complete_attrs(op, state->input_dtypes,
+                                                  num_inputs, &state->attrs));
+  LOOM_RETURN_IF_ERROR(prepare_outputs(allocator, op, state));
+  if (state->num_outputs > capacity) {
+    return loom_make_status(
+        LOOM_STATUS_INVALID_ARGUMENT,
+        "Op '%s' has %d outputs, the caller has room for %d", op->name,
+        state->num_outputs, capacity);
+  }
+  const loom_kernel_def_t* kernel = NULL;
+  LOOM_RETURN_IF_ERROR(
+      loom_kernel_registry_lookup(kernels, op, device, &state->attrs, &kernel));
+  LOOM_RETURN_IF_ERROR(
+      construct_and_compute(options, op, kernel, inputs, num_inputs, state));
+  for (int32_t i = 0; i < state->num_outputs; ++i) {
+    outputs[i] = state->outputs[i];
+    state->outputs[i] = NULL;
+  }
+  *out_num_outputs = state->num_outputs;
+  return loom_ok_status();
+}
+
+loom_status_t loom_kernel_run(const loom_kernel_run_options_t* options,
+                              const char* op_name, loom_tensor_t* const* inputs,
+                              int32_t num_inputs, const loom_op_attrs_t* attrs,
+                              loom_tensor_t** outputs, int32_t capacity,
+                              int32_t* out_num_outputs) {
+  loom_status_t status = loom_ok_status();
+  if (!options || !options->host || !op_name || !out_num_outputs ||
+      (num_inputs > 0 && !inputs) || num_inputs < 0 ||
+      (capacity > 0 && !outputs) || capacity < 0) {
+    status =
+        loom_make_status(LOOM_STATUS_INVALID_ARGUMENT, "loom_kernel_run: %s",
+                         !options           ? "options is NULL"
+                         : !options->host   ? "options->host is NULL"
+                         : !op_name         ? "op_name is NULL"
+                         : !out_num_outputs ? "out_num_outputs is NULL"
+                                            : "invalid input/output arrays");
+  }
+  for (int32_t i = 0; !status && i < num_inputs; ++i) {
+    if (!inputs[i]) {
+      status = loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                                "Op '%s': input %d is NULL", op_name, i);
+    }
+  }
+  if (!status) {
+    *out_num_outputs = 0;
+    run_state_t state;
+    memset(&state, 0, sizeof(state));
+    loom_allocator_t allocator = loom_host_context_allocator(options->host);
+    loom_op_attrs_initialize(&state.attrs, allocator);
+    status = run(options, op_name, inputs, num_inputs, attrs, outputs, capacity,
+                 out_num_outputs, &state);
+    cleanup(allocator, &state);
+  }
+  for (int32_t i = 0; inputs && i < num_inputs; ++i) {
+    loom_tensor_release(inputs[i]);
+  }
+  return status;
+}

@@ -1,0 +1,225 @@
+// Running shape functions, and the shape algebra they use.
+
+#include "loom/shape_inference.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+#include "registry/shape_inference_internal.h"
+
+const loom_op_def_t* loom_shape_inference_context_op(
+    const loom_shape_inference_context_t* context) {
+  return context->op;
+}
+
+const loom_op_attrs_t* loom_shape_inference_context_attrs(
+    const loom_shape_inference_context_t* context) {
+  return context->attrs;
+}
+
+int32_t loom_shape_inference_context_num_inputs(
+    const loom_shape_inference_context_t* context) {
+  return context->num_inputs;
+}
+
+int32_t loom_shape_inference_context_num_outputs(
+    const loom_shape_inference_context_t* context) {
+  return context->num_outputs;
+}
+
+loom_status_t loom_shape_inference_context_input(
+    const loom_shape_inference_context_t* context, int32_t index,
+    loom_shape_t* out_shape) {
+  if (!context || !out_shape) {
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                            "shape inference: input: NULL argument");
+  }
+  if (index < 0 || index >= context->num_inputs) {
+    return loom_make_status(LOOM_STATUS_OUT_OF_RANGE,
+                            "Op '%s': input index %d is outside [0, %d)",
+                            context->op->name, index, context->num_inputs);
+  }
+  *out_shape = context->input_shapes[index];
+  return loom_ok_status();
+}
+
+loom_dtype_t loom_shape_inference_context_input_dtype(
+    const loom_shape_inference_context_t* context, int32_t index) {
+  if (!context || !context->input_dtypes || index < 0 ||
+      index >= context->num_inputs) {
+    return LOOM_DTYPE_INVALID;
+  }
+  return context->input_dtypes[index];
+}
+
+const loom_tensor_t* loom_shape_inference_context_input_tensor(
+    const loom_shape_inference_context_t* context, int32_t index) {
+  if (!context || !context->input_tensors || index < 0 ||
+      index >= context->num_inputs) {
+    return NULL;
+  }
+  return context->input_tensors[index];
+}
+
+loom_status_t loom_shape_inference_context_set_output(
+    loom_shape_inference_context_t* context, int32_t index,
+    const loom_shape_t* shape) {
+  if (!context || !shape) {
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                            "shape inference: set_output: NULL argument");
+  }
+  if (index < 0 || index >= context->num_outputs) {
+    return loom_make_status(LOOM_STATUS_OUT_OF_RANGE,
+                            "Op '%s': output index %d is outside [0, %d)",
+                            context->op->name, index, context->num_outputs);
+  }
+  context->output_shapes[index] = *shape;
+  return loom_ok_status();
+}
+
+loom_status_t loom_op_def_infer_shapes(
+    const loom_op_def_t* op, const loom_op_attrs_t* attrs,
+    const loom_shape_t* input_shapes, const loom_dtype_t* input_dtypes,
+    loom_tensor_t* const* input_tensors, int32_t num_inputs,
+    loom_shape_t* output_shapes, int32_t num_outputs) {
+  if (!op || !attrs || (num_inputs > 0 && !input_shapes) ||
+      (num_outputs > 0 && !output_shapes) || num_inputs < 0 ||
+      num_outputs < 0) {
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                            "loom_op_def_infer_shapes: invalid arguments");
+  }
+  for (int32_t i = 0; i < num_outputs; ++i) {
+    output_shapes[i] = loom_shape_unknown();
+  }
+  if (!op->shape_fn) return loom_ok_status();
+  loom_shape_inference_context_t context = {
+      op,         attrs,         input_shapes, input_dtypes, input_tensors,
+      num_inputs, output_shapes, num_outputs};
+  loom_status_t status = op->shape_fn(&context, op->shape_fn_user_data);
+  if (status) {
+    // Messages from shape functions do not know the op; add it once.
+    if (strstr(loom_status_message(status), op->name) == NULL) {
+      status = loom_status_annotate(status, "Op '%s'", op->name);
+    }
+  }
+  return status;
+}
+
+//===----------------------------------------------------------------------===//
+// Shape algebra
+//===----------------------------------------------------------------------===//
+
+static loom_shape_t unknown_dims(int64_t rank) {
+  loom_shape_t shape = loom_shape_scalar();
+  shape.rank = (int32_t)rank;
+  for (int32_t i = 0; i < shape.rank; ++i) shape.dims[i] = LOOM_UNKNOWN_DIM;
+  return shape;
+}
+
+static loom_status_t check_rank_argument(int64_t rank, const char* function) {
+  if (rank < 0 || rank > LOOM_MAX_RANK) {
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                            "%s: rank %" PRId64 " is outside [0, %d]", function,
+                            rank, LOOM_MAX_RANK);
+  }
+  return loom_ok_status();
+}
+
+loom_status_t loom_shape_with_rank(const loom_shape_t* shape, int64_t rank,
+                                   loom_shape_t* out_shape) {
+  LOOM_RETURN_IF_ERROR(check_rank_argument(rank, "WithRank"));
+  if (shape->rank < 0) {
+    *out_shape = unknown_dims(rank);
+    return loom_ok_status();
+  }
+  if (shape->rank != rank) {
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                            "Shape must be rank %" PRId64 " but is rank %d",
+                            rank, shape->rank);
+  }
+  *out_shape = *shape;
+  return loom_ok_status();
+}
+
+loom_status_t loom_shape_with_rank_at_least(const loom_shape_t* shape,
+                                            int64_t rank,
+                                            loom_shape_t* out_shape) {
+  LOOM_RETURN_IF_ERROR(check_rank_argument(rank, "WithRankAtLeast"));
+  if (shape->rank >= 0 && shape->rank < rank) {
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                            "Shape must be at least rank %" PRId64
+                            " but is rank %d",
+                            rank, shape->rank);
+  }
+  *out_shape = *shape;
+  return loom_ok_status();
+}
+
+loom_status_t loom_shape_with_rank_at_most(const loom_shape_t* shape,
+                                           int64_t rank,
+                                           loom_shape_t* out_shape) {
+  LOOM_RETURN_IF_ERROR(check_rank_argument(rank, "WithRankAtMost"));
+  if (shape->rank > rank) {
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                            "Shape must be at most rank %" PRId64
+                            " but is rank %d",
+                            rank, shape->rank);
+  }
+  *out_shape = *shape;
+  return loom_ok_status();
+}
+
+loom_status_t loom_shape_subshape(const loom_shape_t* shape, int64_t start,
+                                  int64_t end, loom_shape_t* out_shape) {
+  if (shape->rank < 0) {
+    *out_shape = loom_shape_unknown();
+    return loom_ok_status();
+  }
+  int64_t rank = shape->rank;
+  int64_t s = start, e = end;
+  if (s > rank) s = rank;
+  if (e > rank) e = rank;
+  if (s < 0) s += rank;
+  if (e < 0) e += rank;
+  if (s < 0 || e < 0 || s > e) {
+    return loom_make_status(
+        LOOM_STATUS_INVALID_ARGUMENT,
+        "Subshape must have computed start <= end, but is %" PRId64
+        " and %" PRId64 " (computed from start %" PRId64 " and end %" PRId64
+        " over shape with rank %" PRId64 ")",
+        s, e, start, end, rank);
+  }
+  loom_shape_t result = loom_shape_scalar();
+  result.rank = (int32_t)(e - s);
+  for (int64_t i = s; i < e; ++i) result.dims[i - s] = shape->dims[i];
+  *out_shape = result;
+  return loom_ok_status();
+}
+
+loom_status_t loom_shape_concatenate(const loom_shape_t* first,
+                                     const loom_shape_t* second,
+                                     loom_shape_t* out_shape) {
+  if (first->rank < 0 || second->rank < 0) {
+    *out_shape = loom_shape_unknown();
+    return loom_ok_status();
+  }
+  if (first->rank + second->rank > LOOM_MAX_RANK) {
+    return loom_make_status(
+        LOOM_STATUS_INVALID_ARGUMENT,
+        "concatenating shapes of rank %d and %d exceeds the maximum rank %d",
+        first->rank, second->rank, LOOM_MAX_RANK);
+  }
+  loom_shape_t result = *first;
+  for (int32_t i = 0; i < second->rank; ++i) {
+    result.dims[result.rank++] = second->dims[i];
+  }
+  *out_shape = result;
+  return loom_ok_status();
+}
+
+int64_t loom_shape_dim(const loom_shape_t* shape, int64_t index) {
+  if (shape->rank < 0) return LOOM_UNKNOWN_DIM;
+  if (index < 0) index += shape->rank;
+  if (index < 0 || index >= shape->rank) return LOOM_UNKNOWN_DIM;
+  return shape->dims[index];
+}
