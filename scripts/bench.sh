@@ -14,6 +14,7 @@ out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 echo "# loom"
 "$root/build/release/bench/bench_host" "$@" | tee -a "$out"
+"$root/build/release/bench/bench_registry" "$@" | tee -a "$out"
 echo "# pytorch ($(/usr/bin/python3 -c 'import torch; print(torch.__version__)'))"
 /usr/bin/python3 "$root/bench/host_reference.py" "$@" | tee -a "$out"
 
