@@ -114,8 +114,9 @@ LOOM_API bool loom_tensor_is_aligned(const loom_tensor_t* tensor);
 LOOM_API loom_tstring_t* loom_tensor_string_at(const loom_tensor_t* tensor,
                                                int64_t index);
 
-// Changes the shape to one with the same element count (a reshape in place;
-// the caller must hold the only reference). INVALID_ARGUMENT otherwise.
+// Changes the shape to one with the same element count (a reshape in
+// place). INVALID_ARGUMENT for another count; FAILED_PRECONDITION unless the
+// caller holds the only reference to the tensor.
 LOOM_API LOOM_MUST_USE_RESULT loom_status_t
 loom_tensor_set_shape(loom_tensor_t* tensor, const loom_shape_t* shape);
 

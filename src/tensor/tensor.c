@@ -357,6 +357,12 @@ loom_status_t loom_tensor_set_shape(loom_tensor_t* tensor,
                             kName);
   }
   LOOM_RETURN_IF_ERROR(check_shape(kName, shape));
+  if (!loom_ref_count_is_one(&tensor->ref_count)) {
+    return loom_make_status(LOOM_STATUS_FAILED_PRECONDITION,
+                            "%s: the tensor is shared; only its sole owner "
+                            "may reshape it",
+                            kName);
+  }
   int64_t old_count = loom_tensor_num_elements(tensor);
   int64_t new_count = loom_shape_num_elements(shape);
   if (old_count != new_count) {
