@@ -7,13 +7,24 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/hash_map.h"
 #include "registry/kernel_registry_internal.h"
 #include "registry/op_registry_internal.h"
+
+// The kernels of one op name; buckets whose names hash alike are chained.
+typedef struct op_bucket_t {
+  struct op_bucket_t* next_same_hash;
+  struct op_bucket_t* next_all;
+  const char* op_name;         // owned by the first kernel's arena
+  loom_kernel_def_t* kernels;  // newest first, via next_for_op
+} op_bucket_t;
 
 struct loom_kernel_registry_t {
   loom_allocator_t allocator;
   pthread_rwlock_t lock;
-  loom_kernel_def_t* all;  // newest first
+  loom_kernel_def_t* all;   // newest first
+  loom_hash_map_t buckets;  // loom_hash_bytes(op name) -> op_bucket_t*
+  op_bucket_t* all_buckets;
   uint64_t next_id;
 };
 
@@ -30,6 +41,7 @@ loom_status_t loom_kernel_registry_create(loom_allocator_t allocator,
       loom_allocator_calloc(allocator, sizeof(*registry), (void**)&registry));
   registry->allocator = allocator;
   registry->next_id = 1;
+  loom_hash_map_initialize(&registry->buckets, allocator);
   pthread_rwlock_init(&registry->lock, NULL);
   *out = registry;
   return loom_ok_status();
@@ -49,6 +61,12 @@ void loom_kernel_registry_destroy(loom_kernel_registry_t* registry) {
     loom_allocator_free(registry->allocator, def);
     def = next;
   }
+  for (op_bucket_t* bucket = registry->all_buckets; bucket;) {
+    op_bucket_t* next = bucket->next_all;
+    loom_allocator_free(registry->allocator, bucket);
+    bucket = next;
+  }
+  loom_hash_map_deinitialize(&registry->buckets);
   pthread_rwlock_destroy(&registry->lock);
   loom_allocator_free(registry->allocator, registry);
 }
@@ -217,6 +235,45 @@ loom_status_t loom_kernel_builder_label(loom_kernel_builder_t* builder,
 // Registration and lookup
 //===----------------------------------------------------------------------===//
 
+// The bucket of `op_name`, or NULL; call with the lock held.
+static op_bucket_t* find_bucket(const loom_kernel_registry_t* registry,
+                                const char* op_name, uint64_t hash) {
+  uint64_t head = 0;
+  if (!loom_hash_map_find(&registry->buckets, hash, &head)) return NULL;
+  for (op_bucket_t* bucket = (op_bucket_t*)(uintptr_t)head; bucket;
+       bucket = bucket->next_same_hash) {
+    if (strcmp(bucket->op_name, op_name) == 0) return bucket;
+  }
+  return NULL;
+}
+
+// Adds `def` to its op's bucket, creating the bucket; call with the lock
+// held. On failure nothing changed.
+static loom_status_t add_to_bucket(loom_kernel_registry_t* registry,
+                                   loom_kernel_def_t* def) {
+  uint64_t hash = loom_hash_bytes(def->op_name, strlen(def->op_name));
+  op_bucket_t* bucket = find_bucket(registry, def->op_name, hash);
+  if (!bucket) {
+    LOOM_RETURN_IF_ERROR(loom_allocator_calloc(
+        registry->allocator, sizeof(*bucket), (void**)&bucket));
+    bucket->op_name = def->op_name;
+    uint64_t head = 0;
+    loom_hash_map_find(&registry->buckets, hash, &head);
+    bucket->next_same_hash = (op_bucket_t*)(uintptr_t)head;
+    loom_status_t status = loom_hash_map_insert(&registry->buckets, hash,
+                                                (uint64_t)(uintptr_t)bucket);
+    if (status) {
+      loom_allocator_free(registry->allocator, bucket);
+      return status;
+    }
+    bucket->next_all = registry->all_buckets;
+    registry->all_buckets = bucket;
+  }
+  def->next_for_op = bucket->kernels;
+  bucket->kernels = def;
+  return loom_ok_status();
+}
+
 static loom_status_t register_kernel(loom_kernel_registry_t* registry,
                                      const char* kernel_name,
                                      loom_kernel_builder_t* builder) {
@@ -258,6 +315,13 @@ static loom_status_t register_kernel(loom_kernel_registry_t* registry,
   loom_allocator_free(builder->allocator, builder);
 
   pthread_rwlock_wrlock(&registry->lock);
+  status = add_to_bucket(registry, def);
+  if (status) {
+    pthread_rwlock_unlock(&registry->lock);
+    free_def(def);
+    loom_allocator_free(registry->allocator, def);
+    return status;
+  }
   def->id = registry->next_id++;
   def->registered = true;
   def->next = registry->all;
@@ -291,8 +355,11 @@ size_t loom_kernel_registry_count(loom_kernel_registry_t* registry,
   if (!registry || !op_name) return 0;
   size_t count = 0;
   pthread_rwlock_rdlock(&registry->lock);
-  for (loom_kernel_def_t* def = registry->all; def; def = def->next) {
-    if (def->registered && strcmp(def->op_name, op_name) == 0) count++;
+  op_bucket_t* bucket =
+      find_bucket(registry, op_name, loom_hash_bytes(op_name, strlen(op_name)));
+  for (loom_kernel_def_t* def = bucket ? bucket->kernels : NULL; def;
+       def = def->next_for_op) {
+    if (def->registered) count++;
   }
   pthread_rwlock_unlock(&registry->lock);
   return count;
@@ -391,9 +458,12 @@ loom_status_t loom_kernel_registry_lookup(loom_kernel_registry_t* registry,
   const loom_kernel_def_t* best = NULL;
   const loom_kernel_def_t* tie = NULL;
   size_t registered_for_op = 0;
+  uint64_t hash = loom_hash_bytes(op->name, strlen(op->name));
   pthread_rwlock_rdlock(&registry->lock);
-  for (loom_kernel_def_t* def = registry->all; def; def = def->next) {
-    if (!def->registered || strcmp(def->op_name, op->name) != 0) continue;
+  op_bucket_t* bucket = find_bucket(registry, op->name, hash);
+  loom_kernel_def_t* first = bucket ? bucket->kernels : NULL;
+  for (loom_kernel_def_t* def = first; def; def = def->next_for_op) {
+    if (!def->registered) continue;
     registered_for_op++;
     if (strcmp(def->device_type, device_type) != 0 || !matches(def, attrs)) {
       continue;
@@ -413,10 +483,9 @@ loom_status_t loom_kernel_registry_lookup(loom_kernel_registry_t* registry,
   char kernels[2048];
   size_t length = 0;
   kernels[0] = '\0';
-  for (loom_kernel_def_t* def = registry->all; def; def = def->next) {
-    if (def->registered && strcmp(def->op_name, op->name) == 0) {
+  for (loom_kernel_def_t* def = first; def; def = def->next_for_op) {
+    if (def->registered)
       describe_kernel(def, kernels, sizeof(kernels), &length);
-    }
   }
   loom_status_t status;
   if (tie) {

@@ -31,7 +31,8 @@ struct loom_kernel_def_t {
   int32_t num_host_memory_args;
   loom_arena_t arena;
   bool registered;
-  struct loom_kernel_def_t* next;  // all kernels, newest first
+  struct loom_kernel_def_t* next;         // all kernels, newest first
+  struct loom_kernel_def_t* next_for_op;  // the same op's kernels
 };
 
 struct loom_kernel_builder_t {
