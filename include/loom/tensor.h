@@ -127,6 +127,14 @@ LOOM_API LOOM_MUST_USE_RESULT loom_status_t
 loom_tensor_bitcast_from(loom_tensor_t* tensor, const loom_tensor_t* source,
                          loom_dtype_t dtype, const loom_shape_t* shape);
 
+// Writes the tensor the way TFRT prints host tensors, like snprintf:
+//   DenseHostTensor dtype = f32, shape = [1, 3], values = [1.000000e+00, ...]
+//   ScalarHostTensor dtype = i32, shape = [2, 2], value = 7
+//   StringHostTensor shape = [2], values = ["a", "b"]
+// At most 16 values are written, then "...". Returns the full length.
+LOOM_API size_t loom_tensor_format(const loom_tensor_t* tensor, char* buffer,
+                                   size_t capacity);
+
 LOOM_EXTERN_C_END
 
 #endif  // LOOM_TENSOR_H_

@@ -1,0 +1,112 @@
+// Op handlers: what executes an op (TFRT's OpHandler, and the front-end op
+// handlers of TensorFlow's design — one interface for both).
+//
+// A handler is a vtable of hooks plus opaque state. A device handler ("cpu")
+// is final: it runs kernels. A pseudo handler ("logging") or a
+// transformation handler does its work and executes ops on the handler it
+// wraps. A tensor handle names the handler it lives on and keeps it alive.
+// Handlers are ref-counted and thread-safe.
+
+#ifndef LOOM_OP_HANDLER_H_
+#define LOOM_OP_HANDLER_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "loom/macros.h"
+#include "loom/op_attrs.h"
+#include "loom/op_def.h"
+#include "loom/runtime.h"
+#include "loom/status.h"
+
+LOOM_EXTERN_C_BEGIN
+
+// One op invocation, as Execute hands it to a handler (TFRT's
+// OpInvocation).
+typedef struct loom_op_invocation_t {
+  loom_prepared_op_t* op;
+  loom_location_t location;
+  // Owned by the handler from here on: it releases them (and may set the
+  // slots to NULL).
+  loom_tensor_handle_t** arguments;
+  int32_t num_arguments;
+  const loom_op_attrs_t* attrs;  // borrowed; freeze to keep
+  // The handler stores a new handle in each slot, error handles on failure.
+  loom_tensor_handle_t** results;
+  int32_t num_results;
+  loom_async_value_t** chain;  // may be NULL
+} loom_op_invocation_t;
+
+typedef struct loom_op_handler_vtable_t {
+  size_t struct_size;  // sizeof(loom_op_handler_vtable_t)
+  const char* type_name;
+  // Resolves `op_name` (its definition is `op`, or NULL for ops only this
+  // handler knows): OK with per-op data in *out_op_data, or NOT_FOUND when
+  // the handler cannot run it.
+  loom_status_t (*prepare)(loom_op_handler_t* handler, const char* op_name,
+                           const loom_op_def_t* op, void** out_op_data);
+  // Frees what prepare returned (may be NULL).
+  void (*release_op_data)(loom_op_handler_t* handler, void* op_data);
+  // Executes one invocation; see loom_runtime_execute_prepared for the
+  // contract. Returns the synchronous error, if any, after filling the
+  // results with error handles.
+  loom_status_t (*execute)(loom_op_handler_t* handler,
+                           loom_op_invocation_t* invocation);
+  // The device name shown for tensors on this handler (may be NULL).
+  const char* (*device_name)(const loom_op_handler_t* handler);
+  // Frees the handler's state (may be NULL).
+  void (*destroy)(void* state);
+} loom_op_handler_vtable_t;
+
+// Creates a handler. `vtable` must outlive it. The runtime's references are
+// taken by loom_runtime_register_op_handler; `fallback` (may be NULL) is the
+// handler ops go to when this one cannot prepare them (retained).
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_op_handler_create(
+    loom_runtime_t* runtime, const loom_op_handler_vtable_t* vtable,
+    void* state, loom_op_handler_t* fallback, loom_op_handler_t** out_handler);
+LOOM_API void loom_op_handler_retain(loom_op_handler_t* handler);
+LOOM_API void loom_op_handler_release(loom_op_handler_t* handler);
+
+LOOM_API void* loom_op_handler_state(const loom_op_handler_t* handler);
+LOOM_API loom_runtime_t* loom_op_handler_runtime(
+    const loom_op_handler_t* handler);
+LOOM_API const char* loom_op_handler_type_name(
+    const loom_op_handler_t* handler);
+LOOM_API const char* loom_op_handler_device_name(
+    const loom_op_handler_t* handler);
+LOOM_API loom_op_handler_t* loom_op_handler_fallback(
+    const loom_op_handler_t* handler);
+
+// What a handler's execute hook uses: the prepared op's parts.
+LOOM_API const loom_op_def_t* loom_prepared_op_def(
+    const loom_prepared_op_t* op);
+LOOM_API void* loom_prepared_op_data(const loom_prepared_op_t* op);
+LOOM_API loom_op_handler_t* loom_prepared_op_handler(
+    const loom_prepared_op_t* op);
+
+// Fills every result slot of `invocation` with an error handle carrying
+// `error` (consumed), reports it to the diagnostic handler when `report` is
+// set, releases the arguments, and returns a copy of the error.
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_op_invocation_fail(
+    loom_op_invocation_t* invocation, loom_status_t error, bool report);
+
+// The built-in handlers.
+
+// "null": every op fails with "<op> was not supported by NullOpHandler".
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_null_op_handler_create(
+    loom_runtime_t* runtime, loom_op_handler_t** out_handler);
+
+// "logging": prints every dispatch to `stream` (NULL: nothing printed, for
+// measuring the handler's own cost) as
+//   [N] dispatch 'op' K arguments, M results, <attrs or no attributes>
+// and, with print_tensors, the arguments and results; then executes the op
+// on `wrapped`.
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_logging_op_handler_create(
+    loom_runtime_t* runtime, loom_op_handler_t* wrapped, FILE* stream,
+    bool print_tensors, loom_op_handler_t** out_handler);
+
+LOOM_EXTERN_C_END
+
+#endif  // LOOM_OP_HANDLER_H_

@@ -1,0 +1,141 @@
+// The core runtime (TFRT's CoreRuntime): op-by-op execution on op
+// handlers, with async tensor handles whose metadata is known at once.
+//
+//   loom_runtime_execute(runtime, "AddV2", cpu, location, args, 2, &attrs,
+//                        results, 1, NULL);
+//
+// runs the op's metadata function synchronously (an invalid shape or dtype
+// is an error right away, at `location`), fills the result handles with
+// their metadata, and dispatches the kernel when the arguments are
+// available: inline on the calling thread for cheap ops whose inputs are
+// ready, on the host thread pool otherwise. Execute takes ownership of the
+// argument handles (their slots are set to NULL); keep a handle by
+// retaining it first. A failing op makes error handles: ops that consume
+// them do not run and pass the same error on, and the diagnostic handler is
+// called once, for the op where the error arose. Thread-safe.
+
+#ifndef LOOM_RUNTIME_H_
+#define LOOM_RUNTIME_H_
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "loom/async_value.h"
+#include "loom/host_context.h"
+#include "loom/kernel.h"
+#include "loom/macros.h"
+#include "loom/op_attrs.h"
+#include "loom/op_def.h"
+#include "loom/status.h"
+#include "loom/tensor.h"
+
+LOOM_EXTERN_C_BEGIN
+
+typedef struct loom_runtime_t loom_runtime_t;
+typedef struct loom_op_handler_t loom_op_handler_t;
+typedef struct loom_tensor_handle_t loom_tensor_handle_t;
+typedef struct loom_prepared_op_t loom_prepared_op_t;
+
+// An opaque source location chosen by the client (a Python frame, a
+// line:column of a program file...). Only the diagnostic handler reads it.
+typedef struct loom_location_t {
+  uint64_t token;
+} loom_location_t;
+
+// What the diagnostic handler receives: where the error arose (decode the
+// token into file:line:column) and the error itself (borrowed).
+typedef struct loom_diagnostic_t {
+  loom_location_t location;
+  loom_status_t error;
+  const char* op_name;
+} loom_diagnostic_t;
+
+// Called once per error at its origin, on whichever thread found it.
+typedef void (*loom_diagnostic_handler_t)(void* user_data,
+                                          const loom_diagnostic_t* diagnostic);
+
+typedef struct loom_runtime_options_t {
+  loom_host_context_t* host;  // required; must outlive the runtime
+  loom_diagnostic_handler_t diagnostic_handler;  // may be NULL
+  void* diagnostic_user_data;
+  loom_op_registry_t* ops;          // NULL: the global op registry
+  loom_kernel_registry_t* kernels;  // NULL: the global kernel registry
+  // Debugging and benchmarking: every op completes before Execute returns.
+  bool synchronous;
+  // Ops whose inputs hold at most this many elements in all run inline when
+  // their inputs are ready (0: the default, 16384; negative: never inline).
+  int64_t inline_element_limit;
+} loom_runtime_options_t;
+
+LOOM_API void loom_runtime_options_initialize(loom_runtime_options_t* options,
+                                              loom_host_context_t* host);
+
+// Creates a runtime with the "cpu" and "null" op handlers registered (cpu
+// falls back to null for ops it does not know).
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_runtime_create(
+    const loom_runtime_options_t* options, loom_runtime_t** out_runtime);
+
+// Waits for pending work, then frees the runtime. Handles and handlers
+// still referenced elsewhere stay valid until released.
+LOOM_API void loom_runtime_destroy(loom_runtime_t* runtime);
+
+LOOM_API loom_host_context_t* loom_runtime_host(const loom_runtime_t* runtime);
+LOOM_API loom_op_registry_t* loom_runtime_ops(const loom_runtime_t* runtime);
+LOOM_API loom_kernel_registry_t* loom_runtime_kernels(
+    const loom_runtime_t* runtime);
+
+// Handlers by name ("cpu", "null", ...). register takes a new reference;
+// ALREADY_EXISTS for a name in use. get returns a borrowed pointer or NULL.
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_runtime_register_op_handler(
+    loom_runtime_t* runtime, const char* name, loom_op_handler_t* handler);
+LOOM_API loom_op_handler_t* loom_runtime_get_op_handler(loom_runtime_t* runtime,
+                                                        const char* name);
+
+// Resolves an op on a handler once (TFRT's MakeOp), so that executing it
+// does no string lookups. NOT_FOUND when neither the handler nor its
+// fallbacks know the op. The prepared op holds references to the handler.
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_runtime_prepare_op(
+    loom_runtime_t* runtime, const char* op_name, loom_op_handler_t* handler,
+    loom_prepared_op_t** out_op);
+LOOM_API void loom_prepared_op_retain(loom_prepared_op_t* op);
+LOOM_API void loom_prepared_op_release(loom_prepared_op_t* op);
+LOOM_API const char* loom_prepared_op_name(const loom_prepared_op_t* op);
+
+// Executes a prepared op. arguments[0, num_arguments) are consumed (set to
+// NULL); results[0, num_results) receive new handles — always, error
+// handles when the op fails. `chain` (may be NULL) orders side effects:
+// the op waits for *chain and replaces it with a chain that becomes
+// available when the op is done. Returns the error the op's metadata
+// function (or argument checking) reported synchronously, or OK; dispatch
+// errors arrive later in the result handles.
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_runtime_execute_prepared(
+    loom_prepared_op_t* op, loom_location_t location,
+    loom_tensor_handle_t** arguments, int32_t num_arguments,
+    const loom_op_attrs_t* attrs, loom_tensor_handle_t** results,
+    int32_t num_results, loom_async_value_t** chain);
+
+// Prepares `op_name` on `handler` and executes it.
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_runtime_execute(
+    loom_runtime_t* runtime, const char* op_name, loom_op_handler_t* handler,
+    loom_location_t location, loom_tensor_handle_t** arguments,
+    int32_t num_arguments, const loom_op_attrs_t* attrs,
+    loom_tensor_handle_t** results, int32_t num_results,
+    loom_async_value_t** chain);
+
+// Waits until every op executed so far has finished.
+LOOM_API void loom_runtime_quiesce(loom_runtime_t* runtime);
+
+// Counters (tests and benchmarks).
+typedef struct loom_runtime_statistics_t {
+  int64_t ops_executed;
+  int64_t ops_inline;       // dispatched on the calling thread
+  int64_t ops_enqueued;     // dispatched on the thread pool
+  int64_t errors_reported;  // diagnostic handler calls
+} loom_runtime_statistics_t;
+
+LOOM_API loom_runtime_statistics_t
+loom_runtime_statistics(const loom_runtime_t* runtime);
+
+LOOM_EXTERN_C_END
+
+#endif  // LOOM_RUNTIME_H_

@@ -1,0 +1,73 @@
+// loom_tensor_handle_t: the future value of a tensor on an op handler
+// (TFRT's TensorHandle): its metadata (dtype and shape, usually known at
+// once), its value (an async value of a host tensor for the cpu handler),
+// and the handler it lives on. Small and ref-counted: copying one is a
+// retain. A handle whose value is an error is an error handle.
+
+#ifndef LOOM_TENSOR_HANDLE_H_
+#define LOOM_TENSOR_HANDLE_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "loom/async_value.h"
+#include "loom/macros.h"
+#include "loom/runtime.h"
+#include "loom/status.h"
+#include "loom/tensor.h"
+#include "loom/tensor_metadata.h"
+
+LOOM_EXTERN_C_BEGIN
+
+// The async value type of host tensors: the payload is one loom_tensor_t*
+// reference.
+LOOM_API extern const loom_async_value_type_t loom_async_value_type_tensor;
+
+// A handle on `handler` holding an available host tensor (retained).
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t
+loom_tensor_handle_create(loom_op_handler_t* handler, loom_tensor_t* tensor,
+                          loom_tensor_handle_t** out_handle);
+
+// A handle on `handler` whose value is `value` (retained; an async value of
+// type loom_async_value_type_tensor, possibly still unavailable).
+// `metadata` may be NULL when not known before the value.
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_tensor_handle_create_async(
+    loom_op_handler_t* handler, const loom_tensor_metadata_t* metadata,
+    loom_async_value_t* value, loom_tensor_handle_t** out_handle);
+
+// An error handle carrying `error` (consumed; must not be OK).
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t
+loom_tensor_handle_create_error(loom_op_handler_t* handler, loom_status_t error,
+                                loom_tensor_handle_t** out_handle);
+
+LOOM_API void loom_tensor_handle_retain(loom_tensor_handle_t* handle);
+LOOM_API void loom_tensor_handle_release(loom_tensor_handle_t* handle);
+
+LOOM_API loom_op_handler_t* loom_tensor_handle_handler(
+    const loom_tensor_handle_t* handle);
+
+// The value (borrowed): AVAILABLE with a loom_tensor_t* payload, ERROR, or
+// still UNAVAILABLE.
+LOOM_API loom_async_value_t* loom_tensor_handle_value(
+    const loom_tensor_handle_t* handle);
+
+// Whether the metadata is known now (without waiting).
+LOOM_API bool loom_tensor_handle_metadata_available(
+    const loom_tensor_handle_t* handle);
+
+// The metadata if known now: OK and *out; FAILED_PRECONDITION ("not known
+// yet") otherwise, or the handle's error.
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_tensor_handle_metadata(
+    const loom_tensor_handle_t* handle, loom_tensor_metadata_t* out_metadata);
+
+// Waits (helping the host's pool) until the value is set; returns the host
+// tensor (a new reference) or a copy of the error.
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_tensor_handle_resolve(
+    loom_tensor_handle_t* handle, loom_tensor_t** out_tensor);
+
+// sizeof(loom_tensor_handle_t), for the curious and for benchmarks.
+LOOM_API size_t loom_tensor_handle_size(void);
+
+LOOM_EXTERN_C_END
+
+#endif  // LOOM_TENSOR_HANDLE_H_

@@ -1,0 +1,82 @@
+// The core runtime's objects, shared by its files.
+
+#ifndef LOOM_CORERT_CORERT_INTERNAL_H_
+#define LOOM_CORERT_CORERT_INTERNAL_H_
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "base/ref_count.h"
+#include "loom/op_handler.h"
+#include "loom/runtime.h"
+#include "loom/tensor_handle.h"
+
+enum { kMaxHandlers = 64 };
+
+struct loom_runtime_t {
+  loom_host_context_t* host;
+  loom_allocator_t allocator;
+  loom_diagnostic_handler_t diagnostic_handler;
+  void* diagnostic_user_data;
+  loom_op_registry_t* ops;
+  loom_kernel_registry_t* kernels;
+  bool synchronous;
+  int64_t inline_element_limit;
+
+  pthread_rwlock_t handlers_lock;
+  const char* handler_names[kMaxHandlers];  // owned copies
+  loom_op_handler_t* handlers[kMaxHandlers];
+  int32_t num_handlers;
+
+  _Atomic int64_t ops_executed;
+  _Atomic int64_t ops_inline;
+  _Atomic int64_t ops_enqueued;
+  _Atomic int64_t errors_reported;
+  _Atomic int64_t pending;  // dispatches not finished yet
+};
+
+struct loom_op_handler_t {
+  loom_ref_count_t ref_count;
+  loom_runtime_t* runtime;
+  const loom_op_handler_vtable_t* vtable;
+  void* state;
+  loom_op_handler_t* fallback;  // retained, may be NULL
+};
+
+struct loom_prepared_op_t {
+  loom_ref_count_t ref_count;
+  loom_runtime_t* runtime;
+  loom_op_handler_t* handler;  // the handler that accepted the op (retained)
+  const loom_op_def_t* def;    // NULL for native-only ops
+  void* data;                  // the handler's per-op data
+  char name[];
+};
+
+struct loom_tensor_handle_t {
+  loom_ref_count_t ref_count;
+  bool metadata_available;
+  loom_op_handler_t* handler;  // retained
+  loom_async_value_t* value;   // retained; payload loom_tensor_t*
+  loom_tensor_metadata_t metadata;
+};
+
+// Reports `error` (borrowed) to the diagnostic handler.
+void loom__runtime_report(loom_runtime_t* runtime, loom_location_t location,
+                          const char* op_name, loom_status_t error);
+
+// Tracks dispatches still running, for quiesce.
+void loom__runtime_dispatch_started(loom_runtime_t* runtime);
+void loom__runtime_dispatch_finished(loom_runtime_t* runtime);
+void loom__runtime_count_dispatch(loom_runtime_t* runtime, bool inline_run);
+
+// An error async value of the tensor type (for error handles).
+loom_status_t loom__tensor_error_value(loom_allocator_t allocator,
+                                       loom_status_t error,
+                                       loom_async_value_t** out_value);
+
+// The host tensor of an AVAILABLE tensor value (borrowed).
+static inline loom_tensor_t* loom__tensor_of_value(loom_async_value_t* value) {
+  return *(loom_tensor_t**)loom_async_value_payload(value);
+}
+
+#endif  // LOOM_CORERT_CORERT_INTERNAL_H_

@@ -1,0 +1,358 @@
+// The core runtime: handler registry, op preparation, Execute, errors.
+
+#include <string.h>
+
+#include "corert/corert_internal.h"
+#include "loom/cpu_op_handler.h"
+#include "loom/host_context.h"
+
+void loom_runtime_options_initialize(loom_runtime_options_t* options,
+                                     loom_host_context_t* host) {
+  if (!options) return;
+  memset(options, 0, sizeof(*options));
+  options->host = host;
+}
+
+static loom_status_t register_default_handlers(loom_runtime_t* runtime) {
+  loom_op_handler_t* null_handler = NULL;
+  loom_op_handler_t* cpu = NULL;
+  LOOM_RETURN_IF_ERROR(loom_null_op_handler_create(runtime, &null_handler));
+  loom_status_t status =
+      loom_runtime_register_op_handler(runtime, "null", null_handler);
+  if (!status) status = loom_cpu_op_handler_create(runtime, null_handler, &cpu);
+  if (!status) status = loom_runtime_register_op_handler(runtime, "cpu", cpu);
+  loom_op_handler_release(cpu);
+  loom_op_handler_release(null_handler);
+  return status;
+}
+
+loom_status_t loom_runtime_create(const loom_runtime_options_t* options,
+                                  loom_runtime_t** out_runtime) {
+  if (!options || !options->host || !out_runtime) {
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                            "loom_runtime_create: %s is NULL",
+                            !options         ? "options"
+                            : !options->host ? "options->host"
+                                             : "out_runtime");
+  }
+  *out_runtime = NULL;
+  loom_allocator_t allocator = loom_host_context_allocator(options->host);
+  loom_runtime_t* runtime = NULL;
+  LOOM_RETURN_IF_ERROR(
+      loom_allocator_calloc(allocator, sizeof(*runtime), (void**)&runtime));
+  runtime->host = options->host;
+  runtime->allocator = allocator;
+  runtime->diagnostic_handler = options->diagnostic_handler;
+  runtime->diagnostic_user_data = options->diagnostic_user_data;
+  runtime->ops = options->ops ? options->ops : loom_op_registry_global();
+  runtime->kernels =
+      options->kernels ? options->kernels : loom_kernel_registry_global();
+  runtime->synchronous = options->synchronous;
+  runtime->inline_element_limit =
+      options->inline_element_limit ? options->inline_element_limit : 16384;
+  pthread_rwlock_init(&runtime->handlers_lock, NULL);
+  loom_status_t status = loom_ok_status();
+  if (!runtime->ops || !runtime->kernels) {
+    status = loom_make_status(LOOM_STATUS_RESOURCE_EXHAUSTED,
+                              "the global registries could not be created");
+  }
+  if (!status) status = register_default_handlers(runtime);
+  if (status) {
+    loom_runtime_destroy(runtime);
+    return status;
+  }
+  *out_runtime = runtime;
+  return loom_ok_status();
+}
+
+void loom_runtime_destroy(loom_runtime_t* runtime) {
+  if (!runtime) return;
+  loom_runtime_quiesce(runtime);
+  for (int32_t i = 0; i < runtime->num_handlers; ++i) {
+    loom_op_handler_release(runtime->handlers[i]);
+    loom_allocator_free(runtime->allocator, (void*)runtime->handler_names[i]);
+  }
+  pthread_rwlock_destroy(&runtime->handlers_lock);
+  loom_allocator_free(runtime->allocator, runtime);
+}
+
+loom_host_context_t* loom_runtime_host(const loom_runtime_t* runtime) {
+  return runtime ? runtime->host : NULL;
+}
+
+loom_op_registry_t* loom_runtime_ops(const loom_runtime_t* runtime) {
+  return runtime ? runtime->ops : NULL;
+}
+
+loom_kernel_registry_t* loom_runtime_kernels(const loom_runtime_t* runtime) {
+  return runtime ? runtime->kernels : NULL;
+}
+
+loom_status_t loom_runtime_register_op_handler(loom_runtime_t* runtime,
+                                               const char* name,
+                                               loom_op_handler_t* handler) {
+  if (!runtime || !name || !handler) {
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                            "loom_runtime_register_op_handler: %s is NULL",
+                            !runtime ? "runtime"
+                            : !name  ? "name"
+                                     : "handler");
+  }
+  size_t length = strlen(name);
+  char* copy = NULL;
+  LOOM_RETURN_IF_ERROR(
+      loom_allocator_malloc(runtime->allocator, length + 1, (void**)&copy));
+  memcpy(copy, name, length + 1);
+  loom_status_t status = loom_ok_status();
+  pthread_rwlock_wrlock(&runtime->handlers_lock);
+  for (int32_t i = 0; i < runtime->num_handlers && !status; ++i) {
+    if (strcmp(runtime->handler_names[i], name) == 0) {
+      status = loom_make_status(LOOM_STATUS_ALREADY_EXISTS,
+                                "an op handler named '%s' is already "
+                                "registered",
+                                name);
+    }
+  }
+  if (!status && runtime->num_handlers == kMaxHandlers) {
+    status = loom_make_status(LOOM_STATUS_RESOURCE_EXHAUSTED,
+                              "more than %d op handlers", kMaxHandlers);
+  }
+  if (!status) {
+    runtime->handler_names[runtime->num_handlers] = copy;
+    runtime->handlers[runtime->num_handlers] = handler;
+    runtime->num_handlers++;
+    loom_op_handler_retain(handler);
+  }
+  pthread_rwlock_unlock(&runtime->handlers_lock);
+  if (status) loom_allocator_free(runtime->allocator, copy);
+  return status;
+}
+
+loom_op_handler_t* loom_runtime_get_op_handler(loom_runtime_t* runtime,
+                                               const char* name) {
+  if (!runtime || !name) return NULL;
+  loom_op_handler_t* found = NULL;
+  pthread_rwlock_rdlock(&runtime->handlers_lock);
+  for (int32_t i = 0; i < runtime->num_handlers; ++i) {
+    if (strcmp(runtime->handler_names[i], name) == 0) {
+      found = runtime->handlers[i];
+    }
+  }
+  pthread_rwlock_unlock(&runtime->handlers_lock);
+  return found;
+}
+
+//===----------------------------------------------------------------------===//
+// Prepared ops
+//===----------------------------------------------------------------------===//
+
+loom_status_t loom_runtime_prepare_op(loom_runtime_t* runtime,
+                                      const char* op_name,
+                                      loom_op_handler_t* handler,
+                                      loom_prepared_op_t** out_op) {
+  if (!runtime || !op_name || !handler || !out_op) {
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                            "loom_runtime_prepare_op: %s is NULL",
+                            !runtime   ? "runtime"
+                            : !op_name ? "op_name"
+                            : !handler ? "handler"
+                                       : "out_op");
+  }
+  *out_op = NULL;
+  const loom_op_def_t* def = loom_op_registry_find(runtime->ops, op_name);
+  for (loom_op_handler_t* h = handler; h; h = h->fallback) {
+    void* data = NULL;
+    loom_status_t status = h->vtable->prepare(h, op_name, def, &data);
+    if (status && loom_status_code(status) == LOOM_STATUS_NOT_FOUND) {
+      loom_status_free(status);
+      continue;
+    }
+    LOOM_RETURN_IF_ERROR(status);
+    size_t length = strlen(op_name);
+    loom_prepared_op_t* op = NULL;
+    status = loom_allocator_malloc(runtime->allocator, sizeof(*op) + length + 1,
+                                   (void**)&op);
+    if (status) {
+      if (h->vtable->release_op_data) h->vtable->release_op_data(h, data);
+      return status;
+    }
+    loom_ref_count_init(&op->ref_count);
+    op->runtime = runtime;
+    op->handler = h;
+    loom_op_handler_retain(h);
+    op->def = def;
+    op->data = data;
+    memcpy(op->name, op_name, length + 1);
+    *out_op = op;
+    return loom_ok_status();
+  }
+  return loom_make_status(LOOM_STATUS_NOT_FOUND,
+                          "op '%s' is not supported by op handler '%s'",
+                          op_name, handler->vtable->type_name);
+}
+
+void loom_prepared_op_retain(loom_prepared_op_t* op) {
+  if (op) loom_ref_count_inc(&op->ref_count);
+}
+
+void loom_prepared_op_release(loom_prepared_op_t* op) {
+  if (!op || !loom_ref_count_dec(&op->ref_count)) return;
+  loom_op_handler_t* handler = op->handler;
+  if (handler->vtable->release_op_data) {
+    handler->vtable->release_op_data(handler, op->data);
+  }
+  loom_allocator_free(op->runtime->allocator, op);
+  loom_op_handler_release(handler);
+}
+
+const char* loom_prepared_op_name(const loom_prepared_op_t* op) {
+  return op ? op->name : NULL;
+}
+
+//===----------------------------------------------------------------------===//
+// Execute
+//===----------------------------------------------------------------------===//
+
+void loom__runtime_report(loom_runtime_t* runtime, loom_location_t location,
+                          const char* op_name, loom_status_t error) {
+  atomic_fetch_add(&runtime->errors_reported, 1);
+  if (!runtime->diagnostic_handler) return;
+  loom_diagnostic_t diagnostic = {location, error, op_name};
+  runtime->diagnostic_handler(runtime->diagnostic_user_data, &diagnostic);
+}
+
+void loom__runtime_dispatch_started(loom_runtime_t* runtime) {
+  atomic_fetch_add(&runtime->pending, 1);
+}
+
+void loom__runtime_dispatch_finished(loom_runtime_t* runtime) {
+  atomic_fetch_sub(&runtime->pending, 1);
+}
+
+void loom__runtime_count_dispatch(loom_runtime_t* runtime, bool inline_run) {
+  atomic_fetch_add_explicit(
+      inline_run ? &runtime->ops_inline : &runtime->ops_enqueued, 1,
+      memory_order_relaxed);
+}
+
+// Releases whatever the caller handed over when the invocation cannot even
+// be formed, and fills the results (if any) with error handles.
+static loom_status_t reject(loom_prepared_op_t* op,
+                            loom_tensor_handle_t** arguments,
+                            int32_t num_arguments,
+                            loom_tensor_handle_t** results, int32_t num_results,
+                            loom_status_t error) {
+  for (int32_t i = 0; arguments && i < num_arguments; ++i) {
+    loom_tensor_handle_release(arguments[i]);
+    arguments[i] = NULL;
+  }
+  if (op && results && num_results > 0) {
+    loom_op_invocation_t invocation = {op,   {0},     NULL,        0,
+                                       NULL, results, num_results, NULL};
+    loom_status_free(
+        loom_op_invocation_fail(&invocation, loom_status_clone(error), false));
+  }
+  return error;
+}
+
+static void wait_for_results(loom_runtime_t* runtime,
+                             loom_tensor_handle_t** results,
+                             int32_t num_results, loom_async_value_t** chain) {
+  for (int32_t i = 0; i < num_results; ++i) {
+    if (!results[i]) continue;
+    loom_status_ignore(
+        loom_host_context_await(runtime->host, &results[i]->value, 1));
+  }
+  if (chain && *chain) {
+    loom_status_ignore(loom_host_context_await(runtime->host, chain, 1));
+  }
+}
+
+loom_status_t loom_runtime_execute_prepared(
+    loom_prepared_op_t* op, loom_location_t location,
+    loom_tensor_handle_t** arguments, int32_t num_arguments,
+    const loom_op_attrs_t* attrs, loom_tensor_handle_t** results,
+    int32_t num_results, loom_async_value_t** chain) {
+  if (!op || (num_arguments > 0 && !arguments) || num_arguments < 0 ||
+      (num_results > 0 && !results) || num_results < 0) {
+    return reject(op, arguments, num_arguments, results, num_results,
+                  loom_make_status(LOOM_STATUS_INVALID_ARGUMENT, "Execute: %s",
+                                   !op ? "the prepared op is NULL"
+                                       : "invalid argument or result arrays"));
+  }
+  for (int32_t i = 0; i < num_arguments; ++i) {
+    if (!arguments[i]) {
+      return reject(
+          op, arguments, num_arguments, results, num_results,
+          loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                           "op '%s': argument %d is NULL", op->name, i));
+    }
+  }
+  loom_runtime_t* runtime = op->runtime;
+  atomic_fetch_add_explicit(&runtime->ops_executed, 1, memory_order_relaxed);
+  loom_op_invocation_t invocation = {
+      op,    location, arguments,   num_arguments,
+      attrs, results,  num_results, chain};
+  if (loom_host_context_is_cancelled(runtime->host)) {
+    return loom_op_invocation_fail(
+        &invocation, loom_host_context_cancel_status(runtime->host), false);
+  }
+  loom_status_t status = op->handler->vtable->execute(op->handler, &invocation);
+  if (runtime->synchronous) {
+    wait_for_results(runtime, results, num_results, chain);
+  }
+  return status;
+}
+
+loom_status_t loom_runtime_execute(
+    loom_runtime_t* runtime, const char* op_name, loom_op_handler_t* handler,
+    loom_location_t location, loom_tensor_handle_t** arguments,
+    int32_t num_arguments, const loom_op_attrs_t* attrs,
+    loom_tensor_handle_t** results, int32_t num_results,
+    loom_async_value_t** chain) {
+  loom_prepared_op_t* op = NULL;
+  loom_status_t status =
+      loom_runtime_prepare_op(runtime, op_name, handler, &op);
+  if (status) {
+    for (int32_t i = 0; arguments && i < num_arguments; ++i) {
+      loom_tensor_handle_release(arguments[i]);
+      arguments[i] = NULL;
+    }
+    for (int32_t i = 0; results && i < num_results; ++i) {
+      results[i] = NULL;
+      if (!handler) continue;
+      loom_status_t error = loom_tensor_handle_create_error(
+          handler, loom_status_clone(status), &results[i]);
+      loom_status_free(error);
+    }
+    if (runtime) loom__runtime_report(runtime, location, op_name, status);
+    return status;
+  }
+  status = loom_runtime_execute_prepared(op, location, arguments, num_arguments,
+                                         attrs, results, num_results, chain);
+  loom_prepared_op_release(op);
+  return status;
+}
+
+void loom_runtime_quiesce(loom_runtime_t* runtime) {
+  if (!runtime) return;
+  while (atomic_load(&runtime->pending) > 0) {
+    if (!loom_thread_pool_run_one(
+            loom_host_context_thread_pool(runtime->host))) {
+      loom_host_context_quiesce(runtime->host);
+    }
+  }
+  loom_host_context_quiesce(runtime->host);
+}
+
+loom_runtime_statistics_t loom_runtime_statistics(
+    const loom_runtime_t* runtime) {
+  loom_runtime_statistics_t statistics = {0, 0, 0, 0};
+  if (!runtime) return statistics;
+  loom_runtime_t* r = (loom_runtime_t*)runtime;
+  statistics.ops_executed = atomic_load(&r->ops_executed);
+  statistics.ops_inline = atomic_load(&r->ops_inline);
+  statistics.ops_enqueued = atomic_load(&r->ops_enqueued);
+  statistics.errors_reported = atomic_load(&r->errors_reported);
+  return statistics;
+}
