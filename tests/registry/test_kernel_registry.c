@@ -1,3 +1,5 @@
 #include "test_support.h"
 
-int main(void) { return 0; }  // placeholder, being written
+int main(void) {
+  return 0;
+}  // placeholder, being written
