@@ -85,10 +85,7 @@ loom_status_t loom_allocator_malloc_aligned(loom_allocator_t allocator,
     return loom_make_status(LOOM_STATUS_RESOURCE_EXHAUSTED,
                             "out of memory: %zu bytes requested", size);
   }
-  void* ptr = allocator.allocate(allocator.self, size, alignment);
-  if (!ptr) return loom__allocator_out_of_memory(size);
-  *out_ptr = ptr;
-  return loom_ok_status();
+  return loom__allocate(allocator, size, alignment, out_ptr);
 }
 
 loom_status_t loom_allocator_malloc(loom_allocator_t allocator, size_t size,
@@ -105,5 +102,5 @@ loom_status_t loom_allocator_calloc(loom_allocator_t allocator, size_t size,
 }
 
 void loom_allocator_free(loom_allocator_t allocator, void* ptr) {
-  if (ptr && allocator.deallocate) allocator.deallocate(allocator.self, ptr);
+  if (ptr && allocator.deallocate) loom__deallocate(allocator, ptr);
 }

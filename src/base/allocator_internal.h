@@ -1,6 +1,7 @@
 // Allocation on Loom's hot paths (result handles, tensors): the checks of
-// loom_allocator_malloc_aligned are the caller's, so a request is one
-// indirect call and a status is made only when memory runs out.
+// loom_allocator_malloc_aligned are the caller's, a status is made only when
+// memory runs out, and a request the caching allocator can serve from the
+// calling thread's own list is served inline, without a call.
 
 #ifndef LOOM_BASE_ALLOCATOR_INTERNAL_H_
 #define LOOM_BASE_ALLOCATOR_INTERNAL_H_
@@ -8,6 +9,7 @@
 #include <stdalign.h>
 #include <stddef.h>
 
+#include "base/caching_allocator_internal.h"
 #include "loom/allocator.h"
 
 // RESOURCE_EXHAUSTED naming the size; out of line, off the fast path.
@@ -19,13 +21,23 @@ loom_status_t loom__allocator_out_of_memory(size_t size);
 static inline loom_status_t loom__allocate(loom_allocator_t allocator,
                                            size_t size, size_t alignment,
                                            void** out_ptr) {
-  void* ptr = allocator.allocate(allocator.self, size, alignment);
-  if (LOOM_UNLIKELY(!ptr)) return loom__allocator_out_of_memory(size);
+  void* ptr = NULL;
+  if (LOOM_LIKELY(allocator.allocate == loom__cached_allocate)) {
+    ptr = loom__cache_pop(size, alignment);
+  }
+  if (LOOM_UNLIKELY(!ptr)) {
+    ptr = allocator.allocate(allocator.self, size, alignment);
+    if (LOOM_UNLIKELY(!ptr)) return loom__allocator_out_of_memory(size);
+  }
   *out_ptr = ptr;
   return loom_ok_status();
 }
 
 static inline void loom__deallocate(loom_allocator_t allocator, void* ptr) {
+  if (LOOM_LIKELY(allocator.deallocate == loom__cached_deallocate) && ptr &&
+      LOOM_LIKELY(loom__cache_push(ptr))) {
+    return;
+  }
   allocator.deallocate(allocator.self, ptr);
 }
 

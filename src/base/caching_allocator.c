@@ -35,6 +35,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "base/caching_allocator_internal.h"
 #include "loom/allocator.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -49,10 +50,10 @@
 #endif
 
 enum {
-  kNumClasses = 16,
-  kNumKinds = 2,  // alignment <= 16, alignment <= 64
-  kMaxCachedSize = 4096,
-  kMaxPerThread = 64,
+  kNumClasses = kLoomCacheNumClasses,
+  kNumKinds = kLoomCacheNumKinds,
+  kMaxCachedSize = kLoomCacheMaxSize,
+  kMaxPerThread = kLoomCacheMaxPerThread,
   kTransfer = 32,
   kLargeClass = 0xffff,        // from the system, freed to it
   kLargeCachedClass = 0xfffe,  // a large class; `kind` holds its index
@@ -68,29 +69,10 @@ static const uint32_t kClassSizes[kNumClasses] = {
     384, 512, 768, 1024, 1536, 2048, 3072, 4096};
 static const uint32_t kKindPrefix[kNumKinds] = {16, 64};
 
-typedef struct block_header_t {
-  uint16_t size_class;  // or kLargeClass
-  uint16_t kind;
-  uint32_t prefix;  // bytes from the system block's start to the user pointer
-} block_header_t;
-
-typedef struct free_block_t {
-  struct free_block_t* next;
-} free_block_t;
-
-typedef struct free_list_t {
-  free_block_t* head;
-  uint32_t count;
-} free_list_t;
-
-typedef struct thread_cache_t {
-  free_list_t lists[kNumKinds][kNumClasses];
-  // Written only by the owning thread; read by the statistics.
-  _Atomic int64_t requests;
-  _Atomic int64_t system_allocations;
-  struct thread_cache_t* next;
-  struct thread_cache_t* prev;
-} thread_cache_t;
+typedef loom__cache_header_t block_header_t;
+typedef loom__cache_block_t free_block_t;
+typedef loom__cache_list_t free_list_t;
+typedef loom__thread_cache_t thread_cache_t;
 
 static pthread_mutex_t g_depot_mutex = PTHREAD_MUTEX_INITIALIZER;
 static free_list_t g_depot[kNumKinds][kNumClasses];
@@ -107,13 +89,13 @@ static free_block_t* g_large_lists[kNumLargeClasses];
 static size_t g_large_cached_bytes;  // under g_large_mutex
 static size_t g_large_budget;        // set once, by initialize_once
 
-static _Thread_local thread_cache_t* t_cache
+_Thread_local thread_cache_t* loom__t_cache
     __attribute__((tls_model("initial-exec")));
 
-static uint8_t g_class_of_granule[kMaxCachedSize / 16 + 1];
+uint8_t loom__cache_class_of_granule[kMaxCachedSize / 16 + 1];
 
 static inline block_header_t* header_of(void* ptr) {
-  return (block_header_t*)((char*)ptr - sizeof(block_header_t));
+  return loom__cache_header_of(ptr);
 }
 
 // Blocks this large (tensor data) are fresh mappings each time; asking for
@@ -186,7 +168,7 @@ static void retire_cache(void* opaque) {
   if (cache->next) cache->next->prev = cache->prev;
   if (g_caches == cache) g_caches = cache->next;
   pthread_mutex_unlock(&g_depot_mutex);
-  t_cache = NULL;
+  loom__t_cache = NULL;
   free(cache);
 }
 
@@ -218,14 +200,14 @@ static void initialize_once(void) {
   int c = 0;
   for (uint32_t granule = 0; granule <= kMaxCachedSize / 16; ++granule) {
     while (kClassSizes[c] < granule * 16) c++;
-    g_class_of_granule[granule] = (uint8_t)c;
+    loom__cache_class_of_granule[granule] = (uint8_t)c;
   }
 }
 
 // The calling thread's cache, created on first use (NULL when that fails
 // or the cache is off: callers then use the system directly).
 static thread_cache_t* this_thread_cache(void) {
-  thread_cache_t* cache = t_cache;
+  thread_cache_t* cache = loom__t_cache;
   if (cache) return cache;
   pthread_once(&g_cache_key_once, initialize_once);
   if (atomic_load_explicit(&g_disabled, memory_order_relaxed)) return NULL;
@@ -240,15 +222,12 @@ static thread_cache_t* this_thread_cache(void) {
   if (g_caches) g_caches->prev = cache;
   g_caches = cache;
   pthread_mutex_unlock(&g_depot_mutex);
-  t_cache = cache;
+  loom__t_cache = cache;
   return cache;
 }
 
 static inline void count(_Atomic int64_t* counter) {
-  // Only the owner writes: a plain load and store, no locked instruction.
-  atomic_store_explicit(counter,
-                        atomic_load_explicit(counter, memory_order_relaxed) + 1,
-                        memory_order_relaxed);
+  loom__cache_count(counter);
 }
 
 // The large class of a block of `size` (> kMaxCachedSize) bytes and that
@@ -327,7 +306,7 @@ static __attribute__((noinline)) void* allocate_slow(size_t size,
   }
   count(&cache->requests);
   int kind = alignment > 16 ? 1 : 0;
-  int size_class = g_class_of_granule[(size + 15) / 16];
+  int size_class = loom__cache_class_of_granule[(size + 15) / 16];
   free_list_t* list = &cache->lists[kind][size_class];
   if (!list->head) {
     pthread_mutex_lock(&g_depot_mutex);
@@ -345,21 +324,10 @@ static __attribute__((noinline)) void* allocate_slow(size_t size,
                       (uint16_t)kind, kKindPrefix[kind]);
 }
 
-static void* cached_allocate(void* self, size_t size, size_t alignment) {
+void* loom__cached_allocate(void* self, size_t size, size_t alignment) {
   (void)self;
-  thread_cache_t* cache = t_cache;
-  if (LOOM_LIKELY(cache && size <= kMaxCachedSize && alignment <= 64)) {
-    free_list_t* list =
-        &cache->lists[alignment > 16][g_class_of_granule[(size + 15) / 16]];
-    free_block_t* block = list->head;
-    if (LOOM_LIKELY(block)) {
-      count(&cache->requests);
-      list->head = block->next;
-      list->count--;
-      return block;
-    }
-  }
-  return allocate_slow(size, alignment);
+  void* block = loom__cache_pop(size, alignment);
+  return LOOM_LIKELY(block != NULL) ? block : allocate_slow(size, alignment);
 }
 
 // A list past its limit gives blocks to the depot; a thread without a cache
@@ -392,26 +360,16 @@ static __attribute__((noinline)) void deallocate_slow(void* ptr) {
   }
 }
 
-static void cached_deallocate(void* self, void* ptr) {
+void loom__cached_deallocate(void* self, void* ptr) {
   (void)self;
-  if (!ptr) return;
-  thread_cache_t* cache = t_cache;  // never set while the cache is off
-  if (LOOM_LIKELY(cache && header_of(ptr)->size_class < kNumClasses)) {
-    block_header_t* header = header_of(ptr);
-    free_list_t* list = &cache->lists[header->kind][header->size_class];
-    if (LOOM_LIKELY(list->count < kMaxPerThread)) {
-      free_block_t* block = ptr;
-      block->next = list->head;
-      list->head = block;
-      list->count++;
-      return;
-    }
-  }
+  // loom__t_cache is never set while the cache is off.
+  if (!ptr || LOOM_LIKELY(loom__cache_push(ptr))) return;
   deallocate_slow(ptr);
 }
 
 loom_allocator_t loom_allocator_cached(void) {
-  loom_allocator_t allocator = {NULL, cached_allocate, cached_deallocate};
+  loom_allocator_t allocator = {NULL, loom__cached_allocate,
+                                loom__cached_deallocate};
   return allocator;
 }
 

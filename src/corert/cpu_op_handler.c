@@ -343,6 +343,32 @@ static loom_status_t convert_scalars(const cpu_op_t* op,
   return loom_ok_status();
 }
 
+// Calls a native op's dispatch function on the frame's tensors, its
+// result metadata known: what loom__cpu_call_run does, without the call
+// record.
+static loom_status_t call_native_inline(loom_runtime_t* runtime,
+                                        loom_op_invocation_t* invocation,
+                                        const cpu_op_t* op,
+                                        const execute_frame_t* frame,
+                                        loom_async_value_t** values,
+                                        uint64_t owned) {
+  loom_cpu_dispatch_context_t context = {runtime->host,
+                                         runtime->allocator,
+                                         invocation->location,
+                                         frame->tensors,
+                                         invocation->num_arguments,
+                                         invocation->attrs,
+                                         frame->results,
+                                         values,
+                                         invocation->num_results,
+                                         owned};
+  loom_status_t status = op->native->dispatch(&context);
+  if (LOOM_UNLIKELY(status != NULL)) {
+    return loom__cpu_annotate(status, invocation->op->name);
+  }
+  return loom_ok_status();
+}
+
 // Runs the op now: its arguments are available, it is cheap and its kernel
 // synchronous. Dispatch failures go to the result handles.
 static loom_status_t run_inline(loom_op_handler_t* handler,
@@ -355,7 +381,7 @@ static loom_status_t run_inline(loom_op_handler_t* handler,
   loom_async_value_t* stack_values[kCpuInlineArity];
   loom_async_value_t** values = stack_values;
   loom_status_t status = loom_ok_status();
-  if (m > kCpuInlineArity) {
+  if (LOOM_UNLIKELY(m > kCpuInlineArity)) {
     status = loom_allocator_malloc(runtime->allocator,
                                    sizeof(loom_async_value_t*) * (size_t)m,
                                    (void**)&values);
@@ -366,9 +392,9 @@ static loom_status_t run_inline(loom_op_handler_t* handler,
     status = loom__tensor_handle_create_pending(
         handler, metadata_known ? &frame->results[created] : NULL,
         &invocation->results[created], &values[created]);
-    if (status) break;
+    if (LOOM_UNLIKELY(status != NULL)) break;
   }
-  if (status) {
+  if (LOOM_UNLIKELY(status != NULL)) {
     for (int32_t i = 0; i < created; ++i) {
       loom_tensor_handle_release(invocation->results[i]);
     }
@@ -379,17 +405,23 @@ static loom_status_t run_inline(loom_op_handler_t* handler,
   // The arguments' tensors: moved out of handles nobody else holds (the
   // kernel may then forward them), borrowed from the others.
   uint64_t owned = 0;
+  bool scalars = false;
   for (int32_t i = 0; i < n; ++i) {
     bool moved = false;
     frame->tensors[i] =
         loom__tensor_handle_take_tensor(invocation->arguments[i], &moved);
+    scalars |= loom_tensor_kind(frame->tensors[i]) == LOOM_TENSOR_SCALAR;
     if (moved) {
       invocation->arguments[i] = NULL;
       if (i < 64) owned |= (uint64_t)1 << i;
     }
   }
-  status = convert_scalars(op, runtime->allocator, invocation, frame, &owned);
-  if (!status) {
+  if (LOOM_UNLIKELY(scalars)) {
+    status = convert_scalars(op, runtime->allocator, invocation, frame, &owned);
+  }
+  if (!status && op->native && metadata_known) {
+    status = call_native_inline(runtime, invocation, op, frame, values, owned);
+  } else if (!status) {
     cpu_call_t call = {op,
                        invocation->op->name,
                        invocation->location,
@@ -412,7 +444,7 @@ static loom_status_t run_inline(loom_op_handler_t* handler,
       loom_tensor_release(frame->tensors[i]);
     }
   }
-  if (status) {
+  if (LOOM_UNLIKELY(status != NULL)) {
     loom__runtime_report(runtime, invocation->location, invocation->op->name,
                          status);
     for (int32_t i = 0; i < m; ++i) {
@@ -476,17 +508,17 @@ static loom_status_t cpu_execute(loom_op_handler_t* handler,
                                 ? loom__tensor_of_value(handle->value)
                                 : NULL;
     frame.tensors[i] = tensor;
-    all_ready = all_ready && tensor;
-    if (handle->metadata_available) {
-      frame.inputs[i] = handle->metadata;
-    } else if (tensor) {
+    if (LOOM_LIKELY(tensor != NULL)) {
       frame.inputs[i] = *loom_tensor_metadata(tensor);
+      elements += loom_tensor_num_elements(tensor);
+    } else if (handle->metadata_available) {
+      all_ready = false;
+      frame.inputs[i] = handle->metadata;
+      elements += loom_shape_num_elements(&frame.inputs[i].shape);
     } else {
+      all_ready = false;
       all_known = false;
-      continue;
     }
-    frame.dtypes[i] = frame.inputs[i].dtype;
-    elements += loom_shape_num_elements(&frame.inputs[i].shape);
   }
 
   // The metadata function, synchronously: its errors are the caller's now.
@@ -498,6 +530,7 @@ static loom_status_t cpu_execute(loom_op_handler_t* handler,
         native->metadata(frame.inputs, n, invocation->attrs, frame.results, m);
     metadata_known = !status;
   } else if (all_known && !native) {
+    for (int32_t i = 0; i < n; ++i) frame.dtypes[i] = frame.inputs[i].dtype;
     status = loom__cpu_spec_get(op, frame.dtypes, n, invocation->attrs, &spec,
                                 &spec_owned);
     if (!status) {

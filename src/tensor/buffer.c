@@ -37,17 +37,18 @@ loom_status_t loom__buffer_allocate_with_prefix(loom_allocator_t allocator,
   // [prefix][header][padding to `alignment`][data], one block.
   size_t header_at = round_up(prefix_size, alignof(max_align_t));
   size_t data_at = round_up(header_at + sizeof(loom_buffer_t), alignment);
-  if (size > SIZE_MAX - data_at) {
-    return loom_make_status(LOOM_STATUS_RESOURCE_EXHAUSTED,
-                            "loom_buffer_allocate: %zu bytes is too large",
-                            size);
-  }
-  if (!allocator.allocate || !allocator.deallocate) {
-    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                            "loom_buffer_allocate: the allocator has no "
-                            "allocate or deallocate function");
-  }
-  if (data_at + size > (SIZE_MAX >> 1)) {
+  if (LOOM_UNLIKELY(size > (SIZE_MAX >> 1) - data_at || !allocator.allocate ||
+                    !allocator.deallocate)) {
+    if (!allocator.allocate || !allocator.deallocate) {
+      return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                              "loom_buffer_allocate: the allocator has no "
+                              "allocate or deallocate function");
+    }
+    if (size > SIZE_MAX - data_at) {
+      return loom_make_status(LOOM_STATUS_RESOURCE_EXHAUSTED,
+                              "loom_buffer_allocate: %zu bytes is too large",
+                              size);
+    }
     return loom_make_status(LOOM_STATUS_RESOURCE_EXHAUSTED,
                             "out of memory: %zu bytes requested",
                             data_at + size);

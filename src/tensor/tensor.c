@@ -101,6 +101,17 @@ static loom_status_t check_fixed_size_dtype(const char* name,
   return loom_ok_status();
 }
 
+// Why loom_tensor_create_dense cannot make this tensor (out of line: the
+// common case checks everything in one test).
+static __attribute__((noinline)) loom_status_t dense_error(
+    const char* name, loom_dtype_t dtype, const loom_shape_t* shape) {
+  LOOM_RETURN_IF_ERROR(check_fixed_size_dtype(name, dtype));
+  int64_t count = 0;
+  LOOM_RETURN_IF_ERROR(check_shape_count(name, shape, &count));
+  size_t bytes = 0;
+  return element_bytes(name, count, loom_dtype_size(dtype), &bytes);
+}
+
 loom_status_t loom_tensor_create_dense(loom_allocator_t allocator,
                                        loom_dtype_t dtype,
                                        const loom_shape_t* shape,
@@ -111,12 +122,14 @@ loom_status_t loom_tensor_create_dense(loom_allocator_t allocator,
                             "%s: out_tensor is NULL", kName);
   }
   *out_tensor = NULL;
-  LOOM_RETURN_IF_ERROR(check_fixed_size_dtype(kName, dtype));
-  int64_t count = 0;
-  LOOM_RETURN_IF_ERROR(check_shape_count(kName, shape, &count));
+  size_t element_size = loom_dtype_size(dtype);
+  int64_t count = shape ? loom_shape_num_elements(shape) : -1;
   size_t bytes = 0;
-  LOOM_RETURN_IF_ERROR(
-      element_bytes(kName, count, loom_dtype_size(dtype), &bytes));
+  if (LOOM_UNLIKELY(element_size == 0 || count < 0 ||
+                    __builtin_mul_overflow((uint64_t)count,
+                                           (uint64_t)element_size, &bytes))) {
+    return dense_error(kName, dtype, shape);
+  }
   return loom__tensor_create_dense_sized(allocator, dtype, shape, count, bytes,
                                          out_tensor);
 }
