@@ -93,6 +93,15 @@ typedef struct loom_op_handler_vtable_t {
   loom_status_t (*tensor_metadata)(loom_op_handler_t* handler,
                                    const loom_tensor_handle_t* handle,
                                    loom_tensor_metadata_t* out_metadata);
+  // Offered the op data `source` (a handler of this type) prepared for an
+  // op, for the same op on this handler (loom_runtime_prepare_op_like):
+  // OK with *out_op_data — the same data, which the hook then holds one
+  // more reference to, or new data — when this handler can use it;
+  // NOT_FOUND to have the op prepared as usual. What makes a new tape each
+  // training step find its ops ready.
+  loom_status_t (*reuse_op_data)(loom_op_handler_t* handler,
+                                 const loom_op_handler_t* source,
+                                 void* source_op_data, void** out_op_data);
 } loom_op_handler_vtable_t;
 
 // The struct_size of a vtable that stops after `destroy` (before the

@@ -109,6 +109,14 @@ LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_runtime_prepare_op(
 LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_runtime_prepare_op_shared(
     loom_runtime_t* runtime, const char* op_name, loom_op_handler_t* handler,
     loom_prepared_op_t** out_op);
+// As loom_runtime_prepare_op_shared for `sibling`'s op, on `handler`: when
+// `handler` is of the same type as the handler `sibling` was prepared on
+// and takes its op data (the reuse_op_data hook), nothing is looked up or
+// prepared again. An eager op run under a new handler of the type it last
+// ran under (a new gradient tape each step) prepares itself this way.
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_runtime_prepare_op_like(
+    loom_prepared_op_t* sibling, loom_op_handler_t* handler,
+    loom_prepared_op_t** out_op);
 LOOM_API void loom_prepared_op_retain(loom_prepared_op_t* op);
 LOOM_API void loom_prepared_op_release(loom_prepared_op_t* op);
 LOOM_API const char* loom_prepared_op_name(const loom_prepared_op_t* op);

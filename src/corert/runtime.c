@@ -186,6 +186,39 @@ loom_op_handler_t* loom_runtime_get_op_handler(loom_runtime_t* runtime,
 // Prepared ops
 //===----------------------------------------------------------------------===//
 
+// A prepared op of `op_name` on `handler` (which accepted it, with `data`),
+// requested of `requested`. On failure the data is released.
+static loom_status_t new_prepared_op(loom_runtime_t* runtime,
+                                     const char* op_name,
+                                     const loom_op_def_t* def,
+                                     loom_op_handler_t* requested,
+                                     loom_op_handler_t* handler, void* data,
+                                     loom_prepared_op_t** out_op) {
+  size_t length = strlen(op_name);
+  loom_prepared_op_t* op = NULL;
+  loom_status_t status = loom_allocator_malloc(
+      runtime->allocator, sizeof(*op) + length + 1, (void**)&op);
+  if (status) {
+    if (handler->vtable->release_op_data) {
+      handler->vtable->release_op_data(handler, data);
+    }
+    return status;
+  }
+  loom_ref_count_init(&op->ref_count);
+  op->runtime = runtime;
+  op->requested = requested;
+  loom_op_handler_retain(requested);
+  op->next_cached = NULL;
+  op->cache_key = 0;
+  op->handler = handler;
+  loom_op_handler_retain(handler);
+  op->def = def;
+  op->data = data;
+  memcpy(op->name, op_name, length + 1);
+  *out_op = op;
+  return loom_ok_status();
+}
+
 loom_status_t loom_runtime_prepare_op(loom_runtime_t* runtime,
                                       const char* op_name,
                                       loom_op_handler_t* handler,
@@ -208,31 +241,42 @@ loom_status_t loom_runtime_prepare_op(loom_runtime_t* runtime,
       continue;
     }
     LOOM_RETURN_IF_ERROR(status);
-    size_t length = strlen(op_name);
-    loom_prepared_op_t* op = NULL;
-    status = loom_allocator_malloc(runtime->allocator, sizeof(*op) + length + 1,
-                                   (void**)&op);
-    if (status) {
-      if (h->vtable->release_op_data) h->vtable->release_op_data(h, data);
-      return status;
-    }
-    loom_ref_count_init(&op->ref_count);
-    op->runtime = runtime;
-    op->requested = handler;
-    loom_op_handler_retain(handler);
-    op->next_cached = NULL;
-    op->cache_key = 0;
-    op->handler = h;
-    loom_op_handler_retain(h);
-    op->def = def;
-    op->data = data;
-    memcpy(op->name, op_name, length + 1);
-    *out_op = op;
-    return loom_ok_status();
+    return new_prepared_op(runtime, op_name, def, handler, h, data, out_op);
   }
   return loom_make_status(LOOM_STATUS_NOT_FOUND,
                           "op '%s' is not supported by op handler '%s'",
                           op_name, handler->vtable->type_name);
+}
+
+loom_status_t loom_runtime_prepare_op_like(loom_prepared_op_t* sibling,
+                                           loom_op_handler_t* handler,
+                                           loom_prepared_op_t** out_op) {
+  if (!sibling || !handler || !out_op) {
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                            "loom_runtime_prepare_op_like: %s is NULL",
+                            !sibling   ? "sibling"
+                            : !handler ? "handler"
+                                       : "out_op");
+  }
+  *out_op = NULL;
+  loom_op_handler_t* source = sibling->handler;
+  const loom_op_handler_vtable_t* vtable = handler->vtable;
+  if (vtable->reuse_op_data && source == sibling->requested &&
+      source != handler && source->vtable->execute == vtable->execute &&
+      source->vtable->reuse_op_data == vtable->reuse_op_data &&
+      sibling->runtime == handler->runtime) {
+    void* data = NULL;
+    loom_status_t status =
+        vtable->reuse_op_data(handler, source, sibling->data, &data);
+    if (!status) {
+      return new_prepared_op(handler->runtime, sibling->name, sibling->def,
+                             handler, handler, data, out_op);
+    }
+    if (loom_status_code(status) != LOOM_STATUS_NOT_FOUND) return status;
+    loom_status_free(status);
+  }
+  return loom_runtime_prepare_op_shared(handler->runtime, sibling->name,
+                                        handler, out_op);
 }
 
 void loom_prepared_op_retain(loom_prepared_op_t* op) {

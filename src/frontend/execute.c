@@ -108,8 +108,13 @@ static loom_status_t prepare(loom_eager_op_t* op, loom_op_handler_t* handler) {
     return loom_ok_status();
   }
   loom_prepared_op_t* prepared = NULL;
-  LOOM_RETURN_IF_ERROR(loom_runtime_prepare_op_shared(
-      op->context->runtime, op->name, handler, &prepared));
+  // Prepared on another handler before: that one may share its work (a
+  // new gradient tape of the same kind).
+  LOOM_RETURN_IF_ERROR(
+      op->prepared
+          ? loom_runtime_prepare_op_like(op->prepared, handler, &prepared)
+          : loom_runtime_prepare_op_shared(op->context->runtime, op->name,
+                                           handler, &prepared));
   loom_prepared_op_release(op->prepared);
   op->prepared = prepared;
   op->prepared_handler = handler;

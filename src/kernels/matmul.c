@@ -175,16 +175,35 @@ static loom_status_t batch_product(const loom_shape_t* a, const loom_shape_t* b,
   return loom_ok_status();
 }
 
-static loom_status_t product_of(const loom_op_def_t* op,
-                                const loom_op_attrs_t* attrs,
+// Which product an op instance computes: read from its attributes once, by
+// the shape function on each call (the shape memo skips most of them) and
+// by the kernel when it is constructed.
+typedef struct product_kind_t {
+  bool batch;  // BatchMatMulV2's rules (else MatMul's)
+  bool transpose_a;
+  bool transpose_b;
+} product_kind_t;
+
+static const product_kind_t kProductKinds[2][2][2] = {
+    {{{false, false, false}, {false, false, true}},
+     {{false, true, false}, {false, true, true}}},
+    {{{true, false, false}, {true, false, true}},
+     {{true, true, false}, {true, true, true}}},
+};
+
+static const product_kind_t* kind_of(bool batch, const loom_op_attrs_t* attrs) {
+  bool transpose_a = bool_attr(attrs, batch ? "adj_x" : "transpose_a");
+  bool transpose_b = bool_attr(attrs, batch ? "adj_y" : "transpose_b");
+  return &kProductKinds[batch][transpose_a][transpose_b];
+}
+
+static loom_status_t product_of(const product_kind_t* kind,
                                 const loom_shape_t* a, const loom_shape_t* b,
                                 product_t* p) {
-  if (strcmp(op->name, "MatMul") == 0) {
-    return matmul_product(a, b, bool_attr(attrs, "transpose_a"),
-                          bool_attr(attrs, "transpose_b"), p);
+  if (!kind->batch) {
+    return matmul_product(a, b, kind->transpose_a, kind->transpose_b, p);
   }
-  return batch_product(a, b, bool_attr(attrs, "adj_x"),
-                       bool_attr(attrs, "adj_y"), p);
+  return batch_product(a, b, kind->transpose_a, kind->transpose_b, p);
 }
 
 static loom_status_t matmul_shape_fn(loom_shape_inference_context_t* context,
@@ -204,8 +223,10 @@ static loom_status_t matmul_shape_fn(loom_shape_inference_context_t* context,
     return loom_shape_inference_context_set_output(context, 0, &unknown);
   }
   product_t p;
-  LOOM_RETURN_IF_ERROR(
-      product_of(op, loom_shape_inference_context_attrs(context), &a, &b, &p));
+  const product_kind_t* kind =
+      kind_of(strcmp(op->name, "MatMul") != 0,
+              loom_shape_inference_context_attrs(context));
+  LOOM_RETURN_IF_ERROR(product_of(kind, &a, &b, &p));
   return loom_shape_inference_context_set_output(context, 0, &p.out);
 }
 
@@ -342,14 +363,20 @@ static loom_status_t run_gemms(loom_kernel_context_t* ctx, gemm_job_t* job) {
     return;                                \
   } while (0)
 
+static void* matmul_create(loom_kernel_construction_t* ctx) {
+  return (void*)kind_of(false, loom_kernel_construction_attrs(ctx));
+}
+
+static void* batch_matmul_create(loom_kernel_construction_t* ctx) {
+  return (void*)kind_of(true, loom_kernel_construction_attrs(ctx));
+}
+
 static void matmul_compute(void* kernel, loom_kernel_context_t* ctx) {
-  (void)kernel;
   loom_tensor_t* a = loom_kernel_context_input(ctx, 0);
   loom_tensor_t* b = loom_kernel_context_input(ctx, 1);
   product_t p;
   loom_status_t status =
-      product_of(loom_kernel_context_op(ctx), loom_kernel_context_attrs(ctx),
-                 loom_tensor_shape(a), loom_tensor_shape(b), &p);
+      product_of(kernel, loom_tensor_shape(a), loom_tensor_shape(b), &p);
   if (status) FAIL_AND_RETURN(ctx, status);
   if (p.m > INT_MAX || p.n > INT_MAX || p.k > INT_MAX) {
     FAIL_AND_RETURN(
@@ -482,10 +509,12 @@ static const loom_builtin_op_t kOps[] = {
 static const loom_builtin_kernel_t kKernels[] = {
     {.op_name = "MatMul",
      .compute = matmul_compute,
+     .create = matmul_create,
      .type_attr = "T",
      .types = {MATMUL_TYPES}},
     {.op_name = "BatchMatMulV2",
      .compute = matmul_compute,
+     .create = batch_matmul_create,
      .type_attr = "T",
      .types = {MATMUL_TYPES}},
 };

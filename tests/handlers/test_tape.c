@@ -1141,6 +1141,108 @@ static void unneeded_input_gradients_are_skipped(void** state) {
   for (int i = 0; i < 6; ++i) expect_close(dw[0][i], dw[1][i], 0, "dw", i);
 }
 
+// An eager op run under a new tape each step (a training loop) prepares
+// itself from its previous tape's prepared op: the tapes share the per-op
+// data (the op prepared on their common outer handler, its gradient), and
+// each gives its own, correct gradient.
+static void new_tapes_share_what_their_ops_prepared(void** state) {
+  (void)state;
+  const int64_t dims[1] = {3};
+  const double x_values[3] = {0.5, -2, 3};
+  handle_t* x = make(D, dims, 1, x_values);
+  loom_eager_op_t* op = NULL;
+  LOOM_ASSERT_OK(loom_eager_op_create(g_ctx, "Mul", &op));
+  for (int step = 0; step < 3; ++step) {
+    loom_op_handler_t* tape = new_tape(false);
+    LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, tape));
+    LOOM_ASSERT_OK(loom_tape_watch(tape, x));
+    LOOM_ASSERT_OK(loom_eager_op_add_input(op, x));
+    LOOM_ASSERT_OK(loom_eager_op_add_input(op, x));
+    handle_t* y = NULL;
+    int32_t count = 0;
+    LOOM_ASSERT_OK(loom_eager_op_execute(op, &y, 1, &count));
+    LOOM_ASSERT_OK(loom_eager_op_reset(op, NULL));
+    LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+    handle_t* dx = NULL;
+    LOOM_ASSERT_OK(loom_tape_gradient(tape, &y, 1, &x, 1, NULL,
+                                      LOOM_UNCONNECTED_NONE, &dx));
+    double expected[3];
+    for (int i = 0; i < 3; ++i) expected[i] = 2 * x_values[i];
+    expect_values(dx, expected, 3, 0, "d(x*x)/dx");
+    loom_tensor_handle_release(dx);
+    loom_tensor_handle_release(y);
+    loom_op_handler_release(tape);
+  }
+  loom_eager_op_destroy(op);
+  loom_tensor_handle_release(x);
+
+  // The same through the runtime: shared data between tapes, none taken
+  // from another type of handler.
+  loom_runtime_t* runtime = loom_context_runtime(g_ctx);
+  loom_op_handler_t* a = new_tape(false);
+  loom_op_handler_t* b = new_tape(false);
+  loom_prepared_op_t* on_a = NULL;
+  loom_prepared_op_t* on_b = NULL;
+  loom_prepared_op_t* on_cpu = NULL;
+  LOOM_ASSERT_OK(loom_runtime_prepare_op(runtime, "AddV2", a, &on_a));
+  LOOM_ASSERT_OK(loom_runtime_prepare_op_like(on_a, b, &on_b));
+  assert_ptr_equal(loom_prepared_op_handler(on_b), b);
+  assert_ptr_equal(loom_prepared_op_data(on_b), loom_prepared_op_data(on_a));
+  assert_string_equal(loom_prepared_op_name(on_b), "AddV2");
+  loom_prepared_op_release(on_a);  // the data lives on with on_b
+  loom_prepared_op_release(on_b);
+  loom_op_handler_t* cpu = loom_context_cpu(g_ctx);
+  LOOM_ASSERT_OK(loom_runtime_prepare_op(runtime, "AddV2", cpu, &on_cpu));
+  LOOM_ASSERT_OK(loom_runtime_prepare_op_like(on_cpu, b, &on_b));
+  assert_ptr_equal(loom_prepared_op_handler(on_b), b);
+  assert_ptr_not_equal(loom_prepared_op_data(on_b),
+                       loom_prepared_op_data(on_cpu));
+  loom_prepared_op_release(on_b);
+  LOOM_ASSERT_STATUS(loom_runtime_prepare_op_like(NULL, b, &on_b),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "loom_runtime_prepare_op_like: sibling is NULL");
+  LOOM_ASSERT_STATUS(loom_runtime_prepare_op_like(on_cpu, NULL, &on_b),
+                     LOOM_STATUS_INVALID_ARGUMENT, "handler is NULL");
+  LOOM_ASSERT_STATUS(loom_runtime_prepare_op_like(on_cpu, b, NULL),
+                     LOOM_STATUS_INVALID_ARGUMENT, "out_op is NULL");
+  loom_prepared_op_release(on_cpu);
+  loom_op_handler_release(a);
+  loom_op_handler_release(b);
+}
+
+static loom_status_t custom_grad(loom_gradient_context_t* context,
+                                 loom_tensor_handle_t* const* dy,
+                                 loom_tensor_handle_t** dx, void* user);
+
+// A gradient registered after a tape prepared an op is seen by the next
+// tape: that one prepares the op anew instead of sharing stale data.
+static void a_gradient_registered_later_reaches_new_tapes(void** state) {
+  (void)state;
+  loom_runtime_t* runtime = loom_context_runtime(g_ctx);
+  loom_op_handler_t* a = new_tape(false);
+  loom_op_handler_t* b = new_tape(false);
+  loom_op_handler_t* c = new_tape(false);
+  loom_prepared_op_t* on_a = NULL;
+  loom_prepared_op_t* on_b = NULL;
+  loom_prepared_op_t* on_c = NULL;
+  LOOM_ASSERT_OK(loom_runtime_prepare_op(runtime, "AddV2", a, &on_a));
+  LOOM_ASSERT_OK(loom_runtime_prepare_op_like(on_a, b, &on_b));
+  assert_ptr_equal(loom_prepared_op_data(on_b), loom_prepared_op_data(on_a));
+  loom_gradient_def_t def = {.struct_size = sizeof(def),
+                             .op_name = "TapeTestLateGradientOp",
+                             .fn = custom_grad};
+  LOOM_ASSERT_OK(loom_gradient_register(&def));
+  LOOM_ASSERT_OK(loom_runtime_prepare_op_like(on_b, c, &on_c));
+  assert_ptr_not_equal(loom_prepared_op_data(on_c),
+                       loom_prepared_op_data(on_b));
+  loom_prepared_op_release(on_a);
+  loom_prepared_op_release(on_b);
+  loom_prepared_op_release(on_c);
+  loom_op_handler_release(a);
+  loom_op_handler_release(b);
+  loom_op_handler_release(c);
+}
+
 static loom_status_t custom_grad(loom_gradient_context_t* context,
                                  loom_tensor_handle_t* const* dy,
                                  loom_tensor_handle_t** dx, void* user) {
@@ -1563,6 +1665,8 @@ int main(void) {
       cmocka_unit_test(tape_released_in_its_scope_keeps_results_valid),
       cmocka_unit_test(op_without_gradient_on_the_path_is_an_error),
       cmocka_unit_test(unneeded_input_gradients_are_skipped),
+      cmocka_unit_test(new_tapes_share_what_their_ops_prepared),
+      cmocka_unit_test(a_gradient_registered_later_reaches_new_tapes),
       cmocka_unit_test(registry_checks_its_arguments),
       cmocka_unit_test(api_checks_its_arguments),
   };

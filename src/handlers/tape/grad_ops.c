@@ -69,7 +69,7 @@ static loom_status_t execute(loom_gradient_context_t* context,
   if (owned) {
     loom_eager_op_recycle(op);
   } else {
-    loom__grad_op_cache_put(context->op_cache, op);
+    loom__grad_op_cache_put(context->op_cache, op, op_name);
   }
   return status;
 }
@@ -396,26 +396,40 @@ loom_status_t loom__grad_op_cache_get(loom_grad_op_cache_t* cache,
                                       loom_context_t* eager,
                                       const char* op_name,
                                       loom_eager_op_t** out_op) {
-  for (int32_t i = cache->count - 1; i >= 0; --i) {
-    loom_eager_op_t* op = cache->ops[i];
-    if (loom_eager_op_context(op) != eager ||
-        strcmp(loom_eager_op_name(op), op_name) != 0) {
-      continue;
+  // By the key's address first (the name is still compared: a key that
+  // was not a literal may have been freed and its address reused), then by
+  // name alone.
+  int32_t found = -1;
+  for (int32_t i = cache->count - 1; i >= 0 && found < 0; --i) {
+    if (cache->keys[i] == op_name &&
+        loom_eager_op_context(cache->ops[i]) == eager &&
+        strcmp(loom_eager_op_name(cache->ops[i]), op_name) == 0) {
+      found = i;
     }
-    cache->ops[i] = cache->ops[--cache->count];
-    *out_op = op;
-    return loom_ok_status();
   }
-  return loom_eager_op_acquire(eager, op_name, out_op);
+  for (int32_t i = cache->count - 1; i >= 0 && found < 0; --i) {
+    if (loom_eager_op_context(cache->ops[i]) == eager &&
+        strcmp(loom_eager_op_name(cache->ops[i]), op_name) == 0) {
+      found = i;
+    }
+  }
+  if (found < 0) return loom_eager_op_acquire(eager, op_name, out_op);
+  *out_op = cache->ops[found];
+  int32_t last = --cache->count;
+  cache->ops[found] = cache->ops[last];
+  cache->keys[found] = cache->keys[last];
+  return loom_ok_status();
 }
 
-void loom__grad_op_cache_put(loom_grad_op_cache_t* cache, loom_eager_op_t* op) {
+void loom__grad_op_cache_put(loom_grad_op_cache_t* cache, loom_eager_op_t* op,
+                             const char* op_name) {
   loom_status_t status = loom_eager_op_reset(op, NULL);
   if (status || cache->count == kGradOpCacheSize) {
     loom_status_free(status);
     loom_eager_op_recycle(op);
     return;
   }
+  cache->keys[cache->count] = op_name;
   cache->ops[cache->count++] = op;
 }
 

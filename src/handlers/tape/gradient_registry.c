@@ -5,6 +5,7 @@
 // registration.
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "base/hash_map.h"
@@ -64,6 +65,13 @@ loom_status_t loom__gradient_builtins_status(void) {
   return loom_status_clone(g_builtins_status);
 }
 
+// Counts registrations: what was looked up stays valid while it is unchanged.
+static _Atomic uint64_t g_generation;
+
+uint64_t loom__gradient_generation(void) {
+  return atomic_load_explicit(&g_generation, memory_order_acquire);
+}
+
 static uint64_t name_hash(const char* name) {
   return loom_hash_bytes(name, strlen(name));
 }
@@ -107,6 +115,7 @@ loom_status_t loom_gradient_register(const loom_gradient_def_t* def) {
   if (!exists) {
     entry->next = g_gradients[hash % kBuckets];
     g_gradients[hash % kBuckets] = entry;
+    atomic_fetch_add_explicit(&g_generation, 1, memory_order_release);
   }
   pthread_mutex_unlock(&g_mutex);
   if (exists) {

@@ -124,13 +124,18 @@ typedef struct tape_state_t {
   loom_op_handler_t* effective_outer;  // `outer`, or the CPU
 } tape_state_t;
 
-// Per op and handler: the op prepared on the outer handler and its
-// gradient definition, looked up once.
+// Per op and outer handler: the op prepared on the outer handler and its
+// gradient definition, looked up once and shared by the tapes merged on
+// that outer handler (tape_reuse_op_data): a new tape each training step
+// finds its ops ready.
 typedef struct tape_op_data_t {
+  loom_ref_count_t ref_count;
+  loom_allocator_t allocator;
   loom_prepared_op_t* outer_op;
   const loom_gradient_def_t* def;
-  bool record;          // false: registered as not differentiable
-  bool reads_variable;  // ReadVariableOp: watches its resource
+  uint64_t gradients_generation;  // of the gradient registry, at the look-up
+  bool record;                    // false: registered as not differentiable
+  bool reads_variable;            // ReadVariableOp: watches its resource
 } tape_op_data_t;
 
 static const loom_op_handler_vtable_t kTapeVtable;
@@ -628,6 +633,11 @@ static loom_status_t tape_prepare(loom_op_handler_t* handler,
     loom_allocator_free(state->allocator, data);
     return status;
   }
+  loom_ref_count_init(&data->ref_count);
+  data->allocator = state->allocator;
+  // The generation first: a gradient registered meanwhile makes the data
+  // look stale, never the other way round.
+  data->gradients_generation = loom__gradient_generation();
   data->def = loom_gradient_find(op_name);
   data->record = !data->def || data->def->fn;
   data->reads_variable = strcmp(op_name, "ReadVariableOp") == 0;
@@ -636,11 +646,29 @@ static loom_status_t tape_prepare(loom_op_handler_t* handler,
 }
 
 static void tape_release_op_data(loom_op_handler_t* handler, void* opaque) {
-  tape_state_t* state = loom_op_handler_state(handler);
+  (void)handler;
   tape_op_data_t* data = opaque;
-  if (!data) return;
+  if (!data || !loom_ref_count_dec(&data->ref_count)) return;
   loom_prepared_op_release(data->outer_op);
-  loom_allocator_free(state->allocator, data);
+  loom_allocator_free(data->allocator, data);
+}
+
+// Another tape's data for the same op serves this tape when both run their
+// ops on the same outer handler and no gradient was registered since.
+static loom_status_t tape_reuse_op_data(loom_op_handler_t* handler,
+                                        const loom_op_handler_t* source,
+                                        void* source_op_data,
+                                        void** out_op_data) {
+  const tape_state_t* state = loom_op_handler_state(handler);
+  const tape_state_t* other = loom_op_handler_state(source);
+  tape_op_data_t* data = source_op_data;
+  if (outer_of(state) != outer_of(other) ||
+      data->gradients_generation != loom__gradient_generation()) {
+    return loom_make_status(LOOM_STATUS_NOT_FOUND, "not shareable");
+  }
+  loom_ref_count_inc(&data->ref_count);
+  *out_op_data = data;
+  return loom_ok_status();
 }
 
 static loom_status_t pass_on(tape_state_t* state,
@@ -1018,6 +1046,7 @@ static const loom_op_handler_vtable_t kTapeVtable = {
     .type_name = "TAPE",
     .prepare = tape_prepare,
     .release_op_data = tape_release_op_data,
+    .reuse_op_data = tape_reuse_op_data,
     .execute = tape_execute,
     .destroy = tape_destroy,
     .merge = tape_merge,
@@ -1317,7 +1346,7 @@ static loom_status_t replay(backward_t* b, const tape_node_t* node,
     status = loom_make_status(LOOM_STATUS_INTERNAL, "%d results, expected %d",
                               count, node->num_outputs);
   }
-  loom__grad_op_cache_put(&b->cache, op);
+  loom__grad_op_cache_put(&b->cache, op, node->op_name);
   return status;
 }
 

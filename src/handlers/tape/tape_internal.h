@@ -21,6 +21,9 @@ enum { kGradOpCacheSize = 32 };
 typedef struct loom_grad_op_cache_t {
   int32_t count;
   loom_eager_op_t* ops[kGradOpCacheSize];
+  // The name each was asked for last: gradient functions name their ops
+  // with string literals, so a pointer comparison usually finds the op.
+  const char* keys[kGradOpCacheSize];
 } loom_grad_op_cache_t;
 
 // An op for `op_name` in `eager`: an idle one of that name, or a new one.
@@ -28,8 +31,11 @@ loom_status_t loom__grad_op_cache_get(loom_grad_op_cache_t* cache,
                                       loom_context_t* eager,
                                       const char* op_name,
                                       loom_eager_op_t** out_op);
-// Gives an op back (reset, or destroyed when the cache is full).
-void loom__grad_op_cache_put(loom_grad_op_cache_t* cache, loom_eager_op_t* op);
+// Gives an op back (reset, or destroyed when the cache is full); `op_name`
+// is the name it was asked for with (its address is the key of a quick
+// look-up; the name itself decides).
+void loom__grad_op_cache_put(loom_grad_op_cache_t* cache, loom_eager_op_t* op,
+                             const char* op_name);
 // Gives the idle ops back to their context (loom_eager_op_recycle).
 void loom__grad_op_cache_clear(loom_grad_op_cache_t* cache);
 
@@ -76,5 +82,9 @@ extern _Thread_local uint64_t loom__recompute_segment;
 // The first error the built-in gradient families reported when they
 // registered (they register on first use); OK when none did.
 loom_status_t loom__gradient_builtins_status(void);
+
+// Changes whenever a gradient is registered: a loom_gradient_find result
+// taken at one generation holds while it is current.
+uint64_t loom__gradient_generation(void);
 
 #endif  // LOOM_HANDLERS_TAPE_TAPE_INTERNAL_H_
