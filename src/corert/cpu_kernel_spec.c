@@ -178,19 +178,26 @@ loom_status_t loom__cpu_spec_get(cpu_op_t* op, const loom_dtype_t* dtypes,
 }
 
 //===----------------------------------------------------------------------===//
-// Shape memo: the last shapes each (recent) spec saw on this thread
+// Shape memo: output shapes by spec and input shapes, per thread
 //===----------------------------------------------------------------------===//
 
 // A spec's shape function gives the same output shapes for the same input
-// shapes unless it reads input values (Reshape's shape): a tiny op run
-// again on the shapes it last saw skips the function. Per thread (no
-// locks), direct-mapped by spec serial (a spec's address may be reused
-// after it is freed; its serial never is).
-enum { kMemoSlots = 32, kMemoInputs = 4, kMemoOutputs = 2 };
+// shapes unless it reads input values (Reshape's shape): an op run again on
+// shapes seen before skips the function. The memo is per thread (no
+// locks), direct-mapped by a hash of the spec's serial (a spec's address
+// may be reused after it is freed; its serial never is) and the input
+// shapes, so that one spec used on several shapes in turn (MatMul in each
+// layer) finds each of them.
+enum {
+  kMemoSlots = 128,
+  kMemoArgs = 16,  // inputs + outputs
+  kMemoDims = 24,  // their dimensions, in all
+};
 typedef struct shape_memo_t {
   uint64_t serial;  // 0: empty
-  loom_shape_t inputs[kMemoInputs];
-  loom_shape_t outputs[kMemoOutputs];
+  uint64_t hash;
+  int8_t ranks[kMemoArgs];  // the inputs', then the outputs'
+  int64_t dims[kMemoDims];
 } shape_memo_t;
 static _Thread_local shape_memo_t t_memo[kMemoSlots];
 static _Atomic uint64_t g_next_serial = 1;
@@ -199,42 +206,74 @@ uint64_t loom__cpu_spec_next_serial(void) {
   return atomic_fetch_add_explicit(&g_next_serial, 1, memory_order_relaxed);
 }
 
-static bool same_shape(const loom_shape_t* a, const loom_shape_t* b) {
-  if (a->rank != b->rank) return false;
-  for (int32_t i = 0; i < a->rank; ++i) {
-    if (a->dims[i] != b->dims[i]) return false;
+static uint64_t mix(uint64_t hash, uint64_t value) {
+  return (hash ^ value) * 0x9e3779b97f4a7c15ull;
+}
+
+// The key's hash, or 0 when these shapes do not fit in an entry.
+static uint64_t memo_hash(const cpu_kernel_spec_t* spec,
+                          const loom_tensor_metadata_t* inputs) {
+  if (spec->num_inputs + spec->num_outputs > kMemoArgs) return 0;
+  uint64_t hash = mix(0x51ed27f1u, spec->serial);
+  int32_t dims = 0;
+  for (int32_t i = 0; i < spec->num_inputs; ++i) {
+    const loom_shape_t* shape = &inputs[i].shape;
+    if (shape->rank < 0) return 0;
+    dims += shape->rank;
+    if (dims > kMemoDims) return 0;
+    hash = mix(hash, (uint64_t)shape->rank);
+    for (int32_t d = 0; d < shape->rank; ++d) {
+      hash = mix(hash, (uint64_t)shape->dims[d]);
+    }
   }
-  return true;
+  return hash | 1;
 }
 
-static bool memo_usable(const cpu_kernel_spec_t* spec) {
-  return spec->num_inputs <= kMemoInputs && spec->num_outputs <= kMemoOutputs;
-}
-
-static bool memo_find(const cpu_kernel_spec_t* spec,
+static bool memo_find(const cpu_kernel_spec_t* spec, uint64_t hash,
                       const loom_tensor_metadata_t* inputs,
                       loom_tensor_metadata_t* results) {
-  const shape_memo_t* memo = &t_memo[spec->serial % kMemoSlots];
-  if (memo->serial != spec->serial) return false;
+  const shape_memo_t* memo = &t_memo[(hash >> 32) % kMemoSlots];
+  if (memo->serial != spec->serial || memo->hash != hash) return false;
+  const int64_t* dims = memo->dims;
   for (int32_t i = 0; i < spec->num_inputs; ++i) {
-    if (!same_shape(&memo->inputs[i], &inputs[i].shape)) return false;
+    const loom_shape_t* shape = &inputs[i].shape;
+    if (memo->ranks[i] != shape->rank) return false;
+    for (int32_t d = 0; d < shape->rank; ++d) {
+      if (*dims++ != shape->dims[d]) return false;
+    }
   }
-  for (int32_t i = 0; i < spec->num_outputs; ++i) {
-    results[i].shape = memo->outputs[i];
+  for (int32_t o = 0; o < spec->num_outputs; ++o) {
+    loom_shape_t* shape = &results[o].shape;
+    shape->rank = memo->ranks[spec->num_inputs + o];
+    for (int32_t d = 0; d < shape->rank; ++d) shape->dims[d] = *dims++;
   }
   return true;
 }
 
-static void memo_store(const cpu_kernel_spec_t* spec,
+static void memo_store(const cpu_kernel_spec_t* spec, uint64_t hash,
                        const loom_tensor_metadata_t* inputs,
                        const loom_tensor_metadata_t* results) {
-  shape_memo_t* memo = &t_memo[spec->serial % kMemoSlots];
-  memo->serial = spec->serial;
-  for (int32_t i = 0; i < spec->num_inputs; ++i) {
-    memo->inputs[i] = inputs[i].shape;
+  int32_t dims = 0;
+  for (int32_t i = 0; i < spec->num_inputs; ++i) dims += inputs[i].shape.rank;
+  for (int32_t o = 0; o < spec->num_outputs; ++o) {
+    // Unknown output shapes are not remembered.
+    if (results[o].shape.rank < 0) return;
+    dims += results[o].shape.rank;
   }
-  for (int32_t i = 0; i < spec->num_outputs; ++i) {
-    memo->outputs[i] = results[i].shape;
+  if (dims > kMemoDims) return;
+  shape_memo_t* memo = &t_memo[(hash >> 32) % kMemoSlots];
+  memo->serial = spec->serial;
+  memo->hash = hash;
+  int64_t* out = memo->dims;
+  for (int32_t i = 0; i < spec->num_inputs; ++i) {
+    const loom_shape_t* shape = &inputs[i].shape;
+    memo->ranks[i] = (int8_t)shape->rank;
+    for (int32_t d = 0; d < shape->rank; ++d) *out++ = shape->dims[d];
+  }
+  for (int32_t o = 0; o < spec->num_outputs; ++o) {
+    const loom_shape_t* shape = &results[o].shape;
+    memo->ranks[spec->num_inputs + o] = (int8_t)shape->rank;
+    for (int32_t d = 0; d < shape->rank; ++d) *out++ = shape->dims[d];
   }
 }
 
@@ -250,13 +289,13 @@ loom_status_t loom__cpu_spec_infer(
   }
   // The shape function reads the inputs' metadata in place and writes the
   // results' shapes; their dtypes come from the spec.
-  bool memo = memo_usable(spec);
-  if (!memo || !memo_find(spec, inputs, results)) {
+  uint64_t hash = memo_hash(spec, inputs);
+  if (!hash || !memo_find(spec, hash, inputs, results)) {
     bool read_tensors = false;
     LOOM_RETURN_IF_ERROR(loom__op_def_infer_metadata(
         op->def, spec->attrs, inputs, input_tensors, spec->num_inputs, results,
         num_results, &read_tensors));
-    if (memo && !read_tensors) memo_store(spec, inputs, results);
+    if (hash && !read_tensors) memo_store(spec, hash, inputs, results);
   }
   bool known = true;
   for (int32_t i = 0; i < num_results; ++i) {

@@ -390,6 +390,57 @@ static void conversion_dispatch_checks_its_arity(void** state) {
   }
 }
 
+// The shapes a shape function gave are remembered per input shapes: one
+// op (a MatMul kernel specialisation) run on several shapes in turn, as
+// each layer of a network runs it, gets each one's output shape, also when
+// the memo already knows the others; so does an op with many inputs.
+static void shapes_are_remembered_per_input_shapes(void** state) {
+  corert_test_env_t* env = env_of(state);
+  const int64_t shapes[3][3] = {{2, 3, 4}, {5, 3, 1}, {1, 7, 2}};
+  for (int round = 0; round < 4; ++round) {
+    for (int s = 0; s < 3; ++s) {
+      const int64_t a_dims[2] = {shapes[s][0], shapes[s][1]};
+      const int64_t b_dims[2] = {shapes[s][1], shapes[s][2]};
+      loom_tensor_handle_t* args[2] = {
+          corert_test_handle(env, LOOM_DTYPE_FLOAT, a_dims, 2, NULL),
+          corert_test_handle(env, LOOM_DTYPE_FLOAT, b_dims, 2, NULL)};
+      loom_tensor_handle_t* product = NULL;
+      LOOM_ASSERT_OK(loom_runtime_execute(env->runtime, "MatMul", env->cpu,
+                                          CORERT_TEST_HERE(), args, 2, NULL,
+                                          &product, 1, NULL));
+      loom_tensor_metadata_t metadata;
+      LOOM_ASSERT_OK(loom_tensor_handle_metadata(product, &metadata));
+      assert_int_equal(metadata.dtype, LOOM_DTYPE_FLOAT);
+      assert_int_equal(metadata.shape.rank, 2);
+      assert_int_equal(metadata.shape.dims[0], shapes[s][0]);
+      assert_int_equal(metadata.shape.dims[1], shapes[s][2]);
+      loom_tensor_handle_release(product);
+    }
+  }
+  // AddN of twelve inputs: more than the memo keeps dimensions of, at rank
+  // 3 (the shape function runs every time), and at rank 1 (remembered).
+  for (int rank = 1; rank <= 3; rank += 2) {
+    for (int round = 0; round < 2; ++round) {
+      const int64_t dims[3] = {2 + round, 1, 3};
+      loom_tensor_handle_t* args[12];
+      for (int i = 0; i < 12; ++i) {
+        args[i] = corert_test_handle(env, LOOM_DTYPE_FLOAT, dims, rank, NULL);
+      }
+      loom_tensor_handle_t* sum = NULL;
+      LOOM_ASSERT_OK(loom_runtime_execute(env->runtime, "AddN", env->cpu,
+                                          CORERT_TEST_HERE(), args, 12, NULL,
+                                          &sum, 1, NULL));
+      loom_tensor_metadata_t metadata;
+      LOOM_ASSERT_OK(loom_tensor_handle_metadata(sum, &metadata));
+      assert_int_equal(metadata.shape.rank, rank);
+      for (int d = 0; d < rank; ++d) {
+        assert_int_equal(metadata.shape.dims[d], dims[d]);
+      }
+      loom_tensor_handle_release(sum);
+    }
+  }
+}
+
 #define TEST(name) \
   cmocka_unit_test_setup_teardown(name, corert_test_setup, corert_test_teardown)
 
@@ -409,6 +460,7 @@ int main(void) {
       TEST(print_checks_its_arity),
       TEST(print_needs_a_chain),
       TEST(conversion_dispatch_checks_its_arity),
+      TEST(shapes_are_remembered_per_input_shapes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
