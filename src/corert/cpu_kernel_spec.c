@@ -210,38 +210,48 @@ static uint64_t mix(uint64_t hash, uint64_t value) {
   return (hash ^ value) * 0x9e3779b97f4a7c15ull;
 }
 
-// The key's hash, or 0 when these shapes do not fit in an entry.
-static uint64_t memo_hash(const cpu_kernel_spec_t* spec,
-                          const loom_tensor_metadata_t* inputs) {
-  if (spec->num_inputs + spec->num_outputs > kMemoArgs) return 0;
+// A spec's input shapes, packed: what an entry is found by.
+typedef struct memo_key_t {
+  uint64_t hash;  // 0: the shapes do not fit in an entry
+  int32_t num_dims;
+  int8_t ranks[kMemoArgs];
+  int64_t dims[kMemoDims];
+} memo_key_t;
+
+static void memo_key(const cpu_kernel_spec_t* spec,
+                     const loom_tensor_metadata_t* inputs, memo_key_t* key) {
+  key->hash = 0;
+  if (spec->num_inputs + spec->num_outputs > kMemoArgs) return;
   uint64_t hash = mix(0x51ed27f1u, spec->serial);
-  int32_t dims = 0;
+  int32_t n = 0;
   for (int32_t i = 0; i < spec->num_inputs; ++i) {
     const loom_shape_t* shape = &inputs[i].shape;
-    if (shape->rank < 0) return 0;
-    dims += shape->rank;
-    if (dims > kMemoDims) return 0;
+    if (shape->rank < 0 || n + shape->rank > kMemoDims) return;
+    key->ranks[i] = (int8_t)shape->rank;
     hash = mix(hash, (uint64_t)shape->rank);
     for (int32_t d = 0; d < shape->rank; ++d) {
+      key->dims[n++] = shape->dims[d];
       hash = mix(hash, (uint64_t)shape->dims[d]);
     }
   }
-  return hash | 1;
+  key->num_dims = n;
+  key->hash = hash | 1;
 }
 
-static bool memo_find(const cpu_kernel_spec_t* spec, uint64_t hash,
-                      const loom_tensor_metadata_t* inputs,
+static shape_memo_t* memo_slot(uint64_t hash) {
+  return &t_memo[(hash >> 32) % kMemoSlots];
+}
+
+static bool memo_find(const cpu_kernel_spec_t* spec, const memo_key_t* key,
                       loom_tensor_metadata_t* results) {
-  const shape_memo_t* memo = &t_memo[(hash >> 32) % kMemoSlots];
-  if (memo->serial != spec->serial || memo->hash != hash) return false;
-  const int64_t* dims = memo->dims;
-  for (int32_t i = 0; i < spec->num_inputs; ++i) {
-    const loom_shape_t* shape = &inputs[i].shape;
-    if (memo->ranks[i] != shape->rank) return false;
-    for (int32_t d = 0; d < shape->rank; ++d) {
-      if (*dims++ != shape->dims[d]) return false;
-    }
+  const shape_memo_t* memo = memo_slot(key->hash);
+  if (memo->serial != spec->serial || memo->hash != key->hash ||
+      memcmp(memo->ranks, key->ranks, (size_t)spec->num_inputs) != 0 ||
+      memcmp(memo->dims, key->dims, sizeof(int64_t) * (size_t)key->num_dims) !=
+          0) {
+    return false;
   }
+  const int64_t* dims = memo->dims + key->num_dims;
   for (int32_t o = 0; o < spec->num_outputs; ++o) {
     loom_shape_t* shape = &results[o].shape;
     shape->rank = memo->ranks[spec->num_inputs + o];
@@ -250,26 +260,21 @@ static bool memo_find(const cpu_kernel_spec_t* spec, uint64_t hash,
   return true;
 }
 
-static void memo_store(const cpu_kernel_spec_t* spec, uint64_t hash,
-                       const loom_tensor_metadata_t* inputs,
+static void memo_store(const cpu_kernel_spec_t* spec, const memo_key_t* key,
                        const loom_tensor_metadata_t* results) {
-  int32_t dims = 0;
-  for (int32_t i = 0; i < spec->num_inputs; ++i) dims += inputs[i].shape.rank;
+  int32_t n = key->num_dims;
   for (int32_t o = 0; o < spec->num_outputs; ++o) {
     // Unknown output shapes are not remembered.
     if (results[o].shape.rank < 0) return;
-    dims += results[o].shape.rank;
+    n += results[o].shape.rank;
   }
-  if (dims > kMemoDims) return;
-  shape_memo_t* memo = &t_memo[(hash >> 32) % kMemoSlots];
+  if (n > kMemoDims) return;
+  shape_memo_t* memo = memo_slot(key->hash);
   memo->serial = spec->serial;
-  memo->hash = hash;
-  int64_t* out = memo->dims;
-  for (int32_t i = 0; i < spec->num_inputs; ++i) {
-    const loom_shape_t* shape = &inputs[i].shape;
-    memo->ranks[i] = (int8_t)shape->rank;
-    for (int32_t d = 0; d < shape->rank; ++d) *out++ = shape->dims[d];
-  }
+  memo->hash = key->hash;
+  memcpy(memo->ranks, key->ranks, (size_t)spec->num_inputs);
+  memcpy(memo->dims, key->dims, sizeof(int64_t) * (size_t)key->num_dims);
+  int64_t* out = memo->dims + key->num_dims;
   for (int32_t o = 0; o < spec->num_outputs; ++o) {
     const loom_shape_t* shape = &results[o].shape;
     memo->ranks[spec->num_inputs + o] = (int8_t)shape->rank;
@@ -289,13 +294,14 @@ loom_status_t loom__cpu_spec_infer(
   }
   // The shape function reads the inputs' metadata in place and writes the
   // results' shapes; their dtypes come from the spec.
-  uint64_t hash = memo_hash(spec, inputs);
-  if (!hash || !memo_find(spec, hash, inputs, results)) {
+  memo_key_t key;
+  memo_key(spec, inputs, &key);
+  if (!key.hash || !memo_find(spec, &key, results)) {
     bool read_tensors = false;
     LOOM_RETURN_IF_ERROR(loom__op_def_infer_metadata(
         op->def, spec->attrs, inputs, input_tensors, spec->num_inputs, results,
         num_results, &read_tensors));
-    if (hash && !read_tensors) memo_store(spec, hash, inputs, results);
+    if (key.hash && !read_tensors) memo_store(spec, &key, results);
   }
   bool known = true;
   for (int32_t i = 0; i < num_results; ++i) {

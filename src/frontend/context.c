@@ -454,9 +454,28 @@ loom_status_t loom__context_add_handler_locked(loom_context_t* context,
       index = context->handlers[i].index + 1;
     }
   }
+  // "/job:localhost/replica:0/task:0/device:<type>:<index>", put together
+  // by hand: this runs for each new merge (a tape per training step).
+  static const char kPrefix[] = "/job:localhost/replica:0/task:0/device:";
   char name[192];
-  snprintf(name, sizeof(name), "/job:localhost/replica:0/task:0/device:%s:%lld",
-           type, (long long)index);
+  char digits[24];
+  int num_digits = 0;
+  uint64_t rest = (uint64_t)index;
+  do {
+    digits[num_digits++] = (char)('0' + rest % 10);
+    rest /= 10;
+  } while (rest);
+  size_t type_length = strlen(type);
+  size_t room = sizeof(name) - sizeof(kPrefix) - (size_t)num_digits - 1;
+  if (type_length > room) type_length = room;
+  char* at = name;
+  memcpy(at, kPrefix, sizeof(kPrefix) - 1);
+  at += sizeof(kPrefix) - 1;
+  memcpy(at, type, type_length);
+  at += type_length;
+  *at++ = ':';
+  while (num_digits) *at++ = digits[--num_digits];
+  *at = '\0';
   loom_status_t status = add_locked(context, name, type, index, handler);
   if (!status && out_name) {
     *out_name = context->handlers[context->num_handlers - 1].name;

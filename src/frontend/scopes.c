@@ -148,7 +148,12 @@ static void handler_type(loom_context_t* context,
     type[length] = '\0';
     return;
   }
-  snprintf(type, capacity, "%s", loom_op_handler_type_name(inner));
+  // A plain copy (this runs for each new merge, a tape per training step).
+  const char* type_name = loom_op_handler_type_name(inner);
+  size_t length = strlen(type_name);
+  if (length >= capacity) length = capacity - 1;
+  memcpy(type, type_name, length);
+  type[length] = '\0';
 }
 
 // The merge of `inner` onto `outer` (a new reference): the remembered one,
