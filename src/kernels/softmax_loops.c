@@ -54,6 +54,14 @@ enum { kLanes = 32 };
 #define SOFTMAX_LOOPS(suffix, T, LOG)                                       \
   /* The largest element (NaN if any is NaN). */                            \
   static T LOOM_ISA_FN(max_##suffix)(const T* restrict x, int64_t n) {      \
+    if (n < kLanes) {                                                       \
+      /* A short row (a few classes): the lanes would cost more. */         \
+      T m = -INFINITY;                                                      \
+      for (int64_t i = 0; i < n; ++i) {                                     \
+        m = (x[i] > m || x[i] != x[i]) ? x[i] : m;                          \
+      }                                                                     \
+      return m;                                                             \
+    }                                                                       \
     T lane[kLanes];                                                         \
     for (int j = 0; j < kLanes; ++j) lane[j] = -INFINITY;                   \
     int64_t i = 0;                                                          \
@@ -74,6 +82,11 @@ enum { kLanes = 32 };
     return m;                                                               \
   }                                                                         \
   static T LOOM_ISA_FN(sum_##suffix)(const T* restrict x, int64_t n) {      \
+    if (n < kLanes) {                                                       \
+      T s = 0;                                                              \
+      for (int64_t i = 0; i < n; ++i) s += x[i];                            \
+      return s;                                                             \
+    }                                                                       \
     T lane[kLanes];                                                         \
     for (int j = 0; j < kLanes; ++j) lane[j] = 0;                           \
     int64_t i = 0;                                                          \
