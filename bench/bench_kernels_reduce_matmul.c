@@ -296,7 +296,7 @@ int main(int argc, char** argv) {
   for (int threads = 1; threads <= 2; ++threads) {
     loom_host_context_options_t host_options;
     loom_host_context_options_initialize(&host_options);
-    host_options.num_threads = threads == 1 ? 0 : threads;
+    host_options.num_threads = threads - 1;  // the caller is the other one
     loom_host_context_t* host = NULL;
     CHECK_OK(loom_host_context_create(&host_options, &host));
     loom_runtime_options_t options;

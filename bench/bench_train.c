@@ -91,7 +91,7 @@ static void train_mlp(const char* name, int threads, int64_t inputs,
   if (!wanted(name)) return;
   loom_context_options_t options;
   loom_context_options_initialize(&options);
-  options.num_threads = threads == 1 ? 0 : threads;
+  options.num_threads = threads - 1;  // the caller is the other one
   loom_context_t* context = NULL;
   CHECK_OK(loom_context_create(&options, &context));
   step_bench_t b = {0};

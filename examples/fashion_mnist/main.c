@@ -312,8 +312,9 @@ static int train(run_t* run) {
 
   loom_context_options_t context_options;
   loom_context_options_initialize(&context_options);
-  // One thread: no workers, everything on this thread.
-  context_options.num_threads = o->threads == 1 ? 0 : o->threads;
+  // N threads compute: this one and N - 1 workers (by default one per
+  // core in all).
+  if (o->threads > 0) context_options.num_threads = o->threads - 1;
   status = loom_context_create(&context_options, &run->context);
   if (status) return report("creating the context", status);
 

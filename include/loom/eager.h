@@ -51,7 +51,9 @@ typedef struct loom_context_options_t {
   // (loom_context_wait) or when a result is resolved. Otherwise every op is
   // complete, and its error returned, when execute returns.
   bool async;
-  int num_threads;             // worker threads; -1: one per core
+  // Worker threads; -1: one per core but one (the calling thread computes
+  // too, so as many threads compute as there are cores).
+  int num_threads;
   loom_allocator_t allocator;  // everything the context makes
 } loom_context_options_t;
 

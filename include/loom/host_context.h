@@ -19,15 +19,18 @@ LOOM_EXTERN_C_BEGIN
 typedef struct loom_host_context_t loom_host_context_t;
 
 typedef struct loom_host_context_options_t {
-  // Worker threads; -1 (the default) means one per core available to the
-  // process. 0 runs work only on threads that wait for it.
+  // Worker threads; -1 (the default) means one fewer than the cores
+  // available to the process: the thread that runs ops (and takes its share
+  // of every parallel loop) is the last one, so that as many threads
+  // compute as there are cores. 0 runs work only on threads that wait for
+  // it.
   int num_threads;
   // Where the context and everything created through it allocate.
   loom_allocator_t allocator;
 } loom_host_context_options_t;
 
-// Fills `options` with the defaults (one worker per core, the default
-// allocator).
+// Fills `options` with the defaults (a worker per core but one, the
+// default allocator).
 LOOM_API void loom_host_context_options_initialize(
     loom_host_context_options_t* options);
 

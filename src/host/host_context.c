@@ -63,7 +63,10 @@ loom_status_t loom_host_context_create(
         "or >= 0",
         num_threads);
   }
-  if (num_threads == -1) num_threads = loom_host_context_default_thread_count();
+  // The calling thread computes too: one thread per core in all.
+  if (num_threads == -1) {
+    num_threads = loom_host_context_default_thread_count() - 1;
+  }
 
   loom_allocator_t allocator = options->allocator;
   loom_host_context_t* host = NULL;

@@ -329,8 +329,8 @@ static loom_status_t run_gemms(loom_kernel_context_t* ctx, gemm_job_t* job) {
   const product_t* p = job->p;
   loom_thread_pool_t* pool =
       loom_host_context_thread_pool(loom_kernel_context_host(ctx));
-  int64_t threads = loom_thread_pool_num_threads(pool);
-  if (threads < 1) threads = 1;
+  // The pool's workers and the calling thread share the blocks.
+  int64_t threads = (int64_t)loom_thread_pool_num_threads(pool) + 1;
   double flops = (double)p->m * (double)p->n * (double)p->k;
   job->row_blocks = 1;
   if (threads > 1 && flops * (double)p->batch >= kMinParallelFlops &&

@@ -110,7 +110,7 @@ typedef struct corert_test_diagnostics_t {
 } corert_test_diagnostics_t;
 
 typedef struct corert_test_env_options_t {
-  int num_threads;                    // worker threads (-1: one per core)
+  int num_threads;                    // worker threads (-1: the default)
   bool synchronous;                   // loom_runtime_options_t.synchronous
   int64_t inline_element_limit;       // 0: the runtime's default
   const loom_allocator_t* allocator;  // NULL: the host's default
