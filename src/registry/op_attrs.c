@@ -363,19 +363,50 @@ bool loom_op_attrs_entry_at(const loom_op_attrs_t* attrs, size_t index,
   return true;
 }
 
+// Kinds whose encoding is their C value, every byte written: equal values
+// are equal bytes.
+static bool plain_scalar(const loom_op_attrs_entry_t* entry) {
+  if (entry->is_list) return false;
+  switch ((loom_attr_kind_t)entry->kind) {
+    case LOOM_ATTR_KIND_BOOL:
+    case LOOM_ATTR_KIND_I32:
+    case LOOM_ATTR_KIND_I64:
+    case LOOM_ATTR_KIND_F32:
+    case LOOM_ATTR_KIND_F64:
+    case LOOM_ATTR_KIND_DTYPE:
+      return true;
+    default:
+      return false;
+  }
+}
+
 bool loom_op_attrs_equal(const loom_op_attrs_t* a, const loom_op_attrs_t* b) {
   size_t count = loom_op_attrs_count(a);
   if (count != loom_op_attrs_count(b)) return false;
   // Entries are kept in name order, so equal sets match entry by entry.
+  // Kernel look-ups compare a few plain scalars (a dtype) on every op:
+  // those are compared as bytes, the rest as values.
+  const loom_op_attrs_entry_t* entries_a = count ? entries(a) : NULL;
+  const loom_op_attrs_entry_t* entries_b = count ? entries(b) : NULL;
   for (size_t i = 0; i < count; ++i) {
-    const char *name_a = NULL, *name_b = NULL;
-    loom_attr_value_t value_a, value_b;
-    loom_op_attrs_entry_at(a, i, &name_a, &value_a);
-    loom_op_attrs_entry_at(b, i, &name_b, &value_b);
-    if (strcmp(name_a, name_b) != 0 ||
-        !loom_attr_value_equal(&value_a, &value_b)) {
+    const loom_op_attrs_entry_t* x = &entries_a[i];
+    const loom_op_attrs_entry_t* y = &entries_b[i];
+    if (x->kind != y->kind || x->is_list != y->is_list ||
+        strcmp(entry_name(a, x), entry_name(b, y)) != 0) {
       return false;
     }
+    if (plain_scalar(x)) {
+      if (x->value_size != y->value_size ||
+          memcmp(bytes(a) + x->value_offset, bytes(b) + y->value_offset,
+                 x->value_size) != 0) {
+        return false;
+      }
+      continue;
+    }
+    loom_attr_value_t value_a, value_b;
+    view_entry(a, x, &value_a);
+    view_entry(b, y, &value_b);
+    if (!loom_attr_value_equal(&value_a, &value_b)) return false;
   }
   return true;
 }

@@ -553,6 +553,59 @@ static loom_status_t build_set(loom_allocator_t alloc, void* context) {
   return status;
 }
 
+// Sets are equal when their names and values are, whatever the order the
+// attributes were set in, whether they spilled, and whether one is frozen:
+// plain scalars (a dtype, a bool, a float), shapes, strings and lists alike.
+static void equal_sets_compare_by_name_and_value(void** state) {
+  (void)state;
+  loom_op_attrs_t a, b;
+  loom_op_attrs_initialize(&a, allocator());
+  loom_op_attrs_initialize(&b, allocator());
+  const int64_t dims[2] = {3, 4};
+  const int64_t list[3] = {1, 2, 3};
+  LOOM_ASSERT_OK(loom_op_attrs_set_dtype(&a, "T", LOOM_DTYPE_FLOAT));
+  LOOM_ASSERT_OK(loom_op_attrs_set_bool(&a, "transpose_a", true));
+  LOOM_ASSERT_OK(loom_op_attrs_set_f32(&a, "alpha", 0.5f));
+  LOOM_ASSERT_OK(loom_op_attrs_set_shape(&a, "shape", dims, 2));
+  LOOM_ASSERT_OK(loom_op_attrs_set_string(&a, "padding", "SAME", 4));
+  LOOM_ASSERT_OK(
+      loom_op_attrs_set_list(&a, "strides", LOOM_ATTR_KIND_I64, list, 3));
+  // The same in another order, with a replaced value on the way.
+  LOOM_ASSERT_OK(
+      loom_op_attrs_set_list(&b, "strides", LOOM_ATTR_KIND_I64, list, 3));
+  LOOM_ASSERT_OK(loom_op_attrs_set_string(&b, "padding", "VALID", 5));
+  LOOM_ASSERT_OK(loom_op_attrs_set_shape(&b, "shape", dims, 2));
+  LOOM_ASSERT_OK(loom_op_attrs_set_f32(&b, "alpha", 0.5f));
+  LOOM_ASSERT_OK(loom_op_attrs_set_bool(&b, "transpose_a", true));
+  LOOM_ASSERT_OK(loom_op_attrs_set_dtype(&b, "T", LOOM_DTYPE_FLOAT));
+  assert_false(loom_op_attrs_equal(&a, &b));  // "SAME" != "VALID"
+  LOOM_ASSERT_OK(loom_op_attrs_set_string(&b, "padding", "SAME", 4));
+  assert_true(loom_op_attrs_equal(&a, &b));
+  const loom_op_attrs_t* frozen = NULL;
+  LOOM_ASSERT_OK(loom_op_attrs_freeze(&b, &frozen));
+  assert_true(loom_op_attrs_equal(&a, frozen));
+  // Each kind of difference.
+  LOOM_ASSERT_OK(loom_op_attrs_set_dtype(&b, "T", LOOM_DTYPE_DOUBLE));
+  assert_false(loom_op_attrs_equal(&a, &b));
+  LOOM_ASSERT_OK(loom_op_attrs_set_dtype(&b, "T", LOOM_DTYPE_FLOAT));
+  LOOM_ASSERT_OK(loom_op_attrs_set_bool(&b, "transpose_a", false));
+  assert_false(loom_op_attrs_equal(&a, &b));
+  LOOM_ASSERT_OK(loom_op_attrs_set_bool(&b, "transpose_a", true));
+  LOOM_ASSERT_OK(loom_op_attrs_set_f32(&b, "alpha", -0.5f));
+  assert_false(loom_op_attrs_equal(&a, &b));
+  LOOM_ASSERT_OK(loom_op_attrs_set_f32(&b, "alpha", 0.5f));
+  LOOM_ASSERT_OK(loom_op_attrs_set_i32(&b, "alpha", 1));  // another kind
+  assert_false(loom_op_attrs_equal(&a, &b));
+  LOOM_ASSERT_OK(loom_op_attrs_set_f32(&b, "alpha", 0.5f));
+  assert_true(loom_op_attrs_equal(&a, &b));
+  LOOM_ASSERT_OK(loom_op_attrs_set_bool(&b, "transpose_b", false));
+  assert_false(loom_op_attrs_equal(&a, &b));  // one more entry
+  assert_true(loom_op_attrs_equal(NULL, NULL));
+  loom_op_attrs_release(frozen);
+  loom_op_attrs_deinitialize(&a);
+  loom_op_attrs_deinitialize(&b);
+}
+
 static void every_allocation_failure_is_reported_without_leaks(void** state) {
   (void)state;
   build_context_t context = {true};
@@ -577,6 +630,7 @@ int main(void) {
       cmocka_unit_test(freeze_copies_once_and_shares_after),
       cmocka_unit_test(print_matches_tfrt),
       cmocka_unit_test(format_uses_tensorflow_text),
+      cmocka_unit_test(equal_sets_compare_by_name_and_value),
       cmocka_unit_test(every_allocation_failure_is_reported_without_leaks),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
