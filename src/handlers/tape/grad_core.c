@@ -470,6 +470,26 @@ static loom_status_t reduction_grad(ctx_t* ctx, handle_t* const* dy,
   double factor = !mean      ? 1.0
                   : in_count ? (double)out_count / (double)in_count
                              : 0.0;
+  if (out_count == 1 &&
+      loom_gradient_context_output_metadata(ctx, 0)->shape.rank == 0) {
+    // Everything reduced to a scalar (a loss): dy, scaled, filled out.
+    handle_t* dims = NULL;
+    handle_t* scale = NULL;
+    handle_t* scaled = NULL;
+    loom_status_t status = loom__grad_shape_constant(ctx, &input->shape, &dims);
+    if (!status && mean) {
+      status = loom__grad_scalar(ctx, input->dtype, factor, &scale);
+      if (!status)
+        status = loom__grad_binary(ctx, "Mul", dy[0], scale, &scaled);
+    }
+    if (!status) {
+      status =
+          loom__grad_binary(ctx, "Fill", dims, mean ? scaled : dy[0], &dx[0]);
+    }
+    handle_t* all[] = {dims, scale, scaled};
+    loom__grad_release_all(all, 3);
+    return status;
+  }
   handle_t* kept_dims = NULL;
   handle_t* reshaped = NULL;
   handle_t* scale = NULL;

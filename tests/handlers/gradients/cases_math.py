@@ -211,7 +211,7 @@ def _reductions(b):
             b.add("%s_%s" % (name, tag), name, [make(*shape), axes],
                   lambda x, a, ref=ref, keep=keep: ref(x, a, keep),
                   attrs={"keep_dims": a_bool(keep)},
-                  hvp=hvp and tag == "two_axes")
+                  hvp=hvp and tag in ("two_axes", "all"))
     # Prod with zeros: the gradient of an entry is the product of the others.
     x = b.uniform(0.5, 1.5, 3, 4)
     x[0, 1] = 0.0
