@@ -167,6 +167,8 @@ static loom_status_t sparse_xent_shape_fn(
 enum { kMinParallelElements = 16384 };
 // Approximate cost per element (exp, a few passes).
 enum { kCostPerElement = 8 };
+// Sparse cross-entropy rows shorter than this go a chunk of rows at a time.
+enum { kFewClasses = 16 };
 
 typedef enum softmax_kind_t {
   KIND_SOFTMAX,
@@ -312,7 +314,23 @@ static void run_rows(void* arg, int64_t begin, int64_t end) {
       return;
     }
   }
-  for (int64_t row = begin; row < end; ++row) run_row(job, row, scratch);
+  int64_t row = begin;
+  if (job->kind == KIND_SPARSE_XENT && job->dtype == LOOM_DTYPE_FLOAT &&
+      job->n < kFewClasses && job->x_col_stride == 1 &&
+      job->x_row_stride == job->n) {
+    // Rows of a few classes: a chunk of rows at a time (one exp pass).
+    int64_t labels[LOOM_SOFTMAX_ROWS_CHUNK];
+    for (; row < end; row += LOOM_SOFTMAX_ROWS_CHUNK) {
+      int64_t rows = end - row < LOOM_SOFTMAX_ROWS_CHUNK
+                         ? end - row
+                         : LOOM_SOFTMAX_ROWS_CHUNK;
+      for (int64_t r = 0; r < rows; ++r) labels[r] = label_at(job, row + r);
+      job->loops->sparse_xent_rows_f32((const float*)job->x + row * job->n,
+                                       labels, (float*)job->y + row * job->n,
+                                       (float*)job->loss + row, rows, job->n);
+    }
+  }
+  for (; row < end; ++row) run_row(job, row, scratch);
   if (scratch != local) loom_allocator_free(job->allocator, scratch);
 }
 

@@ -27,7 +27,15 @@ typedef struct loom_softmax_loops_t {
                            int64_t n);
   double (*sparse_xent_f64)(const double* x, int64_t label, double* backprop,
                             int64_t n);
+  // sparse_xent_f32 for rows[0, rows) of n elements each, contiguous
+  // (rows <= LOOM_SOFTMAX_ROWS_CHUNK): the exps of all rows in one pass, for
+  // rows of a few classes. Same results as row by row.
+  void (*sparse_xent_rows_f32)(const float* x, const int64_t* labels,
+                               float* backprop, float* loss, int64_t rows,
+                               int64_t n);
 } loom_softmax_loops_t;
+
+enum { LOOM_SOFTMAX_ROWS_CHUNK = 64 };
 
 extern const loom_softmax_loops_t loom__softmax_loops_baseline;
 extern const loom_softmax_loops_t loom__softmax_loops_avx2;

@@ -30,21 +30,44 @@
 #define VEXPD(p, q) _mm_storeu_pd(q, Sleef_expd2_u10sse2(_mm_loadu_pd(p)))
 #endif
 
-#define VEXP_LOOP(name, T, LANES, VEXP)                           \
+// The last n < LANES elements: masked loads (the others read as -inf) and
+// stores where the level has them, else through a padded copy.
+#if defined(__AVX512F__)
+#define VEXPF_TAIL(p, q, n)                                                \
+  do {                                                                     \
+    __mmask16 mask_ = (__mmask16)((1u << (n)) - 1);                        \
+    __m512 v_ = _mm512_mask_loadu_ps(_mm512_set1_ps(-INFINITY), mask_, p); \
+    _mm512_mask_storeu_ps(q, mask_, Sleef_expf16_u10avx512f(v_));          \
+  } while (0)
+#define VEXPD_TAIL(p, q, n)                                                 \
+  do {                                                                      \
+    __mmask8 mask_ = (__mmask8)((1u << (n)) - 1);                           \
+    __m512d v_ = _mm512_mask_loadu_pd(_mm512_set1_pd(-INFINITY), mask_, p); \
+    _mm512_mask_storeu_pd(q, mask_, Sleef_expd8_u10avx512f(v_));            \
+  } while (0)
+#else
+#define VEXPF_TAIL(p, q, n) VEXP_PADDED(float, EXPF_LANES, VEXPF, p, q, n)
+#define VEXPD_TAIL(p, q, n) VEXP_PADDED(double, EXPD_LANES, VEXPD, p, q, n)
+#endif
+#define VEXP_PADDED(T, LANES, VEXP, p, q, n)             \
+  do {                                                   \
+    T pad_[LANES];                                       \
+    for (int j_ = 0; j_ < LANES; ++j_) {                 \
+      pad_[j_] = j_ < (n) ? (p)[j_] : -INFINITY;         \
+    }                                                    \
+    VEXP(pad_, pad_);                                    \
+    for (int j_ = 0; j_ < (n); ++j_) (q)[j_] = pad_[j_]; \
+  } while (0)
+
+#define VEXP_LOOP(name, T, LANES, VEXP, VEXP_TAIL)                \
   static void LOOM_ISA_FN(name)(const T* in, T* out, int64_t n) { \
     int64_t i = 0;                                                \
     for (; i + LANES <= n; i += LANES) VEXP(in + i, out + i);     \
-    if (i < n) {                                                  \
-      T pad[LANES];                                               \
-      for (int j = 0; j < LANES; ++j)                             \
-        pad[j] = i + j < n ? in[i + j] : -INFINITY;               \
-      VEXP(pad, pad);                                             \
-      for (int j = 0; i + j < n; ++j) out[i + j] = pad[j];        \
-    }                                                             \
+    if (i < n) VEXP_TAIL(in + i, out + i, (int)(n - i));          \
   }
 
-VEXP_LOOP(vexp_f32, float, EXPF_LANES, VEXPF)
-VEXP_LOOP(vexp_f64, double, EXPD_LANES, VEXPD)
+VEXP_LOOP(vexp_f32, float, EXPF_LANES, VEXPF, VEXPF_TAIL)
+VEXP_LOOP(vexp_f64, double, EXPD_LANES, VEXPD, VEXPD_TAIL)
 
 // Independent lanes for the row reductions (kept in vector registers).
 enum { kLanes = 32 };
@@ -152,6 +175,27 @@ enum { kLanes = 32 };
 SOFTMAX_LOOPS(f32, float, logf)
 SOFTMAX_LOOPS(f64, double, log)
 
+static void LOOM_ISA_FN(sparse_xent_rows_f32)(const float* x,
+                                              const int64_t* labels,
+                                              float* backprop, float* loss,
+                                              int64_t rows, int64_t n) {
+  float shifts[LOOM_SOFTMAX_ROWS_CHUNK];
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * n;
+    float* br = backprop + r * n;
+    shifts[r] = LOOM_ISA_FN(max_f32)(xr, n);
+    for (int64_t i = 0; i < n; ++i) br[i] = xr[i] - shifts[r];
+  }
+  LOOM_ISA_FN(vexp_f32)(backprop, backprop, rows * n);
+  for (int64_t r = 0; r < rows; ++r) {
+    float* br = backprop + r * n;
+    float s = LOOM_ISA_FN(sum_f32)(br, n);
+    for (int64_t i = 0; i < n; ++i) br[i] /= s;
+    br[labels[r]] -= 1;
+    loss[r] = logf(s) - (x[r * n + labels[r]] - shifts[r]);
+  }
+}
+
 const loom_softmax_loops_t LOOM_ISA_FN(loom__softmax_loops) = {
     .softmax_f32 = LOOM_ISA_FN(softmax_f32),
     .softmax_f64 = LOOM_ISA_FN(softmax_f64),
@@ -159,4 +203,5 @@ const loom_softmax_loops_t LOOM_ISA_FN(loom__softmax_loops) = {
     .xent_f64 = LOOM_ISA_FN(xent_f64),
     .sparse_xent_f32 = LOOM_ISA_FN(sparse_xent_f32),
     .sparse_xent_f64 = LOOM_ISA_FN(sparse_xent_f64),
+    .sparse_xent_rows_f32 = LOOM_ISA_FN(sparse_xent_rows_f32),
 };

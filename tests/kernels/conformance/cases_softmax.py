@@ -188,6 +188,9 @@ def _sparse_cases(rng):
                       "empty_batch": (0, 5)}
             if dtype == np.float32 and label_dtype == np.int64:
                 shapes["large"] = (32, 600)
+            if dtype == np.float32:
+                # Rows of a few classes go in chunks of 64 rows.
+                shapes["many_rows"] = (150, 4)
             for shape_name, shape in shapes.items():
                 features = _cast(rng.standard_normal(shape) * 2, dtype)
                 labels = rng.integers(0, shape[1], size=shape[0]).astype(
