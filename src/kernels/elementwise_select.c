@@ -477,6 +477,18 @@ static bool is_nchw(const loom_op_attrs_t* attrs) {
          memcmp(value.u.string.data, "NCHW", 4) == 0;
 }
 
+// The kernels read data_format once, when constructed: the instance is
+// one of these two addresses.
+static const bool kNchw[2] = {false, true};
+
+static void* bias_add_create(loom_kernel_construction_t* ctx) {
+  return (void*)&kNchw[is_nchw(loom_kernel_construction_attrs(ctx))];
+}
+
+static bool kernel_nchw(const void* kernel) {
+  return *(const bool*)kernel;
+}
+
 static loom_status_t rank_at_least_2(const loom_shape_t* s) {
   if (s->rank >= 2) return loom_ok_status();
   char a[LOOM_SHAPE_TEXT_SIZE];
@@ -518,11 +530,10 @@ static loom_status_t bias_add_shape_fn(loom_shape_inference_context_t* context,
 }
 
 static void bias_add_compute(void* kernel, loom_kernel_context_t* ctx) {
-  (void)kernel;
   loom_tensor_t* value = loom_kernel_context_input(ctx, 0);
   loom_tensor_t* bias = loom_kernel_context_input(ctx, 1);
   const loom_shape_t* vs = loom_tensor_shape(value);
-  bool nchw = is_nchw(loom_kernel_context_attrs(ctx));
+  bool nchw = kernel_nchw(kernel);
   loom_status_t status = bias_add_validate(vs, loom_tensor_shape(bias), nchw);
   if (status) {
     fail(ctx, status);
@@ -625,7 +636,6 @@ static void bias_grad_blocks(void* arg, int64_t begin, int64_t end,
 }
 
 static void bias_add_grad_compute(void* kernel, loom_kernel_context_t* ctx) {
-  (void)kernel;
   loom_tensor_t* in = loom_kernel_context_input(ctx, 0);
   const loom_shape_t* s = loom_tensor_shape(in);
   loom_status_t status = rank_at_least_2(s);
@@ -633,7 +643,7 @@ static void bias_add_grad_compute(void* kernel, loom_kernel_context_t* ctx) {
     fail(ctx, status);
     return;
   }
-  bool nchw = is_nchw(loom_kernel_context_attrs(ctx));
+  bool nchw = kernel_nchw(kernel);
   loom_dtype_t dtype = loom_tensor_dtype(in);
   bias_grad_job_t job;
   job.slot = loom__elem_slot(dtype);
@@ -765,15 +775,23 @@ static const loom_builtin_op_t kOps[] = {
       __VA_ARGS__                                                        \
     }                                                                    \
   }
+// Kernels constructed with their data_format.
+#define FORMAT_KERNEL(op, fn, ...)                                     \
+  {                                                                    \
+    .op_name = op, .compute = fn##_compute, .create = bias_add_create, \
+    .type_attr = "T", .types = {                                       \
+      __VA_ARGS__                                                      \
+    }                                                                  \
+  }
 
 static const loom_builtin_kernel_t kKernels[] = {
     KERNEL("Select", select, REAL_TYPES, LOOM_DTYPE_BOOL),
     KERNEL("SelectV2", select_v2, REAL_TYPES, LOOM_DTYPE_BOOL),
     KERNEL("AddN", add_n, REAL_TYPES),
     KERNEL("ClipByValue", clip, REAL_TYPES),
-    KERNEL("BiasAdd", bias_add, REAL_TYPES),
-    KERNEL("BiasAddV1", bias_add, REAL_TYPES),
-    KERNEL("BiasAddGrad", bias_add_grad, REAL_TYPES),
+    FORMAT_KERNEL("BiasAdd", bias_add, REAL_TYPES),
+    FORMAT_KERNEL("BiasAddV1", bias_add, REAL_TYPES),
+    FORMAT_KERNEL("BiasAddGrad", bias_add_grad, REAL_TYPES),
 };
 
 loom_status_t loom__register_select_ops(void) {
