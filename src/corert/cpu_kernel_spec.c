@@ -196,6 +196,8 @@ enum {
 typedef struct shape_memo_t {
   uint64_t serial;  // 0: empty
   uint64_t hash;
+  int32_t num_input_dims;
+  bool known;               // every output shape fully defined
   int8_t ranks[kMemoArgs];  // the inputs', then the outputs'
   int64_t dims[kMemoDims];
 } shape_memo_t;
@@ -204,10 +206,6 @@ static _Atomic uint64_t g_next_serial = 1;
 
 uint64_t loom__cpu_spec_next_serial(void) {
   return atomic_fetch_add_explicit(&g_next_serial, 1, memory_order_relaxed);
-}
-
-static uint64_t mix(uint64_t hash, uint64_t value) {
-  return (hash ^ value) * 0x9e3779b97f4a7c15ull;
 }
 
 // A spec's input shapes, packed: what an entry is found by.
@@ -222,17 +220,21 @@ static void memo_key(const cpu_kernel_spec_t* spec,
                      const loom_tensor_metadata_t* inputs, memo_key_t* key) {
   key->hash = 0;
   if (spec->num_inputs + spec->num_outputs > kMemoArgs) return;
-  uint64_t hash = mix(0x51ed27f1u, spec->serial);
+  // A cheap mix: one multiply per input, the dims folded in by adds and
+  // rotations (the entry is compared in full anyway).
+  uint64_t hash = spec->serial * 0x9e3779b97f4a7c15ull;
   int32_t n = 0;
   for (int32_t i = 0; i < spec->num_inputs; ++i) {
     const loom_shape_t* shape = &inputs[i].shape;
-    if (shape->rank < 0 || n + shape->rank > kMemoDims) return;
-    key->ranks[i] = (int8_t)shape->rank;
-    hash = mix(hash, (uint64_t)shape->rank);
-    for (int32_t d = 0; d < shape->rank; ++d) {
+    int32_t rank = shape->rank;
+    if (rank < 0 || n + rank > kMemoDims) return;
+    key->ranks[i] = (int8_t)rank;
+    uint64_t folded = (uint64_t)rank;
+    for (int32_t d = 0; d < rank; ++d) {
       key->dims[n++] = shape->dims[d];
-      hash = mix(hash, (uint64_t)shape->dims[d]);
+      folded = ((folded << 7) | (folded >> 57)) + (uint64_t)shape->dims[d];
     }
+    hash = (hash ^ folded) * 0xff51afd7ed558ccdull;
   }
   key->num_dims = n;
   key->hash = hash | 1;
@@ -243,25 +245,31 @@ static shape_memo_t* memo_slot(uint64_t hash) {
 }
 
 static bool memo_find(const cpu_kernel_spec_t* spec, const memo_key_t* key,
-                      loom_tensor_metadata_t* results) {
+                      loom_tensor_metadata_t* results, bool* out_known) {
   const shape_memo_t* memo = memo_slot(key->hash);
   if (memo->serial != spec->serial || memo->hash != key->hash ||
-      memcmp(memo->ranks, key->ranks, (size_t)spec->num_inputs) != 0 ||
-      memcmp(memo->dims, key->dims, sizeof(int64_t) * (size_t)key->num_dims) !=
-          0) {
+      memo->num_input_dims != key->num_dims) {
     return false;
+  }
+  for (int32_t i = 0; i < spec->num_inputs; ++i) {
+    if (memo->ranks[i] != key->ranks[i]) return false;
+  }
+  for (int32_t d = 0; d < key->num_dims; ++d) {
+    if (memo->dims[d] != key->dims[d]) return false;
   }
   const int64_t* dims = memo->dims + key->num_dims;
   for (int32_t o = 0; o < spec->num_outputs; ++o) {
     loom_shape_t* shape = &results[o].shape;
     shape->rank = memo->ranks[spec->num_inputs + o];
     for (int32_t d = 0; d < shape->rank; ++d) shape->dims[d] = *dims++;
+    results[o].dtype = spec->output_dtypes[o];
   }
+  *out_known = memo->known;
   return true;
 }
 
 static void memo_store(const cpu_kernel_spec_t* spec, const memo_key_t* key,
-                       const loom_tensor_metadata_t* results) {
+                       const loom_tensor_metadata_t* results, bool known) {
   int32_t n = key->num_dims;
   for (int32_t o = 0; o < spec->num_outputs; ++o) {
     // Unknown output shapes are not remembered.
@@ -272,6 +280,8 @@ static void memo_store(const cpu_kernel_spec_t* spec, const memo_key_t* key,
   shape_memo_t* memo = memo_slot(key->hash);
   memo->serial = spec->serial;
   memo->hash = key->hash;
+  memo->num_input_dims = key->num_dims;
+  memo->known = known;
   memcpy(memo->ranks, key->ranks, (size_t)spec->num_inputs);
   memcpy(memo->dims, key->dims, sizeof(int64_t) * (size_t)key->num_dims);
   int64_t* out = memo->dims + key->num_dims;
@@ -296,18 +306,19 @@ loom_status_t loom__cpu_spec_infer(
   // results' shapes; their dtypes come from the spec.
   memo_key_t key;
   memo_key(spec, inputs, &key);
-  if (!key.hash || !memo_find(spec, &key, results)) {
-    bool read_tensors = false;
-    LOOM_RETURN_IF_ERROR(loom__op_def_infer_metadata(
-        op->def, spec->attrs, inputs, input_tensors, spec->num_inputs, results,
-        num_results, &read_tensors));
-    if (key.hash && !read_tensors) memo_store(spec, &key, results);
+  if (key.hash && memo_find(spec, &key, results, out_known)) {
+    return loom_ok_status();
   }
+  bool read_tensors = false;
+  LOOM_RETURN_IF_ERROR(loom__op_def_infer_metadata(
+      op->def, spec->attrs, inputs, input_tensors, spec->num_inputs, results,
+      num_results, &read_tensors));
   bool known = true;
   for (int32_t i = 0; i < num_results; ++i) {
     results[i].dtype = spec->output_dtypes[i];
     known = known && loom_shape_is_fully_defined(&results[i].shape);
   }
+  if (key.hash && !read_tensors) memo_store(spec, &key, results, known);
   *out_known = known;
   return loom_ok_status();
 }
