@@ -224,8 +224,62 @@ static void run_blocks(void* arg, int64_t begin, int64_t end) {
   if (!ok) atomic_store_explicit(&job->failed, true, memory_order_relaxed);
 }
 
+// A tiny two-operand op whose operands have the same shape, or one of
+// them a single element (x + y, x * 2): one loop over the output, without
+// planning a broadcast. False (nothing done) when it does not apply.
+static bool tiny_binary(loom_kernel_context_t* ctx,
+                        const loom_elementwise_call_t* call) {
+  if (call->num_operands != 2 || !call->binary || call->shapes[0] ||
+      call->shapes[1]) {
+    return false;
+  }
+  loom_tensor_t* a = loom_kernel_context_input(ctx, 0);
+  loom_tensor_t* b = loom_kernel_context_input(ctx, 1);
+  int64_t na = loom_tensor_num_elements(a);
+  int64_t nb = loom_tensor_num_elements(b);
+  const loom_shape_t* shape = NULL;
+  if (loom_shape_equal(loom_tensor_shape(a), loom_tensor_shape(b))) {
+    shape = loom_tensor_shape(a);
+  } else if (nb == 1 &&
+             loom_tensor_shape(b)->rank <= loom_tensor_shape(a)->rank) {
+    shape = loom_tensor_shape(a);
+  } else if (na == 1 &&
+             loom_tensor_shape(a)->rank <= loom_tensor_shape(b)->rank) {
+    shape = loom_tensor_shape(b);
+  } else {
+    return false;
+  }
+  int64_t total = shape == loom_tensor_shape(a) ? na : nb;
+  int64_t cost = call->cost_per_element > 0 ? call->cost_per_element : 1;
+  if (total * cost >= kElementwiseMinParallelWork) return false;
+  loom_dtype_t out_dtype = loom_kernel_context_output_dtype(ctx, 0);
+  int32_t candidates[2];
+  int32_t num_candidates = 0;
+  loom_tensor_t* inputs[2] = {a, b};
+  for (int32_t k = 0; k < 2; ++k) {
+    if (call->forwardable && !(call->forwardable & (1u << k))) continue;
+    if (loom_tensor_dtype(inputs[k]) == out_dtype &&
+        loom_shape_equal(loom_tensor_shape(inputs[k]), shape)) {
+      candidates[num_candidates++] = k;
+    }
+  }
+  loom_tensor_t* z = NULL;
+  loom_status_t status = loom_kernel_context_forward_or_allocate(
+      ctx, candidates, num_candidates, 0, shape, NULL, &z);
+  if (status) {
+    loom_kernel_context_fail(ctx, status);
+    return true;
+  }
+  if (total > 0) {
+    call->binary(loom_tensor_data(a), na == total ? 1 : 0, loom_tensor_data(b),
+                 nb == total ? 1 : 0, loom_tensor_data(z), total);
+  }
+  return true;
+}
+
 void loom__elementwise_compute(loom_kernel_context_t* ctx,
                                const loom_elementwise_call_t* call) {
+  if (tiny_binary(ctx, call)) return;
   const loom_op_def_t* op = loom_kernel_context_op(ctx);
   int32_t n_ops = call->num_operands;
   loom_tensor_t* inputs[3] = {NULL, NULL, NULL};
