@@ -169,6 +169,25 @@ static bool run_one_loop(const elementwise_job_t* job, int64_t n) {
   return true;
 }
 
+// Every row of a two-dim plan on this thread (one inner loop per row).
+static void run_rows_2d(const elementwise_job_t* job) {
+  const loom_broadcast_plan_t* plan = &job->plan;
+  int64_t rows = plan->dims[0], n = plan->inner;
+  size_t row0 = (size_t)plan->strides[0][0] * job->in_size[0];
+  size_t row1 = (size_t)plan->strides[1][0] * job->in_size[1];
+  size_t row_out = (size_t)n * job->out_size;
+  int64_t s0 = plan->strides[0][1], s1 = plan->strides[1][1];
+  const char* in0 = job->in[0];
+  const char* in1 = job->in[1];
+  char* out = job->out;
+  for (int64_t r = 0; r < rows; ++r) {
+    job->binary(in0, s0, in1, s1, out, n);
+    in0 += row0;
+    in1 += row1;
+    out += row_out;
+  }
+}
+
 static void run_blocks(void* arg, int64_t begin, int64_t end) {
   elementwise_job_t* job = arg;
   const loom_broadcast_plan_t* plan = &job->plan;
@@ -360,7 +379,12 @@ void loom__elementwise_compute(loom_kernel_context_t* ctx,
     job.chunk = (job.plan.inner + job.chunks - 1) / job.chunks;
   }
   int64_t units = job.plan.outer * job.chunks;
-  if (units == 1 || total * cost < kElementwiseMinParallelWork) {
+  if (job.plan.rank == 2 && job.binary &&
+      total * cost < kElementwiseMinParallelWork) {
+    // Small rows over two dims (a bias added to [N, C], a column scaling
+    // [N, C]): each row at a stride, without the general walk.
+    run_rows_2d(&job);
+  } else if (units == 1 || total * cost < kElementwiseMinParallelWork) {
     run_blocks(&job, 0, units);  // not worth the pool
   } else {
     loom_thread_pool_t* pool =
