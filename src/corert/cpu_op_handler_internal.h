@@ -16,8 +16,9 @@
 #include "registry/kernel_context.h"
 
 enum {
-  // Arguments and results handled without heap arrays.
-  kCpuInlineArity = 8,
+  // Arguments and results handled without heap arrays (an Adam update
+  // takes ten).
+  kCpuInlineArity = 12,
   // Specialisations cached per op (shared by all its prepared ops).
   kCpuMaxSpecs = 32,
 };

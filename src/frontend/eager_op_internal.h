@@ -6,7 +6,7 @@
 
 #include "frontend/frontend_internal.h"
 
-enum { kEagerInlineInputs = 8 };
+enum { kEagerInlineInputs = 12 };
 
 struct loom_eager_op_t {
   loom_context_t* context;

@@ -417,18 +417,18 @@ static void shapes_are_remembered_per_input_shapes(void** state) {
       loom_tensor_handle_release(product);
     }
   }
-  // AddN of twelve inputs: more than the memo keeps dimensions of, at rank
+  // AddN of fourteen inputs: more than the memo keeps dimensions of, at rank
   // 3 (the shape function runs every time), and at rank 1 (remembered).
   for (int rank = 1; rank <= 3; rank += 2) {
     for (int round = 0; round < 2; ++round) {
       const int64_t dims[3] = {2 + round, 1, 3};
-      loom_tensor_handle_t* args[12];
-      for (int i = 0; i < 12; ++i) {
+      loom_tensor_handle_t* args[14];
+      for (int i = 0; i < 14; ++i) {
         args[i] = corert_test_handle(env, LOOM_DTYPE_FLOAT, dims, rank, NULL);
       }
       loom_tensor_handle_t* sum = NULL;
       LOOM_ASSERT_OK(loom_runtime_execute(env->runtime, "AddN", env->cpu,
-                                          CORERT_TEST_HERE(), args, 12, NULL,
+                                          CORERT_TEST_HERE(), args, 14, NULL,
                                           &sum, 1, NULL));
       loom_tensor_metadata_t metadata;
       LOOM_ASSERT_OK(loom_tensor_handle_metadata(sum, &metadata));

@@ -674,7 +674,7 @@ static loom_tensor_handle_t* sum_with_late_input(corert_test_env_t* env,
 }
 
 // Arities on both sides of the runtime's inline array size.
-static const int kArities[3] = {2, 8, 12};
+static const int kArities[3] = {2, 12, 16};
 
 static void late_metadata_is_checked_for_any_number_of_inputs(void** state) {
   corert_test_env_t* env = env_of(state);

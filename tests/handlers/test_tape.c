@@ -1618,7 +1618,7 @@ static void handle_tags_are_compare_and_swap(void** state) {
 // More arguments and results than the tape keeps inline.
 static void ops_with_many_inputs_are_recorded(void** state) {
   (void)state;
-  enum { kCount = 12 };
+  enum { kCount = 14 };
   handle_t* inputs[kCount];
   loom_op_handler_t* tape = new_tape(false);
   LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, tape));
