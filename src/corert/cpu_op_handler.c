@@ -343,32 +343,6 @@ static loom_status_t convert_scalars(const cpu_op_t* op,
   return loom_ok_status();
 }
 
-// Calls a native op's dispatch function on the frame's tensors, its
-// result metadata known: what loom__cpu_call_run does, without the call
-// record.
-static loom_status_t call_native_inline(loom_runtime_t* runtime,
-                                        loom_op_invocation_t* invocation,
-                                        const cpu_op_t* op,
-                                        const execute_frame_t* frame,
-                                        loom_async_value_t** values,
-                                        uint64_t owned) {
-  loom_cpu_dispatch_context_t context = {runtime->host,
-                                         runtime->allocator,
-                                         invocation->location,
-                                         frame->tensors,
-                                         invocation->num_arguments,
-                                         invocation->attrs,
-                                         frame->results,
-                                         values,
-                                         invocation->num_results,
-                                         owned};
-  loom_status_t status = op->native->dispatch(&context);
-  if (LOOM_UNLIKELY(status != NULL)) {
-    return loom__cpu_annotate(status, invocation->op->name);
-  }
-  return loom_ok_status();
-}
-
 // Runs the op now: its arguments are available, it is cheap and its kernel
 // synchronous. Dispatch failures go to the result handles.
 static loom_status_t run_inline(loom_op_handler_t* handler,
@@ -419,9 +393,7 @@ static loom_status_t run_inline(loom_op_handler_t* handler,
   if (LOOM_UNLIKELY(scalars)) {
     status = convert_scalars(op, runtime->allocator, invocation, frame, &owned);
   }
-  if (!status && op->native && metadata_known) {
-    status = call_native_inline(runtime, invocation, op, frame, values, owned);
-  } else if (!status) {
+  if (!status) {
     cpu_call_t call = {op,
                        invocation->op->name,
                        invocation->location,
@@ -434,7 +406,8 @@ static loom_status_t run_inline(loom_op_handler_t* handler,
                        values,
                        m,
                        false};
-    status = loom__cpu_call_run(&call);
+    status = op->native && metadata_known ? loom__cpu_call_native(&call)
+                                          : loom__cpu_call_run(&call);
   }
   for (int32_t i = 0; i < n; ++i) {
     if (invocation->arguments[i]) {

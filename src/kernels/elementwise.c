@@ -243,6 +243,25 @@ static void run_blocks(void* arg, int64_t begin, int64_t end) {
   if (!ok) atomic_store_explicit(&job->failed, true, memory_order_relaxed);
 }
 
+// The inputs an output of `shape` may take the buffer of: those of its
+// shape and dtype, among the ones the call allows (element i of the result
+// depends only on element i of the input). Returns how many.
+static int32_t forward_candidates(const loom_elementwise_call_t* call,
+                                  loom_tensor_t* const* inputs,
+                                  const loom_shape_t* const* shapes,
+                                  int32_t n_ops, const loom_shape_t* shape,
+                                  loom_dtype_t out_dtype, int32_t* candidates) {
+  int32_t count = 0;
+  for (int32_t k = 0; k < n_ops; ++k) {
+    if (call->forwardable && !(call->forwardable & (1u << k))) continue;
+    if (loom_tensor_dtype(inputs[k]) == out_dtype &&
+        loom_shape_equal(shapes[k], shape)) {
+      candidates[count++] = k;
+    }
+  }
+  return count;
+}
+
 // A tiny two-operand op whose operands have the same shape, or one of
 // them a single element (x + y, x * 2): one loop over the output, without
 // planning a broadcast. False (nothing done) when it does not apply.
@@ -271,17 +290,13 @@ static bool tiny_binary(loom_kernel_context_t* ctx,
   int64_t total = shape == loom_tensor_shape(a) ? na : nb;
   int64_t cost = call->cost_per_element > 0 ? call->cost_per_element : 1;
   if (total * cost >= kElementwiseMinParallelWork) return false;
-  loom_dtype_t out_dtype = loom_kernel_context_output_dtype(ctx, 0);
+  loom_tensor_t* const inputs[2] = {a, b};
+  const loom_shape_t* const shapes[2] = {loom_tensor_shape(a),
+                                         loom_tensor_shape(b)};
   int32_t candidates[2];
-  int32_t num_candidates = 0;
-  loom_tensor_t* inputs[2] = {a, b};
-  for (int32_t k = 0; k < 2; ++k) {
-    if (call->forwardable && !(call->forwardable & (1u << k))) continue;
-    if (loom_tensor_dtype(inputs[k]) == out_dtype &&
-        loom_shape_equal(loom_tensor_shape(inputs[k]), shape)) {
-      candidates[num_candidates++] = k;
-    }
-  }
+  int32_t num_candidates =
+      forward_candidates(call, inputs, shapes, 2, shape,
+                         loom_kernel_context_output_dtype(ctx, 0), candidates);
   loom_tensor_t* z = NULL;
   loom_status_t status = loom_kernel_context_forward_or_allocate(
       ctx, candidates, num_candidates, 0, shape, NULL, &z);
@@ -315,16 +330,13 @@ void loom__elementwise_compute(loom_kernel_context_t* ctx,
     status = loom__broadcast_shapes(&pair, shapes[2], &shape);
   }
   // An input of the output's shape that nobody else holds becomes the
-  // output: element i of the result depends only on element i of it.
+  // output.
   int32_t candidates[3];
   int32_t num_candidates = 0;
   loom_dtype_t out_dtype = loom_kernel_context_output_dtype(ctx, 0);
-  for (int32_t k = 0; !status && k < n_ops; ++k) {
-    if (call->forwardable && !(call->forwardable & (1u << k))) continue;
-    if (loom_tensor_dtype(inputs[k]) == out_dtype &&
-        loom_shape_equal(shapes[k], &shape)) {
-      candidates[num_candidates++] = k;
-    }
+  if (!status) {
+    num_candidates = forward_candidates(call, inputs, shapes, n_ops, &shape,
+                                        out_dtype, candidates);
   }
   loom_tensor_t* z = NULL;
   int32_t forwarded = -1;

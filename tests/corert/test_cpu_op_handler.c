@@ -390,6 +390,25 @@ static void conversion_dispatch_checks_its_arity(void** state) {
   }
 }
 
+// Runs `op_name` on env->cpu (consuming args) and checks its one result's
+// float dtype and shape dims[0, rank).
+static void expect_result_shape(corert_test_env_t* env, const char* op_name,
+                                loom_tensor_handle_t** args, int32_t n,
+                                const int64_t* dims, int32_t rank) {
+  loom_tensor_handle_t* result = NULL;
+  LOOM_ASSERT_OK(loom_runtime_execute(env->runtime, op_name, env->cpu,
+                                      CORERT_TEST_HERE(), args, n, NULL,
+                                      &result, 1, NULL));
+  loom_tensor_metadata_t metadata;
+  LOOM_ASSERT_OK(loom_tensor_handle_metadata(result, &metadata));
+  assert_int_equal(metadata.dtype, LOOM_DTYPE_FLOAT);
+  assert_int_equal(metadata.shape.rank, rank);
+  for (int32_t d = 0; d < rank; ++d) {
+    assert_int_equal(metadata.shape.dims[d], dims[d]);
+  }
+  loom_tensor_handle_release(result);
+}
+
 // The shapes a shape function gave are remembered per input shapes: one
 // op (a MatMul kernel specialisation) run on several shapes in turn, as
 // each layer of a network runs it, gets each one's output shape, also when
@@ -404,17 +423,8 @@ static void shapes_are_remembered_per_input_shapes(void** state) {
       loom_tensor_handle_t* args[2] = {
           corert_test_handle(env, LOOM_DTYPE_FLOAT, a_dims, 2, NULL),
           corert_test_handle(env, LOOM_DTYPE_FLOAT, b_dims, 2, NULL)};
-      loom_tensor_handle_t* product = NULL;
-      LOOM_ASSERT_OK(loom_runtime_execute(env->runtime, "MatMul", env->cpu,
-                                          CORERT_TEST_HERE(), args, 2, NULL,
-                                          &product, 1, NULL));
-      loom_tensor_metadata_t metadata;
-      LOOM_ASSERT_OK(loom_tensor_handle_metadata(product, &metadata));
-      assert_int_equal(metadata.dtype, LOOM_DTYPE_FLOAT);
-      assert_int_equal(metadata.shape.rank, 2);
-      assert_int_equal(metadata.shape.dims[0], shapes[s][0]);
-      assert_int_equal(metadata.shape.dims[1], shapes[s][2]);
-      loom_tensor_handle_release(product);
+      const int64_t product_dims[2] = {shapes[s][0], shapes[s][2]};
+      expect_result_shape(env, "MatMul", args, 2, product_dims, 2);
     }
   }
   // AddN of fourteen inputs: more than the memo keeps dimensions of, at rank
@@ -426,17 +436,7 @@ static void shapes_are_remembered_per_input_shapes(void** state) {
       for (int i = 0; i < 14; ++i) {
         args[i] = corert_test_handle(env, LOOM_DTYPE_FLOAT, dims, rank, NULL);
       }
-      loom_tensor_handle_t* sum = NULL;
-      LOOM_ASSERT_OK(loom_runtime_execute(env->runtime, "AddN", env->cpu,
-                                          CORERT_TEST_HERE(), args, 14, NULL,
-                                          &sum, 1, NULL));
-      loom_tensor_metadata_t metadata;
-      LOOM_ASSERT_OK(loom_tensor_handle_metadata(sum, &metadata));
-      assert_int_equal(metadata.shape.rank, rank);
-      for (int d = 0; d < rank; ++d) {
-        assert_int_equal(metadata.shape.dims[d], dims[d]);
-      }
-      loom_tensor_handle_release(sum);
+      expect_result_shape(env, "AddN", args, 14, dims, rank);
     }
   }
 }

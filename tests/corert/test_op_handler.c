@@ -493,6 +493,77 @@ static void custom_handler_delegates_to_the_handler_it_wraps(void** state) {
   assert_int_equal(counting.destroyed, 1);
 }
 
+// A counting handler that also answers reuse_op_data as told: sharing its
+// sibling's prepared op, declining (NOT_FOUND), or failing.
+static loom_status_code_t g_reuse_answer;
+static int g_reuse_calls;
+
+static loom_status_t counting_reuse(loom_op_handler_t* handler,
+                                    const loom_op_handler_t* source,
+                                    void* source_op_data, void** out_op_data) {
+  (void)handler;
+  (void)source;
+  g_reuse_calls++;
+  if (g_reuse_answer != LOOM_STATUS_OK) {
+    return loom_make_status(g_reuse_answer, "reuse refused on purpose");
+  }
+  loom_prepared_op_retain(source_op_data);
+  *out_op_data = source_op_data;
+  return loom_ok_status();
+}
+
+static const loom_op_handler_vtable_t kReusing = {
+    .struct_size = sizeof(loom_op_handler_vtable_t),
+    .type_name = "reusing",
+    .prepare = counting_prepare,
+    .release_op_data = counting_release,
+    .execute = counting_execute,
+    .destroy = counting_destroy,
+    .reuse_op_data = counting_reuse};
+
+// loom_runtime_prepare_op_like offers a sibling's op data to a handler of
+// the same type: taken (shared), declined (prepared anew), or an error
+// (returned); a handler of another type is prepared as usual, unasked.
+static void prepare_op_like_follows_the_reuse_hook(void** state) {
+  corert_test_env_t* env = env_of(state);
+  static counting_state_t states[2];
+  loom_op_handler_t* handlers[2] = {NULL, NULL};
+  for (int i = 0; i < 2; ++i) {
+    states[i].inner = env->cpu;
+    LOOM_ASSERT_OK(loom_op_handler_create(env->runtime, &kReusing, &states[i],
+                                          NULL, &handlers[i]));
+  }
+  loom_prepared_op_t* first = NULL;
+  loom_prepared_op_t* like = NULL;
+  LOOM_ASSERT_OK(
+      loom_runtime_prepare_op(env->runtime, "TestAdd", handlers[0], &first));
+  g_reuse_calls = 0;
+  g_reuse_answer = LOOM_STATUS_OK;
+  LOOM_ASSERT_OK(loom_runtime_prepare_op_like(first, handlers[1], &like));
+  assert_int_equal(g_reuse_calls, 1);
+  assert_ptr_equal(loom_prepared_op_handler(like), handlers[1]);
+  assert_ptr_equal(loom_prepared_op_data(like), loom_prepared_op_data(first));
+  loom_prepared_op_release(like);
+  g_reuse_answer = LOOM_STATUS_NOT_FOUND;
+  LOOM_ASSERT_OK(loom_runtime_prepare_op_like(first, handlers[1], &like));
+  assert_int_equal(g_reuse_calls, 2);
+  assert_ptr_equal(loom_prepared_op_handler(like), handlers[1]);
+  assert_ptr_not_equal(loom_prepared_op_data(like),
+                       loom_prepared_op_data(first));
+  loom_prepared_op_release(like);
+  g_reuse_answer = LOOM_STATUS_ABORTED;
+  LOOM_ASSERT_STATUS(loom_runtime_prepare_op_like(first, handlers[1], &like),
+                     LOOM_STATUS_ABORTED, "reuse refused on purpose");
+  assert_null(like);
+  // The cpu handler has no hook: prepared by name, the hook not asked.
+  LOOM_ASSERT_OK(loom_runtime_prepare_op_like(first, env->cpu, &like));
+  assert_int_equal(g_reuse_calls, 3);
+  assert_ptr_equal(loom_prepared_op_handler(like), env->cpu);
+  loom_prepared_op_release(like);
+  loom_prepared_op_release(first);
+  for (int i = 0; i < 2; ++i) loom_op_handler_release(handlers[i]);
+}
+
 static loom_status_t failing_execute(loom_op_handler_t* handler,
                                      loom_op_invocation_t* invocation) {
   (void)handler;
@@ -790,6 +861,7 @@ int main(void) {
       TEST(op_handler_create_checks_its_arguments),
       TEST(handler_refusing_an_op_passes_it_to_its_fallback),
       TEST(custom_handler_delegates_to_the_handler_it_wraps),
+      TEST(prepare_op_like_follows_the_reuse_hook),
       TEST(invocation_fail_fills_results_and_releases_arguments),
       TEST(logging_handler_prints_each_dispatch_then_runs_it),
       TEST(logging_handler_prints_the_attributes_given),

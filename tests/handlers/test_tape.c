@@ -1141,6 +1141,18 @@ static void unneeded_input_gradients_are_skipped(void** state) {
   for (int i = 0; i < 6; ++i) expect_close(dw[0][i], dw[1][i], 0, "dw", i);
 }
 
+// AddV2 prepared on tape `a`, then on tape `b` from it: the two share
+// their op data.
+static void prepare_on_two_tapes(loom_op_handler_t* a, loom_op_handler_t* b,
+                                 loom_prepared_op_t** on_a,
+                                 loom_prepared_op_t** on_b) {
+  LOOM_ASSERT_OK(
+      loom_runtime_prepare_op(loom_context_runtime(g_ctx), "AddV2", a, on_a));
+  LOOM_ASSERT_OK(loom_runtime_prepare_op_like(*on_a, b, on_b));
+  assert_ptr_equal(loom_prepared_op_handler(*on_b), b);
+  assert_ptr_equal(loom_prepared_op_data(*on_b), loom_prepared_op_data(*on_a));
+}
+
 // An eager op run under a new tape each step (a training loop) prepares
 // itself from its previous tape's prepared op: the tapes share the per-op
 // data (the op prepared on their common outer handler, its gradient), and
@@ -1184,10 +1196,7 @@ static void new_tapes_share_what_their_ops_prepared(void** state) {
   loom_prepared_op_t* on_a = NULL;
   loom_prepared_op_t* on_b = NULL;
   loom_prepared_op_t* on_cpu = NULL;
-  LOOM_ASSERT_OK(loom_runtime_prepare_op(runtime, "AddV2", a, &on_a));
-  LOOM_ASSERT_OK(loom_runtime_prepare_op_like(on_a, b, &on_b));
-  assert_ptr_equal(loom_prepared_op_handler(on_b), b);
-  assert_ptr_equal(loom_prepared_op_data(on_b), loom_prepared_op_data(on_a));
+  prepare_on_two_tapes(a, b, &on_a, &on_b);
   assert_string_equal(loom_prepared_op_name(on_b), "AddV2");
   loom_prepared_op_release(on_a);  // the data lives on with on_b
   loom_prepared_op_release(on_b);
@@ -1218,16 +1227,13 @@ static loom_status_t custom_grad(loom_gradient_context_t* context,
 // tape: that one prepares the op anew instead of sharing stale data.
 static void a_gradient_registered_later_reaches_new_tapes(void** state) {
   (void)state;
-  loom_runtime_t* runtime = loom_context_runtime(g_ctx);
   loom_op_handler_t* a = new_tape(false);
   loom_op_handler_t* b = new_tape(false);
   loom_op_handler_t* c = new_tape(false);
   loom_prepared_op_t* on_a = NULL;
   loom_prepared_op_t* on_b = NULL;
   loom_prepared_op_t* on_c = NULL;
-  LOOM_ASSERT_OK(loom_runtime_prepare_op(runtime, "AddV2", a, &on_a));
-  LOOM_ASSERT_OK(loom_runtime_prepare_op_like(on_a, b, &on_b));
-  assert_ptr_equal(loom_prepared_op_data(on_b), loom_prepared_op_data(on_a));
+  prepare_on_two_tapes(a, b, &on_a, &on_b);
   loom_gradient_def_t def = {.struct_size = sizeof(def),
                              .op_name = "TapeTestLateGradientOp",
                              .fn = custom_grad};

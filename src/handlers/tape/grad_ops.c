@@ -392,6 +392,21 @@ loom_status_t loom__grad_register_not_differentiable(
 // The op cache of a backward pass
 //===----------------------------------------------------------------------===//
 
+// The index of an idle op of `op_name` in `eager` (asked for with this very
+// key when `by_key`), or -1.
+static int32_t find_cached(const loom_grad_op_cache_t* cache,
+                           loom_context_t* eager, const char* op_name,
+                           bool by_key) {
+  for (int32_t i = cache->count - 1; i >= 0; --i) {
+    if ((!by_key || cache->keys[i] == op_name) &&
+        loom_eager_op_context(cache->ops[i]) == eager &&
+        strcmp(loom_eager_op_name(cache->ops[i]), op_name) == 0) {
+      return i;
+    }
+  }
+  return -1;
+}
+
 loom_status_t loom__grad_op_cache_get(loom_grad_op_cache_t* cache,
                                       loom_context_t* eager,
                                       const char* op_name,
@@ -399,20 +414,8 @@ loom_status_t loom__grad_op_cache_get(loom_grad_op_cache_t* cache,
   // By the key's address first (the name is still compared: a key that
   // was not a literal may have been freed and its address reused), then by
   // name alone.
-  int32_t found = -1;
-  for (int32_t i = cache->count - 1; i >= 0 && found < 0; --i) {
-    if (cache->keys[i] == op_name &&
-        loom_eager_op_context(cache->ops[i]) == eager &&
-        strcmp(loom_eager_op_name(cache->ops[i]), op_name) == 0) {
-      found = i;
-    }
-  }
-  for (int32_t i = cache->count - 1; i >= 0 && found < 0; --i) {
-    if (loom_eager_op_context(cache->ops[i]) == eager &&
-        strcmp(loom_eager_op_name(cache->ops[i]), op_name) == 0) {
-      found = i;
-    }
-  }
+  int32_t found = find_cached(cache, eager, op_name, true);
+  if (found < 0) found = find_cached(cache, eager, op_name, false);
   if (found < 0) return loom_eager_op_acquire(eager, op_name, out_op);
   *out_op = cache->ops[found];
   int32_t last = --cache->count;
