@@ -583,6 +583,8 @@ static loom_status_t bias_add_grad_shape_fn(
 // With inner == 1 the rows are short when there are few channels, so they
 // are summed `tile` rows at a time as one long row (a worker's accumulator
 // holds tile * channels sums, folded at the end).
+enum { kBiasGradUnit = 16384 };  // elements per unit of parallel work
+
 typedef struct bias_grad_job_t {
   const char* in;
   size_t size;      // bytes per input element
@@ -677,27 +679,39 @@ static void bias_add_grad_compute(void* kernel, loom_kernel_context_t* ctx) {
     job.tile = job.channels >= 1024 ? 1 : 1024 / job.channels;
     if (job.tile > job.outer) job.tile = job.outer > 0 ? job.outer : 1;
     int64_t tiles = job.outer / job.tile;
-    job.tiles_per_unit = 16384 / (job.tile * job.channels) + 1;
+    job.tiles_per_unit = kBiasGradUnit / (job.tile * job.channels) + 1;
     units = (tiles + job.tiles_per_unit - 1) / job.tiles_per_unit;
     job.chunks = job.chunk = 1;
   } else {
     job.tile = 1;
-    job.chunks = (job.inner + 16383) / 16384;
+    job.chunks = (job.inner + kBiasGradUnit - 1) / kBiasGradUnit;
     job.chunk = (job.inner + job.chunks - 1) / job.chunks;
     units = job.outer * job.channels * job.chunks;
   }
   loom_thread_pool_t* pool =
       loom_host_context_thread_pool(loom_kernel_context_host(ctx));
-  int workers = loom_thread_pool_num_threads(pool) + 1;
   job.row_bytes = (size_t)(job.tile * job.channels) * job.acc_size;
+  // Small work (a bias over a small batch) runs here, its accumulators on
+  // the stack: no scratch allocation, no pool round trip.
+  _Alignas(64) char stack_scratch[8192];
+  bool serial = (units <= 1 || total <= kBiasGradUnit) &&
+                job.row_bytes <= sizeof(stack_scratch);
+  int workers = serial ? 1 : loom_thread_pool_num_threads(pool) + 1;
   loom_allocator_t allocator = loom_kernel_context_allocator(ctx);
-  status = loom_allocator_calloc(allocator, job.row_bytes * (size_t)workers,
-                                 (void**)&job.scratch);
-  if (status) {
-    fail(ctx, status);
-    return;
+  if (serial) {
+    job.scratch = stack_scratch;
+    memset(job.scratch, 0, job.row_bytes);
+  } else {
+    status = loom_allocator_calloc(allocator, job.row_bytes * (size_t)workers,
+                                   (void**)&job.scratch);
+    if (status) {
+      fail(ctx, status);
+      return;
+    }
   }
-  if (total > 0 && units > 0) {
+  if (serial) {
+    if (total > 0 && units > 0) bias_grad_blocks(&job, 0, units, 0);
+  } else if (total > 0 && units > 0) {
     status = loom_thread_pool_parallel_for_with_worker_id(
         pool, units, total / units, bias_grad_blocks, &job);
   }
@@ -714,7 +728,7 @@ static void bias_add_grad_compute(void* kernel, loom_kernel_context_t* ctx) {
     }
     job.loops->narrow[job.slot](job.scratch, loom_tensor_data(z), job.channels);
   }
-  loom_allocator_free(allocator, job.scratch);
+  if (!serial) loom_allocator_free(allocator, job.scratch);
   if (status) fail(ctx, status);
 }
 

@@ -380,14 +380,38 @@ static bool plain_scalar(const loom_op_attrs_entry_t* entry) {
   }
 }
 
+// Sets built by the same calls in the same order (an op's attributes and
+// the frozen copy a kernel was chosen for) have the same entries over the
+// same bytes: equal without decoding. Any difference says nothing; the
+// caller then compares values. (Value padding is always zeroed.)
+static bool same_layout(const loom_op_attrs_t* a,
+                        const loom_op_attrs_entry_t* entries_a,
+                        const loom_op_attrs_t* b,
+                        const loom_op_attrs_entry_t* entries_b, size_t count) {
+  if (a->bytes_used != b->bytes_used) return false;
+  for (size_t i = 0; i < count; ++i) {
+    const loom_op_attrs_entry_t* x = &entries_a[i];
+    const loom_op_attrs_entry_t* y = &entries_b[i];
+    if (x->name_offset != y->name_offset ||
+        x->value_offset != y->value_offset || x->value_size != y->value_size ||
+        x->kind != y->kind || x->is_list != y->is_list ||
+        x->count != y->count) {
+      return false;
+    }
+  }
+  return memcmp(bytes(a), bytes(b), a->bytes_used) == 0;
+}
+
 bool loom_op_attrs_equal(const loom_op_attrs_t* a, const loom_op_attrs_t* b) {
   size_t count = loom_op_attrs_count(a);
   if (count != loom_op_attrs_count(b)) return false;
+  if (count == 0) return true;
   // Entries are kept in name order, so equal sets match entry by entry.
   // Kernel look-ups compare a few plain scalars (a dtype) on every op:
   // those are compared as bytes, the rest as values.
-  const loom_op_attrs_entry_t* entries_a = count ? entries(a) : NULL;
-  const loom_op_attrs_entry_t* entries_b = count ? entries(b) : NULL;
+  const loom_op_attrs_entry_t* entries_a = entries(a);
+  const loom_op_attrs_entry_t* entries_b = entries(b);
+  if (same_layout(a, entries_a, b, entries_b, count)) return true;
   for (size_t i = 0; i < count; ++i) {
     const loom_op_attrs_entry_t* x = &entries_a[i];
     const loom_op_attrs_entry_t* y = &entries_b[i];

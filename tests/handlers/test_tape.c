@@ -723,6 +723,57 @@ static void gradients_of_reused_tensors_are_summed(void** state) {
   loom_op_handler_release(tape);
 }
 
+// A scalar loss's default seed is a constant of ones, and Mean's gradient
+// then fills in 1/n without multiplying; any other contribution to the
+// loss's gradient (the loss listed twice, a target computed from it, an
+// explicit output gradient) keeps the product.
+static void mean_of_a_loss_with_the_default_seed(void** state) {
+  (void)state;
+  const loom_dtype_t dtypes[2] = {LOOM_DTYPE_FLOAT, LOOM_DTYPE_DOUBLE};
+  for (int d = 0; d < 2; ++d) {
+    double x_values[3] = {0.5, -1.0, 2.0};
+    handle_t* x = make(dtypes[d], kDims3, 1, x_values);
+    double zero = 0, three = 3, five = 5;
+    handle_t* axis = make(LOOM_DTYPE_INT32, NULL, 0, &zero);
+    handle_t* k = make(dtypes[d], NULL, 0, &three);
+    handle_t* seed = make(dtypes[d], NULL, 0, &five);
+    loom_op_handler_t* tape = new_tape(true);
+    LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, tape));
+    LOOM_ASSERT_OK(loom_tape_watch(tape, x));
+    handle_t* loss = bin("Mean", x, axis);
+    handle_t* tripled = bin("Mul", loss, k);
+    LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+    struct {
+      handle_t* targets[2];
+      int32_t num_targets;
+      handle_t* output_gradients[2];
+      double expected;  // each element of d/dx, times 3
+    } cases[] = {
+        {{loss, NULL}, 1, {NULL, NULL}, 1},
+        {{loss, loss}, 2, {NULL, NULL}, 2},
+        {{loss, tripled}, 2, {NULL, NULL}, 4},
+        {{tripled, loss}, 2, {NULL, NULL}, 4},
+        {{loss, NULL}, 1, {seed, NULL}, 5},
+    };
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); ++c) {
+      handle_t* dx = NULL;
+      bool seeded = cases[c].output_gradients[0] != NULL;
+      LOOM_ASSERT_OK(loom_tape_gradient(
+          tape, cases[c].targets, cases[c].num_targets, &x, 1,
+          seeded ? cases[c].output_gradients : NULL, LOOM_UNCONNECTED_NONE,
+          &dx));
+      assert_int_equal(loom_tensor_handle_dtype(dx), dtypes[d]);
+      double expected[3];
+      for (int i = 0; i < 3; ++i) expected[i] = cases[c].expected / 3;
+      expect_values(dx, expected, 3, 1e-6, "d mean / dx");
+      loom_tensor_handle_release(dx);
+    }
+    handle_t* all[] = {x, axis, k, seed, loss, tripled};
+    loom__grad_release_all(all, 6);
+    loom_op_handler_release(tape);
+  }
+}
+
 static void several_targets_and_output_gradients(void** state) {
   (void)state;
   handle_t* x = x3();
@@ -1654,6 +1705,7 @@ int main(void) {
       cmocka_unit_test(mlp_hessian_vector_product_matches_pytorch),
       cmocka_unit_test(nested_tapes_give_second_derivatives),
       cmocka_unit_test(gradients_of_reused_tensors_are_summed),
+      cmocka_unit_test(mean_of_a_loss_with_the_default_seed),
       cmocka_unit_test(several_targets_and_output_gradients),
       cmocka_unit_test(persistent_tape_computes_gradients_several_times),
       cmocka_unit_test(non_persistent_tape_computes_one_gradient),

@@ -473,11 +473,16 @@ static loom_status_t reduction_grad(ctx_t* ctx, handle_t* const* dy,
   if (out_count == 1 &&
       loom_gradient_context_output_metadata(ctx, 0)->shape.rank == 0) {
     // Everything reduced to a scalar (a loss): dy, scaled, filled out.
+    // When dy is the tape's seed of ones, the scaled value is the factor.
     handle_t* dims = NULL;
     handle_t* scale = NULL;
     handle_t* scaled = NULL;
     loom_status_t status = loom__grad_shape_constant(ctx, &input->shape, &dims);
-    if (!status && mean) {
+    if (!status && mean && loom__grad_output_gradient_is_ones(ctx, 0) &&
+        (input->dtype == LOOM_DTYPE_FLOAT ||
+         input->dtype == LOOM_DTYPE_DOUBLE)) {
+      status = loom__grad_scalar(ctx, input->dtype, factor, &scaled);
+    } else if (!status && mean) {
       status = loom__grad_scalar(ctx, input->dtype, factor, &scale);
       if (!status)
         status = loom__grad_binary(ctx, "Mul", dy[0], scale, &scaled);

@@ -226,6 +226,12 @@ loom_status_t loom__grad_shape_constant(loom_gradient_context_t* context,
                                shape->rank, out);
 }
 
+bool loom__grad_output_gradient_is_ones(const loom_gradient_context_t* context,
+                                        int32_t k) {
+  return context && k >= 0 && k < 64 &&
+         (context->ones_output_gradients >> k & 1);
+}
+
 loom_status_t loom__grad_filled(loom_gradient_context_t* context,
                                 const loom_tensor_metadata_t* metadata,
                                 double value, loom_tensor_handle_t** out) {

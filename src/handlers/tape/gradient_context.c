@@ -25,6 +25,7 @@ void loom__gradient_context_initialize(
   context->output_metadata = output_metadata;
   context->op_cache = NULL;
   context->input_needed = NULL;
+  context->ones_output_gradients = 0;
 }
 
 void loom__gradient_context_deinitialize(loom_gradient_context_t* context) {

@@ -1205,6 +1205,7 @@ loom_status_t loom_tape_resume_recording(loom_op_handler_t* handler) {
 enum {
   kDependsOnSource = 1,  // a source, or computed from one on the tape
   kIsSource = 2,
+  kSeedOnes = 4,  // the gradient so far is the tape's seed of ones alone
 };
 
 // A gradient contribution waiting to be summed.
@@ -1271,6 +1272,7 @@ static loom_status_t accumulate(backward_t* b, int64_t id,
     b->grads[id] = gradient;
     return loom_ok_status();
   }
+  b->flags[id] &= (uint8_t)~kSeedOnes;
   int32_t index = b->free_pending;
   if (index) {
     b->free_pending = b->pending[index - 1].next;
@@ -1452,8 +1454,12 @@ static loom_status_t run_node(backward_t* b, tape_node_t* node) {
     needed[j] = id >= 0 && (b->flags[id] & kDependsOnSource);
   }
   loom_status_t status = loom_ok_status();
+  uint64_t ones = 0;
   for (int32_t k = 0; k < m; ++k) {
     int64_t id = node->first_output_id + k;
+    if (k < 64 && (b->flags[id] & kSeedOnes) && b->grads[id] && !b->extra[id]) {
+      ones |= (uint64_t)1 << k;
+    }
     if (!status && b->extra[id]) status = flush(b, id);
     output_grads[k] = b->grads[id];
     b->grads[id] = NULL;  // consumed here
@@ -1475,6 +1481,7 @@ static loom_status_t run_node(backward_t* b, tape_node_t* node) {
         node->inputs, node->metadata, m, node->outputs, node->metadata + n);
     context.op_cache = &b->cache;
     context.input_needed = needed;
+    context.ones_output_gradients = ones;
     status = node->def->fn(&context, output_grads, input_grads,
                            node->def->user_data);
     loom__gradient_context_deinitialize(&context);
@@ -1496,6 +1503,38 @@ static loom_status_t run_node(backward_t* b, tape_node_t* node) {
   }
   if (heap) loom_allocator_free(b->tape->allocator, heap);
   return status;
+}
+
+// The default gradient of a target: ones shaped like it. A scalar loss on
+// the CPU gets a constant (no op to run); anything else, OnesLike on the
+// target's handler.
+static loom_status_t ones_seed(backward_t* b, loom_tensor_handle_t* target,
+                               loom_tensor_handle_t** out) {
+  loom_tensor_metadata_t metadata;
+  bool scalar = false;
+  if (loom_tensor_handle_handler(target) == loom_context_cpu(b->eager) &&
+      loom_tensor_handle_metadata_available(target)) {
+    loom_status_t unknown = loom_tensor_handle_metadata(target, &metadata);
+    scalar = !unknown && metadata.shape.rank == 0 &&
+             (metadata.dtype == LOOM_DTYPE_FLOAT ||
+              metadata.dtype == LOOM_DTYPE_DOUBLE);
+    loom_status_free(unknown);
+  }
+  if (scalar) {
+    loom_tensor_t* tensor = NULL;
+    LOOM_RETURN_IF_ERROR(loom_tensor_create_dense(
+        loom_allocator_default(), metadata.dtype, &metadata.shape, &tensor));
+    if (metadata.dtype == LOOM_DTYPE_FLOAT) {
+      *(float*)loom_tensor_data(tensor) = 1.0f;
+    } else {
+      *(double*)loom_tensor_data(tensor) = 1.0;
+    }
+    loom_status_t status = loom_context_new_handle(b->eager, tensor, out);
+    loom_tensor_release(tensor);
+    return status;
+  }
+  return loom__grad_execute_in(b->eager, "OnesLike", &target, 1, NULL, 0, out,
+                               1);
 }
 
 // Zeros shaped like the value of `source` (for a resource variable: of the
@@ -1581,14 +1620,16 @@ static loom_status_t backward_locked(
     int64_t id = lookup_locked(tape, targets[t]);
     if (id < 0 || !(b.flags[id] & kDependsOnSource)) continue;
     loom_tensor_handle_t* seed = NULL;
-    if (output_gradients && output_gradients[t]) {
+    bool ones = !(output_gradients && output_gradients[t]);
+    if (!ones) {
       seed = output_gradients[t];
       loom_tensor_handle_retain(seed);
     } else {
-      status = loom__grad_execute_in(b.eager, "OnesLike", &targets[t], 1, NULL,
-                                     0, &seed, 1);
+      status = ones_seed(&b, targets[t], &seed);
     }
+    bool first = !b.grads[id];
     if (!status) status = accumulate(&b, id, seed);
+    if (!status && ones && first) b.flags[id] |= kSeedOnes;
   }
   // Backward, in reverse recording order.
   for (int64_t i = num_nodes - 1; i >= 0 && !status; --i) {
