@@ -169,7 +169,13 @@ static bool run_one_loop(const elementwise_job_t* job, int64_t n) {
   return true;
 }
 
+// The repeated row of a bias-like operand, copied side by side.
+enum { kRowTileBytes = 2048 };
+
 // Every row of a two-dim plan on this thread (one inner loop per row).
+// When one operand is a single row repeated (a bias over [N, C]) and the
+// rows are short, that row is laid out several times in a tile on the
+// stack: one loop call then covers as many rows as the tile holds.
 static void run_rows_2d(const elementwise_job_t* job) {
   const loom_broadcast_plan_t* plan = &job->plan;
   int64_t rows = plan->dims[0], n = plan->inner;
@@ -180,6 +186,31 @@ static void run_rows_2d(const elementwise_job_t* job) {
   const char* in0 = job->in[0];
   const char* in1 = job->in[1];
   char* out = job->out;
+  int repeated = -1;
+  if (s0 == 1 && s1 == 1) {
+    if (plan->strides[1][0] == 0 && plan->strides[0][0] == n) repeated = 1;
+    if (plan->strides[0][0] == 0 && plan->strides[1][0] == n) repeated = 0;
+  }
+  size_t row_bytes = repeated >= 0 ? (size_t)n * job->in_size[repeated] : 0;
+  if (repeated >= 0 && rows >= 4 && 2 * row_bytes <= kRowTileBytes) {
+    _Alignas(64) char tile[kRowTileBytes];
+    int64_t per_tile = (int64_t)(kRowTileBytes / row_bytes);
+    if (per_tile > rows) per_tile = rows;
+    size_t filled = row_bytes, wanted = (size_t)per_tile * row_bytes;
+    memcpy(tile, job->in[repeated], row_bytes);
+    while (filled < wanted) {  // doubling copies
+      size_t more = filled < wanted - filled ? filled : wanted - filled;
+      memcpy(tile + filled, tile, more);
+      filled += more;
+    }
+    for (int64_t r = 0; r < rows; r += per_tile) {
+      int64_t count = rows - r < per_tile ? rows - r : per_tile;
+      const char* a = repeated == 0 ? tile : in0 + (size_t)r * row0;
+      const char* b = repeated == 1 ? tile : in1 + (size_t)r * row1;
+      job->binary(a, 1, b, 1, out + (size_t)r * row_out, count * n);
+    }
+    return;
+  }
   for (int64_t r = 0; r < rows; ++r) {
     job->binary(in0, s0, in1, s1, out, n);
     in0 += row0;

@@ -720,11 +720,16 @@ static void bias_add_grad_compute(void* kernel, loom_kernel_context_t* ctx) {
     int combine = (dtype == LOOM_DTYPE_HALF || dtype == LOOM_DTYPE_BFLOAT16)
                       ? LOOM_ELEM_F32
                       : job.slot;
+    // Pairwise: the back half of the rows onto the front half, halving
+    // (a few long loops instead of one short loop per row).
     size_t segment = (size_t)job.channels * job.acc_size;
-    int64_t segments = (int64_t)workers * job.tile;
-    for (int64_t k = 1; k < segments; ++k) {
-      job.loops->accumulate[combine](
-          job.scratch, job.scratch + (size_t)k * segment, job.channels);
+    int64_t count = (int64_t)workers * job.tile;
+    while (count > 1) {
+      int64_t half = count / 2, keep = count - half;
+      job.loops->accumulate[combine](job.scratch,
+                                     job.scratch + (size_t)keep * segment,
+                                     half * job.channels);
+      count = keep;
     }
     job.loops->narrow[job.slot](job.scratch, loom_tensor_data(z), job.channels);
   }

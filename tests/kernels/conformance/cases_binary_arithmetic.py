@@ -29,6 +29,10 @@ SHAPES = {
     "empty_broadcast": ((3, 0), (3, 1)),
     "large": ((40001,), (40001,)),
     "large_rows": ((40, 1000), (1000,)),
+    # Many short rows plus a repeated row, on either side (the rows are
+    # taken several at a time, the last group partial).
+    "short_rows": ((300, 7), (7,)),
+    "short_rows_first": ((3,), (37, 3)),
     # Costly ops split across threads from a few thousand elements.
     "threaded": ((10001,), (10001,)),
 }

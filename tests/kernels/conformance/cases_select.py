@@ -297,7 +297,9 @@ def _bias_cases(rng):
                                 attrs=attrs, **_tolerance(dtype, n)))
     # Large: the threaded paths (few channels, many channels, NCHW runs).
     for name, shape, fmt in (("nhwc_many", (20, 2000), "NHWC"),
-                             ("nchw", (2, 3, 80, 90), "NCHW")):
+                             ("nchw", (2, 3, 80, 90), "NCHW"),
+                             ("nhwc_short_rows", (37, 3), "NHWC"),
+                             ("nhwc_rows_in_tiles", (700, 7), "NHWC")):
         value = _random(rng, np.float32, shape, scale=1)
         nchw = fmt == "NCHW"
         axes = tuple(i for i in range(len(shape))
