@@ -47,6 +47,14 @@ static loom_op_handler_t* new_tape(bool persistent) {
   return tape;
 }
 
+// A tape watching x, its scope entered (the caller exits it).
+static loom_op_handler_t* recording_tape(bool persistent, handle_t* x) {
+  loom_op_handler_t* tape = new_tape(persistent);
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, tape));
+  LOOM_ASSERT_OK(loom_tape_watch(tape, x));
+  return tape;
+}
+
 //===----------------------------------------------------------------------===//
 // Single ops against finite differences
 //===----------------------------------------------------------------------===//
@@ -700,9 +708,7 @@ static handle_t* x3(void) {
 static void gradients_of_reused_tensors_are_summed(void** state) {
   (void)state;
   handle_t* x = x3();
-  loom_op_handler_t* tape = new_tape(false);
-  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, tape));
-  LOOM_ASSERT_OK(loom_tape_watch(tape, x));
+  loom_op_handler_t* tape = recording_tape(false, x);
   // z = x * x; y = z * z + z + x: dy/dx = 4x^3 + 2x + 1.
   handle_t* z = bin("Mul", x, x);
   handle_t* zz = bin("Mul", z, z);
@@ -737,9 +743,7 @@ static void mean_of_a_loss_with_the_default_seed(void** state) {
     handle_t* axis = make(LOOM_DTYPE_INT32, NULL, 0, &zero);
     handle_t* k = make(dtypes[d], NULL, 0, &three);
     handle_t* seed = make(dtypes[d], NULL, 0, &five);
-    loom_op_handler_t* tape = new_tape(true);
-    LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, tape));
-    LOOM_ASSERT_OK(loom_tape_watch(tape, x));
+    loom_op_handler_t* tape = recording_tape(true, x);
     handle_t* loss = bin("Mean", x, axis);
     handle_t* tripled = bin("Mul", loss, k);
     LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
@@ -777,9 +781,7 @@ static void mean_of_a_loss_with_the_default_seed(void** state) {
 static void several_targets_and_output_gradients(void** state) {
   (void)state;
   handle_t* x = x3();
-  loom_op_handler_t* tape = new_tape(true);
-  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, tape));
-  LOOM_ASSERT_OK(loom_tape_watch(tape, x));
+  loom_op_handler_t* tape = recording_tape(true, x);
   handle_t* y1 = bin("Mul", x, x);
   handle_t* y2 = op1("Neg", &x, 1, LOOM_GRAD_NO_ATTRS);
   LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
@@ -807,9 +809,7 @@ static void several_targets_and_output_gradients(void** state) {
 static void persistent_tape_computes_gradients_several_times(void** state) {
   (void)state;
   handle_t* x = x3();
-  loom_op_handler_t* tape = new_tape(true);
-  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, tape));
-  LOOM_ASSERT_OK(loom_tape_watch(tape, x));
+  loom_op_handler_t* tape = recording_tape(true, x);
   handle_t* y = bin("Mul", x, x);
   handle_t* z = bin("Mul", y, x);
   LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
@@ -838,9 +838,7 @@ static void persistent_tape_computes_gradients_several_times(void** state) {
 static void non_persistent_tape_computes_one_gradient(void** state) {
   (void)state;
   handle_t* x = x3();
-  loom_op_handler_t* tape = new_tape(false);
-  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, tape));
-  LOOM_ASSERT_OK(loom_tape_watch(tape, x));
+  loom_op_handler_t* tape = recording_tape(false, x);
   handle_t* y = bin("Mul", x, x);
   handle_t* dx = NULL;
   LOOM_ASSERT_OK(
@@ -875,9 +873,7 @@ static void unconnected_sources_give_null_or_zeros(void** state) {
   int64_t z_dims[1] = {2};
   handle_t* z = make(D, z_dims, 1, z_values);
   handle_t* unwatched = x3();
-  loom_op_handler_t* tape = new_tape(true);
-  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, tape));
-  LOOM_ASSERT_OK(loom_tape_watch(tape, x));
+  loom_op_handler_t* tape = recording_tape(true, x);
   LOOM_ASSERT_OK(loom_tape_watch(tape, z));
   handle_t* y = bin("Mul", x, x);
   handle_t* w = bin("Mul", unwatched, unwatched);  // not recorded
@@ -921,9 +917,7 @@ static void unconnected_sources_give_null_or_zeros(void** state) {
 static void stop_recording_pauses_the_tape(void** state) {
   (void)state;
   handle_t* x = x3();
-  loom_op_handler_t* tape = new_tape(true);
-  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, tape));
-  LOOM_ASSERT_OK(loom_tape_watch(tape, x));
+  loom_op_handler_t* tape = recording_tape(true, x);
   LOOM_ASSERT_OK(loom_tape_stop_recording(tape));
   LOOM_ASSERT_OK(loom_tape_stop_recording(tape));  // nests
   handle_t* hidden = bin("Mul", x, x);
@@ -1013,9 +1007,7 @@ static void unread_variable_source_with_zero_policy_fails_clearly(
   handle_t* value = x3();
   handle_t* resource = new_variable("tape_test_unread", value);
   handle_t* x = x3();
-  loom_op_handler_t* tape = new_tape(false);
-  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, tape));
-  LOOM_ASSERT_OK(loom_tape_watch(tape, x));
+  loom_op_handler_t* tape = recording_tape(false, x);
   LOOM_ASSERT_OK(loom_tape_watch(tape, resource));
   handle_t* y = bin("Mul", x, x);
   LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
@@ -1074,9 +1066,7 @@ static void jacobian_of_small_functions(void** state) {
   int64_t x_dims[2] = {3, 1};
   handle_t* a = make(D, a_dims, 2, a_values);
   handle_t* column = make(D, x_dims, 2, kX3);
-  loom_op_handler_t* tape = new_tape(true);
-  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, tape));
-  LOOM_ASSERT_OK(loom_tape_watch(tape, x));
+  loom_op_handler_t* tape = recording_tape(true, x);
   LOOM_ASSERT_OK(loom_tape_watch(tape, column));
   handle_t* y = bin("Mul", x, x);
   handle_t* ax = bin("MatMul", a, column);
@@ -1102,9 +1092,7 @@ static void jacobian_of_small_functions(void** state) {
 static void tape_released_in_its_scope_keeps_results_valid(void** state) {
   (void)state;
   handle_t* x = x3();
-  loom_op_handler_t* tape = new_tape(false);
-  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, tape));
-  LOOM_ASSERT_OK(loom_tape_watch(tape, x));
+  loom_op_handler_t* tape = recording_tape(false, x);
   handle_t* y = bin("Mul", x, x);
   loom_op_handler_release(tape);  // the scope still holds it
   handle_t* z = bin("Mul", y, x);
@@ -1216,9 +1204,7 @@ static void new_tapes_share_what_their_ops_prepared(void** state) {
   loom_eager_op_t* op = NULL;
   LOOM_ASSERT_OK(loom_eager_op_create(g_ctx, "Mul", &op));
   for (int step = 0; step < 3; ++step) {
-    loom_op_handler_t* tape = new_tape(false);
-    LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, tape));
-    LOOM_ASSERT_OK(loom_tape_watch(tape, x));
+    loom_op_handler_t* tape = recording_tape(false, x);
     LOOM_ASSERT_OK(loom_eager_op_add_input(op, x));
     LOOM_ASSERT_OK(loom_eager_op_add_input(op, x));
     handle_t* y = NULL;
@@ -1577,9 +1563,7 @@ static void gradients_flow_back_through_copies(void** state) {
 static void dropped_intermediates_are_not_kept(void** state) {
   (void)state;
   handle_t* x = x3();
-  loom_op_handler_t* tape = new_tape(false);
-  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, tape));
-  LOOM_ASSERT_OK(loom_tape_watch(tape, x));
+  loom_op_handler_t* tape = recording_tape(false, x);
   handle_t* y = x;
   loom_tensor_handle_retain(y);
   for (int i = 0; i < 1000; ++i) {
