@@ -3,10 +3,15 @@
 # NumPy counterparts, in one run. Prints "name median unit" lines, then one
 # ratio line per pair declared in bench/*.pairs (how Loom compares).
 #
-#   scripts/bench.sh [--quick] [GROUP...]
+#   scripts/bench.sh [--quick] [--rounds N] [GROUP...]
 #
 # GROUP (e.g. kernels_nn, corert) runs only bench/bench_GROUP and its
 # references, with the ratios of bench/GROUP.pairs.
+#
+# --rounds N runs each group's Loom benchmark and its references N times,
+# alternately, and then reports each figure's median over the rounds and
+# the ratios of those medians: on a machine shared with other work, load
+# that comes and goes then weighs on both sides alike.
 #
 # Loom's benchmarks are the bench/bench_* programs; the references are the
 # bench/GROUP_reference.py scripts, run with Debian's /usr/bin/python3 (NumPy,
@@ -19,11 +24,21 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 options=()
 groups=()
-for arg in "$@"; do
-  case "$arg" in
-    --*) options+=("$arg") ;;
-    *) groups+=("$arg") ;;
+rounds=1
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --rounds)
+      rounds="${2:-}"
+      if ! [[ "$rounds" =~ ^[1-9][0-9]*$ ]]; then
+        echo "bench.sh: --rounds needs a positive count" >&2
+        exit 2
+      fi
+      shift
+      ;;
+    --*) options+=("$1") ;;
+    *) groups+=("$1") ;;
   esac
+  shift
 done
 if [ ${#groups[@]} -eq 0 ]; then
   for pairs in "$root"/bench/*.pairs; do
@@ -42,36 +57,70 @@ fi
 unset OPENBLAS_CORETYPE OPENBLAS_L2_SIZE
 
 out=$(mktemp)
-trap 'rm -f "$out"' EXIT
-echo "# loom"
-for group in "${groups[@]}"; do
-  bench="$root/build/release/bench/bench_$group"
-  if [ -x "$bench" ]; then "$bench" "${options[@]}" | tee -a "$out"; fi
-done
+medians=$(mktemp)
+trap 'rm -f "$out" "$medians"' EXIT
 libtorch=""
 if compgen -G "$root/build/release/bench/*_reference_libtorch" >/dev/null; then
   version=$(dpkg-query -W -f='${Version}' libtorch-dev 2>/dev/null || echo '?')
   libtorch=", libtorch ${version%%[+-]*}"
 fi
-echo "# references: pytorch $(/usr/bin/python3 -c 'import torch; print(torch.__version__)')," \
-     "numpy $(/usr/bin/python3 -c 'import numpy; print(numpy.__version__)')$libtorch"
-for group in "${groups[@]}"; do
-  reference="$root/bench/${group}_reference.py"
-  if [ -e "$reference" ]; then
-    /usr/bin/python3 "$reference" "${options[@]}" | tee -a "$out"
-  fi
-  reference="$root/build/release/bench/${group}_reference_libtorch"
-  if [ -x "$reference" ]; then
-    "$reference" "${options[@]}" | tee -a "$out" ||
-      echo "# $reference failed: its figures are left out"
-  fi
+references="pytorch $(/usr/bin/python3 -c 'import torch; print(torch.__version__)'),\
+ numpy $(/usr/bin/python3 -c 'import numpy; print(numpy.__version__)')$libtorch"
+
+# One round: Loom's benchmarks, then the references.
+run_round() {
+  echo "# loom"
+  for group in "${groups[@]}"; do
+    bench="$root/build/release/bench/bench_$group"
+    if [ -x "$bench" ]; then "$bench" "${options[@]}" | tee -a "$out"; fi
+  done
+  echo "# references: $references"
+  for group in "${groups[@]}"; do
+    reference="$root/bench/${group}_reference.py"
+    if [ -e "$reference" ]; then
+      /usr/bin/python3 "$reference" "${options[@]}" | tee -a "$out"
+    fi
+    reference="$root/build/release/bench/${group}_reference_libtorch"
+    if [ -x "$reference" ]; then
+      "$reference" "${options[@]}" | tee -a "$out" ||
+        echo "# $reference failed: its figures are left out"
+    fi
+  done
+}
+
+for ((round = 1; round <= rounds; ++round)); do
+  if [ "$rounds" -gt 1 ]; then echo "# round $round of $rounds"; fi
+  run_round
 done
+# Each figure's median over the rounds (the figure itself for one round).
+awk '
+  NF >= 2 && $1 !~ /^#/ && $2 ~ /^-?[0-9.]+([eE][-+]?[0-9]+)?$/ {
+    if (!($1 in count)) { order[++names] = $1; unit[$1] = $3 }
+    samples[$1, ++count[$1]] = $2
+  }
+  END {
+    for (i = 1; i <= names; ++i) {
+      name = order[i]; n = count[name]
+      for (j = 1; j <= n; ++j) v[j] = samples[name, j]
+      for (j = 2; j <= n; ++j) {  # insertion sort, n is small
+        x = v[j]
+        for (k = j - 1; k >= 1 && v[k] > x; --k) v[k + 1] = v[k]
+        v[k + 1] = x
+      }
+      median = n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+      printf "%s %g %s\n", name, median, unit[name]
+    }
+  }' "$out" > "$medians"
+if [ "$rounds" -gt 1 ]; then
+  echo "# medians over $rounds rounds"
+  cat "$medians"
+fi
 
 echo "# ratios (above 1: Loom is faster)"
 for group in "${groups[@]}"; do
   pairs="$root/bench/$group.pairs"
   if [ -e "$pairs" ]; then cat "$pairs"; fi
-done | awk -v figures="$out" '
+done | awk -v figures="$medians" '
   BEGIN {
     while ((getline line < figures) > 0) {
       split(line, f, " ")
