@@ -606,6 +606,42 @@ static void equal_sets_compare_by_name_and_value(void** state) {
   loom_op_attrs_deinitialize(&b);
 }
 
+// Sets built by the same calls in the same order lie out alike and are
+// compared as bytes; a value of the same size that differs, or a list,
+// still compares by value.
+static void sets_built_alike_compare_as_bytes(void** state) {
+  (void)state;
+  loom_op_attrs_t a, b;
+  loom_op_attrs_initialize(&a, allocator());
+  loom_op_attrs_initialize(&b, allocator());
+  const int64_t list[2] = {1, 2};
+  loom_op_attrs_t* sets[2] = {&a, &b};
+  const char* paddings[2] = {"SAME", "VALD"};
+  for (int i = 0; i < 2; ++i) {
+    LOOM_ASSERT_OK(loom_op_attrs_set_dtype(sets[i], "T", LOOM_DTYPE_FLOAT));
+    LOOM_ASSERT_OK(
+        loom_op_attrs_set_string(sets[i], "padding", paddings[i], 4));
+    LOOM_ASSERT_OK(loom_op_attrs_set_bool(sets[i], "transpose_a", true));
+  }
+  assert_false(loom_op_attrs_equal(&a, &b));  // same layout, other bytes
+  LOOM_ASSERT_OK(loom_op_attrs_set_string(&b, "padding", "SAME", 4));
+  assert_true(loom_op_attrs_equal(&a, &b));  // other layout, equal values
+  const loom_op_attrs_t* frozen = NULL;
+  LOOM_ASSERT_OK(loom_op_attrs_freeze(&a, &frozen));
+  assert_true(loom_op_attrs_equal(&a, frozen));
+  assert_true(loom_op_attrs_equal(frozen, &a));
+  loom_op_attrs_release(frozen);
+  for (int i = 0; i < 2; ++i) {
+    LOOM_ASSERT_OK(loom_op_attrs_set_list(sets[i], "strides",
+                                          LOOM_ATTR_KIND_I64, list, 2));
+  }
+  assert_true(loom_op_attrs_equal(&a, &b));
+  LOOM_ASSERT_OK(loom_op_attrs_set_dtype(&a, "T", LOOM_DTYPE_DOUBLE));
+  assert_false(loom_op_attrs_equal(&a, &b));
+  loom_op_attrs_deinitialize(&a);
+  loom_op_attrs_deinitialize(&b);
+}
+
 static void every_allocation_failure_is_reported_without_leaks(void** state) {
   (void)state;
   build_context_t context = {true};
@@ -631,6 +667,7 @@ int main(void) {
       cmocka_unit_test(print_matches_tfrt),
       cmocka_unit_test(format_uses_tensorflow_text),
       cmocka_unit_test(equal_sets_compare_by_name_and_value),
+      cmocka_unit_test(sets_built_alike_compare_as_bytes),
       cmocka_unit_test(every_allocation_failure_is_reported_without_leaks),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
