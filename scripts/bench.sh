@@ -27,13 +27,17 @@ groups=()
 rounds=1
 while [ $# -gt 0 ]; do
   case "$1" in
-    --rounds)
-      rounds="${2:-}"
+    --rounds | --rounds=*)
+      if [ "$1" = --rounds ]; then
+        rounds="${2:-}"
+        shift
+      else
+        rounds="${1#--rounds=}"
+      fi
       if ! [[ "$rounds" =~ ^[1-9][0-9]*$ ]]; then
         echo "bench.sh: --rounds needs a positive count" >&2
         exit 2
       fi
-      shift
       ;;
     --*) options+=("$1") ;;
     *) groups+=("$1") ;;
@@ -92,9 +96,10 @@ for ((round = 1; round <= rounds; ++round)); do
   if [ "$rounds" -gt 1 ]; then echo "# round $round of $rounds"; fi
   run_round
 done
-# Each figure's median over the rounds (the figure itself for one round).
+# Each figure's median over the rounds (the figure itself for one round;
+# of an even count, the lower middle one), printed as it was measured.
 awk '
-  NF >= 2 && $1 !~ /^#/ && $2 ~ /^-?[0-9.]+([eE][-+]?[0-9]+)?$/ {
+  NF >= 2 && $1 !~ /^#/ && $2 ~ /^-?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$/ {
     if (!($1 in count)) { order[++names] = $1; unit[$1] = $3 }
     samples[$1, ++count[$1]] = $2
   }
@@ -104,11 +109,10 @@ awk '
       for (j = 1; j <= n; ++j) v[j] = samples[name, j]
       for (j = 2; j <= n; ++j) {  # insertion sort, n is small
         x = v[j]
-        for (k = j - 1; k >= 1 && v[k] > x; --k) v[k + 1] = v[k]
+        for (k = j - 1; k >= 1 && v[k] + 0 > x + 0; --k) v[k + 1] = v[k]
         v[k + 1] = x
       }
-      median = n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
-      printf "%s %g %s\n", name, median, unit[name]
+      printf "%s %s %s\n", name, v[int((n + 1) / 2)], unit[name]
     }
   }' "$out" > "$medians"
 if [ "$rounds" -gt 1 ]; then

@@ -383,9 +383,9 @@ static bool plain_scalar(const loom_op_attrs_entry_t* entry) {
 // Sets built by the same calls in the same order (an op's attributes and
 // the frozen copy a kernel was chosen for) have the same entries over the
 // same bytes: equal without decoding. Any difference says nothing; the
-// caller then compares values. Only single values count: their bytes are
-// all written (the pad before each value is zeroed), while lists and
-// aggregates may leave alignment gaps unwritten.
+// caller then compares values. Every byte below bytes_used has been
+// written (the pad before each value is zeroed, encoders fill their whole
+// size), so no uninitialised byte is compared.
 static bool same_layout(const loom_op_attrs_t* a,
                         const loom_op_attrs_entry_t* entries_a,
                         const loom_op_attrs_t* b,
@@ -396,8 +396,8 @@ static bool same_layout(const loom_op_attrs_t* a,
     const loom_op_attrs_entry_t* y = &entries_b[i];
     if (x->name_offset != y->name_offset ||
         x->value_offset != y->value_offset || x->value_size != y->value_size ||
-        x->kind != y->kind || x->is_list || y->is_list ||
-        x->kind == LOOM_ATTR_KIND_AGGREGATE) {
+        x->kind != y->kind || x->is_list != y->is_list ||
+        x->count != y->count) {
       return false;
     }
   }

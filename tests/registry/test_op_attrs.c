@@ -607,8 +607,8 @@ static void equal_sets_compare_by_name_and_value(void** state) {
 }
 
 // Sets built by the same calls in the same order lie out alike and are
-// compared as bytes; a value of the same size that differs, or a list,
-// still compares by value.
+// compared as bytes: a value of the same size that differs is told apart,
+// and sets that lie out differently still compare by value.
 static void sets_built_alike_compare_as_bytes(void** state) {
   (void)state;
   loom_op_attrs_t a, b;

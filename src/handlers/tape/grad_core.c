@@ -478,7 +478,7 @@ static loom_status_t reduction_grad(ctx_t* ctx, handle_t* const* dy,
     handle_t* scale = NULL;
     handle_t* scaled = NULL;
     loom_status_t status = loom__grad_shape_constant(ctx, &input->shape, &dims);
-    if (!status && mean && loom__grad_output_gradient_is_ones(ctx, 0) &&
+    if (!status && mean && loom__grad_output_gradient_is_ones(ctx, 0, dy[0]) &&
         (input->dtype == LOOM_DTYPE_FLOAT ||
          input->dtype == LOOM_DTYPE_DOUBLE)) {
       status = loom__grad_scalar(ctx, input->dtype, factor, &scaled);

@@ -227,9 +227,11 @@ loom_status_t loom__grad_shape_constant(loom_gradient_context_t* context,
 }
 
 bool loom__grad_output_gradient_is_ones(const loom_gradient_context_t* context,
-                                        int32_t k) {
-  return context && k >= 0 && k < 64 &&
-         (context->ones_output_gradients >> k & 1);
+                                        int32_t k,
+                                        const loom_tensor_handle_t* dy) {
+  return context && dy && k >= 0 && k < 64 &&
+         (context->ones_output_gradients >> k & 1) &&
+         context->output_gradients && context->output_gradients[k] == dy;
 }
 
 loom_status_t loom__grad_filled(loom_gradient_context_t* context,

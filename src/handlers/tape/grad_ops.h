@@ -103,10 +103,12 @@ LOOM_MUST_USE_RESULT loom_status_t loom__grad_int_vector(
 LOOM_MUST_USE_RESULT loom_status_t loom__grad_shape_constant(
     loom_gradient_context_t* context, const loom_shape_t* shape,
     loom_tensor_handle_t** out);
-// Whether output k's gradient is the tape's seed of ones alone: a constant
-// (no tape tracks it), so its value may be used without an op on it.
+// Whether `dy`, output k's gradient, is the handle the tape passed as the
+// tape's seed of ones alone: all ones with a zero derivative, so its value
+// may be used without an op on it.
 bool loom__grad_output_gradient_is_ones(const loom_gradient_context_t* context,
-                                        int32_t k);
+                                        int32_t k,
+                                        const loom_tensor_handle_t* dy);
 
 // A tensor of `metadata`'s dtype and shape filled with `value`.
 LOOM_MUST_USE_RESULT loom_status_t loom__grad_filled(

@@ -26,6 +26,7 @@ void loom__gradient_context_initialize(
   context->op_cache = NULL;
   context->input_needed = NULL;
   context->ones_output_gradients = 0;
+  context->output_gradients = NULL;
 }
 
 void loom__gradient_context_deinitialize(loom_gradient_context_t* context) {

@@ -1482,6 +1482,7 @@ static loom_status_t run_node(backward_t* b, tape_node_t* node) {
     context.op_cache = &b->cache;
     context.input_needed = needed;
     context.ones_output_gradients = ones;
+    context.output_gradients = output_grads;
     status = node->def->fn(&context, output_grads, input_grads,
                            node->def->user_data);
     loom__gradient_context_deinitialize(&context);

@@ -60,10 +60,13 @@ struct loom_gradient_context_t {
   loom_grad_op_cache_t* op_cache;  // may be NULL
   // Per input: whether its gradient is used; NULL: all are.
   const bool* input_needed;
-  // Bit k: output k's gradient is the tape's own seed of ones (no other
-  // contribution), a constant no tape tracks: a gradient function may use
-  // its value without an op on it (see loom__grad_output_gradient_is_ones).
+  // Bit k: output k's gradient is the tape's own seed of ones alone (no
+  // other contribution): all ones, with a zero derivative with respect to
+  // anything (a constant, or OnesLike), so a gradient function may use its
+  // value without an op on it (see loom__grad_output_gradient_is_ones).
+  // The bit holds only for the handle the tape passed, output_gradients[k].
   uint64_t ones_output_gradients;
+  loom_tensor_handle_t* const* output_gradients;  // as passed; may be NULL
 };
 
 // Fills `context` (no allocation; attrs are completed lazily).

@@ -15,6 +15,7 @@ SHAPES = {
     "scalar_vector": ((), (5,)),
     "same": ((3, 4), (3, 4)),
     "row": ((3, 4), (4,)),
+    "short_rows": ((5,), (300, 5)),  # a bool output over many short rows
     "outer": ((5, 1), (1, 6)),
     "empty": ((0, 4), (4,)),
 }
