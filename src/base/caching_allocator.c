@@ -94,10 +94,6 @@ _Thread_local thread_cache_t* loom__t_cache
 
 uint8_t loom__cache_class_of_granule[kMaxCachedSize / 16 + 1];
 
-static inline block_header_t* header_of(void* ptr) {
-  return loom__cache_header_of(ptr);
-}
-
 // Blocks this large (tensor data) are fresh mappings each time; asking for
 // transparent huge pages makes their first touch fault once per 2 MiB, not
 // once per 4 KiB (as NumPy does).
@@ -129,7 +125,7 @@ static void* system_block(size_t size, uint16_t size_class, uint16_t kind,
   if (!raw) return NULL;
   if (size >= kHugePageThreshold) advise_huge_pages(raw, prefix + size);
   void* ptr = (char*)raw + prefix;
-  block_header_t* header = header_of(ptr);
+  block_header_t* header = loom__cache_header_of(ptr);
   header->size_class = size_class;
   header->kind = kind;
   header->prefix = prefix;
@@ -137,7 +133,7 @@ static void* system_block(size_t size, uint16_t size_class, uint16_t kind,
 }
 
 static void system_free(void* ptr) {
-  free((char*)ptr - header_of(ptr)->prefix);
+  free((char*)ptr - loom__cache_header_of(ptr)->prefix);
 }
 
 static void move_blocks(free_list_t* from, free_list_t* to, uint32_t count) {
@@ -226,10 +222,6 @@ static thread_cache_t* this_thread_cache(void) {
   return cache;
 }
 
-static inline void count(_Atomic int64_t* counter) {
-  loom__cache_count(counter);
-}
-
 // The large class of a block of `size` (> kMaxCachedSize) bytes and that
 // class's size: 2^k * (1 + j/4), the smallest at least `size`.
 static int large_class_of(size_t size, size_t* out_class_size) {
@@ -259,15 +251,15 @@ static void* large_allocate(thread_cache_t* cache, size_t size) {
     g_large_cached_bytes -= class_size;
   }
   pthread_mutex_unlock(&g_large_mutex);
-  count(&cache->requests);
+  loom__cache_count(&cache->requests);
   if (block) return block;
-  count(&cache->system_allocations);
+  loom__cache_count(&cache->system_allocations);
   return system_block(class_size, kLargeCachedClass, (uint16_t)large_class,
                       kLargePrefix);
 }
 
 static void large_free(void* ptr) {
-  int large_class = header_of(ptr)->kind;
+  int large_class = loom__cache_header_of(ptr)->kind;
   size_t class_size = large_class_size(large_class);
   pthread_mutex_lock(&g_large_mutex);
   if (g_large_cached_bytes + class_size <= g_large_budget) {
@@ -299,12 +291,12 @@ static __attribute__((noinline)) void* allocate_slow(size_t size,
   if (!cache || size > kMaxCachedSize || alignment > 64) {
     uint32_t prefix = alignment > 16 ? (uint32_t)alignment : 16;
     if (cache) {
-      count(&cache->requests);
-      count(&cache->system_allocations);
+      loom__cache_count(&cache->requests);
+      loom__cache_count(&cache->system_allocations);
     }
     return system_block(size, kLargeClass, 0, prefix);
   }
-  count(&cache->requests);
+  loom__cache_count(&cache->requests);
   int kind = alignment > 16 ? 1 : 0;
   int size_class = loom__cache_class_of_granule[(size + 15) / 16];
   free_list_t* list = &cache->lists[kind][size_class];
@@ -319,7 +311,7 @@ static __attribute__((noinline)) void* allocate_slow(size_t size,
     list->count--;
     return block;
   }
-  count(&cache->system_allocations);
+  loom__cache_count(&cache->system_allocations);
   return system_block(kClassSizes[size_class], (uint16_t)size_class,
                       (uint16_t)kind, kKindPrefix[kind]);
 }
@@ -338,7 +330,7 @@ static __attribute__((noinline)) void deallocate_slow(void* ptr) {
     free(ptr);
     return;
   }
-  block_header_t* header = header_of(ptr);
+  block_header_t* header = loom__cache_header_of(ptr);
   if (header->size_class == kLargeCachedClass) {
     large_free(ptr);
     return;

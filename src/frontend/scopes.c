@@ -138,21 +138,20 @@ static void handler_type(loom_context_t* context,
                          const loom_op_handler_t* inner, char* type,
                          size_t capacity) {
   const char* name = loom_context_handler_name(context, inner);
-  const char* device = name ? strstr(name, "/device:") : NULL;
-  if (device) {
-    device += 8;
-    const char* colon = strrchr(device, ':');
-    size_t length = colon ? (size_t)(colon - device) : strlen(device);
-    if (length >= capacity) length = capacity - 1;
-    memcpy(type, device, length);
-    type[length] = '\0';
-    return;
+  const char* source = name ? strstr(name, "/device:") : NULL;
+  size_t length = 0;
+  if (source) {
+    source += 8;
+    const char* colon = strrchr(source, ':');
+    length = colon ? (size_t)(colon - source) : strlen(source);
+  } else {
+    source = loom_op_handler_type_name(inner);
+    length = strlen(source);
   }
-  // A plain copy (this runs for each new merge, a tape per training step).
-  const char* type_name = loom_op_handler_type_name(inner);
-  size_t length = strlen(type_name);
+  // A plain copy, no snprintf: this runs for each new merge (a tape per
+  // training step).
   if (length >= capacity) length = capacity - 1;
-  memcpy(type, type_name, length);
+  memcpy(type, source, length);
   type[length] = '\0';
 }
 

@@ -709,11 +709,13 @@ static void bias_add_grad_compute(void* kernel, loom_kernel_context_t* ctx) {
       return;
     }
   }
-  if (serial) {
-    if (total > 0 && units > 0) bias_grad_blocks(&job, 0, units, 0);
-  } else if (total > 0 && units > 0) {
-    status = loom_thread_pool_parallel_for_with_worker_id(
-        pool, units, total / units, bias_grad_blocks, &job);
+  if (total > 0 && units > 0) {
+    if (serial) {
+      bias_grad_blocks(&job, 0, units, 0);
+    } else {
+      status = loom_thread_pool_parallel_for_with_worker_id(
+          pool, units, total / units, bias_grad_blocks, &job);
+    }
   }
   if (!status) {
     // Fold every worker's tile rows into the first row, then narrow it.

@@ -93,6 +93,12 @@ static inline int64_t read_values(handle_t* handle, double* out,
       case LOOM_DTYPE_DOUBLE:
         out[i] = ((double*)loom_tensor_data(dense))[i];
         break;
+      case LOOM_DTYPE_INT32:
+        out[i] = ((int32_t*)loom_tensor_data(dense))[i];
+        break;
+      case LOOM_DTYPE_INT64:
+        out[i] = (double)((int64_t*)loom_tensor_data(dense))[i];
+        break;
       default:
         fail_msg("unsupported dtype");
     }

@@ -762,10 +762,10 @@ static void mean_of_a_loss_with_the_default_seed(void** state) {
     for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); ++c) {
       handle_t* dx = NULL;
       bool seeded = cases[c].output_gradients[0] != NULL;
-      LOOM_ASSERT_OK(loom_tape_gradient(
-          tape, cases[c].targets, cases[c].num_targets, &x, 1,
-          seeded ? cases[c].output_gradients : NULL, LOOM_UNCONNECTED_NONE,
-          &dx));
+      LOOM_ASSERT_OK(
+          loom_tape_gradient(tape, cases[c].targets, cases[c].num_targets, &x,
+                             1, seeded ? cases[c].output_gradients : NULL,
+                             LOOM_UNCONNECTED_NONE, &dx));
       assert_int_equal(loom_tensor_handle_dtype(dx), dtypes[d]);
       double expected[3];
       for (int i = 0; i < 3; ++i) expected[i] = cases[c].expected / 3;
@@ -776,6 +776,29 @@ static void mean_of_a_loss_with_the_default_seed(void** state) {
     loom__grad_release_all(all, 6);
     loom_op_handler_release(tape);
   }
+}
+
+// The constants the tape makes without running an op (a loss's seed).
+static void host_scalars_are_made_without_ops(void** state) {
+  (void)state;
+  const loom_dtype_t dtypes[4] = {LOOM_DTYPE_FLOAT, LOOM_DTYPE_DOUBLE,
+                                  LOOM_DTYPE_INT32, LOOM_DTYPE_INT64};
+  for (int d = 0; d < 4; ++d) {
+    handle_t* h = NULL;
+    LOOM_ASSERT_OK(loom__grad_host_scalar(g_ctx, dtypes[d], 3.0, &h));
+    assert_int_equal(loom_tensor_handle_dtype(h), dtypes[d]);
+    double expected = 3.0;
+    expect_values(h, &expected, 1, 0, "host scalar");
+    loom_tensor_handle_release(h);
+  }
+  handle_t* h = NULL;
+  LOOM_ASSERT_STATUS(loom__grad_host_scalar(NULL, LOOM_DTYPE_FLOAT, 1.0, &h),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "loom__grad_host_scalar: eager is NULL");
+  assert_null(h);
+  LOOM_ASSERT_STATUS(loom__grad_host_scalar(g_ctx, LOOM_DTYPE_HALF, 1.0, &h),
+                     LOOM_STATUS_INVALID_ARGUMENT, "dtype half is not");
+  assert_null(h);
 }
 
 static void several_targets_and_output_gradients(void** state) {
@@ -1690,6 +1713,7 @@ int main(void) {
       cmocka_unit_test(nested_tapes_give_second_derivatives),
       cmocka_unit_test(gradients_of_reused_tensors_are_summed),
       cmocka_unit_test(mean_of_a_loss_with_the_default_seed),
+      cmocka_unit_test(host_scalars_are_made_without_ops),
       cmocka_unit_test(several_targets_and_output_gradients),
       cmocka_unit_test(persistent_tape_computes_gradients_several_times),
       cmocka_unit_test(non_persistent_tape_computes_one_gradient),

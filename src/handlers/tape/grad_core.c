@@ -478,18 +478,15 @@ static loom_status_t reduction_grad(ctx_t* ctx, handle_t* const* dy,
     handle_t* scale = NULL;
     handle_t* scaled = NULL;
     loom_status_t status = loom__grad_shape_constant(ctx, &input->shape, &dims);
-    if (!status && mean && loom__grad_output_gradient_is_ones(ctx, 0, dy[0]) &&
-        (input->dtype == LOOM_DTYPE_FLOAT ||
-         input->dtype == LOOM_DTYPE_DOUBLE)) {
-      status = loom__grad_scalar(ctx, input->dtype, factor, &scaled);
-    } else if (!status && mean) {
+    if (!status && mean) {
       status = loom__grad_scalar(ctx, input->dtype, factor, &scale);
-      if (!status)
+      if (!status && !loom__grad_output_gradient_is_ones(ctx, 0, dy[0])) {
         status = loom__grad_binary(ctx, "Mul", dy[0], scale, &scaled);
+      }
     }
     if (!status) {
-      status =
-          loom__grad_binary(ctx, "Fill", dims, mean ? scaled : dy[0], &dx[0]);
+      handle_t* value = !mean ? dy[0] : scaled ? scaled : scale;
+      status = loom__grad_binary(ctx, "Fill", dims, value, &dx[0]);
     }
     handle_t* all[] = {dims, scale, scaled};
     loom__grad_release_all(all, 3);

@@ -137,18 +137,21 @@ static loom_status_t new_constant(loom_gradient_context_t* context,
   return status;
 }
 
-loom_status_t loom__grad_scalar(loom_gradient_context_t* context,
-                                loom_dtype_t dtype, double value,
-                                loom_tensor_handle_t** out) {
+loom_status_t loom__grad_host_scalar(loom_context_t* eager, loom_dtype_t dtype,
+                                     double value, loom_tensor_handle_t** out) {
   *out = NULL;
-  if (!context) {
+  if (!eager) {
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                            "loom__grad_scalar: context is NULL");
+                            "loom__grad_host_scalar: eager is NULL");
   }
-  loom_dtype_t made = dtype;
   unsigned char bytes[16];
   memset(bytes, 0, sizeof(bytes));
   switch (dtype) {
+    case LOOM_DTYPE_FLOAT: {
+      float v = (float)value;
+      memcpy(bytes, &v, sizeof(v));
+      break;
+    }
     case LOOM_DTYPE_DOUBLE:
       memcpy(bytes, &value, sizeof(double));
       break;
@@ -162,20 +165,38 @@ loom_status_t loom__grad_scalar(loom_gradient_context_t* context,
       memcpy(bytes, &v, sizeof(v));
       break;
     }
-    default: {  // float, then a cast for the other types
-      float v = (float)value;
-      memcpy(bytes, &v, sizeof(v));
-      made = LOOM_DTYPE_FLOAT;
-      break;
-    }
+    default:
+      return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                              "loom__grad_host_scalar: dtype %s is not "
+                              "float, double, int32 or int64",
+                              loom_dtype_name(dtype));
   }
   loom_shape_t shape = loom_shape_scalar();
   loom_tensor_t* tensor = NULL;
-  LOOM_RETURN_IF_ERROR(loom_tensor_create_dense(loom_allocator_default(), made,
+  LOOM_RETURN_IF_ERROR(loom_tensor_create_dense(loom_allocator_default(), dtype,
                                                 &shape, &tensor));
-  memcpy(loom_tensor_data(tensor), bytes, loom_dtype_size(made));
+  memcpy(loom_tensor_data(tensor), bytes, loom_dtype_size(dtype));
+  loom_status_t status = loom_context_new_handle(eager, tensor, out);
+  loom_tensor_release(tensor);
+  return status;
+}
+
+loom_status_t loom__grad_scalar(loom_gradient_context_t* context,
+                                loom_dtype_t dtype, double value,
+                                loom_tensor_handle_t** out) {
+  *out = NULL;
+  if (!context) {
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                            "loom__grad_scalar: context is NULL");
+  }
+  // Made directly in these types; in float, then cast, in the others.
+  loom_dtype_t made = dtype == LOOM_DTYPE_DOUBLE || dtype == LOOM_DTYPE_INT32 ||
+                              dtype == LOOM_DTYPE_INT64
+                          ? dtype
+                          : LOOM_DTYPE_FLOAT;
   loom_tensor_handle_t* handle = NULL;
-  LOOM_RETURN_IF_ERROR(new_constant(context, tensor, &handle));
+  LOOM_RETURN_IF_ERROR(
+      loom__grad_host_scalar(context->eager, made, value, &handle));
   if (made == dtype) {
     *out = handle;
     return loom_ok_status();

@@ -95,6 +95,11 @@ loom__grad_binary(loom_gradient_context_t* context, const char* op_name,
 LOOM_MUST_USE_RESULT loom_status_t
 loom__grad_scalar(loom_gradient_context_t* context, loom_dtype_t dtype,
                   double value, loom_tensor_handle_t** out);
+// The same made without any op, for dtype float, double, int32 or int64
+// (INVALID_ARGUMENT otherwise), on `eager`'s CPU device.
+LOOM_MUST_USE_RESULT loom_status_t
+loom__grad_host_scalar(loom_context_t* eager, loom_dtype_t dtype, double value,
+                       loom_tensor_handle_t** out);
 // A vector of int32 (or int64 when `dtype` is INT64) values.
 LOOM_MUST_USE_RESULT loom_status_t loom__grad_int_vector(
     loom_gradient_context_t* context, loom_dtype_t dtype, const int64_t* values,

@@ -1457,9 +1457,8 @@ static loom_status_t run_node(backward_t* b, tape_node_t* node) {
   uint64_t ones = 0;
   for (int32_t k = 0; k < m; ++k) {
     int64_t id = node->first_output_id + k;
-    if (k < 64 && (b->flags[id] & kSeedOnes) && b->grads[id] && !b->extra[id]) {
-      ones |= (uint64_t)1 << k;
-    }
+    // (A second contribution cleared the flag: see accumulate.)
+    if (k < 64 && (b->flags[id] & kSeedOnes)) ones |= (uint64_t)1 << k;
     if (!status && b->extra[id]) status = flush(b, id);
     output_grads[k] = b->grads[id];
     b->grads[id] = NULL;  // consumed here
@@ -1521,19 +1520,7 @@ static loom_status_t ones_seed(backward_t* b, loom_tensor_handle_t* target,
               metadata.dtype == LOOM_DTYPE_DOUBLE);
     loom_status_free(unknown);
   }
-  if (scalar) {
-    loom_tensor_t* tensor = NULL;
-    LOOM_RETURN_IF_ERROR(loom_tensor_create_dense(
-        loom_allocator_default(), metadata.dtype, &metadata.shape, &tensor));
-    if (metadata.dtype == LOOM_DTYPE_FLOAT) {
-      *(float*)loom_tensor_data(tensor) = 1.0f;
-    } else {
-      *(double*)loom_tensor_data(tensor) = 1.0;
-    }
-    loom_status_t status = loom_context_new_handle(b->eager, tensor, out);
-    loom_tensor_release(tensor);
-    return status;
-  }
+  if (scalar) return loom__grad_host_scalar(b->eager, metadata.dtype, 1, out);
   return loom__grad_execute_in(b->eager, "OnesLike", &target, 1, NULL, 0, out,
                                1);
 }
