@@ -1,8 +1,9 @@
 // Element-wise unary loops and gradient helpers, compiled once per ISA level
 // (see isa.h). Simple maps are plain C the compiler vectorises; the
-// transcendental functions call the SLEEF variant of this level (u10: at
-// most 1 ulp) on whole vectors; 16-bit floats are widened to float a block
-// at a time, computed there, and rounded back.
+// transcendental functions work on whole vectors: SLEEF's variant of this
+// level (u10: at most 1 ulp), except float tanh (a rational fit below) and
+// float exp at AVX-512 (vector_expf.h); 16-bit floats are widened to float
+// a block at a time, computed there, and rounded back.
 
 #include <math.h>
 #include <sleef.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "kernels/elementwise_unary.h"
+#include "kernels/vector_expf.h"
 
 //===----------------------------------------------------------------------===//
 // Vectors of this level
@@ -24,6 +26,9 @@ typedef __m512d vf64_t;
 #define SLEEF_F64(name) Sleef_##name##d8_u10avx512f
 #define VSQRT_F32 _mm512_sqrt_ps
 #define VSQRT_F64 _mm512_sqrt_pd
+#define VMIN_F32 _mm512_min_ps
+#define VMAX_F32 _mm512_max_ps
+#define EXP_F32 loom_expf_avx512
 #elif defined(__AVX2__)
 #define VBYTES 32
 typedef __m256 vf32_t;
@@ -33,6 +38,9 @@ typedef __m256d vf64_t;
 #define SLEEF_F64(name) Sleef_##name##d4_u10avx2
 #define VSQRT_F32 _mm256_sqrt_ps
 #define VSQRT_F64 _mm256_sqrt_pd
+#define VMIN_F32 _mm256_min_ps
+#define VMAX_F32 _mm256_max_ps
+#define EXP_F32 Sleef_expf8_u10avx2
 #else
 #define VBYTES 16
 typedef __m128 vf32_t;
@@ -42,6 +50,9 @@ typedef __m128d vf64_t;
 #define SLEEF_F64(name) Sleef_##name##d2_u10sse2
 #define VSQRT_F32 _mm_sqrt_ps
 #define VSQRT_F64 _mm_sqrt_pd
+#define VMIN_F32 _mm_min_ps
+#define VMAX_F32 _mm_max_ps
+#define EXP_F32 Sleef_expf4_u10sse2
 #endif
 
 // What comparing two vectors gives (GCC vector extensions): all ones where
@@ -177,82 +188,87 @@ static inline double floor_f64(double x) {
 #define SOFTPLUS_LIMIT_F32 13.942385152878742f
 #define SOFTPLUS_LIMIT_F64 34.04365338911715
 
-// SLEEF: the u10 functions (within 1 ulp); SLEEF35: the u35 ones (within
-// 3.5 ulp) where they are 2-3 times faster (float tanh, log, sin, cos):
+// EXP: vector_expf.h's for float at AVX-512, else SLEEF's. SLEEF: the u10
+// functions (within 1 ulp); SLEEF35: the u35 ones (within 3.5 ulp) where
+// they are 2-3 times faster (float log, sin, cos):
 // still well inside float's tolerance of 1e-6 relative, and about what
 // TensorFlow's own Eigen approximations give.
-#define FLOAT_VECTOR_FNS(suffix, T, V, M, SLEEF, SLEEF35, VSQRT, select,   \
-                         LIMIT)                                            \
-  static inline V v_exp_##suffix(V x) {                                    \
-    return SLEEF(exp)(x);                                                  \
-  }                                                                        \
-  static inline V v_expm1_##suffix(V x) {                                  \
-    return SLEEF(expm1)(x);                                                \
-  }                                                                        \
-  static inline V v_log_##suffix(V x) {                                    \
-    return SLEEF35(log)(x);                                                \
-  }                                                                        \
-  static inline V v_log1p_##suffix(V x) {                                  \
-    return SLEEF(log1p)(x);                                                \
-  }                                                                        \
-  static inline V v_sin_##suffix(V x) {                                    \
-    return SLEEF35(sin)(x);                                                \
-  }                                                                        \
-  static inline V v_cos_##suffix(V x) {                                    \
-    return SLEEF35(cos)(x);                                                \
-  }                                                                        \
-  /* float: tanh x = x P(x^2) / Q(x^2) on [-9, 9] (a rational fit of       \
-     ours, degree 13/6 as Eigen's: 3.2e-7 relative at most in float),      \
-     +-1 beyond (tanh 9 is 1 - 3e-8), NaN kept; about twice as fast as     \
-     SLEEF's tanhf, no exp. double: SLEEF. */                              \
-  static inline V v_tanh_##suffix(V x) {                                   \
-    if (sizeof(T) != sizeof(float)) return SLEEF35(tanh)(x);               \
-    V limit = {0};                                                         \
-    limit += (T)9;                                                         \
-    x = select((M)(x > limit), limit, select((M)(x < -limit), -limit, x)); \
-    V u = x * x;                                                           \
-    V p = u * (T)-8.488731093915514e-14 + (T)5.277962789040913e-11;        \
-    p = p * u + (T)-2.0225265018325445e-08;                                \
-    p = p * u + (T)1.1154319508932531e-05;                                 \
-    p = p * u + (T)0.0031039572786539793;                                  \
-    p = p * u + (T)0.13084010779857635;                                    \
-    p = p * u + (T)1;                                                      \
-    V q = u * (T)0.00025461468612775207 + (T)0.024495182558894157;         \
-    q = q * u + (T)0.4641733765602112;                                     \
-    q = q * u + (T)1;                                                      \
-    return x * p / q;                                                      \
-  }                                                                        \
-  static inline V v_erf_##suffix(V x) {                                    \
-    return SLEEF(erf)(x);                                                  \
-  }                                                                        \
-  static inline V v_sqrt_##suffix(V x) {                                   \
-    return VSQRT(x);                                                       \
-  }                                                                        \
-  static inline V v_rsqrt_##suffix(V x) {                                  \
-    return (T)1 / VSQRT(x);                                                \
-  }                                                                        \
-  static inline V v_sigmoid_##suffix(V x) {                                \
-    return (T)1 / ((T)1 + SLEEF(exp)(-x));                                 \
-  }                                                                        \
-  static inline V v_elu_##suffix(V x) {                                    \
-    return select((M)(x < (T)0), SLEEF(expm1)(x), x);                      \
-  }                                                                        \
-  static inline V v_selu_##suffix(V x) {                                   \
-    return select((M)(x < (T)0), (T)SELU_SCALE_ALPHA * SLEEF(expm1)(x),    \
-                  (T)SELU_SCALE * x);                                      \
-  }                                                                        \
-  static inline V v_softplus_##suffix(V x) {                               \
-    return select((M)(x > LIMIT), x, SLEEF(log1p)(SLEEF(exp)(x)));         \
-  }                                                                        \
-  /* gradients / (exp(-features) + 1) */                                   \
-  static inline V v_softplus_grad_##suffix(V g, V f) {                     \
-    return g / (SLEEF(exp)(-f) + (T)1);                                    \
+#define FLOAT_VECTOR_FNS(suffix, T, V, M, EXP, SLEEF, SLEEF35, VSQRT, select, \
+                         LIMIT)                                               \
+  static inline V v_exp_##suffix(V x) {                                       \
+    return EXP(x);                                                            \
+  }                                                                           \
+  static inline V v_expm1_##suffix(V x) {                                     \
+    return SLEEF(expm1)(x);                                                   \
+  }                                                                           \
+  static inline V v_log_##suffix(V x) {                                       \
+    return SLEEF35(log)(x);                                                   \
+  }                                                                           \
+  static inline V v_log1p_##suffix(V x) {                                     \
+    return SLEEF(log1p)(x);                                                   \
+  }                                                                           \
+  static inline V v_sin_##suffix(V x) {                                       \
+    return SLEEF35(sin)(x);                                                   \
+  }                                                                           \
+  static inline V v_cos_##suffix(V x) {                                       \
+    return SLEEF35(cos)(x);                                                   \
+  }                                                                           \
+  static inline V v_erf_##suffix(V x) {                                       \
+    return SLEEF(erf)(x);                                                     \
+  }                                                                           \
+  static inline V v_sqrt_##suffix(V x) {                                      \
+    return VSQRT(x);                                                          \
+  }                                                                           \
+  static inline V v_rsqrt_##suffix(V x) {                                     \
+    return (T)1 / VSQRT(x);                                                   \
+  }                                                                           \
+  static inline V v_sigmoid_##suffix(V x) {                                   \
+    return (T)1 / ((T)1 + EXP(-x));                                           \
+  }                                                                           \
+  static inline V v_elu_##suffix(V x) {                                       \
+    return select((M)(x < (T)0), SLEEF(expm1)(x), x);                         \
+  }                                                                           \
+  static inline V v_selu_##suffix(V x) {                                      \
+    return select((M)(x < (T)0), (T)SELU_SCALE_ALPHA * SLEEF(expm1)(x),       \
+                  (T)SELU_SCALE * x);                                         \
+  }                                                                           \
+  static inline V v_softplus_##suffix(V x) {                                  \
+    return select((M)(x > LIMIT), x, SLEEF(log1p)(EXP(x)));                   \
+  }                                                                           \
+  /* gradients / (exp(-features) + 1) */                                      \
+  static inline V v_softplus_grad_##suffix(V g, V f) {                        \
+    return g / (EXP(-f) + (T)1);                                              \
   }
 
-FLOAT_VECTOR_FNS(f32, float, vf32_t, vm32_t, SLEEF_F32, SLEEF35_F32, VSQRT_F32,
-                 select_f32, SOFTPLUS_LIMIT_F32)
-FLOAT_VECTOR_FNS(f64, double, vf64_t, vm64_t, SLEEF_F64, SLEEF_F64, VSQRT_F64,
-                 select_f64, SOFTPLUS_LIMIT_F64)
+FLOAT_VECTOR_FNS(f32, float, vf32_t, vm32_t, EXP_F32, SLEEF_F32, SLEEF35_F32,
+                 VSQRT_F32, select_f32, SOFTPLUS_LIMIT_F32)
+FLOAT_VECTOR_FNS(f64, double, vf64_t, vm64_t, SLEEF_F64(exp), SLEEF_F64,
+                 SLEEF_F64, VSQRT_F64, select_f64, SOFTPLUS_LIMIT_F64)
+
+// float: tanh x = x P(x^2) / Q(x^2) for |x| <= 8, P of degree 3 and Q of
+// degree 4 (monic), a rational minimax fit of ours (1.5e-7 relative; 4.6e-7
+// at most once rounded in float, about 4 ulp), and +-tanh 8 beyond, which
+// is within 2.3e-7 of +-1. Nine multiplications and a division, about
+// twice SLEEF's tanhf. The clamp keeps NaN: minps/maxps return their
+// second operand when either is NaN.
+static inline vf32_t v_tanh_f32(vf32_t x) {
+  vf32_t limit = {0};
+  limit += 8.0f;
+  x = VMAX_F32(-limit, VMIN_F32(limit, x));
+  vf32_t u = x * x;
+  vf32_t p = u * 46.472517357992388f + 12000.247428799807f;
+  p = p * u + 525622.20688949758f;
+  p = p * u + 4066508.8798656366f;
+  vf32_t q = u + 970.53368233744845f;
+  q = q * u + 96845.69115125644f;
+  q = q * u + 1881120.5772558362f;
+  q = q * u + 4066509.4714714708f;
+  return x * p / q;
+}
+
+static inline vf64_t v_tanh_f64(vf64_t x) {
+  return SLEEF_F64(tanh)(x);
+}
 
 #define FLOAT_LOOPS(suffix, T, V, FLOOR, ABS, COPYSIGN)                \
   MAP_LOOP(neg_##suffix, T, T, -x)                                     \

@@ -1,6 +1,6 @@
 // Softmax rows, compiled once per ISA level (see isa.h): plain C loops the
-// compiler vectorises, and exp from SLEEF's vector functions for the
-// level (SSE2, AVX2, AVX-512F), applied to blocks.
+// compiler vectorises, and exp on whole vectors of the level, applied to
+// blocks: vector_expf.h's for float at AVX-512, SLEEF's otherwise.
 
 #include <immintrin.h>
 #include <math.h>
@@ -8,14 +8,14 @@
 #include <stdint.h>
 
 #include "kernels/softmax.h"
+#include "kernels/vector_expf.h"
 
 // exp over in[0, n) into out (may alias), W lanes at a time; the tail is
 // padded with -inf (whose exp is 0) so every element takes the same path.
 #if defined(__AVX512F__)
 #define EXPF_LANES 16
 #define EXPD_LANES 8
-#define VEXPF(p, q) \
-  _mm512_storeu_ps(q, Sleef_expf16_u10avx512f(_mm512_loadu_ps(p)))
+#define VEXPF(p, q) _mm512_storeu_ps(q, loom_expf_avx512(_mm512_loadu_ps(p)))
 #define VEXPD(p, q) \
   _mm512_storeu_pd(q, Sleef_expd8_u10avx512f(_mm512_loadu_pd(p)))
 #elif defined(__AVX2__)
@@ -37,7 +37,7 @@
   do {                                                                     \
     __mmask16 mask_ = (__mmask16)((1u << (n)) - 1);                        \
     __m512 v_ = _mm512_mask_loadu_ps(_mm512_set1_ps(-INFINITY), mask_, p); \
-    _mm512_mask_storeu_ps(q, mask_, Sleef_expf16_u10avx512f(v_));          \
+    _mm512_mask_storeu_ps(q, mask_, loom_expf_avx512(v_));                 \
   } while (0)
 #define VEXPD_TAIL(p, q, n)                                                 \
   do {                                                                      \

@@ -230,13 +230,26 @@ def _unary_cases(rng):
         x = make(dtype, _random(rng, (size,), low, high))
         out.append(_float_case("%s_%s_large" % (op, dtype), op, fn, dtype,
                                [x], exact))
-    # float32 Tanh is a rational approximation on [-9, 9] (+-1 beyond):
+    # float32 Tanh is a rational approximation on [-8, 8] (+-tanh 8 beyond):
     # a dense sweep across the whole range, the cut-off and tiny values.
     sweep = np.concatenate([np.linspace(-12, 12, 240001), [9.0, -9.0],
-                            [np.nextafter(np.float32(9), np.float32(10))],
+                            [8.0, -8.0],
+                            [np.nextafter(np.float32(8), np.float32(10))],
                             [1e-30, -1e-30, 1e-8, 1e-40, 3e-4, -3e-4]])
     out.append(_float_case("Tanh_float32_sweep", "Tanh", np.tanh, "float32",
                            [make("float32", sweep)], False))
+    # float32 Exp (and Sigmoid, Softplus through it) has its own vector exp
+    # at AVX-512: the whole float range, the overflow and underflow edges
+    # (subnormal results, 0), the clamp at [-104, 89], infinities and NaN.
+    edges = np.float32([88.72, 88.7228, 88.73, 89.0, 89.5, 1e4, -87.3,
+                        -87.4, -100.0, -103.2, -103.3, -103.98, -104.0,
+                        -104.5, -1e4, 0.0, -0.0, 1e-30, -1e-30,
+                        np.inf, -np.inf, np.nan])
+    sweep = np.concatenate([np.linspace(-110, 95, 200001), edges])
+    for op in ("Exp", "Sigmoid", "Softplus"):
+        fn = FLOAT_OPS[op][0]
+        out.append(_float_case("%s_float32_sweep" % op, op, fn, "float32",
+                               [make("float32", sweep)], False))
     return out
 
 
