@@ -47,14 +47,6 @@ static loom_status_t call_native(
   return call->op->native->dispatch(&context);
 }
 
-loom_status_t loom__cpu_call_native(const cpu_call_t* call) {
-  loom_status_t status = call_native(call, call->result_metadata);
-  if (LOOM_UNLIKELY(status != NULL)) {
-    return loom__cpu_annotate(status, call->op_name);
-  }
-  return loom_ok_status();
-}
-
 static loom_status_t run_native(const cpu_call_t* call) {
   const cpu_native_op_t* native = call->op->native;
   if (call->result_metadata || !native->metadata) {

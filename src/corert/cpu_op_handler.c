@@ -304,7 +304,7 @@ static loom_status_t frame_initialize(execute_frame_t* frame,
 }
 
 static void frame_deinitialize(execute_frame_t* frame) {
-  loom_allocator_free(frame->allocator, frame->heap);
+  if (frame->heap) loom_allocator_free(frame->allocator, frame->heap);
 }
 
 // An argument (or the chain) is an error: the op does not run and its
@@ -321,12 +321,12 @@ static loom_status_t propagate_error(loom_op_invocation_t* invocation,
 static loom_status_t convert_scalars(const cpu_op_t* op,
                                      loom_allocator_t allocator,
                                      loom_op_invocation_t* invocation,
-                                     execute_frame_t* frame, uint64_t* owned) {
+                                     loom_tensor_t** tensors, uint64_t* owned) {
   if (op->native && (op->native->flags & LOOM_CPU_OP_ALLOWS_SCALAR)) {
     return loom_ok_status();
   }
   for (int32_t i = 0; i < invocation->num_arguments; ++i) {
-    loom_tensor_t* tensor = frame->tensors[i];
+    loom_tensor_t* tensor = tensors[i];
     if (loom_tensor_kind(tensor) != LOOM_TENSOR_SCALAR) continue;
     loom_tensor_t* dense = NULL;
     LOOM_RETURN_IF_ERROR(
@@ -337,7 +337,7 @@ static loom_status_t convert_scalars(const cpu_op_t* op,
     } else {
       loom_tensor_release(tensor);
     }
-    frame->tensors[i] = dense;
+    tensors[i] = dense;
     if (i < 64) *owned |= (uint64_t)1 << i;
   }
   return loom_ok_status();
@@ -345,10 +345,13 @@ static loom_status_t convert_scalars(const cpu_op_t* op,
 
 // Runs the op now: its arguments are available, it is cheap and its kernel
 // synchronous. Dispatch failures go to the result handles.
+// tensors: the arguments' (filled here); result_metadata: NULL when
+// unknown.
 static loom_status_t run_inline(loom_op_handler_t* handler,
                                 loom_op_invocation_t* invocation, cpu_op_t* op,
-                                cpu_kernel_spec_t* spec, execute_frame_t* frame,
-                                bool metadata_known) {
+                                cpu_kernel_spec_t* spec,
+                                loom_tensor_t** tensors,
+                                const loom_tensor_metadata_t* result_metadata) {
   loom_runtime_t* runtime = handler->runtime;
   int32_t n = invocation->num_arguments;
   int32_t m = invocation->num_results;
@@ -364,7 +367,7 @@ static loom_status_t run_inline(loom_op_handler_t* handler,
   int32_t created = 0;
   for (; !status && created < m; ++created) {
     status = loom__tensor_handle_create_pending(
-        handler, metadata_known ? &frame->results[created] : NULL,
+        handler, result_metadata ? &result_metadata[created] : NULL,
         &invocation->results[created], &values[created]);
     if (LOOM_UNLIKELY(status != NULL)) break;
   }
@@ -382,39 +385,56 @@ static loom_status_t run_inline(loom_op_handler_t* handler,
   bool scalars = false;
   for (int32_t i = 0; i < n; ++i) {
     bool moved = false;
-    frame->tensors[i] =
+    tensors[i] =
         loom__tensor_handle_take_tensor(invocation->arguments[i], &moved);
-    scalars |= loom_tensor_kind(frame->tensors[i]) == LOOM_TENSOR_SCALAR;
+    scalars |= loom_tensor_kind(tensors[i]) == LOOM_TENSOR_SCALAR;
     if (moved) {
       invocation->arguments[i] = NULL;
       if (i < 64) owned |= (uint64_t)1 << i;
     }
   }
   if (LOOM_UNLIKELY(scalars)) {
-    status = convert_scalars(op, runtime->allocator, invocation, frame, &owned);
+    status =
+        convert_scalars(op, runtime->allocator, invocation, tensors, &owned);
   }
-  if (!status) {
+  if (!status && op->native && result_metadata) {
+    // A native dispatch function with its result metadata: called
+    // directly, the shortest way (loom__cpu_call_run's native case).
+    loom_cpu_dispatch_context_t context = {runtime->host,
+                                           runtime->allocator,
+                                           invocation->location,
+                                           tensors,
+                                           n,
+                                           invocation->attrs,
+                                           result_metadata,
+                                           values,
+                                           m,
+                                           owned};
+    status = op->native->dispatch(&context);
+    if (LOOM_UNLIKELY(status != NULL)) {
+      status = loom__cpu_annotate(status, invocation->op->name);
+    }
+  } else if (!status) {
     cpu_call_t call = {op,
                        invocation->op->name,
                        invocation->location,
                        invocation->attrs,
                        spec,
-                       frame->tensors,
+                       tensors,
                        n,
                        owned,
-                       metadata_known ? frame->results : NULL,
+                       result_metadata,
                        values,
                        m,
                        false};
-    status = op->native && metadata_known ? loom__cpu_call_native(&call)
-                                          : loom__cpu_call_run(&call);
+    status = loom__cpu_call_run(&call);
   }
   for (int32_t i = 0; i < n; ++i) {
     if (invocation->arguments[i]) {
       loom_tensor_handle_release(invocation->arguments[i]);
       invocation->arguments[i] = NULL;
     } else {
-      loom_tensor_release(frame->tensors[i]);
+      loom_tensor_release(tensors[i]);
     }
   }
   if (LOOM_UNLIKELY(status != NULL)) {
@@ -431,10 +451,59 @@ static loom_status_t run_inline(loom_op_handler_t* handler,
   return loom_ok_status();
 }
 
-static loom_status_t cpu_execute(loom_op_handler_t* handler,
-                                 loom_op_invocation_t* invocation) {
+// The short path: a native op with a metadata function, no chain, at most
+// kCpuShortArity arguments and results, every argument an available dense
+// host tensor and few elements in all, the common case of op-by-op
+// execution. It does what the general path below does for such an op,
+// without the frame, the scalar conversion and the choice between inline
+// and later. Returns false, having changed nothing, for any other op.
+enum { kCpuShortArity = 4 };
+
+static bool execute_short(loom_op_handler_t* handler,
+                          loom_op_invocation_t* invocation, cpu_op_t* op,
+                          loom_status_t* out_status) {
+  const native_op_t* native = op->native;
+  int32_t n = invocation->num_arguments;
+  int32_t m = invocation->num_results;
+  if (!native || !native->metadata ||
+      (native->flags & (LOOM_CPU_OP_SIDE_EFFECTING | LOOM_CPU_OP_EXPENSIVE)) ||
+      n > kCpuShortArity || m > kCpuShortArity ||
+      (invocation->chain && *invocation->chain)) {
+    return false;
+  }
   loom_runtime_t* runtime = handler->runtime;
-  cpu_op_t* op = invocation->op->data;
+  loom_tensor_metadata_t inputs[kCpuShortArity];
+  loom_tensor_t* tensors[kCpuShortArity];
+  int64_t elements = 0;
+  for (int32_t i = 0; i < n; ++i) {
+    loom_async_value_t* value = invocation->arguments[i]->value;
+    if (!value || loom_async_value_state(value) != LOOM_ASYNC_VALUE_AVAILABLE) {
+      return false;
+    }
+    loom_tensor_t* tensor = loom__tensor_of_value(value);
+    if (loom_tensor_kind(tensor) != LOOM_TENSOR_DENSE) return false;
+    inputs[i] = *loom_tensor_metadata(tensor);
+    elements += loom_tensor_num_elements(tensor);
+  }
+  int64_t limit = runtime->inline_element_limit;
+  if ((limit < 0 || elements > limit) && !runtime->synchronous) return false;
+
+  loom_tensor_metadata_t results[kCpuShortArity];
+  loom_status_t status =
+      native->metadata(inputs, n, invocation->attrs, results, m);
+  *out_status =
+      status ? loom_op_invocation_fail(
+                   invocation, loom__cpu_annotate(status, invocation->op->name),
+                   true)
+             : run_inline(handler, invocation, op, NULL, tensors, results);
+  return true;
+}
+
+// Every other op (out of line, so the short path saves few registers).
+static __attribute__((noinline)) loom_status_t execute_general(
+    loom_op_handler_t* handler, loom_op_invocation_t* invocation,
+    cpu_op_t* op) {
+  loom_runtime_t* runtime = handler->runtime;
   const native_op_t* native = op->native;
   bool has_chain = invocation->chain && *invocation->chain;
   if (native && (native->flags & LOOM_CPU_OP_SIDE_EFFECTING) && !has_chain) {
@@ -523,7 +592,8 @@ static loom_status_t cpu_execute(loom_op_handler_t* handler,
                    !all_known || limit < 0 || elements > limit;
   if (runtime->synchronous) expensive = false;
   if (all_ready && !has_chain && !expensive && loom__cpu_call_is_sync(spec)) {
-    status = run_inline(handler, invocation, op, spec, &frame, metadata_known);
+    status = run_inline(handler, invocation, op, spec, frame.tensors,
+                        metadata_known ? frame.results : NULL);
     if (spec_owned) loom__cpu_spec_destroy(op->cpu->allocator, spec);
   } else {
     status = loom__cpu_dispatch_later(handler, invocation, spec, spec_owned,
@@ -532,6 +602,14 @@ static loom_status_t cpu_execute(loom_op_handler_t* handler,
   }
   frame_deinitialize(&frame);
   return status;
+}
+
+static loom_status_t cpu_execute(loom_op_handler_t* handler,
+                                 loom_op_invocation_t* invocation) {
+  cpu_op_t* op = invocation->op->data;
+  loom_status_t status = NULL;
+  if (execute_short(handler, invocation, op, &status)) return status;
+  return execute_general(handler, invocation, op);
 }
 
 //===----------------------------------------------------------------------===//

@@ -134,11 +134,6 @@ typedef struct cpu_call_t {
 // untouched.
 loom_status_t loom__cpu_call_run(const cpu_call_t* call);
 
-// A native op's dispatch function, its result metadata known
-// (call->result_metadata set): loom__cpu_call_run's shortest path, for
-// inline runs.
-loom_status_t loom__cpu_call_native(const cpu_call_t* call);
-
 // Whether the op can run through loom__cpu_call_run (asynchronous
 // TensorFlow kernels cannot: they go through a dispatch record).
 static inline bool loom__cpu_call_is_sync(const cpu_kernel_spec_t* spec) {
