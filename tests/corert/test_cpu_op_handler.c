@@ -268,6 +268,129 @@ static void native_dispatch_sees_which_inputs_it_owns(void** state) {
 }
 
 //===----------------------------------------------------------------------===//
+// The short path and the general one
+//===----------------------------------------------------------------------===//
+
+// A native op with a metadata function and at most four available dense
+// arguments takes Execute's short path; with six it takes the general one.
+// Each case runs both ways and expects the same.
+static const int32_t kArities[2] = {1, 6};
+
+static loom_status_t first_input_metadata(const loom_tensor_metadata_t* inputs,
+                                          int32_t num_inputs,
+                                          const loom_op_attrs_t* attrs,
+                                          loom_tensor_metadata_t* results,
+                                          int32_t num_results) {
+  (void)attrs;
+  if (num_inputs < 1) {
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                            "x.first takes at least one argument");
+  }
+  for (int32_t i = 0; i < num_results; ++i) results[i] = inputs[0];
+  return loom_ok_status();
+}
+
+static loom_status_t rejecting_metadata(const loom_tensor_metadata_t* inputs,
+                                        int32_t num_inputs,
+                                        const loom_op_attrs_t* attrs,
+                                        loom_tensor_metadata_t* results,
+                                        int32_t num_results) {
+  (void)inputs;
+  (void)num_inputs;
+  (void)attrs;
+  (void)results;
+  (void)num_results;
+  return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                          "x.rejects: shape [2] is not allowed");
+}
+
+// args[0] = first; the others new vectors of one element.
+static void fill_arguments(corert_test_env_t* env, loom_tensor_handle_t* first,
+                           loom_tensor_handle_t** args, int32_t arity) {
+  const float one[1] = {1};
+  args[0] = first;
+  for (int32_t i = 1; i < arity; ++i) {
+    args[i] = corert_test_float_vector(env, one, 1);
+  }
+}
+
+static void both_paths_see_which_inputs_they_own(void** state) {
+  corert_test_env_t* env = env_of(state);
+  LOOM_ASSERT_OK(
+      loom_cpu_op_handler_add_op(env->cpu, "x.first", forwardable_probe, 0));
+  LOOM_ASSERT_OK(loom_cpu_op_handler_add_metadata_fn(env->cpu, "x.first",
+                                                     first_input_metadata));
+  const float x[2] = {1, 2};
+  for (int a = 0; a < 2; ++a) {
+    loom_tensor_handle_t* kept = corert_test_float_vector(env, x, 2);
+    for (int round = 0; round < 2; ++round) {
+      // Round 0: the caller keeps a reference; round 1: it gives it up.
+      loom_tensor_handle_t* args[6];
+      fill_arguments(env, round == 0 ? corert_test_ref(kept) : kept, args,
+                     kArities[a]);
+      loom_tensor_handle_t* result = NULL;
+      g_seen_forwardable = -1;
+      LOOM_ASSERT_OK(loom_runtime_execute(env->runtime, "x.first", env->cpu,
+                                          CORERT_TEST_HERE(), args, kArities[a],
+                                          NULL, &result, 1, NULL));
+      assert_int_equal(g_seen_forwardable, round);
+      corert_test_expect_values(result, LOOM_DTYPE_FLOAT, x, 2);
+      loom_tensor_handle_release(result);
+    }
+  }
+}
+
+static void both_paths_report_a_dispatch_error_once(void** state) {
+  corert_test_env_t* env = env_of(state);
+  LOOM_ASSERT_OK(loom_cpu_op_handler_add_op(env->cpu, "x.first_fails",
+                                            failing_dispatch, 0));
+  LOOM_ASSERT_OK(loom_cpu_op_handler_add_metadata_fn(env->cpu, "x.first_fails",
+                                                     first_input_metadata));
+  const float x[1] = {1};
+  for (int a = 0; a < 2; ++a) {
+    loom_tensor_handle_t* args[6];
+    fill_arguments(env, corert_test_float_vector(env, x, 1), args, kArities[a]);
+    loom_tensor_handle_t* results[2] = {NULL, NULL};
+    LOOM_ASSERT_OK(
+        loom_runtime_execute(env->runtime, "x.first_fails", env->cpu,
+                             corert_test_location("ops.py", 20 + a, 1), args,
+                             kArities[a], NULL, results, 2, NULL));
+    for (int i = 0; i < 2; ++i) {
+      corert_test_expect_error(results[i], LOOM_STATUS_OUT_OF_RANGE,
+                               "x.first_fails: index 9 is out of range");
+    }
+    corert_test_release_all(results, 2);
+    assert_int_equal(corert_test_diagnostic_count(env), a + 1);
+    char where[64];
+    corert_test_last_diagnostic(env, NULL, where, NULL, sizeof(where));
+    assert_string_equal(where, a == 0 ? "ops.py:20:1" : "ops.py:21:1");
+  }
+}
+
+static void both_paths_return_a_metadata_error(void** state) {
+  corert_test_env_t* env = env_of(state);
+  LOOM_ASSERT_OK(
+      loom_cpu_op_handler_add_op(env->cpu, "x.rejects", noop_dispatch, 0));
+  LOOM_ASSERT_OK(loom_cpu_op_handler_add_metadata_fn(env->cpu, "x.rejects",
+                                                     rejecting_metadata));
+  const float x[2] = {1, 2};
+  for (int a = 0; a < 2; ++a) {
+    loom_tensor_handle_t* args[6];
+    fill_arguments(env, corert_test_float_vector(env, x, 2), args, kArities[a]);
+    loom_tensor_handle_t* result = NULL;
+    loom_status_t status = loom_runtime_execute(
+        env->runtime, "x.rejects", env->cpu, CORERT_TEST_HERE(), args,
+        kArities[a], NULL, &result, 1, NULL);
+    LOOM_ASSERT_STATUS(status, LOOM_STATUS_INVALID_ARGUMENT,
+                       "x.rejects: shape [2] is not allowed");
+    corert_test_expect_error(result, LOOM_STATUS_INVALID_ARGUMENT,
+                             "x.rejects: shape [2] is not allowed");
+    loom_tensor_handle_release(result);
+    assert_int_equal(corert_test_diagnostic_count(env), a + 1);
+  }
+}
+
+//===----------------------------------------------------------------------===//
 // loom.print
 //===----------------------------------------------------------------------===//
 
@@ -456,6 +579,9 @@ int main(void) {
       TEST(native_dispatch_error_reaches_the_results),
       TEST(native_dispatch_may_set_its_results_later),
       TEST(native_dispatch_sees_which_inputs_it_owns),
+      TEST(both_paths_see_which_inputs_they_own),
+      TEST(both_paths_report_a_dispatch_error_once),
+      TEST(both_paths_return_a_metadata_error),
       TEST(print_writes_each_tensor_in_chain_order),
       TEST(print_checks_its_arity),
       TEST(print_needs_a_chain),
