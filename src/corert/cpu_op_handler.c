@@ -343,10 +343,103 @@ static loom_status_t convert_scalars(const cpu_op_t* op,
   return loom_ok_status();
 }
 
+// The steps of running an op inline, shared by the short path and
+// run_inline.
+
+// Makes the op's result handles, each over an unavailable value (returned
+// in values): they come first, so that nothing can fail once the kernel
+// has run. On failure none is left.
+static inline loom_status_t create_results(
+    loom_op_handler_t* handler, loom_op_invocation_t* invocation,
+    const loom_tensor_metadata_t* result_metadata,
+    loom_async_value_t** values) {
+  int32_t m = invocation->num_results;
+  for (int32_t i = 0; i < m; ++i) {
+    loom_status_t status = loom__tensor_handle_create_pending(
+        handler, result_metadata ? &result_metadata[i] : NULL,
+        &invocation->results[i], &values[i]);
+    if (LOOM_UNLIKELY(status != NULL)) {
+      for (int32_t k = 0; k < i; ++k) {
+        loom_tensor_handle_release(invocation->results[k]);
+      }
+      return status;
+    }
+  }
+  return loom_ok_status();
+}
+
+// The arguments' tensors: moved out of handles nobody else holds (the
+// kernel may then forward them; their slots become NULL), borrowed from the
+// others. Returns the owned-inputs mask of loom_cpu_dispatch_context_t.
+static inline uint64_t take_arguments(loom_op_invocation_t* invocation,
+                                      loom_tensor_t** tensors) {
+  uint64_t owned = 0;
+  for (int32_t i = 0; i < invocation->num_arguments; ++i) {
+    bool moved = false;
+    tensors[i] =
+        loom__tensor_handle_take_tensor(invocation->arguments[i], &moved);
+    if (moved) {
+      invocation->arguments[i] = NULL;
+      if (i < 64) owned |= (uint64_t)1 << i;
+    }
+  }
+  return owned;
+}
+
+// After the kernel: drops the arguments (their handles, or the tensors
+// taken from them) and, when it failed, reports `status` once and gives it
+// to every result it did not set.
+static inline void finish_inline(loom_runtime_t* runtime,
+                                 loom_op_invocation_t* invocation,
+                                 loom_tensor_t** tensors,
+                                 loom_async_value_t** values,
+                                 loom_status_t status) {
+  for (int32_t i = 0; i < invocation->num_arguments; ++i) {
+    if (invocation->arguments[i]) {
+      loom_tensor_handle_release(invocation->arguments[i]);
+      invocation->arguments[i] = NULL;
+    } else {
+      loom_tensor_release(tensors[i]);
+    }
+  }
+  if (LOOM_LIKELY(status == NULL)) return;
+  loom__runtime_report(runtime, invocation->location, invocation->op->name,
+                       status);
+  for (int32_t i = 0; i < invocation->num_results; ++i) {
+    if (loom_async_value_is_set(values[i])) continue;
+    loom_status_ignore(
+        loom_async_value_set_error(values[i], loom_status_clone(status)));
+  }
+  loom_status_free(status);
+}
+
+// Calls a native op's dispatch function on available inputs, its result
+// metadata known; failures come back annotated with the op's name.
+static inline loom_status_t dispatch_native(
+    loom_runtime_t* runtime, loom_op_invocation_t* invocation,
+    const native_op_t* native, loom_tensor_t** tensors, uint64_t owned,
+    const loom_tensor_metadata_t* result_metadata,
+    loom_async_value_t** values) {
+  loom_cpu_dispatch_context_t context = {runtime->host,
+                                         runtime->allocator,
+                                         invocation->location,
+                                         tensors,
+                                         invocation->num_arguments,
+                                         invocation->attrs,
+                                         result_metadata,
+                                         values,
+                                         invocation->num_results,
+                                         owned};
+  loom_status_t status = native->dispatch(&context);
+  if (LOOM_UNLIKELY(status != NULL)) {
+    status = loom__cpu_annotate(status, invocation->op->name);
+  }
+  return status;
+}
+
 // Runs the op now: its arguments are available, it is cheap and its kernel
-// synchronous. Dispatch failures go to the result handles.
-// tensors: the arguments' (filled here); result_metadata: NULL when
-// unknown.
+// synchronous. Dispatch failures go to the result handles. tensors: room
+// for the arguments' (filled here); result_metadata: NULL when unknown.
 static loom_status_t run_inline(loom_op_handler_t* handler,
                                 loom_op_invocation_t* invocation, cpu_op_t* op,
                                 cpu_kernel_spec_t* spec,
@@ -363,57 +456,25 @@ static loom_status_t run_inline(loom_op_handler_t* handler,
                                    sizeof(loom_async_value_t*) * (size_t)m,
                                    (void**)&values);
   }
-  // The result handles first: once the kernel has run, nothing can fail.
-  int32_t created = 0;
-  for (; !status && created < m; ++created) {
-    status = loom__tensor_handle_create_pending(
-        handler, result_metadata ? &result_metadata[created] : NULL,
-        &invocation->results[created], &values[created]);
-    if (LOOM_UNLIKELY(status != NULL)) break;
-  }
+  if (!status)
+    status = create_results(handler, invocation, result_metadata, values);
   if (LOOM_UNLIKELY(status != NULL)) {
-    for (int32_t i = 0; i < created; ++i) {
-      loom_tensor_handle_release(invocation->results[i]);
-    }
     if (values != stack_values) loom_allocator_free(runtime->allocator, values);
     return loom_op_invocation_fail(invocation, status, true);
   }
   loom__runtime_count_dispatch(runtime, true);
-  // The arguments' tensors: moved out of handles nobody else holds (the
-  // kernel may then forward them), borrowed from the others.
-  uint64_t owned = 0;
+  uint64_t owned = take_arguments(invocation, tensors);
   bool scalars = false;
   for (int32_t i = 0; i < n; ++i) {
-    bool moved = false;
-    tensors[i] =
-        loom__tensor_handle_take_tensor(invocation->arguments[i], &moved);
     scalars |= loom_tensor_kind(tensors[i]) == LOOM_TENSOR_SCALAR;
-    if (moved) {
-      invocation->arguments[i] = NULL;
-      if (i < 64) owned |= (uint64_t)1 << i;
-    }
   }
   if (LOOM_UNLIKELY(scalars)) {
     status =
         convert_scalars(op, runtime->allocator, invocation, tensors, &owned);
   }
   if (!status && op->native && result_metadata) {
-    // A native dispatch function with its result metadata: called
-    // directly, the shortest way (loom__cpu_call_run's native case).
-    loom_cpu_dispatch_context_t context = {runtime->host,
-                                           runtime->allocator,
-                                           invocation->location,
-                                           tensors,
-                                           n,
-                                           invocation->attrs,
-                                           result_metadata,
-                                           values,
-                                           m,
-                                           owned};
-    status = op->native->dispatch(&context);
-    if (LOOM_UNLIKELY(status != NULL)) {
-      status = loom__cpu_annotate(status, invocation->op->name);
-    }
+    status = dispatch_native(runtime, invocation, op->native, tensors, owned,
+                             result_metadata, values);
   } else if (!status) {
     cpu_call_t call = {op,
                        invocation->op->name,
@@ -429,24 +490,7 @@ static loom_status_t run_inline(loom_op_handler_t* handler,
                        false};
     status = loom__cpu_call_run(&call);
   }
-  for (int32_t i = 0; i < n; ++i) {
-    if (invocation->arguments[i]) {
-      loom_tensor_handle_release(invocation->arguments[i]);
-      invocation->arguments[i] = NULL;
-    } else {
-      loom_tensor_release(tensors[i]);
-    }
-  }
-  if (LOOM_UNLIKELY(status != NULL)) {
-    loom__runtime_report(runtime, invocation->location, invocation->op->name,
-                         status);
-    for (int32_t i = 0; i < m; ++i) {
-      if (loom_async_value_is_set(values[i])) continue;
-      loom_status_ignore(
-          loom_async_value_set_error(values[i], loom_status_clone(status)));
-    }
-    loom_status_free(status);
-  }
+  finish_inline(runtime, invocation, tensors, values, status);
   if (values != stack_values) loom_allocator_free(runtime->allocator, values);
   return loom_ok_status();
 }
@@ -454,9 +498,9 @@ static loom_status_t run_inline(loom_op_handler_t* handler,
 // The short path: a native op with a metadata function, no chain, at most
 // kCpuShortArity arguments and results, every argument an available dense
 // host tensor and few elements in all, the common case of op-by-op
-// execution. It does what the general path below does for such an op,
-// without the frame, the scalar conversion and the choice between inline
-// and later. Returns false, having changed nothing, for any other op.
+// execution. The steps of run_inline without its generality: no frame, no
+// kernel spec, no scalar conversion, no choice between inline and later.
+// Returns false, having changed nothing, for any other op.
 enum { kCpuShortArity = 4 };
 
 static bool execute_short(loom_op_handler_t* handler,
@@ -473,7 +517,6 @@ static bool execute_short(loom_op_handler_t* handler,
   }
   loom_runtime_t* runtime = handler->runtime;
   loom_tensor_metadata_t inputs[kCpuShortArity];
-  loom_tensor_t* tensors[kCpuShortArity];
   int64_t elements = 0;
   for (int32_t i = 0; i < n; ++i) {
     loom_async_value_t* value = invocation->arguments[i]->value;
@@ -491,11 +534,22 @@ static bool execute_short(loom_op_handler_t* handler,
   loom_tensor_metadata_t results[kCpuShortArity];
   loom_status_t status =
       native->metadata(inputs, n, invocation->attrs, results, m);
-  *out_status =
-      status ? loom_op_invocation_fail(
-                   invocation, loom__cpu_annotate(status, invocation->op->name),
-                   true)
-             : run_inline(handler, invocation, op, NULL, tensors, results);
+  if (LOOM_UNLIKELY(status != NULL)) {
+    status = loom__cpu_annotate(status, invocation->op->name);
+  }
+  loom_async_value_t* values[kCpuShortArity];
+  if (!status) status = create_results(handler, invocation, results, values);
+  if (LOOM_UNLIKELY(status != NULL)) {
+    *out_status = loom_op_invocation_fail(invocation, status, true);
+    return true;
+  }
+  loom__runtime_count_dispatch(runtime, true);
+  loom_tensor_t* tensors[kCpuShortArity];
+  uint64_t owned = take_arguments(invocation, tensors);
+  status = dispatch_native(runtime, invocation, native, tensors, owned, results,
+                           values);
+  finish_inline(runtime, invocation, tensors, values, status);
+  *out_status = loom_ok_status();
   return true;
 }
 
