@@ -503,18 +503,24 @@ static loom_status_t run_inline(loom_op_handler_t* handler,
 // Returns false, having changed nothing, for any other op.
 enum { kCpuShortArity = 4 };
 
+// Whether the op itself qualifies (its arguments are checked next).
+static inline bool short_path_may_apply(const loom_op_invocation_t* invocation,
+                                        const cpu_op_t* op) {
+  const native_op_t* native = op->native;
+  return native && native->metadata &&
+         !(native->flags &
+           (LOOM_CPU_OP_SIDE_EFFECTING | LOOM_CPU_OP_EXPENSIVE)) &&
+         invocation->num_arguments <= kCpuShortArity &&
+         invocation->num_results <= kCpuShortArity &&
+         !(invocation->chain && *invocation->chain);
+}
+
 static bool execute_short(loom_op_handler_t* handler,
                           loom_op_invocation_t* invocation, cpu_op_t* op,
                           loom_status_t* out_status) {
   const native_op_t* native = op->native;
   int32_t n = invocation->num_arguments;
   int32_t m = invocation->num_results;
-  if (!native || !native->metadata ||
-      (native->flags & (LOOM_CPU_OP_SIDE_EFFECTING | LOOM_CPU_OP_EXPENSIVE)) ||
-      n > kCpuShortArity || m > kCpuShortArity ||
-      (invocation->chain && *invocation->chain)) {
-    return false;
-  }
   loom_runtime_t* runtime = handler->runtime;
   loom_tensor_metadata_t inputs[kCpuShortArity];
   int64_t elements = 0;
@@ -662,7 +668,10 @@ static loom_status_t cpu_execute(loom_op_handler_t* handler,
                                  loom_op_invocation_t* invocation) {
   cpu_op_t* op = invocation->op->data;
   loom_status_t status = NULL;
-  if (execute_short(handler, invocation, op, &status)) return status;
+  if (short_path_may_apply(invocation, op) &&
+      execute_short(handler, invocation, op, &status)) {
+    return status;
+  }
   return execute_general(handler, invocation, op);
 }
 
