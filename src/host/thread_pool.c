@@ -448,6 +448,17 @@ void loom_thread_pool_wait_idle(loom_thread_pool_t* pool) {
 // Parallel for
 //===----------------------------------------------------------------------===//
 
+// The blocks are cut into one contiguous range per participant (the caller
+// and each helper), so that each thread streams through neighbouring memory
+// as a static split would; a participant whose range is done takes blocks
+// from the others' (in order), so the split still balances.
+enum { kMaxRanges = 16 };
+
+typedef struct block_range_t {
+  _Alignas(64) _Atomic int64_t next;  // the next block to claim
+  int64_t end;
+} block_range_t;
+
 // Shared by the caller and the helper tasks; lives on the caller's stack.
 typedef struct parallel_for_t {
   loom_thread_pool_t* pool;
@@ -456,27 +467,30 @@ typedef struct parallel_for_t {
   void* arg;
   int64_t total;
   int64_t block_size;
-  int64_t num_blocks;
-  _Atomic int64_t next_block;
+  int num_ranges;
   _Atomic int next_worker_id;
   // Helpers that may still touch this struct; the caller waits for 0.
   _Atomic int helpers;
   atomic_int helpers_done;
+  block_range_t ranges[kMaxRanges];
 } parallel_for_t;
 
 static void run_blocks(parallel_for_t* pf) {
   int worker_id = atomic_fetch_add(&pf->next_worker_id, 1);
   tls_parallel_depth++;
-  for (;;) {
-    int64_t block = atomic_fetch_add(&pf->next_block, 1);
-    if (block >= pf->num_blocks) break;
-    int64_t begin = block * pf->block_size;
-    int64_t end = begin + pf->block_size;
-    if (end > pf->total) end = pf->total;
-    if (pf->worker_fn) {
-      pf->worker_fn(pf->arg, begin, end, worker_id);
-    } else {
-      pf->fn(pf->arg, begin, end);
+  for (int k = 0; k < pf->num_ranges; ++k) {
+    block_range_t* range = &pf->ranges[(worker_id + k) % pf->num_ranges];
+    for (;;) {
+      int64_t block = atomic_fetch_add(&range->next, 1);
+      if (block >= range->end) break;
+      int64_t begin = block * pf->block_size;
+      int64_t end = begin + pf->block_size;
+      if (end > pf->total) end = pf->total;
+      if (pf->worker_fn) {
+        pf->worker_fn(pf->arg, begin, end, worker_id);
+      } else {
+        pf->fn(pf->arg, begin, end);
+      }
     }
   }
   tls_parallel_depth--;
@@ -539,11 +553,15 @@ static loom_status_t parallel_for(loom_thread_pool_t* pool, const char* name,
   pf.arg = arg;
   pf.total = total;
   pf.block_size = (total + num_blocks - 1) / num_blocks;
-  pf.num_blocks = (total + pf.block_size - 1) / pf.block_size;
-  atomic_init(&pf.next_block, 0);
+  num_blocks = (total + pf.block_size - 1) / pf.block_size;
   atomic_init(&pf.next_worker_id, 0);
-  int64_t wanted = pf.num_blocks - 1;
+  int64_t wanted = num_blocks - 1;
   if (wanted > pool->num_threads) wanted = pool->num_threads;
+  pf.num_ranges = wanted + 1 < kMaxRanges ? (int)wanted + 1 : kMaxRanges;
+  for (int r = 0; r < pf.num_ranges; ++r) {
+    atomic_init(&pf.ranges[r].next, num_blocks * r / pf.num_ranges);
+    pf.ranges[r].end = num_blocks * (r + 1) / pf.num_ranges;
+  }
   atomic_init(&pf.helpers, (int)wanted);
   atomic_init(&pf.helpers_done, wanted == 0);
 

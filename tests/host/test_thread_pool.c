@@ -2,6 +2,7 @@
 // helping, idling, argument errors and allocation failures.
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
@@ -324,6 +325,53 @@ static void check_worker_ids(loom_thread_pool_t* pool, int threads,
   free(probe.hits);
 }
 
+// Two participants each start on a contiguous half of the blocks (as a
+// static split would), not on interleaved blocks: the first block each
+// runs waits until the other has claimed its own first block too.
+typedef struct first_blocks_t {
+  atomic_int arrived;
+  _Atomic int64_t first[2];
+  atomic_int timed_out;
+} first_blocks_t;
+
+static void record_first_block(void* arg, int64_t begin, int64_t end,
+                               int worker_id) {
+  (void)end;
+  first_blocks_t* probe = arg;
+  if (worker_id < 0 || worker_id > 1) return;
+  int64_t none = -1;
+  if (!atomic_compare_exchange_strong(&probe->first[worker_id], &none, begin)) {
+    return;  // not this participant's first block
+  }
+  atomic_fetch_add(&probe->arrived, 1);
+  for (int spins = 0; atomic_load(&probe->arrived) < 2; ++spins) {
+    if (spins > 5000000) {  // the other participant never came
+      atomic_store(&probe->timed_out, 1);
+      return;
+    }
+    sched_yield();
+  }
+}
+
+static void participants_start_on_contiguous_ranges(void** state) {
+  (void)state;
+  loom_thread_pool_t* pool = create_pool(1);
+  first_blocks_t probe;
+  atomic_init(&probe.arrived, 0);
+  atomic_init(&probe.first[0], -1);
+  atomic_init(&probe.first[1], -1);
+  atomic_init(&probe.timed_out, 0);
+  // 8 blocks (4 per participant) of 100 units each.
+  LOOM_ASSERT_OK(loom_thread_pool_parallel_for_with_worker_id(
+      pool, 800, 1000000, record_first_block, &probe));
+  assert_int_equal(atomic_load(&probe.timed_out), 0);
+  int64_t a = atomic_load(&probe.first[0]);
+  int64_t b = atomic_load(&probe.first[1]);
+  assert_int_equal(a < b ? a : b, 0);
+  assert_int_equal(a < b ? b : a, 400);
+  loom_thread_pool_destroy(pool);
+}
+
 static void worker_ids_are_in_range_and_never_shared(void** state) {
   (void)state;
   for (int threads = 0; threads <= kMaxGridThreads; ++threads) {
@@ -573,6 +621,7 @@ int main(void) {
       cmocka_unit_test(parallel_for_covers_every_index_exactly_once),
       cmocka_unit_test(cheap_parallel_for_runs_inline_in_one_call),
       cmocka_unit_test(expensive_parallel_for_is_split),
+      cmocka_unit_test(participants_start_on_contiguous_ranges),
       cmocka_unit_test(negative_sizes_are_rejected),
       cmocka_unit_test(worker_ids_are_in_range_and_never_shared),
       cmocka_unit_test(nested_parallel_for_runs_serially),
