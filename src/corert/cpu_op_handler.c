@@ -495,51 +495,63 @@ static loom_status_t run_inline(loom_op_handler_t* handler,
   return loom_ok_status();
 }
 
-// The short path: a native op with a metadata function, no chain, at most
-// kCpuShortArity arguments and results, every argument an available dense
-// host tensor and few elements in all, the common case of op-by-op
-// execution. The steps of run_inline without its generality: no frame, no
-// kernel spec, no scalar conversion, no choice between inline and later.
-// Returns false, having changed nothing, for any other op.
+// The short path: at most kCpuShortArity arguments and results, no chain,
+// every argument an available dense host tensor and few elements in all,
+// and either a native op with a metadata function or a TensorFlow op with a
+// synchronous kernel: the common case of op-by-op execution. The steps of
+// run_inline without its generality: no frame, no scalar conversion, no
+// choice between inline and later. Returns false, having changed nothing
+// visible, for any other op.
 enum { kCpuShortArity = 4 };
 
 // Whether the op itself qualifies (its arguments are checked next).
 static inline bool short_path_may_apply(const loom_op_invocation_t* invocation,
                                         const cpu_op_t* op) {
   const native_op_t* native = op->native;
-  return native && native->metadata &&
-         !(native->flags &
-           (LOOM_CPU_OP_SIDE_EFFECTING | LOOM_CPU_OP_EXPENSIVE)) &&
+  return (!native ||
+          (native->metadata && !(native->flags & (LOOM_CPU_OP_SIDE_EFFECTING |
+                                                  LOOM_CPU_OP_EXPENSIVE)))) &&
          invocation->num_arguments <= kCpuShortArity &&
          invocation->num_results <= kCpuShortArity &&
          !(invocation->chain && *invocation->chain);
 }
 
-static bool execute_short(loom_op_handler_t* handler,
-                          loom_op_invocation_t* invocation, cpu_op_t* op,
-                          loom_status_t* out_status) {
-  const native_op_t* native = op->native;
-  int32_t n = invocation->num_arguments;
-  int32_t m = invocation->num_results;
-  loom_runtime_t* runtime = handler->runtime;
-  loom_tensor_metadata_t inputs[kCpuShortArity];
+// The arguments' metadata and tensors, when every one is an available
+// dense host tensor and they are few elements in all.
+static inline bool gather_short_arguments(
+    const loom_runtime_t* runtime, const loom_op_invocation_t* invocation,
+    loom_tensor_metadata_t* inputs, loom_tensor_t** tensors) {
   int64_t elements = 0;
-  for (int32_t i = 0; i < n; ++i) {
+  for (int32_t i = 0; i < invocation->num_arguments; ++i) {
     loom_async_value_t* value = invocation->arguments[i]->value;
     if (!value || loom_async_value_state(value) != LOOM_ASYNC_VALUE_AVAILABLE) {
       return false;
     }
     loom_tensor_t* tensor = loom__tensor_of_value(value);
     if (loom_tensor_kind(tensor) != LOOM_TENSOR_DENSE) return false;
+    tensors[i] = tensor;
     inputs[i] = *loom_tensor_metadata(tensor);
     elements += loom_tensor_num_elements(tensor);
   }
   int64_t limit = runtime->inline_element_limit;
-  if ((limit < 0 || elements > limit) && !runtime->synchronous) return false;
+  return (limit >= 0 && elements <= limit) || runtime->synchronous;
+}
 
+// A native op: its metadata function, then its dispatch function.
+static bool execute_short_native(loom_op_handler_t* handler,
+                                 loom_op_invocation_t* invocation, cpu_op_t* op,
+                                 loom_status_t* out_status) {
+  loom_runtime_t* runtime = handler->runtime;
+  const native_op_t* native = op->native;
+  loom_tensor_metadata_t inputs[kCpuShortArity];
+  loom_tensor_t* tensors[kCpuShortArity];
+  if (!gather_short_arguments(runtime, invocation, inputs, tensors)) {
+    return false;
+  }
   loom_tensor_metadata_t results[kCpuShortArity];
   loom_status_t status =
-      native->metadata(inputs, n, invocation->attrs, results, m);
+      native->metadata(inputs, invocation->num_arguments, invocation->attrs,
+                       results, invocation->num_results);
   if (LOOM_UNLIKELY(status != NULL)) {
     status = loom__cpu_annotate(status, invocation->op->name);
   }
@@ -550,11 +562,75 @@ static bool execute_short(loom_op_handler_t* handler,
     return true;
   }
   loom__runtime_count_dispatch(runtime, true);
-  loom_tensor_t* tensors[kCpuShortArity];
   uint64_t owned = take_arguments(invocation, tensors);
   status = dispatch_native(runtime, invocation, native, tensors, owned, results,
                            values);
   finish_inline(runtime, invocation, tensors, values, status);
+  *out_status = loom_ok_status();
+  return true;
+}
+
+// A TensorFlow op: its kernel specialised for the argument dtypes (cached),
+// the op's shape function (remembered per input shapes), then the kernel,
+// when it is synchronous.
+static bool execute_short_kernel(loom_op_handler_t* handler,
+                                 loom_op_invocation_t* invocation, cpu_op_t* op,
+                                 loom_status_t* out_status) {
+  loom_runtime_t* runtime = handler->runtime;
+  int32_t n = invocation->num_arguments;
+  int32_t m = invocation->num_results;
+  loom_tensor_metadata_t inputs[kCpuShortArity];
+  loom_tensor_t* tensors[kCpuShortArity];
+  if (!gather_short_arguments(runtime, invocation, inputs, tensors)) {
+    return false;
+  }
+  loom_dtype_t dtypes[kCpuShortArity];
+  for (int32_t i = 0; i < n; ++i) dtypes[i] = inputs[i].dtype;
+  cpu_kernel_spec_t* spec = NULL;
+  bool spec_owned = false;
+  loom_status_t status =
+      loom__cpu_spec_get(op, dtypes, n, invocation->attrs, &spec, &spec_owned);
+  if (!status && !loom__cpu_call_is_sync(spec)) {
+    // An asynchronous kernel goes through a dispatch record.
+    if (spec_owned) loom__cpu_spec_destroy(op->cpu->allocator, spec);
+    return false;
+  }
+  loom_tensor_metadata_t results[kCpuShortArity];
+  bool known = false;
+  if (!status) {
+    status =
+        loom__cpu_spec_infer(op, spec, inputs, tensors, m, results, &known);
+  }
+  if (LOOM_UNLIKELY(status != NULL)) {
+    status = loom__cpu_annotate(status, invocation->op->name);
+  }
+  const loom_tensor_metadata_t* result_metadata = known ? results : NULL;
+  loom_async_value_t* values[kCpuShortArity];
+  if (!status) {
+    status = create_results(handler, invocation, result_metadata, values);
+  }
+  if (LOOM_UNLIKELY(status != NULL)) {
+    if (spec_owned) loom__cpu_spec_destroy(op->cpu->allocator, spec);
+    *out_status = loom_op_invocation_fail(invocation, status, true);
+    return true;
+  }
+  loom__runtime_count_dispatch(runtime, true);
+  uint64_t owned = take_arguments(invocation, tensors);
+  cpu_call_t call = {op,
+                     invocation->op->name,
+                     invocation->location,
+                     invocation->attrs,
+                     spec,
+                     tensors,
+                     n,
+                     owned,
+                     result_metadata,
+                     values,
+                     m,
+                     false};
+  status = loom__cpu_call_run(&call);
+  finish_inline(runtime, invocation, tensors, values, status);
+  if (spec_owned) loom__cpu_spec_destroy(op->cpu->allocator, spec);
   *out_status = loom_ok_status();
   return true;
 }
@@ -669,7 +745,8 @@ static loom_status_t cpu_execute(loom_op_handler_t* handler,
   cpu_op_t* op = invocation->op->data;
   loom_status_t status = NULL;
   if (short_path_may_apply(invocation, op) &&
-      execute_short(handler, invocation, op, &status)) {
+      (op->native ? execute_short_native(handler, invocation, op, &status)
+                  : execute_short_kernel(handler, invocation, op, &status))) {
     return status;
   }
   return execute_general(handler, invocation, op);
