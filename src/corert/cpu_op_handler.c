@@ -500,8 +500,10 @@ static loom_status_t run_inline(loom_op_handler_t* handler,
 // and either a native op with a metadata function or a TensorFlow op with a
 // synchronous kernel: the common case of op-by-op execution. The steps of
 // run_inline without its generality: no frame, no scalar conversion, no
-// choice between inline and later. Returns false, having changed nothing
-// visible, for any other op.
+// choice between inline and later. Returns false for any other op, having
+// consumed nothing (for an asynchronous TensorFlow kernel, found only once
+// its specialisation is, that specialisation is then cached, or built and
+// dropped, and the general path gets it again).
 enum { kCpuShortArity = 4 };
 
 // Whether the op itself qualifies (its arguments are checked next).

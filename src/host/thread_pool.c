@@ -449,9 +449,10 @@ void loom_thread_pool_wait_idle(loom_thread_pool_t* pool) {
 //===----------------------------------------------------------------------===//
 
 // The blocks are cut into one contiguous range per participant (the caller
-// and each helper), so that each thread streams through neighbouring memory
-// as a static split would; a participant whose range is done takes blocks
-// from the others' (in order), so the split still balances.
+// and each helper; beyond kMaxRanges participants, some share one), so that
+// each thread streams through neighbouring memory as a static split would;
+// a participant whose range is done takes blocks from the others' (in
+// order), so the split still balances.
 enum { kMaxRanges = 16 };
 
 typedef struct block_range_t {

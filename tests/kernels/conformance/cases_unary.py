@@ -230,14 +230,19 @@ def _unary_cases(rng):
         x = make(dtype, _random(rng, (size,), low, high))
         out.append(_float_case("%s_%s_large" % (op, dtype), op, fn, dtype,
                                [x], exact))
-    # float32 Tanh is a rational approximation on [-8, 8] (+-tanh 8 beyond):
-    # a dense sweep across the whole range, the cut-off and tiny values.
+    # float32 Tanh is a rational approximation on [-8, 8], exactly +-1
+    # beyond: a dense sweep across the whole range, the cut-off and tiny
+    # values; then saturation (where float tanh is exactly +-1), exact.
     sweep = np.concatenate([np.linspace(-12, 12, 240001), [9.0, -9.0],
                             [8.0, -8.0],
                             [np.nextafter(np.float32(8), np.float32(10))],
                             [1e-30, -1e-30, 1e-8, 1e-40, 3e-4, -3e-4]])
     out.append(_float_case("Tanh_float32_sweep", "Tanh", np.tanh, "float32",
                            [make("float32", sweep)], False))
+    saturated = np.float32([10.0, -10.0, 20.0, -20.0, 1e30, -1e30,
+                            np.inf, -np.inf, np.nan])
+    out.append(_float_case("Tanh_float32_saturates", "Tanh", np.tanh,
+                           "float32", [make("float32", saturated)], True))
     # float32 Exp (and Sigmoid, Softplus through it) has its own vector exp
     # at AVX-512: the whole float range, the overflow and underflow edges
     # (subnormal results, 0), the clamp at [-104, 89], infinities and NaN.
