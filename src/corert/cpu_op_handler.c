@@ -437,6 +437,28 @@ static inline loom_status_t dispatch_native(
   return status;
 }
 
+// Runs a TensorFlow op's synchronous kernel (or a native op whose result
+// metadata was not known) on available inputs, inline.
+static inline loom_status_t call_kernel(
+    cpu_op_t* op, loom_op_invocation_t* invocation, cpu_kernel_spec_t* spec,
+    loom_tensor_t** tensors, uint64_t owned,
+    const loom_tensor_metadata_t* result_metadata,
+    loom_async_value_t** values) {
+  cpu_call_t call = {op,
+                     invocation->op->name,
+                     invocation->location,
+                     invocation->attrs,
+                     spec,
+                     tensors,
+                     invocation->num_arguments,
+                     owned,
+                     result_metadata,
+                     values,
+                     invocation->num_results,
+                     false};
+  return loom__cpu_call_run(&call);
+}
+
 // Runs the op now: its arguments are available, it is cheap and its kernel
 // synchronous. Dispatch failures go to the result handles. tensors: room
 // for the arguments' (filled here); result_metadata: NULL when unknown.
@@ -476,19 +498,8 @@ static loom_status_t run_inline(loom_op_handler_t* handler,
     status = dispatch_native(runtime, invocation, op->native, tensors, owned,
                              result_metadata, values);
   } else if (!status) {
-    cpu_call_t call = {op,
-                       invocation->op->name,
-                       invocation->location,
-                       invocation->attrs,
-                       spec,
-                       tensors,
-                       n,
-                       owned,
-                       result_metadata,
-                       values,
-                       m,
-                       false};
-    status = loom__cpu_call_run(&call);
+    status = call_kernel(op, invocation, spec, tensors, owned, result_metadata,
+                         values);
   }
   finish_inline(runtime, invocation, tensors, values, status);
   if (values != stack_values) loom_allocator_free(runtime->allocator, values);
@@ -618,19 +629,8 @@ static bool execute_short_kernel(loom_op_handler_t* handler,
   }
   loom__runtime_count_dispatch(runtime, true);
   uint64_t owned = take_arguments(invocation, tensors);
-  cpu_call_t call = {op,
-                     invocation->op->name,
-                     invocation->location,
-                     invocation->attrs,
-                     spec,
-                     tensors,
-                     n,
-                     owned,
-                     result_metadata,
-                     values,
-                     m,
-                     false};
-  status = loom__cpu_call_run(&call);
+  status = call_kernel(op, invocation, spec, tensors, owned, result_metadata,
+                       values);
   finish_inline(runtime, invocation, tensors, values, status);
   if (spec_owned) loom__cpu_spec_destroy(op->cpu->allocator, spec);
   *out_status = loom_ok_status();
