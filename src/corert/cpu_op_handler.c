@@ -413,37 +413,33 @@ static inline void finish_inline(loom_runtime_t* runtime,
   loom_status_free(status);
 }
 
-// Calls a native op's dispatch function on available inputs, its result
-// metadata known; failures come back annotated with the op's name.
-static inline loom_status_t dispatch_native(
-    loom_runtime_t* runtime, loom_op_invocation_t* invocation,
-    const native_op_t* native, loom_tensor_t** tensors, uint64_t owned,
-    const loom_tensor_metadata_t* result_metadata,
+// Runs the op's kernel on available inputs, inline: a native op's dispatch
+// function (`native`: op->native, or NULL where the caller knows it is a
+// TensorFlow op) straight from its result metadata, else (a TensorFlow
+// kernel, or a native op whose result metadata is not known) through a call
+// record. Failures come back annotated with the op's name.
+static inline loom_status_t run_kernel(
+    loom_runtime_t* runtime, loom_op_invocation_t* invocation, cpu_op_t* op,
+    const native_op_t* native, cpu_kernel_spec_t* spec, loom_tensor_t** tensors,
+    uint64_t owned, const loom_tensor_metadata_t* result_metadata,
     loom_async_value_t** values) {
-  loom_cpu_dispatch_context_t context = {runtime->host,
-                                         runtime->allocator,
-                                         invocation->location,
-                                         tensors,
-                                         invocation->num_arguments,
-                                         invocation->attrs,
-                                         result_metadata,
-                                         values,
-                                         invocation->num_results,
-                                         owned};
-  loom_status_t status = native->dispatch(&context);
-  if (LOOM_UNLIKELY(status != NULL)) {
-    status = loom__cpu_annotate(status, invocation->op->name);
+  if (native && result_metadata) {
+    loom_cpu_dispatch_context_t context = {runtime->host,
+                                           runtime->allocator,
+                                           invocation->location,
+                                           tensors,
+                                           invocation->num_arguments,
+                                           invocation->attrs,
+                                           result_metadata,
+                                           values,
+                                           invocation->num_results,
+                                           owned};
+    loom_status_t status = native->dispatch(&context);
+    if (LOOM_UNLIKELY(status != NULL)) {
+      status = loom__cpu_annotate(status, invocation->op->name);
+    }
+    return status;
   }
-  return status;
-}
-
-// Runs a TensorFlow op's synchronous kernel (or a native op whose result
-// metadata was not known) on available inputs, inline.
-static inline loom_status_t call_kernel(
-    cpu_op_t* op, loom_op_invocation_t* invocation, cpu_kernel_spec_t* spec,
-    loom_tensor_t** tensors, uint64_t owned,
-    const loom_tensor_metadata_t* result_metadata,
-    loom_async_value_t** values) {
   cpu_call_t call = {op,
                      invocation->op->name,
                      invocation->location,
@@ -478,8 +474,9 @@ static loom_status_t run_inline(loom_op_handler_t* handler,
                                    sizeof(loom_async_value_t*) * (size_t)m,
                                    (void**)&values);
   }
-  if (!status)
+  if (!status) {
     status = create_results(handler, invocation, result_metadata, values);
+  }
   if (LOOM_UNLIKELY(status != NULL)) {
     if (values != stack_values) loom_allocator_free(runtime->allocator, values);
     return loom_op_invocation_fail(invocation, status, true);
@@ -494,12 +491,9 @@ static loom_status_t run_inline(loom_op_handler_t* handler,
     status =
         convert_scalars(op, runtime->allocator, invocation, tensors, &owned);
   }
-  if (!status && op->native && result_metadata) {
-    status = dispatch_native(runtime, invocation, op->native, tensors, owned,
-                             result_metadata, values);
-  } else if (!status) {
-    status = call_kernel(op, invocation, spec, tensors, owned, result_metadata,
-                         values);
+  if (!status) {
+    status = run_kernel(runtime, invocation, op, op->native, spec, tensors,
+                        owned, result_metadata, values);
   }
   finish_inline(runtime, invocation, tensors, values, status);
   if (values != stack_values) loom_allocator_free(runtime->allocator, values);
@@ -550,6 +544,21 @@ static inline bool gather_short_arguments(
   return (limit >= 0 && elements <= limit) || runtime->synchronous;
 }
 
+// The short path once the results exist: the kernel runs on the arguments'
+// tensors (none is scalar), then the arguments are dropped.
+static inline void run_short(loom_runtime_t* runtime,
+                             loom_op_invocation_t* invocation, cpu_op_t* op,
+                             const native_op_t* native, cpu_kernel_spec_t* spec,
+                             loom_tensor_t** tensors,
+                             const loom_tensor_metadata_t* result_metadata,
+                             loom_async_value_t** values) {
+  loom__runtime_count_dispatch(runtime, true);
+  uint64_t owned = take_arguments(invocation, tensors);
+  loom_status_t status = run_kernel(runtime, invocation, op, native, spec,
+                                    tensors, owned, result_metadata, values);
+  finish_inline(runtime, invocation, tensors, values, status);
+}
+
 // A native op: its metadata function, then its dispatch function.
 static bool execute_short_native(loom_op_handler_t* handler,
                                  loom_op_invocation_t* invocation, cpu_op_t* op,
@@ -574,11 +583,7 @@ static bool execute_short_native(loom_op_handler_t* handler,
     *out_status = loom_op_invocation_fail(invocation, status, true);
     return true;
   }
-  loom__runtime_count_dispatch(runtime, true);
-  uint64_t owned = take_arguments(invocation, tensors);
-  status = dispatch_native(runtime, invocation, native, tensors, owned, results,
-                           values);
-  finish_inline(runtime, invocation, tensors, values, status);
+  run_short(runtime, invocation, op, native, NULL, tensors, results, values);
   *out_status = loom_ok_status();
   return true;
 }
@@ -627,11 +632,8 @@ static bool execute_short_kernel(loom_op_handler_t* handler,
     *out_status = loom_op_invocation_fail(invocation, status, true);
     return true;
   }
-  loom__runtime_count_dispatch(runtime, true);
-  uint64_t owned = take_arguments(invocation, tensors);
-  status = call_kernel(op, invocation, spec, tensors, owned, result_metadata,
-                       values);
-  finish_inline(runtime, invocation, tensors, values, status);
+  run_short(runtime, invocation, op, NULL, spec, tensors, result_metadata,
+            values);
   if (spec_owned) loom__cpu_spec_destroy(op->cpu->allocator, spec);
   *out_status = loom_ok_status();
   return true;

@@ -476,22 +476,26 @@ typedef struct parallel_for_t {
   block_range_t ranges[kMaxRanges];
 } parallel_for_t;
 
+static void run_block(const parallel_for_t* pf, int64_t block, int worker_id) {
+  int64_t begin = block * pf->block_size;
+  int64_t end = begin + pf->block_size;
+  if (end > pf->total) end = pf->total;
+  if (pf->worker_fn) {
+    pf->worker_fn(pf->arg, begin, end, worker_id);
+  } else {
+    pf->fn(pf->arg, begin, end);
+  }
+}
+
+// This participant's own range first, then what is left of the others'.
 static void run_blocks(parallel_for_t* pf) {
   int worker_id = atomic_fetch_add(&pf->next_worker_id, 1);
   tls_parallel_depth++;
   for (int k = 0; k < pf->num_ranges; ++k) {
     block_range_t* range = &pf->ranges[(worker_id + k) % pf->num_ranges];
-    for (;;) {
-      int64_t block = atomic_fetch_add(&range->next, 1);
-      if (block >= range->end) break;
-      int64_t begin = block * pf->block_size;
-      int64_t end = begin + pf->block_size;
-      if (end > pf->total) end = pf->total;
-      if (pf->worker_fn) {
-        pf->worker_fn(pf->arg, begin, end, worker_id);
-      } else {
-        pf->fn(pf->arg, begin, end);
-      }
+    int64_t block;
+    while ((block = atomic_fetch_add(&range->next, 1)) < range->end) {
+      run_block(pf, block, worker_id);
     }
   }
   tls_parallel_depth--;
