@@ -200,7 +200,9 @@ void loom_tensor_handle_release(loom_tensor_handle_t* handle) {
   if (!handle->value_embedded) {
     loom_allocator_free(handler_allocator(handler), handle);
   }
-  loom_async_value_release(value);  // an embedded value frees the handle
+  if (value) {  // an embedded value frees the handle
+    loom_tensor_release(loom__async_value_release_taking_pointer(value));
+  }
   loom_op_handler_release(handler);
 }
 

@@ -12,6 +12,7 @@
 #include <stdalign.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "base/allocator_internal.h"
 #include "base/ref_count.h"
@@ -165,13 +166,13 @@ void loom_async_value_retain(loom_async_value_t* value) {
 
 static void and_then_trampoline(void* arg);
 
-void loom_async_value_release(loom_async_value_t* value) {
-  if (!value || !loom_ref_count_dec(&value->ref_count)) return;
-  uintptr_t word =
-      atomic_load_explicit(&value->waiters_and_state, memory_order_acquire);
+// Frees a value whose last reference is gone, with its payload when
+// `destroy` (else the caller took the payload).
+static void destroy_value(loom_async_value_t* value, uintptr_t word,
+                          bool destroy) {
   switch (word & kStateMask) {
     case kStateAvailable:
-      if (value->type->destroy_payload) {
+      if (destroy && value->type->destroy_payload) {
         value->type->destroy_payload(value->payload);
       }
       break;
@@ -194,6 +195,26 @@ void loom_async_value_release(loom_async_value_t* value) {
     }
   }
   loom__deallocate(value->allocator, value->block);
+}
+
+void loom_async_value_release(loom_async_value_t* value) {
+  if (!value || !loom_ref_count_dec(&value->ref_count)) return;
+  destroy_value(
+      value,
+      atomic_load_explicit(&value->waiters_and_state, memory_order_acquire),
+      true);
+}
+
+void* loom__async_value_release_taking_pointer(loom_async_value_t* value) {
+  if (!loom_ref_count_dec(&value->ref_count)) return NULL;
+  uintptr_t word =
+      atomic_load_explicit(&value->waiters_and_state, memory_order_acquire);
+  void* pointer = NULL;
+  if ((word & kStateMask) == kStateAvailable) {
+    memcpy(&pointer, value->payload, sizeof(pointer));
+  }
+  destroy_value(value, word, false);
+  return pointer;
 }
 
 loom_async_value_state_t loom_async_value_state(

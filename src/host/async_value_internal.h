@@ -28,6 +28,13 @@ void loom__async_value_set_available_and_release(loom_async_value_t* value);
 // available without a locked instruction.
 void loom__async_value_set_available_unshared(loom_async_value_t* value);
 
+// Drops a reference to a value whose payload is one pointer (not NULL).
+// When it was the last and the value is available, returns that pointer
+// rather than destroying the payload: the caller then owns what it points
+// to (a tensor handle releases its tensor without the type's indirect
+// destroy call). NULL otherwise.
+void* loom__async_value_release_taking_pointer(loom_async_value_t* value);
+
 // Whether the caller holds the only reference (acquire).
 bool loom__async_value_is_unique(const loom_async_value_t* value);
 

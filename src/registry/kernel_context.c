@@ -116,7 +116,7 @@ static loom_status_t allocate_output(loom_kernel_context_t* context,
   } else if (count >= 0 && element_size > 0 &&
              !__builtin_mul_overflow((uint64_t)count, element_size, &bytes)) {
     // Checked here once: the common case of every kernel call.
-    status = loom__tensor_create_dense_sized(context->allocator, dtype, shape,
+    status = loom__tensor_create_dense_sized(&context->allocator, dtype, shape,
                                              count, bytes, &tensor);
   } else {
     // Not a valid dense tensor: the public function says why.

@@ -13,62 +13,20 @@
 #include "base/ref_count.h"
 #include "tensor/buffer_internal.h"
 
-struct loom_buffer_t {
-  loom_ref_count_t ref_count;
-  bool owns_memory;
-  loom_allocator_t allocator;
-  void* block;  // what to free: the allocation holding this header
-  void* data;
-  size_t size;
-  // Wrapped memory: frees it. Owned memory: an optional finalizer.
-  loom_buffer_deallocator_fn_t deallocator;
-  void* deallocator_arg;
-};
-
-static size_t round_up(size_t value, size_t alignment) {
-  return (value + alignment - 1) & ~(alignment - 1);
-}
-
-loom_status_t loom__buffer_allocate_with_prefix(loom_allocator_t allocator,
-                                                size_t prefix_size, size_t size,
-                                                size_t alignment,
-                                                loom_buffer_t** out_buffer,
-                                                void** out_prefix) {
-  // [prefix][header][padding to `alignment`][data], one block.
-  size_t header_at = round_up(prefix_size, alignof(max_align_t));
-  size_t data_at = round_up(header_at + sizeof(loom_buffer_t), alignment);
-  if (LOOM_UNLIKELY(size > (SIZE_MAX >> 1) - data_at || !allocator.allocate ||
-                    !allocator.deallocate)) {
-    if (!allocator.allocate || !allocator.deallocate) {
-      return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                              "loom_buffer_allocate: the allocator has no "
-                              "allocate or deallocate function");
-    }
-    if (size > SIZE_MAX - data_at) {
-      return loom_make_status(LOOM_STATUS_RESOURCE_EXHAUSTED,
-                              "loom_buffer_allocate: %zu bytes is too large",
-                              size);
-    }
-    return loom_make_status(LOOM_STATUS_RESOURCE_EXHAUSTED,
-                            "out of memory: %zu bytes requested",
-                            data_at + size);
+loom_status_t loom__buffer_allocation_error(const loom_allocator_t* allocator,
+                                            size_t size, size_t data_at) {
+  if (!allocator->allocate || !allocator->deallocate) {
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                            "loom_buffer_allocate: the allocator has no "
+                            "allocate or deallocate function");
   }
-  if (alignment < alignof(max_align_t)) alignment = alignof(max_align_t);
-  char* block = NULL;
-  LOOM_RETURN_IF_ERROR(
-      loom__allocate(allocator, data_at + size, alignment, (void**)&block));
-  loom_buffer_t* buffer = (loom_buffer_t*)(block + header_at);
-  loom_ref_count_init(&buffer->ref_count);
-  buffer->owns_memory = true;
-  buffer->allocator = allocator;
-  buffer->block = block;
-  buffer->data = block + data_at;
-  buffer->size = size;
-  buffer->deallocator = NULL;
-  buffer->deallocator_arg = NULL;
-  *out_buffer = buffer;
-  if (out_prefix) *out_prefix = block;
-  return loom_ok_status();
+  if (size > SIZE_MAX - data_at) {
+    return loom_make_status(LOOM_STATUS_RESOURCE_EXHAUSTED,
+                            "loom_buffer_allocate: %zu bytes is too large",
+                            size);
+  }
+  return loom_make_status(LOOM_STATUS_RESOURCE_EXHAUSTED,
+                          "out of memory: %zu bytes requested", data_at + size);
 }
 
 loom_status_t loom_buffer_allocate(loom_allocator_t allocator, size_t size,
@@ -85,7 +43,7 @@ loom_status_t loom_buffer_allocate(loom_allocator_t allocator, size_t size,
         LOOM_STATUS_INVALID_ARGUMENT,
         "loom_buffer_allocate: alignment %zu is not a power of two", alignment);
   }
-  return loom__buffer_allocate_with_prefix(allocator, 0, size, alignment,
+  return loom__buffer_allocate_with_prefix(&allocator, 0, size, alignment,
                                            out_buffer, NULL);
 }
 
@@ -139,11 +97,7 @@ void loom_buffer_retain(loom_buffer_t* buffer) {
 }
 
 void loom_buffer_release(loom_buffer_t* buffer) {
-  if (!buffer || !loom_ref_count_dec(&buffer->ref_count)) return;
-  if (buffer->deallocator) {
-    buffer->deallocator(buffer->data, buffer->size, buffer->deallocator_arg);
-  }
-  loom__deallocate(buffer->allocator, buffer->block);
+  if (buffer) loom__buffer_release(buffer);
 }
 
 void* loom_buffer_data(const loom_buffer_t* buffer) {

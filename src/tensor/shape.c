@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "tensor/shape_internal.h"
+
 loom_status_t loom_shape_initialize(loom_shape_t* out_shape,
                                     const int64_t* dims, int rank) {
   if (!out_shape || (!dims && rank > 0)) {
@@ -54,24 +56,7 @@ bool loom_shape_is_fully_defined(const loom_shape_t* shape) {
 }
 
 int64_t loom_shape_num_elements(const loom_shape_t* shape) {
-  if (shape->rank < 0) return -1;
-  int64_t count = 1;
-  bool overflow = false;
-  for (int i = 0; i < shape->rank; ++i) {
-    int64_t dim = shape->dims[i];
-    if (dim <= 0) {
-      if (dim < 0) return -1;
-      // An empty dimension makes the count 0 wherever it sits, even after
-      // dimensions whose product alone would overflow, unless a later one
-      // is unknown.
-      for (int j = i + 1; j < shape->rank; ++j) {
-        if (shape->dims[j] < 0) return -1;
-      }
-      return 0;
-    }
-    if (__builtin_mul_overflow(count, dim, &count)) overflow = true;
-  }
-  return overflow ? -1 : count;
+  return loom__shape_num_elements(shape);
 }
 
 bool loom_shape_equal(const loom_shape_t* a, const loom_shape_t* b) {

@@ -9,14 +9,15 @@
 
 #include "base/ref_count.h"
 #include "tensor/buffer_internal.h"
+#include "tensor/shape_internal.h"
 #include "tensor/tensor_internal.h"
 
 struct loom_tensor_t {
   loom_ref_count_t ref_count;
   loom_tensor_kind_t kind;
   loom_tensor_metadata_t metadata;
-  loom_allocator_t allocator;
-  loom_buffer_t* buffer;  // NULL for SCALAR
+  loom_allocator_t allocator;  // frees a tensor that has no home (below)
+  loom_buffer_t* buffer;       // NULL for SCALAR
   // A dense tensor allocated with its data lives in its buffer's block and
   // holds one reference to that buffer here (shared with `buffer` while
   // both are the same): the block goes when the last of them does.
@@ -112,29 +113,35 @@ static __attribute__((noinline)) loom_status_t dense_error(
   return element_bytes(name, count, loom_dtype_size(dtype), &bytes);
 }
 
-loom_status_t loom_tensor_create_dense(loom_allocator_t allocator,
-                                       loom_dtype_t dtype,
-                                       const loom_shape_t* shape,
-                                       loom_tensor_t** out_tensor) {
-  static const char kName[] = "loom_tensor_create_dense";
-  if (!out_tensor) {
-    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                            "%s: out_tensor is NULL", kName);
-  }
+loom_status_t loom__tensor_create_dense(const loom_allocator_t* allocator,
+                                        loom_dtype_t dtype,
+                                        const loom_shape_t* shape,
+                                        loom_tensor_t** out_tensor) {
   *out_tensor = NULL;
   size_t element_size = loom_dtype_size(dtype);
-  int64_t count = shape ? loom_shape_num_elements(shape) : -1;
+  int64_t count = shape ? loom__shape_num_elements(shape) : -1;
   size_t bytes = 0;
   if (LOOM_UNLIKELY(element_size == 0 || count < 0 ||
                     __builtin_mul_overflow((uint64_t)count,
                                            (uint64_t)element_size, &bytes))) {
-    return dense_error(kName, dtype, shape);
+    return dense_error("loom_tensor_create_dense", dtype, shape);
   }
   return loom__tensor_create_dense_sized(allocator, dtype, shape, count, bytes,
                                          out_tensor);
 }
 
-loom_status_t loom__tensor_create_dense_sized(loom_allocator_t allocator,
+loom_status_t loom_tensor_create_dense(loom_allocator_t allocator,
+                                       loom_dtype_t dtype,
+                                       const loom_shape_t* shape,
+                                       loom_tensor_t** out_tensor) {
+  if (!out_tensor) {
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                            "loom_tensor_create_dense: out_tensor is NULL");
+  }
+  return loom__tensor_create_dense(&allocator, dtype, shape, out_tensor);
+}
+
+loom_status_t loom__tensor_create_dense_sized(const loom_allocator_t* allocator,
                                               loom_dtype_t dtype,
                                               const loom_shape_t* shape,
                                               int64_t count, size_t bytes,
@@ -150,7 +157,8 @@ loom_status_t loom__tensor_create_dense_sized(loom_allocator_t allocator,
   tensor->metadata.dtype = dtype;
   tensor->metadata.shape = *shape;
   tensor->num_elements = count;
-  tensor->allocator = allocator;
+  // tensor->allocator stays unset: a tensor in its buffer's block goes with
+  // the block.
   tensor->buffer = buffer;
   tensor->home = buffer;
   tensor->data = loom_buffer_data(buffer);
@@ -344,12 +352,15 @@ void loom_tensor_retain(loom_tensor_t* tensor) {
 void loom_tensor_release(loom_tensor_t* tensor) {
   if (!tensor || !loom_ref_count_dec(&tensor->ref_count)) return;
   loom_buffer_t* home = tensor->home;
-  if (tensor->buffer != home) loom_buffer_release(tensor->buffer);
-  if (home) {
-    loom_buffer_release(home);  // may free the tensor with its block
-  } else {
-    loom_allocator_free(tensor->allocator, tensor);
+  if (LOOM_LIKELY(home != NULL)) {
+    if (LOOM_UNLIKELY(tensor->buffer != home)) {
+      loom_buffer_release(tensor->buffer);
+    }
+    loom__buffer_release(home);  // may free the tensor with its block
+    return;
   }
+  loom_buffer_release(tensor->buffer);
+  loom_allocator_free(tensor->allocator, tensor);
 }
 
 bool loom_tensor_is_forwardable(const loom_tensor_t* tensor) {
