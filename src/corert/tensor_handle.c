@@ -5,6 +5,7 @@
 #include "corert/corert_internal.h"
 #include "host/async_value_internal.h"
 #include "loom/host_context.h"
+#include "tensor/tensor_internal.h"
 
 static void destroy_tensor_payload(void* payload) {
   loom_tensor_release(*(loom_tensor_t**)payload);
@@ -201,7 +202,8 @@ void loom_tensor_handle_release(loom_tensor_handle_t* handle) {
     loom_allocator_free(handler_allocator(handler), handle);
   }
   if (value) {  // an embedded value frees the handle
-    loom_tensor_release(loom__async_value_release_taking_pointer(value));
+    loom_tensor_t* tensor = loom__async_value_release_taking_pointer(value);
+    if (tensor) loom__tensor_release(tensor);
   }
   loom_op_handler_release(handler);
 }

@@ -209,12 +209,14 @@ void* loom__async_value_release_taking_pointer(loom_async_value_t* value) {
   if (!loom_ref_count_dec(&value->ref_count)) return NULL;
   uintptr_t word =
       atomic_load_explicit(&value->waiters_and_state, memory_order_acquire);
-  void* pointer = NULL;
-  if ((word & kStateMask) == kStateAvailable) {
+  if (LOOM_LIKELY((word & kStateMask) == kStateAvailable)) {
+    void* pointer = NULL;
     memcpy(&pointer, value->payload, sizeof(pointer));
+    loom__deallocate(value->allocator, value->block);
+    return pointer;
   }
   destroy_value(value, word, false);
-  return pointer;
+  return NULL;
 }
 
 loom_async_value_state_t loom_async_value_state(

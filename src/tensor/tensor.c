@@ -12,22 +12,6 @@
 #include "tensor/shape_internal.h"
 #include "tensor/tensor_internal.h"
 
-struct loom_tensor_t {
-  loom_ref_count_t ref_count;
-  loom_tensor_kind_t kind;
-  loom_tensor_metadata_t metadata;
-  loom_allocator_t allocator;  // frees a tensor that has no home (below)
-  loom_buffer_t* buffer;       // NULL for SCALAR
-  // A dense tensor allocated with its data lives in its buffer's block and
-  // holds one reference to that buffer here (shared with `buffer` while
-  // both are the same): the block goes when the last of them does.
-  loom_buffer_t* home;
-  void* data;
-  size_t byte_size;
-  int64_t num_elements;  // of metadata.shape, kept with it
-  alignas(16) unsigned char scalar[LOOM_TENSOR_MAX_SCALAR_SIZE];
-};
-
 // Checks that `shape` can describe a tensor; *out_count (may be NULL)
 // receives its element count.
 static loom_status_t check_shape_count(const char* name,
@@ -349,18 +333,18 @@ void loom_tensor_retain(loom_tensor_t* tensor) {
   if (tensor) loom_ref_count_inc(&tensor->ref_count);
 }
 
-void loom_tensor_release(loom_tensor_t* tensor) {
-  if (!tensor || !loom_ref_count_dec(&tensor->ref_count)) return;
+void loom__tensor_destroy(loom_tensor_t* tensor) {
   loom_buffer_t* home = tensor->home;
-  if (LOOM_LIKELY(home != NULL)) {
-    if (LOOM_UNLIKELY(tensor->buffer != home)) {
-      loom_buffer_release(tensor->buffer);
-    }
+  if (tensor->buffer != home) loom_buffer_release(tensor->buffer);
+  if (home) {
     loom__buffer_release(home);  // may free the tensor with its block
-    return;
+  } else {
+    loom_allocator_free(tensor->allocator, tensor);
   }
-  loom_buffer_release(tensor->buffer);
-  loom_allocator_free(tensor->allocator, tensor);
+}
+
+void loom_tensor_release(loom_tensor_t* tensor) {
+  if (tensor) loom__tensor_release(tensor);
 }
 
 bool loom_tensor_is_forwardable(const loom_tensor_t* tensor) {
