@@ -102,12 +102,11 @@ loom_status_t loom__tensor_handle_create_pending(
 
 // Takes an argument handle with an AVAILABLE value apart for a kernel run,
 // consuming the caller's reference to it. When that was the only path to
-// the tensor, the handle is released and the tensor's reference moves to the
-// caller (*out_owned true: release the tensor after the run). Otherwise the
-// tensor is borrowed from the handle, which the caller releases after the
-// run (*out_owned false). No locked instruction either way.
-loom_tensor_t* loom__tensor_handle_take_tensor(loom_tensor_handle_t* handle,
-                                               bool* out_owned);
+// the tensor, the handle is released, the tensor's reference moves to the
+// caller (release the tensor after the run) and true is returned.
+// Otherwise the caller borrows the tensor from the handle, which it
+// releases after the run. No locked instruction either way.
+bool loom__tensor_handle_take_tensor(loom_tensor_handle_t* handle);
 
 // An error async value of the tensor type (for error handles).
 loom_status_t loom__tensor_error_value(loom_allocator_t allocator,

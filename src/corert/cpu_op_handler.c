@@ -354,31 +354,28 @@ static inline loom_status_t create_results(
     const loom_tensor_metadata_t* result_metadata,
     loom_async_value_t** values) {
   int32_t m = invocation->num_results;
-  for (int32_t i = 0; i < m; ++i) {
-    loom_status_t status = loom__tensor_handle_create_pending(
+  int32_t i = 0;
+  loom_status_t status = loom_ok_status();
+  for (; i < m && !status; ++i) {
+    status = loom__tensor_handle_create_pending(
         handler, result_metadata ? &result_metadata[i] : NULL,
         &invocation->results[i], &values[i]);
-    if (LOOM_UNLIKELY(status != NULL)) {
-      for (int32_t k = 0; k < i; ++k) {
-        loom_tensor_handle_release(invocation->results[k]);
-      }
-      return status;
-    }
   }
-  return loom_ok_status();
+  if (LOOM_LIKELY(status == NULL)) return status;
+  for (int32_t k = 0; k < i - 1; ++k) {
+    loom_tensor_handle_release(invocation->results[k]);
+  }
+  return status;
 }
 
-// The arguments' tensors: moved out of handles nobody else holds (the
-// kernel may then forward them; their slots become NULL), borrowed from the
-// others. Returns the owned-inputs mask of loom_cpu_dispatch_context_t.
-static inline uint64_t take_arguments(loom_op_invocation_t* invocation,
-                                      loom_tensor_t** tensors) {
+// The arguments' tensors (already read from their available values) move
+// out of the handles nobody else holds (the kernel may then forward them;
+// their slots become NULL); the others' are borrowed. Returns the
+// owned-inputs mask of loom_cpu_dispatch_context_t.
+static inline uint64_t take_arguments(loom_op_invocation_t* invocation) {
   uint64_t owned = 0;
   for (int32_t i = 0; i < invocation->num_arguments; ++i) {
-    bool moved = false;
-    tensors[i] =
-        loom__tensor_handle_take_tensor(invocation->arguments[i], &moved);
-    if (moved) {
+    if (loom__tensor_handle_take_tensor(invocation->arguments[i])) {
       invocation->arguments[i] = NULL;
       if (i < 64) owned |= (uint64_t)1 << i;
     }
@@ -456,8 +453,8 @@ static inline loom_status_t run_kernel(
 }
 
 // Runs the op now: its arguments are available, it is cheap and its kernel
-// synchronous. Dispatch failures go to the result handles. tensors: room
-// for the arguments' (filled here); result_metadata: NULL when unknown.
+// synchronous. Dispatch failures go to the result handles. tensors: the
+// arguments' (read from their values); result_metadata: NULL when unknown.
 static loom_status_t run_inline(loom_op_handler_t* handler,
                                 loom_op_invocation_t* invocation, cpu_op_t* op,
                                 cpu_kernel_spec_t* spec,
@@ -482,7 +479,7 @@ static loom_status_t run_inline(loom_op_handler_t* handler,
     return loom_op_invocation_fail(invocation, status, true);
   }
   loom__runtime_count_dispatch(runtime, true);
-  uint64_t owned = take_arguments(invocation, tensors);
+  uint64_t owned = take_arguments(invocation);
   bool scalars = false;
   for (int32_t i = 0; i < n; ++i) {
     scalars |= loom_tensor_kind(tensors[i]) == LOOM_TENSOR_SCALAR;
@@ -553,7 +550,7 @@ static inline void run_short(loom_runtime_t* runtime,
                              const loom_tensor_metadata_t* result_metadata,
                              loom_async_value_t** values) {
   loom__runtime_count_dispatch(runtime, true);
-  uint64_t owned = take_arguments(invocation, tensors);
+  uint64_t owned = take_arguments(invocation);
   loom_status_t status = run_kernel(runtime, invocation, op, native, spec,
                                     tensors, owned, result_metadata, values);
   finish_inline(runtime, invocation, tensors, values, status);

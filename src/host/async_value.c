@@ -68,16 +68,21 @@ static size_t round_up(size_t value, size_t alignment) {
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wstringop-overflow"
 #endif
-static loom_status_t allocate_value(loom_allocator_t allocator,
-                                    const loom_async_value_type_t* type,
-                                    uintptr_t initial_state, size_t prefix_size,
-                                    loom_async_value_t** out_value,
-                                    void** out_prefix) {
+static loom_status_t check_allocator(loom_allocator_t allocator) {
   if (!allocator.allocate || !allocator.deallocate) {
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                             "async value: the allocator has no allocate or "
                             "deallocate function");
   }
+  return loom_ok_status();
+}
+
+// `allocator` was checked (check_allocator), here or where the caller got it.
+static loom_status_t allocate_value(loom_allocator_t allocator,
+                                    const loom_async_value_type_t* type,
+                                    uintptr_t initial_state, size_t prefix_size,
+                                    loom_async_value_t** out_value,
+                                    void** out_prefix) {
   size_t value_at = round_up(prefix_size, 16);
   char* block = NULL;
   LOOM_RETURN_IF_ERROR(loom__allocate(
@@ -123,6 +128,7 @@ loom_status_t loom_async_value_create(loom_allocator_t allocator,
   }
   *out_value = NULL;
   LOOM_RETURN_IF_ERROR(check_type("loom_async_value_create", type));
+  LOOM_RETURN_IF_ERROR(check_allocator(allocator));
   return allocate_value(allocator, type, kStateUnavailable, 0, out_value, NULL);
 }
 
@@ -149,8 +155,10 @@ loom_status_t loom_async_value_create_error(loom_allocator_t allocator,
   } else {
     *out_value = NULL;
     status = check_type("loom_async_value_create_error", type);
-    if (!status)
+    if (!status) status = check_allocator(allocator);
+    if (!status) {
       status = allocate_value(allocator, type, kStateError, 0, out_value, NULL);
+    }
   }
   if (status) {
     loom_status_free(error);

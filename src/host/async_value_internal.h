@@ -12,7 +12,8 @@
 // Creates an UNAVAILABLE value at the end of a block that starts with
 // `prefix_size` bytes for the caller (*out_prefix, 16-byte aligned). The
 // block is freed when the value's last reference goes: whatever lives in the
-// prefix must be done with it by then.
+// prefix must be done with it by then. `allocator` has both functions (the
+// caller's owner checked it when it was given).
 loom_status_t loom__async_value_create_with_prefix(
     loom_allocator_t allocator, const loom_async_value_type_t* type,
     size_t prefix_size, loom_async_value_t** out_value, void** out_prefix);
