@@ -354,15 +354,16 @@ static inline loom_status_t create_results(
     const loom_tensor_metadata_t* result_metadata,
     loom_async_value_t** values) {
   int32_t m = invocation->num_results;
-  int32_t i = 0;
+  int32_t made = 0;
   loom_status_t status = loom_ok_status();
-  for (; i < m && !status; ++i) {
+  for (; made < m; ++made) {
     status = loom__tensor_handle_create_pending(
-        handler, result_metadata ? &result_metadata[i] : NULL,
-        &invocation->results[i], &values[i]);
+        handler, result_metadata ? &result_metadata[made] : NULL,
+        &invocation->results[made], &values[made]);
+    if (LOOM_UNLIKELY(status != NULL)) break;
   }
   if (LOOM_LIKELY(status == NULL)) return status;
-  for (int32_t k = 0; k < i - 1; ++k) {
+  for (int32_t k = 0; k < made; ++k) {
     loom_tensor_handle_release(invocation->results[k]);
   }
   return status;

@@ -174,13 +174,11 @@ void loom_async_value_retain(loom_async_value_t* value) {
 
 static void and_then_trampoline(void* arg);
 
-// Frees a value whose last reference is gone, with its payload when
-// `destroy` (else the caller took the payload).
-static void destroy_value(loom_async_value_t* value, uintptr_t word,
-                          bool destroy) {
+// Frees a value whose last reference is gone (`word`: its state word).
+static void destroy_value(loom_async_value_t* value, uintptr_t word) {
   switch (word & kStateMask) {
     case kStateAvailable:
-      if (destroy && value->type->destroy_payload) {
+      if (value->type->destroy_payload) {
         value->type->destroy_payload(value->payload);
       }
       break;
@@ -207,10 +205,8 @@ static void destroy_value(loom_async_value_t* value, uintptr_t word,
 
 void loom_async_value_release(loom_async_value_t* value) {
   if (!value || !loom_ref_count_dec(&value->ref_count)) return;
-  destroy_value(
-      value,
-      atomic_load_explicit(&value->waiters_and_state, memory_order_acquire),
-      true);
+  destroy_value(value, atomic_load_explicit(&value->waiters_and_state,
+                                            memory_order_acquire));
 }
 
 void* loom__async_value_release_taking_pointer(loom_async_value_t* value) {
@@ -223,7 +219,7 @@ void* loom__async_value_release_taking_pointer(loom_async_value_t* value) {
     loom__deallocate(value->allocator, value->block);
     return pointer;
   }
-  destroy_value(value, word, false);
+  destroy_value(value, word);  // not available: no payload to take
   return NULL;
 }
 

@@ -107,22 +107,11 @@ static loom_status_t allocate_output(loom_kernel_context_t* context,
   LOOM_RETURN_IF_ERROR(check_output_index(context, index));
   LOOM_RETURN_IF_ERROR(check_output_dtype(context, index, dtype));
   loom_tensor_t* tensor = NULL;
-  loom_status_t status = loom_ok_status();
-  int64_t count = loom_shape_num_elements(shape);
-  size_t element_size = loom_dtype_size(dtype);
-  size_t bytes = 0;
-  if (dtype == LOOM_DTYPE_STRING) {
-    status = loom_tensor_create_string(context->allocator, shape, &tensor);
-  } else if (count >= 0 && element_size > 0 &&
-             !__builtin_mul_overflow((uint64_t)count, element_size, &bytes)) {
-    // Checked here once: the common case of every kernel call.
-    status = loom__tensor_create_dense_sized(&context->allocator, dtype, shape,
-                                             count, bytes, &tensor);
-  } else {
-    // Not a valid dense tensor: the public function says why.
-    status =
-        loom_tensor_create_dense(context->allocator, dtype, shape, &tensor);
-  }
+  loom_status_t status =
+      dtype == LOOM_DTYPE_STRING
+          ? loom_tensor_create_string(context->allocator, shape, &tensor)
+          : loom__tensor_create_dense(&context->allocator, dtype, shape,
+                                      &tensor);
   if (status) {
     return loom_status_annotate(status, "%s: allocating output %d",
                                 context->op->name, index);

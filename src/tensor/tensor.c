@@ -97,39 +97,14 @@ static __attribute__((noinline)) loom_status_t dense_error(
   return element_bytes(name, count, loom_dtype_size(dtype), &bytes);
 }
 
-loom_status_t loom__tensor_create_dense(const loom_allocator_t* allocator,
+// A dense tensor of `dtype` (fixed element size) and the fully defined
+// `shape`, whose element count is `count` and data size `bytes` (computed
+// without overflow by the caller).
+static loom_status_t create_dense_sized(const loom_allocator_t* allocator,
                                         loom_dtype_t dtype,
                                         const loom_shape_t* shape,
+                                        int64_t count, size_t bytes,
                                         loom_tensor_t** out_tensor) {
-  *out_tensor = NULL;
-  size_t element_size = loom_dtype_size(dtype);
-  int64_t count = shape ? loom__shape_num_elements(shape) : -1;
-  size_t bytes = 0;
-  if (LOOM_UNLIKELY(element_size == 0 || count < 0 ||
-                    __builtin_mul_overflow((uint64_t)count,
-                                           (uint64_t)element_size, &bytes))) {
-    return dense_error("loom_tensor_create_dense", dtype, shape);
-  }
-  return loom__tensor_create_dense_sized(allocator, dtype, shape, count, bytes,
-                                         out_tensor);
-}
-
-loom_status_t loom_tensor_create_dense(loom_allocator_t allocator,
-                                       loom_dtype_t dtype,
-                                       const loom_shape_t* shape,
-                                       loom_tensor_t** out_tensor) {
-  if (!out_tensor) {
-    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                            "loom_tensor_create_dense: out_tensor is NULL");
-  }
-  return loom__tensor_create_dense(&allocator, dtype, shape, out_tensor);
-}
-
-loom_status_t loom__tensor_create_dense_sized(const loom_allocator_t* allocator,
-                                              loom_dtype_t dtype,
-                                              const loom_shape_t* shape,
-                                              int64_t count, size_t bytes,
-                                              loom_tensor_t** out_tensor) {
   // The tensor, its buffer and the data in one block.
   loom_buffer_t* buffer = NULL;
   loom_tensor_t* tensor = NULL;
@@ -149,6 +124,33 @@ loom_status_t loom__tensor_create_dense_sized(const loom_allocator_t* allocator,
   tensor->byte_size = bytes;
   *out_tensor = tensor;
   return loom_ok_status();
+}
+
+loom_status_t loom__tensor_create_dense(const loom_allocator_t* allocator,
+                                        loom_dtype_t dtype,
+                                        const loom_shape_t* shape,
+                                        loom_tensor_t** out_tensor) {
+  *out_tensor = NULL;
+  size_t element_size = loom_dtype_size(dtype);
+  int64_t count = shape ? loom__shape_num_elements(shape) : -1;
+  size_t bytes = 0;
+  if (LOOM_UNLIKELY(element_size == 0 || count < 0 ||
+                    __builtin_mul_overflow((uint64_t)count,
+                                           (uint64_t)element_size, &bytes))) {
+    return dense_error("loom_tensor_create_dense", dtype, shape);
+  }
+  return create_dense_sized(allocator, dtype, shape, count, bytes, out_tensor);
+}
+
+loom_status_t loom_tensor_create_dense(loom_allocator_t allocator,
+                                       loom_dtype_t dtype,
+                                       const loom_shape_t* shape,
+                                       loom_tensor_t** out_tensor) {
+  if (!out_tensor) {
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                            "loom_tensor_create_dense: out_tensor is NULL");
+  }
+  return loom__tensor_create_dense(&allocator, dtype, shape, out_tensor);
 }
 
 loom_status_t loom_tensor_create_dense_in_buffer(

@@ -1,6 +1,5 @@
 // The tensor layer's internals for Loom's own hot paths: the tensor header,
-// an inline release, and creation for kernel machinery that has already
-// checked what loom_tensor_create_dense would check again.
+// an inline release, and dense creation with the allocator by address.
 
 #ifndef LOOM_TENSOR_TENSOR_INTERNAL_H_
 #define LOOM_TENSOR_TENSOR_INTERNAL_H_
@@ -52,14 +51,5 @@ loom_status_t loom__tensor_create_dense(const loom_allocator_t* allocator,
                                         loom_dtype_t dtype,
                                         const loom_shape_t* shape,
                                         loom_tensor_t** out_tensor);
-
-// A dense tensor of `dtype` (fixed element size) and the fully defined
-// `shape`, whose element count is `count` and data size `bytes` (computed
-// without overflow by the caller).
-loom_status_t loom__tensor_create_dense_sized(const loom_allocator_t* allocator,
-                                              loom_dtype_t dtype,
-                                              const loom_shape_t* shape,
-                                              int64_t count, size_t bytes,
-                                              loom_tensor_t** out_tensor);
 
 #endif  // LOOM_TENSOR_TENSOR_INTERNAL_H_

@@ -156,6 +156,25 @@ static void create_rejects_bad_arguments(void** state) {
       LOOM_STATUS_INVALID_ARGUMENT, "payload of type 'huge' is 1048576 bytes");
 }
 
+static void create_rejects_an_allocator_without_functions(void** state) {
+  (void)state;
+  loom_allocator_t broken = {NULL, NULL, NULL};
+  loom_async_value_t* value = (loom_async_value_t*)1;
+  LOOM_ASSERT_STATUS(loom_async_value_create(broken, &kPairType, &value),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "the allocator has no allocate or deallocate function");
+  assert_null(value);
+  value = (loom_async_value_t*)1;
+  // The error is the function's to free, even when it fails.
+  LOOM_ASSERT_STATUS(
+      loom_async_value_create_error(
+          broken, &kPairType,
+          loom_make_status(LOOM_STATUS_INTERNAL, "never stored"), &value),
+      LOOM_STATUS_INVALID_ARGUMENT,
+      "the allocator has no allocate or deallocate function");
+  assert_null(value);
+}
+
 typedef struct recorder_t {
   int order[16];
   int count;
@@ -335,6 +354,7 @@ int main(void) {
       cmocka_unit_test(payload_destroyed_once_after_last_reference),
       cmocka_unit_test(error_value_carries_its_status),
       cmocka_unit_test(create_error_makes_a_set_value),
+      cmocka_unit_test(create_rejects_an_allocator_without_functions),
       cmocka_unit_test(create_error_rejects_ok_status),
       cmocka_unit_test(setting_twice_is_a_failed_precondition),
       cmocka_unit_test(set_error_rejects_ok_and_null),

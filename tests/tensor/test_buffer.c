@@ -127,6 +127,18 @@ static void allocate_rejects_a_non_power_of_two_alignment(void** state) {
   assert_null(buffer);
 }
 
+static void allocate_rejects_an_allocator_without_functions(void** state) {
+  (void)state;
+  loom_allocator_t broken = loom_allocator_system();
+  broken.deallocate = NULL;
+  loom_buffer_t* buffer = (loom_buffer_t*)&buffer;
+  LOOM_ASSERT_STATUS(
+      loom_buffer_allocate(broken, 8, 0, &buffer), LOOM_STATUS_INVALID_ARGUMENT,
+      "loom_buffer_allocate: the allocator has no allocate or deallocate "
+      "function");
+  assert_null(buffer);
+}
+
 static void allocate_rejects_a_null_out_buffer(void** state) {
   (void)state;
   LOOM_ASSERT_STATUS(loom_buffer_allocate(loom_allocator_system(), 8, 0, NULL),
@@ -525,6 +537,7 @@ static void racing_last_releases_free_each_allocated_buffer_once(void** state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(allocate_aligns_to_64_bytes_by_default),
+      cmocka_unit_test(allocate_rejects_an_allocator_without_functions),
       cmocka_unit_test(allocate_aligns_to_128_bytes_when_asked),
       cmocka_unit_test(allocate_aligns_to_16_bytes_when_asked),
       cmocka_unit_test(allocate_aligns_to_a_page_when_asked),
