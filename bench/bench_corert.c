@@ -298,7 +298,8 @@ int main(int argc, char** argv) {
   loom_runtime_t* enqueuing = create_runtime(host, -1);
   loom_op_handler_t* cpu = loom_runtime_get_op_handler(runtime, "cpu");
   loom_op_handler_t* logging = NULL;
-  CHECK_OK(loom_logging_op_handler_create(runtime, cpu, NULL, false, &logging));
+  CHECK_OK(loom_dispatch_logging_handler_create(runtime, cpu, NULL, false,
+                                                &logging));
 
   const int64_t dims_1[] = {1};
   const int64_t dims_2x2[] = {2, 2};

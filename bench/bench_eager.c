@@ -242,7 +242,7 @@ static double scope_cost(bench_t* b, int depth, bool logging,
   loom_op_handler_t* handlers[3] = {NULL, NULL, NULL};
   for (int i = 0; i < depth; ++i) {
     if (logging) {
-      CHECK_OK(loom_logging_handler_create(context, NULL, &handlers[i]));
+      CHECK_OK(loom_scope_logging_handler_create(context, NULL, &handlers[i]));
     } else {
       CHECK_OK(make_pass(context, NULL, &handlers[i]));
     }

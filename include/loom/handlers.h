@@ -28,18 +28,23 @@
 
 LOOM_EXTERN_C_BEGIN
 
-// "LOGGING": writes one line per op to `stream` (NULL: counts ops without
+// "LOGGING", the front end's logging transformation, entered as a scope
+// (loom_context_enter_scope) and merged like any front-end handler; the
+// runtime's loom_dispatch_logging_handler_create instead wraps one given
+// handler, as TFRT's logging op handler does. Writes one line per op to
+// `stream` (NULL: counts ops without
 // printing), then runs it:
 //   [7] MatMul(float [2, 2], float [2, 2]) T=DT_FLOAT, transpose_a=false,
 //       transpose_b=false
 // (one line; `?` for what is not known yet). Attributes are those the op
 // will run with (given, inferred and defaults). The handler and its merges
 // share the stream and the count.
-LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_logging_handler_create(
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_scope_logging_handler_create(
     loom_context_t* context, FILE* stream, loom_op_handler_t** out_handler);
 
 // The number of ops a logging handler (or any merge of it) has seen.
-LOOM_API int64_t loom_logging_handler_count(const loom_op_handler_t* handler);
+LOOM_API int64_t
+loom_scope_logging_handler_count(const loom_op_handler_t* handler);
 
 // "NUMERICS": after each op, checks its floating-point results (half,
 // bfloat16, float, double) for infinities and NaNs, as

@@ -164,14 +164,19 @@ LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_op_invocation_fail(
 LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_null_op_handler_create(
     loom_runtime_t* runtime, loom_op_handler_t** out_handler);
 
-// "logging": prints every dispatch to `stream` (NULL: nothing printed, for
+// "logging", TFRT's logging op handler: wraps one handler given here (not
+// a scope; the front end's scope handler is
+// loom_scope_logging_handler_create in loom/handlers.h) and prints every
+// dispatch to `stream` (NULL: nothing printed, for
 // measuring the handler's own cost) as
 //   [N] dispatch 'op' K arguments, M results, <attrs or no attributes>
 // and, with print_tensors, the arguments and results; then executes the op
 // on `wrapped`.
-LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_logging_op_handler_create(
-    loom_runtime_t* runtime, loom_op_handler_t* wrapped, FILE* stream,
-    bool print_tensors, loom_op_handler_t** out_handler);
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t
+loom_dispatch_logging_handler_create(loom_runtime_t* runtime,
+                                     loom_op_handler_t* wrapped, FILE* stream,
+                                     bool print_tensors,
+                                     loom_op_handler_t** out_handler);
 
 LOOM_EXTERN_C_END
 

@@ -6,36 +6,36 @@
 
 enum { kBlockSize = 2048 };
 
-struct loom_arena_block_t {
-  loom_arena_block_t* next;
+struct loom__arena_block_t {
+  loom__arena_block_t* next;
   size_t used;
   size_t capacity;
   _Alignas(16) unsigned char data[];
 };
 
-void loom_arena_initialize(loom_arena_t* arena, loom_allocator_t allocator) {
+void loom__arena_initialize(loom__arena_t* arena, loom_allocator_t allocator) {
   arena->allocator = allocator;
   arena->blocks = NULL;
 }
 
-void loom_arena_deinitialize(loom_arena_t* arena) {
-  for (loom_arena_block_t* block = arena->blocks; block;) {
-    loom_arena_block_t* next = block->next;
+void loom__arena_deinitialize(loom__arena_t* arena) {
+  for (loom__arena_block_t* block = arena->blocks; block;) {
+    loom__arena_block_t* next = block->next;
     loom_allocator_free(arena->allocator, block);
     block = next;
   }
   arena->blocks = NULL;
 }
 
-loom_status_t loom_arena_allocate(loom_arena_t* arena, size_t size,
-                                  void** out_ptr) {
+loom_status_t loom__arena_allocate(loom__arena_t* arena, size_t size,
+                                   void** out_ptr) {
   size = (size + 15) & ~(size_t)15;
   if (size == 0) size = 16;
-  loom_arena_block_t* block = arena->blocks;
+  loom__arena_block_t* block = arena->blocks;
   if (!block || block->capacity - block->used < size) {
     size_t capacity = size > kBlockSize ? size : kBlockSize;
     LOOM_RETURN_IF_ERROR(loom_allocator_malloc_aligned(
-        arena->allocator, sizeof(loom_arena_block_t) + capacity, 16,
+        arena->allocator, sizeof(loom__arena_block_t) + capacity, 16,
         (void**)&block));
     block->used = 0;
     block->capacity = capacity;
@@ -49,10 +49,10 @@ loom_status_t loom_arena_allocate(loom_arena_t* arena, size_t size,
   return loom_ok_status();
 }
 
-loom_status_t loom_arena_strndup(loom_arena_t* arena, const char* data,
-                                 size_t length, const char** out_copy) {
+loom_status_t loom__arena_strndup(loom__arena_t* arena, const char* data,
+                                  size_t length, const char** out_copy) {
   char* copy = NULL;
-  LOOM_RETURN_IF_ERROR(loom_arena_allocate(arena, length + 1, (void**)&copy));
+  LOOM_RETURN_IF_ERROR(loom__arena_allocate(arena, length + 1, (void**)&copy));
   if (length) memcpy(copy, data, length);
   copy[length] = '\0';
   *out_copy = copy;

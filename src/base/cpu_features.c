@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-loom_cpu_features_t loom_cpu_features_capped(loom_cpu_features_t detected,
-                                             const char* max_isa) {
+loom__cpu_features_t loom__cpu_features_capped(loom__cpu_features_t detected,
+                                               const char* max_isa) {
   if (!max_isa) return detected;
-  loom_cpu_features_t capped = detected;
+  loom__cpu_features_t capped = detected;
   if (strcmp(max_isa, "avx512") == 0) return detected;
   capped.avx512f = capped.avx512bw = capped.avx512vl = false;
   if (strcmp(max_isa, "avx2") == 0) return capped;
@@ -26,11 +26,11 @@ loom_cpu_features_t loom_cpu_features_capped(loom_cpu_features_t detected,
   return detected;  // unknown value: no cap
 }
 
-static loom_cpu_features_t g_features;
+static loom__cpu_features_t g_features;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
 static void detect(void) {
-  loom_cpu_features_t detected;
+  loom__cpu_features_t detected;
   memset(&detected, 0, sizeof(detected));
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_cpu_init();
@@ -44,10 +44,10 @@ static void detect(void) {
   // F16C is not in GCC 12's list; AVX2 machines have it.
   detected.f16c = detected.avx2;
 #endif
-  g_features = loom_cpu_features_capped(detected, getenv("LOOM_MAX_ISA"));
+  g_features = loom__cpu_features_capped(detected, getenv("LOOM_MAX_ISA"));
 }
 
-const loom_cpu_features_t* loom_cpu_features(void) {
+const loom__cpu_features_t* loom__cpu_features(void) {
   pthread_once(&g_once, detect);
   return &g_features;
 }

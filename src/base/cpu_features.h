@@ -10,7 +10,7 @@
 
 #include <stdbool.h>
 
-typedef struct loom_cpu_features_t {
+typedef struct loom__cpu_features_t {
   bool sse4_2;
   bool avx;
   bool avx2;
@@ -19,14 +19,14 @@ typedef struct loom_cpu_features_t {
   bool avx512f;
   bool avx512bw;
   bool avx512vl;
-} loom_cpu_features_t;
+} loom__cpu_features_t;
 
 // Detected on first use; thread-safe.
-const loom_cpu_features_t* loom_cpu_features(void);
+const loom__cpu_features_t* loom__cpu_features(void);
 
 // The features a given LOOM_MAX_ISA value allows out of `detected`; an
 // unknown or NULL cap allows everything. Exposed for tests.
-loom_cpu_features_t loom_cpu_features_capped(loom_cpu_features_t detected,
-                                             const char* max_isa);
+loom__cpu_features_t loom__cpu_features_capped(loom__cpu_features_t detected,
+                                               const char* max_isa);
 
 #endif  // LOOM_BASE_CPU_FEATURES_H_

@@ -20,7 +20,7 @@ static inline float loom__bits_float(uint32_t bits) {
   return value;
 }
 
-static inline float loom_half_to_float(uint16_t h) {
+static inline float loom__half_to_float(uint16_t h) {
   uint32_t sign = (uint32_t)(h & 0x8000) << 16;
   uint32_t exponent = (h >> 10) & 0x1f;
   uint32_t mantissa = h & 0x3ff;
@@ -35,7 +35,7 @@ static inline float loom_half_to_float(uint16_t h) {
   return loom__bits_float(sign | ((exponent + 112) << 23) | (mantissa << 13));
 }
 
-static inline uint16_t loom_float_to_half(float value) {
+static inline uint16_t loom__float_to_half(float value) {
   uint32_t bits = loom__float_bits(value);
   uint16_t sign = (uint16_t)((bits >> 16) & 0x8000);
   uint32_t magnitude = bits & 0x7fffffffu;
@@ -56,11 +56,11 @@ static inline uint16_t loom_float_to_half(float value) {
   return (uint16_t)(sign | ((half + round) >> 13));
 }
 
-static inline float loom_bfloat16_to_float(uint16_t b) {
+static inline float loom__bfloat16_to_float(uint16_t b) {
   return loom__bits_float((uint32_t)b << 16);
 }
 
-static inline uint16_t loom_float_to_bfloat16(float value) {
+static inline uint16_t loom__float_to_bfloat16(float value) {
   uint32_t bits = loom__float_bits(value);
   if ((bits & 0x7fffffffu) > 0x7f800000u) {
     return (uint16_t)((bits >> 16) | 0x40);  // NaN stays NaN

@@ -6,33 +6,33 @@
 
 enum { kEmpty = 0, kFull = 1, kDeleted = 2 };
 
-uint64_t loom_hash_bytes(const void* data, size_t length) {
+uint64_t loom__hash_bytes(const void* data, size_t length) {
   const unsigned char* bytes = data;
   uint64_t hash = 0xcbf29ce484222325ull;
   for (size_t i = 0; i < length; ++i) {
     hash ^= bytes[i];
     hash *= 0x100000001b3ull;
   }
-  return loom_hash_u64(hash);
+  return loom__hash_u64(hash);
 }
 
-void loom_hash_map_initialize(loom_hash_map_t* map,
-                              loom_allocator_t allocator) {
+void loom__hash_map_initialize(loom__hash_map_t* map,
+                               loom_allocator_t allocator) {
   memset(map, 0, sizeof(*map));
   map->allocator = allocator;
 }
 
-void loom_hash_map_deinitialize(loom_hash_map_t* map) {
+void loom__hash_map_deinitialize(loom__hash_map_t* map) {
   // keys, values and states share one block that starts at keys.
   loom_allocator_free(map->allocator, map->keys);
-  loom_hash_map_initialize(map, map->allocator);
+  loom__hash_map_initialize(map, map->allocator);
 }
 
 // Finds the slot holding `key`, or SIZE_MAX.
-static size_t find_slot(const loom_hash_map_t* map, uint64_t key) {
+static size_t find_slot(const loom__hash_map_t* map, uint64_t key) {
   if (map->capacity == 0) return SIZE_MAX;
   size_t mask = map->capacity - 1;
-  size_t index = (size_t)loom_hash_u64(key) & mask;
+  size_t index = (size_t)loom__hash_u64(key) & mask;
   for (size_t probes = 0; probes < map->capacity; ++probes) {
     uint8_t state = map->states[index];
     if (state == kEmpty) return SIZE_MAX;
@@ -42,7 +42,7 @@ static size_t find_slot(const loom_hash_map_t* map, uint64_t key) {
   return SIZE_MAX;
 }
 
-static loom_status_t rehash(loom_hash_map_t* map, size_t new_capacity) {
+static loom_status_t rehash(loom__hash_map_t* map, size_t new_capacity) {
   size_t slot_bytes = 2 * sizeof(uint64_t) + 1;
   if (new_capacity > SIZE_MAX / slot_bytes) {
     return loom_make_status(LOOM_STATUS_RESOURCE_EXHAUSTED,
@@ -57,7 +57,7 @@ static loom_status_t rehash(loom_hash_map_t* map, size_t new_capacity) {
   size_t mask = new_capacity - 1;
   for (size_t i = 0; i < map->capacity; ++i) {
     if (map->states[i] != kFull) continue;
-    size_t index = (size_t)loom_hash_u64(map->keys[i]) & mask;
+    size_t index = (size_t)loom__hash_u64(map->keys[i]) & mask;
     while (states[index] == kFull) index = (index + 1) & mask;
     states[index] = kFull;
     keys[index] = map->keys[i];
@@ -72,7 +72,7 @@ static loom_status_t rehash(loom_hash_map_t* map, size_t new_capacity) {
   return loom_ok_status();
 }
 
-loom_status_t loom_hash_map_reserve(loom_hash_map_t* map, size_t count) {
+loom_status_t loom__hash_map_reserve(loom__hash_map_t* map, size_t count) {
   size_t capacity = map->capacity ? map->capacity : 8;
   // Keep (entries + tombstones) at most 3/4 of the slots.
   while ((count + map->tombstones) * 4 > capacity * 3) {
@@ -86,8 +86,8 @@ loom_status_t loom_hash_map_reserve(loom_hash_map_t* map, size_t count) {
   return rehash(map, capacity);
 }
 
-loom_status_t loom_hash_map_insert(loom_hash_map_t* map, uint64_t key,
-                                   uint64_t value) {
+loom_status_t loom__hash_map_insert(loom__hash_map_t* map, uint64_t key,
+                                    uint64_t value) {
   size_t existing = find_slot(map, key);
   if (existing != SIZE_MAX) {
     map->values[existing] = value;
@@ -100,7 +100,7 @@ loom_status_t loom_hash_map_insert(loom_hash_map_t* map, uint64_t key,
     LOOM_RETURN_IF_ERROR(rehash(map, target));
   }
   size_t mask = map->capacity - 1;
-  size_t index = (size_t)loom_hash_u64(key) & mask;
+  size_t index = (size_t)loom__hash_u64(key) & mask;
   while (map->states[index] == kFull) index = (index + 1) & mask;
   if (map->states[index] == kDeleted) map->tombstones--;
   map->states[index] = kFull;
@@ -110,15 +110,15 @@ loom_status_t loom_hash_map_insert(loom_hash_map_t* map, uint64_t key,
   return loom_ok_status();
 }
 
-bool loom_hash_map_find(const loom_hash_map_t* map, uint64_t key,
-                        uint64_t* out_value) {
+bool loom__hash_map_find(const loom__hash_map_t* map, uint64_t key,
+                         uint64_t* out_value) {
   size_t index = find_slot(map, key);
   if (index == SIZE_MAX) return false;
   if (out_value) *out_value = map->values[index];
   return true;
 }
 
-bool loom_hash_map_remove(loom_hash_map_t* map, uint64_t key) {
+bool loom__hash_map_remove(loom__hash_map_t* map, uint64_t key) {
   size_t index = find_slot(map, key);
   if (index == SIZE_MAX) return false;
   map->states[index] = kDeleted;
@@ -127,8 +127,8 @@ bool loom_hash_map_remove(loom_hash_map_t* map, uint64_t key) {
   return true;
 }
 
-bool loom_hash_map_next(const loom_hash_map_t* map, size_t* cursor,
-                        uint64_t* out_key, uint64_t* out_value) {
+bool loom__hash_map_next(const loom__hash_map_t* map, size_t* cursor,
+                         uint64_t* out_key, uint64_t* out_value) {
   for (size_t i = *cursor; i < map->capacity; ++i) {
     if (map->states[i] != kFull) continue;
     if (out_key) *out_key = map->keys[i];

@@ -27,7 +27,7 @@ static int current_level(void) {
   return value;
 }
 
-void loom__log(loom_log_level_t level, const char* file, int line,
+void loom__log(loom__log_level_t level, const char* file, int line,
                const char* format, ...) {
   if ((int)level > current_level()) return;
   static const char kTags[] = {'E', 'W', 'I', 'D'};

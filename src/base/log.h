@@ -8,14 +8,14 @@
 
 #include "loom/macros.h"
 
-typedef enum loom_log_level_t {
+typedef enum loom__log_level_t {
   LOOM_LOG_ERROR = 0,
   LOOM_LOG_WARNING = 1,
   LOOM_LOG_INFO = 2,
   LOOM_LOG_DEBUG = 3,
-} loom_log_level_t;
+} loom__log_level_t;
 
-void loom__log(loom_log_level_t level, const char* file, int line,
+void loom__log(loom__log_level_t level, const char* file, int line,
                const char* format, ...) LOOM_PRINTF_FORMAT(4, 5);
 
 #define LOOM_LOG(level, ...) loom__log((level), __FILE__, __LINE__, __VA_ARGS__)

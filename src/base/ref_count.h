@@ -11,15 +11,15 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-typedef struct loom_ref_count_t {
+typedef struct loom__ref_count_t {
   _Atomic uint32_t value;
-} loom_ref_count_t;
+} loom__ref_count_t;
 
-static inline void loom_ref_count_init(loom_ref_count_t* count) {
+static inline void loom__ref_count_init(loom__ref_count_t* count) {
   atomic_init(&count->value, 1);
 }
 
-static inline void loom_ref_count_inc(loom_ref_count_t* count) {
+static inline void loom__ref_count_inc(loom__ref_count_t* count) {
   atomic_fetch_add_explicit(&count->value, 1, memory_order_relaxed);
 }
 
@@ -27,7 +27,7 @@ static inline void loom_ref_count_inc(loom_ref_count_t* count) {
 // A count of one needs no locked instruction: the caller holds the only
 // reference, so nobody else can add one (they would need one to copy), and
 // the acquire load still orders this thread after every earlier release.
-static inline bool loom_ref_count_dec(loom_ref_count_t* count) {
+static inline bool loom__ref_count_dec(loom__ref_count_t* count) {
   if (atomic_load_explicit(&count->value, memory_order_acquire) == 1) {
     return true;
   }
@@ -36,13 +36,13 @@ static inline bool loom_ref_count_dec(loom_ref_count_t* count) {
 
 // True when the caller holds the only reference. Acquire, so a caller that
 // then reuses the object sees all writes made by released references.
-static inline bool loom_ref_count_is_one(const loom_ref_count_t* count) {
-  return atomic_load_explicit(&((loom_ref_count_t*)count)->value,
+static inline bool loom__ref_count_is_one(const loom__ref_count_t* count) {
+  return atomic_load_explicit(&((loom__ref_count_t*)count)->value,
                               memory_order_acquire) == 1;
 }
 
-static inline uint32_t loom_ref_count_get(const loom_ref_count_t* count) {
-  return atomic_load_explicit(&((loom_ref_count_t*)count)->value,
+static inline uint32_t loom__ref_count_get(const loom__ref_count_t* count) {
+  return atomic_load_explicit(&((loom__ref_count_t*)count)->value,
                               memory_order_relaxed);
 }
 

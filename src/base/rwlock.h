@@ -10,7 +10,7 @@
 
 #include <pthread.h>
 
-static inline void loom_rwlock_initialize(pthread_rwlock_t* lock) {
+static inline void loom__rwlock_initialize(pthread_rwlock_t* lock) {
   pthread_rwlockattr_t attr;
   pthread_rwlockattr_init(&attr);
 #if defined(__GLIBC__)

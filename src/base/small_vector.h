@@ -1,12 +1,12 @@
 // Typed small vectors: the first N elements live inline, more spill to the
 // heap through a loom_allocator_t.
 //
-//   LOOM_DEFINE_SMALL_VECTOR(loom_dim_vector, int64_t, 8)
-//   loom_dim_vector_t dims;
-//   loom_dim_vector_initialize(&dims);
-//   LOOM_RETURN_IF_ERROR(loom_dim_vector_push(&dims, allocator, 3));
-//   int64_t* items = loom_dim_vector_data(&dims);
-//   loom_dim_vector_deinitialize(&dims, allocator);
+//   LOOM_DEFINE_SMALL_VECTOR(loom__dim_vector, int64_t, 8)
+//   loom__dim_vector_t dims;
+//   loom__dim_vector_initialize(&dims);
+//   LOOM_RETURN_IF_ERROR(loom__dim_vector_push(&dims, allocator, 3));
+//   int64_t* items = loom__dim_vector_data(&dims);
+//   loom__dim_vector_deinitialize(&dims, allocator);
 //
 // The heap pointer is NULL while the elements are inline, so a vector can be
 // moved with a plain struct copy (the old copy must not be used after).

@@ -23,7 +23,7 @@ typedef struct entry_t {
   size_t length;
 } entry_t;
 
-struct loom_string_table_t {
+struct loom__string_table_t {
   loom_allocator_t allocator;
   pthread_mutex_t mutex;
   arena_block_t* blocks;
@@ -32,14 +32,14 @@ struct loom_string_table_t {
   size_t size;
 };
 
-loom_status_t loom_string_table_create(loom_allocator_t allocator,
-                                       loom_string_table_t** out_table) {
+loom_status_t loom__string_table_create(loom_allocator_t allocator,
+                                        loom__string_table_t** out_table) {
   if (!out_table) {
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                            "loom_string_table_create: out_table is NULL");
+                            "loom__string_table_create: out_table is NULL");
   }
   *out_table = NULL;
-  loom_string_table_t* table = NULL;
+  loom__string_table_t* table = NULL;
   LOOM_RETURN_IF_ERROR(
       loom_allocator_calloc(allocator, sizeof(*table), (void**)&table));
   table->allocator = allocator;
@@ -48,7 +48,7 @@ loom_status_t loom_string_table_create(loom_allocator_t allocator,
   return loom_ok_status();
 }
 
-void loom_string_table_destroy(loom_string_table_t* table) {
+void loom__string_table_destroy(loom__string_table_t* table) {
   if (!table) return;
   for (arena_block_t* block = table->blocks; block;) {
     arena_block_t* next = block->next;
@@ -60,7 +60,7 @@ void loom_string_table_destroy(loom_string_table_t* table) {
   loom_allocator_free(table->allocator, table);
 }
 
-static const entry_t* find_entry(const loom_string_table_t* table,
+static const entry_t* find_entry(const loom__string_table_t* table,
                                  uint64_t hash, const char* data, size_t length,
                                  size_t* out_index) {
   if (table->capacity == 0) return NULL;
@@ -78,7 +78,7 @@ static const entry_t* find_entry(const loom_string_table_t* table,
   return NULL;
 }
 
-static loom_status_t grow_index(loom_string_table_t* table) {
+static loom_status_t grow_index(loom__string_table_t* table) {
   size_t capacity = table->capacity ? table->capacity * 2 : 64;
   entry_t* entries = NULL;
   LOOM_RETURN_IF_ERROR(loom_allocator_calloc(
@@ -96,7 +96,7 @@ static loom_status_t grow_index(loom_string_table_t* table) {
   return loom_ok_status();
 }
 
-static loom_status_t arena_copy(loom_string_table_t* table, const char* data,
+static loom_status_t arena_copy(loom__string_table_t* table, const char* data,
                                 size_t length, const char** out_copy) {
   arena_block_t* block = table->blocks;
   if (!block || block->capacity - block->used < length + 1) {
@@ -116,9 +116,10 @@ static loom_status_t arena_copy(loom_string_table_t* table, const char* data,
   return loom_ok_status();
 }
 
-static loom_status_t intern_locked(loom_string_table_t* table, const char* data,
-                                   size_t length, const char** out_interned) {
-  uint64_t hash = loom_hash_bytes(data, length);
+static loom_status_t intern_locked(loom__string_table_t* table,
+                                   const char* data, size_t length,
+                                   const char** out_interned) {
+  uint64_t hash = loom__hash_bytes(data, length);
   const entry_t* found = find_entry(table, hash, data, length, NULL);
   if (found) {
     *out_interned = found->string;
@@ -138,12 +139,12 @@ static loom_status_t intern_locked(loom_string_table_t* table, const char* data,
   return loom_ok_status();
 }
 
-loom_status_t loom_string_table_intern(loom_string_table_t* table,
-                                       const char* data, size_t length,
-                                       const char** out_interned) {
+loom_status_t loom__string_table_intern(loom__string_table_t* table,
+                                        const char* data, size_t length,
+                                        const char** out_interned) {
   if (!table || !out_interned || (!data && length)) {
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                            "loom_string_table_intern: %s is NULL",
+                            "loom__string_table_intern: %s is NULL",
                             !table          ? "table"
                             : !out_interned ? "out_interned"
                                             : "data");
@@ -156,11 +157,11 @@ loom_status_t loom_string_table_intern(loom_string_table_t* table,
   return status;
 }
 
-const char* loom_string_table_find(loom_string_table_t* table, const char* data,
-                                   size_t length) {
+const char* loom__string_table_find(loom__string_table_t* table,
+                                    const char* data, size_t length) {
   if (!table || (!data && length)) return NULL;
   if (!data) data = "";
-  uint64_t hash = loom_hash_bytes(data, length);
+  uint64_t hash = loom__hash_bytes(data, length);
   pthread_mutex_lock(&table->mutex);
   const entry_t* found = find_entry(table, hash, data, length, NULL);
   const char* result = found ? found->string : NULL;
@@ -168,7 +169,7 @@ const char* loom_string_table_find(loom_string_table_t* table, const char* data,
   return result;
 }
 
-size_t loom_string_table_size(loom_string_table_t* table) {
+size_t loom__string_table_size(loom__string_table_t* table) {
   pthread_mutex_lock(&table->mutex);
   size_t size = table->size;
   pthread_mutex_unlock(&table->mutex);

@@ -14,23 +14,23 @@
 #include "loom/allocator.h"
 #include "loom/status.h"
 
-typedef struct loom_string_table_t loom_string_table_t;
+typedef struct loom__string_table_t loom__string_table_t;
 
-LOOM_MUST_USE_RESULT loom_status_t loom_string_table_create(
-    loom_allocator_t allocator, loom_string_table_t** out_table);
-void loom_string_table_destroy(loom_string_table_t* table);
+LOOM_MUST_USE_RESULT loom_status_t loom__string_table_create(
+    loom_allocator_t allocator, loom__string_table_t** out_table);
+void loom__string_table_destroy(loom__string_table_t* table);
 
 // Returns the canonical NUL-terminated copy of data[0, length), adding it
 // when new. Strings may contain NUL bytes; the copy is still terminated.
 LOOM_MUST_USE_RESULT loom_status_t
-loom_string_table_intern(loom_string_table_t* table, const char* data,
-                         size_t length, const char** out_interned);
+loom__string_table_intern(loom__string_table_t* table, const char* data,
+                          size_t length, const char** out_interned);
 
 // The canonical copy if interned already, else NULL. Never allocates.
-const char* loom_string_table_find(loom_string_table_t* table, const char* data,
-                                   size_t length);
+const char* loom__string_table_find(loom__string_table_t* table,
+                                    const char* data, size_t length);
 
 // Number of distinct strings.
-size_t loom_string_table_size(loom_string_table_t* table);
+size_t loom__string_table_size(loom__string_table_t* table);
 
 #endif  // LOOM_BASE_STRING_TABLE_H_

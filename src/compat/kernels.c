@@ -44,7 +44,7 @@ static loom_kernel_context_t* context_of(TF_OpKernelContext* ctx) {
   return (loom_kernel_context_t*)ctx;
 }
 
-static loom_tensor_t* loom_tensor_of(const TF_Tensor* tensor) {
+static loom_tensor_t* loom__tensor_of(const TF_Tensor* tensor) {
   return (loom_tensor_t*)tensor;
 }
 
@@ -642,7 +642,7 @@ void TF_SetOutput(TF_OpKernelContext* ctx, int i, const TF_Tensor* tensor,
     return;
   }
   loom__tf_status_set(status, loom__kernel_context_set_output(
-                                  context_of(ctx), i, loom_tensor_of(tensor)));
+                                  context_of(ctx), i, loom__tensor_of(tensor)));
 }
 
 TF_Tensor* TF_GetMutableOutput(TF_OpKernelContext* ctx, int i,

@@ -18,7 +18,7 @@ struct loom_runtime_t {
   // One reference for the caller (until loom_runtime_destroy), one per op
   // handler: handles outliving the runtime's destroy still reach its
   // allocator through their handler.
-  loom_ref_count_t ref_count;
+  loom__ref_count_t ref_count;
   loom_host_context_t* host;
   loom_allocator_t allocator;
   loom_diagnostic_handler_t diagnostic_handler;
@@ -34,9 +34,9 @@ struct loom_runtime_t {
   int32_t num_handlers;
 
   // Ops executed by name: prepared once per (handler, name), kept until the
-  // runtime goes. loom_hash_bytes(name) ^ handler -> chain via next_cached.
+  // runtime goes. loom__hash_bytes(name) ^ handler -> chain via next_cached.
   pthread_rwlock_t prepared_lock;
-  loom_hash_map_t prepared;
+  loom__hash_map_t prepared;
 
   _Atomic int64_t ops_failed_early;  // before dispatch (metadata, arguments)
   _Atomic int64_t ops_inline;
@@ -46,7 +46,7 @@ struct loom_runtime_t {
 };
 
 struct loom_op_handler_t {
-  loom_ref_count_t ref_count;
+  loom__ref_count_t ref_count;
   loom_runtime_t* runtime;
   const loom_op_handler_vtable_t* vtable;  // &vtable_copy
   // The creator's vtable, padded with NULL hooks where its struct_size ends.
@@ -56,7 +56,7 @@ struct loom_op_handler_t {
 };
 
 struct loom_prepared_op_t {
-  loom_ref_count_t ref_count;
+  loom__ref_count_t ref_count;
   loom_runtime_t* runtime;
   loom_op_handler_t* requested;  // the handler asked (retained: cache key)
   loom_op_handler_t* handler;    // the handler that accepted the op (retained)
@@ -68,7 +68,7 @@ struct loom_prepared_op_t {
 };
 
 struct loom_tensor_handle_t {
-  loom_ref_count_t ref_count;
+  loom__ref_count_t ref_count;
   bool metadata_available;
   bool value_embedded;         // the value lives in this handle's block
   loom_op_handler_t* handler;  // retained

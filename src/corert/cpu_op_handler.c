@@ -30,8 +30,8 @@ static native_op_t* find_native(cpu_state_t* cpu, const char* name) {
   uint64_t head = 0;
   pthread_rwlock_rdlock(&cpu->lock);
   native_op_t* found = NULL;
-  if (loom_hash_map_find(&cpu->natives, loom_hash_bytes(name, strlen(name)),
-                         &head)) {
+  if (loom__hash_map_find(&cpu->natives, loom__hash_bytes(name, strlen(name)),
+                          &head)) {
     for (native_op_t* op = (native_op_t*)(uintptr_t)head; op; op = op->next) {
       if (strcmp(op->name, name) == 0) {
         found = op;
@@ -56,9 +56,9 @@ static loom_status_t check_cpu(loom_op_handler_t* cpu, const char* function) {
 // Finds or adds the native entry for `name`.
 static loom_status_t native_entry(cpu_state_t* cpu, const char* name,
                                   native_op_t** out) {
-  uint64_t hash = loom_hash_bytes(name, strlen(name));
+  uint64_t hash = loom__hash_bytes(name, strlen(name));
   uint64_t head = 0;
-  loom_hash_map_find(&cpu->natives, hash, &head);
+  loom__hash_map_find(&cpu->natives, hash, &head);
   for (native_op_t* op = (native_op_t*)(uintptr_t)head; op; op = op->next) {
     if (strcmp(op->name, name) == 0) {
       *out = op;
@@ -73,7 +73,7 @@ static loom_status_t native_entry(cpu_state_t* cpu, const char* name,
   memcpy(op->name, name, length + 1);
   op->next = (native_op_t*)(uintptr_t)head;
   loom_status_t status =
-      loom_hash_map_insert(&cpu->natives, hash, (uint64_t)(uintptr_t)op);
+      loom__hash_map_insert(&cpu->natives, hash, (uint64_t)(uintptr_t)op);
   if (status) {
     loom_allocator_free(cpu->allocator, op);
     return status;
@@ -194,7 +194,7 @@ static cpu_op_t* find_op_locked(cpu_state_t* cpu, uint64_t hash,
                                 const char* op_name, const native_op_t* native,
                                 const loom_op_def_t* def) {
   uint64_t head = 0;
-  loom_hash_map_find(&cpu->ops, hash, &head);
+  loom__hash_map_find(&cpu->ops, hash, &head);
   for (cpu_op_t* op = (cpu_op_t*)(uintptr_t)head; op; op = op->next) {
     if (op->native == native && op->def == def &&
         strcmp(op->name, op_name) == 0) {
@@ -211,7 +211,7 @@ static loom_status_t cpu_prepare(loom_op_handler_t* handler,
   native_op_t* native = find_native(cpu, op_name);
   if (native && !native->dispatch) native = NULL;  // metadata only
   size_t length = strlen(op_name);
-  uint64_t hash = loom_hash_bytes(op_name, length);
+  uint64_t hash = loom__hash_bytes(op_name, length);
   uint64_t head = 0;
   if (!kernel_holds_state(def)) {
     pthread_mutex_lock(&cpu->ops_mutex);
@@ -244,9 +244,9 @@ static loom_status_t cpu_prepare(loom_op_handler_t* handler,
   cpu_op_t* raced = find_op_locked(cpu, hash, op_name, native, def);
   loom_status_t status = loom_ok_status();
   if (!raced) {
-    loom_hash_map_find(&cpu->ops, hash, &head);
+    loom__hash_map_find(&cpu->ops, hash, &head);
     op->next = (cpu_op_t*)(uintptr_t)head;
-    status = loom_hash_map_insert(&cpu->ops, hash, (uint64_t)(uintptr_t)op);
+    status = loom__hash_map_insert(&cpu->ops, hash, (uint64_t)(uintptr_t)op);
   }
   pthread_mutex_unlock(&cpu->ops_mutex);
   if (raced || status) op_destroy(op);
@@ -767,23 +767,23 @@ static void cpu_destroy(void* opaque) {
   cpu_state_t* cpu = opaque;
   size_t cursor = 0;
   uint64_t head = 0;
-  while (loom_hash_map_next(&cpu->natives, &cursor, NULL, &head)) {
+  while (loom__hash_map_next(&cpu->natives, &cursor, NULL, &head)) {
     for (native_op_t* op = (native_op_t*)(uintptr_t)head; op;) {
       native_op_t* next = op->next;
       loom_allocator_free(cpu->allocator, op);
       op = next;
     }
   }
-  loom_hash_map_deinitialize(&cpu->natives);
+  loom__hash_map_deinitialize(&cpu->natives);
   cursor = 0;
-  while (loom_hash_map_next(&cpu->ops, &cursor, NULL, &head)) {
+  while (loom__hash_map_next(&cpu->ops, &cursor, NULL, &head)) {
     for (cpu_op_t* op = (cpu_op_t*)(uintptr_t)head; op;) {
       cpu_op_t* next = op->next;
       op_destroy(op);
       op = next;
     }
   }
-  loom_hash_map_deinitialize(&cpu->ops);
+  loom__hash_map_deinitialize(&cpu->ops);
   pthread_mutex_destroy(&cpu->ops_mutex);
   pthread_rwlock_destroy(&cpu->lock);
   loom_allocator_free(cpu->allocator, cpu);
@@ -818,10 +818,10 @@ loom_status_t loom_cpu_op_handler_create(loom_runtime_t* runtime,
   LOOM_RETURN_IF_ERROR(
       loom_allocator_calloc(runtime->allocator, sizeof(*cpu), (void**)&cpu));
   cpu->allocator = runtime->allocator;
-  loom_rwlock_initialize(&cpu->lock);
-  loom_hash_map_initialize(&cpu->natives, runtime->allocator);
+  loom__rwlock_initialize(&cpu->lock);
+  loom__hash_map_initialize(&cpu->natives, runtime->allocator);
   pthread_mutex_init(&cpu->ops_mutex, NULL);
-  loom_hash_map_initialize(&cpu->ops, runtime->allocator);
+  loom__hash_map_initialize(&cpu->ops, runtime->allocator);
   loom_op_handler_t* handler = NULL;
   loom_status_t status =
       loom_op_handler_create(runtime, &kCpuVtable, cpu, fallback, &handler);

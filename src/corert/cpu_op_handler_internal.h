@@ -34,13 +34,13 @@ typedef struct cpu_native_op_t {
 typedef struct cpu_state_t {
   loom_allocator_t allocator;
   pthread_rwlock_t lock;
-  loom_hash_map_t natives;  // loom_hash_bytes(name) -> cpu_native_op_t* chain
+  loom__hash_map_t natives;  // loom__hash_bytes(name) -> cpu_native_op_t* chain
   // The ops prepared so far, kept until the handler is destroyed so that
   // their kernel specialisations outlive the prepared ops: a new eager op,
   // tape or backward pass reuses them instead of finding and constructing
-  // kernels again. loom_hash_bytes(name) -> cpu_op_t* chain, newest first.
+  // kernels again. loom__hash_bytes(name) -> cpu_op_t* chain, newest first.
   pthread_mutex_t ops_mutex;
-  loom_hash_map_t ops;
+  loom__hash_map_t ops;
 } cpu_state_t;
 
 // A TensorFlow op's kernel for one combination of input dtypes and caller

@@ -117,13 +117,12 @@ static const loom_op_handler_vtable_t kLoggingVtable = {
     logging_destroy,
 };
 
-loom_status_t loom_logging_op_handler_create(loom_runtime_t* runtime,
-                                             loom_op_handler_t* wrapped,
-                                             FILE* stream, bool print_tensors,
-                                             loom_op_handler_t** out_handler) {
+loom_status_t loom_dispatch_logging_handler_create(
+    loom_runtime_t* runtime, loom_op_handler_t* wrapped, FILE* stream,
+    bool print_tensors, loom_op_handler_t** out_handler) {
   if (!runtime || !wrapped || !out_handler) {
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                            "loom_logging_op_handler_create: %s is NULL",
+                            "loom_dispatch_logging_handler_create: %s is NULL",
                             !runtime   ? "runtime"
                             : !wrapped ? "wrapped"
                                        : "out_handler");

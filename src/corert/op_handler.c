@@ -26,7 +26,7 @@ loom_status_t loom_op_handler_create(loom_runtime_t* runtime,
   loom_op_handler_t* handler = NULL;
   LOOM_RETURN_IF_ERROR(loom_allocator_calloc(
       runtime->allocator, sizeof(*handler), (void**)&handler));
-  loom_ref_count_init(&handler->ref_count);
+  loom__ref_count_init(&handler->ref_count);
   handler->runtime = runtime;
   loom__runtime_retain(runtime);
   size_t size = vtable->struct_size < sizeof(*vtable) ? vtable->struct_size
@@ -42,11 +42,11 @@ loom_status_t loom_op_handler_create(loom_runtime_t* runtime,
 }
 
 void loom_op_handler_retain(loom_op_handler_t* handler) {
-  if (handler) loom_ref_count_inc(&handler->ref_count);
+  if (handler) loom__ref_count_inc(&handler->ref_count);
 }
 
 void loom_op_handler_release(loom_op_handler_t* handler) {
-  if (!handler || !loom_ref_count_dec(&handler->ref_count)) return;
+  if (!handler || !loom__ref_count_dec(&handler->ref_count)) return;
   if (handler->vtable->destroy) handler->vtable->destroy(handler->state);
   loom_op_handler_release(handler->fallback);
   loom_runtime_t* runtime = handler->runtime;
@@ -81,7 +81,7 @@ const loom_op_handler_vtable_t* loom_op_handler_vtable(
 }
 
 uint32_t loom_op_handler_ref_count(const loom_op_handler_t* handler) {
-  return handler ? loom_ref_count_get(&handler->ref_count) : 0;
+  return handler ? loom__ref_count_get(&handler->ref_count) : 0;
 }
 
 bool loom_op_handler_is_final(const loom_op_handler_t* handler) {

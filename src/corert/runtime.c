@@ -42,7 +42,7 @@ loom_status_t loom_runtime_create(const loom_runtime_options_t* options,
   loom_runtime_t* runtime = NULL;
   LOOM_RETURN_IF_ERROR(
       loom_allocator_calloc(allocator, sizeof(*runtime), (void**)&runtime));
-  loom_ref_count_init(&runtime->ref_count);
+  loom__ref_count_init(&runtime->ref_count);
   runtime->host = options->host;
   runtime->allocator = allocator;
   runtime->diagnostic_handler = options->diagnostic_handler;
@@ -53,9 +53,9 @@ loom_status_t loom_runtime_create(const loom_runtime_options_t* options,
   runtime->synchronous = options->synchronous;
   runtime->inline_element_limit =
       options->inline_element_limit ? options->inline_element_limit : 16384;
-  loom_rwlock_initialize(&runtime->handlers_lock);
-  loom_rwlock_initialize(&runtime->prepared_lock);
-  loom_hash_map_initialize(&runtime->prepared, allocator);
+  loom__rwlock_initialize(&runtime->handlers_lock);
+  loom__rwlock_initialize(&runtime->prepared_lock);
+  loom__hash_map_initialize(&runtime->prepared, allocator);
   loom_status_t status = loom_ok_status();
   if (!runtime->ops || !runtime->kernels) {
     status = loom_make_status(LOOM_STATUS_RESOURCE_EXHAUSTED,
@@ -75,14 +75,14 @@ loom_status_t loom_runtime_create(const loom_runtime_options_t* options,
 }
 
 void loom__runtime_retain(loom_runtime_t* runtime) {
-  loom_ref_count_inc(&runtime->ref_count);
+  loom__ref_count_inc(&runtime->ref_count);
 }
 
 // The last reference: the caller's went with destroy, the handlers' with
 // them (a handle keeps its handler, and through it the runtime, alive).
 void loom__runtime_release(loom_runtime_t* runtime) {
-  if (!loom_ref_count_dec(&runtime->ref_count)) return;
-  loom_hash_map_deinitialize(&runtime->prepared);
+  if (!loom__ref_count_dec(&runtime->ref_count)) return;
+  loom__hash_map_deinitialize(&runtime->prepared);
   pthread_rwlock_destroy(&runtime->prepared_lock);
   pthread_rwlock_destroy(&runtime->handlers_lock);
   loom_allocator_free(runtime->allocator, runtime);
@@ -96,14 +96,14 @@ void loom_runtime_destroy(loom_runtime_t* runtime) {
   pthread_rwlock_wrlock(&runtime->prepared_lock);
   size_t cursor = 0;
   uint64_t head = 0;
-  while (loom_hash_map_next(&runtime->prepared, &cursor, NULL, &head)) {
+  while (loom__hash_map_next(&runtime->prepared, &cursor, NULL, &head)) {
     for (loom_prepared_op_t* op = (loom_prepared_op_t*)(uintptr_t)head; op;) {
       loom_prepared_op_t* next = op->next_cached;
       loom_prepared_op_release(op);
       op = next;
     }
   }
-  loom_hash_map_deinitialize(&runtime->prepared);
+  loom__hash_map_deinitialize(&runtime->prepared);
   pthread_rwlock_unlock(&runtime->prepared_lock);
   pthread_rwlock_wrlock(&runtime->handlers_lock);
   int32_t count = runtime->num_handlers;
@@ -204,7 +204,7 @@ static loom_status_t new_prepared_op(loom_runtime_t* runtime,
     }
     return status;
   }
-  loom_ref_count_init(&op->ref_count);
+  loom__ref_count_init(&op->ref_count);
   op->runtime = runtime;
   op->requested = requested;
   loom_op_handler_retain(requested);
@@ -280,11 +280,11 @@ loom_status_t loom_runtime_prepare_op_like(loom_prepared_op_t* sibling,
 }
 
 void loom_prepared_op_retain(loom_prepared_op_t* op) {
-  if (op) loom_ref_count_inc(&op->ref_count);
+  if (op) loom__ref_count_inc(&op->ref_count);
 }
 
 void loom_prepared_op_release(loom_prepared_op_t* op) {
-  if (!op || !loom_ref_count_dec(&op->ref_count)) return;
+  if (!op || !loom__ref_count_dec(&op->ref_count)) return;
   loom_op_handler_t* handler = op->handler;
   if (handler->vtable->release_op_data) {
     handler->vtable->release_op_data(handler, op->data);
@@ -399,8 +399,8 @@ loom_status_t loom_runtime_execute_prepared(
 
 static uint64_t cache_key(const loom_op_handler_t* handler,
                           const char* op_name) {
-  return loom_hash_bytes(op_name, strlen(op_name)) ^
-         loom_hash_u64((uint64_t)(uintptr_t)handler);
+  return loom__hash_bytes(op_name, strlen(op_name)) ^
+         loom__hash_u64((uint64_t)(uintptr_t)handler);
 }
 
 // The cached prepared op for (handler, op_name), retained, or NULL.
@@ -410,7 +410,7 @@ static loom_prepared_op_t* find_prepared(loom_runtime_t* runtime,
   loom_prepared_op_t* found = NULL;
   uint64_t head = 0;
   pthread_rwlock_rdlock(&runtime->prepared_lock);
-  if (loom_hash_map_find(&runtime->prepared, key, &head)) {
+  if (loom__hash_map_find(&runtime->prepared, key, &head)) {
     for (loom_prepared_op_t* op = (loom_prepared_op_t*)(uintptr_t)head; op;
          op = op->next_cached) {
       if (op->cache_key == key && op->requested == handler &&
@@ -457,7 +457,7 @@ static loom_status_t prepare_cached(loom_runtime_t* runtime,
   op->cache_key = key;
   pthread_rwlock_wrlock(&runtime->prepared_lock);
   uint64_t head = 0;
-  loom_hash_map_find(&runtime->prepared, key, &head);
+  loom__hash_map_find(&runtime->prepared, key, &head);
   loom_prepared_op_t* raced = NULL;
   for (loom_prepared_op_t* other = (loom_prepared_op_t*)(uintptr_t)head; other;
        other = other->next_cached) {
@@ -477,7 +477,7 @@ static loom_status_t prepare_cached(loom_runtime_t* runtime,
   }
   op->next_cached = (loom_prepared_op_t*)(uintptr_t)head;
   loom_status_t inserted =
-      loom_hash_map_insert(&runtime->prepared, key, (uint64_t)(uintptr_t)op);
+      loom__hash_map_insert(&runtime->prepared, key, (uint64_t)(uintptr_t)op);
   if (inserted) {
     // Out of memory for the cache: run it uncached, the caller's reference
     // only; the next call by name prepares it again.

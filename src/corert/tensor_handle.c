@@ -28,7 +28,7 @@ static loom_allocator_t handler_allocator(loom_op_handler_t* handler) {
 static void initialize_handle(loom_tensor_handle_t* handle,
                               loom_op_handler_t* handler,
                               loom_async_value_t* value, bool embedded) {
-  loom_ref_count_init(&handle->ref_count);
+  loom__ref_count_init(&handle->ref_count);
   handle->metadata_available = false;
   handle->value_embedded = embedded;
   handle->handler = handler;
@@ -140,7 +140,7 @@ loom_status_t loom_tensor_handle_create_error(
 
 bool loom__tensor_handle_take_tensor(loom_tensor_handle_t* handle) {
   loom_async_value_t* value = handle->value;
-  if (!loom_ref_count_is_one(&handle->ref_count) ||
+  if (!loom__ref_count_is_one(&handle->ref_count) ||
       !loom__async_value_is_unique(value)) {
     return false;
   }
@@ -150,11 +150,11 @@ bool loom__tensor_handle_take_tensor(loom_tensor_handle_t* handle) {
 }
 
 void loom_tensor_handle_retain(loom_tensor_handle_t* handle) {
-  if (handle) loom_ref_count_inc(&handle->ref_count);
+  if (handle) loom__ref_count_inc(&handle->ref_count);
 }
 
 bool loom_tensor_handle_is_unique(const loom_tensor_handle_t* handle) {
-  return handle && loom_ref_count_is_one(&handle->ref_count);
+  return handle && loom__ref_count_is_one(&handle->ref_count);
 }
 
 loom_status_t loom_tensor_handle_create_representation(
@@ -192,7 +192,7 @@ void* loom_tensor_handle_representation(const loom_tensor_handle_t* handle) {
 }
 
 void loom_tensor_handle_release(loom_tensor_handle_t* handle) {
-  if (!handle || !loom_ref_count_dec(&handle->ref_count)) return;
+  if (!handle || !loom__ref_count_dec(&handle->ref_count)) return;
   loom_op_handler_t* handler = handle->handler;
   loom_async_value_t* value = handle->value;
   if (!value) {

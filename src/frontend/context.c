@@ -60,17 +60,17 @@ void loom_context_options_initialize(loom_context_options_t* options) {
 
 // The errors a thread collects while it executes an op without results
 // in a synchronous context (they have no result handle to travel in).
-static _Thread_local loom_error_capture_t* t_capture;
+static _Thread_local loom__error_capture_t* t_capture;
 
 void loom__capture_begin(loom_context_t* context,
-                         loom_error_capture_t* capture) {
+                         loom__error_capture_t* capture) {
   capture->context = context;
   capture->error = NULL;
   capture->previous = t_capture;
   t_capture = capture;
 }
 
-loom_status_t loom__capture_end(loom_error_capture_t* capture) {
+loom_status_t loom__capture_end(loom__error_capture_t* capture) {
   t_capture = capture->previous;
   return capture->error;
 }
@@ -81,7 +81,7 @@ loom_status_t loom__capture_end(loom_error_capture_t* capture) {
 static void record_diagnostic(void* user_data,
                               const loom_diagnostic_t* diagnostic) {
   loom_context_t* context = user_data;
-  loom_error_capture_t* capture = t_capture;
+  loom__error_capture_t* capture = t_capture;
   if (capture && capture->context == context && !capture->error) {
     capture->error = loom_status_clone(diagnostic->error);
   }

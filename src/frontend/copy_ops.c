@@ -17,7 +17,7 @@ static void identity_compute(void* kernel, loom_kernel_context_t* ctx) {
   if (status) loom_kernel_context_fail(ctx, status);
 }
 
-static const loom_builtin_op_t kOps[] = {
+static const loom__builtin_op_t kOps[] = {
     {.name = "CopyOn",
      .inputs = {"input: T"},
      .outputs = {"output: T"},
@@ -40,7 +40,7 @@ static const loom_builtin_op_t kOps[] = {
      .shape_fn = loom__shape_fn_unchanged},
 };
 
-static const loom_builtin_kernel_t kKernels[] = {
+static const loom__builtin_kernel_t kKernels[] = {
     {.op_name = "CopyOn", .compute = identity_compute},
     {.op_name = "CopyOnGrad", .compute = identity_compute},
     {.op_name = "CopyOff", .compute = identity_compute},

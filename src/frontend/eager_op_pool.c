@@ -18,7 +18,7 @@ loom_status_t loom_eager_op_acquire(loom_context_t* context,
                             : !op_name ? "op_name"
                                        : "out_op");
   }
-  uint64_t hash = loom_hash_bytes(op_name, strlen(op_name));
+  uint64_t hash = loom__hash_bytes(op_name, strlen(op_name));
   pthread_mutex_lock(&context->pool_mutex);
   for (int32_t i = context->pool_count - 1; i >= 0; --i) {
     loom_eager_op_t* op = context->pool[i];
@@ -45,7 +45,7 @@ void loom_eager_op_recycle(loom_eager_op_t* op) {
   if (op->prepared_handler && !loom_op_handler_is_final(op->prepared_handler)) {
     loom__eager_op_drop_prepared(op);
   }
-  uint64_t hash = loom_hash_bytes(op->name, strlen(op->name));
+  uint64_t hash = loom__hash_bytes(op->name, strlen(op->name));
   pthread_mutex_lock(&context->pool_mutex);
   if (context->pool_count < kEagerOpPoolSize) {
     context->pool[context->pool_count] = op;

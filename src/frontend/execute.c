@@ -275,7 +275,7 @@ loom_status_t loom_eager_op_execute(loom_eager_op_t* op,
     // An op without results in a synchronous context: its kernel's error
     // has no handle to travel in; the thread collects it.
     bool capture = count == 0 && !context->async;
-    loom_error_capture_t captured;
+    loom__error_capture_t captured;
     if (LOOM_UNLIKELY(capture)) loom__capture_begin(context, &captured);
     loom_location_t location = {0};
     status = loom_runtime_execute_prepared(op->prepared, location, args, n,

@@ -125,15 +125,15 @@ loom_status_t loom__context_add_handler_locked(loom_context_t* context,
 
 // Collects, on the calling thread, the first error the runtime reports for
 // `context` between begin and end (nested captures are kept apart).
-typedef struct loom_error_capture_t {
+typedef struct loom__error_capture_t {
   loom_context_t* context;
   loom_status_t error;
-  struct loom_error_capture_t* previous;
-} loom_error_capture_t;
+  struct loom__error_capture_t* previous;
+} loom__error_capture_t;
 void loom__capture_begin(loom_context_t* context,
-                         loom_error_capture_t* capture);
+                         loom__error_capture_t* capture);
 // The error collected (owned by the caller), or OK.
-loom_status_t loom__capture_end(loom_error_capture_t* capture);
+loom_status_t loom__capture_end(loom__error_capture_t* capture);
 
 // Records the first error of an op (consumed).
 void loom__context_record_error(loom_context_t* context, loom_status_t error);

@@ -173,7 +173,7 @@ static void create_logging_kernel(loom_program_frame_t* frame,
     loom_status_free(status);
   }
   loom_op_handler_t* handler = NULL;
-  status = loom_logging_op_handler_create(
+  status = loom_dispatch_logging_handler_create(
       frame->executor->runtime,
       loom_program_frame_value(frame, 0)->u.op_handler, frame->executor->output,
       print_tensors, &handler);

@@ -13,10 +13,10 @@ static _Atomic uint64_t g_next_program_id = 1;
 
 const program_function_t* loom__program_find_function(
     const loom_program_t* program, const char* name, size_t length) {
-  uint64_t hash = loom_hash_bytes(name, length);
+  uint64_t hash = loom__hash_bytes(name, length);
   uint64_t index = 0;
   for (uint64_t probe = 0;
-       loom_hash_map_find(&program->functions_by_name, hash + probe, &index);
+       loom__hash_map_find(&program->functions_by_name, hash + probe, &index);
        ++probe) {
     const program_function_t* function = program->functions[index];
     if (strlen(function->name) == length &&
@@ -49,9 +49,9 @@ loom_status_t loom_program_parse(loom_allocator_t allocator,
       loom_allocator_calloc(allocator, sizeof(*program), (void**)&program));
   program->allocator = allocator;
   program->id = atomic_fetch_add(&g_next_program_id, 1);
-  loom_arena_initialize(&program->arena, allocator);
-  loom_hash_map_initialize(&program->functions_by_name, allocator);
-  loom_status_t status = loom_arena_strndup(
+  loom__arena_initialize(&program->arena, allocator);
+  loom__hash_map_initialize(&program->functions_by_name, allocator);
+  loom_status_t status = loom__arena_strndup(
       &program->arena, file_name, strlen(file_name), &program->file_name);
   if (status) {
     loom_program_destroy(program);
@@ -77,8 +77,8 @@ void loom_program_destroy(loom_program_t* program) {
     loom_op_attrs_release(program->frozen[i]);
   }
   loom_allocator_free(program->allocator, (void*)program->frozen);
-  loom_hash_map_deinitialize(&program->functions_by_name);
-  loom_arena_deinitialize(&program->arena);
+  loom__hash_map_deinitialize(&program->functions_by_name);
+  loom__arena_deinitialize(&program->arena);
   loom_allocator_free(program->allocator, program);
 }
 

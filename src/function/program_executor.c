@@ -157,8 +157,8 @@ loom_status_t loom_program_executor_create(
   executor->next_binding_id = 1;
   pthread_mutex_init(&executor->mutex, NULL);
   pthread_mutex_init(&executor->report_mutex, NULL);
-  loom_arena_initialize(&executor->arena, allocator);
-  loom_hash_map_initialize(&executor->kernels, allocator);
+  loom__arena_initialize(&executor->arena, allocator);
+  loom__hash_map_initialize(&executor->kernels, allocator);
   loom_runtime_options_t runtime_options;
   loom_runtime_options_initialize(&runtime_options, options->host);
   runtime_options.diagnostic_handler = runtime_diagnostic;
@@ -207,8 +207,8 @@ void loom_program_executor_destroy(loom_program_executor_t* executor) {
   for (int32_t i = 0; i < executor->num_plugins; ++i) {
     dlclose(executor->plugins[i]);
   }
-  loom_hash_map_deinitialize(&executor->kernels);
-  loom_arena_deinitialize(&executor->arena);
+  loom__hash_map_deinitialize(&executor->kernels);
+  loom__arena_deinitialize(&executor->arena);
   pthread_mutex_destroy(&executor->report_mutex);
   pthread_mutex_destroy(&executor->mutex);
   loom_allocator_free(executor->allocator, executor);
@@ -242,7 +242,7 @@ static loom_status_t reserve(loom_program_executor_t* executor, void** data,
   if (count < *capacity) return loom_ok_status();
   int32_t new_capacity = *capacity ? *capacity * 2 : 8;
   void* grown = NULL;
-  LOOM_RETURN_IF_ERROR(loom_arena_allocate(
+  LOOM_RETURN_IF_ERROR(loom__arena_allocate(
       &executor->arena, element_size * (size_t)new_capacity, &grown));
   if (count) memcpy(grown, *data, element_size * (size_t)count);
   *data = grown;
@@ -253,10 +253,10 @@ static loom_status_t reserve(loom_program_executor_t* executor, void** data,
 static const program_kernel_t* find_kernel_locked(
     const loom_program_executor_t* executor, const char* name) {
   size_t length = strlen(name);
-  uint64_t hash = loom_hash_bytes(name, length);
+  uint64_t hash = loom__hash_bytes(name, length);
   uint64_t found = 0;
   for (uint64_t probe = 0;
-       loom_hash_map_find(&executor->kernels, hash + probe, &found); ++probe) {
+       loom__hash_map_find(&executor->kernels, hash + probe, &found); ++probe) {
     const program_kernel_t* kernel = (const program_kernel_t*)(uintptr_t)found;
     if (strcmp(kernel->name, name) == 0) return kernel;
   }
@@ -288,22 +288,22 @@ loom_status_t loom_program_executor_add_kernel(
   }
   program_kernel_t* kernel = NULL;
   if (!status) {
-    status =
-        loom_arena_allocate(&executor->arena, sizeof(*kernel), (void**)&kernel);
+    status = loom__arena_allocate(&executor->arena, sizeof(*kernel),
+                                  (void**)&kernel);
   }
   if (!status) {
-    status = loom_arena_strndup(&executor->arena, def->name, strlen(def->name),
-                                &kernel->name);
+    status = loom__arena_strndup(&executor->arena, def->name, strlen(def->name),
+                                 &kernel->name);
   }
   if (!status) {
     kernel->fn = def->fn;
     kernel->user_data = def->user_data;
     kernel->num_arguments = def->num_arguments;
     kernel->num_results = def->num_results;
-    uint64_t slot = loom_hash_bytes(def->name, strlen(def->name));
-    while (loom_hash_map_find(&executor->kernels, slot, NULL)) ++slot;
-    status = loom_hash_map_insert(&executor->kernels, slot,
-                                  (uint64_t)(uintptr_t)kernel);
+    uint64_t slot = loom__hash_bytes(def->name, strlen(def->name));
+    while (loom__hash_map_find(&executor->kernels, slot, NULL)) ++slot;
+    status = loom__hash_map_insert(&executor->kernels, slot,
+                                   (uint64_t)(uintptr_t)kernel);
   }
   pthread_mutex_unlock(&executor->mutex);
   return status;
@@ -360,8 +360,8 @@ loom_status_t loom__program_register_handler(loom_program_executor_t* executor,
                      &executor->handlers_capacity, executor->num_handlers,
                      sizeof(program_named_handler_t));
     if (!status) {
-      status = loom_arena_strndup(&executor->arena, name, strlen(name),
-                                  &executor->handlers[i].name);
+      status = loom__arena_strndup(&executor->arena, name, strlen(name),
+                                   &executor->handlers[i].name);
     }
     if (!status) {
       executor->handlers[i].handler = NULL;
@@ -507,18 +507,18 @@ loom_status_t loom__program_bind(loom_program_executor_t* executor,
   }
   program_binding_t* binding = NULL;
   size_t count = (size_t)program->num_ops;
-  loom_status_t status =
-      loom_arena_allocate(&executor->arena, sizeof(*binding), (void**)&binding);
+  loom_status_t status = loom__arena_allocate(
+      &executor->arena, sizeof(*binding), (void**)&binding);
   if (!status && count) {
-    status =
-        loom_arena_allocate(&executor->arena, sizeof(*binding->kernels) * count,
-                            (void**)&binding->kernels);
+    status = loom__arena_allocate(&executor->arena,
+                                  sizeof(*binding->kernels) * count,
+                                  (void**)&binding->kernels);
   }
   size_t names = (size_t)program->num_execute_names;
   if (!status && names) {
-    status = loom_arena_allocate(&executor->arena,
-                                 sizeof(*binding->prepared) * names,
-                                 (void**)&binding->prepared);
+    status = loom__arena_allocate(&executor->arena,
+                                  sizeof(*binding->prepared) * names,
+                                  (void**)&binding->prepared);
   }
   if (!status) {
     binding->program = program;

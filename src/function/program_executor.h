@@ -62,8 +62,8 @@ struct loom_program_executor_t {
   int32_t max_call_depth;
   pthread_mutex_t mutex;  // everything below that is not atomic
   pthread_mutex_t report_mutex;
-  loom_arena_t arena;
-  loom_hash_map_t kernels;  // name hash (+ probe) -> program_kernel_t*
+  loom__arena_t arena;
+  loom__hash_map_t kernels;  // name hash (+ probe) -> program_kernel_t*
   program_cpu_ops_t* cpu_ops;
   int32_t num_cpu_ops;
   int32_t cpu_ops_capacity;

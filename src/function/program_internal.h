@@ -91,12 +91,12 @@ struct program_function_t {
 
 struct loom_program_t {
   loom_allocator_t allocator;
-  loom_arena_t arena;
+  loom__arena_t arena;
   uint64_t id;  // unique in the process
   const char* file_name;
   int32_t num_functions;
   program_function_t** functions;
-  loom_hash_map_t functions_by_name;  // name hash -> index
+  loom__hash_map_t functions_by_name;  // name hash -> index
   int32_t num_ops;
   const program_op_t** ops;   // by global index
   int32_t num_execute_names;  // distinct ops that corert.executeop names

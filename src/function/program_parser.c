@@ -113,7 +113,7 @@ bool loom__parser_expect(parser_t* p, program_token_kind_t kind,
 }
 
 bool loom__parser_allocate(parser_t* p, size_t size, void** out) {
-  loom_status_t status = loom_arena_allocate(p->arena, size, out);
+  loom_status_t status = loom__arena_allocate(p->arena, size, out);
   if (status) {
     loom_status_free(status);
     return loom__parser_out_of_memory(p);
@@ -123,7 +123,7 @@ bool loom__parser_allocate(parser_t* p, size_t size, void** out) {
 
 bool loom__parser_strndup(parser_t* p, const char* data, size_t length,
                           const char** out) {
-  loom_status_t status = loom_arena_strndup(p->arena, data, length, out);
+  loom_status_t status = loom__arena_strndup(p->arena, data, length, out);
   if (status) {
     loom_status_free(status);
     return loom__parser_out_of_memory(p);
@@ -159,7 +159,7 @@ typedef struct name_entry_t {
 
 typedef struct function_builder_t {
   program_function_t* function;
-  loom_hash_map_t names;  // name hash (+ probe) -> entry index
+  loom__hash_map_t names;  // name hash (+ probe) -> entry index
   name_entry_t* entries;
   int32_t num_entries;
   int32_t entries_capacity;
@@ -203,10 +203,10 @@ typedef struct program_builder_t {
 
 static const name_entry_t* find_name(const function_builder_t* fb,
                                      const char* name, size_t length) {
-  uint64_t hash = loom_hash_bytes(name, length);
+  uint64_t hash = loom__hash_bytes(name, length);
   uint64_t index = 0;
-  for (uint64_t probe = 0; loom_hash_map_find(&fb->names, hash + probe, &index);
-       ++probe) {
+  for (uint64_t probe = 0;
+       loom__hash_map_find(&fb->names, hash + probe, &index); ++probe) {
     const name_entry_t* entry = &fb->entries[index];
     if (entry->length == length && memcmp(entry->name, name, length) == 0) {
       return entry;
@@ -231,10 +231,10 @@ static bool add_name(parser_t* p, function_builder_t* fb, const char* name,
   entry->length = length;
   entry->first = first;
   entry->count = count;
-  uint64_t slot = loom_hash_bytes(name, length);
-  while (loom_hash_map_find(&fb->names, slot, NULL)) ++slot;
+  uint64_t slot = loom__hash_bytes(name, length);
+  while (loom__hash_map_find(&fb->names, slot, NULL)) ++slot;
   loom_status_t status =
-      loom_hash_map_insert(&fb->names, slot, (uint64_t)fb->num_entries);
+      loom__hash_map_insert(&fb->names, slot, (uint64_t)fb->num_entries);
   if (status) {
     loom_status_free(status);
     return loom__parser_out_of_memory(p);
@@ -1148,10 +1148,10 @@ static bool freeze(parser_t* p, const loom_op_attrs_t* attrs,
 static bool intern_execute_name(parser_t* p, const char* name,
                                 const char** out_name, int32_t* out_index) {
   size_t length = strlen(name);
-  uint64_t hash = loom_hash_bytes(name, length);
+  uint64_t hash = loom__hash_bytes(name, length);
   uint64_t index = 0;
   for (uint64_t probe = 0;
-       loom_hash_map_find(&p->execute_index, hash + probe, &index); ++probe) {
+       loom__hash_map_find(&p->execute_index, hash + probe, &index); ++probe) {
     if (strcmp(p->execute_names[index], name) == 0) {
       *out_name = p->execute_names[index];
       *out_index = (int32_t)index;
@@ -1164,9 +1164,9 @@ static bool intern_execute_name(parser_t* p, const char* name,
     return false;
   }
   uint64_t slot = hash;
-  while (loom_hash_map_find(&p->execute_index, slot, NULL)) ++slot;
-  loom_status_t status = loom_hash_map_insert(&p->execute_index, slot,
-                                              (uint64_t)p->num_execute_names);
+  while (loom__hash_map_find(&p->execute_index, slot, NULL)) ++slot;
+  loom_status_t status = loom__hash_map_insert(&p->execute_index, slot,
+                                               (uint64_t)p->num_execute_names);
   if (status) {
     loom_status_free(status);
     return loom__parser_out_of_memory(p);
@@ -1420,10 +1420,11 @@ static bool parse_function(parser_t* p, program_builder_t* pb) {
   pb->functions[pb->num_functions++] = function;
   p->program->functions = pb->functions;
   p->program->num_functions = pb->num_functions;
-  uint64_t slot = loom_hash_bytes(name, strlen(name));
-  while (loom_hash_map_find(&p->program->functions_by_name, slot, NULL)) ++slot;
-  loom_status_t status = loom_hash_map_insert(&p->program->functions_by_name,
-                                              slot, (uint64_t)function->index);
+  uint64_t slot = loom__hash_bytes(name, strlen(name));
+  while (loom__hash_map_find(&p->program->functions_by_name, slot, NULL))
+    ++slot;
+  loom_status_t status = loom__hash_map_insert(&p->program->functions_by_name,
+                                               slot, (uint64_t)function->index);
   if (status) {
     loom_status_free(status);
     return loom__parser_out_of_memory(p);
@@ -1432,7 +1433,7 @@ static bool parse_function(parser_t* p, program_builder_t* pb) {
   function_builder_t fb;
   memset(&fb, 0, sizeof(fb));
   fb.function = function;
-  loom_hash_map_initialize(&fb.names, p->allocator);
+  loom__hash_map_initialize(&fb.names, p->allocator);
   bool ok = loom__parser_expect(p, TOKEN_LPAREN, "to begin the argument list");
   if (ok && !loom__parser_accept(p, TOKEN_RPAREN)) {
     do {
@@ -1543,7 +1544,7 @@ static bool parse_function(parser_t* p, program_builder_t* pb) {
   }
   function->value_uses = uses;
   ok = ok && (uses || fb.num_values == 0);
-  loom_hash_map_deinitialize(&fb.names);
+  loom__hash_map_deinitialize(&fb.names);
   return ok;
 }
 
@@ -1644,8 +1645,8 @@ bool loom__program_parse_text(loom_program_t* program, const char* text,
   p.program = program;
   p.arena = &program->arena;
   p.allocator = program->allocator;
-  loom_hash_map_initialize(&p.types, program->allocator);
-  loom_hash_map_initialize(&p.execute_index, program->allocator);
+  loom__hash_map_initialize(&p.types, program->allocator);
+  loom__hash_map_initialize(&p.execute_index, program->allocator);
   loom__program_lexer_initialize(&p.lexer, text, size);
   loom__parser_advance(&p);
   program_builder_t pb;
@@ -1698,7 +1699,7 @@ bool loom__program_parse_text(loom_program_t* program, const char* text,
     loom_tensor_release(p.tensors[i]);
   }
   loom__parser_types_deinitialize(&p);
-  loom_hash_map_deinitialize(&p.execute_index);
+  loom__hash_map_deinitialize(&p.execute_index);
   program->num_execute_names = p.num_execute_names;
   if (!ok) {
     *out_error = p.error ? p.error

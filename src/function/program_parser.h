@@ -21,13 +21,13 @@
 
 typedef struct parser_t {
   loom_program_t* program;
-  loom_arena_t* arena;
+  loom__arena_t* arena;
   loom_allocator_t allocator;
   program_lexer_t lexer;
   program_token_t tok;
   loom_status_t error;  // the first error, or OK
   program_source_location_t error_location;
-  loom_hash_map_t types;  // spelling hash -> program_type_t*
+  loom__hash_map_t types;  // spelling hash -> program_type_t*
   // Recent type lookups by spelling (the parser asks for the same few
   // types over and over).
   struct {
@@ -41,7 +41,7 @@ typedef struct parser_t {
   const char* custom_suffix;
   // The distinct op names of corert.executeop: hash (+ probe) -> index
   // into execute_names.
-  loom_hash_map_t execute_index;
+  loom__hash_map_t execute_index;
   const char** execute_names;
   int32_t num_execute_names;
   int32_t execute_names_capacity;

@@ -12,7 +12,7 @@ bool loom__parser_type_lookup(parser_t* p, program_type_kind_t kind,
                               const char* text, const program_type_t** out);
 
 void loom__parser_types_deinitialize(parser_t* p) {
-  loom_hash_map_deinitialize(&p->types);
+  loom__hash_map_deinitialize(&p->types);
 }
 
 // The dtype of a builtin scalar spelling (i32, f32, ...), or INVALID.
@@ -116,10 +116,10 @@ bool loom__parser_type(parser_t* p, program_type_kind_t kind, const char* text,
 bool loom__parser_type_lookup(parser_t* p, program_type_kind_t kind,
                               const char* text, const program_type_t** out) {
   size_t length = strlen(text);
-  uint64_t hash = loom_hash_bytes(text, length);
+  uint64_t hash = loom__hash_bytes(text, length);
   uint64_t found = 0;
   // Linear probing over hash + i keeps a (theoretical) collision correct.
-  for (uint64_t i = 0; loom_hash_map_find(&p->types, hash + i, &found); ++i) {
+  for (uint64_t i = 0; loom__hash_map_find(&p->types, hash + i, &found); ++i) {
     const program_type_t* type = (const program_type_t*)(uintptr_t)found;
     if (strcmp(type->spelling, text) == 0) {
       *out = type;
@@ -139,9 +139,9 @@ bool loom__parser_type_lookup(parser_t* p, program_type_kind_t kind,
     classify_dialect_type(text, &type->kind, &type->dtype);
   }
   uint64_t slot = hash;
-  while (loom_hash_map_find(&p->types, slot, NULL)) ++slot;
+  while (loom__hash_map_find(&p->types, slot, NULL)) ++slot;
   loom_status_t status =
-      loom_hash_map_insert(&p->types, slot, (uint64_t)(uintptr_t)type);
+      loom__hash_map_insert(&p->types, slot, (uint64_t)(uintptr_t)type);
   if (status) {
     loom_status_free(status);
     return loom__parser_out_of_memory(p);

@@ -32,7 +32,7 @@ typedef struct unexpected_t {
 
 struct loom_program_verifier_t {
   loom_allocator_t allocator;
-  loom_arena_t arena;
+  loom__arena_t arena;
   const char* file_name;
   pthread_mutex_t mutex;
   expectation_t* expectations;
@@ -48,7 +48,7 @@ static loom_status_t grow(loom_program_verifier_t* verifier, void** data,
   if (count < *capacity) return loom_ok_status();
   int32_t new_capacity = *capacity ? *capacity * 2 : 16;
   void* grown = NULL;
-  LOOM_RETURN_IF_ERROR(loom_arena_allocate(
+  LOOM_RETURN_IF_ERROR(loom__arena_allocate(
       &verifier->arena, size * (size_t)new_capacity, &grown));
   if (count) memcpy(grown, *data, size * (size_t)count);
   *data = grown;
@@ -118,7 +118,7 @@ static loom_status_t parse_annotation(loom_program_verifier_t* verifier,
   if (!close) return loom_ok_status();
   const char* text = NULL;
   LOOM_RETURN_IF_ERROR(
-      loom_arena_strndup(&verifier->arena, p, (size_t)(close - p), &text));
+      loom__arena_strndup(&verifier->arena, p, (size_t)(close - p), &text));
   LOOM_RETURN_IF_ERROR(grow(verifier, (void**)&verifier->expectations,
                             &verifier->expectations_capacity,
                             verifier->num_expectations, sizeof(expectation_t)));
@@ -148,9 +148,9 @@ loom_status_t loom_program_verifier_create(loom_allocator_t allocator,
   LOOM_RETURN_IF_ERROR(
       loom_allocator_calloc(allocator, sizeof(*verifier), (void**)&verifier));
   verifier->allocator = allocator;
-  loom_arena_initialize(&verifier->arena, allocator);
+  loom__arena_initialize(&verifier->arena, allocator);
   pthread_mutex_init(&verifier->mutex, NULL);
-  loom_status_t status = loom_arena_strndup(
+  loom_status_t status = loom__arena_strndup(
       &verifier->arena, file_name, strlen(file_name), &verifier->file_name);
   const char* end = text ? text + size : NULL;
   int32_t line = 1;
@@ -177,7 +177,7 @@ loom_status_t loom_program_verifier_create(loom_allocator_t allocator,
 void loom_program_verifier_destroy(loom_program_verifier_t* verifier) {
   if (!verifier) return;
   pthread_mutex_destroy(&verifier->mutex);
-  loom_arena_deinitialize(&verifier->arena);
+  loom__arena_deinitialize(&verifier->arena);
   loom_allocator_free(verifier->allocator, verifier);
 }
 
@@ -203,8 +203,8 @@ bool loom_program_verifier_check(loom_program_verifier_t* verifier,
                                 verifier->num_unexpected, sizeof(unexpected_t));
     const char* copy = NULL;
     if (!status) {
-      status =
-          loom_arena_strndup(&verifier->arena, message, strlen(message), &copy);
+      status = loom__arena_strndup(&verifier->arena, message, strlen(message),
+                                   &copy);
     }
     if (!status) {
       unexpected_t* u = &verifier->unexpected[verifier->num_unexpected++];

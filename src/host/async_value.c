@@ -28,7 +28,7 @@ enum {
 };
 
 struct loom_async_value_t {
-  loom_ref_count_t ref_count;
+  loom__ref_count_t ref_count;
   _Atomic uintptr_t waiters_and_state;
   const loom_async_value_type_t* type;
   loom_status_t error;  // valid in the ERROR state
@@ -89,7 +89,7 @@ static loom_status_t allocate_value(loom_allocator_t allocator,
       allocator, value_at + sizeof(loom_async_value_t) + type->payload_size, 16,
       (void**)&block));
   loom_async_value_t* value = (loom_async_value_t*)(block + value_at);
-  loom_ref_count_init(&value->ref_count);
+  loom__ref_count_init(&value->ref_count);
   atomic_init(&value->waiters_and_state, initial_state);
   value->type = type;
   value->error = loom_ok_status();
@@ -109,7 +109,7 @@ void loom__async_value_set_available_unshared(loom_async_value_t* value) {
 }
 
 bool loom__async_value_is_unique(const loom_async_value_t* value) {
-  return loom_ref_count_is_one(&value->ref_count);
+  return loom__ref_count_is_one(&value->ref_count);
 }
 
 loom_status_t loom__async_value_create_with_prefix(
@@ -169,7 +169,7 @@ loom_status_t loom_async_value_create_error(loom_allocator_t allocator,
 }
 
 void loom_async_value_retain(loom_async_value_t* value) {
-  if (value) loom_ref_count_inc(&value->ref_count);
+  if (value) loom__ref_count_inc(&value->ref_count);
 }
 
 static void and_then_trampoline(void* arg);
@@ -204,13 +204,13 @@ static void destroy_value(loom_async_value_t* value, uintptr_t word) {
 }
 
 void loom_async_value_release(loom_async_value_t* value) {
-  if (!value || !loom_ref_count_dec(&value->ref_count)) return;
+  if (!value || !loom__ref_count_dec(&value->ref_count)) return;
   destroy_value(value, atomic_load_explicit(&value->waiters_and_state,
                                             memory_order_acquire));
 }
 
 void* loom__async_value_release_taking_pointer(loom_async_value_t* value) {
-  if (!loom_ref_count_dec(&value->ref_count)) return NULL;
+  if (!loom__ref_count_dec(&value->ref_count)) return NULL;
   uintptr_t word =
       atomic_load_explicit(&value->waiters_and_state, memory_order_acquire);
   if (LOOM_LIKELY((word & kStateMask) == kStateAvailable)) {

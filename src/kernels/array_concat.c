@@ -12,15 +12,15 @@ enum { kStackPieces = 16 };
 
 // Blocks for up to kStackPieces pieces on the stack, more on the heap.
 typedef struct block_list_t {
-  loom_array_block_t* blocks;
-  loom_array_block_t stack[kStackPieces];
+  loom__array_block_t* blocks;
+  loom__array_block_t stack[kStackPieces];
 } block_list_t;
 
 static loom_status_t block_list_init(block_list_t* list, int64_t count) {
   list->blocks = list->stack;
   if (count <= kStackPieces) return loom_ok_status();
   return loom_allocator_malloc(loom_allocator_default(),
-                               sizeof(loom_array_block_t) * (size_t)count,
+                               sizeof(loom__array_block_t) * (size_t)count,
                                (void**)&list->blocks);
 }
 
@@ -185,7 +185,7 @@ static loom_status_t concat_run(loom_kernel_context_t* ctx,
     const loom_shape_t* s = loom_tensor_shape(inputs[k]);
     int64_t inner = product(s, ax, s->rank);
     if (inner > 0 && outer > 0) {
-      loom_array_block_t* block = &list.blocks[blocks++];
+      loom__array_block_t* block = &list.blocks[blocks++];
       block->src = loom_tensor_data(inputs[k]);
       block->dst = (char*)loom_tensor_data(out) + (size_t)offset * size;
       block->rows = outer;
@@ -302,7 +302,7 @@ static loom_status_t pack_run(loom_kernel_context_t* ctx,
   int64_t inner = product(first, ax, first->rank);
   int64_t blocks = 0;
   for (int32_t k = 0; k < n && outer > 0 && inner > 0; ++k) {
-    loom_array_block_t* block = &list.blocks[blocks++];
+    loom__array_block_t* block = &list.blocks[blocks++];
     block->src = loom_tensor_data(inputs[k]);
     block->dst = (char*)loom_tensor_data(out) + (size_t)(k * inner) * size;
     block->rows = outer;
@@ -358,7 +358,7 @@ static loom_status_t split_along(loom_kernel_context_t* ctx,
     loom_tensor_t* out = NULL;
     status = loom_kernel_context_allocate_output(ctx, k, &shapes[k], &out);
     if (status || outer == 0 || sizes[k] * inner == 0) continue;
-    loom_array_block_t* block = &list.blocks[blocks++];
+    loom__array_block_t* block = &list.blocks[blocks++];
     block->src = (const char*)loom_tensor_data(input) + (size_t)offset * size;
     block->dst = loom_tensor_data(out);
     block->rows = outer;
@@ -685,7 +685,7 @@ static void split_v_compute(void* kernel, loom_kernel_context_t* ctx) {
 // Registration
 //===----------------------------------------------------------------------===//
 
-static const loom_builtin_op_t kOps[] = {
+static const loom__builtin_op_t kOps[] = {
     {.name = "ConcatV2",
      .inputs = {"values: N * T", "axis: Tidx"},
      .outputs = {"output: T"},
@@ -714,7 +714,7 @@ static const loom_builtin_op_t kOps[] = {
      .shape_fn = split_v_shape_fn},
 };
 
-static const loom_builtin_kernel_t kKernels[] = {
+static const loom__builtin_kernel_t kKernels[] = {
     {.op_name = "ConcatV2",
      .compute = concat_compute,
      .type_attr = "T",

@@ -77,9 +77,9 @@ double loom__array_real_at(const loom_tensor_t* tensor, int64_t index) {
     case LOOM_DTYPE_DOUBLE:
       return ((const double*)data)[index];
     case LOOM_DTYPE_HALF:
-      return loom_half_to_float(((const uint16_t*)data)[index]);
+      return loom__half_to_float(((const uint16_t*)data)[index]);
     case LOOM_DTYPE_BFLOAT16:
-      return loom_bfloat16_to_float(((const uint16_t*)data)[index]);
+      return loom__bfloat16_to_float(((const uint16_t*)data)[index]);
     case LOOM_DTYPE_BOOL:
       return ((const bool*)data)[index] ? 1.0 : 0.0;
     case LOOM_DTYPE_UINT64:
@@ -135,8 +135,8 @@ int loom__array_size_slot(size_t size) {
   }
 }
 
-static const loom_array_row_table_t* row_table(void) {
-  static const loom_array_row_table_t* const kTables[LOOM_ISA_LEVELS] = {
+static const loom__array_row_table_t* row_table(void) {
+  static const loom__array_row_table_t* const kTables[LOOM_ISA_LEVELS] = {
       &loom__array_rows_baseline, &loom__array_rows_avx2,
       &loom__array_rows_avx512};
   return kTables[loom__isa_level()];
@@ -207,8 +207,8 @@ static int64_t piece_bytes(loom_thread_pool_t* pool, int64_t total) {
 // Strided N-d copies
 //===----------------------------------------------------------------------===//
 
-bool loom__array_copy_collapse(const loom_array_copy_t* in,
-                               loom_array_copy_t* out) {
+bool loom__array_copy_collapse(const loom__array_copy_t* in,
+                               loom__array_copy_t* out) {
   out->rank = 0;
   for (int32_t i = 0; i < in->rank; ++i) {
     int64_t dim = in->dims[i];
@@ -237,7 +237,7 @@ bool loom__array_copy_collapse(const loom_array_copy_t* in,
 }
 
 typedef struct copy_job_t {
-  loom_array_copy_t plan;
+  loom__array_copy_t plan;
   loom_dtype_t dtype;
   size_t size;
   const char* src;
@@ -249,7 +249,7 @@ typedef struct copy_job_t {
 
 static void run_copy_units(void* arg, int64_t begin, int64_t end) {
   copy_job_t* job = arg;
-  const loom_array_copy_t* plan = &job->plan;
+  const loom__array_copy_t* plan = &job->plan;
   int32_t outer = plan->rank - 1;
   int64_t inner = plan->dims[outer];
   int64_t ss = plan->src_strides[outer], ds = plan->dst_strides[outer];
@@ -303,7 +303,7 @@ static loom_status_t string_failure(void) {
 
 loom_status_t loom__array_copy(loom_thread_pool_t* pool, loom_dtype_t dtype,
                                const void* src, void* dst,
-                               const loom_array_copy_t* copy) {
+                               const loom__array_copy_t* copy) {
   copy_job_t job;
   if (!loom__array_copy_collapse(copy, &job.plan)) return loom_ok_status();
   job.dtype = dtype;
@@ -311,7 +311,7 @@ loom_status_t loom__array_copy(loom_thread_pool_t* pool, loom_dtype_t dtype,
   job.src = src;
   job.dst = dst;
   atomic_init(&job.failed, false);
-  const loom_array_copy_t* plan = &job.plan;
+  const loom__array_copy_t* plan = &job.plan;
   int64_t inner = plan->dims[plan->rank - 1];
   int64_t rows = 1;
   for (int32_t k = 0; k < plan->rank - 1; ++k) rows *= plan->dims[k];
@@ -341,7 +341,7 @@ loom_status_t loom__array_copy(loom_thread_pool_t* pool, loom_dtype_t dtype,
 //===----------------------------------------------------------------------===//
 
 typedef struct blocks_job_t {
-  const loom_array_block_t* blocks;
+  const loom__array_block_t* blocks;
   int64_t count;
   loom_dtype_t dtype;
   size_t size;
@@ -371,7 +371,7 @@ static void run_block_units(void* arg, int64_t begin, int64_t end) {
   ptrdiff_t size = (ptrdiff_t)job->size;
   for (int64_t unit = begin; unit < end; ++unit) {
     while (unit >= job->prefix[b + 1]) b++;
-    const loom_array_block_t* block = &job->blocks[b];
+    const loom__array_block_t* block = &job->blocks[b];
     int64_t local = unit - job->prefix[b];
     const char* src = block->src;
     char* dst = block->dst;
@@ -410,7 +410,7 @@ static void run_block_units(void* arg, int64_t begin, int64_t end) {
 
 loom_status_t loom__array_copy_blocks(loom_thread_pool_t* pool,
                                       loom_dtype_t dtype,
-                                      const loom_array_block_t* blocks,
+                                      const loom__array_block_t* blocks,
                                       int64_t count) {
   size_t size = loom__array_element_size(dtype);
   int64_t total_bytes = 0;
@@ -422,7 +422,7 @@ loom_status_t loom__array_copy_blocks(loom_thread_pool_t* pool,
   if (!pool || total_bytes < kInlineBytes) {
     bool ok = true;
     for (int64_t b = 0; b < count; ++b) {
-      const loom_array_block_t* block = &blocks[b];
+      const loom__array_block_t* block = &blocks[b];
       for (int64_t r = 0; r < block->rows; ++r) {
         ok &= loom__array_copy_row(
             dtype,
@@ -452,7 +452,7 @@ loom_status_t loom__array_copy_blocks(loom_thread_pool_t* pool,
   int64_t unit_elements = unit_bytes / (int64_t)size;
   if (strings) unit_elements = 1024;
   for (int64_t b = 0; b < count; ++b) {
-    const loom_array_block_t* block = &blocks[b];
+    const loom__array_block_t* block = &blocks[b];
     job.prefix[b] = units;
     job.pieces[b] = 1;
     job.rows_per_unit[b] = 1;
@@ -614,7 +614,7 @@ loom_status_t loom__array_set_view(loom_kernel_context_t* ctx, int32_t index,
 //===----------------------------------------------------------------------===//
 
 loom_status_t loom__array_inputs_init(loom_kernel_context_t* ctx,
-                                      loom_array_inputs_t* inputs) {
+                                      loom__array_inputs_t* inputs) {
   int32_t n = loom_kernel_context_num_inputs(ctx);
   inputs->count = n;
   inputs->expanded = false;
@@ -645,7 +645,7 @@ loom_status_t loom__array_inputs_init(loom_kernel_context_t* ctx,
   return loom_ok_status();
 }
 
-void loom__array_inputs_release(loom_array_inputs_t* inputs) {
+void loom__array_inputs_release(loom__array_inputs_t* inputs) {
   if (inputs->expanded) {
     for (int32_t i = 0; i < inputs->count; ++i) {
       loom_tensor_release(inputs->tensors[inputs->count + i]);
@@ -656,8 +656,8 @@ void loom__array_inputs_release(loom_array_inputs_t* inputs) {
   inputs->expanded = false;
 }
 
-void loom__array_run(loom_kernel_context_t* ctx, loom_array_run_fn_t fn) {
-  loom_array_inputs_t inputs;
+void loom__array_run(loom_kernel_context_t* ctx, loom__array_run_fn_t fn) {
+  loom__array_inputs_t inputs;
   loom_status_t status = loom__array_inputs_init(ctx, &inputs);
   if (!status) {
     status = fn(ctx, inputs.tensors);

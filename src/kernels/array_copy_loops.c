@@ -48,7 +48,7 @@ ROW_LOOP(row_u32, uint32_t)
 ROW_LOOP(row_u64, uint64_t)
 ROW_LOOP(row_u128, elem16_t)
 
-const loom_array_row_table_t LOOM_ISA_FN(loom__array_rows) = {
+const loom__array_row_table_t LOOM_ISA_FN(loom__array_rows) = {
     .rows = {LOOM_ISA_FN(row_u8), LOOM_ISA_FN(row_u16), LOOM_ISA_FN(row_u32),
              LOOM_ISA_FN(row_u64), LOOM_ISA_FN(row_u128)},
 };

@@ -652,7 +652,7 @@ static void where_compute(void* kernel, loom_kernel_context_t* ctx) {
 // Registration
 //===----------------------------------------------------------------------===//
 
-static const loom_builtin_op_t kOps[] = {
+static const loom__builtin_op_t kOps[] = {
     {.name = "Gather",
      .inputs = {"params: Tparams", "indices: Tindices"},
      .outputs = {"output: Tparams"},
@@ -678,7 +678,7 @@ static const loom_builtin_op_t kOps[] = {
      .shape_fn = where_shape_fn},
 };
 
-static const loom_builtin_kernel_t kKernels[] = {
+static const loom__builtin_kernel_t kKernels[] = {
     {.op_name = "Gather",
      .compute = gather_compute,
      .type_attr = "Tparams",

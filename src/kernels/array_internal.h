@@ -84,25 +84,25 @@ loom_status_t loom__array_set_view(loom_kernel_context_t* ctx, int32_t index,
 // tensors as they are.
 enum { kArrayInlineInputs = 8 };
 
-typedef struct loom_array_inputs_t {
+typedef struct loom__array_inputs_t {
   loom_tensor_t** tensors;
   int32_t count;
   bool expanded;  // some input was expanded (holders own it)
   loom_tensor_t* stack[2 * kArrayInlineInputs];
   loom_tensor_t** heap;
-} loom_array_inputs_t;
+} loom__array_inputs_t;
 
 loom_status_t loom__array_inputs_init(loom_kernel_context_t* ctx,
-                                      loom_array_inputs_t* inputs);
-void loom__array_inputs_release(loom_array_inputs_t* inputs);
+                                      loom__array_inputs_t* inputs);
+void loom__array_inputs_release(loom__array_inputs_t* inputs);
 
 // A kernel body: reads inputs[0, num_inputs) (expanded as above), sets the
 // outputs, returns its failure.
-typedef loom_status_t (*loom_array_run_fn_t)(loom_kernel_context_t* ctx,
-                                             loom_tensor_t* const* inputs);
+typedef loom_status_t (*loom__array_run_fn_t)(loom_kernel_context_t* ctx,
+                                              loom_tensor_t* const* inputs);
 
 // Runs `fn` on the kernel's expanded inputs; a failure goes to ctx.
-void loom__array_run(loom_kernel_context_t* ctx, loom_array_run_fn_t fn);
+void loom__array_run(loom_kernel_context_t* ctx, loom__array_run_fn_t fn);
 
 //===----------------------------------------------------------------------===//
 // Copy engines
@@ -113,39 +113,39 @@ enum { kArrayMaxCopyRank = 2 * LOOM_MAX_RANK };
 // dst[i_0 * dst_strides[0] + ...] = src[i_0 * src_strides[0] + ...] for
 // every index in dims (strides in elements; source strides may be 0 or
 // negative). The caller orders the dims outermost first.
-typedef struct loom_array_copy_t {
+typedef struct loom__array_copy_t {
   int32_t rank;
   int64_t dims[kArrayMaxCopyRank];
   int64_t src_strides[kArrayMaxCopyRank];
   int64_t dst_strides[kArrayMaxCopyRank];
-} loom_array_copy_t;
+} loom__array_copy_t;
 
 // Drops dims of size 1 and merges neighbours that both sides walk
 // contiguously (at least one dim remains). False when some dim is 0.
-bool loom__array_copy_collapse(const loom_array_copy_t* in,
-                               loom_array_copy_t* out);
+bool loom__array_copy_collapse(const loom__array_copy_t* in,
+                               loom__array_copy_t* out);
 
 // Runs `copy` of `dtype` elements; `pool` may be NULL. Fails only when a
 // string cannot be copied (RESOURCE_EXHAUSTED).
 loom_status_t loom__array_copy(loom_thread_pool_t* pool, loom_dtype_t dtype,
                                const void* src, void* dst,
-                               const loom_array_copy_t* copy);
+                               const loom__array_copy_t* copy);
 
 // One 2-D block: `rows` rows of `row_elements` elements, row r at
 // src + r * src_stride and dst + r * dst_stride (elements).
-typedef struct loom_array_block_t {
+typedef struct loom__array_block_t {
   const void* src;
   void* dst;
   int64_t rows;
   int64_t row_elements;
   int64_t src_stride;
   int64_t dst_stride;
-} loom_array_block_t;
+} loom__array_block_t;
 
 // Copies every block, balanced over the pool (`pool` may be NULL).
 loom_status_t loom__array_copy_blocks(loom_thread_pool_t* pool,
                                       loom_dtype_t dtype,
-                                      const loom_array_block_t* blocks,
+                                      const loom__array_block_t* blocks,
                                       int64_t count);
 
 // Sets dst[0, count) to *value (one element of dtype; a loom_tstring_t for
@@ -174,16 +174,16 @@ int loom__array_size_slot(size_t size);
 //===----------------------------------------------------------------------===//
 
 // dst[i * dst_stride] = src[i * src_stride] for i < n (elements).
-typedef void (*loom_array_row_fn_t)(const void* src, int64_t src_stride,
-                                    void* dst, int64_t dst_stride, int64_t n);
+typedef void (*loom__array_row_fn_t)(const void* src, int64_t src_stride,
+                                     void* dst, int64_t dst_stride, int64_t n);
 
-typedef struct loom_array_row_table_t {
-  loom_array_row_fn_t rows[5];  // by size slot
-} loom_array_row_table_t;
+typedef struct loom__array_row_table_t {
+  loom__array_row_fn_t rows[5];  // by size slot
+} loom__array_row_table_t;
 
-extern const loom_array_row_table_t loom__array_rows_baseline;
-extern const loom_array_row_table_t loom__array_rows_avx2;
-extern const loom_array_row_table_t loom__array_rows_avx512;
+extern const loom__array_row_table_t loom__array_rows_baseline;
+extern const loom__array_row_table_t loom__array_rows_avx2;
+extern const loom__array_row_table_t loom__array_rows_avx512;
 
 // Makes output `index` the transpose of `input` by `perm` (a valid
 // permutation of its dims): a view when only dims of size 1 move.
@@ -199,21 +199,21 @@ loom_status_t loom__array_transpose(loom_kernel_context_t* ctx,
 // (strides in elements). A panel's rows should fill one 64-byte line of an
 // output row (64 / element size of them); `stream` asks for non-temporal
 // stores (large outputs), used when the output rows are line-aligned.
-typedef void (*loom_transpose_panel_fn_t)(const void* src, int64_t src_stride,
-                                          void* dst, int64_t dst_stride,
-                                          int64_t rows, int64_t cols,
-                                          bool stream);
+typedef void (*loom__transpose_panel_fn_t)(const void* src, int64_t src_stride,
+                                           void* dst, int64_t dst_stride,
+                                           int64_t rows, int64_t cols,
+                                           bool stream);
 
 // By element size: 1, 2, 4, 8 and 16 bytes.
 enum { kTransposeSizes = 5 };
-typedef loom_transpose_panel_fn_t loom_transpose_table_t[kTransposeSizes];
+typedef loom__transpose_panel_fn_t loom__transpose_table_t[kTransposeSizes];
 
-extern const loom_transpose_table_t loom__transpose_panels_baseline;
-extern const loom_transpose_table_t loom__transpose_panels_avx2;
-extern const loom_transpose_table_t loom__transpose_panels_avx512;
+extern const loom__transpose_table_t loom__transpose_panels_baseline;
+extern const loom__transpose_table_t loom__transpose_panels_avx2;
+extern const loom__transpose_table_t loom__transpose_panels_avx512;
 
 // The panel function for elements of `size` bytes at this CPU's level, or
 // NULL for other sizes.
-loom_transpose_panel_fn_t loom__transpose_panel(size_t size);
+loom__transpose_panel_fn_t loom__transpose_panel(size_t size);
 
 #endif  // LOOM_KERNELS_ARRAY_INTERNAL_H_

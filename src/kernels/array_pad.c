@@ -110,7 +110,7 @@ static loom_status_t tile_run(loom_kernel_context_t* ctx,
   int64_t in_strides[LOOM_MAX_RANK], out_strides[LOOM_MAX_RANK];
   row_major_strides(in, in_strides);
   row_major_strides(&out_shape, out_strides);
-  loom_array_copy_t copy;
+  loom__array_copy_t copy;
   copy.rank = 2 * in->rank;
   for (int32_t i = 0; i < in->rank; ++i) {
     int64_t d = in->dims[i];
@@ -312,9 +312,9 @@ static loom_status_t pad_run(loom_kernel_context_t* ctx, loom_tensor_t* input,
     // One long row: each part is split over the pool on its own.
     char* dst = job.dst;
     LOOM_RETURN_IF_ERROR(loom__array_fill(pool, dtype, dst, job.before, value));
-    loom_array_block_t block = {job.src,    dst + job.before * job.size,
-                                1,          job.middle,
-                                job.middle, job.middle};
+    loom__array_block_t block = {job.src,    dst + job.before * job.size,
+                                 1,          job.middle,
+                                 job.middle, job.middle};
     LOOM_RETURN_IF_ERROR(loom__array_copy_blocks(pool, dtype, &block, 1));
     return loom__array_fill(pool, dtype,
                             dst + (job.before + job.middle) * job.size,
@@ -444,7 +444,7 @@ static loom_status_t broadcast_to_run(loom_kernel_context_t* ctx,
   int64_t in_strides[LOOM_MAX_RANK], out_strides[LOOM_MAX_RANK];
   row_major_strides(in, in_strides);
   row_major_strides(&out_shape, out_strides);
-  loom_array_copy_t copy;
+  loom__array_copy_t copy;
   copy.rank = out_shape.rank;
   int32_t shift = out_shape.rank - in->rank;
   for (int32_t i = 0; i < out_shape.rank; ++i) {
@@ -468,7 +468,7 @@ static void broadcast_to_compute(void* kernel, loom_kernel_context_t* ctx) {
 // Registration
 //===----------------------------------------------------------------------===//
 
-static const loom_builtin_op_t kOps[] = {
+static const loom__builtin_op_t kOps[] = {
     {.name = "Tile",
      .inputs = {"input: T", "multiples: Tmultiples"},
      .outputs = {"output: T"},
@@ -491,7 +491,7 @@ static const loom_builtin_op_t kOps[] = {
      .shape_fn = broadcast_to_shape_fn},
 };
 
-static const loom_builtin_kernel_t kKernels[] = {
+static const loom__builtin_kernel_t kKernels[] = {
     {.op_name = "Tile",
      .compute = tile_compute,
      .type_attr = "T",

@@ -705,14 +705,14 @@ static void range_compute(void* kernel, loom_kernel_context_t* ctx) {
     case LOOM_DTYPE_HALF: {
       uint16_t* d = data;
       for (int64_t i = 0; i < n; ++i) {
-        d[i] = loom_float_to_half((float)(sf + (double)i * df));
+        d[i] = loom__float_to_half((float)(sf + (double)i * df));
       }
       break;
     }
     case LOOM_DTYPE_BFLOAT16: {
       uint16_t* d = data;
       for (int64_t i = 0; i < n; ++i) {
-        d[i] = loom_float_to_bfloat16((float)(sf + (double)i * df));
+        d[i] = loom__float_to_bfloat16((float)(sf + (double)i * df));
       }
       break;
     }
@@ -854,7 +854,7 @@ static void gradient_args_compute(void* kernel, loom_kernel_context_t* ctx) {
 // Registration
 //===----------------------------------------------------------------------===//
 
-static const loom_builtin_op_t kOps[] = {
+static const loom__builtin_op_t kOps[] = {
     {.name = "Identity",
      .inputs = {"input: T"},
      .outputs = {"output: T"},
@@ -929,7 +929,7 @@ static const loom_builtin_op_t kOps[] = {
      .shape_fn = gradient_args_shape_fn},
 };
 
-static const loom_builtin_kernel_t kKernels[] = {
+static const loom__builtin_kernel_t kKernels[] = {
     // Identity passes any tensor through, resources and variants included.
     {.op_name = "Identity", .compute = identity_compute},
     {.op_name = "IdentityN", .compute = identity_compute},

@@ -65,7 +65,7 @@ static loom_status_t take_box(loom_kernel_context_t* ctx, loom_tensor_t* input,
   LOOM_RETURN_IF_ERROR(
       loom_kernel_context_allocate_output(ctx, 0, shape, &output));
   if (count == 0) return loom_ok_status();
-  loom_array_copy_t copy;
+  loom__array_copy_t copy;
   copy.rank = in->rank;
   int64_t dst_stride = 1;
   for (int32_t i = in->rank - 1; i >= 0; --i) {
@@ -432,7 +432,7 @@ static void strided_slice_compute(void* kernel, loom_kernel_context_t* ctx) {
 // Registration
 //===----------------------------------------------------------------------===//
 
-static const loom_builtin_op_t kOps[] = {
+static const loom__builtin_op_t kOps[] = {
     {.name = "Slice",
      .inputs = {"input: T", "begin: Index", "size: Index"},
      .outputs = {"output: T"},
@@ -447,7 +447,7 @@ static const loom_builtin_op_t kOps[] = {
      .shape_fn = strided_slice_shape_fn},
 };
 
-static const loom_builtin_kernel_t kKernels[] = {
+static const loom__builtin_kernel_t kKernels[] = {
     {.op_name = "Slice",
      .compute = slice_compute,
      .type_attr = "T",

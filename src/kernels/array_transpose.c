@@ -11,8 +11,8 @@
 
 #include "kernels/array_internal.h"
 
-loom_transpose_panel_fn_t loom__transpose_panel(size_t size) {
-  static const loom_transpose_table_t* const kTables[LOOM_ISA_LEVELS] = {
+loom__transpose_panel_fn_t loom__transpose_panel(size_t size) {
+  static const loom__transpose_table_t* const kTables[LOOM_ISA_LEVELS] = {
       &loom__transpose_panels_baseline, &loom__transpose_panels_avx2,
       &loom__transpose_panels_avx512};
   int slot = loom__array_size_slot(size);
@@ -84,7 +84,7 @@ static loom_status_t transpose_shape_fn(loom_shape_inference_context_t* c,
 //===----------------------------------------------------------------------===//
 
 typedef struct transpose_job_t {
-  loom_transpose_panel_fn_t panel;
+  loom__transpose_panel_fn_t panel;
   const char* src;
   char* dst;
   int64_t size;
@@ -138,9 +138,9 @@ static void run_transpose_units(void* arg, int64_t begin, int64_t end) {
 enum { kUnitElements = 64 * 1024 };
 
 static loom_status_t transpose_2d(loom_thread_pool_t* pool,
-                                  loom_transpose_panel_fn_t panel, size_t size,
+                                  loom__transpose_panel_fn_t panel, size_t size,
                                   const void* src, void* dst,
-                                  const loom_array_copy_t* plan, int32_t b) {
+                                  const loom__array_copy_t* plan, int32_t b) {
   transpose_job_t job;
   int32_t a = plan->rank - 1;
   job.panel = panel;
@@ -193,7 +193,7 @@ loom_status_t loom__array_transpose(loom_kernel_context_t* ctx,
   const loom_shape_t* in = loom_tensor_shape(input);
   int32_t rank = in->rank;
   loom_shape_t out_shape = *in;
-  loom_array_copy_t copy;
+  loom__array_copy_t copy;
   copy.rank = rank;
   int64_t in_strides[LOOM_MAX_RANK];
   int64_t stride = 1;
@@ -211,7 +211,7 @@ loom_status_t loom__array_transpose(loom_kernel_context_t* ctx,
     copy.dst_strides[i] = stride;
     stride *= out_shape.dims[i];
   }
-  loom_array_copy_t plan;
+  loom__array_copy_t plan;
   bool nonempty = loom__array_copy_collapse(&copy, &plan);
   if (nonempty && plan.rank == 1 && plan.src_strides[0] == 1) {
     // Only dims of size 1 move: the same elements in the same order.
@@ -223,7 +223,7 @@ loom_status_t loom__array_transpose(loom_kernel_context_t* ctx,
   if (!nonempty) return loom_ok_status();
   loom_dtype_t dtype = loom_tensor_dtype(input);
   size_t size = loom__array_element_size(dtype);
-  loom_transpose_panel_fn_t panel =
+  loom__transpose_panel_fn_t panel =
       dtype == LOOM_DTYPE_STRING ? NULL : loom__transpose_panel(size);
   loom_thread_pool_t* pool = loom__array_pool(ctx);
   if (plan.src_strides[plan.rank - 1] == 1 || !panel) {
@@ -255,7 +255,7 @@ static void transpose_compute(void* kernel, loom_kernel_context_t* ctx) {
   loom__array_run(ctx, transpose_run);
 }
 
-static const loom_builtin_op_t kOps[] = {
+static const loom__builtin_op_t kOps[] = {
     {.name = "Transpose",
      .inputs = {"x: T", "perm: Tperm"},
      .outputs = {"y: T"},
@@ -263,7 +263,7 @@ static const loom_builtin_op_t kOps[] = {
      .shape_fn = transpose_shape_fn},
 };
 
-static const loom_builtin_kernel_t kKernels[] = {
+static const loom__builtin_kernel_t kKernels[] = {
     {.op_name = "Transpose",
      .compute = transpose_compute,
      .type_attr = "T",

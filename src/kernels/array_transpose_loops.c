@@ -331,7 +331,7 @@ static void LOOM_ISA_FN(panel_u128)(const void* src_, int64_t ss, void* dst_,
   PANEL(u128_t, 1, block_u128);
 }
 
-const loom_transpose_table_t LOOM_ISA_FN(loom__transpose_panels) = {
+const loom__transpose_table_t LOOM_ISA_FN(loom__transpose_panels) = {
     LOOM_ISA_FN(panel_u8),  LOOM_ISA_FN(panel_u16),  LOOM_ISA_FN(panel_u32),
     LOOM_ISA_FN(panel_u64), LOOM_ISA_FN(panel_u128),
 };

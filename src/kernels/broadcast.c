@@ -50,7 +50,7 @@ loom_status_t loom__broadcast_shapes(const loom_shape_t* a,
 
 // The common case in one loop: every operand has the output's shape or is a
 // single element (a tiny op's planning is a good part of its cost).
-static bool flat_plan(loom_broadcast_plan_t* plan, const loom_shape_t* output,
+static bool flat_plan(loom__broadcast_plan_t* plan, const loom_shape_t* output,
                       const loom_shape_t* const* operands, int32_t n) {
   int64_t total = loom_shape_num_elements(output);
   for (int32_t k = 0; k < n; ++k) {
@@ -71,7 +71,7 @@ static bool flat_plan(loom_broadcast_plan_t* plan, const loom_shape_t* output,
   return true;
 }
 
-void loom__broadcast_plan_init(loom_broadcast_plan_t* plan,
+void loom__broadcast_plan_init(loom__broadcast_plan_t* plan,
                                const loom_shape_t* output,
                                const loom_shape_t* const* operands, int32_t n) {
   if (flat_plan(plan, output, operands, n)) return;
@@ -129,7 +129,7 @@ void loom__broadcast_plan_init(loom_broadcast_plan_t* plan,
   for (int32_t d = 0; d < out; ++d) plan->outer *= plan->dims[d];
 }
 
-void loom__broadcast_plan_offsets(const loom_broadcast_plan_t* plan,
+void loom__broadcast_plan_offsets(const loom__broadcast_plan_t* plan,
                                   int64_t row, int64_t* offsets) {
   for (int32_t k = 0; k < plan->num_operands; ++k) offsets[k] = 0;
   for (int32_t d = plan->rank - 2; d >= 0; --d) {

@@ -23,7 +23,7 @@ loom_status_t loom__broadcast_shapes(const loom_shape_t* a,
                                      const loom_shape_t* b,
                                      loom_shape_t* out_shape);
 
-typedef struct loom_broadcast_plan_t {
+typedef struct loom__broadcast_plan_t {
   int32_t num_operands;
   int32_t rank;                 // >= 1 after collapsing
   int64_t dims[LOOM_MAX_RANK];  // outermost first
@@ -31,18 +31,18 @@ typedef struct loom_broadcast_plan_t {
   int64_t strides[kBroadcastMaxOperands][LOOM_MAX_RANK];
   int64_t inner;  // dims[rank - 1]: elements per inner loop
   int64_t outer;  // inner loops in all (product of the other dims)
-} loom_broadcast_plan_t;
+} loom__broadcast_plan_t;
 
 // Plans the walk of `output` (fully defined) over operands[0, n), each of
 // which broadcasts to it (checked by the caller, e.g. with
 // loom__broadcast_shapes). n <= kBroadcastMaxOperands.
-void loom__broadcast_plan_init(loom_broadcast_plan_t* plan,
+void loom__broadcast_plan_init(loom__broadcast_plan_t* plan,
                                const loom_shape_t* output,
                                const loom_shape_t* const* operands, int32_t n);
 
 // Element offsets of each operand at the start of inner loop `row`
 // (0 <= row < outer).
-void loom__broadcast_plan_offsets(const loom_broadcast_plan_t* plan,
+void loom__broadcast_plan_offsets(const loom__broadcast_plan_t* plan,
                                   int64_t row, int64_t* offsets);
 
 #endif  // LOOM_KERNELS_BROADCAST_H_

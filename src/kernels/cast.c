@@ -11,18 +11,19 @@
 #include "kernels/kernel_registration.h"
 #include "kernels/shape_fns.h"
 
-static const loom_unary_loop_fn_t* cast_entry(loom_dtype_t src,
-                                              loom_dtype_t dst, bool truncate) {
-  static const loom_cast_table_t* const kTables[LOOM_ISA_LEVELS] = {
+static const loom__unary_loop_fn_t* cast_entry(loom_dtype_t src,
+                                               loom_dtype_t dst,
+                                               bool truncate) {
+  static const loom__cast_table_t* const kTables[LOOM_ISA_LEVELS] = {
       &loom__cast_loops_baseline, &loom__cast_loops_avx2,
       &loom__cast_loops_avx512};
-  static const loom_cast_table_t* const kTruncateTables[LOOM_ISA_LEVELS] = {
+  static const loom__cast_table_t* const kTruncateTables[LOOM_ISA_LEVELS] = {
       &loom__cast_truncate_loops_baseline, &loom__cast_truncate_loops_avx2,
       &loom__cast_truncate_loops_avx512};
   int from = loom__elem_slot(src);
   int to = loom__elem_slot(dst);
   if (from < 0 || to < 0) return NULL;
-  loom_isa_level_t level = loom__isa_level();
+  loom__isa_level_t level = loom__isa_level();
   // Truncation applies to the narrowing float pairs only; TensorFlow
   // ignores the attr elsewhere.
   if (truncate && (*kTruncateTables[level])[from][to]) {
@@ -31,15 +32,15 @@ static const loom_unary_loop_fn_t* cast_entry(loom_dtype_t src,
   return &(*kTables[level])[from][to];
 }
 
-loom_unary_loop_fn_t loom__cast_loop(loom_dtype_t src, loom_dtype_t dst,
-                                     bool truncate) {
-  const loom_unary_loop_fn_t* entry = cast_entry(src, dst, truncate);
+loom__unary_loop_fn_t loom__cast_loop(loom_dtype_t src, loom_dtype_t dst,
+                                      bool truncate) {
+  const loom__unary_loop_fn_t* entry = cast_entry(src, dst, truncate);
   return entry ? *entry : NULL;
 }
 
-loom_unary_loop_fn_t loom__float_class_loop(loom_float_class_t predicate,
-                                            loom_dtype_t dtype) {
-  static const loom_float_class_table_t* const kTables[LOOM_ISA_LEVELS] = {
+loom__unary_loop_fn_t loom__float_class_loop(loom__float_class_t predicate,
+                                             loom_dtype_t dtype) {
+  static const loom__float_class_table_t* const kTables[LOOM_ISA_LEVELS] = {
       &loom__float_class_loops_baseline, &loom__float_class_loops_avx2,
       &loom__float_class_loops_avx512};
   int slot = loom__elem_slot(dtype);
@@ -56,7 +57,7 @@ loom_unary_loop_fn_t loom__float_class_loop(loom_float_class_t predicate,
 // The kernel instance is the table entry of its loop (a loop that exists
 // for the process's lifetime), or this entry, whose NULL loop means "the
 // dtypes are equal: return the input".
-static const loom_unary_loop_fn_t kReturnInput = NULL;
+static const loom__unary_loop_fn_t kReturnInput = NULL;
 
 static void* cast_create(loom_kernel_construction_t* ctx) {
   const loom_op_attrs_t* attrs = loom_kernel_construction_attrs(ctx);
@@ -70,7 +71,7 @@ static void* cast_create(loom_kernel_construction_t* ctx) {
     return NULL;
   }
   if (src == dst) return (void*)&kReturnInput;
-  const loom_unary_loop_fn_t* entry = cast_entry(src, dst, truncate);
+  const loom__unary_loop_fn_t* entry = cast_entry(src, dst, truncate);
   if (!entry || !*entry) {
     // TensorFlow's wording.
     loom_kernel_construction_fail(
@@ -86,7 +87,7 @@ static void* cast_create(loom_kernel_construction_t* ctx) {
 enum { kCastCost = 1 };
 
 static void cast_compute(void* kernel, loom_kernel_context_t* ctx) {
-  const loom_unary_loop_fn_t* entry = kernel;
+  const loom__unary_loop_fn_t* entry = kernel;
   if (!entry || !*entry) {
     loom_status_t status = loom_kernel_context_set_output(
         ctx, 0, loom_kernel_context_input(ctx, 0));
@@ -123,7 +124,7 @@ CLASS_COMPUTE(is_finite, LOOM_FLOAT_CLASS_IS_FINITE)
     .shape_fn = loom__shape_fn_unchanged                         \
   }
 
-static const loom_builtin_op_t kOps[] = {
+static const loom__builtin_op_t kOps[] = {
     {.name = "Cast",
      .inputs = {"x: SrcT"},
      .outputs = {"y: DstT"},
@@ -137,7 +138,7 @@ static const loom_builtin_op_t kOps[] = {
 #define FLOATS \
   LOOM_DTYPE_FLOAT, LOOM_DTYPE_DOUBLE, LOOM_DTYPE_HALF, LOOM_DTYPE_BFLOAT16
 
-static const loom_builtin_kernel_t kKernels[] = {
+static const loom__builtin_kernel_t kKernels[] = {
     // Every pair is checked when the kernel is created.
     {.op_name = "Cast", .compute = cast_compute, .create = cast_create},
     {.op_name = "IsNan",

@@ -289,14 +289,14 @@ CLASS_LOOP(is_finite_bf16, uint16_t, (x & 0x7f80) != 0x7f80)
 #define HALF_ENTRIES(d, D, DK) \
   ENTRY(f16, d) ENTRY(bf16, d) ENTRY(d, f16) ENTRY(d, bf16)
 
-const loom_cast_table_t LOOM_ISA_FN(loom__cast_loops) = {
+const loom__cast_table_t LOOM_ISA_FN(loom__cast_loops) = {
     NATIVE_TYPES(NATIVE_ROW)            //
     NATIVE_TYPES(HALF_ENTRIES)          //
     ENTRY(f16, f16) ENTRY(f16, bf16)    //
     ENTRY(bf16, f16) ENTRY(bf16, bf16)  //
 };
 
-const loom_cast_table_t LOOM_ISA_FN(loom__cast_truncate_loops) = {
+const loom__cast_table_t LOOM_ISA_FN(loom__cast_truncate_loops) = {
     [LOOM_ELEM_F64][LOOM_ELEM_F32] = LOOM_ISA_FN(truncate_f64_f32),
     [LOOM_ELEM_F64][LOOM_ELEM_F16] = LOOM_ISA_FN(truncate_f64_f16),
     [LOOM_ELEM_F32][LOOM_ELEM_F16] = LOOM_ISA_FN(truncate_f32_f16),
@@ -311,7 +311,7 @@ const loom_cast_table_t LOOM_ISA_FN(loom__cast_truncate_loops) = {
     [LOOM_ELEM_BF16] = LOOM_ISA_FN(name##_bf16), \
   }
 
-const loom_float_class_table_t LOOM_ISA_FN(loom__float_class_loops) = {
+const loom__float_class_table_t LOOM_ISA_FN(loom__float_class_loops) = {
     [LOOM_FLOAT_CLASS_IS_NAN] = CLASS_ROW(is_nan),
     [LOOM_FLOAT_CLASS_IS_INF] = CLASS_ROW(is_inf),
     [LOOM_FLOAT_CLASS_IS_FINITE] = CLASS_ROW(is_finite),

@@ -43,9 +43,9 @@ int loom__elem_slot(loom_dtype_t dtype) {
   }
 }
 
-loom_binary_loop_fn_t loom__binary_loop(loom_binary_op_t op,
-                                        loom_dtype_t dtype) {
-  static const loom_binary_table_t* const kTables[LOOM_ISA_LEVELS] = {
+loom__binary_loop_fn_t loom__binary_loop(loom__binary_op_t op,
+                                         loom_dtype_t dtype) {
+  static const loom__binary_table_t* const kTables[LOOM_ISA_LEVELS] = {
       &loom__binary_loops_baseline, &loom__binary_loops_avx2,
       &loom__binary_loops_avx512};
   int slot = loom__elem_slot(dtype);
@@ -53,9 +53,9 @@ loom_binary_loop_fn_t loom__binary_loop(loom_binary_op_t op,
   return (*kTables[loom__isa_level()])[op][slot];
 }
 
-loom_binary_loop_fn_t loom__binary_stream_loop(loom_binary_op_t op,
-                                               loom_dtype_t dtype) {
-  static const loom_binary_table_t* const kTables[LOOM_ISA_LEVELS] = {
+loom__binary_loop_fn_t loom__binary_stream_loop(loom__binary_op_t op,
+                                                loom_dtype_t dtype) {
+  static const loom__binary_table_t* const kTables[LOOM_ISA_LEVELS] = {
       &loom__binary_stream_loops_baseline, &loom__binary_stream_loops_avx2,
       &loom__binary_stream_loops_avx512};
   int slot = loom__elem_slot(dtype);
@@ -90,9 +90,9 @@ int64_t loom__elementwise_stream_bytes(void) {
   return bytes;
 }
 
-loom_binary_checked_loop_fn_t loom__binary_checked_loop(loom_binary_op_t op,
-                                                        loom_dtype_t dtype) {
-  static const loom_binary_checked_table_t* const kTables[LOOM_ISA_LEVELS] = {
+loom__binary_checked_loop_fn_t loom__binary_checked_loop(loom__binary_op_t op,
+                                                         loom_dtype_t dtype) {
+  static const loom__binary_checked_table_t* const kTables[LOOM_ISA_LEVELS] = {
       &loom__binary_checked_loops_baseline, &loom__binary_checked_loops_avx2,
       &loom__binary_checked_loops_avx512};
   int slot = loom__elem_slot(dtype);
@@ -100,9 +100,9 @@ loom_binary_checked_loop_fn_t loom__binary_checked_loop(loom_binary_op_t op,
   return (*kTables[loom__isa_level()])[op][slot];
 }
 
-loom_binary_loop_fn_t loom__compare_loop(loom_compare_op_t op,
-                                         loom_dtype_t dtype) {
-  static const loom_compare_table_t* const kTables[LOOM_ISA_LEVELS] = {
+loom__binary_loop_fn_t loom__compare_loop(loom__compare_op_t op,
+                                          loom_dtype_t dtype) {
+  static const loom__compare_table_t* const kTables[LOOM_ISA_LEVELS] = {
       &loom__compare_loops_baseline, &loom__compare_loops_avx2,
       &loom__compare_loops_avx512};
   int slot = loom__elem_slot(dtype);
@@ -110,8 +110,8 @@ loom_binary_loop_fn_t loom__compare_loop(loom_compare_op_t op,
   return (*kTables[loom__isa_level()])[op][slot];
 }
 
-const loom_select_loops_t* loom__select_loops(void) {
-  static const loom_select_loops_t* const kTables[LOOM_ISA_LEVELS] = {
+const loom__select_loops_t* loom__select_loops(void) {
+  static const loom__select_loops_t* const kTables[LOOM_ISA_LEVELS] = {
       &loom__select_loops_baseline, &loom__select_loops_avx2,
       &loom__select_loops_avx512};
   return kTables[loom__isa_level()];
@@ -137,9 +137,9 @@ void loom__format_dims(const loom_shape_t* shape, char* text) {
 //===----------------------------------------------------------------------===//
 
 typedef struct elementwise_job_t {
-  loom_broadcast_plan_t plan;
-  const loom_elementwise_call_t* call;
-  loom_binary_loop_fn_t binary;  // call->binary or its streaming form
+  loom__broadcast_plan_t plan;
+  const loom__elementwise_call_t* call;
+  loom__binary_loop_fn_t binary;  // call->binary or its streaming form
   const char* in[3];
   size_t in_size[3];  // bytes per input element
   char* out;
@@ -152,8 +152,8 @@ typedef struct elementwise_job_t {
 // The whole walk as one inner loop of `n` elements (plan->outer == 1);
 // false when a checked loop found invalid input.
 static bool run_one_loop(const elementwise_job_t* job, int64_t n) {
-  const loom_broadcast_plan_t* plan = &job->plan;
-  const loom_elementwise_call_t* call = job->call;
+  const loom__broadcast_plan_t* plan = &job->plan;
+  const loom__elementwise_call_t* call = job->call;
   int32_t d = plan->rank - 1;
   const int64_t* s0 = &plan->strides[0][d];
   const int64_t* s1 = &plan->strides[1][d];
@@ -177,7 +177,7 @@ enum { kRowTileBytes = 2048 };
 // rows are short, that row is laid out several times in a tile on the
 // stack: one loop call then covers as many rows as the tile holds.
 static void run_rows_2d(const elementwise_job_t* job) {
-  const loom_broadcast_plan_t* plan = &job->plan;
+  const loom__broadcast_plan_t* plan = &job->plan;
   int64_t rows = plan->dims[0], n = plan->inner;
   size_t row0 = (size_t)plan->strides[0][0] * job->in_size[0];
   size_t row1 = (size_t)plan->strides[1][0] * job->in_size[1];
@@ -221,8 +221,8 @@ static void run_rows_2d(const elementwise_job_t* job) {
 
 static void run_blocks(void* arg, int64_t begin, int64_t end) {
   elementwise_job_t* job = arg;
-  const loom_broadcast_plan_t* plan = &job->plan;
-  const loom_elementwise_call_t* call = job->call;
+  const loom__broadcast_plan_t* plan = &job->plan;
+  const loom__elementwise_call_t* call = job->call;
   int32_t inner_dim = plan->rank - 1;
   int32_t n_ops = call->num_operands;
   int64_t strides[3] = {0, 0, 0};
@@ -277,7 +277,7 @@ static void run_blocks(void* arg, int64_t begin, int64_t end) {
 // The inputs an output of `shape` may take the buffer of: those of its
 // shape and dtype, among the ones the call allows (element i of the result
 // depends only on element i of the input). Returns how many.
-static int32_t forward_candidates(const loom_elementwise_call_t* call,
+static int32_t forward_candidates(const loom__elementwise_call_t* call,
                                   loom_tensor_t* const* inputs,
                                   const loom_shape_t* const* shapes,
                                   int32_t n_ops, const loom_shape_t* shape,
@@ -297,7 +297,7 @@ static int32_t forward_candidates(const loom_elementwise_call_t* call,
 // them a single element (x + y, x * 2): one loop over the output, without
 // planning a broadcast. False (nothing done) when it does not apply.
 static bool tiny_binary(loom_kernel_context_t* ctx,
-                        const loom_elementwise_call_t* call) {
+                        const loom__elementwise_call_t* call) {
   if (call->num_operands != 2 || !call->binary || call->shapes[0] ||
       call->shapes[1]) {
     return false;
@@ -343,7 +343,7 @@ static bool tiny_binary(loom_kernel_context_t* ctx,
 }
 
 void loom__elementwise_compute(loom_kernel_context_t* ctx,
-                               const loom_elementwise_call_t* call) {
+                               const loom__elementwise_call_t* call) {
   if (tiny_binary(ctx, call)) return;
   const loom_op_def_t* op = loom_kernel_context_op(ctx);
   int32_t n_ops = call->num_operands;
@@ -448,7 +448,7 @@ void loom__elementwise_compute(loom_kernel_context_t* ctx,
 }
 
 void loom__binary_compute(loom_kernel_context_t* ctx,
-                          loom_binary_loop_fn_t loop,
+                          loom__binary_loop_fn_t loop,
                           int64_t cost_per_element) {
   if (!loop) {
     loom_tensor_t* x = loom_kernel_context_input(ctx, 0);
@@ -459,22 +459,22 @@ void loom__binary_compute(loom_kernel_context_t* ctx,
                               loom_dtype_name(loom_tensor_dtype(x))));
     return;
   }
-  loom_elementwise_call_t call = {
+  loom__elementwise_call_t call = {
       .num_operands = 2, .binary = loop, .cost_per_element = cost_per_element};
   loom__elementwise_compute(ctx, &call);
 }
 
-void loom__binary_compute_op(loom_kernel_context_t* ctx, loom_binary_op_t op,
+void loom__binary_compute_op(loom_kernel_context_t* ctx, loom__binary_op_t op,
                              int64_t cost_per_element) {
   loom_dtype_t dtype = loom_tensor_dtype(loom_kernel_context_input(ctx, 0));
-  loom_binary_checked_loop_fn_t checked = loom__binary_checked_loop(op, dtype);
+  loom__binary_checked_loop_fn_t checked = loom__binary_checked_loop(op, dtype);
   if (!checked) {
-    loom_binary_loop_fn_t loop = loom__binary_loop(op, dtype);
+    loom__binary_loop_fn_t loop = loom__binary_loop(op, dtype);
     if (!loop) {
       loom__binary_compute(ctx, NULL, cost_per_element);  // the error
       return;
     }
-    loom_elementwise_call_t call = {
+    loom__elementwise_call_t call = {
         .num_operands = 2,
         .binary = loop,
         .binary_streaming = loom__binary_stream_loop(op, dtype),
@@ -482,7 +482,7 @@ void loom__binary_compute_op(loom_kernel_context_t* ctx, loom_binary_op_t op,
     loom__elementwise_compute(ctx, &call);
     return;
   }
-  loom_elementwise_call_t call = {
+  loom__elementwise_call_t call = {
       .num_operands = 2,
       .checked = checked,
       .error_message = op == LOOM_BINARY_POW

@@ -42,7 +42,7 @@ BINARY_COMPUTE(squared_difference, LOOM_BINARY_SQUARED_DIFFERENCE, 2)
   "int32, uint64, int64}"
 #define FLOAT_TYPES "{bfloat16, half, float, double}"
 
-static const loom_builtin_op_t kOps[] = {
+static const loom__builtin_op_t kOps[] = {
     BINARY_OP("AddV2", ALL_REAL_TYPES, true),
     BINARY_OP("Add", ALL_REAL_TYPES, true),
     BINARY_OP("Sub", ALL_REAL_TYPES, false),
@@ -79,7 +79,7 @@ static const loom_builtin_op_t kOps[] = {
     }                                                                    \
   }
 
-static const loom_builtin_kernel_t kKernels[] = {
+static const loom__builtin_kernel_t kKernels[] = {
     KERNEL("AddV2", add, FLOATS, INTS),
     KERNEL("Add", add, FLOATS, INTS),
     KERNEL("Sub", sub, FLOATS, INTS),

@@ -465,7 +465,7 @@ INT_POW(i16, int16_t, uint32_t)
   [LOOM_ELEM_U32] = LOOM_ISA_FN(op##_u32), \
   [LOOM_ELEM_U64] = LOOM_ISA_FN(op##_u64)
 
-const loom_binary_table_t LOOM_ISA_FN(loom__binary_loops) = {
+const loom__binary_table_t LOOM_ISA_FN(loom__binary_loops) = {
     [LOOM_BINARY_ADD] = {ROW_FLOAT(add), ROW_INT(add)},
     [LOOM_BINARY_SUB] = {ROW_FLOAT(sub), ROW_INT(sub)},
     [LOOM_BINARY_MUL] = {ROW_FLOAT(mul), ROW_INT(mul)},
@@ -486,7 +486,7 @@ const loom_binary_table_t LOOM_ISA_FN(loom__binary_loops) = {
                                                         LOOM_ISA_FN(  \
                                                             stream_##op##_f64)
 
-const loom_binary_table_t LOOM_ISA_FN(loom__binary_stream_loops) = {
+const loom__binary_table_t LOOM_ISA_FN(loom__binary_stream_loops) = {
     [LOOM_BINARY_ADD] = {ROW_STREAM(add)},
     [LOOM_BINARY_SUB] = {ROW_STREAM(sub)},
     [LOOM_BINARY_MUL] = {ROW_STREAM(mul)},
@@ -494,7 +494,7 @@ const loom_binary_table_t LOOM_ISA_FN(loom__binary_stream_loops) = {
     [LOOM_BINARY_DIV] = {ROW_STREAM(div)},
 };
 
-const loom_binary_checked_table_t LOOM_ISA_FN(loom__binary_checked_loops) = {
+const loom__binary_checked_table_t LOOM_ISA_FN(loom__binary_checked_loops) = {
     [LOOM_BINARY_DIV] = {ROW_INT(div)},
     [LOOM_BINARY_FLOOR_DIV] = {ROW_INT(floordiv)},
     [LOOM_BINARY_FLOOR_MOD] = {ROW_INT(floormod)},

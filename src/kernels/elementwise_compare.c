@@ -33,7 +33,8 @@ static bool incompatible_shape_error(const loom_op_attrs_t* attrs) {
   return value;
 }
 
-static void equality_compute(loom_kernel_context_t* ctx, loom_compare_op_t op) {
+static void equality_compute(loom_kernel_context_t* ctx,
+                             loom__compare_op_t op) {
   loom_tensor_t* x = loom_kernel_context_input(ctx, 0);
   loom_tensor_t* y = loom_kernel_context_input(ctx, 1);
   loom_shape_t shape;
@@ -107,7 +108,7 @@ static loom_status_t equality_shape_fn(loom_shape_inference_context_t* context,
     .shape_fn = loom__shape_fn_broadcast, .is_commutative = true               \
   }
 
-static const loom_builtin_op_t kOps[] = {
+static const loom__builtin_op_t kOps[] = {
     COMPARISON_OP("Less"),    COMPARISON_OP("LessEqual"),
     COMPARISON_OP("Greater"), COMPARISON_OP("GreaterEqual"),
     EQUALITY_OP("Equal"),     EQUALITY_OP("NotEqual"),
@@ -127,7 +128,7 @@ static const loom_builtin_op_t kOps[] = {
     }                                                                    \
   }
 
-static const loom_builtin_kernel_t kKernels[] = {
+static const loom__builtin_kernel_t kKernels[] = {
     KERNEL("Less", less, REAL_TYPES),
     KERNEL("LessEqual", less_equal, REAL_TYPES),
     KERNEL("Greater", greater, REAL_TYPES),

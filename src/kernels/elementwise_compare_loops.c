@@ -105,7 +105,7 @@ HALF_COMPARES(not_equal)
   [LOOM_ELEM_F16] = LOOM_ISA_FN(op##_f16), \
   [LOOM_ELEM_BF16] = LOOM_ISA_FN(op##_bf16)
 
-const loom_compare_table_t LOOM_ISA_FN(loom__compare_loops) = {
+const loom__compare_table_t LOOM_ISA_FN(loom__compare_loops) = {
     [LOOM_COMPARE_LESS] = {ROW(less)},
     [LOOM_COMPARE_LESS_EQUAL] = {ROW(less_equal)},
     [LOOM_COMPARE_GREATER] = {ROW(greater)},

@@ -34,7 +34,7 @@ static inline void loom__half_to_float_n(const uint16_t* in, float* out,
     _mm256_storeu_ps(out + i, _mm256_cvtph_ps(h));
   }
 #endif
-  for (; i < n; ++i) out[i] = loom_half_to_float(in[i]);
+  for (; i < n; ++i) out[i] = loom__half_to_float(in[i]);
 }
 
 static inline void loom__float_to_half_n(const float* in, uint16_t* out,
@@ -54,7 +54,7 @@ static inline void loom__float_to_half_n(const float* in, uint16_t* out,
     _mm_storeu_si128((__m128i*)(out + i), h);
   }
 #endif
-  for (; i < n; ++i) out[i] = loom_float_to_half(in[i]);
+  for (; i < n; ++i) out[i] = loom__float_to_half(in[i]);
 }
 
 static inline void loom__bfloat16_to_float_n(const uint16_t* in, float* out,
@@ -84,14 +84,14 @@ static inline void loom__float_to_bfloat16_n(const float* in, uint16_t* out,
 static inline int64_t loom__widen_half(const uint16_t* in, int64_t stride,
                                        float* block, int64_t n) {
   if (stride == 0) {
-    block[0] = loom_half_to_float(in[0]);
+    block[0] = loom__half_to_float(in[0]);
     return 0;
   }
   if (stride == 1) {
     loom__half_to_float_n(in, block, n);
   } else {
     for (int64_t i = 0; i < n; ++i)
-      block[i] = loom_half_to_float(in[i * stride]);
+      block[i] = loom__half_to_float(in[i * stride]);
   }
   return 1;
 }
@@ -99,14 +99,14 @@ static inline int64_t loom__widen_half(const uint16_t* in, int64_t stride,
 static inline int64_t loom__widen_bfloat16(const uint16_t* in, int64_t stride,
                                            float* block, int64_t n) {
   if (stride == 0) {
-    block[0] = loom_bfloat16_to_float(in[0]);
+    block[0] = loom__bfloat16_to_float(in[0]);
     return 0;
   }
   if (stride == 1) {
     loom__bfloat16_to_float_n(in, block, n);
   } else {
     for (int64_t i = 0; i < n; ++i) {
-      block[i] = loom_bfloat16_to_float(in[i * stride]);
+      block[i] = loom__bfloat16_to_float(in[i * stride]);
     }
   }
   return 1;

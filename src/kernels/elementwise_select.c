@@ -117,7 +117,7 @@ static void select_run(loom_kernel_context_t* ctx,
     no_loop(ctx, dtype);
     return;
   }
-  loom_elementwise_call_t call = {
+  loom__elementwise_call_t call = {
       .num_operands = 3,
       .shapes = {cond_shape, NULL, NULL},
       .ternary = loom__select_loops()->select[index],
@@ -261,16 +261,16 @@ static void clip_compute(void* kernel, loom_kernel_context_t* ctx) {
   }
   loom_dtype_t dtype = loom_tensor_dtype(t);
   int slot = loom__elem_slot(dtype);
-  loom_ternary_loop_fn_t loop =
+  loom__ternary_loop_fn_t loop =
       slot >= 0 ? loom__select_loops()->clip[slot] : NULL;
   if (!loop) {
     no_loop(ctx, dtype);
     return;
   }
-  loom_elementwise_call_t call = {.num_operands = 3,
-                                  .ternary = loop,
-                                  .cost_per_element = 1,
-                                  .forwardable = 1u};
+  loom__elementwise_call_t call = {.num_operands = 3,
+                                   .ternary = loop,
+                                   .cost_per_element = 1,
+                                   .forwardable = 1u};
   loom__elementwise_compute(ctx, &call);
 }
 
@@ -344,7 +344,7 @@ typedef struct add_n_job_t {
   size_t size;  // bytes per element
   int64_t total;
   int64_t block;  // elements per unit
-  loom_binary_loop_fn_t add;
+  loom__binary_loop_fn_t add;
 } add_n_job_t;
 
 // Sums a unit a cache-sized piece at a time: out = in0 + in1, then
@@ -540,7 +540,7 @@ static void bias_add_compute(void* kernel, loom_kernel_context_t* ctx) {
     return;
   }
   loom_dtype_t dtype = loom_tensor_dtype(value);
-  loom_binary_loop_fn_t add = loom__binary_loop(LOOM_BINARY_ADD, dtype);
+  loom__binary_loop_fn_t add = loom__binary_loop(LOOM_BINARY_ADD, dtype);
   if (!add) {
     no_loop(ctx, dtype);
     return;
@@ -552,7 +552,7 @@ static void bias_add_compute(void* kernel, loom_kernel_context_t* ctx) {
     bias_shape.rank = vs->rank - 1;
     for (int32_t i = 1; i < bias_shape.rank; ++i) bias_shape.dims[i] = 1;
   }
-  loom_elementwise_call_t call = {
+  loom__elementwise_call_t call = {
       .num_operands = 2,
       .shapes = {NULL, &bias_shape},
       .binary = add,
@@ -595,7 +595,7 @@ typedef struct bias_grad_job_t {
   int64_t chunks, chunk;   // inner > 1: pieces per (outer, channel) run
   size_t row_bytes;        // one worker's accumulators
   char* scratch;
-  const loom_select_loops_t* loops;
+  const loom__select_loops_t* loops;
   int slot;
 } bias_grad_job_t;
 
@@ -745,7 +745,7 @@ static void bias_add_grad_compute(void* kernel, loom_kernel_context_t* ctx) {
 
 #define DATA_FORMAT "data_format: {'NHWC', 'NCHW'} = 'NHWC'"
 
-static const loom_builtin_op_t kOps[] = {
+static const loom__builtin_op_t kOps[] = {
     {.name = "Select",
      .inputs = {"condition: bool", "t: T", "e: T"},
      .outputs = {"output: T"},
@@ -805,7 +805,7 @@ static const loom_builtin_op_t kOps[] = {
     }                                                                  \
   }
 
-static const loom_builtin_kernel_t kKernels[] = {
+static const loom__builtin_kernel_t kKernels[] = {
     KERNEL("Select", select, REAL_TYPES, LOOM_DTYPE_BOOL),
     KERNEL("SelectV2", select_v2, REAL_TYPES, LOOM_DTYPE_BOOL),
     KERNEL("AddN", add_n, REAL_TYPES),

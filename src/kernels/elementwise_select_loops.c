@@ -194,7 +194,7 @@ HALF_ACCUMULATE(bf16, loom__widen_bfloat16, loom__float_to_bfloat16_n)
   [LOOM_ELEM_F16] = LOOM_ISA_FN(op##_f16), \
   [LOOM_ELEM_BF16] = LOOM_ISA_FN(op##_bf16)
 
-const loom_select_loops_t LOOM_ISA_FN(loom__select_loops) = {
+const loom__select_loops_t LOOM_ISA_FN(loom__select_loops) = {
     .select = {LOOM_ISA_FN(select_1), LOOM_ISA_FN(select_2),
                LOOM_ISA_FN(select_4), LOOM_ISA_FN(select_8)},
     .clip = {ROW(clip)},

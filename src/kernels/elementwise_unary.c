@@ -20,8 +20,9 @@
 // Loop lookup
 //===----------------------------------------------------------------------===//
 
-loom_unary_loop_fn_t loom__unary_loop(loom_unary_op_t op, loom_dtype_t dtype) {
-  static const loom_unary_table_t* const kTables[LOOM_ISA_LEVELS] = {
+loom__unary_loop_fn_t loom__unary_loop(loom__unary_op_t op,
+                                       loom_dtype_t dtype) {
+  static const loom__unary_table_t* const kTables[LOOM_ISA_LEVELS] = {
       &loom__unary_loops_baseline, &loom__unary_loops_avx2,
       &loom__unary_loops_avx512};
   int slot = loom__elem_slot(dtype);
@@ -29,9 +30,9 @@ loom_unary_loop_fn_t loom__unary_loop(loom_unary_op_t op, loom_dtype_t dtype) {
   return (*kTables[loom__isa_level()])[op][slot];
 }
 
-loom_unary_grad_loop_fn_t loom__unary_grad_loop(loom_unary_grad_op_t op,
-                                                loom_dtype_t dtype) {
-  static const loom_unary_grad_table_t* const kTables[LOOM_ISA_LEVELS] = {
+loom__unary_grad_loop_fn_t loom__unary_grad_loop(loom__unary_grad_op_t op,
+                                                 loom_dtype_t dtype) {
+  static const loom__unary_grad_table_t* const kTables[LOOM_ISA_LEVELS] = {
       &loom__unary_grad_loops_baseline, &loom__unary_grad_loops_avx2,
       &loom__unary_grad_loops_avx512};
   int slot = loom__elem_slot(dtype);
@@ -52,8 +53,8 @@ enum {
 };
 
 typedef struct unary_job_t {
-  loom_unary_loop_fn_t loop;            // one input, or
-  loom_unary_grad_loop_fn_t grad_loop;  // two
+  loom__unary_loop_fn_t loop;            // one input, or
+  loom__unary_grad_loop_fn_t grad_loop;  // two
   const char* a;
   const char* b;
   char* out;
@@ -101,7 +102,7 @@ static void fail_without_loop(loom_kernel_context_t* ctx) {
                             loom_dtype_name(loom_tensor_dtype(x))));
 }
 
-void loom__unary_compute(loom_kernel_context_t* ctx, loom_unary_loop_fn_t loop,
+void loom__unary_compute(loom_kernel_context_t* ctx, loom__unary_loop_fn_t loop,
                          int64_t cost_per_element) {
   if (!loop) {
     fail_without_loop(ctx);
@@ -132,7 +133,7 @@ void loom__unary_compute(loom_kernel_context_t* ctx, loom_unary_loop_fn_t loop,
 }
 
 void loom__unary_grad_compute(loom_kernel_context_t* ctx,
-                              loom_unary_grad_loop_fn_t loop,
+                              loom__unary_grad_loop_fn_t loop,
                               int64_t cost_per_element) {
   if (!loop) {
     fail_without_loop(ctx);
@@ -350,7 +351,7 @@ SAME_SHAPE_GRAD_COMPUTE(softplus_grad, LOOM_UNARY_GRAD_SOFTPLUS, 3)
     .shape_fn = shape_fn_merge_inputs                    \
   }
 
-static const loom_builtin_op_t kOps[] = {
+static const loom__builtin_op_t kOps[] = {
     UNARY_OP("Neg", UNARY_TYPES),
     UNARY_OP("Abs", UNARY_TYPES),
     UNARY_OP("Sign", UNARY_TYPES),
@@ -407,7 +408,7 @@ static const loom_builtin_op_t kOps[] = {
     }                                                                    \
   }
 
-static const loom_builtin_kernel_t kKernels[] = {
+static const loom__builtin_kernel_t kKernels[] = {
     KERNEL("Neg", neg, FLOATS, SIGNED),
     KERNEL("Abs", abs, FLOATS, SIGNED),
     KERNEL("Sign", sign, FLOATS, SIGNED),

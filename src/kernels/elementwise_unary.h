@@ -18,11 +18,11 @@
 #include "loom/dtype.h"
 #include "loom/kernel.h"
 
-typedef void (*loom_unary_loop_fn_t)(const void* in, void* out, int64_t n);
-typedef void (*loom_unary_grad_loop_fn_t)(const void* a, const void* b,
-                                          void* out, int64_t n);
+typedef void (*loom__unary_loop_fn_t)(const void* in, void* out, int64_t n);
+typedef void (*loom__unary_grad_loop_fn_t)(const void* a, const void* b,
+                                           void* out, int64_t n);
 
-typedef enum loom_unary_op_t {
+typedef enum loom__unary_op_t {
   LOOM_UNARY_NEG = 0,
   LOOM_UNARY_ABS,
   LOOM_UNARY_SIGN,
@@ -49,13 +49,13 @@ typedef enum loom_unary_op_t {
   LOOM_UNARY_ROUND,  // half to even
   LOOM_UNARY_LOGICAL_NOT,
   LOOM_UNARY_OPS,
-} loom_unary_op_t;
+} loom__unary_op_t;
 
 // Gradient helpers, with TensorFlow's argument order: (y, dy) for the
 // functions of the output (TanhGrad, SigmoidGrad, RsqrtGrad, SqrtGrad,
 // ReciprocalGrad), (gradients, features) for ReluGrad, Relu6Grad and
 // SoftplusGrad, (gradients, outputs) for EluGrad and SeluGrad.
-typedef enum loom_unary_grad_op_t {
+typedef enum loom__unary_grad_op_t {
   LOOM_UNARY_GRAD_RELU = 0,
   LOOM_UNARY_GRAD_RELU6,
   LOOM_UNARY_GRAD_TANH,
@@ -67,66 +67,66 @@ typedef enum loom_unary_grad_op_t {
   LOOM_UNARY_GRAD_SELU,
   LOOM_UNARY_GRAD_SOFTPLUS,
   LOOM_UNARY_GRAD_OPS,
-} loom_unary_grad_op_t;
+} loom__unary_grad_op_t;
 
 // Float-class predicates (float dtypes to bool).
-typedef enum loom_float_class_t {
+typedef enum loom__float_class_t {
   LOOM_FLOAT_CLASS_IS_NAN = 0,
   LOOM_FLOAT_CLASS_IS_INF,
   LOOM_FLOAT_CLASS_IS_FINITE,
   LOOM_FLOAT_CLASSES,
-} loom_float_class_t;
+} loom__float_class_t;
 
-typedef loom_unary_loop_fn_t loom_unary_table_t[LOOM_UNARY_OPS]
-                                               [LOOM_ELEM_SLOTS];
-typedef loom_unary_grad_loop_fn_t loom_unary_grad_table_t[LOOM_UNARY_GRAD_OPS]
-                                                         [LOOM_ELEM_SLOTS];
+typedef loom__unary_loop_fn_t loom__unary_table_t[LOOM_UNARY_OPS]
+                                                 [LOOM_ELEM_SLOTS];
+typedef loom__unary_grad_loop_fn_t loom__unary_grad_table_t[LOOM_UNARY_GRAD_OPS]
+                                                           [LOOM_ELEM_SLOTS];
 // [source slot][destination slot]
-typedef loom_unary_loop_fn_t loom_cast_table_t[LOOM_ELEM_SLOTS]
-                                              [LOOM_ELEM_SLOTS];
-typedef loom_unary_loop_fn_t loom_float_class_table_t[LOOM_FLOAT_CLASSES]
-                                                     [LOOM_ELEM_SLOTS];
+typedef loom__unary_loop_fn_t loom__cast_table_t[LOOM_ELEM_SLOTS]
+                                                [LOOM_ELEM_SLOTS];
+typedef loom__unary_loop_fn_t loom__float_class_table_t[LOOM_FLOAT_CLASSES]
+                                                       [LOOM_ELEM_SLOTS];
 
 // One table of each per ISA level (elementwise_unary_loops.c and
 // cast_loops.c, built per level); NULL entries: no loop.
-extern const loom_unary_table_t loom__unary_loops_baseline;
-extern const loom_unary_table_t loom__unary_loops_avx2;
-extern const loom_unary_table_t loom__unary_loops_avx512;
-extern const loom_unary_grad_table_t loom__unary_grad_loops_baseline;
-extern const loom_unary_grad_table_t loom__unary_grad_loops_avx2;
-extern const loom_unary_grad_table_t loom__unary_grad_loops_avx512;
-extern const loom_cast_table_t loom__cast_loops_baseline;
-extern const loom_cast_table_t loom__cast_loops_avx2;
-extern const loom_cast_table_t loom__cast_loops_avx512;
+extern const loom__unary_table_t loom__unary_loops_baseline;
+extern const loom__unary_table_t loom__unary_loops_avx2;
+extern const loom__unary_table_t loom__unary_loops_avx512;
+extern const loom__unary_grad_table_t loom__unary_grad_loops_baseline;
+extern const loom__unary_grad_table_t loom__unary_grad_loops_avx2;
+extern const loom__unary_grad_table_t loom__unary_grad_loops_avx512;
+extern const loom__cast_table_t loom__cast_loops_baseline;
+extern const loom__cast_table_t loom__cast_loops_avx2;
+extern const loom__cast_table_t loom__cast_loops_avx512;
 // Cast with Truncate=true: only the narrowing float pairs TensorFlow
 // truncates (double->float, double->half, float->half, float->bfloat16).
-extern const loom_cast_table_t loom__cast_truncate_loops_baseline;
-extern const loom_cast_table_t loom__cast_truncate_loops_avx2;
-extern const loom_cast_table_t loom__cast_truncate_loops_avx512;
-extern const loom_float_class_table_t loom__float_class_loops_baseline;
-extern const loom_float_class_table_t loom__float_class_loops_avx2;
-extern const loom_float_class_table_t loom__float_class_loops_avx512;
+extern const loom__cast_table_t loom__cast_truncate_loops_baseline;
+extern const loom__cast_table_t loom__cast_truncate_loops_avx2;
+extern const loom__cast_table_t loom__cast_truncate_loops_avx512;
+extern const loom__float_class_table_t loom__float_class_loops_baseline;
+extern const loom__float_class_table_t loom__float_class_loops_avx2;
+extern const loom__float_class_table_t loom__float_class_loops_avx512;
 
 // The loops for this CPU's level, or NULL.
-loom_unary_loop_fn_t loom__unary_loop(loom_unary_op_t op, loom_dtype_t dtype);
-loom_unary_grad_loop_fn_t loom__unary_grad_loop(loom_unary_grad_op_t op,
-                                                loom_dtype_t dtype);
-loom_unary_loop_fn_t loom__cast_loop(loom_dtype_t src, loom_dtype_t dst,
-                                     bool truncate);
-loom_unary_loop_fn_t loom__float_class_loop(loom_float_class_t predicate,
-                                            loom_dtype_t dtype);
+loom__unary_loop_fn_t loom__unary_loop(loom__unary_op_t op, loom_dtype_t dtype);
+loom__unary_grad_loop_fn_t loom__unary_grad_loop(loom__unary_grad_op_t op,
+                                                 loom_dtype_t dtype);
+loom__unary_loop_fn_t loom__cast_loop(loom_dtype_t src, loom_dtype_t dst,
+                                      bool truncate);
+loom__unary_loop_fn_t loom__float_class_loop(loom__float_class_t predicate,
+                                             loom_dtype_t dtype);
 
 // Runs `loop` from input 0 to output 0 (of the op's output dtype and input
 // 0's shape), reusing input 0's buffer when it has the output's dtype and
 // nobody else holds it, split over the thread pool when large.
 // cost_per_element: nanoseconds-ish per element. Failures go to ctx.
-void loom__unary_compute(loom_kernel_context_t* ctx, loom_unary_loop_fn_t loop,
+void loom__unary_compute(loom_kernel_context_t* ctx, loom__unary_loop_fn_t loop,
                          int64_t cost_per_element);
 
 // As loom__unary_compute for two inputs of one dtype and element count
 // (checked by the caller); either input's buffer may become the output.
 void loom__unary_grad_compute(loom_kernel_context_t* ctx,
-                              loom_unary_grad_loop_fn_t loop,
+                              loom__unary_grad_loop_fn_t loop,
                               int64_t cost_per_element);
 
 //===----------------------------------------------------------------------===//
@@ -160,7 +160,7 @@ static inline void loom__f16_to_f32_block(const uint16_t* in, float* out,
     _mm256_storeu_ps(out + i, _mm256_cvtph_ps(h));
   }
 #endif
-  for (; i < n; ++i) out[i] = loom_half_to_float(in[i]);
+  for (; i < n; ++i) out[i] = loom__half_to_float(in[i]);
 }
 
 static inline void loom__f32_to_f16_block(const float* in, uint16_t* out,
@@ -179,7 +179,7 @@ static inline void loom__f32_to_f16_block(const float* in, uint16_t* out,
     _mm_storeu_si128((__m128i*)(out + i), h);
   }
 #endif
-  for (; i < n; ++i) out[i] = loom_float_to_half(in[i]);
+  for (; i < n; ++i) out[i] = loom__float_to_half(in[i]);
 }
 
 static inline void loom__bf16_to_f32_block(const uint16_t* in, float* out,

@@ -28,7 +28,7 @@ typedef __m512d vf64_t;
 #define VSQRT_F64 _mm512_sqrt_pd
 #define VMIN_F32 _mm512_min_ps
 #define VMAX_F32 _mm512_max_ps
-#define EXP_F32 loom_expf_avx512
+#define EXP_F32 loom__expf_avx512
 #elif defined(__AVX2__)
 #define VBYTES 32
 typedef __m256 vf32_t;
@@ -443,7 +443,7 @@ MAP_LOOP(logical_not_bool, uint8_t, uint8_t, (uint8_t)(x == 0))
   [LOOM_ELEM_U32] = LOOM_ISA_FN(op##_u32), \
   [LOOM_ELEM_U64] = LOOM_ISA_FN(op##_u64)
 
-const loom_unary_table_t LOOM_ISA_FN(loom__unary_loops) = {
+const loom__unary_table_t LOOM_ISA_FN(loom__unary_loops) = {
     [LOOM_UNARY_NEG] = {ROW_FLOATS(neg), ROW_SIGNED(neg)},
     [LOOM_UNARY_ABS] = {ROW_FLOATS(abs), ROW_SIGNED(abs)},
     [LOOM_UNARY_SIGN] = {ROW_FLOATS(sign), ROW_SIGNED(sign)},
@@ -475,7 +475,7 @@ const loom_unary_table_t LOOM_ISA_FN(loom__unary_loops) = {
                                     LOOM_ISA_FN(logical_not_bool)},
 };
 
-const loom_unary_grad_table_t LOOM_ISA_FN(loom__unary_grad_loops) = {
+const loom__unary_grad_table_t LOOM_ISA_FN(loom__unary_grad_loops) = {
     [LOOM_UNARY_GRAD_RELU] = {ROW_FLOATS(relu_grad), ROW_SIGNED(relu_grad),
                               ROW_UNSIGNED(relu_grad)},
     [LOOM_UNARY_GRAD_RELU6] = {ROW_FLOATS(relu6_grad), ROW_SIGNED(relu6_grad),

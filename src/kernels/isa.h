@@ -11,15 +11,15 @@
 #ifndef LOOM_KERNELS_ISA_H_
 #define LOOM_KERNELS_ISA_H_
 
-typedef enum loom_isa_level_t {
+typedef enum loom__isa_level_t {
   LOOM_ISA_BASELINE = 0,
   LOOM_ISA_AVX2 = 1,
   LOOM_ISA_AVX512 = 2,
   LOOM_ISA_LEVELS = 3,
-} loom_isa_level_t;
+} loom__isa_level_t;
 
 // The widest level this CPU runs (detected once).
-loom_isa_level_t loom__isa_level(void);
+loom__isa_level_t loom__isa_level(void);
 
 #define LOOM_ISA_CONCAT2(a, b) a##_##b
 #define LOOM_ISA_CONCAT(a, b) LOOM_ISA_CONCAT2(a, b)

@@ -5,7 +5,7 @@
 #include <stdio.h>
 
 static loom_status_t register_op(loom_op_registry_t* registry,
-                                 const loom_builtin_op_t* op) {
+                                 const loom__builtin_op_t* op) {
   loom_op_def_builder_t* builder = NULL;
   LOOM_RETURN_IF_ERROR(
       loom_op_def_builder_create(loom_allocator_system(), op->name, &builder));
@@ -30,7 +30,7 @@ static loom_status_t register_op(loom_op_registry_t* registry,
   return loom_op_registry_register(registry, builder);
 }
 
-loom_status_t loom__register_builtin_ops(const loom_builtin_op_t* ops,
+loom_status_t loom__register_builtin_ops(const loom__builtin_op_t* ops,
                                          int count) {
   loom_op_registry_t* registry = loom_op_registry_global();
   if (!registry) {
@@ -48,7 +48,7 @@ loom_status_t loom__register_builtin_ops(const loom_builtin_op_t* ops,
 }
 
 static loom_status_t register_kernel(loom_kernel_registry_t* registry,
-                                     const loom_builtin_kernel_t* kernel) {
+                                     const loom__builtin_kernel_t* kernel) {
   loom_kernel_builder_t* builder = NULL;
   LOOM_RETURN_IF_ERROR(loom_kernel_builder_create(
       loom_allocator_system(), kernel->op_name, LOOM_DEVICE_CPU, kernel->create,
@@ -77,7 +77,7 @@ static loom_status_t register_kernel(loom_kernel_registry_t* registry,
 }
 
 loom_status_t loom__register_builtin_kernels(
-    const loom_builtin_kernel_t* kernels, int count) {
+    const loom__builtin_kernel_t* kernels, int count) {
   loom_kernel_registry_t* registry = loom_kernel_registry_global();
   if (!registry) {
     return loom_make_status(LOOM_STATUS_RESOURCE_EXHAUSTED,

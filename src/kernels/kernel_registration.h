@@ -18,7 +18,7 @@ enum {
   kBuiltinMaxTypes = 24,
 };
 
-typedef struct loom_builtin_op_t {
+typedef struct loom__builtin_op_t {
   const char* name;
   // Spec strings in TensorFlow's mini-language; NULL ends each list.
   const char* inputs[kBuiltinMaxArgs];
@@ -27,9 +27,9 @@ typedef struct loom_builtin_op_t {
   loom_shape_fn_t shape_fn;  // NULL: outputs of unknown shape
   bool is_commutative;
   bool is_stateful;
-} loom_builtin_op_t;
+} loom__builtin_op_t;
 
-typedef struct loom_builtin_kernel_t {
+typedef struct loom__builtin_kernel_t {
   const char* op_name;
   const char* name;  // NULL: "<op_name>Cpu"; set when an op has several
   loom_kernel_compute_fn_t compute;
@@ -41,14 +41,14 @@ typedef struct loom_builtin_kernel_t {
   loom_dtype_t types[kBuiltinMaxTypes];
   // Arguments kept in host memory (NULL-terminated).
   const char* host_memory[4];
-} loom_builtin_kernel_t;
+} loom__builtin_kernel_t;
 
 // Registers ops[0, count); the first failure is returned, naming the op.
-loom_status_t loom__register_builtin_ops(const loom_builtin_op_t* ops,
+loom_status_t loom__register_builtin_ops(const loom__builtin_op_t* ops,
                                          int count);
 
 // Registers kernels[0, count) for device CPU.
 loom_status_t loom__register_builtin_kernels(
-    const loom_builtin_kernel_t* kernels, int count);
+    const loom__builtin_kernel_t* kernels, int count);
 
 #endif  // LOOM_KERNELS_KERNEL_REGISTRATION_H_

@@ -20,8 +20,8 @@
 #include "kernels/kernel_registration.h"
 #include "loom/thread_pool.h"
 
-const loom_matmul_loops_t* loom__matmul_loops(void) {
-  static const loom_matmul_loops_t* const kTables[LOOM_ISA_LEVELS] = {
+const loom__matmul_loops_t* loom__matmul_loops(void) {
+  static const loom__matmul_loops_t* const kTables[LOOM_ISA_LEVELS] = {
       &loom__matmul_loops_baseline, &loom__matmul_loops_avx2,
       &loom__matmul_loops_avx512};
   return kTables[loom__isa_level()];
@@ -249,7 +249,7 @@ typedef enum gemm_kind_t {
 typedef struct gemm_job_t {
   const product_t* p;
   gemm_kind_t kind;
-  const loom_matmul_loops_t* loops;
+  const loom__matmul_loops_t* loops;
   const char* a;  // element data of A and B (converted to float for 16-bit)
   const char* b;  // for integers: op(B) row-major
   char* c;
@@ -483,7 +483,7 @@ static void matmul_compute(void* kernel, loom_kernel_context_t* ctx) {
 // Registration
 //===----------------------------------------------------------------------===//
 
-static const loom_builtin_op_t kOps[] = {
+static const loom__builtin_op_t kOps[] = {
     {.name = "MatMul",
      .inputs = {"a: T", "b: T"},
      .outputs = {"product: T"},
@@ -506,7 +506,7 @@ static const loom_builtin_op_t kOps[] = {
   LOOM_DTYPE_FLOAT, LOOM_DTYPE_DOUBLE, LOOM_DTYPE_HALF, LOOM_DTYPE_BFLOAT16, \
       LOOM_DTYPE_INT32, LOOM_DTYPE_INT64
 
-static const loom_builtin_kernel_t kKernels[] = {
+static const loom__builtin_kernel_t kKernels[] = {
     {.op_name = "MatMul",
      .compute = matmul_compute,
      .create = matmul_create,

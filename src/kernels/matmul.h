@@ -9,7 +9,7 @@
 
 #include "kernels/isa.h"
 
-typedef struct loom_matmul_loops_t {
+typedef struct loom__matmul_loops_t {
   // c[i, j] = sum_p a[i * a_row + p * a_col] * b[p * n + j] for i < m,
   // j < n (c row-major, b row-major k x n); integer products wrap.
   void (*gemm_i32)(const int32_t* a, int64_t a_row, int64_t a_col,
@@ -23,14 +23,14 @@ typedef struct loom_matmul_loops_t {
   void (*float_to_half)(const float* in, uint16_t* out, int64_t n);
   void (*bfloat16_to_float)(const uint16_t* in, float* out, int64_t n);
   void (*float_to_bfloat16)(const float* in, uint16_t* out, int64_t n);
-} loom_matmul_loops_t;
+} loom__matmul_loops_t;
 
-extern const loom_matmul_loops_t loom__matmul_loops_baseline;
-extern const loom_matmul_loops_t loom__matmul_loops_avx2;
-extern const loom_matmul_loops_t loom__matmul_loops_avx512;
+extern const loom__matmul_loops_t loom__matmul_loops_baseline;
+extern const loom__matmul_loops_t loom__matmul_loops_avx2;
+extern const loom__matmul_loops_t loom__matmul_loops_avx512;
 
 // The loops of this CPU's level.
-const loom_matmul_loops_t* loom__matmul_loops(void);
+const loom__matmul_loops_t* loom__matmul_loops(void);
 
 // Loom's pool owns the cores: OpenBLAS runs single-threaded inside Loom's
 // kernels, which split large products over the pool themselves (no

@@ -51,7 +51,7 @@ static void LOOM_ISA_FN(half_to_float)(const uint16_t* in, float* out,
     _mm256_storeu_ps(out + i, _mm256_cvtph_ps(h));
   }
 #endif
-  for (; i < n; ++i) out[i] = loom_half_to_float(in[i]);
+  for (; i < n; ++i) out[i] = loom__half_to_float(in[i]);
 }
 
 static void LOOM_ISA_FN(float_to_half)(const float* in, uint16_t* out,
@@ -64,12 +64,12 @@ static void LOOM_ISA_FN(float_to_half)(const float* in, uint16_t* out,
     _mm_storeu_si128((__m128i*)(out + i), h);
   }
 #endif
-  for (; i < n; ++i) out[i] = loom_float_to_half(in[i]);
+  for (; i < n; ++i) out[i] = loom__float_to_half(in[i]);
 }
 
 static void LOOM_ISA_FN(bfloat16_to_float)(const uint16_t* restrict in,
                                            float* restrict out, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) out[i] = loom_bfloat16_to_float(in[i]);
+  for (int64_t i = 0; i < n; ++i) out[i] = loom__bfloat16_to_float(in[i]);
 }
 
 static void LOOM_ISA_FN(float_to_bfloat16)(const float* restrict in,
@@ -83,7 +83,7 @@ static void LOOM_ISA_FN(float_to_bfloat16)(const float* restrict in,
   }
 }
 
-const loom_matmul_loops_t LOOM_ISA_FN(loom__matmul_loops) = {
+const loom__matmul_loops_t LOOM_ISA_FN(loom__matmul_loops) = {
     .gemm_i32 = LOOM_ISA_FN(gemm_i32),
     .gemm_i64 = LOOM_ISA_FN(gemm_i64),
     .half_to_float = LOOM_ISA_FN(half_to_float),

@@ -239,10 +239,10 @@ static void vector_to_double(const loom_tensor_t* t, double* out, int64_t n) {
         out[i] = ((const double*)data)[i];
         break;
       case LOOM_DTYPE_BFLOAT16:
-        out[i] = loom_bfloat16_to_float(((const uint16_t*)data)[i]);
+        out[i] = loom__bfloat16_to_float(((const uint16_t*)data)[i]);
         break;
       case LOOM_DTYPE_HALF:
-        out[i] = loom_half_to_float(((const uint16_t*)data)[i]);
+        out[i] = loom__half_to_float(((const uint16_t*)data)[i]);
         break;
       default:
         out[i] = ((const float*)data)[i];
@@ -259,10 +259,10 @@ static void vector_from_double(const double* in, loom_tensor_t* t, int64_t n) {
         ((double*)data)[i] = in[i];
         break;
       case LOOM_DTYPE_BFLOAT16:
-        ((uint16_t*)data)[i] = loom_float_to_bfloat16((float)in[i]);
+        ((uint16_t*)data)[i] = loom__float_to_bfloat16((float)in[i]);
         break;
       case LOOM_DTYPE_HALF:
-        ((uint16_t*)data)[i] = loom_float_to_half((float)in[i]);
+        ((uint16_t*)data)[i] = loom__float_to_half((float)in[i]);
         break;
       default:
         ((float*)data)[i] = (float)in[i];
@@ -286,7 +286,7 @@ typedef enum bn_pass_t {
 typedef struct bn_job_t {
   bn_pass_t pass;
   const bn_layout_t* layout;
-  const loom_nn_loops_t* loops;
+  const loom__nn_loops_t* loops;
   bool f64;
   const void* x;
   const void* dy;
@@ -313,7 +313,7 @@ static void bn_rows(const bn_job_t* job, int64_t unit) {
   int64_t r0 = unit * job->rows, rows = l->outer - r0;
   if (rows > job->rows) rows = job->rows;
   int64_t offset = r0 * c;
-  const loom_nn_loops_t* loops = job->loops;
+  const loom__nn_loops_t* loops = job->loops;
   double* partial = job->partial ? job->partial + unit * c * 2 : NULL;
   switch (job->pass) {
     case PASS_SUM:
@@ -363,7 +363,7 @@ static void bn_plane(const bn_job_t* job, int64_t unit) {
   const bn_layout_t* l = job->layout;
   int64_t j = unit % l->channels, n = l->inner;
   int64_t offset = unit * n;
-  const loom_nn_loops_t* loops = job->loops;
+  const loom__nn_loops_t* loops = job->loops;
   double* partial = job->partial ? job->partial + unit * 2 : NULL;
   switch (job->pass) {
     case PASS_SUM:
@@ -778,7 +778,7 @@ static void batch_norm_grad_compute(void* kernel, loom_kernel_context_t* ctx) {
 // Registration
 //===----------------------------------------------------------------------===//
 
-static const loom_builtin_op_t kOps[] = {
+static const loom__builtin_op_t kOps[] = {
     {.name = "FusedBatchNormV3",
      .inputs = {"x: T", "scale: U", "offset: U", "mean: U", "variance: U"},
      .outputs = {"y: T", "batch_mean: U", "batch_variance: U",
@@ -802,7 +802,7 @@ static const loom_builtin_op_t kOps[] = {
      .shape_fn = bn_shape_fn},
 };
 
-static const loom_builtin_kernel_t kKernels[] = {
+static const loom__builtin_kernel_t kKernels[] = {
     {.op_name = "FusedBatchNormV3",
      .compute = batch_norm_compute,
      .type_attr = "T",

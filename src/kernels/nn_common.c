@@ -11,8 +11,8 @@
 #include "kernels/nn_internal.h"
 #include "loom/host_context.h"
 
-const loom_nn_loops_t* loom__nn_loops(void) {
-  static const loom_nn_loops_t* const kTables[LOOM_ISA_LEVELS] = {
+const loom__nn_loops_t* loom__nn_loops(void) {
+  static const loom__nn_loops_t* const kTables[LOOM_ISA_LEVELS] = {
       &loom__nn_loops_baseline, &loom__nn_loops_avx2, &loom__nn_loops_avx512};
   return kTables[loom__isa_level()];
 }
@@ -52,7 +52,7 @@ static int64_t int_list(const loom_op_attrs_t* attrs, const char* name,
 // data_format and padding (the op definitions restrict their values; a
 // value they do not know is still reported here, naming it).
 static loom_status_t format_and_padding(const loom_op_attrs_t* attrs,
-                                        loom_nn_window_attrs_t* out) {
+                                        loom__nn_window_attrs_t* out) {
   loom_attr_value_t value;
   out->nchw = false;
   if (loom_op_attrs_get(attrs, "data_format", &value)) {
@@ -80,7 +80,7 @@ static loom_status_t format_and_padding(const loom_op_attrs_t* attrs,
 
 // TensorFlow's CheckValidPadding.
 static loom_status_t explicit_paddings(const loom_op_attrs_t* attrs,
-                                       loom_nn_window_attrs_t* out) {
+                                       loom__nn_window_attrs_t* out) {
   int64_t values[16];
   int64_t count = int_list(attrs, "explicit_paddings", values, 16);
   if (count < 0) count = 0;
@@ -136,7 +136,7 @@ static loom_status_t four(const loom_op_attrs_t* attrs, const char* name,
 }
 
 loom_status_t loom__nn_conv_attrs(const loom_op_attrs_t* attrs,
-                                  loom_nn_window_attrs_t* out) {
+                                  loom__nn_window_attrs_t* out) {
   memset(out, 0, sizeof(*out));
   LOOM_RETURN_IF_ERROR(format_and_padding(attrs, out));
   LOOM_RETURN_IF_ERROR(four(attrs, "strides", "strides", 0, out->strides));
@@ -166,7 +166,7 @@ loom_status_t loom__nn_conv_attrs(const loom_op_attrs_t* attrs,
 }
 
 loom_status_t loom__nn_pool_attrs(const loom_op_attrs_t* attrs,
-                                  loom_nn_window_attrs_t* out) {
+                                  loom__nn_window_attrs_t* out) {
   memset(out, 0, sizeof(*out));
   LOOM_RETURN_IF_ERROR(format_and_padding(attrs, out));
   LOOM_RETURN_IF_ERROR(four(attrs, "ksize", "ksize", 0, out->ksize));
@@ -207,7 +207,7 @@ loom_status_t loom__nn_pool_attrs(const loom_op_attrs_t* attrs,
 // TensorFlow's GetWindowedOutputSizeVerbose (dilated).
 static loom_status_t windowed_size(int64_t input, int64_t filter,
                                    int64_t dilation, int64_t stride,
-                                   loom_nn_padding_t padding, int64_t before,
+                                   loom__nn_padding_t padding, int64_t before,
                                    int64_t after, int64_t* out_size,
                                    int64_t* out_before) {
   int64_t effective = (filter - 1) * dilation + 1;
@@ -251,8 +251,8 @@ static loom_status_t rank4(const loom_shape_t* shape, const char* what) {
 
 // Output sizes and padding of a geometry whose input, window, strides and
 // dilations are set.
-static loom_status_t spatial(const loom_nn_window_attrs_t* attrs,
-                             loom_nn_geometry_t* g) {
+static loom_status_t spatial(const loom__nn_window_attrs_t* attrs,
+                             loom__nn_geometry_t* g) {
   int h = attrs->nchw ? 2 : 1, w = attrs->nchw ? 3 : 2;
   LOOM_RETURN_IF_ERROR(windowed_size(
       g->in_h, g->k_h, g->dil_h, g->stride_h, attrs->padding,
@@ -264,8 +264,8 @@ static loom_status_t spatial(const loom_nn_window_attrs_t* attrs,
                        &g->pad_left);
 }
 
-static void read_image(const loom_nn_window_attrs_t* attrs,
-                       const loom_shape_t* input, loom_nn_geometry_t* g) {
+static void read_image(const loom__nn_window_attrs_t* attrs,
+                       const loom_shape_t* input, loom__nn_geometry_t* g) {
   g->nchw = attrs->nchw;
   g->batch = input->dims[0];
   g->in_c = input->dims[attrs->nchw ? 1 : 3];
@@ -278,10 +278,10 @@ static void read_image(const loom_nn_window_attrs_t* attrs,
   g->dil_w = attrs->dilations[w];
 }
 
-loom_status_t loom__nn_conv_geometry(const loom_nn_window_attrs_t* attrs,
+loom_status_t loom__nn_conv_geometry(const loom__nn_window_attrs_t* attrs,
                                      const loom_shape_t* input,
                                      const loom_shape_t* filter,
-                                     loom_nn_geometry_t* g) {
+                                     loom__nn_geometry_t* g) {
   LOOM_RETURN_IF_ERROR(rank4(input, "input"));
   LOOM_RETURN_IF_ERROR(rank4(filter, "filter"));
   memset(g, 0, sizeof(*g));
@@ -312,9 +312,9 @@ loom_status_t loom__nn_conv_geometry(const loom_nn_window_attrs_t* attrs,
   return spatial(attrs, g);
 }
 
-loom_status_t loom__nn_pool_geometry(const loom_nn_window_attrs_t* attrs,
+loom_status_t loom__nn_pool_geometry(const loom__nn_window_attrs_t* attrs,
                                      const loom_shape_t* input,
-                                     loom_nn_geometry_t* g) {
+                                     loom__nn_geometry_t* g) {
   LOOM_RETURN_IF_ERROR(rank4(input, "input"));
   memset(g, 0, sizeof(*g));
   read_image(attrs, input, g);
@@ -391,7 +391,7 @@ int64_t loom__nn_concurrency(loom_kernel_context_t* ctx) {
 }
 
 void loom__nn_widen(loom_dtype_t dtype, const void* in, float* out, int64_t n) {
-  const loom_matmul_loops_t* loops = loom__matmul_loops();
+  const loom__matmul_loops_t* loops = loom__matmul_loops();
   if (dtype == LOOM_DTYPE_HALF) {
     loops->half_to_float(in, out, n);
   } else {
@@ -401,7 +401,7 @@ void loom__nn_widen(loom_dtype_t dtype, const void* in, float* out, int64_t n) {
 
 void loom__nn_narrow(loom_dtype_t dtype, const float* in, void* out,
                      int64_t n) {
-  const loom_matmul_loops_t* loops = loom__matmul_loops();
+  const loom__matmul_loops_t* loops = loom__matmul_loops();
   if (dtype == LOOM_DTYPE_HALF) {
     loops->float_to_half(in, out, n);
   } else {

@@ -55,14 +55,14 @@ static loom_shape_t unknown_image(void) {
 static loom_status_t conv2d_shape_fn(loom_shape_inference_context_t* context,
                                      void* user_data) {
   (void)user_data;
-  loom_nn_window_attrs_t attrs;
+  loom__nn_window_attrs_t attrs;
   LOOM_RETURN_IF_ERROR(
       loom__nn_conv_attrs(loom_shape_inference_context_attrs(context), &attrs));
   loom_shape_t input, filter, out = unknown_image();
   LOOM_RETURN_IF_ERROR(loom_shape_inference_context_input(context, 0, &input));
   LOOM_RETURN_IF_ERROR(loom_shape_inference_context_input(context, 1, &filter));
   if (fully_known(&input) && fully_known(&filter)) {
-    loom_nn_geometry_t g;
+    loom__nn_geometry_t g;
     LOOM_RETURN_IF_ERROR(loom__nn_conv_geometry(&attrs, &input, &filter, &g));
     out = loom__nn_image_shape(g.nchw, g.batch, g.out_h, g.out_w, g.out_c);
   } else {
@@ -78,11 +78,11 @@ static loom_status_t conv2d_shape_fn(loom_shape_inference_context_t* context,
 // forward convolution whose gradient is taken, checked against
 // out_backprop.
 static loom_status_t backprop_geometry(const char* label,
-                                       const loom_nn_window_attrs_t* attrs,
+                                       const loom__nn_window_attrs_t* attrs,
                                        const loom_shape_t* input,
                                        const loom_shape_t* filter,
                                        const loom_shape_t* out_backprop,
-                                       loom_nn_geometry_t* g) {
+                                       loom__nn_geometry_t* g) {
   const loom_shape_t* shapes[3] = {input, filter, out_backprop};
   const char* names[3] = {"input", "filter", "out_backprop"};
   for (int i = 0; i < 3; ++i) {
@@ -149,7 +149,7 @@ static loom_status_t backprop_shape_fn(loom_shape_inference_context_t* context,
   const loom_op_def_t* op = loom_shape_inference_context_op(context);
   bool input_grad = strcmp(op->name, "Conv2DBackpropInput") == 0;
   int32_t sizes_index = input_grad ? 0 : 1;
-  loom_nn_window_attrs_t attrs;
+  loom__nn_window_attrs_t attrs;
   LOOM_RETURN_IF_ERROR(
       loom__nn_conv_attrs(loom_shape_inference_context_attrs(context), &attrs));
   const loom_tensor_t* sizes =
@@ -164,7 +164,7 @@ static loom_status_t backprop_shape_fn(loom_shape_inference_context_t* context,
   LOOM_RETURN_IF_ERROR(
       loom_shape_inference_context_input(context, 2, &out_backprop));
   if (fully_known(&other) && fully_known(&out_backprop)) {
-    loom_nn_geometry_t g;
+    loom__nn_geometry_t g;
     LOOM_RETURN_IF_ERROR(
         backprop_geometry(op->name, &attrs, input_grad ? &out : &other,
                           input_grad ? &other : &out, &out_backprop, &g));
@@ -202,8 +202,8 @@ static void gemm(bool f64, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
 
 // One convolution, its data as float or double (16-bit floats widened).
 typedef struct conv_job_t {
-  const loom_nn_geometry_t* g;
-  const loom_nn_loops_t* loops;
+  const loom__nn_geometry_t* g;
+  const loom__nn_loops_t* loops;
   bool f64;
   size_t size;         // bytes per element
   const char* input;   // x: forward and filter gradient
@@ -282,7 +282,7 @@ static void valid_columns(int64_t offset, int64_t stride, int64_t width,
 // columns), laid out [group][kh][kw][filter_c].
 static void im2col_nhwc(const conv_job_t* job, int64_t p0, int64_t rows,
                         char* col) {
-  const loom_nn_geometry_t* g = job->g;
+  const loom__nn_geometry_t* g = job->g;
   size_t size = job->size;
   size_t c_bytes = (size_t)g->in_c * size,
          cg_bytes = (size_t)g->filter_c * size;
@@ -345,7 +345,7 @@ static void im2col_nhwc(const conv_job_t* job, int64_t p0, int64_t rows,
 // the input gradient image dx.
 static void col2im_nhwc(const conv_job_t* job, const char* dcol, int64_t p0,
                         int64_t rows, char* dx) {
-  const loom_nn_geometry_t* g = job->g;
+  const loom__nn_geometry_t* g = job->g;
   size_t size = job->size;
   int64_t oh = p0 / g->out_w, ow = p0 % g->out_w;
   for (int64_t r = 0; r < rows; ++r) {
@@ -379,7 +379,7 @@ static void col2im_nhwc(const conv_job_t* job, const char* dcol, int64_t p0,
 // of col holds those columns' taps.
 static void im2col_nchw(const conv_job_t* job, int64_t n, int64_t q0,
                         int64_t cols, char* col) {
-  const loom_nn_geometry_t* g = job->g;
+  const loom__nn_geometry_t* g = job->g;
   size_t size = job->size;
   int64_t plane = g->in_h * g->in_w;
   const char* image = job->input + (size_t)(n * g->in_c * plane) * size;
@@ -424,7 +424,7 @@ static void im2col_nchw(const conv_job_t* job, int64_t n, int64_t q0,
 // n's output) into the input gradient image dx ([C][H][W]).
 static void col2im_nchw(const conv_job_t* job, const char* dcol, int64_t q0,
                         int64_t cols, char* dx) {
-  const loom_nn_geometry_t* g = job->g;
+  const loom__nn_geometry_t* g = job->g;
   size_t size = job->size;
   int64_t plane = g->in_h * g->in_w;
   int64_t row = 0;
@@ -497,7 +497,7 @@ static char* worker_scratch(const conv_job_t* job, int worker) {
 static void forward_nhwc_units(void* arg, int64_t begin, int64_t end,
                                int worker) {
   const conv_job_t* job = arg;
-  const loom_nn_geometry_t* g = job->g;
+  const loom__nn_geometry_t* g = job->g;
   int64_t total = g->batch * job->pixels;
   for (int64_t unit = begin; unit < end; ++unit) {
     int64_t p0 = unit * job->block, rows = total - p0;
@@ -529,7 +529,7 @@ static void forward_nhwc_units(void* arg, int64_t begin, int64_t end,
 static void forward_nchw_units(void* arg, int64_t begin, int64_t end,
                                int worker) {
   const conv_job_t* job = arg;
-  const loom_nn_geometry_t* g = job->g;
+  const loom__nn_geometry_t* g = job->g;
   for (int64_t unit = begin; unit < end; ++unit) {
     int64_t n = unit / job->blocks, q0 = (unit % job->blocks) * job->block;
     int64_t cols = job->pixels - q0;
@@ -562,7 +562,7 @@ static void forward_nchw_units(void* arg, int64_t begin, int64_t end,
 static void input_grad_nhwc_units(void* arg, int64_t begin, int64_t end,
                                   int worker) {
   const conv_job_t* job = arg;
-  const loom_nn_geometry_t* g = job->g;
+  const loom__nn_geometry_t* g = job->g;
   size_t size = job->size;
   for (int64_t unit = begin; unit < end; ++unit) {
     if (job->direct) {
@@ -604,7 +604,7 @@ static void input_grad_nhwc_units(void* arg, int64_t begin, int64_t end,
 static void input_grad_nchw_units(void* arg, int64_t begin, int64_t end,
                                   int worker) {
   const conv_job_t* job = arg;
-  const loom_nn_geometry_t* g = job->g;
+  const loom__nn_geometry_t* g = job->g;
   size_t size = job->size;
   for (int64_t unit = begin; unit < end; ++unit) {
     if (job->direct) {
@@ -655,7 +655,7 @@ static void input_grad_nchw_units(void* arg, int64_t begin, int64_t end,
 static void filter_grad_chunks(void* arg, int64_t begin, int64_t end,
                                int worker) {
   const conv_job_t* job = arg;
-  const loom_nn_geometry_t* g = job->g;
+  const loom__nn_geometry_t* g = job->g;
   size_t size = job->size;
   for (int64_t chunk = begin; chunk < end; ++chunk) {
     char* acc = job->chunks + job->chunk_stride * (size_t)chunk;
@@ -726,7 +726,7 @@ typedef enum conv_kind_t {
 } conv_kind_t;
 
 // HWIO [kh][kw][cg][O] to [O][cg][kh][kw] (or back, `inverse`).
-static void transpose_filter(const loom_nn_geometry_t* g, size_t size,
+static void transpose_filter(const loom__nn_geometry_t* g, size_t size,
                              const char* from, char* to, bool inverse) {
   int64_t taps = g->k_h * g->k_w;
   for (int64_t t = 0; t < taps; ++t) {
@@ -763,7 +763,7 @@ enum {
   kWinogradMinChannels = 16,
 };
 
-static bool use_winograd(const loom_nn_geometry_t* g) {
+static bool use_winograd(const loom__nn_geometry_t* g) {
   return g->k_h == 3 && g->k_w == 3 && g->stride_h == 1 && g->stride_w == 1 &&
          g->dil_h == 1 && g->dil_w == 1 && g->groups == 1 &&
          g->in_c >= kWinogradMinChannels && g->out_c >= kWinogradMinChannels &&
@@ -771,8 +771,8 @@ static bool use_winograd(const loom_nn_geometry_t* g) {
 }
 
 typedef struct winograd_job_t {
-  const loom_nn_geometry_t* g;
-  const loom_nn_loops_t* loops;
+  const loom__nn_geometry_t* g;
+  const loom__nn_loops_t* loops;
   bool f64;
   size_t size;
   const char* input;  // NHWC
@@ -786,7 +786,7 @@ typedef struct winograd_job_t {
 
 static void winograd_units(void* arg, int64_t begin, int64_t end, int worker) {
   const winograd_job_t* job = arg;
-  const loom_nn_geometry_t* g = job->g;
+  const loom__nn_geometry_t* g = job->g;
   size_t size = job->size;
   int64_t c = g->in_c, o = g->out_c, t_block = job->block;
   char* v = job->scratch + job->scratch_stride * (size_t)worker;
@@ -862,7 +862,7 @@ typedef struct transpose_job_t {
   char* dst;
   int64_t rows, cols;
   size_t size;
-  loom_transpose_panel_fn_t panel;
+  loom__transpose_panel_fn_t panel;
 } transpose_job_t;
 
 static void transpose_units(void* arg, int64_t begin, int64_t end) {
@@ -897,7 +897,7 @@ static loom_status_t transpose_images(loom_kernel_context_t* ctx,
 }
 
 static loom_status_t run_winograd(loom_kernel_context_t* ctx,
-                                  const loom_nn_geometry_t* g, bool f64,
+                                  const loom__nn_geometry_t* g, bool f64,
                                   const void* x, const void* filter,
                                   void* out) {
   loom_allocator_t allocator = loom_kernel_context_allocator(ctx);
@@ -979,7 +979,7 @@ static loom_status_t run_winograd(loom_kernel_context_t* ctx,
 // Runs one convolution on float or double data. The pointers are the
 // float/double buffers (16-bit inputs already widened).
 static loom_status_t run_conv(loom_kernel_context_t* ctx, conv_kind_t kind,
-                              const loom_nn_geometry_t* g, bool f64,
+                              const loom__nn_geometry_t* g, bool f64,
                               const void* x, const void* filter, const void* dy,
                               void* out) {
   loom_allocator_t allocator = loom_kernel_context_allocator(ctx);
@@ -1115,7 +1115,7 @@ static void conv_compute(void* kernel, loom_kernel_context_t* ctx) {
                      : strcmp(name, "Conv2DBackpropInput") == 0
                          ? CONV_INPUT_GRAD
                          : CONV_FILTER_GRAD;
-  loom_nn_window_attrs_t attrs;
+  loom__nn_window_attrs_t attrs;
   loom_status_t status =
       loom__nn_conv_attrs(loom_kernel_context_attrs(ctx), &attrs);
   if (status) FAIL_AND_RETURN(ctx, status);
@@ -1123,7 +1123,7 @@ static void conv_compute(void* kernel, loom_kernel_context_t* ctx) {
   loom_tensor_t* filter = NULL;
   loom_tensor_t* dy = NULL;
   loom_shape_t x_shape, filter_shape, out_shape;
-  loom_nn_geometry_t g;
+  loom__nn_geometry_t g;
   switch (kind) {
     case CONV_FORWARD:
       x = loom_kernel_context_input(ctx, 0);
@@ -1210,7 +1210,7 @@ static void conv_compute(void* kernel, loom_kernel_context_t* ctx) {
       "data_format: {'NHWC', 'NCHW'} = 'NHWC'",          \
       "dilations: list(int) = [1, 1, 1, 1]"
 
-static const loom_builtin_op_t kOps[] = {
+static const loom__builtin_op_t kOps[] = {
     {.name = "Conv2D",
      .inputs = {"input: T", "filter: T"},
      .outputs = {"output: T"},
@@ -1231,7 +1231,7 @@ static const loom_builtin_op_t kOps[] = {
 #define CONV_TYPES \
   LOOM_DTYPE_FLOAT, LOOM_DTYPE_DOUBLE, LOOM_DTYPE_HALF, LOOM_DTYPE_BFLOAT16
 
-static const loom_builtin_kernel_t kKernels[] = {
+static const loom__builtin_kernel_t kKernels[] = {
     {.op_name = "Conv2D",
      .compute = conv_compute,
      .type_attr = "T",

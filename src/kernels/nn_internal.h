@@ -23,25 +23,25 @@
 // Attributes and geometry
 //===----------------------------------------------------------------------===//
 
-typedef enum loom_nn_padding_t {
+typedef enum loom__nn_padding_t {
   LOOM_NN_PADDING_VALID = 0,
   LOOM_NN_PADDING_SAME = 1,
   LOOM_NN_PADDING_EXPLICIT = 2,
-} loom_nn_padding_t;
+} loom__nn_padding_t;
 
 // The window attributes of a convolution or pooling op, as given (in
 // data_format order), after TensorFlow's checks.
-typedef struct loom_nn_window_attrs_t {
+typedef struct loom__nn_window_attrs_t {
   bool nchw;
-  loom_nn_padding_t padding;
+  loom__nn_padding_t padding;
   int64_t ksize[4];  // pooling: the window; convolutions: all 1
   int64_t strides[4];
   int64_t dilations[4];          // pooling: all 1
   int64_t explicit_paddings[8];  // (before, after) per dim; EXPLICIT only
-} loom_nn_window_attrs_t;
+} loom__nn_window_attrs_t;
 
 // A 2-D sliding window over a batch of images, data_format resolved.
-typedef struct loom_nn_geometry_t {
+typedef struct loom__nn_geometry_t {
   bool nchw;
   int64_t batch, in_h, in_w, in_c;
   int64_t k_h, k_w;  // filter or window size
@@ -51,28 +51,28 @@ typedef struct loom_nn_geometry_t {
   int64_t stride_h, stride_w, dil_h, dil_w;
   int64_t pad_top, pad_left;  // elements of implicit zeros before
   int64_t out_h, out_w;
-} loom_nn_geometry_t;
+} loom__nn_geometry_t;
 
 // Conv2D, Conv2DBackpropInput, Conv2DBackpropFilter: data_format, padding,
 // strides, dilations, explicit_paddings.
 loom_status_t loom__nn_conv_attrs(const loom_op_attrs_t* attrs,
-                                  loom_nn_window_attrs_t* out);
+                                  loom__nn_window_attrs_t* out);
 
 // MaxPool, AvgPool and their grads: data_format, padding, ksize, strides,
 // explicit_paddings (read when present).
 loom_status_t loom__nn_pool_attrs(const loom_op_attrs_t* attrs,
-                                  loom_nn_window_attrs_t* out);
+                                  loom__nn_window_attrs_t* out);
 
 // The convolution of `input` by `filter` (rank 4 each, fully known).
-loom_status_t loom__nn_conv_geometry(const loom_nn_window_attrs_t* attrs,
+loom_status_t loom__nn_conv_geometry(const loom__nn_window_attrs_t* attrs,
                                      const loom_shape_t* input,
                                      const loom_shape_t* filter,
-                                     loom_nn_geometry_t* out);
+                                     loom__nn_geometry_t* out);
 
 // Pooling over `input` (rank 4, fully known).
-loom_status_t loom__nn_pool_geometry(const loom_nn_window_attrs_t* attrs,
+loom_status_t loom__nn_pool_geometry(const loom__nn_window_attrs_t* attrs,
                                      const loom_shape_t* input,
-                                     loom_nn_geometry_t* out);
+                                     loom__nn_geometry_t* out);
 
 // [batch, h, w, c] in the geometry's data_format.
 loom_shape_t loom__nn_image_shape(bool nchw, int64_t batch, int64_t h,
@@ -116,13 +116,13 @@ loom_status_t loom__register_nn_batchnorm_ops(void);
 
 // One plane of an NCHW pooling: in is [in_h, in_w], out [out_h, out_w]
 // rows [oh0, oh1).
-typedef struct loom_nn_plane_t {
+typedef struct loom__nn_plane_t {
   int64_t in_h, in_w, out_w;
   int64_t k_h, k_w, stride_h, stride_w, pad_top, pad_left;
   int64_t oh0, oh1;
-} loom_nn_plane_t;
+} loom__nn_plane_t;
 
-typedef struct loom_nn_loops_t {
+typedef struct loom__nn_loops_t {
   // dst[i] += src[i].
   void (*add_f32)(float* dst, const float* src, int64_t n);
   void (*add_f64)(double* dst, const double* src, int64_t n);
@@ -150,23 +150,24 @@ typedef struct loom_nn_loops_t {
   void (*argmax_f64)(double* best, int64_t* where, const double* x,
                      int64_t position, int64_t n);
   // NCHW pooling of one plane (rows plane->oh0 .. oh1 of out).
-  void (*max_plane_f32)(const float* in, float* out, const loom_nn_plane_t* p);
+  void (*max_plane_f32)(const float* in, float* out, const loom__nn_plane_t* p);
   void (*max_plane_f64)(const double* in, double* out,
-                        const loom_nn_plane_t* p);
-  void (*max_plane_i8)(const int8_t* in, int8_t* out, const loom_nn_plane_t* p);
+                        const loom__nn_plane_t* p);
+  void (*max_plane_i8)(const int8_t* in, int8_t* out,
+                       const loom__nn_plane_t* p);
   void (*max_plane_u8)(const uint8_t* in, uint8_t* out,
-                       const loom_nn_plane_t* p);
+                       const loom__nn_plane_t* p);
   void (*max_plane_i16)(const int16_t* in, int16_t* out,
-                        const loom_nn_plane_t* p);
+                        const loom__nn_plane_t* p);
   void (*max_plane_u16)(const uint16_t* in, uint16_t* out,
-                        const loom_nn_plane_t* p);
+                        const loom__nn_plane_t* p);
   void (*max_plane_i32)(const int32_t* in, int32_t* out,
-                        const loom_nn_plane_t* p);
+                        const loom__nn_plane_t* p);
   void (*max_plane_i64)(const int64_t* in, int64_t* out,
-                        const loom_nn_plane_t* p);
-  void (*avg_plane_f32)(const float* in, float* out, const loom_nn_plane_t* p);
+                        const loom__nn_plane_t* p);
+  void (*avg_plane_f32)(const float* in, float* out, const loom__nn_plane_t* p);
   void (*avg_plane_f64)(const double* in, double* out,
-                        const loom_nn_plane_t* p);
+                        const loom__nn_plane_t* p);
   // Batch normalisation, channels last: rows of c channels.
   // y[r, j] = (x[r, j] - m[j]) * a[j] + b[j] (y may be x).
   void (*affine_rows_f32)(const float* x, float* y, const float* m,
@@ -226,13 +227,13 @@ typedef struct loom_nn_loops_t {
                               int64_t n);
   void (*winograd_output_f64)(const double* m, int64_t m_stride,
                               double* const* y, int64_t n);
-} loom_nn_loops_t;
+} loom__nn_loops_t;
 
-extern const loom_nn_loops_t loom__nn_loops_baseline;
-extern const loom_nn_loops_t loom__nn_loops_avx2;
-extern const loom_nn_loops_t loom__nn_loops_avx512;
+extern const loom__nn_loops_t loom__nn_loops_baseline;
+extern const loom__nn_loops_t loom__nn_loops_avx2;
+extern const loom__nn_loops_t loom__nn_loops_avx512;
 
 // The loops of this CPU's level.
-const loom_nn_loops_t* loom__nn_loops(void);
+const loom__nn_loops_t* loom__nn_loops(void);
 
 #endif  // LOOM_KERNELS_NN_INTERNAL_H_

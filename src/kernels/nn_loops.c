@@ -70,7 +70,7 @@ static inline void column_range(int64_t offset, int64_t stride, int64_t in_w,
 // output columns.
 #define MAX_PLANE_LOOP(suffix, T, LOWEST)                                 \
   static void LOOM_ISA_FN(max_plane_##suffix)(                            \
-      const T* restrict in, T* restrict out, const loom_nn_plane_t* p) {  \
+      const T* restrict in, T* restrict out, const loom__nn_plane_t* p) { \
     for (int64_t oh = p->oh0; oh < p->oh1; ++oh) {                        \
       T* restrict row = out + oh * p->out_w;                              \
       for (int64_t ow = 0; ow < p->out_w; ++ow) row[ow] = LOWEST;         \
@@ -100,7 +100,7 @@ static inline void column_range(int64_t offset, int64_t stride, int64_t in_w,
 
 #define AVG_PLANE_LOOP(suffix, T)                                         \
   static void LOOM_ISA_FN(avg_plane_##suffix)(                            \
-      const T* restrict in, T* restrict out, const loom_nn_plane_t* p) {  \
+      const T* restrict in, T* restrict out, const loom__nn_plane_t* p) { \
     for (int64_t oh = p->oh0; oh < p->oh1; ++oh) {                        \
       T* restrict row = out + oh * p->out_w;                              \
       for (int64_t ow = 0; ow < p->out_w; ++ow) row[ow] = 0;              \
@@ -381,7 +381,7 @@ static void LOOM_ISA_FN(grad_apply_plane_f32)(const float* dy, const float* x,
 WINOGRAD_LOOPS(f32, float)
 WINOGRAD_LOOPS(f64, double)
 
-const loom_nn_loops_t LOOM_ISA_FN(loom__nn_loops) = {
+const loom__nn_loops_t LOOM_ISA_FN(loom__nn_loops) = {
     .add_f32 = LOOM_ISA_FN(add_f32),
     .add_f64 = LOOM_ISA_FN(add_f64),
     .axpy_f32 = LOOM_ISA_FN(axpy_f32),

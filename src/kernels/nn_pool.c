@@ -39,20 +39,20 @@ static loom_shape_t unknown_image(void) {
   return shape;
 }
 
-static loom_shape_t pooled_shape(const loom_nn_geometry_t* g) {
+static loom_shape_t pooled_shape(const loom__nn_geometry_t* g) {
   return loom__nn_image_shape(g->nchw, g->batch, g->out_h, g->out_w, g->in_c);
 }
 
 static loom_status_t pool_shape_fn(loom_shape_inference_context_t* context,
                                    void* user_data) {
   (void)user_data;
-  loom_nn_window_attrs_t attrs;
+  loom__nn_window_attrs_t attrs;
   LOOM_RETURN_IF_ERROR(
       loom__nn_pool_attrs(loom_shape_inference_context_attrs(context), &attrs));
   loom_shape_t input, out = unknown_image();
   LOOM_RETURN_IF_ERROR(loom_shape_inference_context_input(context, 0, &input));
   if (fully_known(&input)) {
-    loom_nn_geometry_t g;
+    loom__nn_geometry_t g;
     LOOM_RETURN_IF_ERROR(loom__nn_pool_geometry(&attrs, &input, &g));
     out = pooled_shape(&g);
   } else {
@@ -65,7 +65,7 @@ static loom_status_t pool_shape_fn(loom_shape_inference_context_t* context,
 }
 
 // A gradient argument must have the pooled shape.
-static loom_status_t expect_pooled(const loom_nn_geometry_t* g,
+static loom_status_t expect_pooled(const loom__nn_geometry_t* g,
                                    const loom_shape_t* shape,
                                    const char* what) {
   loom_shape_t expected = pooled_shape(g);
@@ -79,11 +79,11 @@ static loom_status_t expect_pooled(const loom_nn_geometry_t* g,
 }
 
 // MaxPoolGrad: orig_input, orig_output and grad checked against each other.
-static loom_status_t max_grad_geometry(const loom_nn_window_attrs_t* attrs,
+static loom_status_t max_grad_geometry(const loom__nn_window_attrs_t* attrs,
                                        const loom_shape_t* input,
                                        const loom_shape_t* output,
                                        const loom_shape_t* grad,
-                                       loom_nn_geometry_t* g) {
+                                       loom__nn_geometry_t* g) {
   LOOM_RETURN_IF_ERROR(loom__nn_pool_geometry(attrs, input, g));
   LOOM_RETURN_IF_ERROR(expect_pooled(g, output, "orig_output"));
   return expect_pooled(g, grad, "grad");
@@ -92,7 +92,7 @@ static loom_status_t max_grad_geometry(const loom_nn_window_attrs_t* attrs,
 // The pool attributes and the three input shapes of a max-pool gradient
 // op (MaxPoolGrad, MaxPoolGradGrad); *out_known when all are fully known.
 static loom_status_t grad_inputs(loom_shape_inference_context_t* context,
-                                 loom_nn_window_attrs_t* attrs,
+                                 loom__nn_window_attrs_t* attrs,
                                  loom_shape_t* shapes, bool* out_known) {
   LOOM_RETURN_IF_ERROR(
       loom__nn_pool_attrs(loom_shape_inference_context_attrs(context), attrs));
@@ -108,12 +108,12 @@ static loom_status_t grad_inputs(loom_shape_inference_context_t* context,
 static loom_status_t max_grad_shape_fn(loom_shape_inference_context_t* context,
                                        void* user_data) {
   (void)user_data;
-  loom_nn_window_attrs_t attrs;
+  loom__nn_window_attrs_t attrs;
   loom_shape_t shapes[3];
   bool known = false;
   LOOM_RETURN_IF_ERROR(grad_inputs(context, &attrs, shapes, &known));
   if (known) {
-    loom_nn_geometry_t g;
+    loom__nn_geometry_t g;
     LOOM_RETURN_IF_ERROR(
         max_grad_geometry(&attrs, &shapes[0], &shapes[1], &shapes[2], &g));
   }
@@ -124,11 +124,10 @@ static loom_status_t max_grad_shape_fn(loom_shape_inference_context_t* context,
 
 // MaxPoolGradGrad: orig_input, orig_output and grad checked against each
 // other (TensorFlow's kernel checks and messages).
-static loom_status_t max_grad_grad_geometry(const loom_nn_window_attrs_t* attrs,
-                                            const loom_shape_t* input,
-                                            const loom_shape_t* output,
-                                            const loom_shape_t* grad,
-                                            loom_nn_geometry_t* g) {
+static loom_status_t max_grad_grad_geometry(
+    const loom__nn_window_attrs_t* attrs, const loom_shape_t* input,
+    const loom_shape_t* output, const loom_shape_t* grad,
+    loom__nn_geometry_t* g) {
   const loom_shape_t* shapes[3] = {input, output, grad};
   static const char* const kNames[3] = {"tensor_in", "tensor_out",
                                         "out_grad_backprop"};
@@ -155,12 +154,12 @@ static loom_status_t max_grad_grad_geometry(const loom_nn_window_attrs_t* attrs,
 static loom_status_t max_grad_grad_shape_fn(
     loom_shape_inference_context_t* context, void* user_data) {
   (void)user_data;
-  loom_nn_window_attrs_t attrs;
+  loom__nn_window_attrs_t attrs;
   loom_shape_t shapes[3];
   bool known = false;
   LOOM_RETURN_IF_ERROR(grad_inputs(context, &attrs, shapes, &known));
   if (known) {
-    loom_nn_geometry_t g;
+    loom__nn_geometry_t g;
     LOOM_RETURN_IF_ERROR(
         max_grad_grad_geometry(&attrs, &shapes[0], &shapes[1], &shapes[2], &g));
     loom_shape_t out = pooled_shape(&g);
@@ -172,7 +171,7 @@ static loom_status_t max_grad_grad_shape_fn(
 static loom_status_t avg_grad_shape_fn(loom_shape_inference_context_t* context,
                                        void* user_data) {
   (void)user_data;
-  loom_nn_window_attrs_t attrs;
+  loom__nn_window_attrs_t attrs;
   LOOM_RETURN_IF_ERROR(
       loom__nn_pool_attrs(loom_shape_inference_context_attrs(context), &attrs));
   const loom_tensor_t* sizes =
@@ -183,7 +182,7 @@ static loom_status_t avg_grad_shape_fn(loom_shape_inference_context_t* context,
         loom__nn_shape_from_tensor(sizes, "orig_input_shape", &out));
     LOOM_RETURN_IF_ERROR(loom_shape_inference_context_input(context, 1, &grad));
     if (fully_known(&grad)) {
-      loom_nn_geometry_t g;
+      loom__nn_geometry_t g;
       LOOM_RETURN_IF_ERROR(loom__nn_pool_geometry(&attrs, &out, &g));
       LOOM_RETURN_IF_ERROR(expect_pooled(&g, &grad, "grad"));
     }
@@ -205,8 +204,8 @@ typedef enum pool_kind_t {
 
 typedef struct pool_job_t {
   pool_kind_t kind;
-  const loom_nn_geometry_t* g;
-  const loom_nn_loops_t* loops;
+  const loom__nn_geometry_t* g;
+  const loom__nn_loops_t* loops;
   loom_dtype_t dtype;  // of the data the loops see (16-bit: float)
   size_t size;
   const char* x;   // input / orig_input
@@ -220,7 +219,7 @@ typedef struct pool_job_t {
 
 // The input rows [h0, h1) and columns [w0, w1) of output (oh, ow)'s
 // window, clipped to the image.
-static void window(const loom_nn_geometry_t* g, int64_t oh, int64_t ow,
+static void window(const loom__nn_geometry_t* g, int64_t oh, int64_t ow,
                    int64_t* h0, int64_t* h1, int64_t* w0, int64_t* w1) {
   *h0 = oh * g->stride_h - g->pad_top;
   *w0 = ow * g->stride_w - g->pad_left;
@@ -235,7 +234,7 @@ static void window(const loom_nn_geometry_t* g, int64_t oh, int64_t ow,
 // MaxPool, channels last: one output row (n, oh) of pixels.
 #define MAX_ROW(suffix, T, LOWEST)                                             \
   static void max_row_##suffix(const pool_job_t* job, int64_t n, int64_t oh) { \
-    const loom_nn_geometry_t* g = job->g;                                      \
+    const loom__nn_geometry_t* g = job->g;                                     \
     int64_t c = g->in_c;                                                       \
     const T* image = (const T*)job->x + n * g->in_h * g->in_w * c;             \
     T* out = (T*)job->out + (n * g->out_h + oh) * g->out_w * c;                \
@@ -267,7 +266,7 @@ MAX_ROW(i64, int64_t, INT64_MIN)
 // AvgPool, channels last.
 #define AVG_ROW(suffix, T)                                                     \
   static void avg_row_##suffix(const pool_job_t* job, int64_t n, int64_t oh) { \
-    const loom_nn_geometry_t* g = job->g;                                      \
+    const loom__nn_geometry_t* g = job->g;                                     \
     int64_t c = g->in_c;                                                       \
     const T* image = (const T*)job->x + n * g->in_h * g->in_w * c;             \
     T* out = (T*)job->out + (n * g->out_h + oh) * g->out_w * c;                \
@@ -328,13 +327,13 @@ static void forward_nhwc_rows(void* arg, int64_t begin, int64_t end) {
 // Forward, channels first: unit = (plane, block of output rows).
 static void forward_nchw_planes(void* arg, int64_t begin, int64_t end) {
   const pool_job_t* job = arg;
-  const loom_nn_geometry_t* g = job->g;
-  const loom_nn_loops_t* loops = job->loops;
+  const loom__nn_geometry_t* g = job->g;
+  const loom__nn_loops_t* loops = job->loops;
   int64_t in_plane = g->in_h * g->in_w, out_plane = g->out_h * g->out_w;
   for (int64_t unit = begin; unit < end; ++unit) {
     int64_t plane = unit / job->row_blocks;
     int64_t block = unit % job->row_blocks;
-    loom_nn_plane_t p = {
+    loom__nn_plane_t p = {
         .in_h = g->in_h,
         .in_w = g->in_w,
         .out_w = g->out_w,
@@ -389,7 +388,7 @@ static void forward_nchw_planes(void* arg, int64_t begin, int64_t end) {
 #define MAX_GRAD_IMAGE_NHWC(suffix, T)                                       \
   static void max_grad_nhwc_##suffix(const pool_job_t* job, int64_t n,       \
                                      int worker) {                           \
-    const loom_nn_geometry_t* g = job->g;                                    \
+    const loom__nn_geometry_t* g = job->g;                                   \
     int64_t c = g->in_c;                                                     \
     const T* image = (const T*)job->x + n * g->in_h * g->in_w * c;           \
     const T* grad = (const T*)job->dy + n * g->out_h * g->out_w * c;         \
@@ -423,7 +422,7 @@ MAX_GRAD_IMAGE_NHWC(f64, double)
 // MaxPoolGrad, channels first: unit = one plane.
 #define MAX_GRAD_PLANE(suffix, T)                                             \
   static void max_grad_plane_##suffix(const pool_job_t* job, int64_t plane) { \
-    const loom_nn_geometry_t* g = job->g;                                     \
+    const loom__nn_geometry_t* g = job->g;                                    \
     const T* in = (const T*)job->x + plane * g->in_h * g->in_w;               \
     const T* grad = (const T*)job->dy + plane * g->out_h * g->out_w;          \
     T* dx = (T*)job->out + plane * g->in_h * g->in_w;                         \
@@ -455,7 +454,7 @@ MAX_GRAD_PLANE(f64, double)
 // AvgPoolGrad, channels last: unit = one image.
 #define AVG_GRAD_IMAGE_NHWC(suffix, T)                                         \
   static void avg_grad_nhwc_##suffix(const pool_job_t* job, int64_t n) {       \
-    const loom_nn_geometry_t* g = job->g;                                      \
+    const loom__nn_geometry_t* g = job->g;                                     \
     int64_t c = g->in_c;                                                       \
     const T* grad = (const T*)job->dy + n * g->out_h * g->out_w * c;           \
     T* dx = (T*)job->out + n * g->in_h * g->in_w * c;                          \
@@ -481,7 +480,7 @@ AVG_GRAD_IMAGE_NHWC(f64, double)
 // AvgPoolGrad, channels first: unit = one plane.
 #define AVG_GRAD_PLANE(suffix, T)                                             \
   static void avg_grad_plane_##suffix(const pool_job_t* job, int64_t plane) { \
-    const loom_nn_geometry_t* g = job->g;                                     \
+    const loom__nn_geometry_t* g = job->g;                                    \
     const T* grad = (const T*)job->dy + plane * g->out_h * g->out_w;          \
     T* dx = (T*)job->out + plane * g->in_h * g->in_w;                         \
     memset(dx, 0, (size_t)(g->in_h * g->in_w) * sizeof(T));                   \
@@ -508,7 +507,7 @@ AVG_GRAD_PLANE(f64, double)
 #define MAX_GRAD_GRAD_ROW_NHWC(suffix, T)                                   \
   static void max_grad_grad_nhwc_##suffix(const pool_job_t* job, int64_t n, \
                                           int64_t oh, int worker) {         \
-    const loom_nn_geometry_t* g = job->g;                                   \
+    const loom__nn_geometry_t* g = job->g;                                  \
     int64_t c = g->in_c;                                                    \
     const T* image = (const T*)job->x + n * g->in_h * g->in_w * c;          \
     const T* grad = (const T*)job->dy + n * g->in_h * g->in_w * c;          \
@@ -543,7 +542,7 @@ MAX_GRAD_GRAD_ROW_NHWC(f64, double)
 #define MAX_GRAD_GRAD_ROW_PLANE(suffix, T)                              \
   static void max_grad_grad_plane_##suffix(const pool_job_t* job,       \
                                            int64_t plane, int64_t oh) { \
-    const loom_nn_geometry_t* g = job->g;                               \
+    const loom__nn_geometry_t* g = job->g;                              \
     const T* in = (const T*)job->x + plane * g->in_h * g->in_w;         \
     const T* grad = (const T*)job->dy + plane * g->in_h * g->in_w;      \
     T* out = (T*)job->out + (plane * g->out_h + oh) * g->out_w;         \
@@ -617,7 +616,7 @@ static void grad_units(void* arg, int64_t begin, int64_t end, int worker) {
 
 // Runs one pooling op on native data (16-bit floats already widened).
 static loom_status_t run_pool(loom_kernel_context_t* ctx, pool_job_t* job) {
-  const loom_nn_geometry_t* g = job->g;
+  const loom__nn_geometry_t* g = job->g;
   loom_thread_pool_t* pool = loom__nn_pool(ctx);
   job->loops = loom__nn_loops();
   job->size = loom_dtype_size(job->dtype);
@@ -682,13 +681,13 @@ static void pool_compute(void* kernel, loom_kernel_context_t* ctx) {
                      : strcmp(name, "MaxPoolGrad") == 0     ? POOL_MAX_GRAD
                      : strcmp(name, "MaxPoolGradGrad") == 0 ? POOL_MAX_GRAD_GRAD
                                                             : POOL_AVG_GRAD;
-  loom_nn_window_attrs_t attrs;
+  loom__nn_window_attrs_t attrs;
   loom_status_t status =
       loom__nn_pool_attrs(loom_kernel_context_attrs(ctx), &attrs);
   if (status) FAIL_AND_RETURN(ctx, status);
   loom_tensor_t* x = NULL;
   loom_tensor_t* dy = NULL;
-  loom_nn_geometry_t g;
+  loom__nn_geometry_t g;
   loom_shape_t out_shape;
   switch (kind) {
     case POOL_MAX:
@@ -771,7 +770,7 @@ static void pool_compute(void* kernel, loom_kernel_context_t* ctx) {
 // Registration
 //===----------------------------------------------------------------------===//
 
-static const loom_builtin_op_t kOps[] = {
+static const loom__builtin_op_t kOps[] = {
     {.name = "MaxPool",
      .inputs = {"input: T"},
      .outputs = {"output: T"},
@@ -819,7 +818,7 @@ static const loom_builtin_op_t kOps[] = {
 #define FLOAT_TYPES \
   LOOM_DTYPE_FLOAT, LOOM_DTYPE_DOUBLE, LOOM_DTYPE_HALF, LOOM_DTYPE_BFLOAT16
 
-static const loom_builtin_kernel_t kKernels[] = {
+static const loom__builtin_kernel_t kKernels[] = {
     {.op_name = "MaxPool",
      .compute = pool_compute,
      .type_attr = "T",

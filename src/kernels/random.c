@@ -155,10 +155,10 @@ static void store(loom_dtype_t dtype, void* out, int64_t i, double value) {
       ((double*)out)[i] = value;
       break;
     case LOOM_DTYPE_HALF:
-      ((uint16_t*)out)[i] = loom_float_to_half((float)value);
+      ((uint16_t*)out)[i] = loom__float_to_half((float)value);
       break;
     default:  // bfloat16
-      ((uint16_t*)out)[i] = loom_float_to_bfloat16((float)value);
+      ((uint16_t*)out)[i] = loom__float_to_bfloat16((float)value);
       break;
   }
 }
@@ -305,7 +305,7 @@ static loom_status_t random_shape_fn(loom_shape_inference_context_t* context,
     .shape_fn = random_shape_fn, .is_stateful = true                          \
   }
 
-static const loom_builtin_op_t kOps[] = {
+static const loom__builtin_op_t kOps[] = {
     RANDOM_OP("RandomUniform"),
     RANDOM_OP("RandomStandardNormal"),
     RANDOM_OP("TruncatedNormal"),
@@ -322,7 +322,7 @@ static const loom_builtin_op_t kOps[] = {
     }                                                                 \
   }
 
-static const loom_builtin_kernel_t kKernels[] = {
+static const loom__builtin_kernel_t kKernels[] = {
     RANDOM_KERNEL("RandomUniform", create_uniform),
     RANDOM_KERNEL("RandomStandardNormal", create_normal),
     RANDOM_KERNEL("TruncatedNormal", create_truncated),

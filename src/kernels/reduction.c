@@ -26,24 +26,25 @@
 // Loop tables
 //===----------------------------------------------------------------------===//
 
-const loom_reduce_loops_t* loom__reduce_loops(loom_reduce_op_t op,
-                                              loom_dtype_t dtype) {
-  static const loom_reduce_table_t* const kTables[LOOM_ISA_LEVELS] = {
+const loom__reduce_loops_t* loom__reduce_loops(loom__reduce_op_t op,
+                                               loom_dtype_t dtype) {
+  static const loom__reduce_table_t* const kTables[LOOM_ISA_LEVELS] = {
       &loom__reduce_loops_baseline, &loom__reduce_loops_avx2,
       &loom__reduce_loops_avx512};
   int slot = loom__elem_slot(dtype);
   if (slot < 0 || (int)op < 0 || op >= LOOM_REDUCE_OPS) return NULL;
-  const loom_reduce_loops_t* loops = &(*kTables[loom__isa_level()])[op][slot];
+  const loom__reduce_loops_t* loops = &(*kTables[loom__isa_level()])[op][slot];
   return loops->acc_size ? loops : NULL;
 }
 
-const loom_arg_loops_t* loom__arg_loops(loom_arg_op_t op, loom_dtype_t dtype) {
-  static const loom_arg_table_t* const kTables[LOOM_ISA_LEVELS] = {
+const loom__arg_loops_t* loom__arg_loops(loom__arg_op_t op,
+                                         loom_dtype_t dtype) {
+  static const loom__arg_table_t* const kTables[LOOM_ISA_LEVELS] = {
       &loom__arg_loops_baseline, &loom__arg_loops_avx2,
       &loom__arg_loops_avx512};
   int slot = loom__elem_slot(dtype);
   if (slot < 0 || (int)op < 0 || op >= LOOM_ARG_OPS) return NULL;
-  const loom_arg_loops_t* loops = &(*kTables[loom__isa_level()])[op][slot];
+  const loom__arg_loops_t* loops = &(*kTables[loom__isa_level()])[op][slot];
   return loops->value_size ? loops : NULL;
 }
 
@@ -426,7 +427,7 @@ static unit_t unit_at(const reduce_plan_t* plan, const split_t* split,
 
 typedef struct reduce_job_t {
   const reduce_plan_t* plan;
-  const loom_reduce_loops_t* loops;
+  const loom__reduce_loops_t* loops;
   split_t split;
   const char* x;
   char* out;
@@ -444,7 +445,7 @@ typedef struct reduce_job_t {
 // the result, the levels above it, and the step's scratch.
 static void reduce_unit(const reduce_job_t* job, const unit_t* u, char* acc) {
   const reduce_plan_t* plan = job->plan;
-  const loom_reduce_loops_t* loops = job->loops;
+  const loom__reduce_loops_t* loops = job->loops;
   size_t in_size = job->in_size;
   size_t tile_bytes = (size_t)job->split.tile * job->acc_size;
   char* level[kCascadeLevels];
@@ -544,7 +545,7 @@ static loom_status_t run_parallel(loom_kernel_context_t* ctx, int64_t units,
 
 // Fills `count` outputs with what reducing nothing gives (Mean: NaN for
 // floats, 0 for integers).
-static void fill_identity(const loom_reduce_loops_t* loops, int64_t count,
+static void fill_identity(const loom__reduce_loops_t* loops, int64_t count,
                           char* out, size_t out_size) {
   _Alignas(64) char acc[kTile * sizeof(int64_t)];
   for (int64_t first = 0; first < count; first += kTile) {
@@ -560,7 +561,7 @@ static void fill_identity(const loom_reduce_loops_t* loops, int64_t count,
     return;                                \
   } while (0)
 
-static void reduce_compute(loom_kernel_context_t* ctx, loom_reduce_op_t op) {
+static void reduce_compute(loom_kernel_context_t* ctx, loom__reduce_op_t op) {
   loom_tensor_t* x = loom_kernel_context_input(ctx, 0);
   loom_tensor_t* indices = loom_kernel_context_input(ctx, 1);
   const loom_shape_t* shape = loom_tensor_shape(x);
@@ -568,7 +569,7 @@ static void reduce_compute(loom_kernel_context_t* ctx, loom_reduce_op_t op) {
   bool reduced[LOOM_MAX_RANK];
   loom_status_t status = reduction_axes(indices, shape->rank, reduced);
   if (status) FAIL_AND_RETURN(ctx, status);
-  const loom_reduce_loops_t* loops = loom__reduce_loops(op, dtype);
+  const loom__reduce_loops_t* loops = loom__reduce_loops(op, dtype);
   if (!loops) {
     FAIL_AND_RETURN(ctx, loom_make_status(LOOM_STATUS_UNIMPLEMENTED,
                                           "no CPU loop for input dtype %s",
@@ -660,7 +661,7 @@ REDUCE_COMPUTE(any, LOOM_REDUCE_ANY)
 typedef struct arg_job_t {
   reduce_plan_t plan;  // rows_walk over the outer dims; no outer_walk
   split_t split;
-  const loom_arg_loops_t* loops;
+  const loom__arg_loops_t* loops;
   const char* x;
   int64_t* index;       // outputs indices (int64), or partial indices
   char* partial_best;   // parts * outputs best values, when parts > 1
@@ -673,7 +674,7 @@ typedef struct arg_job_t {
 static void arg_units(void* arg, int64_t begin, int64_t end) {
   arg_job_t* job = arg;
   const reduce_plan_t* plan = &job->plan;
-  const loom_arg_loops_t* loops = job->loops;
+  const loom__arg_loops_t* loops = job->loops;
   // Running best values and their positions, one per output of a block.
   size_t bytes = (size_t)job->split.tile * (sizeof(int64_t) * 2);
   char* best = NULL;
@@ -735,7 +736,7 @@ static void store_indices(const int64_t* index, int64_t n, loom_dtype_t dtype,
   }
 }
 
-static void arg_compute(loom_kernel_context_t* ctx, loom_arg_op_t op) {
+static void arg_compute(loom_kernel_context_t* ctx, loom__arg_op_t op) {
   loom_tensor_t* x = loom_kernel_context_input(ctx, 0);
   const loom_shape_t* shape = loom_tensor_shape(x);
   loom_dtype_t dtype = loom_tensor_dtype(x);
@@ -743,7 +744,7 @@ static void arg_compute(loom_kernel_context_t* ctx, loom_arg_op_t op) {
   loom_status_t status =
       arg_axis(loom_kernel_context_input(ctx, 1), shape, &axis);
   if (status) FAIL_AND_RETURN(ctx, status);
-  const loom_arg_loops_t* loops = loom__arg_loops(op, dtype);
+  const loom__arg_loops_t* loops = loom__arg_loops(op, dtype);
   if (!loops) {
     FAIL_AND_RETURN(ctx, loom_make_status(LOOM_STATUS_UNIMPLEMENTED,
                                           "no CPU loop for input dtype %s",
@@ -878,7 +879,7 @@ static void argmin_compute(void* kernel, loom_kernel_context_t* ctx) {
     .shape_fn = arg_shape_fn                                            \
   }
 
-static const loom_builtin_op_t kOps[] = {
+static const loom__builtin_op_t kOps[] = {
     REDUCTION_OP("Sum", "numbertype"),
     REDUCTION_OP("Mean", "numbertype"),
     REDUCTION_OP("Prod", "numbertype"),
@@ -904,7 +905,7 @@ static const loom_builtin_op_t kOps[] = {
     }                                                                      \
   }
 
-static const loom_builtin_kernel_t kKernels[] = {
+static const loom__builtin_kernel_t kKernels[] = {
     REDUCTION_KERNEL("Sum", sum_compute),
     REDUCTION_KERNEL("Mean", mean_compute),
     REDUCTION_KERNEL("Prod", prod_compute),

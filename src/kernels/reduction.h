@@ -19,7 +19,7 @@
 #include "kernels/elementwise.h"
 #include "kernels/isa.h"
 
-typedef enum loom_reduce_op_t {
+typedef enum loom__reduce_op_t {
   LOOM_REDUCE_SUM = 0,
   LOOM_REDUCE_MEAN,
   LOOM_REDUCE_PROD,
@@ -28,9 +28,9 @@ typedef enum loom_reduce_op_t {
   LOOM_REDUCE_ALL,  // bool only
   LOOM_REDUCE_ANY,  // bool only
   LOOM_REDUCE_OPS,
-} loom_reduce_op_t;
+} loom__reduce_op_t;
 
-typedef struct loom_reduce_loops_t {
+typedef struct loom__reduce_loops_t {
   size_t acc_size;  // bytes per accumulator; 0: no loops for this entry
   // Sums of floats whose rounding error grows with the count: the driver
   // folds partial results in a cascade instead of one long chain.
@@ -49,14 +49,14 @@ typedef struct loom_reduce_loops_t {
   // out[i] = acc[i] in the output dtype, i < n; `count` is the number of
   // elements reduced into each (Mean divides by it).
   void (*finish)(const void* acc, int64_t n, int64_t count, void* out);
-} loom_reduce_loops_t;
+} loom__reduce_loops_t;
 
-typedef loom_reduce_loops_t loom_reduce_table_t[LOOM_REDUCE_OPS]
-                                               [LOOM_ELEM_SLOTS];
+typedef loom__reduce_loops_t loom__reduce_table_t[LOOM_REDUCE_OPS]
+                                                 [LOOM_ELEM_SLOTS];
 
-extern const loom_reduce_table_t loom__reduce_loops_baseline;
-extern const loom_reduce_table_t loom__reduce_loops_avx2;
-extern const loom_reduce_table_t loom__reduce_loops_avx512;
+extern const loom__reduce_table_t loom__reduce_loops_baseline;
+extern const loom__reduce_table_t loom__reduce_loops_avx2;
+extern const loom__reduce_table_t loom__reduce_loops_avx512;
 
 // ArgMax / ArgMin with TensorFlow's CPU semantics (Eigen's arg reducers run
 // in index order): the first index whose value is strictly greater
@@ -64,13 +64,13 @@ extern const loom_reduce_table_t loom__reduce_loops_avx512;
 // (highest) value at index 0. Ties give the first occurrence; NaN never
 // compares greater, so it is skipped (index 0 when nothing beats the
 // start).
-typedef enum loom_arg_op_t {
+typedef enum loom__arg_op_t {
   LOOM_ARG_MAX = 0,
   LOOM_ARG_MIN,
   LOOM_ARG_OPS,
-} loom_arg_op_t;
+} loom__arg_op_t;
 
-typedef struct loom_arg_loops_t {
+typedef struct loom__arg_loops_t {
   size_t value_size;  // bytes per running best value; 0: no loops
   // best[i] = the start value, index[i] = 0, i < n.
   void (*init)(void* best, int64_t* index, int64_t n);
@@ -86,17 +86,17 @@ typedef struct loom_arg_loops_t {
   // the earlier one, i < n: merges parts of one reduction in order.
   void (*combine)(void* best, int64_t* index, const void* src,
                   const int64_t* src_index, int64_t n);
-} loom_arg_loops_t;
+} loom__arg_loops_t;
 
-typedef loom_arg_loops_t loom_arg_table_t[LOOM_ARG_OPS][LOOM_ELEM_SLOTS];
+typedef loom__arg_loops_t loom__arg_table_t[LOOM_ARG_OPS][LOOM_ELEM_SLOTS];
 
-extern const loom_arg_table_t loom__arg_loops_baseline;
-extern const loom_arg_table_t loom__arg_loops_avx2;
-extern const loom_arg_table_t loom__arg_loops_avx512;
+extern const loom__arg_table_t loom__arg_loops_baseline;
+extern const loom__arg_table_t loom__arg_loops_avx2;
+extern const loom__arg_table_t loom__arg_loops_avx512;
 
 // The loops for (op, dtype) at this CPU's level; NULL when there are none.
-const loom_reduce_loops_t* loom__reduce_loops(loom_reduce_op_t op,
-                                              loom_dtype_t dtype);
-const loom_arg_loops_t* loom__arg_loops(loom_arg_op_t op, loom_dtype_t dtype);
+const loom__reduce_loops_t* loom__reduce_loops(loom__reduce_op_t op,
+                                               loom_dtype_t dtype);
+const loom__arg_loops_t* loom__arg_loops(loom__arg_op_t op, loom_dtype_t dtype);
 
 #endif  // LOOM_KERNELS_REDUCTION_H_

@@ -19,10 +19,10 @@ enum { kPairwiseBlock = 16384 };
 enum { kShortRow = 16 };
 
 #define ID(x) (x)
-#define F16_LOAD(x) loom_half_to_float(x)
-#define F16_STORE(x) loom_float_to_half(x)
-#define BF16_LOAD(x) loom_bfloat16_to_float(x)
-#define BF16_STORE(x) loom_float_to_bfloat16(x)
+#define F16_LOAD(x) loom__half_to_float(x)
+#define F16_STORE(x) loom__float_to_half(x)
+#define BF16_LOAD(x) loom__bfloat16_to_float(x)
+#define BF16_STORE(x) loom__float_to_bfloat16(x)
 #define BOOL_LOAD(x) ((uint8_t)((x) != 0))
 
 // Accumulation operators: OP(a, v) with a the accumulator and v a loaded
@@ -284,7 +284,7 @@ REDUCE_LOOPS(any_bool, uint8_t, uint8_t, BOOL_LOAD, ID, 0, OP_OR, OP_OR, 0, 0,
 #define WIDE_SIGNED(T) int64_t
 #define WIDE_UNSIGNED(T) uint64_t
 
-const loom_reduce_table_t LOOM_ISA_FN(loom__reduce_loops) = {
+const loom__reduce_table_t LOOM_ISA_FN(loom__reduce_loops) = {
     [LOOM_REDUCE_SUM] = {FLOAT_ROW(sum, 1), INT_ROW(sum, SAME, SAME)},
     [LOOM_REDUCE_MEAN] = {FLOAT_ROW(mean, 1),
                           INT_ROW(mean, WIDE_SIGNED, WIDE_UNSIGNED)},
@@ -435,7 +435,7 @@ ARG_PAIR(bool, uint8_t, uint8_t, BOOL_LOAD, 0, 1)
   [LOOM_ELEM_U64] = ARG_ENTRY(op##_u64, uint64_t), \
   [LOOM_ELEM_BOOL] = ARG_ENTRY(op##_bool, uint8_t)
 
-const loom_arg_table_t LOOM_ISA_FN(loom__arg_loops) = {
+const loom__arg_table_t LOOM_ISA_FN(loom__arg_loops) = {
     [LOOM_ARG_MAX] = {ARG_ROW(argmax)},
     [LOOM_ARG_MIN] = {ARG_ROW(argmin)},
 };

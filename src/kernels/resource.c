@@ -32,7 +32,7 @@
 
 typedef struct resource_var_t {
   uint64_t magic;
-  loom_ref_count_t ref_count;
+  loom__ref_count_t ref_count;
   pthread_mutex_t mutex;  // value, destroyed
   loom_dtype_t dtype;
   loom_shape_t shape;    // as declared by VarHandleOp
@@ -45,11 +45,11 @@ typedef struct resource_var_t {
 } resource_var_t;
 
 static void var_retain(resource_var_t* var) {
-  loom_ref_count_inc(&var->ref_count);
+  loom__ref_count_inc(&var->ref_count);
 }
 
 static void var_release(resource_var_t* var) {
-  if (!var || !loom_ref_count_dec(&var->ref_count)) return;
+  if (!var || !loom__ref_count_dec(&var->ref_count)) return;
   loom_tensor_release(var->value);
   pthread_mutex_destroy(&var->mutex);
   var->magic = 0;
@@ -112,7 +112,7 @@ static loom_status_t new_var(loom_dtype_t dtype, const loom_shape_t* shape,
   LOOM_RETURN_IF_ERROR(loom_allocator_calloc(loom_allocator_system(),
                                              sizeof(*var), (void**)&var));
   var->magic = kVarMagic;
-  loom_ref_count_init(&var->ref_count);
+  loom__ref_count_init(&var->ref_count);
   pthread_mutex_init(&var->mutex, NULL);
   var->dtype = dtype;
   var->shape = *shape;
@@ -641,7 +641,7 @@ static loom_status_t scalar_shape_fn(loom_shape_inference_context_t* context,
   return loom_shape_inference_context_set_output(context, 0, &scalar);
 }
 
-static const loom_builtin_op_t kOps[] = {
+static const loom__builtin_op_t kOps[] = {
     {.name = "VarHandleOp",
      .outputs = {"resource: resource"},
      .attrs = {"container: string = ''", "shared_name: string = ''",
@@ -687,7 +687,7 @@ static const loom_builtin_op_t kOps[] = {
         LOOM_DTYPE_COMPLEX64, LOOM_DTYPE_COMPLEX128                          \
   }
 
-static const loom_builtin_kernel_t kKernels[] = {
+static const loom__builtin_kernel_t kKernels[] = {
     {.op_name = "VarHandleOp",
      .compute = var_handle_compute,
      .create = var_kernel_create,

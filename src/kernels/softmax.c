@@ -15,8 +15,8 @@
 #include "kernels/matmul.h"
 #include "loom/thread_pool.h"
 
-const loom_softmax_loops_t* loom__softmax_loops(void) {
-  static const loom_softmax_loops_t* const kTables[LOOM_ISA_LEVELS] = {
+const loom__softmax_loops_t* loom__softmax_loops(void) {
+  static const loom__softmax_loops_t* const kTables[LOOM_ISA_LEVELS] = {
       &loom__softmax_loops_baseline, &loom__softmax_loops_avx2,
       &loom__softmax_loops_avx512};
   return kTables[loom__isa_level()];
@@ -180,8 +180,8 @@ typedef enum softmax_kind_t {
 typedef struct row_job_t {
   softmax_kind_t kind;
   loom_dtype_t dtype;
-  const loom_softmax_loops_t* loops;
-  const loom_matmul_loops_t* convert;  // 16-bit floats
+  const loom__softmax_loops_t* loops;
+  const loom__matmul_loops_t* convert;  // 16-bit floats
   loom_allocator_t allocator;
   int64_t n;  // classes (row length)
   const char* x;
@@ -254,7 +254,7 @@ static void run_row(const row_job_t* job, int64_t row, char* scratch) {
     xr = scratch;
   }
   if (wide) yr = scratch + row_bytes;
-  const loom_softmax_loops_t* loops = job->loops;
+  const loom__softmax_loops_t* loops = job->loops;
   double loss = 0;
   switch (job->kind) {
     case KIND_SOFTMAX:
@@ -529,7 +529,7 @@ static void sparse_xent_compute(void* kernel, loom_kernel_context_t* ctx) {
 
 #define SOFTMAX_TYPES "T: {half, bfloat16, float, double}"
 
-static const loom_builtin_op_t kOps[] = {
+static const loom__builtin_op_t kOps[] = {
     {.name = "Softmax",
      .inputs = {"logits: T"},
      .outputs = {"softmax: T"},
@@ -555,7 +555,7 @@ static const loom_builtin_op_t kOps[] = {
 #define FLOAT_TYPES \
   LOOM_DTYPE_FLOAT, LOOM_DTYPE_DOUBLE, LOOM_DTYPE_HALF, LOOM_DTYPE_BFLOAT16
 
-static const loom_builtin_kernel_t kKernels[] = {
+static const loom__builtin_kernel_t kKernels[] = {
     {.op_name = "Softmax",
      .compute = softmax_compute,
      .type_attr = "T",

@@ -9,7 +9,7 @@
 
 #include "kernels/isa.h"
 
-typedef struct loom_softmax_loops_t {
+typedef struct loom__softmax_loops_t {
   // y = softmax(x) (log: log_softmax(x)) over the n contiguous elements of
   // one row; y may be x.
   void (*softmax_f32)(const float* x, float* y, int64_t n, int log);
@@ -33,15 +33,15 @@ typedef struct loom_softmax_loops_t {
   void (*sparse_xent_rows_f32)(const float* x, const int64_t* labels,
                                float* backprop, float* loss, int64_t rows,
                                int64_t n);
-} loom_softmax_loops_t;
+} loom__softmax_loops_t;
 
 enum { LOOM_SOFTMAX_ROWS_CHUNK = 64 };
 
-extern const loom_softmax_loops_t loom__softmax_loops_baseline;
-extern const loom_softmax_loops_t loom__softmax_loops_avx2;
-extern const loom_softmax_loops_t loom__softmax_loops_avx512;
+extern const loom__softmax_loops_t loom__softmax_loops_baseline;
+extern const loom__softmax_loops_t loom__softmax_loops_avx2;
+extern const loom__softmax_loops_t loom__softmax_loops_avx512;
 
 // The loops of this CPU's level.
-const loom_softmax_loops_t* loom__softmax_loops(void);
+const loom__softmax_loops_t* loom__softmax_loops(void);
 
 #endif  // LOOM_KERNELS_SOFTMAX_H_

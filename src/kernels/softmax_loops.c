@@ -15,7 +15,7 @@
 #if defined(__AVX512F__)
 #define EXPF_LANES 16
 #define EXPD_LANES 8
-#define VEXPF(p, q) _mm512_storeu_ps(q, loom_expf_avx512(_mm512_loadu_ps(p)))
+#define VEXPF(p, q) _mm512_storeu_ps(q, loom__expf_avx512(_mm512_loadu_ps(p)))
 #define VEXPD(p, q) \
   _mm512_storeu_pd(q, Sleef_expd8_u10avx512f(_mm512_loadu_pd(p)))
 #elif defined(__AVX2__)
@@ -37,7 +37,7 @@
   do {                                                                     \
     __mmask16 mask_ = (__mmask16)((1u << (n)) - 1);                        \
     __m512 v_ = _mm512_mask_loadu_ps(_mm512_set1_ps(-INFINITY), mask_, p); \
-    _mm512_mask_storeu_ps(q, mask_, loom_expf_avx512(v_));                 \
+    _mm512_mask_storeu_ps(q, mask_, loom__expf_avx512(v_));                \
   } while (0)
 #define VEXPD_TAIL(p, q, n)                                                 \
   do {                                                                      \
@@ -196,7 +196,7 @@ static void LOOM_ISA_FN(sparse_xent_rows_f32)(const float* x,
   }
 }
 
-const loom_softmax_loops_t LOOM_ISA_FN(loom__softmax_loops) = {
+const loom__softmax_loops_t LOOM_ISA_FN(loom__softmax_loops) = {
     .softmax_f32 = LOOM_ISA_FN(softmax_f32),
     .softmax_f64 = LOOM_ISA_FN(softmax_f64),
     .xent_f32 = LOOM_ISA_FN(xent_f32),

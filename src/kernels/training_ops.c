@@ -22,8 +22,8 @@
 #include "kernels/training_ops.h"
 #include "loom/thread_pool.h"
 
-static const loom_train_table_t* train_loops(void) {
-  static const loom_train_table_t* const kTables[LOOM_ISA_LEVELS] = {
+static const loom__train_table_t* train_loops(void) {
+  static const loom__train_table_t* const kTables[LOOM_ISA_LEVELS] = {
       &loom__train_loops_baseline, &loom__train_loops_avx2,
       &loom__train_loops_avx512};
   return kTables[loom__isa_level()];
@@ -45,7 +45,7 @@ typedef struct train_spec_t {
   const char* scalars[kMaxTrainScalars];
   int32_t grad_index;
   const char* grad;
-  loom_train_op_t op, nesterov_op;
+  loom__train_op_t op, nesterov_op;
   // Work per element for the thread pool, on the element-wise ops' scale
   // (AddV2: 1): the streams it reads and writes, and Adam's sqrt and
   // division.
@@ -170,9 +170,9 @@ static double scalar_value(const loom_tensor_t* tensor) {
     case LOOM_DTYPE_DOUBLE:
       return *(const double*)data;
     case LOOM_DTYPE_HALF:
-      return loom_half_to_float(*(const uint16_t*)data);
+      return loom__half_to_float(*(const uint16_t*)data);
     case LOOM_DTYPE_BFLOAT16:
-      return loom_bfloat16_to_float(*(const uint16_t*)data);
+      return loom__bfloat16_to_float(*(const uint16_t*)data);
     default:
       return 0;
   }
@@ -182,7 +182,7 @@ static double scalar_value(const loom_tensor_t* tensor) {
 // (float for float and the 16-bit types, double for double) as TensorFlow
 // computes them in T.
 static void set_scalars(const train_spec_t* spec, const double* in, bool f64,
-                        loom_train_args_t* args) {
+                        loom__train_args_t* args) {
   if (spec->op == LOOM_TRAIN_ADAM) {
     // in: beta1_power, beta2_power, lr, beta1, beta2, epsilon.
     if (f64) {
@@ -221,8 +221,8 @@ enum { kTrainBlock = 4096 };
 enum { kTrainMinParallelWork = 32768 };
 
 typedef struct train_job_t {
-  loom_train_loop_fn_t loop;
-  loom_train_args_t args;
+  loom__train_loop_fn_t loop;
+  loom__train_args_t args;
   int64_t n;
 } train_job_t;
 
@@ -405,7 +405,7 @@ static loom_status_t adam_shape_fn(loom_shape_inference_context_t* context,
 
 #define TRAIN_ATTRS "T: numbertype", "use_locking: bool = false"
 
-static const loom_builtin_op_t kOps[] = {
+static const loom__builtin_op_t kOps[] = {
     {.name = "ResourceApplyGradientDescent",
      .inputs = {"var: resource", "alpha: T", "delta: T"},
      .attrs = {TRAIN_ATTRS},
@@ -435,7 +435,7 @@ static const loom_builtin_op_t kOps[] = {
 #define TRAIN_TYPES \
   { LOOM_DTYPE_FLOAT, LOOM_DTYPE_DOUBLE, LOOM_DTYPE_HALF, LOOM_DTYPE_BFLOAT16 }
 
-static const loom_builtin_kernel_t kKernels[] = {
+static const loom__builtin_kernel_t kKernels[] = {
     {.op_name = "ResourceApplyGradientDescent",
      .compute = gradient_descent_compute,
      .type_attr = "T",

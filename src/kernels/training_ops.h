@@ -11,7 +11,7 @@
 
 #include "kernels/isa.h"
 
-typedef enum loom_train_op_t {
+typedef enum loom__train_op_t {
   // var -= lr * grad
   LOOM_TRAIN_GRADIENT_DESCENT = 0,
   // accum = accum * momentum + grad; var -= accum * lr (Nesterov:
@@ -28,23 +28,23 @@ typedef enum loom_train_op_t {
   LOOM_TRAIN_ADAM,
   LOOM_TRAIN_ADAM_NESTEROV,
   LOOM_TRAIN_OPS,
-} loom_train_op_t;
+} loom__train_op_t;
 
 // The variable dtypes (float computes the 16-bit ones).
-typedef enum loom_train_type_t {
+typedef enum loom__train_type_t {
   LOOM_TRAIN_F32 = 0,
   LOOM_TRAIN_F64,
   LOOM_TRAIN_F16,
   LOOM_TRAIN_BF16,
   LOOM_TRAIN_TYPES,
-} loom_train_type_t;
+} loom__train_type_t;
 
 // Scalars by position: gradient descent {lr}; momentum {lr, momentum};
 // Adam {alpha, beta1, 1 - beta1, 1 - beta2, epsilon}, alpha = lr *
 // sqrt(1 - beta2_power) / (1 - beta1_power).
 enum { kTrainMaxScalars = 5 };
 
-typedef struct loom_train_args_t {
+typedef struct loom__train_args_t {
   void* var;
   void* slot1;  // accum, or m; NULL for gradient descent
   void* slot2;  // v; NULL unless Adam
@@ -53,16 +53,16 @@ typedef struct loom_train_args_t {
   // f64 for double.
   float f32[kTrainMaxScalars];
   double f64[kTrainMaxScalars];
-} loom_train_args_t;
+} loom__train_args_t;
 
-typedef void (*loom_train_loop_fn_t)(const loom_train_args_t* args,
-                                     int64_t begin, int64_t end);
+typedef void (*loom__train_loop_fn_t)(const loom__train_args_t* args,
+                                      int64_t begin, int64_t end);
 
-typedef loom_train_loop_fn_t loom_train_table_t[LOOM_TRAIN_OPS]
-                                               [LOOM_TRAIN_TYPES];
+typedef loom__train_loop_fn_t loom__train_table_t[LOOM_TRAIN_OPS]
+                                                 [LOOM_TRAIN_TYPES];
 
-extern const loom_train_table_t loom__train_loops_baseline;
-extern const loom_train_table_t loom__train_loops_avx2;
-extern const loom_train_table_t loom__train_loops_avx512;
+extern const loom__train_table_t loom__train_loops_baseline;
+extern const loom__train_table_t loom__train_loops_avx2;
+extern const loom__train_table_t loom__train_loops_avx512;
 
 #endif  // LOOM_KERNELS_TRAINING_OPS_H_

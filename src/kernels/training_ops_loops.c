@@ -148,67 +148,67 @@ typedef __m128d vd_t;
 
 // T the element type, V its vector, P the macro prefix, S the args' scalar
 // field (f32 or f64).
-#define TRAIN_LOOP(name, T, V, P, LANES, S, BODY)                          \
-  static void LOOM_ISA_FN(name)(const loom_train_args_t* a, int64_t begin, \
-                                int64_t end) {                             \
-    T* var = (T*)a->var + begin;                                           \
-    T* s1 = a->slot1 ? (T*)a->slot1 + begin : NULL;                        \
-    T* s2 = a->slot2 ? (T*)a->slot2 + begin : NULL;                        \
-    const T* g = (const T*)a->grad + begin;                                \
-    V c[kTrainMaxScalars];                                                 \
-    for (int k = 0; k < kTrainMaxScalars; ++k) c[k] = P##_SET1(a->S[k]);   \
-    int64_t n = end - begin;                                               \
-    int64_t i = 0;                                                         \
-    for (; i + LANES <= n; i += LANES) {                                   \
-      BODY(P, V, var + i, s1 + i, s2 + i, g + i, c);                       \
-    }                                                                      \
-    if (i == n) return;                                                    \
-    /* The tail, padded with zeros (their results are dropped); a      */  \
-    /* variable passed in two roles keeps one copy, as in the body.    */  \
-    T tv[LANES] = {0}, t1[LANES] = {0}, t2[LANES] = {0}, tg[LANES] = {0};  \
-    T* p1 = s1 == var ? tv : t1;                                           \
-    T* p2 = s2 == var ? tv : s2 == s1 ? p1 : t2;                           \
-    size_t bytes = sizeof(T) * (size_t)(n - i);                            \
-    memcpy(tv, var + i, bytes);                                            \
-    memcpy(tg, g + i, bytes);                                              \
-    if (s1) memcpy(p1, s1 + i, bytes);                                     \
-    if (s2) memcpy(p2, s2 + i, bytes);                                     \
-    BODY(P, V, tv, p1, p2, tg, c);                                         \
-    memcpy(var + i, tv, bytes);                                            \
-    if (s1) memcpy(s1 + i, p1, bytes);                                     \
-    if (s2) memcpy(s2 + i, p2, bytes);                                     \
+#define TRAIN_LOOP(name, T, V, P, LANES, S, BODY)                           \
+  static void LOOM_ISA_FN(name)(const loom__train_args_t* a, int64_t begin, \
+                                int64_t end) {                              \
+    T* var = (T*)a->var + begin;                                            \
+    T* s1 = a->slot1 ? (T*)a->slot1 + begin : NULL;                         \
+    T* s2 = a->slot2 ? (T*)a->slot2 + begin : NULL;                         \
+    const T* g = (const T*)a->grad + begin;                                 \
+    V c[kTrainMaxScalars];                                                  \
+    for (int k = 0; k < kTrainMaxScalars; ++k) c[k] = P##_SET1(a->S[k]);    \
+    int64_t n = end - begin;                                                \
+    int64_t i = 0;                                                          \
+    for (; i + LANES <= n; i += LANES) {                                    \
+      BODY(P, V, var + i, s1 + i, s2 + i, g + i, c);                        \
+    }                                                                       \
+    if (i == n) return;                                                     \
+    /* The tail, padded with zeros (their results are dropped); a      */   \
+    /* variable passed in two roles keeps one copy, as in the body.    */   \
+    T tv[LANES] = {0}, t1[LANES] = {0}, t2[LANES] = {0}, tg[LANES] = {0};   \
+    T* p1 = s1 == var ? tv : t1;                                            \
+    T* p2 = s2 == var ? tv : s2 == s1 ? p1 : t2;                            \
+    size_t bytes = sizeof(T) * (size_t)(n - i);                             \
+    memcpy(tv, var + i, bytes);                                             \
+    memcpy(tg, g + i, bytes);                                               \
+    if (s1) memcpy(p1, s1 + i, bytes);                                      \
+    if (s2) memcpy(p2, s2 + i, bytes);                                      \
+    BODY(P, V, tv, p1, p2, tg, c);                                          \
+    memcpy(var + i, tv, bytes);                                             \
+    if (s1) memcpy(s1 + i, p1, bytes);                                      \
+    if (s2) memcpy(s2 + i, p2, bytes);                                      \
   }
 
 // 16-bit floats: blocks widened to float, updated by the float loop, and
 // narrowed back (rounding to nearest even).
-#define HALF_TRAIN_LOOP(name, f32_name, to_f32, from_f32)                  \
-  static void LOOM_ISA_FN(name)(const loom_train_args_t* a, int64_t begin, \
-                                int64_t end) {                             \
-    float bv[kHalfBlock], b1[kHalfBlock], b2[kHalfBlock], bg[kHalfBlock];  \
-    loom_train_args_t block = *a;                                          \
-    block.var = bv;                                                        \
-    /* A variable passed in two roles keeps one block. */                  \
-    block.slot1 = !a->slot1 ? NULL : a->slot1 == a->var ? bv : b1;         \
-    block.slot2 = !a->slot2              ? NULL                            \
-                  : a->slot2 == a->var   ? bv                              \
-                  : a->slot2 == a->slot1 ? block.slot1                     \
-                                         : b2;                             \
-    block.grad = bg;                                                       \
-    uint16_t* var = a->var;                                                \
-    uint16_t* s1 = a->slot1;                                               \
-    uint16_t* s2 = a->slot2;                                               \
-    const uint16_t* g = a->grad;                                           \
-    for (int64_t i = begin; i < end; i += kHalfBlock) {                    \
-      int64_t m = end - i < kHalfBlock ? end - i : kHalfBlock;             \
-      to_f32(var + i, bv, m);                                              \
-      to_f32(g + i, bg, m);                                                \
-      if (s1) to_f32(s1 + i, block.slot1, m);                              \
-      if (s2) to_f32(s2 + i, block.slot2, m);                              \
-      LOOM_ISA_FN(f32_name)(&block, 0, m);                                 \
-      from_f32(bv, var + i, m);                                            \
-      if (s1) from_f32(block.slot1, s1 + i, m);                            \
-      if (s2) from_f32(block.slot2, s2 + i, m);                            \
-    }                                                                      \
+#define HALF_TRAIN_LOOP(name, f32_name, to_f32, from_f32)                   \
+  static void LOOM_ISA_FN(name)(const loom__train_args_t* a, int64_t begin, \
+                                int64_t end) {                              \
+    float bv[kHalfBlock], b1[kHalfBlock], b2[kHalfBlock], bg[kHalfBlock];   \
+    loom__train_args_t block = *a;                                          \
+    block.var = bv;                                                         \
+    /* A variable passed in two roles keeps one block. */                   \
+    block.slot1 = !a->slot1 ? NULL : a->slot1 == a->var ? bv : b1;          \
+    block.slot2 = !a->slot2              ? NULL                             \
+                  : a->slot2 == a->var   ? bv                               \
+                  : a->slot2 == a->slot1 ? block.slot1                      \
+                                         : b2;                              \
+    block.grad = bg;                                                        \
+    uint16_t* var = a->var;                                                 \
+    uint16_t* s1 = a->slot1;                                                \
+    uint16_t* s2 = a->slot2;                                                \
+    const uint16_t* g = a->grad;                                            \
+    for (int64_t i = begin; i < end; i += kHalfBlock) {                     \
+      int64_t m = end - i < kHalfBlock ? end - i : kHalfBlock;              \
+      to_f32(var + i, bv, m);                                               \
+      to_f32(g + i, bg, m);                                                 \
+      if (s1) to_f32(s1 + i, block.slot1, m);                               \
+      if (s2) to_f32(s2 + i, block.slot2, m);                               \
+      LOOM_ISA_FN(f32_name)(&block, 0, m);                                  \
+      from_f32(bv, var + i, m);                                             \
+      if (s1) from_f32(block.slot1, s1 + i, m);                             \
+      if (s2) from_f32(block.slot2, s2 + i, m);                             \
+    }                                                                       \
   }
 
 #define TRAIN_LOOPS(op, BODY)                                     \
@@ -235,7 +235,7 @@ TRAIN_LOOPS(adam_nesterov, ADAM_NESTEROV_BODY)
     [LOOM_TRAIN_BF16] = LOOM_ISA_FN(op##_bf16), \
   }
 
-const loom_train_table_t LOOM_ISA_FN(loom__train_loops) = {
+const loom__train_table_t LOOM_ISA_FN(loom__train_loops) = {
     [LOOM_TRAIN_GRADIENT_DESCENT] = ROW(gd),
     [LOOM_TRAIN_MOMENTUM] = ROW(momentum),
     [LOOM_TRAIN_MOMENTUM_NESTEROV] = ROW(momentum_nesterov),

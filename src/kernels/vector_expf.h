@@ -20,7 +20,7 @@
 #if defined(__AVX512F__)
 #include <immintrin.h>
 
-static inline __m512 loom_expf_avx512(__m512 x) {
+static inline __m512 loom__expf_avx512(__m512 x) {
   x = _mm512_max_ps(_mm512_set1_ps(-104.0f),
                     _mm512_min_ps(_mm512_set1_ps(89.0f), x));
   __m512 k = _mm512_roundscale_ps(

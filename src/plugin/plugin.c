@@ -87,9 +87,9 @@ static entry_point_t find_entry(void* handle, const char* name) {
 static loom_status_t run_entry_points(loom_allocator_t allocator,
                                       entry_point_t init_plugin,
                                       entry_point_t init_kernel) {
-  loom_registration_journal_t journal;
+  loom__registration_journal_t journal;
   loom__registration_journal_initialize(&journal, allocator);
-  loom_registration_journal_t* previous =
+  loom__registration_journal_t* previous =
       loom__registration_journal_swap(&journal);
   if (init_plugin) init_plugin();
   if (init_kernel && !journal.failure) init_kernel();

@@ -23,8 +23,8 @@ typedef struct op_bucket_t {
 struct loom_kernel_registry_t {
   loom_allocator_t allocator;
   pthread_rwlock_t lock;
-  loom_kernel_def_t* all;   // newest first
-  loom_hash_map_t buckets;  // loom_hash_bytes(op name) -> op_bucket_t*
+  loom_kernel_def_t* all;    // newest first
+  loom__hash_map_t buckets;  // loom__hash_bytes(op name) -> op_bucket_t*
   op_bucket_t* all_buckets;
   uint64_t next_id;
 };
@@ -42,8 +42,8 @@ loom_status_t loom_kernel_registry_create(loom_allocator_t allocator,
       loom_allocator_calloc(allocator, sizeof(*registry), (void**)&registry));
   registry->allocator = allocator;
   registry->next_id = 1;
-  loom_hash_map_initialize(&registry->buckets, allocator);
-  loom_rwlock_initialize(&registry->lock);
+  loom__hash_map_initialize(&registry->buckets, allocator);
+  loom__rwlock_initialize(&registry->lock);
   *out = registry;
   return loom_ok_status();
 }
@@ -51,7 +51,7 @@ loom_status_t loom_kernel_registry_create(loom_allocator_t allocator,
 static void free_def(loom_kernel_def_t* def) {
   loom_allocator_free(def->allocator, def->constraints);
   loom_allocator_free(def->allocator, def->host_memory_args);
-  loom_arena_deinitialize(&def->arena);
+  loom__arena_deinitialize(&def->arena);
 }
 
 void loom_kernel_registry_destroy(loom_kernel_registry_t* registry) {
@@ -67,7 +67,7 @@ void loom_kernel_registry_destroy(loom_kernel_registry_t* registry) {
     loom_allocator_free(registry->allocator, bucket);
     bucket = next;
   }
-  loom_hash_map_deinitialize(&registry->buckets);
+  loom__hash_map_deinitialize(&registry->buckets);
   pthread_rwlock_destroy(&registry->lock);
   loom_allocator_free(registry->allocator, registry);
 }
@@ -115,18 +115,18 @@ loom_status_t loom_kernel_builder_create(
   builder->allocator = allocator;
   loom_kernel_def_t* def = &builder->def;
   def->allocator = allocator;
-  loom_arena_initialize(&def->arena, allocator);
+  loom__arena_initialize(&def->arena, allocator);
   def->create = create;
   def->compute = compute;
   def->compute_async = compute_async;
   def->destroy = destroy;
   loom_status_t status =
-      loom_arena_strndup(&def->arena, op_name, strlen(op_name), &def->op_name);
+      loom__arena_strndup(&def->arena, op_name, strlen(op_name), &def->op_name);
   if (!status) {
-    status = loom_arena_strndup(&def->arena, device_type, strlen(device_type),
-                                &def->device_type);
+    status = loom__arena_strndup(&def->arena, device_type, strlen(device_type),
+                                 &def->device_type);
   }
-  if (!status) status = loom_arena_strndup(&def->arena, "", 0, &def->label);
+  if (!status) status = loom__arena_strndup(&def->arena, "", 0, &def->label);
   if (status) {
     loom_kernel_builder_destroy(builder);
     return status;
@@ -170,7 +170,7 @@ loom_status_t loom_kernel_builder_type_constraint(
         "dtype %d",
         def->op_name, attr_name, (int)dtype);
   }
-  loom_type_constraint_t* constraint = NULL;
+  loom__type_constraint_t* constraint = NULL;
   for (int32_t i = 0; i < def->num_constraints; ++i) {
     if (strcmp(def->constraints[i].attr_name, attr_name) == 0) {
       constraint = &def->constraints[i];
@@ -179,10 +179,10 @@ loom_status_t loom_kernel_builder_type_constraint(
   if (!constraint) {
     LOOM_RETURN_IF_ERROR(grow(
         builder->allocator, (void**)&def->constraints, def->num_constraints,
-        &builder->constraints_capacity, sizeof(loom_type_constraint_t)));
+        &builder->constraints_capacity, sizeof(loom__type_constraint_t)));
     constraint = &def->constraints[def->num_constraints];
     memset(constraint, 0, sizeof(*constraint));
-    LOOM_RETURN_IF_ERROR(loom_arena_strndup(
+    LOOM_RETURN_IF_ERROR(loom__arena_strndup(
         &def->arena, attr_name, strlen(attr_name), &constraint->attr_name));
     def->num_constraints++;
   }
@@ -214,8 +214,8 @@ loom_status_t loom_kernel_builder_host_memory(loom_kernel_builder_t* builder,
   // Count the entry only once it holds a name: a failed copy leaves the
   // builder as it was (TF_KernelBuilder_HostMemory ignores the error).
   LOOM_RETURN_IF_ERROR(
-      loom_arena_strndup(&def->arena, arg_name, strlen(arg_name),
-                         &def->host_memory_args[def->num_host_memory_args]));
+      loom__arena_strndup(&def->arena, arg_name, strlen(arg_name),
+                          &def->host_memory_args[def->num_host_memory_args]));
   def->num_host_memory_args++;
   return loom_ok_status();
 }
@@ -232,8 +232,8 @@ loom_status_t loom_kernel_builder_label(loom_kernel_builder_t* builder,
                             "loom_kernel_builder_label: %s is NULL",
                             !builder ? "builder" : "label");
   }
-  return loom_arena_strndup(&builder->def.arena, label, strlen(label),
-                            &builder->def.label);
+  return loom__arena_strndup(&builder->def.arena, label, strlen(label),
+                             &builder->def.label);
 }
 
 //===----------------------------------------------------------------------===//
@@ -244,7 +244,7 @@ loom_status_t loom_kernel_builder_label(loom_kernel_builder_t* builder,
 static op_bucket_t* find_bucket(const loom_kernel_registry_t* registry,
                                 const char* op_name, uint64_t hash) {
   uint64_t head = 0;
-  if (!loom_hash_map_find(&registry->buckets, hash, &head)) return NULL;
+  if (!loom__hash_map_find(&registry->buckets, hash, &head)) return NULL;
   for (op_bucket_t* bucket = (op_bucket_t*)(uintptr_t)head; bucket;
        bucket = bucket->next_same_hash) {
     if (strcmp(bucket->op_name, op_name) == 0) return bucket;
@@ -256,17 +256,17 @@ static op_bucket_t* find_bucket(const loom_kernel_registry_t* registry,
 // held. On failure nothing changed.
 static loom_status_t add_to_bucket(loom_kernel_registry_t* registry,
                                    loom_kernel_def_t* def) {
-  uint64_t hash = loom_hash_bytes(def->op_name, strlen(def->op_name));
+  uint64_t hash = loom__hash_bytes(def->op_name, strlen(def->op_name));
   op_bucket_t* bucket = find_bucket(registry, def->op_name, hash);
   if (!bucket) {
     LOOM_RETURN_IF_ERROR(loom_allocator_calloc(
         registry->allocator, sizeof(*bucket), (void**)&bucket));
     bucket->op_name = def->op_name;
     uint64_t head = 0;
-    loom_hash_map_find(&registry->buckets, hash, &head);
+    loom__hash_map_find(&registry->buckets, hash, &head);
     bucket->next_same_hash = (op_bucket_t*)(uintptr_t)head;
-    loom_status_t status = loom_hash_map_insert(&registry->buckets, hash,
-                                                (uint64_t)(uintptr_t)bucket);
+    loom_status_t status = loom__hash_map_insert(&registry->buckets, hash,
+                                                 (uint64_t)(uintptr_t)bucket);
     if (status) {
       loom_allocator_free(registry->allocator, bucket);
       return status;
@@ -295,15 +295,15 @@ static loom_status_t register_kernel(loom_kernel_registry_t* registry,
       loom_allocator_malloc(registry->allocator, sizeof(*def), (void**)&def);
   if (!status) {
     *def = builder->def;
-    status = loom_arena_strndup(&def->arena, kernel_name, strlen(kernel_name),
-                                &def->name);
+    status = loom__arena_strndup(&def->arena, kernel_name, strlen(kernel_name),
+                                 &def->name);
     if (status) {
       builder->def.arena = def->arena;  // give the arena back
       loom_allocator_free(registry->allocator, def);
       def = NULL;
     }
   }
-  loom_registration_journal_t* journal = loom__registration_journal_current();
+  loom__registration_journal_t* journal = loom__registration_journal_current();
   if (!status && journal) {
     status = loom__registration_journal_reserve(journal);
     if (status) {
@@ -360,8 +360,8 @@ size_t loom_kernel_registry_count(loom_kernel_registry_t* registry,
   if (!registry || !op_name) return 0;
   size_t count = 0;
   pthread_rwlock_rdlock(&registry->lock);
-  op_bucket_t* bucket =
-      find_bucket(registry, op_name, loom_hash_bytes(op_name, strlen(op_name)));
+  op_bucket_t* bucket = find_bucket(registry, op_name,
+                                    loom__hash_bytes(op_name, strlen(op_name)));
   for (loom_kernel_def_t* def = bucket ? bucket->kernels : NULL; def;
        def = def->next_for_op) {
     if (def->registered) count++;
@@ -374,7 +374,7 @@ size_t loom_kernel_registry_count(loom_kernel_registry_t* registry,
 static bool matches(const loom_kernel_def_t* def,
                     const loom_op_attrs_t* attrs) {
   for (int32_t c = 0; c < def->num_constraints; ++c) {
-    const loom_type_constraint_t* constraint = &def->constraints[c];
+    const loom__type_constraint_t* constraint = &def->constraints[c];
     loom_attr_value_t value;
     if (!loom_op_attrs_get(attrs, constraint->attr_name, &value) ||
         value.kind != LOOM_ATTR_KIND_DTYPE) {
@@ -463,7 +463,7 @@ loom_status_t loom_kernel_registry_lookup(loom_kernel_registry_t* registry,
   const loom_kernel_def_t* best = NULL;
   const loom_kernel_def_t* tie = NULL;
   size_t registered_for_op = 0;
-  uint64_t hash = loom_hash_bytes(op->name, strlen(op->name));
+  uint64_t hash = loom__hash_bytes(op->name, strlen(op->name));
   pthread_rwlock_rdlock(&registry->lock);
   op_bucket_t* bucket = find_bucket(registry, op->name, hash);
   loom_kernel_def_t* first = bucket ? bucket->kernels : NULL;

@@ -7,11 +7,11 @@
 #include "base/arena.h"
 #include "loom/kernel.h"
 
-typedef struct loom_type_constraint_t {
+typedef struct loom__type_constraint_t {
   const char* attr_name;
   loom_dtype_t types[32];
   int32_t num_types;
-} loom_type_constraint_t;
+} loom__type_constraint_t;
 
 struct loom_kernel_def_t {
   loom_allocator_t allocator;  // of the arrays below (the builder's)
@@ -25,11 +25,11 @@ struct loom_kernel_def_t {
   loom_kernel_compute_fn_t compute;
   loom_kernel_compute_async_fn_t compute_async;
   loom_kernel_delete_fn_t destroy;
-  loom_type_constraint_t* constraints;
+  loom__type_constraint_t* constraints;
   int32_t num_constraints;
   const char** host_memory_args;
   int32_t num_host_memory_args;
-  loom_arena_t arena;
+  loom__arena_t arena;
   bool registered;
   struct loom_kernel_def_t* next;         // all kernels, newest first
   struct loom_kernel_def_t* next_for_op;  // the same op's kernels

@@ -168,7 +168,7 @@ loom_status_t loom_op_attrs_set_value(loom_op_attrs_t* attrs, const char* name,
                                       const loom_attr_value_t* value) {
   if (!attrs || !name || !value) {
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                            "loom_op_attrs_set: %s is NULL",
+                            "loom__op_attrs_set: %s is NULL",
                             !attrs  ? "attrs"
                             : !name ? "name"
                                     : "value");

@@ -34,10 +34,10 @@ loom_status_t loom_op_def_builder_create(loom_allocator_t allocator,
   LOOM_RETURN_IF_ERROR(
       loom_allocator_calloc(allocator, sizeof(*builder), (void**)&builder));
   builder->allocator = allocator;
-  loom_arena_initialize(&builder->arena, allocator);
+  loom__arena_initialize(&builder->arena, allocator);
   loom_op_attrs_initialize(&builder->defaults, allocator);
-  loom_status_t status = loom_arena_strndup(&builder->arena, name, strlen(name),
-                                            &builder->def.name);
+  loom_status_t status = loom__arena_strndup(&builder->arena, name,
+                                             strlen(name), &builder->def.name);
   if (status) {
     loom_op_def_builder_destroy(builder);
     return status;
@@ -52,7 +52,7 @@ void loom_op_def_builder_destroy(loom_op_def_builder_t* builder) {
   loom_allocator_free(builder->allocator, builder->inputs);
   loom_allocator_free(builder->allocator, builder->outputs);
   loom_allocator_free(builder->allocator, builder->attrs);
-  loom_arena_deinitialize(&builder->arena);
+  loom__arena_deinitialize(&builder->arena);
   loom_allocator_free(builder->allocator, builder);
 }
 
@@ -164,8 +164,8 @@ loom_status_t loom_op_def_builder_set_deprecated(loom_op_def_builder_t* builder,
   }
   if (!explanation) explanation = "";
   LOOM_RETURN_IF_ERROR(
-      loom_arena_strndup(&builder->arena, explanation, strlen(explanation),
-                         &builder->def.deprecation_explanation));
+      loom__arena_strndup(&builder->arena, explanation, strlen(explanation),
+                          &builder->def.deprecation_explanation));
   builder->def.deprecation_version = version;
   return loom_ok_status();
 }

@@ -12,8 +12,8 @@
 
 struct loom_op_def_builder_t {
   loom_allocator_t allocator;
-  loom_arena_t arena;  // names, specs, allowed values; moves to the registry
-  loom_op_def_t def;   // name, properties, shape function
+  loom__arena_t arena;  // names, specs, allowed values; moves to the registry
+  loom_op_def_t def;    // name, properties, shape function
   loom_arg_def_t* inputs;
   int32_t num_inputs;
   int32_t inputs_capacity;

@@ -15,7 +15,7 @@
 typedef struct op_entry_t {
   struct op_entry_t* next_all;   // every entry ever added
   struct op_entry_t* next_hash;  // entries whose names share a hash
-  loom_arena_t arena;
+  loom__arena_t arena;
   loom_op_def_t def;
   bool registered;
 } op_entry_t;
@@ -23,7 +23,7 @@ typedef struct op_entry_t {
 struct loom_op_registry_t {
   loom_allocator_t allocator;
   pthread_rwlock_t lock;
-  loom_hash_map_t by_hash;  // loom_hash_bytes(name) -> op_entry_t*
+  loom__hash_map_t by_hash;  // loom__hash_bytes(name) -> op_entry_t*
   op_entry_t* all;
   size_t count;
 };
@@ -39,15 +39,15 @@ loom_status_t loom_op_registry_create(loom_allocator_t allocator,
   LOOM_RETURN_IF_ERROR(
       loom_allocator_calloc(allocator, sizeof(*registry), (void**)&registry));
   registry->allocator = allocator;
-  loom_rwlock_initialize(&registry->lock);
-  loom_hash_map_initialize(&registry->by_hash, allocator);
+  loom__rwlock_initialize(&registry->lock);
+  loom__hash_map_initialize(&registry->by_hash, allocator);
   *out_registry = registry;
   return loom_ok_status();
 }
 
 static void entry_free(loom_allocator_t allocator, op_entry_t* entry) {
   loom_op_attrs_release(entry->def.defaults);
-  loom_arena_deinitialize(&entry->arena);
+  loom__arena_deinitialize(&entry->arena);
   loom_allocator_free(allocator, entry);
 }
 
@@ -58,7 +58,7 @@ void loom_op_registry_destroy(loom_op_registry_t* registry) {
     entry_free(registry->allocator, entry);
     entry = next;
   }
-  loom_hash_map_deinitialize(&registry->by_hash);
+  loom__hash_map_deinitialize(&registry->by_hash);
   pthread_rwlock_destroy(&registry->lock);
   loom_allocator_free(registry->allocator, registry);
 }
@@ -81,8 +81,8 @@ loom_op_registry_t* loom_op_registry_global(void) {
 // The registered entry named `name`; call with the lock held.
 static op_entry_t* find_locked(loom_op_registry_t* registry, const char* name) {
   uint64_t head = 0;
-  if (!loom_hash_map_find(&registry->by_hash,
-                          loom_hash_bytes(name, strlen(name)), &head)) {
+  if (!loom__hash_map_find(&registry->by_hash,
+                           loom__hash_bytes(name, strlen(name)), &head)) {
     return NULL;
   }
   for (op_entry_t* entry = (op_entry_t*)(uintptr_t)head; entry;
@@ -179,10 +179,10 @@ static loom_status_t validate(loom_op_def_builder_t* builder) {
       builder->num_attrs + builder->num_inputs + builder->num_outputs;
   bool* explicit_minimum = NULL;
   const char** names = NULL;
-  LOOM_RETURN_IF_ERROR(loom_arena_allocate(
+  LOOM_RETURN_IF_ERROR(loom__arena_allocate(
       &builder->arena, sizeof(bool) * (size_t)(builder->num_attrs + 1),
       (void**)&explicit_minimum));
-  LOOM_RETURN_IF_ERROR(loom_arena_allocate(
+  LOOM_RETURN_IF_ERROR(loom__arena_allocate(
       &builder->arena, sizeof(char*) * (size_t)(total + 1), (void**)&names));
   int32_t num_names = 0;
   for (int32_t i = 0; i < builder->num_attrs; ++i) {
@@ -246,11 +246,11 @@ static loom_status_t validate(loom_op_def_builder_t* builder) {
 }
 
 // Copies the builder's arrays into its arena so the entry owns one block.
-static loom_status_t copy_array(loom_arena_t* arena, const void* source,
+static loom_status_t copy_array(loom__arena_t* arena, const void* source,
                                 size_t size, void** out) {
   *out = NULL;
   if (size == 0) return loom_ok_status();
-  LOOM_RETURN_IF_ERROR(loom_arena_allocate(arena, size, out));
+  LOOM_RETURN_IF_ERROR(loom__arena_allocate(arena, size, out));
   memcpy(*out, source, size);
   return loom_ok_status();
 }
@@ -260,7 +260,7 @@ static loom_status_t build_entry(loom_op_registry_t* registry,
                                  op_entry_t** out_entry) {
   LOOM_RETURN_IF_ERROR(validate(builder));
   loom_op_def_t* def = &builder->def;
-  loom_arena_t* arena = &builder->arena;
+  loom__arena_t* arena = &builder->arena;
   LOOM_RETURN_IF_ERROR(
       copy_array(arena, builder->inputs,
                  sizeof(loom_arg_def_t) * (size_t)builder->num_inputs,
@@ -286,7 +286,7 @@ static loom_status_t build_entry(loom_op_registry_t* registry,
   }
   entry->def = *def;
   entry->arena = builder->arena;
-  loom_arena_initialize(&builder->arena, builder->allocator);  // moved
+  loom__arena_initialize(&builder->arena, builder->allocator);  // moved
   def->defaults = NULL;
   *out_entry = entry;
   return loom_ok_status();
@@ -304,7 +304,7 @@ static loom_status_t register_op(loom_op_registry_t* registry,
   loom_status_t status = build_entry(registry, builder, &entry);
   loom_op_def_builder_destroy(builder);
   if (status) return status;
-  loom_registration_journal_t* journal = loom__registration_journal_current();
+  loom__registration_journal_t* journal = loom__registration_journal_current();
   if (journal) {
     status = loom__registration_journal_reserve(journal);
     if (status) {
@@ -321,12 +321,12 @@ static loom_status_t register_op(loom_op_registry_t* registry,
     entry_free(registry->allocator, entry);
     return status;
   }
-  uint64_t key = loom_hash_bytes(entry->def.name, strlen(entry->def.name));
+  uint64_t key = loom__hash_bytes(entry->def.name, strlen(entry->def.name));
   uint64_t head = 0;
-  loom_hash_map_find(&registry->by_hash, key, &head);
+  loom__hash_map_find(&registry->by_hash, key, &head);
   entry->next_hash = (op_entry_t*)(uintptr_t)head;
-  status =
-      loom_hash_map_insert(&registry->by_hash, key, (uint64_t)(uintptr_t)entry);
+  status = loom__hash_map_insert(&registry->by_hash, key,
+                                 (uint64_t)(uintptr_t)entry);
   if (status) {
     pthread_rwlock_unlock(&registry->lock);
     entry_free(registry->allocator, entry);

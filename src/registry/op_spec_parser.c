@@ -71,7 +71,7 @@ const loom_dtype_t* loom__dtype_group(const char* name, size_t length,
 typedef struct parser_t {
   const char* spec;
   const char* at;
-  loom_arena_t* arena;
+  loom__arena_t* arena;
   const char* what;  // "attr" or "argument"
 } parser_t;
 
@@ -324,7 +324,7 @@ static loom_status_t parse_quoted_string(parser_t* parser,
   size_t capacity = strlen(parser->at) + 1;
   char* text = NULL;
   LOOM_RETURN_IF_ERROR(
-      loom_arena_allocate(parser->arena, capacity, (void**)&text));
+      loom__arena_allocate(parser->arena, capacity, (void**)&text));
   size_t length = 0;
   for (;;) {
     char c = *parser->at;
@@ -956,10 +956,10 @@ static loom_status_t parse_default(parser_t* parser,
   LOOM_RETURN_IF_ERROR(expect(parser, '[', "to start a list default"));
   loom_attr_value_t* elements = NULL;
   loom_shape_t* shapes = NULL;
-  LOOM_RETURN_IF_ERROR(loom_arena_allocate(
+  LOOM_RETURN_IF_ERROR(loom__arena_allocate(
       parser->arena, sizeof(loom_attr_value_t) * kMaxListDefault,
       (void**)&elements));
-  LOOM_RETURN_IF_ERROR(loom_arena_allocate(
+  LOOM_RETURN_IF_ERROR(loom__arena_allocate(
       parser->arena, sizeof(loom_shape_t) * kMaxListDefault, (void**)&shapes));
   int64_t count = 0;
   loom_status_t status = loom_ok_status();
@@ -986,7 +986,7 @@ static loom_status_t parse_default(parser_t* parser,
     } else if (!element_size) {
       element_size = sizeof(loom_string_view_t);
     }
-    status = loom_arena_allocate(
+    status = loom__arena_allocate(
         parser->arena, element_size * (size_t)(count ? count : 1), &array);
     if (!status) {
       loom_attr_value_t list;
@@ -1039,7 +1039,7 @@ static loom_status_t copy_allowed(parser_t* parser, const allowed_t* allowed,
                                   loom_attr_def_t* attr) {
   if (allowed->num_types) {
     loom_dtype_t* types = NULL;
-    LOOM_RETURN_IF_ERROR(loom_arena_allocate(
+    LOOM_RETURN_IF_ERROR(loom__arena_allocate(
         parser->arena, sizeof(loom_dtype_t) * (size_t)allowed->num_types,
         (void**)&types));
     memcpy(types, allowed->types,
@@ -1049,7 +1049,7 @@ static loom_status_t copy_allowed(parser_t* parser, const allowed_t* allowed,
   }
   if (allowed->num_strings) {
     loom_string_view_t* strings = NULL;
-    LOOM_RETURN_IF_ERROR(loom_arena_allocate(
+    LOOM_RETURN_IF_ERROR(loom__arena_allocate(
         parser->arena,
         sizeof(loom_string_view_t) * (size_t)allowed->num_strings,
         (void**)&strings));
@@ -1061,13 +1061,13 @@ static loom_status_t copy_allowed(parser_t* parser, const allowed_t* allowed,
   return loom_ok_status();
 }
 
-loom_status_t loom__parse_attr_spec(const char* spec, loom_arena_t* arena,
+loom_status_t loom__parse_attr_spec(const char* spec, loom__arena_t* arena,
                                     loom_op_attrs_t* defaults,
                                     loom_attr_def_t* out_attr) {
   memset(out_attr, 0, sizeof(*out_attr));
   parser_t parser = {spec, spec, arena, "attr"};
   LOOM_RETURN_IF_ERROR(
-      loom_arena_strndup(arena, spec, strlen(spec), &out_attr->spec));
+      loom__arena_strndup(arena, spec, strlen(spec), &out_attr->spec));
   parser.spec = out_attr->spec;
   parser.at = out_attr->spec;
 
@@ -1078,12 +1078,12 @@ loom_status_t loom__parse_attr_spec(const char* spec, loom_arena_t* arena,
     return parse_error(&parser, "an attr name must start with a letter");
   }
   LOOM_RETURN_IF_ERROR(
-      loom_arena_strndup(arena, name.data, name.length, &out_attr->name));
+      loom__arena_strndup(arena, name.data, name.length, &out_attr->name));
   LOOM_RETURN_IF_ERROR(expect(&parser, ':', "after the attr name"));
 
   allowed_t* allowed = NULL;
   LOOM_RETURN_IF_ERROR(
-      loom_arena_allocate(arena, sizeof(allowed_t), (void**)&allowed));
+      loom__arena_allocate(arena, sizeof(allowed_t), (void**)&allowed));
   LOOM_RETURN_IF_ERROR(parse_attr_type(&parser, out_attr, allowed, false));
   LOOM_RETURN_IF_ERROR(copy_allowed(&parser, allowed, out_attr));
 
@@ -1138,7 +1138,7 @@ static loom_status_t parse_arg_name(parser_t* parser, const char** out_name) {
                          "'_', starting with a letter");
     }
   }
-  return loom_arena_strndup(parser->arena, name.data, name.length, out_name);
+  return loom__arena_strndup(parser->arena, name.data, name.length, out_name);
 }
 
 // A dtype name or an attr name.
@@ -1152,16 +1152,16 @@ static loom_status_t parse_type_reference(parser_t* parser,
     arg->dtype = dtype;
     return loom_ok_status();
   }
-  return loom_arena_strndup(parser->arena, token.data, token.length,
-                            &arg->type_attr);
+  return loom__arena_strndup(parser->arena, token.data, token.length,
+                             &arg->type_attr);
 }
 
-loom_status_t loom__parse_arg_spec(const char* spec, loom_arena_t* arena,
+loom_status_t loom__parse_arg_spec(const char* spec, loom__arena_t* arena,
                                    loom_arg_def_t* out_arg) {
   memset(out_arg, 0, sizeof(*out_arg));
   parser_t parser = {spec, spec, arena, "argument"};
   LOOM_RETURN_IF_ERROR(
-      loom_arena_strndup(arena, spec, strlen(spec), &out_arg->spec));
+      loom__arena_strndup(arena, spec, strlen(spec), &out_arg->spec));
   parser.spec = out_arg->spec;
   parser.at = out_arg->spec;
 

@@ -12,13 +12,13 @@
 // Parses an attribute spec into *out_attr (strings and arrays in `arena`,
 // `spec` copied). A default value is stored in `defaults` under the attr's
 // name. INVALID_ARGUMENT with the column of the problem.
-loom_status_t loom__parse_attr_spec(const char* spec, loom_arena_t* arena,
+loom_status_t loom__parse_attr_spec(const char* spec, loom__arena_t* arena,
                                     loom_op_attrs_t* defaults,
                                     loom_attr_def_t* out_attr);
 
 // Parses an argument spec. A name that is not a dtype is left in
 // type_attr (possibly a list(type) attr: resolved at registration).
-loom_status_t loom__parse_arg_spec(const char* spec, loom_arena_t* arena,
+loom_status_t loom__parse_arg_spec(const char* spec, loom__arena_t* arena,
                                    loom_arg_def_t* out_arg);
 
 // The dtypes of a group name (numbertype, realnumbertype, quantizedtype,

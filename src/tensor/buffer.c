@@ -70,7 +70,7 @@ loom_status_t loom_buffer_wrap(loom_allocator_t allocator, void* data,
     if (deallocator) deallocator(data, size, deallocator_arg);
     return status;
   }
-  loom_ref_count_init(&buffer->ref_count);
+  loom__ref_count_init(&buffer->ref_count);
   buffer->owns_memory = false;
   buffer->allocator = allocator;
   buffer->block = buffer;
@@ -93,7 +93,7 @@ loom_status_t loom__buffer_allocate_with_finalizer(
 }
 
 void loom_buffer_retain(loom_buffer_t* buffer) {
-  if (buffer) loom_ref_count_inc(&buffer->ref_count);
+  if (buffer) loom__ref_count_inc(&buffer->ref_count);
 }
 
 void loom_buffer_release(loom_buffer_t* buffer) {
@@ -109,7 +109,7 @@ size_t loom_buffer_size(const loom_buffer_t* buffer) {
 }
 
 bool loom_buffer_is_unique(const loom_buffer_t* buffer) {
-  return loom_ref_count_is_one(&buffer->ref_count);
+  return loom__ref_count_is_one(&buffer->ref_count);
 }
 
 bool loom_buffer_owns_memory(const loom_buffer_t* buffer) {

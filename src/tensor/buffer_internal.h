@@ -16,7 +16,7 @@
 // Here rather than in buffer.c so that the tensor layer's release, on every
 // op's hot path, drops a buffer without a call.
 struct loom_buffer_t {
-  loom_ref_count_t ref_count;
+  loom__ref_count_t ref_count;
   bool owns_memory;
   loom_allocator_t allocator;
   void* block;  // what to free: the allocation holding this header
@@ -29,7 +29,7 @@ struct loom_buffer_t {
 
 // loom_buffer_release for a buffer known not to be NULL.
 static inline void loom__buffer_release(loom_buffer_t* buffer) {
-  if (!loom_ref_count_dec(&buffer->ref_count)) return;
+  if (!loom__ref_count_dec(&buffer->ref_count)) return;
   if (LOOM_UNLIKELY(buffer->deallocator != NULL)) {
     buffer->deallocator(buffer->data, buffer->size, buffer->deallocator_arg);
   }
@@ -74,7 +74,7 @@ static inline loom_status_t loom__buffer_allocate_with_prefix(
   LOOM_RETURN_IF_ERROR(
       loom__allocate(*allocator, data_at + size, alignment, (void**)&block));
   loom_buffer_t* buffer = (loom_buffer_t*)(block + header_at);
-  loom_ref_count_init(&buffer->ref_count);
+  loom__ref_count_init(&buffer->ref_count);
   buffer->owns_memory = true;
   buffer->allocator = *allocator;
   buffer->block = block;

@@ -61,7 +61,7 @@ static loom_status_t allocate_header(loom_allocator_t allocator,
   loom_tensor_t* tensor = NULL;
   LOOM_RETURN_IF_ERROR(
       loom_allocator_malloc(allocator, sizeof(*tensor), (void**)&tensor));
-  loom_ref_count_init(&tensor->ref_count);
+  loom__ref_count_init(&tensor->ref_count);
   tensor->kind = kind;
   tensor->metadata.dtype = dtype;
   tensor->metadata.shape = *shape;
@@ -111,7 +111,7 @@ static loom_status_t create_dense_sized(const loom_allocator_t* allocator,
   LOOM_RETURN_IF_ERROR(loom__buffer_allocate_with_prefix(
       allocator, sizeof(*tensor), bytes, LOOM_DEFAULT_DATA_ALIGNMENT, &buffer,
       (void**)&tensor));
-  loom_ref_count_init(&tensor->ref_count);
+  loom__ref_count_init(&tensor->ref_count);
   tensor->kind = LOOM_TENSOR_DENSE;
   tensor->metadata.dtype = dtype;
   tensor->metadata.shape = *shape;
@@ -332,7 +332,7 @@ loom_status_t loom_tensor_convert_to_dense(loom_allocator_t allocator,
 }
 
 void loom_tensor_retain(loom_tensor_t* tensor) {
-  if (tensor) loom_ref_count_inc(&tensor->ref_count);
+  if (tensor) loom__ref_count_inc(&tensor->ref_count);
 }
 
 void loom__tensor_destroy(loom_tensor_t* tensor) {
@@ -351,7 +351,7 @@ void loom_tensor_release(loom_tensor_t* tensor) {
 
 bool loom_tensor_is_forwardable(const loom_tensor_t* tensor) {
   return tensor && tensor->buffer &&
-         loom_ref_count_is_one(&tensor->ref_count) &&
+         loom__ref_count_is_one(&tensor->ref_count) &&
          loom_buffer_is_unique(tensor->buffer) &&
          loom_buffer_owns_memory(tensor->buffer);
 }
@@ -410,7 +410,7 @@ loom_status_t loom_tensor_set_shape(loom_tensor_t* tensor,
                             kName);
   }
   LOOM_RETURN_IF_ERROR(check_shape(kName, shape));
-  if (!loom_ref_count_is_one(&tensor->ref_count)) {
+  if (!loom__ref_count_is_one(&tensor->ref_count)) {
     return loom_make_status(LOOM_STATUS_FAILED_PRECONDITION,
                             "%s: the tensor is shared; only its sole owner "
                             "may reshape it",
@@ -459,7 +459,7 @@ loom_status_t loom_tensor_bitcast_from(loom_tensor_t* tensor,
                             kName, loom_dtype_name(dtype));
   }
   LOOM_RETURN_IF_ERROR(check_shape(kName, shape));
-  if (!loom_ref_count_is_one(&tensor->ref_count)) {
+  if (!loom__ref_count_is_one(&tensor->ref_count)) {
     return loom_make_status(LOOM_STATUS_FAILED_PRECONDITION,
                             "%s: the tensor is shared; only its sole owner "
                             "may bitcast it",

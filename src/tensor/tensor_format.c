@@ -31,7 +31,6 @@ static void append(text_t* text, const char* format, ...) {
   if (written > 0) text->length += (size_t)written;
 }
 
-
 static void append_element(text_t* text, loom_dtype_t dtype,
                            const unsigned char* data, int64_t index) {
   size_t size = loom_dtype_size(dtype);
@@ -52,7 +51,7 @@ static void append_element(text_t* text, loom_dtype_t dtype,
     case LOOM_DTYPE_HALF: {
       uint16_t v;
       memcpy(&v, at, sizeof(v));
-      append(text, "%.6e", (double)loom_half_to_float(v));
+      append(text, "%.6e", (double)loom__half_to_float(v));
       break;
     }
     case LOOM_DTYPE_BFLOAT16: {

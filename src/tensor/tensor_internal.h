@@ -13,7 +13,7 @@
 #include "tensor/buffer_internal.h"
 
 struct loom_tensor_t {
-  loom_ref_count_t ref_count;
+  loom__ref_count_t ref_count;
   loom_tensor_kind_t kind;
   loom_tensor_metadata_t metadata;
   loom_allocator_t allocator;  // frees a tensor that has no home (below)
@@ -35,7 +35,7 @@ void loom__tensor_destroy(loom_tensor_t* tensor);
 // op's results are released: a dense tensor in its own buffer's block
 // (kernels' results) goes with one inline buffer release.
 static inline void loom__tensor_release(loom_tensor_t* tensor) {
-  if (!loom_ref_count_dec(&tensor->ref_count)) return;
+  if (!loom__ref_count_dec(&tensor->ref_count)) return;
   loom_buffer_t* home = tensor->home;
   if (LOOM_LIKELY(home != NULL && tensor->buffer == home)) {
     loom__buffer_release(home);  // may free the tensor with its block

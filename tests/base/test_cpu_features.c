@@ -3,15 +3,15 @@
 #include "base/cpu_features.h"
 #include "test_support.h"
 
-static loom_cpu_features_t everything(void) {
-  loom_cpu_features_t all = {true, true, true, true, true, true, true, true};
+static loom__cpu_features_t everything(void) {
+  loom__cpu_features_t all = {true, true, true, true, true, true, true, true};
   return all;
 }
 
 static void detection_is_consistent(void** state) {
   (void)state;
-  const loom_cpu_features_t* features = loom_cpu_features();
-  assert_ptr_equal(features, loom_cpu_features());
+  const loom__cpu_features_t* features = loom__cpu_features();
+  assert_ptr_equal(features, loom__cpu_features());
   // Wider sets imply the narrower ones on every x86 CPU.
   if (features->avx512f) assert_true(features->avx2);
   if (features->avx2) assert_true(features->avx);
@@ -20,31 +20,31 @@ static void detection_is_consistent(void** state) {
 
 static void cap_avx2_drops_avx512_only(void** state) {
   (void)state;
-  loom_cpu_features_t capped = loom_cpu_features_capped(everything(), "avx2");
+  loom__cpu_features_t capped = loom__cpu_features_capped(everything(), "avx2");
   assert_false(capped.avx512f || capped.avx512bw || capped.avx512vl);
   assert_true(capped.avx2 && capped.fma && capped.avx && capped.sse4_2);
 }
 
 static void cap_sse2_drops_every_extension(void** state) {
   (void)state;
-  loom_cpu_features_t capped = loom_cpu_features_capped(everything(), "sse2");
+  loom__cpu_features_t capped = loom__cpu_features_capped(everything(), "sse2");
   assert_false(capped.sse4_2 || capped.avx || capped.avx2 || capped.fma ||
                capped.f16c || capped.avx512f);
 }
 
 static void cap_avx_keeps_avx_and_below(void** state) {
   (void)state;
-  loom_cpu_features_t capped = loom_cpu_features_capped(everything(), "avx");
+  loom__cpu_features_t capped = loom__cpu_features_capped(everything(), "avx");
   assert_true(capped.avx && capped.sse4_2);
   assert_false(capped.avx2 || capped.fma || capped.avx512f);
 }
 
 static void unknown_or_missing_cap_changes_nothing(void** state) {
   (void)state;
-  loom_cpu_features_t all = everything();
-  loom_cpu_features_t a = loom_cpu_features_capped(all, "pentium");
-  loom_cpu_features_t b = loom_cpu_features_capped(all, NULL);
-  loom_cpu_features_t c = loom_cpu_features_capped(all, "avx512");
+  loom__cpu_features_t all = everything();
+  loom__cpu_features_t a = loom__cpu_features_capped(all, "pentium");
+  loom__cpu_features_t b = loom__cpu_features_capped(all, NULL);
+  loom__cpu_features_t c = loom__cpu_features_capped(all, "avx512");
   assert_memory_equal(&a, &all, sizeof(all));
   assert_memory_equal(&b, &all, sizeof(all));
   assert_memory_equal(&c, &all, sizeof(all));

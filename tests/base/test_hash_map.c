@@ -6,34 +6,34 @@
 
 static void empty_map_finds_nothing(void** state) {
   (void)state;
-  loom_hash_map_t map;
-  loom_hash_map_initialize(&map, loom_allocator_system());
-  assert_false(loom_hash_map_find(&map, 42, NULL));
-  assert_false(loom_hash_map_remove(&map, 42));
+  loom__hash_map_t map;
+  loom__hash_map_initialize(&map, loom_allocator_system());
+  assert_false(loom__hash_map_find(&map, 42, NULL));
+  assert_false(loom__hash_map_remove(&map, 42));
   size_t cursor = 0;
-  assert_false(loom_hash_map_next(&map, &cursor, NULL, NULL));
-  loom_hash_map_deinitialize(&map);
+  assert_false(loom__hash_map_next(&map, &cursor, NULL, NULL));
+  loom__hash_map_deinitialize(&map);
 }
 
 static void insert_find_overwrite_remove(void** state) {
   (void)state;
-  loom_hash_map_t map;
-  loom_hash_map_initialize(&map, loom_allocator_system());
-  LOOM_ASSERT_OK(loom_hash_map_insert(&map, 0, 100));
-  LOOM_ASSERT_OK(loom_hash_map_insert(&map, UINT64_MAX, 200));
+  loom__hash_map_t map;
+  loom__hash_map_initialize(&map, loom_allocator_system());
+  LOOM_ASSERT_OK(loom__hash_map_insert(&map, 0, 100));
+  LOOM_ASSERT_OK(loom__hash_map_insert(&map, UINT64_MAX, 200));
   uint64_t value = 0;
-  assert_true(loom_hash_map_find(&map, 0, &value));
+  assert_true(loom__hash_map_find(&map, 0, &value));
   assert_int_equal(value, 100);
-  assert_true(loom_hash_map_find(&map, UINT64_MAX, &value));
+  assert_true(loom__hash_map_find(&map, UINT64_MAX, &value));
   assert_int_equal(value, 200);
-  LOOM_ASSERT_OK(loom_hash_map_insert(&map, 0, 101));
-  assert_int_equal(loom_hash_map_size(&map), 2);
-  assert_true(loom_hash_map_find(&map, 0, &value));
+  LOOM_ASSERT_OK(loom__hash_map_insert(&map, 0, 101));
+  assert_int_equal(loom__hash_map_size(&map), 2);
+  assert_true(loom__hash_map_find(&map, 0, &value));
   assert_int_equal(value, 101);
-  assert_true(loom_hash_map_remove(&map, 0));
-  assert_false(loom_hash_map_find(&map, 0, NULL));
-  assert_int_equal(loom_hash_map_size(&map), 1);
-  loom_hash_map_deinitialize(&map);
+  assert_true(loom__hash_map_remove(&map, 0));
+  assert_false(loom__hash_map_find(&map, 0, NULL));
+  assert_int_equal(loom__hash_map_size(&map), 1);
+  loom__hash_map_deinitialize(&map);
 }
 
 // xorshift64: a deterministic pseudo-random sequence.
@@ -50,8 +50,8 @@ static void random_operations_match_reference(void** state) {
   static uint64_t reference[kKeys];
   static bool present[kKeys];
   memset(present, 0, sizeof(present));
-  loom_hash_map_t map;
-  loom_hash_map_initialize(&map, loom_allocator_system());
+  loom__hash_map_t map;
+  loom__hash_map_initialize(&map, loom_allocator_system());
   uint64_t seed = 0x9e3779b97f4a7c15ull;
   size_t expected_size = 0;
   for (int i = 0; i < kOperations; ++i) {
@@ -60,48 +60,48 @@ static void random_operations_match_reference(void** state) {
     // Spread keys so they collide in the low bits, like pointers do.
     uint64_t map_key = (uint64_t)key << 6;
     if ((r >> 32) % 3 == 0) {
-      bool removed = loom_hash_map_remove(&map, map_key);
+      bool removed = loom__hash_map_remove(&map, map_key);
       assert_int_equal(removed, present[key]);
       if (present[key]) expected_size--;
       present[key] = false;
     } else {
-      LOOM_ASSERT_OK(loom_hash_map_insert(&map, map_key, r));
+      LOOM_ASSERT_OK(loom__hash_map_insert(&map, map_key, r));
       if (!present[key]) expected_size++;
       present[key] = true;
       reference[key] = r;
     }
-    assert_int_equal(loom_hash_map_size(&map), expected_size);
+    assert_int_equal(loom__hash_map_size(&map), expected_size);
   }
   for (size_t key = 0; key < kKeys; ++key) {
     uint64_t value = 0;
-    assert_int_equal(loom_hash_map_find(&map, (uint64_t)key << 6, &value),
+    assert_int_equal(loom__hash_map_find(&map, (uint64_t)key << 6, &value),
                      present[key]);
     if (present[key]) assert_int_equal(value, reference[key]);
   }
   size_t cursor = 0, visited = 0;
   uint64_t key = 0, value = 0;
-  while (loom_hash_map_next(&map, &cursor, &key, &value)) {
+  while (loom__hash_map_next(&map, &cursor, &key, &value)) {
     assert_true(present[key >> 6]);
     assert_int_equal(value, reference[key >> 6]);
     visited++;
   }
   assert_int_equal(visited, expected_size);
-  loom_hash_map_deinitialize(&map);
+  loom__hash_map_deinitialize(&map);
 }
 
 static void reserve_avoids_further_growth(void** state) {
   (void)state;
   loom_fault_allocator_t* fault = NULL;
   LOOM_ASSERT_OK(loom_fault_allocator_create(loom_allocator_system(), &fault));
-  loom_hash_map_t map;
-  loom_hash_map_initialize(&map, loom_fault_allocator_allocator(fault));
-  LOOM_ASSERT_OK(loom_hash_map_reserve(&map, 1000));
+  loom__hash_map_t map;
+  loom__hash_map_initialize(&map, loom_fault_allocator_allocator(fault));
+  LOOM_ASSERT_OK(loom__hash_map_reserve(&map, 1000));
   loom_fault_allocator_fail_nth(fault, 0);
   for (uint64_t i = 0; i < 1000; ++i) {
-    LOOM_ASSERT_OK(loom_hash_map_insert(&map, i, i));
+    LOOM_ASSERT_OK(loom__hash_map_insert(&map, i, i));
   }
   assert_int_equal(loom_fault_allocator_allocation_count(fault), 0);
-  loom_hash_map_deinitialize(&map);
+  loom__hash_map_deinitialize(&map);
   loom_fault_allocator_destroy(fault);
 }
 
@@ -109,12 +109,12 @@ static void failed_insert_leaves_map_unchanged(void** state) {
   (void)state;
   loom_fault_allocator_t* fault = NULL;
   LOOM_ASSERT_OK(loom_fault_allocator_create(loom_allocator_system(), &fault));
-  loom_hash_map_t map;
-  loom_hash_map_initialize(&map, loom_fault_allocator_allocator(fault));
+  loom__hash_map_t map;
+  loom__hash_map_initialize(&map, loom_fault_allocator_allocator(fault));
   uint64_t inserted = 0;
   loom_fault_allocator_fail_nth(fault, 0);
   while (loom_fault_allocator_allocation_count(fault) < 2) {
-    LOOM_ASSERT_OK(loom_hash_map_insert(&map, inserted, inserted));
+    LOOM_ASSERT_OK(loom__hash_map_insert(&map, inserted, inserted));
     inserted++;
   }
   // The next growth fails.
@@ -122,32 +122,32 @@ static void failed_insert_leaves_map_unchanged(void** state) {
   loom_status_t status = loom_ok_status();
   uint64_t attempted = inserted;
   while (!status) {
-    status = loom_hash_map_insert(&map, attempted, attempted);
+    status = loom__hash_map_insert(&map, attempted, attempted);
     if (!status) attempted++;
   }
   LOOM_ASSERT_STATUS(status, LOOM_STATUS_RESOURCE_EXHAUSTED, "out of memory");
-  assert_false(loom_hash_map_find(&map, attempted, NULL));
-  assert_int_equal(loom_hash_map_size(&map), attempted);
+  assert_false(loom__hash_map_find(&map, attempted, NULL));
+  assert_int_equal(loom__hash_map_size(&map), attempted);
   for (uint64_t i = 0; i < attempted; ++i) {
     uint64_t value = 0;
-    assert_true(loom_hash_map_find(&map, i, &value));
+    assert_true(loom__hash_map_find(&map, i, &value));
     assert_int_equal(value, i);
   }
-  loom_hash_map_deinitialize(&map);
+  loom__hash_map_deinitialize(&map);
   assert_int_equal(loom_fault_allocator_live_count(fault), 0);
   loom_fault_allocator_destroy(fault);
 }
 
 static loom_status_t fill_map(loom_allocator_t allocator, void* context) {
   (void)context;
-  loom_hash_map_t map;
-  loom_hash_map_initialize(&map, allocator);
+  loom__hash_map_t map;
+  loom__hash_map_initialize(&map, allocator);
   loom_status_t status = loom_ok_status();
   for (uint64_t i = 0; i < 300 && !status; ++i) {
-    status = loom_hash_map_insert(&map, i * 7919, i);
-    if (!status && i % 3 == 0) loom_hash_map_remove(&map, i * 7919);
+    status = loom__hash_map_insert(&map, i * 7919, i);
+    if (!status && i % 3 == 0) loom__hash_map_remove(&map, i * 7919);
   }
-  loom_hash_map_deinitialize(&map);
+  loom__hash_map_deinitialize(&map);
   return status;
 }
 
@@ -159,9 +159,10 @@ static void every_allocation_failure_is_reported_without_leaks(void** state) {
 
 static void hashes_differ_for_nearby_inputs(void** state) {
   (void)state;
-  assert_int_not_equal(loom_hash_u64(1), loom_hash_u64(2));
-  assert_int_not_equal(loom_hash_bytes("ab", 2), loom_hash_bytes("ba", 2));
-  assert_int_equal(loom_hash_bytes("MatMul", 6), loom_hash_bytes("MatMul", 6));
+  assert_int_not_equal(loom__hash_u64(1), loom__hash_u64(2));
+  assert_int_not_equal(loom__hash_bytes("ab", 2), loom__hash_bytes("ba", 2));
+  assert_int_equal(loom__hash_bytes("MatMul", 6),
+                   loom__hash_bytes("MatMul", 6));
 }
 
 int main(void) {

@@ -642,8 +642,8 @@ static char* read_all(FILE* stream) {
 static loom_op_handler_t* logging_handler(corert_test_env_t* env, FILE* stream,
                                           bool print_tensors) {
   loom_op_handler_t* handler = NULL;
-  LOOM_ASSERT_OK(loom_logging_op_handler_create(env->runtime, env->cpu, stream,
-                                                print_tensors, &handler));
+  LOOM_ASSERT_OK(loom_dispatch_logging_handler_create(
+      env->runtime, env->cpu, stream, print_tensors, &handler));
   return handler;
 }
 
@@ -826,18 +826,19 @@ static void logging_handler_without_a_stream_only_runs_ops(void** state) {
 static void logging_handler_create_checks_its_arguments(void** state) {
   corert_test_env_t* env = env_of(state);
   loom_op_handler_t* handler = NULL;
+  LOOM_ASSERT_STATUS(loom_dispatch_logging_handler_create(NULL, env->cpu, NULL,
+                                                          false, &handler),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "loom_dispatch_logging_handler_create: runtime is NULL");
+  LOOM_ASSERT_STATUS(loom_dispatch_logging_handler_create(
+                         env->runtime, NULL, NULL, false, &handler),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "loom_dispatch_logging_handler_create: wrapped is NULL");
   LOOM_ASSERT_STATUS(
-      loom_logging_op_handler_create(NULL, env->cpu, NULL, false, &handler),
+      loom_dispatch_logging_handler_create(env->runtime, env->cpu, NULL, false,
+                                           NULL),
       LOOM_STATUS_INVALID_ARGUMENT,
-      "loom_logging_op_handler_create: runtime is NULL");
-  LOOM_ASSERT_STATUS(
-      loom_logging_op_handler_create(env->runtime, NULL, NULL, false, &handler),
-      LOOM_STATUS_INVALID_ARGUMENT,
-      "loom_logging_op_handler_create: wrapped is NULL");
-  LOOM_ASSERT_STATUS(
-      loom_logging_op_handler_create(env->runtime, env->cpu, NULL, false, NULL),
-      LOOM_STATUS_INVALID_ARGUMENT,
-      "loom_logging_op_handler_create: out_handler is NULL");
+      "loom_dispatch_logging_handler_create: out_handler is NULL");
 }
 
 #define TEST(name) \

@@ -57,7 +57,8 @@ static loom_status_t eager_session(loom_allocator_t allocator, void* unused) {
   loom_tensor_handle_t* value = NULL;
   loom_tensor_t* tensor = NULL;
   bool in_scope = false;
-  loom_status_t status = loom_logging_handler_create(context, NULL, &logging);
+  loom_status_t status =
+      loom_scope_logging_handler_create(context, NULL, &logging);
   if (!status) status = loom_context_enter_scope(context, logging);
   in_scope = !status;
   if (!status) status = new_scalar(context, 2.0f, &x);

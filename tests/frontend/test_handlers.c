@@ -474,7 +474,8 @@ static void logging_prints_each_op_and_passes_it_on(void** state) {
   size_t size = 0;
   FILE* stream = open_memstream(&text, &size);
   loom_op_handler_t* logging = NULL;
-  LOOM_ASSERT_OK(loom_logging_handler_create(f->context, stream, &logging));
+  LOOM_ASSERT_OK(
+      loom_scope_logging_handler_create(f->context, stream, &logging));
   LOOM_ASSERT_OK(loom_context_enter_scope(f->context, logging));
   loom_tensor_handle_t* x = scalar(f, 1.5f);
   loom_tensor_handle_t* y = binary(f, "AddV2", x, x);
@@ -485,22 +486,22 @@ static void logging_prints_each_op_and_passes_it_on(void** state) {
   loom_tensor_handle_release(binary(f, "Mul", y, y));  // not logged
   fflush(stream);
   assert_string_equal(text, "[1] AddV2(float [], float []) T=DT_FLOAT\n");
-  assert_int_equal(loom_logging_handler_count(logging), 1);
+  assert_int_equal(loom_scope_logging_handler_count(logging), 1);
   fclose(stream);
   free(text);
   loom_tensor_handle_release(x);
   loom_tensor_handle_release(y);
   loom_op_handler_release(logging);
-  LOOM_ASSERT_STATUS(loom_logging_handler_create(NULL, NULL, &logging),
+  LOOM_ASSERT_STATUS(loom_scope_logging_handler_create(NULL, NULL, &logging),
                      LOOM_STATUS_INVALID_ARGUMENT,
-                     "loom_logging_handler_create: context is NULL");
+                     "loom_scope_logging_handler_create: context is NULL");
 }
 
 static void logging_stacked_on_a_wrapping_handler(void** state) {
   fixture_t* f = *state;
   loom_op_handler_t* w = tag(f, 'w', true);
   loom_op_handler_t* logging = NULL;
-  LOOM_ASSERT_OK(loom_logging_handler_create(f->context, NULL, &logging));
+  LOOM_ASSERT_OK(loom_scope_logging_handler_create(f->context, NULL, &logging));
   LOOM_ASSERT_OK(loom_context_enter_scope(f->context, w));
   LOOM_ASSERT_OK(loom_context_enter_scope(f->context, logging));
   loom_tensor_handle_t* x = scalar(f, 2.0f);
@@ -508,7 +509,7 @@ static void logging_stacked_on_a_wrapping_handler(void** state) {
   // Logging sees the op first and hands it to w, which copies the CPU
   // inputs on and wraps the result.
   assert_string_equal(f->trace.text, "w:CopyOn w:CopyOn w:Mul ");
-  assert_int_equal(loom_logging_handler_count(logging), 1);
+  assert_int_equal(loom_scope_logging_handler_count(logging), 1);
   assert_string_equal(loom_op_handler_type_name(loom_tensor_handle_handler(y)),
                       "TAG");
   LOOM_ASSERT_OK(loom_context_exit_scope(f->context));
@@ -526,7 +527,8 @@ static void logging_through_the_tensorflow_api(void** state) {
   size_t size = 0;
   FILE* stream = open_memstream(&text, &size);
   loom_op_handler_t* logging = NULL;
-  LOOM_ASSERT_OK(loom_logging_handler_create(f->context, stream, &logging));
+  LOOM_ASSERT_OK(
+      loom_scope_logging_handler_create(f->context, stream, &logging));
   const char* name = NULL;
   LOOM_ASSERT_OK(
       loom_context_add_handler(f->context, "LOGGING", logging, &name));

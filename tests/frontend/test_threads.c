@@ -84,7 +84,7 @@ static void run_threads(bool context_async, bool thread_async) {
   LOOM_ASSERT_OK(loom_context_create(&options, &shared.context));
   shared.thread_async = thread_async;
   LOOM_ASSERT_OK(
-      loom_logging_handler_create(shared.context, NULL, &shared.logging));
+      loom_scope_logging_handler_create(shared.context, NULL, &shared.logging));
   loom_shape_t scalar = loom_shape_scalar();
   loom_tensor_t* tensor = NULL;
   LOOM_ASSERT_OK(loom_tensor_create_dense(loom_allocator_default(),
@@ -124,7 +124,7 @@ static void run_threads(bool context_async, bool thread_async) {
   }
   assert_int_equal(failed, 0);
   LOOM_ASSERT_OK(loom_context_wait(shared.context));
-  assert_int_equal(loom_logging_handler_count(shared.logging),
+  assert_int_equal(loom_scope_logging_handler_count(shared.logging),
                    kThreads * kOps * 2);
   // Every thread's updates, none lost.
   LOOM_ASSERT_OK(loom_eager_op_reset(op, "ReadVariableOp"));

@@ -115,14 +115,14 @@ static inline double read_scalar(handle_t* handle) {
 
 // Runs an op in the current scope; fails the test on error.
 static inline void run(const char* name, handle_t* const* inputs, int32_t n,
-                       const loom_grad_attr_t* attrs, int32_t num_attrs,
+                       const loom__grad_attr_t* attrs, int32_t num_attrs,
                        handle_t** results, int32_t num_results) {
   LOOM_ASSERT_OK(loom__grad_execute_in(g_ctx, name, inputs, n, attrs, num_attrs,
                                        results, num_results));
 }
 
 static inline handle_t* op1(const char* name, handle_t* const* inputs,
-                            int32_t n, const loom_grad_attr_t* attrs,
+                            int32_t n, const loom__grad_attr_t* attrs,
                             int32_t num_attrs) {
   handle_t* out = NULL;
   run(name, inputs, n, attrs, num_attrs, &out, 1);

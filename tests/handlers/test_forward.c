@@ -68,7 +68,7 @@ typedef struct fd_case_t {
   int num_inputs;
   fd_input_t inputs[3];
   int num_attrs;
-  loom_grad_attr_t attrs[4];
+  loom__grad_attr_t attrs[4];
   int num_outputs;
 } fd_case_t;
 

@@ -86,7 +86,7 @@ static void expect_same(handle_t* actual, handle_t* expected,
 }
 
 static handle_t* op(const char* name, handle_t* const* inputs, int32_t n,
-                    const loom_grad_attr_t* attrs, int32_t num_attrs) {
+                    const loom__grad_attr_t* attrs, int32_t num_attrs) {
   handle_t* out = NULL;
   LOOM_ASSERT_OK(
       loom__grad_execute_in(g_ctx, name, inputs, n, attrs, num_attrs, &out, 1));

@@ -76,7 +76,7 @@ typedef struct fd_case_t {
   int num_inputs;
   fd_input_t inputs[3];
   int num_attrs;
-  loom_grad_attr_t attrs[4];
+  loom__grad_attr_t attrs[4];
   int output;  // the output differentiated
   int num_outputs;
 } fd_case_t;
@@ -1054,7 +1054,7 @@ static void logging_handler_under_the_tape_gives_the_same_gradients(
   mlp_t m;
   mlp_load(&m);
   loom_op_handler_t* logging = NULL;
-  LOOM_ASSERT_OK(loom_logging_handler_create(g_ctx, NULL, &logging));
+  LOOM_ASSERT_OK(loom_scope_logging_handler_create(g_ctx, NULL, &logging));
   loom_op_handler_t* tape = new_tape(false);
   LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, logging));
   LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, tape));
@@ -1063,14 +1063,14 @@ static void logging_handler_under_the_tape_gives_the_same_gradients(
   handle_t* loss = mlp_loss(&m);
   LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
   LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
-  int64_t forward_ops = loom_logging_handler_count(logging);
+  int64_t forward_ops = loom_scope_logging_handler_count(logging);
   assert_int_equal(forward_ops, 7);
   handle_t* grads[4];
   // Outside every scope: the backward ops still run under the logging
   // handler, the handler the forward ops ran under.
   LOOM_ASSERT_OK(loom_tape_gradient(tape, &loss, 1, sources, 4, NULL,
                                     LOOM_UNCONNECTED_NONE, grads));
-  assert_true(loom_logging_handler_count(logging) > forward_ops + 7);
+  assert_true(loom_scope_logging_handler_count(logging) > forward_ops + 7);
   const char* names[4] = {"dw1", "db1", "dw2", "db2"};
   for (int i = 0; i < 4; ++i) expect_ref(grads[i], names[i], 1e-10);
   assert_null(loom_context_scope_handler(g_ctx));
@@ -1176,7 +1176,7 @@ static void unneeded_input_gradients_are_skipped(void** state) {
     handle_t* x = make(D, x_dims, 2, x_values);
     handle_t* w = make(D, w_dims, 2, w_values);
     loom_op_handler_t* logging = NULL;
-    LOOM_ASSERT_OK(loom_logging_handler_create(g_ctx, NULL, &logging));
+    LOOM_ASSERT_OK(loom_scope_logging_handler_create(g_ctx, NULL, &logging));
     loom_op_handler_t* tape = new_tape(false);
     LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, logging));
     LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, tape));
@@ -1185,12 +1185,12 @@ static void unneeded_input_gradients_are_skipped(void** state) {
     handle_t* y = bin("MatMul", x, w);
     LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
     LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
-    int64_t before = loom_logging_handler_count(logging);
+    int64_t before = loom_scope_logging_handler_count(logging);
     handle_t* sources[2] = {w, x};
     handle_t* grads[2] = {NULL, NULL};
     LOOM_ASSERT_OK(loom_tape_gradient(tape, &y, 1, sources, 1 + watch_x, NULL,
                                       LOOM_UNCONNECTED_NONE, grads));
-    backward_ops[watch_x] = loom_logging_handler_count(logging) - before;
+    backward_ops[watch_x] = loom_scope_logging_handler_count(logging) - before;
     assert_int_equal(read_values(grads[0], dw[watch_x], 6), 6);
     if (watch_x) assert_non_null(grads[1]);
     loom__grad_release_all(grads, 2);
@@ -1369,7 +1369,7 @@ static void api_checks_its_arguments(void** state) {
   LOOM_ASSERT_OK(loom_tape_create(g_ctx, NULL, &tape));
   assert_string_equal(loom_op_handler_type_name(tape), "TAPE");
   loom_op_handler_t* logging = NULL;
-  LOOM_ASSERT_OK(loom_logging_handler_create(g_ctx, NULL, &logging));
+  LOOM_ASSERT_OK(loom_scope_logging_handler_create(g_ctx, NULL, &logging));
   handle_t* x = x3();
   handle_t* out = NULL;
   LOOM_ASSERT_STATUS(loom_tape_watch(NULL, x), LOOM_STATUS_INVALID_ARGUMENT,

@@ -112,7 +112,7 @@ static loom_status_t new_handle(step_t* s, loom_dtype_t dtype,
 }
 
 static loom_status_t op(step_t* s, const char* name, handle_t* const* inputs,
-                        int32_t n, const loom_grad_attr_t* attrs,
+                        int32_t n, const loom__grad_attr_t* attrs,
                         int32_t num_attrs, handle_t** results,
                         int32_t num_results) {
   return loom__grad_execute_in(s->context, name, inputs, n, attrs, num_attrs,

@@ -228,10 +228,10 @@ static void scalar_host_tensors_are_expanded(void** state) {
 // Loops at every ISA level
 //===----------------------------------------------------------------------===//
 
-static const loom_transpose_table_t* const kPanels[LOOM_ISA_LEVELS] = {
+static const loom__transpose_table_t* const kPanels[LOOM_ISA_LEVELS] = {
     &loom__transpose_panels_baseline, &loom__transpose_panels_avx2,
     &loom__transpose_panels_avx512};
-static const loom_array_row_table_t* const kRows[LOOM_ISA_LEVELS] = {
+static const loom__array_row_table_t* const kRows[LOOM_ISA_LEVELS] = {
     &loom__array_rows_baseline, &loom__array_rows_avx2,
     &loom__array_rows_avx512};
 

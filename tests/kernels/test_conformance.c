@@ -98,10 +98,10 @@ static loom_status_t store_value(void* data, loom_dtype_t dtype, int64_t index,
       ((double*)data)[index] = real;
       break;
     case LOOM_DTYPE_HALF:
-      ((uint16_t*)data)[index] = loom_float_to_half((float)real);
+      ((uint16_t*)data)[index] = loom__float_to_half((float)real);
       break;
     case LOOM_DTYPE_BFLOAT16:
-      ((uint16_t*)data)[index] = loom_float_to_bfloat16((float)real);
+      ((uint16_t*)data)[index] = loom__float_to_bfloat16((float)real);
       break;
     case LOOM_DTYPE_BOOL:
       ((bool*)data)[index] = atoi(token) != 0;
@@ -329,9 +329,9 @@ static double element(const loom_tensor_t* t, int64_t i) {
     case LOOM_DTYPE_DOUBLE:
       return ((const double*)data)[i];
     case LOOM_DTYPE_HALF:
-      return loom_half_to_float(((const uint16_t*)data)[i]);
+      return loom__half_to_float(((const uint16_t*)data)[i]);
     case LOOM_DTYPE_BFLOAT16:
-      return loom_bfloat16_to_float(((const uint16_t*)data)[i]);
+      return loom__bfloat16_to_float(((const uint16_t*)data)[i]);
     default:
       return 0;
   }

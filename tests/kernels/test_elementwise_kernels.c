@@ -12,13 +12,13 @@
 #include "loom/loom.h"
 #include "test_support.h"
 
-static const loom_binary_table_t* const kPlain[LOOM_ISA_LEVELS] = {
+static const loom__binary_table_t* const kPlain[LOOM_ISA_LEVELS] = {
     &loom__binary_loops_baseline, &loom__binary_loops_avx2,
     &loom__binary_loops_avx512};
-static const loom_binary_table_t* const kStream[LOOM_ISA_LEVELS] = {
+static const loom__binary_table_t* const kStream[LOOM_ISA_LEVELS] = {
     &loom__binary_stream_loops_baseline, &loom__binary_stream_loops_avx2,
     &loom__binary_stream_loops_avx512};
-static const loom_binary_checked_table_t* const kChecked[LOOM_ISA_LEVELS] = {
+static const loom__binary_checked_table_t* const kChecked[LOOM_ISA_LEVELS] = {
     &loom__binary_checked_loops_baseline, &loom__binary_checked_loops_avx2,
     &loom__binary_checked_loops_avx512};
 
@@ -38,9 +38,9 @@ static uint64_t next_random(void) {
 static void streaming_loops_match_plain_loops_at_every_level(void** state) {
   (void)state;
   enum { kCount = 1000, kPad = 16 };
-  static const loom_binary_op_t kOps[] = {LOOM_BINARY_ADD, LOOM_BINARY_SUB,
-                                          LOOM_BINARY_MUL, LOOM_BINARY_REAL_DIV,
-                                          LOOM_BINARY_DIV};
+  static const loom__binary_op_t kOps[] = {
+      LOOM_BINARY_ADD, LOOM_BINARY_SUB, LOOM_BINARY_MUL, LOOM_BINARY_REAL_DIV,
+      LOOM_BINARY_DIV};
   static const int kSlots[] = {LOOM_ELEM_F32, LOOM_ELEM_F64};
   static const int64_t kStrides[][2] = {{1, 1}, {1, 0}, {0, 1}, {0, 0}};
   double* a = aligned_alloc(64, (kCount + kPad) * sizeof(double));
@@ -65,8 +65,8 @@ static void streaming_loops_match_plain_loops_at_every_level(void** state) {
     for (size_t o = 0; o < sizeof(kOps) / sizeof(kOps[0]); ++o) {
       for (size_t s = 0; s < 2; ++s) {
         int slot = kSlots[s];
-        loom_binary_loop_fn_t plain = (*kPlain[level])[kOps[o]][slot];
-        loom_binary_loop_fn_t stream = (*kStream[level])[kOps[o]][slot];
+        loom__binary_loop_fn_t plain = (*kPlain[level])[kOps[o]][slot];
+        loom__binary_loop_fn_t stream = (*kStream[level])[kOps[o]][slot];
         assert_non_null(plain);
         assert_non_null(stream);
         size_t size = slot == LOOM_ELEM_F32 ? sizeof(float) : sizeof(double);
@@ -105,7 +105,7 @@ static int64_t wrap(int64_t v, int bits, bool is_signed) {
   return (int64_t)u;
 }
 
-static int64_t reference(loom_binary_op_t op, int64_t x, int64_t y, int bits,
+static int64_t reference(loom__binary_op_t op, int64_t x, int64_t y, int bits,
                          bool is_signed) {
   if (y == 0) return 0;
   if (y == -1 && is_signed) {  // x / -1 wraps; every remainder is 0
@@ -173,7 +173,7 @@ static void integer_division_matches_the_reference_at_every_level(
     void** state) {
   (void)state;
   enum { kCount = 4099 };
-  static const loom_binary_op_t kOps[] = {
+  static const loom__binary_op_t kOps[] = {
       LOOM_BINARY_DIV, LOOM_BINARY_FLOOR_DIV, LOOM_BINARY_FLOOR_MOD,
       LOOM_BINARY_TRUNCATE_DIV, LOOM_BINARY_TRUNCATE_MOD};
   static const int_type_t kTypes[] = {
@@ -205,7 +205,7 @@ static void integer_division_matches_the_reference_at_every_level(
     }
     for (int level = 0; level <= (int)loom__isa_level(); ++level) {
       for (size_t o = 0; o < sizeof(kOps) / sizeof(kOps[0]); ++o) {
-        loom_binary_checked_loop_fn_t loop =
+        loom__binary_checked_loop_fn_t loop =
             (*kChecked[level])[kOps[o]][type->slot];
         assert_non_null(loop);
         bool any_zero = false;

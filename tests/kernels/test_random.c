@@ -71,10 +71,10 @@ static double* draw(loom_eager_op_t* op, loom_tensor_handle_t* shape,
         values[i] = ((const double*)data)[i];
         break;
       case LOOM_DTYPE_HALF:
-        values[i] = loom_half_to_float(((const uint16_t*)data)[i]);
+        values[i] = loom__half_to_float(((const uint16_t*)data)[i]);
         break;
       default:
-        values[i] = loom_bfloat16_to_float(((const uint16_t*)data)[i]);
+        values[i] = loom__bfloat16_to_float(((const uint16_t*)data)[i]);
         break;
     }
   }

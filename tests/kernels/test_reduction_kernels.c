@@ -14,15 +14,15 @@
 #include "loom/loom.h"
 #include "test_support.h"
 
-static const loom_reduce_table_t* const kReduce[LOOM_ISA_LEVELS] = {
+static const loom__reduce_table_t* const kReduce[LOOM_ISA_LEVELS] = {
     &loom__reduce_loops_baseline, &loom__reduce_loops_avx2,
     &loom__reduce_loops_avx512};
-static const loom_arg_table_t* const kArg[LOOM_ISA_LEVELS] = {
+static const loom__arg_table_t* const kArg[LOOM_ISA_LEVELS] = {
     &loom__arg_loops_baseline, &loom__arg_loops_avx2, &loom__arg_loops_avx512};
-static const loom_softmax_loops_t* const kSoftmax[LOOM_ISA_LEVELS] = {
+static const loom__softmax_loops_t* const kSoftmax[LOOM_ISA_LEVELS] = {
     &loom__softmax_loops_baseline, &loom__softmax_loops_avx2,
     &loom__softmax_loops_avx512};
-static const loom_matmul_loops_t* const kMatmul[LOOM_ISA_LEVELS] = {
+static const loom__matmul_loops_t* const kMatmul[LOOM_ISA_LEVELS] = {
     &loom__matmul_loops_baseline, &loom__matmul_loops_avx2,
     &loom__matmul_loops_avx512};
 
@@ -44,7 +44,7 @@ static void float_sums_are_accurate_at_every_level(void** state) {
   float* x = malloc(40001 * sizeof(float));
   assert_non_null(x);
   for (int level = 0; level <= (int)loom__isa_level(); ++level) {
-    const loom_reduce_loops_t* sum = &(*kReduce[level])[0][LOOM_ELEM_F32];
+    const loom__reduce_loops_t* sum = &(*kReduce[level])[0][LOOM_ELEM_F32];
     for (size_t l = 0; l < sizeof(kLengths) / sizeof(kLengths[0]); ++l) {
       int64_t n = kLengths[l];
       double exact = 0, magnitude = 0;
@@ -72,9 +72,9 @@ static void float_max_sees_nan_and_infinity_in_long_runs(void** state) {
   float* x = malloc(kCount * sizeof(float));
   assert_non_null(x);
   for (int level = 0; level <= (int)loom__isa_level(); ++level) {
-    const loom_reduce_loops_t* max =
+    const loom__reduce_loops_t* max =
         &(*kReduce[level])[LOOM_REDUCE_MAX][LOOM_ELEM_F32];
-    const loom_reduce_loops_t* min =
+    const loom__reduce_loops_t* min =
         &(*kReduce[level])[LOOM_REDUCE_MIN][LOOM_ELEM_F32];
     for (int64_t at = 0; at < kCount; at += 997) {
       for (int64_t i = 0; i < kCount; ++i) x[i] = (float)next_value();
@@ -111,7 +111,7 @@ static void integer_columns_match_a_plain_loop_at_every_level(void** state) {
   for (int level = 0; level <= (int)loom__isa_level(); ++level) {
     for (int op = LOOM_REDUCE_SUM; op <= LOOM_REDUCE_MIN; ++op) {
       if (op == LOOM_REDUCE_MEAN) continue;
-      const loom_reduce_loops_t* loops = &(*kReduce[level])[op][LOOM_ELEM_I32];
+      const loom__reduce_loops_t* loops = &(*kReduce[level])[op][LOOM_ELEM_I32];
       for (int rows = 0; rows <= kRows; rows += 5) {
         int32_t acc[kCols];
         loops->init(acc, kCols);
@@ -141,7 +141,7 @@ static void argmax_takes_the_first_best_and_skips_nan(void** state) {
   enum { kCount = 1000 };
   float x[kCount];
   for (int level = 0; level <= (int)loom__isa_level(); ++level) {
-    const loom_arg_loops_t* argmax = &(*kArg[level])[LOOM_ARG_MAX][0];
+    const loom__arg_loops_t* argmax = &(*kArg[level])[LOOM_ARG_MAX][0];
     for (int i = 0; i < kCount; ++i) x[i] = (float)(i % 7);
     x[3] = NAN;
     x[901] = NAN;

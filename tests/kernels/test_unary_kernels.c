@@ -11,13 +11,13 @@
 #include "loom/loom.h"
 #include "test_support.h"
 
-static const loom_unary_table_t* const kUnary[LOOM_ISA_LEVELS] = {
+static const loom__unary_table_t* const kUnary[LOOM_ISA_LEVELS] = {
     &loom__unary_loops_baseline, &loom__unary_loops_avx2,
     &loom__unary_loops_avx512};
-static const loom_unary_grad_table_t* const kGrad[LOOM_ISA_LEVELS] = {
+static const loom__unary_grad_table_t* const kGrad[LOOM_ISA_LEVELS] = {
     &loom__unary_grad_loops_baseline, &loom__unary_grad_loops_avx2,
     &loom__unary_grad_loops_avx512};
-static const loom_cast_table_t* const kCast[LOOM_ISA_LEVELS] = {
+static const loom__cast_table_t* const kCast[LOOM_ISA_LEVELS] = {
     &loom__cast_loops_baseline, &loom__cast_loops_avx2,
     &loom__cast_loops_avx512};
 
@@ -39,12 +39,12 @@ static void half_conversions_match_the_reference_at_every_level(void** state) {
   assert_non_null(wide);
   for (int i = 0; i < kCount; ++i) bits[i] = (uint16_t)i;
   for (int level = 0; level <= (int)loom__isa_level(); ++level) {
-    const loom_cast_table_t* cast = kCast[level];
+    const loom__cast_table_t* cast = kCast[level];
     // Every half to float and back.
     (*cast)[LOOM_ELEM_F16][LOOM_ELEM_F32](bits, wide, kCount);
     (*cast)[LOOM_ELEM_F32][LOOM_ELEM_F16](wide, back, kCount);
     for (int i = 0; i < kCount; ++i) {
-      float want = loom_half_to_float(bits[i]);
+      float want = loom__half_to_float(bits[i]);
       if (isnan(want)) {
         assert_true(isnan(wide[i]));
         assert_true(half_is_nan(back[i]));
@@ -95,8 +95,8 @@ static void float_rounding_to_16_bits_matches_the_reference(void** state) {
         assert_true(half_is_nan(half[i]));
         assert_true(bfloat16_is_nan(bf16[i]));
       } else {
-        assert_int_equal(half[i], loom_float_to_half(values[i]));
-        assert_int_equal(bf16[i], loom_float_to_bfloat16(values[i]));
+        assert_int_equal(half[i], loom__float_to_half(values[i]));
+        assert_int_equal(bf16[i], loom__float_to_bfloat16(values[i]));
       }
     }
   }
@@ -106,7 +106,7 @@ static void float_rounding_to_16_bits_matches_the_reference(void** state) {
 }
 
 typedef struct float_op_t {
-  loom_unary_op_t op;
+  loom__unary_op_t op;
   double (*reference)(double);
   double low, high;
 } float_op_t;

@@ -24,7 +24,7 @@
 
 // What an accumulator and all its merges share.
 typedef struct accumulator_t {
-  loom_ref_count_t ref_count;
+  loom__ref_count_t ref_count;
   loom_allocator_t allocator;
   loom_context_t* context;
   pthread_mutex_t mutex;       // the list below
@@ -91,7 +91,7 @@ static forward_tensor_t* own_tensor(const accumulator_t* accumulator,
 }
 
 static void accumulator_release(accumulator_t* accumulator) {
-  if (!accumulator || !loom_ref_count_dec(&accumulator->ref_count)) return;
+  if (!accumulator || !loom__ref_count_dec(&accumulator->ref_count)) return;
   loom_allocator_free(accumulator->allocator, accumulator->merges);
   pthread_mutex_destroy(&accumulator->mutex);
   loom_allocator_free(accumulator->allocator, accumulator);
@@ -589,7 +589,7 @@ static loom_status_t make_handler(accumulator_t* accumulator,
   state->allocator = accumulator->allocator;
   state->context = accumulator->context;
   state->accumulator = accumulator;
-  loom_ref_count_inc(&accumulator->ref_count);
+  loom__ref_count_inc(&accumulator->ref_count);
   state->outer = outer;
   if (outer) loom_op_handler_retain(outer);
   status = loom_op_handler_create(loom_context_runtime(accumulator->context),
@@ -626,7 +626,7 @@ loom_status_t loom_forward_accumulator_create(
   accumulator_t* accumulator = NULL;
   LOOM_RETURN_IF_ERROR(loom_allocator_calloc(allocator, sizeof(*accumulator),
                                              (void**)&accumulator));
-  loom_ref_count_init(&accumulator->ref_count);
+  loom__ref_count_init(&accumulator->ref_count);
   accumulator->allocator = allocator;
   accumulator->context = context;
   pthread_mutex_init(&accumulator->mutex, NULL);

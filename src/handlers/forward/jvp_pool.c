@@ -177,7 +177,7 @@ static loom_status_t max_pool_jvp(loom_gradient_context_t* ctx,
     h[kY] = y;
   }
   int64_t conv_strides[4] = {1, sh, sw, 1};
-  loom_grad_attr_t conv_attrs[2] = {
+  loom__grad_attr_t conv_attrs[2] = {
       LOOM_GRAD_INTS("strides", conv_strides, 4),
       LOOM_GRAD_STRING("padding", same ? "SAME" : "VALID")};
   if (!status) status = patch_filter(ctx, dtype, kh, kw, c, &h[kFilter]);

@@ -16,7 +16,7 @@
 
 // What a handler and all its merges share.
 typedef struct logging_shared_t {
-  loom_ref_count_t ref_count;
+  loom__ref_count_t ref_count;
   loom_allocator_t allocator;
   FILE* stream;
   _Atomic int64_t count;
@@ -32,7 +32,7 @@ typedef struct logging_state_t {
 static const loom_op_handler_vtable_t kLoggingVtable;
 
 static void shared_release(logging_shared_t* shared) {
-  if (shared && loom_ref_count_dec(&shared->ref_count)) {
+  if (shared && loom__ref_count_dec(&shared->ref_count)) {
     loom_allocator_free(shared->allocator, shared);
   }
 }
@@ -215,7 +215,7 @@ static loom_status_t make_handler(loom_context_t* context,
   state->allocator = shared->allocator;
   state->context = context;
   state->shared = shared;
-  loom_ref_count_inc(&shared->ref_count);
+  loom__ref_count_inc(&shared->ref_count);
   state->outer = outer;
   loom_op_handler_retain(outer);
   loom_status_t status = loom_op_handler_create(
@@ -224,11 +224,11 @@ static loom_status_t make_handler(loom_context_t* context,
   return status;
 }
 
-loom_status_t loom_logging_handler_create(loom_context_t* context, FILE* stream,
-                                          loom_op_handler_t** out_handler) {
+loom_status_t loom_scope_logging_handler_create(
+    loom_context_t* context, FILE* stream, loom_op_handler_t** out_handler) {
   if (!context || !out_handler) {
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                            "loom_logging_handler_create: %s is NULL",
+                            "loom_scope_logging_handler_create: %s is NULL",
                             !context ? "context" : "out_handler");
   }
   *out_handler = NULL;
@@ -236,7 +236,7 @@ loom_status_t loom_logging_handler_create(loom_context_t* context, FILE* stream,
   logging_shared_t* shared = NULL;
   LOOM_RETURN_IF_ERROR(
       loom_allocator_calloc(allocator, sizeof(*shared), (void**)&shared));
-  loom_ref_count_init(&shared->ref_count);
+  loom__ref_count_init(&shared->ref_count);
   shared->allocator = allocator;
   shared->stream = stream;
   atomic_init(&shared->count, 0);
@@ -245,7 +245,7 @@ loom_status_t loom_logging_handler_create(loom_context_t* context, FILE* stream,
   return status;
 }
 
-int64_t loom_logging_handler_count(const loom_op_handler_t* handler) {
+int64_t loom_scope_logging_handler_count(const loom_op_handler_t* handler) {
   if (!handler || loom_op_handler_vtable(handler)->execute != logging_execute) {
     return 0;
   }

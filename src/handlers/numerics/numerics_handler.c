@@ -129,7 +129,7 @@ static void check_compute(void* opaque, loom_kernel_context_t* ctx) {
   if (status) loom_kernel_context_fail(ctx, status);
 }
 
-static const loom_builtin_op_t kCheckOp[] = {
+static const loom__builtin_op_t kCheckOp[] = {
     {.name = "CheckNumericsV2",
      .inputs = {"tensor: T"},
      .outputs = {"output: T"},
@@ -138,7 +138,7 @@ static const loom_builtin_op_t kCheckOp[] = {
      .is_stateful = true},
 };
 
-static const loom_builtin_kernel_t kCheckKernel[] = {
+static const loom__builtin_kernel_t kCheckKernel[] = {
     {.op_name = "CheckNumericsV2",
      .compute = check_compute,
      .create = check_create,

@@ -63,7 +63,7 @@ static bool is_float(loom_dtype_t dtype) {
 }
 
 // Copies forward attribute `name` onto `out` (false when it is absent).
-static bool forward_attr(ctx_t* ctx, const char* name, loom_grad_attr_t* out) {
+static bool forward_attr(ctx_t* ctx, const char* name, loom__grad_attr_t* out) {
   out->name = name;
   return loom_gradient_context_attr(ctx, name, &out->value);
 }
@@ -250,7 +250,7 @@ static loom_status_t bias_add_grad(ctx_t* ctx, handle_t* const* dy,
   if (!dy[0]) return loom_ok_status();
   loom_tensor_handle_retain(dy[0]);
   dx[0] = dy[0];
-  loom_grad_attr_t format;
+  loom__grad_attr_t format;
   if (forward_attr(ctx, "data_format", &format)) {
     return loom__grad_op(ctx, "BiasAddGrad", &dy[0], 1, &format, 1, &dx[1]);
   }
@@ -377,7 +377,7 @@ static loom_status_t xent_grad(ctx_t* ctx, handle_t* const* dy, handle_t** dx,
 }
 
 // The attributes a convolution's backprop ops share with it.
-static int32_t conv_attrs(ctx_t* ctx, loom_grad_attr_t* attrs) {
+static int32_t conv_attrs(ctx_t* ctx, loom__grad_attr_t* attrs) {
   static const char* const kNames[] = {"strides",           "padding",
                                        "data_format",       "dilations",
                                        "explicit_paddings", "use_cudnn_on_gpu"};
@@ -394,7 +394,7 @@ static loom_status_t conv2d_grad(ctx_t* ctx, handle_t* const* dy, handle_t** dx,
   if (!dy[0]) return loom_ok_status();
   handle_t* input = loom_gradient_context_input(ctx, 0);
   handle_t* filter = loom_gradient_context_input(ctx, 1);
-  loom_grad_attr_t attrs[6];
+  loom__grad_attr_t attrs[6];
   int32_t num_attrs = conv_attrs(ctx, attrs);
   handle_t* input_sizes = NULL;
   handle_t* filter_sizes = NULL;
@@ -425,7 +425,7 @@ static loom_status_t max_pool_grad(ctx_t* ctx, handle_t* const* dy,
   if (!dy[0]) return loom_ok_status();
   static const char* const kNames[] = {"ksize", "strides", "padding",
                                        "data_format"};
-  loom_grad_attr_t attrs[4];
+  loom__grad_attr_t attrs[4];
   int32_t count = 0;
   for (int32_t i = 0; i < 4; ++i) {
     if (forward_attr(ctx, kNames[i], &attrs[count])) count++;

@@ -23,7 +23,7 @@ enum { kMaxPassedAttrs = 8 };
 // The forward op's values of the attributes `names` (those it has), to pass
 // on to the ops of its gradient.
 static int32_t pass_attrs(grad_ctx_t* ctx, const char* const* names,
-                          int32_t count, loom_grad_attr_t* out) {
+                          int32_t count, loom__grad_attr_t* out) {
   int32_t n = 0;
   for (int32_t i = 0; i < count && n < kMaxPassedAttrs; ++i) {
     loom_attr_value_t value;
@@ -102,7 +102,7 @@ static loom_status_t log_softmax_grad(grad_ctx_t* ctx, handle_t* const* dys,
 
 static loom_status_t avg_pool_grad(grad_ctx_t* ctx, handle_t* const* dys,
                                    handle_t** dxs, void* data) {
-  loom_grad_attr_t attrs[kMaxPassedAttrs];
+  loom__grad_attr_t attrs[kMaxPassedAttrs];
   int32_t n = pass_attrs(ctx, kPoolAttrs, COUNT(kPoolAttrs), attrs);
   handle_t* t[1] = {NULL};
   loom_status_t s = shape_of_input(ctx, 0, &t[0]);
@@ -117,7 +117,7 @@ static loom_status_t avg_pool_grad(grad_ctx_t* ctx, handle_t* const* dys,
 // AvgPoolGrad is linear in its gradient input: AvgPool is its transpose.
 static loom_status_t avg_pool_grad_grad(grad_ctx_t* ctx, handle_t* const* dys,
                                         handle_t** dxs, void* data) {
-  loom_grad_attr_t attrs[kMaxPassedAttrs];
+  loom__grad_attr_t attrs[kMaxPassedAttrs];
   int32_t n = pass_attrs(ctx, kPoolAttrs, COUNT(kPoolAttrs), attrs);
   return loom__grad_op(ctx, "AvgPool", &dys[0], 1, attrs, n, &dxs[1]);
 }
@@ -135,7 +135,7 @@ static loom_status_t max_pool_second_order(grad_ctx_t* ctx,
   handle_t* y = loom_gradient_context_input(ctx, 1);
   loom_status_t s = loom_ok_status();
   if (loom_gradient_context_input_needs_gradient(ctx, 2)) {
-    loom_grad_attr_t attrs[kMaxPassedAttrs];
+    loom__grad_attr_t attrs[kMaxPassedAttrs];
     int32_t n = pass_attrs(ctx, kPoolAttrs, COUNT(kPoolAttrs), attrs);
     for (int32_t i = 0; i < n; ++i) {
       const loom_attr_value_t* v = &attrs[i].value;
@@ -175,7 +175,7 @@ static loom_status_t max_pool_grad_grad_grad(grad_ctx_t* ctx,
 static loom_status_t conv_backprop_input_grad(grad_ctx_t* ctx,
                                               handle_t* const* dys,
                                               handle_t** dxs, void* data) {
-  loom_grad_attr_t attrs[kMaxPassedAttrs];
+  loom__grad_attr_t attrs[kMaxPassedAttrs];
   int32_t n = pass_attrs(ctx, kConvAttrs, COUNT(kConvAttrs), attrs);
   handle_t* filter = loom_gradient_context_input(ctx, 1);
   handle_t* out_backprop = loom_gradient_context_input(ctx, 2);
@@ -199,7 +199,7 @@ static loom_status_t conv_backprop_input_grad(grad_ctx_t* ctx,
 static loom_status_t conv_backprop_filter_grad(grad_ctx_t* ctx,
                                                handle_t* const* dys,
                                                handle_t** dxs, void* data) {
-  loom_grad_attr_t attrs[kMaxPassedAttrs];
+  loom__grad_attr_t attrs[kMaxPassedAttrs];
   int32_t n = pass_attrs(ctx, kConvAttrs, COUNT(kConvAttrs), attrs);
   handle_t* input = loom_gradient_context_input(ctx, 0);
   handle_t* out_backprop = loom_gradient_context_input(ctx, 2);
@@ -404,7 +404,7 @@ static loom_status_t batch_norm_grad(grad_ctx_t* ctx, handle_t* const* dys,
                 bn.t == LOOM_DTYPE_BFLOAT16);
   if (!fused) return batch_norm_composite(ctx, &bn, dys[0], dxs);
   static const char* const kNames[] = {"epsilon", "data_format", "is_training"};
-  loom_grad_attr_t passed[kMaxPassedAttrs];
+  loom__grad_attr_t passed[kMaxPassedAttrs];
   int32_t n = pass_attrs(ctx, kNames, COUNT(kNames), passed);
   handle_t* results[5] = {NULL};
   s = loom__grad_execute(

@@ -28,7 +28,7 @@ static loom_status_t acquire_op(loom_gradient_context_t* context,
 static loom_status_t execute(loom_gradient_context_t* context,
                              loom_context_t* eager, const char* op_name,
                              loom_tensor_handle_t* const* inputs,
-                             int32_t num_inputs, const loom_grad_attr_t* attrs,
+                             int32_t num_inputs, const loom__grad_attr_t* attrs,
                              int32_t num_attrs, loom_tensor_handle_t** results,
                              int32_t num_results) {
   for (int32_t i = 0; i < num_results; ++i) results[i] = NULL;
@@ -77,7 +77,7 @@ static loom_status_t execute(loom_gradient_context_t* context,
 loom_status_t loom__grad_execute(
     loom_gradient_context_t* context, const char* op_name,
     loom_tensor_handle_t* const* inputs, int32_t num_inputs,
-    const loom_grad_attr_t* attrs, int32_t num_attrs,
+    const loom__grad_attr_t* attrs, int32_t num_attrs,
     loom_tensor_handle_t** results, int32_t num_results) {
   return execute(context, context ? context->eager : NULL, op_name, inputs,
                  num_inputs, attrs, num_attrs, results, num_results);
@@ -86,7 +86,7 @@ loom_status_t loom__grad_execute(
 loom_status_t loom__grad_execute_in(loom_context_t* eager, const char* op_name,
                                     loom_tensor_handle_t* const* inputs,
                                     int32_t num_inputs,
-                                    const loom_grad_attr_t* attrs,
+                                    const loom__grad_attr_t* attrs,
                                     int32_t num_attrs,
                                     loom_tensor_handle_t** results,
                                     int32_t num_results) {
@@ -97,7 +97,7 @@ loom_status_t loom__grad_execute_in(loom_context_t* eager, const char* op_name,
 loom_status_t loom__grad_op(loom_gradient_context_t* context,
                             const char* op_name,
                             loom_tensor_handle_t* const* inputs,
-                            int32_t num_inputs, const loom_grad_attr_t* attrs,
+                            int32_t num_inputs, const loom__grad_attr_t* attrs,
                             int32_t num_attrs, loom_tensor_handle_t** out) {
   return loom__grad_execute(context, op_name, inputs, num_inputs, attrs,
                             num_attrs, out, 1);
@@ -423,7 +423,7 @@ loom_status_t loom__grad_register_not_differentiable(
 
 // The index of an idle op of `op_name` in `eager` (asked for with this very
 // key when `by_key`), or -1.
-static int32_t find_cached(const loom_grad_op_cache_t* cache,
+static int32_t find_cached(const loom__grad_op_cache_t* cache,
                            loom_context_t* eager, const char* op_name,
                            bool by_key) {
   for (int32_t i = cache->count - 1; i >= 0; --i) {
@@ -436,7 +436,7 @@ static int32_t find_cached(const loom_grad_op_cache_t* cache,
   return -1;
 }
 
-loom_status_t loom__grad_op_cache_get(loom_grad_op_cache_t* cache,
+loom_status_t loom__grad_op_cache_get(loom__grad_op_cache_t* cache,
                                       loom_context_t* eager,
                                       const char* op_name,
                                       loom_eager_op_t** out_op) {
@@ -453,7 +453,7 @@ loom_status_t loom__grad_op_cache_get(loom_grad_op_cache_t* cache,
   return loom_ok_status();
 }
 
-void loom__grad_op_cache_put(loom_grad_op_cache_t* cache, loom_eager_op_t* op,
+void loom__grad_op_cache_put(loom__grad_op_cache_t* cache, loom_eager_op_t* op,
                              const char* op_name) {
   loom_status_t status = loom_eager_op_reset(op, NULL);
   if (status || cache->count == kGradOpCacheSize) {
@@ -465,7 +465,7 @@ void loom__grad_op_cache_put(loom_grad_op_cache_t* cache, loom_eager_op_t* op,
   cache->ops[cache->count++] = op;
 }
 
-void loom__grad_op_cache_clear(loom_grad_op_cache_t* cache) {
+void loom__grad_op_cache_clear(loom__grad_op_cache_t* cache) {
   // The context keeps them for the next pass.
   for (int32_t i = 0; i < cache->count; ++i) {
     loom_eager_op_recycle(cache->ops[i]);

@@ -18,46 +18,46 @@
 #include "loom/autodiff.h"
 
 // One attribute of an op a gradient function executes.
-typedef struct loom_grad_attr_t {
+typedef struct loom__grad_attr_t {
   const char* name;
   loom_attr_value_t value;
-} loom_grad_attr_t;
+} loom__grad_attr_t;
 
 #define LOOM_GRAD_BOOL(n, v) \
-  ((loom_grad_attr_t){(n), {.kind = LOOM_ATTR_KIND_BOOL, .u.b = (v)}})
+  ((loom__grad_attr_t){(n), {.kind = LOOM_ATTR_KIND_BOOL, .u.b = (v)}})
 #define LOOM_GRAD_INT(n, v) \
-  ((loom_grad_attr_t){(n), {.kind = LOOM_ATTR_KIND_I64, .u.i64 = (v)}})
+  ((loom__grad_attr_t){(n), {.kind = LOOM_ATTR_KIND_I64, .u.i64 = (v)}})
 #define LOOM_GRAD_FLOAT(n, v) \
-  ((loom_grad_attr_t){(n), {.kind = LOOM_ATTR_KIND_F32, .u.f32 = (v)}})
+  ((loom__grad_attr_t){(n), {.kind = LOOM_ATTR_KIND_F32, .u.f32 = (v)}})
 #define LOOM_GRAD_TYPE(n, v) \
-  ((loom_grad_attr_t){(n), {.kind = LOOM_ATTR_KIND_DTYPE, .u.dtype = (v)}})
+  ((loom__grad_attr_t){(n), {.kind = LOOM_ATTR_KIND_DTYPE, .u.dtype = (v)}})
 // `values`: int64_t[count].
-#define LOOM_GRAD_INTS(n, values, c)               \
-  ((loom_grad_attr_t){(n),                         \
-                      {.kind = LOOM_ATTR_KIND_I64, \
-                       .is_list = true,            \
-                       .count = (c),               \
-                       .u.list = (values)}})
-#define LOOM_GRAD_STRING(n, s)                        \
-  ((loom_grad_attr_t){(n),                            \
-                      {.kind = LOOM_ATTR_KIND_STRING, \
-                       .u.string = {(s), __builtin_strlen(s)}}})
+#define LOOM_GRAD_INTS(n, values, c)                \
+  ((loom__grad_attr_t){(n),                         \
+                       {.kind = LOOM_ATTR_KIND_I64, \
+                        .is_list = true,            \
+                        .count = (c),               \
+                        .u.list = (values)}})
+#define LOOM_GRAD_STRING(n, s)                         \
+  ((loom__grad_attr_t){(n),                            \
+                       {.kind = LOOM_ATTR_KIND_STRING, \
+                        .u.string = {(s), __builtin_strlen(s)}}})
 // `dims`: int64_t[rank].
 #define LOOM_GRAD_SHAPE(n, dims, r) \
-  ((loom_grad_attr_t){              \
+  ((loom__grad_attr_t){             \
       (n), {.kind = LOOM_ATTR_KIND_SHAPE, .u.shape = {(r), (dims)}}})
 // A value read from another set (the forward op's attributes).
-#define LOOM_GRAD_VALUE(n, v) ((loom_grad_attr_t){(n), (v)})
+#define LOOM_GRAD_VALUE(n, v) ((loom__grad_attr_t){(n), (v)})
 
 // Argument-list builders: `inputs, count` and `attrs, count`.
 #define LOOM_GRAD_INPUTS(...)                                    \
   ((loom_tensor_handle_t*[]){__VA_ARGS__}),                      \
       (int32_t)(sizeof((loom_tensor_handle_t*[]){__VA_ARGS__}) / \
                 sizeof(loom_tensor_handle_t*))
-#define LOOM_GRAD_ATTRS(...)                                      \
-  ((const loom_grad_attr_t[]){__VA_ARGS__}),                      \
-      (int32_t)(sizeof((const loom_grad_attr_t[]){__VA_ARGS__}) / \
-                sizeof(loom_grad_attr_t))
+#define LOOM_GRAD_ATTRS(...)                                       \
+  ((const loom__grad_attr_t[]){__VA_ARGS__}),                      \
+      (int32_t)(sizeof((const loom__grad_attr_t[]){__VA_ARGS__}) / \
+                sizeof(loom__grad_attr_t))
 #define LOOM_GRAD_NO_ATTRS NULL, 0
 
 // Executes `op_name` on inputs[0, num_inputs) with the attributes (the
@@ -68,19 +68,19 @@ typedef struct loom_grad_attr_t {
 LOOM_MUST_USE_RESULT loom_status_t
 loom__grad_execute(loom_gradient_context_t* context, const char* op_name,
                    loom_tensor_handle_t* const* inputs, int32_t num_inputs,
-                   const loom_grad_attr_t* attrs, int32_t num_attrs,
+                   const loom__grad_attr_t* attrs, int32_t num_attrs,
                    loom_tensor_handle_t** results, int32_t num_results);
 LOOM_MUST_USE_RESULT loom_status_t
 loom__grad_execute_in(loom_context_t* eager, const char* op_name,
                       loom_tensor_handle_t* const* inputs, int32_t num_inputs,
-                      const loom_grad_attr_t* attrs, int32_t num_attrs,
+                      const loom__grad_attr_t* attrs, int32_t num_attrs,
                       loom_tensor_handle_t** results, int32_t num_results);
 
 // The same for an op with one result.
 LOOM_MUST_USE_RESULT loom_status_t
 loom__grad_op(loom_gradient_context_t* context, const char* op_name,
               loom_tensor_handle_t* const* inputs, int32_t num_inputs,
-              const loom_grad_attr_t* attrs, int32_t num_attrs,
+              const loom__grad_attr_t* attrs, int32_t num_attrs,
               loom_tensor_handle_t** out);
 LOOM_MUST_USE_RESULT loom_status_t
 loom__grad_unary(loom_gradient_context_t* context, const char* op_name,

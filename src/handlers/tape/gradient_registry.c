@@ -73,7 +73,7 @@ uint64_t loom__gradient_generation(void) {
 }
 
 static uint64_t name_hash(const char* name) {
-  return loom_hash_bytes(name, strlen(name));
+  return loom__hash_bytes(name, strlen(name));
 }
 
 //===----------------------------------------------------------------------===//

@@ -80,7 +80,7 @@ typedef struct tape_chunk_t {
 } tape_chunk_t;
 
 typedef struct tape_t {
-  loom_ref_count_t ref_count;
+  loom__ref_count_t ref_count;
   loom_allocator_t allocator;
   loom_context_t* context;
   uint64_t id;        // unique in the process (per-thread pauses)
@@ -103,7 +103,7 @@ typedef struct tape_t {
   int64_t num_nodes;
   int64_t nodes_capacity;
   int64_t next_id;
-  loom_hash_map_t spilled;         // handle -> id; one reference per handle
+  loom__hash_map_t spilled;        // handle -> id; one reference per handle
   size_t sweep_at;                 // map size that triggers the next sweep
   loom_tensor_handle_t** watched;  // tagged by this tape; retained
   int64_t num_watched;
@@ -129,7 +129,7 @@ typedef struct tape_state_t {
 // that outer handler (tape_reuse_op_data): a new tape each training step
 // finds its ops ready.
 typedef struct tape_op_data_t {
-  loom_ref_count_t ref_count;
+  loom__ref_count_t ref_count;
   loom_allocator_t allocator;
   loom_prepared_op_t* outer_op;
   const loom_gradient_def_t* def;
@@ -303,8 +303,8 @@ static int64_t lookup_locked(const tape_t* tape,
   int64_t id = tagged_id(tape, handle);
   if (id >= 0 || !any_spilled(tape)) return id;
   uint64_t value = 0;
-  if (!loom_hash_map_find(&tape->spilled, (uint64_t)(uintptr_t)handle,
-                          &value)) {
+  if (!loom__hash_map_find(&tape->spilled, (uint64_t)(uintptr_t)handle,
+                           &value)) {
     return -1;
   }
   return (int64_t)value;
@@ -328,10 +328,10 @@ static loom_status_t grow_array(loom_allocator_t allocator, void** array,
 // must have been reserved.
 static void spill_locked(tape_t* tape, loom_tensor_handle_t* handle,
                          int64_t id) {
-  loom_status_ignore(loom_hash_map_insert(
+  loom_status_ignore(loom__hash_map_insert(
       &tape->spilled, (uint64_t)(uintptr_t)handle, (uint64_t)id));
   loom_tensor_handle_retain(handle);
-  atomic_store_explicit(&tape->num_spilled, loom_hash_map_size(&tape->spilled),
+  atomic_store_explicit(&tape->num_spilled, loom__hash_map_size(&tape->spilled),
                         memory_order_relaxed);
 }
 
@@ -349,7 +349,7 @@ static void track_locked(tape_t* tape, loom_tensor_handle_t* handle, int64_t id,
   }
   if (tag && (expected & ~TAG_ID_MASK) == tape->tag_base) return;
   if (any_spilled(tape) &&
-      loom_hash_map_find(&tape->spilled, (uint64_t)(uintptr_t)handle, NULL)) {
+      loom__hash_map_find(&tape->spilled, (uint64_t)(uintptr_t)handle, NULL)) {
     return;
   }
   spill_locked(tape, handle, id);
@@ -360,8 +360,8 @@ static loom_status_t watch_locked(tape_t* tape, loom_tensor_handle_t* handle) {
   LOOM_RETURN_IF_ERROR(grow_array(tape->allocator, (void**)&tape->watched,
                                   tape->num_watched, &tape->watched_capacity,
                                   sizeof(*tape->watched)));
-  LOOM_RETURN_IF_ERROR(loom_hash_map_reserve(
-      &tape->spilled, loom_hash_map_size(&tape->spilled) + 1));
+  LOOM_RETURN_IF_ERROR(loom__hash_map_reserve(
+      &tape->spilled, loom__hash_map_size(&tape->spilled) + 1));
   bool tagged = false;
   track_locked(tape, handle, tape->next_id, &tagged);
   if (tagged) {
@@ -376,7 +376,7 @@ static loom_status_t watch_locked(tape_t* tape, loom_tensor_handle_t* handle) {
 // Forgets the spilled handles only the tape still holds: nobody can pass
 // them to an op again. Runs when the map has doubled since the last sweep.
 static void sweep_locked(tape_t* tape) {
-  size_t count = loom_hash_map_size(&tape->spilled);
+  size_t count = loom__hash_map_size(&tape->spilled);
   uint64_t* dead = NULL;
   if (count == 0 ||
       loom_allocator_malloc(tape->allocator, sizeof(uint64_t) * count,
@@ -387,16 +387,16 @@ static void sweep_locked(tape_t* tape) {
   size_t num_dead = 0;
   size_t cursor = 0;
   uint64_t key = 0, value = 0;
-  while (loom_hash_map_next(&tape->spilled, &cursor, &key, &value)) {
+  while (loom__hash_map_next(&tape->spilled, &cursor, &key, &value)) {
     loom_tensor_handle_t* handle = (loom_tensor_handle_t*)(uintptr_t)key;
     if (loom_tensor_handle_is_unique(handle)) dead[num_dead++] = key;
   }
   for (size_t i = 0; i < num_dead; ++i) {
-    loom_hash_map_remove(&tape->spilled, dead[i]);
+    loom__hash_map_remove(&tape->spilled, dead[i]);
     loom_tensor_handle_release((loom_tensor_handle_t*)(uintptr_t)dead[i]);
   }
   loom_allocator_free(tape->allocator, dead);
-  size_t live = loom_hash_map_size(&tape->spilled);
+  size_t live = loom__hash_map_size(&tape->spilled);
   atomic_store_explicit(&tape->num_spilled, live, memory_order_relaxed);
   tape->sweep_at = 2 * live > kSweepMinimum ? 2 * live : kSweepMinimum;
 }
@@ -460,11 +460,11 @@ static void release_recorded_locked(tape_t* tape) {
   tape->watched_capacity = 0;
   size_t cursor = 0;
   uint64_t key = 0, value = 0;
-  while (loom_hash_map_next(&tape->spilled, &cursor, &key, &value)) {
+  while (loom__hash_map_next(&tape->spilled, &cursor, &key, &value)) {
     loom_tensor_handle_release((loom_tensor_handle_t*)(uintptr_t)key);
   }
-  loom_hash_map_deinitialize(&tape->spilled);
-  loom_hash_map_initialize(&tape->spilled, tape->allocator);
+  loom__hash_map_deinitialize(&tape->spilled);
+  loom__hash_map_initialize(&tape->spilled, tape->allocator);
   atomic_store_explicit(&tape->num_spilled, 0, memory_order_relaxed);
   for (int32_t i = 0; i < tape->num_outers; ++i) {
     loom_op_handler_release(tape->outers[i]);
@@ -544,8 +544,8 @@ static loom_status_t add_node_locked(tape_t* tape, const record_t* r) {
     may_spill = tag && (tag & ~TAG_ID_MASK) != tape->tag_base;
   }
   if (may_spill) {
-    LOOM_RETURN_IF_ERROR(loom_hash_map_reserve(
-        &tape->spilled, loom_hash_map_size(&tape->spilled) + (size_t)m));
+    LOOM_RETURN_IF_ERROR(loom__hash_map_reserve(
+        &tape->spilled, loom__hash_map_size(&tape->spilled) + (size_t)m));
   }
   tape_segment_t* segment = NULL;
   if (r->segment) {
@@ -610,7 +610,7 @@ static loom_status_t add_node_locked(tape_t* tape, const record_t* r) {
     segment->end_id = tape->next_id;
   }
   tape->nodes[tape->num_nodes++] = node;
-  if (loom_hash_map_size(&tape->spilled) >= tape->sweep_at) sweep_locked(tape);
+  if (loom__hash_map_size(&tape->spilled) >= tape->sweep_at) sweep_locked(tape);
   return loom_ok_status();
 }
 
@@ -633,7 +633,7 @@ static loom_status_t tape_prepare(loom_op_handler_t* handler,
     loom_allocator_free(state->allocator, data);
     return status;
   }
-  loom_ref_count_init(&data->ref_count);
+  loom__ref_count_init(&data->ref_count);
   data->allocator = state->allocator;
   // The generation first: a gradient registered meanwhile makes the data
   // look stale, never the other way round.
@@ -648,7 +648,7 @@ static loom_status_t tape_prepare(loom_op_handler_t* handler,
 static void tape_release_op_data(loom_op_handler_t* handler, void* opaque) {
   (void)handler;
   tape_op_data_t* data = opaque;
-  if (!data || !loom_ref_count_dec(&data->ref_count)) return;
+  if (!data || !loom__ref_count_dec(&data->ref_count)) return;
   loom_prepared_op_release(data->outer_op);
   loom_allocator_free(data->allocator, data);
 }
@@ -666,7 +666,7 @@ static loom_status_t tape_reuse_op_data(loom_op_handler_t* handler,
       data->gradients_generation != loom__gradient_generation()) {
     return loom_make_status(LOOM_STATUS_NOT_FOUND, "not shareable");
   }
-  loom_ref_count_inc(&data->ref_count);
+  loom__ref_count_inc(&data->ref_count);
   *out_op_data = data;
   return loom_ok_status();
 }
@@ -908,17 +908,17 @@ static loom_status_t tape_execute(loom_op_handler_t* handler,
 // tagged can take the tag over: the other tape (a training loop's previous
 // step, kept by a cached op) tracks the handle in its map from then on.
 static pthread_mutex_t g_tapes_mutex = PTHREAD_MUTEX_INITIALIZER;
-static loom_hash_map_t g_tapes;  // id -> tape_t*
+static loom__hash_map_t g_tapes;  // id -> tape_t*
 static bool g_tapes_initialized;
 
 static loom_status_t register_tape(tape_t* tape) {
   pthread_mutex_lock(&g_tapes_mutex);
   if (!g_tapes_initialized) {
-    loom_hash_map_initialize(&g_tapes, loom_allocator_default());
+    loom__hash_map_initialize(&g_tapes, loom_allocator_default());
     g_tapes_initialized = true;
   }
   loom_status_t status =
-      loom_hash_map_insert(&g_tapes, tape->id, (uint64_t)(uintptr_t)tape);
+      loom__hash_map_insert(&g_tapes, tape->id, (uint64_t)(uintptr_t)tape);
   pthread_mutex_unlock(&g_tapes_mutex);
   return status;
 }
@@ -930,9 +930,9 @@ static void take_tag_over(loom_tensor_handle_t* handle, uint64_t tag) {
   tape_t* other = NULL;
   pthread_mutex_lock(&g_tapes_mutex);
   uint64_t value = 0;
-  if (g_tapes_initialized && loom_hash_map_find(&g_tapes, tag >> 32, &value)) {
+  if (g_tapes_initialized && loom__hash_map_find(&g_tapes, tag >> 32, &value)) {
     other = (tape_t*)(uintptr_t)value;
-    loom_ref_count_inc(&other->ref_count);
+    loom__ref_count_inc(&other->ref_count);
   }
   pthread_mutex_unlock(&g_tapes_mutex);
   uint64_t expected = tag;
@@ -944,10 +944,10 @@ static void take_tag_over(loom_tensor_handle_t* handle, uint64_t tag) {
   if (other->released) {
     loom_tensor_handle_exchange_tag(handle, &expected, 0);
   } else {
-    loom_status_t status = loom_hash_map_reserve(
-        &other->spilled, loom_hash_map_size(&other->spilled) + 1);
+    loom_status_t status = loom__hash_map_reserve(
+        &other->spilled, loom__hash_map_size(&other->spilled) + 1);
     uint64_t key = (uint64_t)(uintptr_t)handle;
-    if (!status && !loom_hash_map_find(&other->spilled, key, NULL)) {
+    if (!status && !loom__hash_map_find(&other->spilled, key, NULL)) {
       // Into the map before the tag goes: a thread recording on `other`
       // reads an input's tag without the lock, and the size of the map
       // only when the tag is not other's (tape_execute), so it must not
@@ -956,9 +956,9 @@ static void take_tag_over(loom_tensor_handle_t* handle, uint64_t tag) {
       atomic_thread_fence(memory_order_release);
       if (!loom_tensor_handle_exchange_tag(handle, &expected, 0)) {
         // The tag changed meanwhile: `other` does not need the entry.
-        loom_hash_map_remove(&other->spilled, key);
+        loom__hash_map_remove(&other->spilled, key);
         atomic_store_explicit(&other->num_spilled,
-                              loom_hash_map_size(&other->spilled),
+                              loom__hash_map_size(&other->spilled),
                               memory_order_relaxed);
         loom_tensor_handle_release(handle);
       }
@@ -974,12 +974,12 @@ static void take_tag_over(loom_tensor_handle_t* handle, uint64_t tag) {
 static void tape_release(tape_t* tape) {
   if (!tape) return;
   pthread_mutex_lock(&g_tapes_mutex);
-  bool last = loom_ref_count_dec(&tape->ref_count);
-  if (last && g_tapes_initialized) loom_hash_map_remove(&g_tapes, tape->id);
+  bool last = loom__ref_count_dec(&tape->ref_count);
+  if (last && g_tapes_initialized) loom__hash_map_remove(&g_tapes, tape->id);
   pthread_mutex_unlock(&g_tapes_mutex);
   if (!last) return;
   release_recorded_locked(tape);
-  loom_hash_map_deinitialize(&tape->spilled);
+  loom__hash_map_deinitialize(&tape->spilled);
   loom_allocator_free(tape->allocator, tape);
 }
 
@@ -1016,7 +1016,7 @@ static size_t tape_debug_string(const loom_op_handler_t* handler, char* buffer,
   tape_t* tape = state->tape;
   tape_lock(tape);
   int64_t nodes = tape->num_nodes;
-  size_t held = loom_hash_map_size(&tape->spilled) + (size_t)tape->num_watched;
+  size_t held = loom__hash_map_size(&tape->spilled) + (size_t)tape->num_watched;
   int64_t segments = tape->num_segments;
   bool released = tape->released;
   tape_unlock(tape);
@@ -1062,7 +1062,7 @@ static loom_status_t make_handler(tape_t* tape, loom_op_handler_t* outer,
   state->allocator = tape->allocator;
   state->context = tape->context;
   state->tape = tape;
-  loom_ref_count_inc(&tape->ref_count);
+  loom__ref_count_inc(&tape->ref_count);
   state->outer = outer;
   loom_op_handler_retain(outer);
   state->effective_outer = outer ? outer : loom_context_cpu(tape->context);
@@ -1105,7 +1105,7 @@ loom_status_t loom_tape_create(loom_context_t* context,
   tape_t* tape = NULL;
   LOOM_RETURN_IF_ERROR(
       loom_allocator_calloc(allocator, sizeof(*tape), (void**)&tape));
-  loom_ref_count_init(&tape->ref_count);
+  loom__ref_count_init(&tape->ref_count);
   tape->allocator = allocator;
   tape->context = context;
   tape->id = atomic_fetch_add(&g_next_tape_id, 1);
@@ -1120,11 +1120,11 @@ loom_status_t loom_tape_create(loom_context_t* context,
   }
   tape->options.struct_size = sizeof(tape->options);
   atomic_init(&tape->locked, false);
-  loom_hash_map_initialize(&tape->spilled, allocator);
+  loom__hash_map_initialize(&tape->spilled, allocator);
   tape->sweep_at = kSweepMinimum;
   loom_status_t status = register_tape(tape);
   if (status) {
-    loom_hash_map_deinitialize(&tape->spilled);
+    loom__hash_map_deinitialize(&tape->spilled);
     loom_allocator_free(allocator, tape);
     return status;
   }
@@ -1232,7 +1232,7 @@ typedef struct backward_t {
   int32_t free_pending;        // index + 1 of a free entry; 0: none
   uint8_t* node_needed;        // per node
   loom_op_handler_t* entered;  // the scope entered for the node, or NULL
-  loom_grad_op_cache_t cache;
+  loom__grad_op_cache_t cache;
 } backward_t;
 
 // Sums the contributions to the gradient of tensor `id` into grads[id].
@@ -1857,8 +1857,8 @@ loom_status_t loom_tape_statistics(loom_op_handler_t* handler,
                         : "out_statistics->struct_size is too small (set it "
                           "to sizeof(loom_tape_statistics_t))");
   }
-  loom_hash_map_t seen;
-  loom_hash_map_initialize(&seen, tape->allocator);
+  loom__hash_map_t seen;
+  loom__hash_map_initialize(&seen, tape->allocator);
   loom_tape_statistics_t result = {.struct_size = sizeof(result)};
   loom_status_t status = loom_ok_status();
   tape_lock(tape);
@@ -1871,8 +1871,8 @@ loom_status_t loom_tape_statistics(loom_op_handler_t* handler,
       // node->outputs follows node->inputs
       loom_tensor_handle_t* handle = node->inputs[j];
       uint64_t key = (uint64_t)(uintptr_t)handle;
-      if (!handle || loom_hash_map_find(&seen, key, NULL)) continue;
-      status = loom_hash_map_insert(&seen, key, 0);
+      if (!handle || loom__hash_map_find(&seen, key, NULL)) continue;
+      status = loom__hash_map_insert(&seen, key, 0);
       if (status) break;
       result.num_kept_tensors++;
       loom_tensor_metadata_t metadata;
@@ -1889,7 +1889,7 @@ loom_status_t loom_tape_statistics(loom_op_handler_t* handler,
     }
   }
   tape_unlock(tape);
-  loom_hash_map_deinitialize(&seen);
+  loom__hash_map_deinitialize(&seen);
   if (!status) *out_statistics = result;
   return status;
 }

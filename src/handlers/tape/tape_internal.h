@@ -18,26 +18,26 @@
 // Idle eager ops kept for reuse during one backward pass, by op name (an
 // op is reset when it comes back, so it holds no tensors while idle).
 enum { kGradOpCacheSize = 32 };
-typedef struct loom_grad_op_cache_t {
+typedef struct loom__grad_op_cache_t {
   int32_t count;
   loom_eager_op_t* ops[kGradOpCacheSize];
   // The name each was asked for last: gradient functions name their ops
   // with string literals, so a pointer comparison usually finds the op.
   const char* keys[kGradOpCacheSize];
-} loom_grad_op_cache_t;
+} loom__grad_op_cache_t;
 
 // An op for `op_name` in `eager`: an idle one of that name, or a new one.
-loom_status_t loom__grad_op_cache_get(loom_grad_op_cache_t* cache,
+loom_status_t loom__grad_op_cache_get(loom__grad_op_cache_t* cache,
                                       loom_context_t* eager,
                                       const char* op_name,
                                       loom_eager_op_t** out_op);
 // Gives an op back (reset, or destroyed when the cache is full); `op_name`
 // is the name it was asked for with (its address is the key of a quick
 // look-up; the name itself decides).
-void loom__grad_op_cache_put(loom_grad_op_cache_t* cache, loom_eager_op_t* op,
+void loom__grad_op_cache_put(loom__grad_op_cache_t* cache, loom_eager_op_t* op,
                              const char* op_name);
 // Gives the idle ops back to their context (loom_eager_op_recycle).
-void loom__grad_op_cache_clear(loom_grad_op_cache_t* cache);
+void loom__grad_op_cache_clear(loom__grad_op_cache_t* cache);
 
 // The view a gradient (or JVP) function gets of its forward op. Built on
 // the stack by whoever calls the function; everything is borrowed.
@@ -57,7 +57,7 @@ struct loom_gradient_context_t {
   loom_tensor_handle_t* const* outputs;
   const loom_tensor_metadata_t* input_metadata;
   const loom_tensor_metadata_t* output_metadata;
-  loom_grad_op_cache_t* op_cache;  // may be NULL
+  loom__grad_op_cache_t* op_cache;  // may be NULL
   // Per input: whether its gradient is used; NULL: all are.
   const bool* input_needed;
   // Bit k: output k's gradient is the tape's own seed of ones alone (no
