@@ -24,10 +24,12 @@
 
 // Grows a spilled buffer to hold at least `min_capacity` elements; copies
 // `size` elements from `current` (inline or heap) and frees the old heap
-// buffer. Shared by every instantiation.
-loom_status_t loom__small_vector_grow(loom_allocator_t allocator,
-                                      const void* current, void* old_heap,
-                                      size_t size, size_t element_size,
+// buffer. Shared by every instantiation. (`current` is not const: GCC
+// would take a const pointer to inline elements not yet written for a
+// read of them.)
+loom_status_t loom__small_vector_grow(loom_allocator_t allocator, void* current,
+                                      void* old_heap, size_t size,
+                                      size_t element_size,
                                       size_t* inout_capacity,
                                       size_t min_capacity, void** out_heap);
 
@@ -45,13 +47,13 @@ loom_status_t loom__small_vector_grow(loom_allocator_t allocator,
   }                                                                           \
   static inline void name##_deinitialize(name##_t* v,                         \
                                          loom_allocator_t allocator) {        \
-    loom_allocator_free(allocator, v->heap);                                  \
+    if (v->heap) loom_allocator_free(allocator, v->heap);                     \
     name##_initialize(v);                                                     \
   }                                                                           \
   static inline T* name##_data(name##_t* v) {                                 \
     return v->heap ? v->heap : v->inline_items;                               \
   }                                                                           \
-  static inline const T* name##_const_data(const name##_t* v) {               \
+  static inline T const* name##_const_data(const name##_t* v) {               \
     return v->heap ? v->heap : v->inline_items;                               \
   }                                                                           \
   static inline size_t name##_size(const name##_t* v) {                       \

@@ -8,8 +8,18 @@
 
 #include <string.h>
 
+#include "base/small_vector.h"
 #include "corert/cpu_op_handler_internal.h"
 #include "loom/host_context.h"
+
+LOOM_DEFINE_SMALL_VECTOR(handle_vector, loom_tensor_handle_t*, kCpuInlineArity)
+LOOM_DEFINE_SMALL_VECTOR(tensor_vector, loom_tensor_t*, kCpuInlineArity)
+LOOM_DEFINE_SMALL_VECTOR(value_vector, loom_async_value_t*, kCpuInlineArity)
+// One waiter per argument plus the chain, later one per result.
+LOOM_DEFINE_SMALL_VECTOR(waiter_vector, loom_async_waiter_t,
+                         kCpuInlineArity + 1)
+LOOM_DEFINE_SMALL_VECTOR(metadata_vector, loom_tensor_metadata_t,
+                         kCpuInlineArity)
 
 typedef struct dispatch_t {
   loom_runtime_t* runtime;
@@ -31,10 +41,11 @@ typedef struct dispatch_t {
   loom_async_value_t* chain_out;            // retained, may be NULL
   _Atomic int32_t waiting;                  // inputs, then results, not yet set
   loom_async_waiter_t* waiters;
-  loom_tensor_handle_t* inline_arguments[kCpuInlineArity];
-  loom_tensor_t* inline_inputs[kCpuInlineArity];
-  loom_async_value_t* inline_results[kCpuInlineArity];
-  loom_async_waiter_t inline_waiters[kCpuInlineArity + 1];
+  // Where the arrays above live.
+  handle_vector_t argument_vector;
+  tensor_vector_t input_vector;
+  value_vector_t result_vector;
+  waiter_vector_t waiter_vector;
 } dispatch_t;
 
 static void dispatch_free(dispatch_t* dispatch) {
@@ -55,29 +66,12 @@ static void dispatch_free(dispatch_t* dispatch) {
     loom__cpu_spec_destroy(dispatch->cpu_op->cpu->allocator, dispatch->spec);
   }
   loom_prepared_op_release(dispatch->op);
-  if (dispatch->arguments != dispatch->inline_arguments) {
-    loom_allocator_free(allocator, dispatch->arguments);
-  }
-  if (dispatch->inputs != dispatch->inline_inputs) {
-    loom_allocator_free(allocator, dispatch->inputs);
-  }
-  if (dispatch->results != dispatch->inline_results) {
-    loom_allocator_free(allocator, dispatch->results);
-  }
-  if (dispatch->waiters != dispatch->inline_waiters) {
-    loom_allocator_free(allocator, dispatch->waiters);
-  }
+  handle_vector_deinitialize(&dispatch->argument_vector, allocator);
+  tensor_vector_deinitialize(&dispatch->input_vector, allocator);
+  value_vector_deinitialize(&dispatch->result_vector, allocator);
+  waiter_vector_deinitialize(&dispatch->waiter_vector, allocator);
   loom_allocator_free(allocator, dispatch->result_metadata);
   loom_allocator_free(allocator, dispatch);
-}
-
-static loom_status_t allocate_array(loom_allocator_t allocator, int32_t count,
-                                    size_t element_size, void* inline_array,
-                                    void** out_array) {
-  *out_array = inline_array;
-  if (count <= kCpuInlineArity) return loom_ok_status();
-  return loom_allocator_calloc(allocator, element_size * (size_t)count,
-                               out_array);
 }
 
 static loom_status_t create_dispatch(loom_op_invocation_t* invocation,
@@ -94,30 +88,28 @@ static loom_status_t create_dispatch(loom_op_invocation_t* invocation,
   loom_prepared_op_retain(prepared);
   dispatch->cpu_op = prepared->data;
   dispatch->location = invocation->location;
-  dispatch->arguments = dispatch->inline_arguments;
-  dispatch->inputs = dispatch->inline_inputs;
-  dispatch->results = dispatch->inline_results;
-  dispatch->waiters = dispatch->inline_waiters;
-  int32_t n = invocation->num_arguments;
-  int32_t m = invocation->num_results;
+  handle_vector_initialize(&dispatch->argument_vector);
+  tensor_vector_initialize(&dispatch->input_vector);
+  value_vector_initialize(&dispatch->result_vector);
+  waiter_vector_initialize(&dispatch->waiter_vector);
+  size_t n = (size_t)invocation->num_arguments;
+  size_t m = (size_t)invocation->num_results;
   loom_status_t status =
-      allocate_array(allocator, n, sizeof(void*), dispatch->inline_arguments,
-                     (void**)&dispatch->arguments);
+      handle_vector_reserve(&dispatch->argument_vector, allocator, n);
   if (!status) {
-    status = allocate_array(allocator, n, sizeof(void*),
-                            dispatch->inline_inputs, (void**)&dispatch->inputs);
+    status = tensor_vector_reserve(&dispatch->input_vector, allocator, n);
   }
   if (!status) {
-    status =
-        allocate_array(allocator, m, sizeof(void*), dispatch->inline_results,
-                       (void**)&dispatch->results);
+    status = value_vector_reserve(&dispatch->result_vector, allocator, m);
   }
   if (!status) {
-    // One node per argument plus the chain, later one per result.
-    status = allocate_array(
-        allocator, (n > m ? n : m) + 1, sizeof(loom_async_waiter_t),
-        dispatch->inline_waiters, (void**)&dispatch->waiters);
+    status = waiter_vector_reserve(&dispatch->waiter_vector, allocator,
+                                   (n > m ? n : m) + 1);
   }
+  dispatch->arguments = handle_vector_data(&dispatch->argument_vector);
+  dispatch->inputs = tensor_vector_data(&dispatch->input_vector);
+  dispatch->results = value_vector_data(&dispatch->result_vector);
+  dispatch->waiters = waiter_vector_data(&dispatch->waiter_vector);
   if (!status && loom_op_attrs_count(invocation->attrs) > 0) {
     status = loom_op_attrs_freeze(invocation->attrs, &dispatch->attrs);
   }
@@ -260,44 +252,31 @@ static loom_status_t specialise(dispatch_t* dispatch) {
   if (op->native || dispatch->spec) return loom_ok_status();
   int32_t n = dispatch->num_inputs;
   loom_allocator_t allocator = dispatch->runtime->allocator;
-  loom_dtype_t stack_dtypes[kCpuInlineArity];
-  loom_tensor_metadata_t stack_inputs[kCpuInlineArity];
-  loom_tensor_metadata_t stack_results[kCpuInlineArity];
-  loom_dtype_t* dtypes = stack_dtypes;
-  loom_tensor_metadata_t* inputs = stack_inputs;
-  loom_tensor_metadata_t* results = stack_results;
-  loom_status_t status = loom_ok_status();
-  if (n > kCpuInlineArity) {
-    status = loom_allocator_malloc(allocator, sizeof(loom_dtype_t) * (size_t)n,
-                                   (void**)&dtypes);
-    if (!status) {
-      status = loom_allocator_malloc(allocator,
-                                     sizeof(loom_tensor_metadata_t) * (size_t)n,
-                                     (void**)&inputs);
-    }
+  metadata_vector_t inputs;
+  metadata_vector_t results;
+  metadata_vector_initialize(&inputs);
+  metadata_vector_initialize(&results);
+  loom_status_t status = metadata_vector_reserve(&inputs, allocator, (size_t)n);
+  if (!status) {
+    status = metadata_vector_reserve(&results, allocator,
+                                     (size_t)dispatch->num_results);
   }
-  if (!status && dispatch->num_results > kCpuInlineArity) {
-    status = loom_allocator_malloc(
-        allocator,
-        sizeof(loom_tensor_metadata_t) * (size_t)dispatch->num_results,
-        (void**)&results);
-  }
+  loom_tensor_metadata_t* input_data = metadata_vector_data(&inputs);
   for (int32_t i = 0; !status && i < n; ++i) {
-    inputs[i] = *loom_tensor_metadata(dispatch->inputs[i]);
-    dtypes[i] = inputs[i].dtype;
+    input_data[i] = *loom_tensor_metadata(dispatch->inputs[i]);
   }
   if (!status) {
-    status = loom__cpu_spec_get(op, dtypes, n, dispatch->attrs, &dispatch->spec,
-                                &dispatch->spec_owned);
+    status = loom__cpu_spec_get(op, input_data, n, dispatch->attrs,
+                                &dispatch->spec, &dispatch->spec_owned);
   }
   bool known = false;
   if (!status) {
-    status = loom__cpu_spec_infer(op, dispatch->spec, inputs, dispatch->inputs,
-                                  dispatch->num_results, results, &known);
+    status = loom__cpu_spec_infer(op, dispatch->spec, input_data,
+                                  dispatch->inputs, dispatch->num_results,
+                                  metadata_vector_data(&results), &known);
   }
-  if (dtypes != stack_dtypes) loom_allocator_free(allocator, dtypes);
-  if (inputs != stack_inputs) loom_allocator_free(allocator, inputs);
-  if (results != stack_results) loom_allocator_free(allocator, results);
+  metadata_vector_deinitialize(&inputs, allocator);
+  metadata_vector_deinitialize(&results, allocator);
   return status;
 }
 
@@ -327,10 +306,19 @@ static void run_dispatch(dispatch_t* dispatch) {
   // The record holds a reference to each input and no handle: all are its
   // own.
   cpu_call_t call = {
-      dispatch->cpu_op,     dispatch->op->name,    dispatch->location,
-      dispatch->attrs,      dispatch->spec,        dispatch->inputs,
-      dispatch->num_inputs, ~(uint64_t)0,          dispatch->result_metadata,
-      dispatch->results,    dispatch->num_results, true};
+      .op = dispatch->cpu_op,
+      .op_name = dispatch->op->name,
+      .location = dispatch->location,
+      .attrs = dispatch->attrs,
+      .spec = dispatch->spec,
+      .inputs = dispatch->inputs,
+      .num_inputs = dispatch->num_inputs,
+      .owned_inputs = ~(uint64_t)0,
+      .result_metadata = dispatch->result_metadata,
+      .results = dispatch->results,
+      .num_results = dispatch->num_results,
+      .results_owned = true,
+  };
   if (!loom__cpu_call_is_sync(dispatch->spec)) {
     loom__cpu_call_run_async(&call, async_kernel_done, dispatch);
     return;

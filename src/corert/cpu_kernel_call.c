@@ -41,9 +41,17 @@ static loom_status_t call_native(
     const cpu_call_t* call, const loom_tensor_metadata_t* result_metadata) {
   loom_runtime_t* runtime = call->op->runtime;
   loom_cpu_dispatch_context_t context = {
-      runtime->host,     runtime->allocator, call->location,  call->inputs,
-      call->num_inputs,  call->attrs,        result_metadata, call->results,
-      call->num_results, call->owned_inputs};
+      .host = runtime->host,
+      .allocator = runtime->allocator,
+      .location = call->location,
+      .inputs = call->inputs,
+      .num_inputs = call->num_inputs,
+      .attrs = call->attrs,
+      .result_metadata = result_metadata,
+      .results = call->results,
+      .num_results = call->num_results,
+      .owned_inputs = call->owned_inputs,
+  };
   return call->op->native->dispatch(&context);
 }
 

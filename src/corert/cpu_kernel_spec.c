@@ -8,17 +8,19 @@
 
 #include <string.h>
 
+#include "base/small_vector.h"
 #include "corert/cpu_op_handler_internal.h"
 #include "loom/op_signature.h"
 #include "loom/shape_inference.h"
 #include "registry/shape_inference_internal.h"
 
 static bool spec_matches(const cpu_kernel_spec_t* spec,
-                         const loom_dtype_t* dtypes, int32_t num_inputs,
+                         const loom_tensor_metadata_t* inputs,
+                         int32_t num_inputs,
                          const loom_op_attrs_t* caller_attrs) {
   if (spec->num_inputs != num_inputs) return false;
   for (int32_t i = 0; i < num_inputs; ++i) {
-    if (spec->input_dtypes[i] != dtypes[i]) return false;
+    if (spec->input_dtypes[i] != inputs[i].dtype) return false;
   }
   return loom_op_attrs_equal(spec->caller_attrs, caller_attrs);
 }
@@ -34,47 +36,57 @@ void loom__cpu_spec_destroy(loom_allocator_t allocator,
   loom_allocator_free(allocator, spec);
 }
 
-// The output dtypes of `attrs`; *out_dtypes is `stack` or a heap array.
+LOOM_DEFINE_SMALL_VECTOR(dtype_vector, loom_dtype_t, kCpuInlineArity)
+
+// The output dtypes of `attrs`, into `outputs`.
 static loom_status_t output_dtypes(const loom_op_def_t* def,
                                    const loom_op_attrs_t* attrs,
                                    loom_allocator_t allocator,
-                                   loom_dtype_t* stack, int32_t capacity,
-                                   loom_dtype_t** out_dtypes,
-                                   int32_t* out_count) {
-  *out_dtypes = stack;
+                                   dtype_vector_t* outputs) {
+  int32_t count = 0;
   LOOM_RETURN_IF_ERROR(
-      loom_op_def_flat_types(def, attrs, true, stack, capacity, out_count));
-  if (*out_count <= capacity) return loom_ok_status();
-  LOOM_RETURN_IF_ERROR(loom_allocator_malloc(
-      allocator, sizeof(loom_dtype_t) * (size_t)*out_count,
-      (void**)out_dtypes));
-  loom_status_t status = loom_op_def_flat_types(def, attrs, true, *out_dtypes,
-                                                *out_count, out_count);
-  if (status) loom_allocator_free(allocator, *out_dtypes);
-  return status;
+      loom_op_def_flat_types(def, attrs, true, dtype_vector_data(outputs),
+                             (int32_t)outputs->capacity, &count));
+  if ((size_t)count > outputs->capacity) {
+    LOOM_RETURN_IF_ERROR(
+        dtype_vector_reserve(outputs, allocator, (size_t)count));
+    LOOM_RETURN_IF_ERROR(loom_op_def_flat_types(
+        def, attrs, true, dtype_vector_data(outputs), count, &count));
+  }
+  outputs->size = (size_t)count;
+  return loom_ok_status();
 }
 
 // Builds a spec: completes the attrs, finds and constructs the kernel.
-static loom_status_t create_spec(cpu_op_t* op, const loom_dtype_t* dtypes,
+static loom_status_t create_spec(cpu_op_t* op,
+                                 const loom_tensor_metadata_t* inputs,
                                  int32_t num_inputs,
                                  const loom_op_attrs_t* caller_attrs,
                                  cpu_kernel_spec_t** out_spec) {
   loom_allocator_t allocator = op->cpu->allocator;
   loom_op_attrs_t attrs;
   loom_op_attrs_initialize(&attrs, allocator);
-  loom_dtype_t stack_outputs[kCpuInlineArity];
-  loom_dtype_t* outputs = stack_outputs;
-  int32_t num_outputs = 0;
   const loom_kernel_def_t* kernel = NULL;
   cpu_kernel_spec_t* spec = NULL;
-  loom_status_t status = loom_op_attrs_merge(&attrs, caller_attrs);
+  dtype_vector_t input_dtypes;
+  dtype_vector_t output_dtype_vector;
+  dtype_vector_initialize(&input_dtypes);
+  dtype_vector_initialize(&output_dtype_vector);
+  loom_status_t status =
+      dtype_vector_reserve(&input_dtypes, allocator, (size_t)num_inputs);
+  loom_dtype_t* dtypes = dtype_vector_data(&input_dtypes);
+  for (int32_t i = 0; !status && i < num_inputs; ++i) {
+    dtypes[i] = inputs[i].dtype;
+  }
+  if (!status) status = loom_op_attrs_merge(&attrs, caller_attrs);
   if (!status) {
     status = loom_op_def_complete_attrs(op->def, dtypes, num_inputs, &attrs);
   }
   if (!status) {
-    status = output_dtypes(op->def, &attrs, allocator, stack_outputs,
-                           kCpuInlineArity, &outputs, &num_outputs);
+    status = output_dtypes(op->def, &attrs, allocator, &output_dtype_vector);
   }
+  const loom_dtype_t* outputs = dtype_vector_data(&output_dtype_vector);
+  int32_t num_outputs = (int32_t)output_dtype_vector.size;
   if (!status) {
     status = loom_kernel_registry_lookup(op->runtime->kernels, op->def,
                                          LOOM_DEVICE_CPU, &attrs, &kernel);
@@ -115,7 +127,8 @@ static loom_status_t create_spec(cpu_op_t* op, const loom_dtype_t* dtypes,
                                     "constructing kernel '%s'", kernel->name);
     }
   }
-  if (outputs != stack_outputs) loom_allocator_free(allocator, outputs);
+  dtype_vector_deinitialize(&output_dtype_vector, allocator);
+  dtype_vector_deinitialize(&input_dtypes, allocator);
   loom_op_attrs_deinitialize(&attrs);
   if (status) {
     loom__cpu_spec_destroy(allocator, spec);
@@ -138,7 +151,8 @@ static bool holds_tensors(const loom_op_attrs_t* attrs) {
   return false;
 }
 
-loom_status_t loom__cpu_spec_get(cpu_op_t* op, const loom_dtype_t* dtypes,
+loom_status_t loom__cpu_spec_get(cpu_op_t* op,
+                                 const loom_tensor_metadata_t* inputs,
                                  int32_t num_inputs,
                                  const loom_op_attrs_t* caller_attrs,
                                  cpu_kernel_spec_t** out_spec,
@@ -146,7 +160,7 @@ loom_status_t loom__cpu_spec_get(cpu_op_t* op, const loom_dtype_t* dtypes,
   *out_owned = false;
   int32_t count = atomic_load_explicit(&op->num_specs, memory_order_acquire);
   for (int32_t i = 0; i < count; ++i) {
-    if (spec_matches(op->specs[i], dtypes, num_inputs, caller_attrs)) {
+    if (spec_matches(op->specs[i], inputs, num_inputs, caller_attrs)) {
       *out_spec = op->specs[i];
       return loom_ok_status();
     }
@@ -155,7 +169,7 @@ loom_status_t loom__cpu_spec_get(cpu_op_t* op, const loom_dtype_t* dtypes,
   // Another thread may have added it meanwhile.
   int32_t now = atomic_load_explicit(&op->num_specs, memory_order_relaxed);
   for (int32_t i = count; i < now; ++i) {
-    if (spec_matches(op->specs[i], dtypes, num_inputs, caller_attrs)) {
+    if (spec_matches(op->specs[i], inputs, num_inputs, caller_attrs)) {
       *out_spec = op->specs[i];
       pthread_mutex_unlock(&op->specs_mutex);
       return loom_ok_status();
@@ -163,7 +177,7 @@ loom_status_t loom__cpu_spec_get(cpu_op_t* op, const loom_dtype_t* dtypes,
   }
   cpu_kernel_spec_t* spec = NULL;
   loom_status_t status =
-      create_spec(op, dtypes, num_inputs, caller_attrs, &spec);
+      create_spec(op, inputs, num_inputs, caller_attrs, &spec);
   if (!status) {
     if (now < kCpuMaxSpecs && !holds_tensors(caller_attrs)) {
       op->specs[now] = spec;

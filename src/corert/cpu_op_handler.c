@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "base/rwlock.h"
+#include "base/small_vector.h"
 #include "corert/cpu_op_handler_internal.h"
 #include "loom/host_context.h"
 
@@ -267,44 +268,83 @@ static void cpu_release_op_data(loom_op_handler_t* handler, void* data) {
 // Execute
 //===----------------------------------------------------------------------===//
 
-// One invocation's arrays: on the stack up to kCpuInlineArity arguments and
-// results, else in one heap block.
-typedef struct execute_frame_t {
-  loom_allocator_t allocator;
-  void* heap;
-  loom_tensor_metadata_t* inputs;   // argument metadata (when known)
-  loom_tensor_metadata_t* results;  // result metadata (when known)
-  loom_dtype_t* dtypes;             // argument dtypes (when known)
-  loom_tensor_t** tensors;          // argument tensors (NULL while unavailable)
-  loom_tensor_metadata_t inline_inputs[kCpuInlineArity];
-  loom_tensor_metadata_t inline_results[kCpuInlineArity];
-  loom_dtype_t inline_dtypes[kCpuInlineArity];
-  loom_tensor_t* inline_tensors[kCpuInlineArity];
-} execute_frame_t;
+// Execute is one pipeline:
+//   gather the arguments → the metadata function → the result handles →
+//   run the kernel now, or leave the op to a dispatch record.
+// An op runs now when its arguments are available, it has no chain, it is
+// cheap (few elements, not marked expensive) and its kernel is
+// synchronous: the common case of op-by-op execution, which then takes no
+// heap allocation, no lock and no string lookup here.
 
-static loom_status_t frame_initialize(execute_frame_t* frame,
-                                      loom_allocator_t allocator, int32_t n,
-                                      int32_t m) {
-  frame->allocator = allocator;
-  frame->heap = NULL;
-  frame->inputs = frame->inline_inputs;
-  frame->results = frame->inline_results;
-  frame->dtypes = frame->inline_dtypes;
-  frame->tensors = frame->inline_tensors;
-  if (n <= kCpuInlineArity && m <= kCpuInlineArity) return loom_ok_status();
-  size_t size = sizeof(loom_tensor_metadata_t) * (size_t)(n + m) +
-                sizeof(loom_tensor_t*) * (size_t)n +
-                sizeof(loom_dtype_t) * (size_t)n;
-  LOOM_RETURN_IF_ERROR(loom_allocator_malloc(allocator, size, &frame->heap));
-  frame->inputs = frame->heap;
-  frame->results = frame->inputs + n;
-  frame->tensors = (loom_tensor_t**)(frame->results + m);
-  frame->dtypes = (loom_dtype_t*)(frame->tensors + n);
-  return loom_ok_status();
+// An invocation's arrays (argument metadata and tensors, result metadata
+// and values) share one block: inline up to kCpuInlineArity arguments and
+// results, else on the heap.
+typedef union execution_word_t {
+  loom_tensor_metadata_t metadata;
+  loom_tensor_t* tensor;
+  loom_async_value_t* value;
+} execution_word_t;
+// The words n arguments and m results take: a metadata each, then their
+// pointers packed.
+#define EXECUTION_WORDS(n, m) \
+  ((n) + (m) + ((n) + (m)) * sizeof(void*) / sizeof(execution_word_t) + 1)
+LOOM_DEFINE_SMALL_VECTOR(execution_block, execution_word_t,
+                         EXECUTION_WORDS(kCpuInlineArity, kCpuInlineArity))
+
+// One invocation as Execute sees it.
+typedef struct execution_t {
+  loom_op_handler_t* handler;
+  loom_op_invocation_t* invocation;
+  cpu_op_t* op;
+  bool has_chain;
+  bool ready;           // every argument available
+  bool known;           // every argument's metadata known
+  bool scalars;         // an argument is a SCALAR host tensor
+  bool metadata_known;  // the results' metadata is in `results`
+  bool spec_owned;
+  int64_t elements;         // in the arguments whose shapes are known
+  cpu_kernel_spec_t* spec;  // TensorFlow ops, once their dtypes are known
+  // n argument metadata and tensors (NULL while unavailable), m result
+  // metadata and result values.
+  loom_tensor_metadata_t* inputs;
+  loom_tensor_t** tensors;
+  loom_tensor_metadata_t* results;
+  loom_async_value_t** values;
+} execution_t;
+
+static inline loom_status_t execution_initialize(
+    execution_t* e, execution_block_t* block, loom_op_handler_t* handler,
+    loom_op_invocation_t* invocation) {
+  *e = (execution_t){
+      .handler = handler,
+      .invocation = invocation,
+      .op = invocation->op->data,
+      .has_chain = invocation->chain && *invocation->chain,
+      .ready = true,
+      .known = true,
+  };
+  execution_block_initialize(block);
+  size_t n = (size_t)invocation->num_arguments;
+  size_t m = (size_t)invocation->num_results;
+  loom_status_t status = loom_ok_status();
+  if (LOOM_UNLIKELY(n > kCpuInlineArity || m > kCpuInlineArity)) {
+    status = execution_block_reserve(block, handler->runtime->allocator,
+                                     EXECUTION_WORDS(n, m));
+  }
+  execution_word_t* words = execution_block_data(block);
+  e->inputs = &words[0].metadata;
+  e->results = &words[n].metadata;
+  e->tensors = &words[n + m].tensor;
+  e->values = &words[n + m].value + n;
+  return status;
 }
 
-static void frame_deinitialize(execute_frame_t* frame) {
-  if (frame->heap) loom_allocator_free(frame->allocator, frame->heap);
+static inline void execution_deinitialize(execution_t* e,
+                                          execution_block_t* block) {
+  if (e->spec_owned) loom__cpu_spec_destroy(e->op->cpu->allocator, e->spec);
+  if (LOOM_UNLIKELY(!execution_block_is_inline(block))) {
+    execution_block_deinitialize(block, e->handler->runtime->allocator);
+  }
 }
 
 // An argument (or the chain) is an error: the op does not run and its
@@ -316,50 +356,159 @@ static loom_status_t propagate_error(loom_op_invocation_t* invocation,
   return loom_ok_status();
 }
 
+// What the op itself requires before its arguments are looked at: a chain
+// for a side-effecting op, a chain that is not an error. Returns false,
+// having failed the invocation (*out_status), otherwise.
+static inline bool check_chain(const execution_t* e,
+                               loom_status_t* out_status) {
+  loom_op_invocation_t* invocation = e->invocation;
+  const cpu_native_op_t* native = e->op->native;
+  if (LOOM_UNLIKELY(native && (native->flags & LOOM_CPU_OP_SIDE_EFFECTING) &&
+                    !e->has_chain)) {
+    *out_status = loom_op_invocation_fail(
+        invocation,
+        loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                         "op '%s' has side effects and needs a chain",
+                         invocation->op->name),
+        true);
+    return false;
+  }
+  if (LOOM_UNLIKELY(e->has_chain &&
+                    loom_async_value_is_error(*invocation->chain))) {
+    *out_status =
+        propagate_error(invocation, loom_async_value_error(*invocation->chain));
+    return false;
+  }
+  return true;
+}
+
+// What is known of the arguments now: their tensors when available, else
+// their metadata when known. Returns false, having failed the invocation
+// (*out_status), when an argument lives on another handler or is an error.
+static inline bool gather_arguments(execution_t* e, loom_status_t* out_status) {
+  loom_op_invocation_t* invocation = e->invocation;
+  for (int32_t i = 0; i < invocation->num_arguments; ++i) {
+    loom_tensor_handle_t* handle = invocation->arguments[i];
+    loom_async_value_t* value = handle->value;
+    if (LOOM_UNLIKELY(!value)) {
+      *out_status = loom_op_invocation_fail(
+          invocation,
+          loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                           "%s: argument %d lives on op handler '%s'; copy it "
+                           "onto the cpu handler first",
+                           invocation->op->name, i,
+                           handle->handler->vtable->type_name),
+          true);
+      return false;
+    }
+    loom_async_value_state_t state = loom_async_value_state(value);
+    if (LOOM_LIKELY(state == LOOM_ASYNC_VALUE_AVAILABLE)) {
+      loom_tensor_t* tensor = loom__tensor_of_value(value);
+      e->tensors[i] = tensor;
+      e->inputs[i] = *loom_tensor_metadata(tensor);
+      e->elements += loom_tensor_num_elements(tensor);
+      e->scalars |= loom_tensor_kind(tensor) == LOOM_TENSOR_SCALAR;
+      continue;
+    }
+    if (state == LOOM_ASYNC_VALUE_ERROR) {
+      *out_status = propagate_error(invocation, loom_async_value_error(value));
+      return false;
+    }
+    e->tensors[i] = NULL;
+    e->ready = false;
+    if (handle->metadata_available) {
+      e->inputs[i] = handle->metadata;
+      e->elements += loom_shape_num_elements(&e->inputs[i].shape);
+    } else {
+      e->known = false;
+    }
+  }
+  return true;
+}
+
+// The metadata function, synchronously, once the arguments' metadata is
+// known: a native op's own, or the TensorFlow op's shape function with the
+// kernel specialised for the argument dtypes. Its errors are the caller's.
+static inline loom_status_t infer_metadata(execution_t* e) {
+  if (!e->known) return loom_ok_status();
+  loom_op_invocation_t* invocation = e->invocation;
+  cpu_op_t* op = e->op;
+  int32_t n = invocation->num_arguments;
+  int32_t m = invocation->num_results;
+  loom_status_t status = loom_ok_status();
+  if (op->native) {
+    if (!op->native->metadata) return loom_ok_status();
+    status =
+        op->native->metadata(e->inputs, n, invocation->attrs, e->results, m);
+    e->metadata_known = status == NULL;
+  } else {
+    status = loom__cpu_spec_get(op, e->inputs, n, invocation->attrs, &e->spec,
+                                &e->spec_owned);
+    if (LOOM_LIKELY(status == NULL)) {
+      status = loom__cpu_spec_infer(op, e->spec, e->inputs, e->tensors, m,
+                                    e->results, &e->metadata_known);
+    }
+  }
+  if (LOOM_UNLIKELY(status != NULL)) {
+    status = loom__cpu_annotate(status, invocation->op->name);
+  }
+  return status;
+}
+
+// Whether the op runs now, on this thread (else a dispatch record runs it,
+// on the pool when `*out_expensive`).
+static inline bool runs_now(const execution_t* e, bool* out_expensive) {
+  const loom_runtime_t* runtime = e->handler->runtime;
+  const cpu_native_op_t* native = e->op->native;
+  int64_t limit = runtime->inline_element_limit;
+  bool expensive = (native && (native->flags & LOOM_CPU_OP_EXPENSIVE)) ||
+                   !e->known || limit < 0 || e->elements > limit;
+  if (runtime->synchronous) expensive = false;
+  *out_expensive = expensive;
+  return e->ready && !e->has_chain && !expensive &&
+         loom__cpu_call_is_sync(e->spec);
+}
+
 // Gives ops that do not take SCALAR host tensors dense ones. A converted
 // input is owned (its argument handle released now).
-static loom_status_t convert_scalars(const cpu_op_t* op,
-                                     loom_allocator_t allocator,
-                                     loom_op_invocation_t* invocation,
-                                     loom_tensor_t** tensors, uint64_t* owned) {
+static loom_status_t convert_scalars(execution_t* e, uint64_t* owned) {
+  const cpu_op_t* op = e->op;
   if (op->native && (op->native->flags & LOOM_CPU_OP_ALLOWS_SCALAR)) {
     return loom_ok_status();
   }
+  loom_op_invocation_t* invocation = e->invocation;
   for (int32_t i = 0; i < invocation->num_arguments; ++i) {
-    loom_tensor_t* tensor = tensors[i];
+    loom_tensor_t* tensor = e->tensors[i];
     if (loom_tensor_kind(tensor) != LOOM_TENSOR_SCALAR) continue;
     loom_tensor_t* dense = NULL;
-    LOOM_RETURN_IF_ERROR(
-        loom_tensor_convert_to_dense(allocator, tensor, &dense));
+    LOOM_RETURN_IF_ERROR(loom_tensor_convert_to_dense(
+        e->handler->runtime->allocator, tensor, &dense));
     if (invocation->arguments[i]) {
       loom_tensor_handle_release(invocation->arguments[i]);
       invocation->arguments[i] = NULL;
     } else {
       loom_tensor_release(tensor);
     }
-    tensors[i] = dense;
+    e->tensors[i] = dense;
     if (i < 64) *owned |= (uint64_t)1 << i;
   }
   return loom_ok_status();
 }
 
-// The steps of running an op inline, shared by the short path and
-// run_inline.
-
-// Makes the op's result handles, each over an unavailable value (returned
-// in values): they come first, so that nothing can fail once the kernel
-// has run. On failure none is left.
-static inline loom_status_t create_results(
-    loom_op_handler_t* handler, loom_op_invocation_t* invocation,
-    const loom_tensor_metadata_t* result_metadata,
-    loom_async_value_t** values) {
+// Makes the op's result handles, each over an unavailable value: they come
+// first, so that nothing can fail once the kernel has run. On failure none
+// is left.
+static inline loom_status_t create_results(execution_t* e) {
+  loom_op_invocation_t* invocation = e->invocation;
+  const loom_tensor_metadata_t* metadata =
+      e->metadata_known ? e->results : NULL;
   int32_t m = invocation->num_results;
   int32_t made = 0;
   loom_status_t status = loom_ok_status();
   for (; made < m; ++made) {
     status = loom__tensor_handle_create_pending(
-        handler, result_metadata ? &result_metadata[made] : NULL,
-        &invocation->results[made], &values[made]);
+        e->handler, metadata ? &metadata[made] : NULL,
+        &invocation->results[made], &e->values[made]);
     if (LOOM_UNLIKELY(status != NULL)) break;
   }
   if (LOOM_LIKELY(status == NULL)) return status;
@@ -384,374 +533,117 @@ static inline uint64_t take_arguments(loom_op_invocation_t* invocation) {
   return owned;
 }
 
-// After the kernel: drops the arguments (their handles, or the tensors
-// taken from them) and, when it failed, reports `status` once and gives it
-// to every result it did not set.
-static inline void finish_inline(loom_runtime_t* runtime,
-                                 loom_op_invocation_t* invocation,
-                                 loom_tensor_t** tensors,
-                                 loom_async_value_t** values,
-                                 loom_status_t status) {
-  for (int32_t i = 0; i < invocation->num_arguments; ++i) {
-    if (invocation->arguments[i]) {
-      loom_tensor_handle_release(invocation->arguments[i]);
-      invocation->arguments[i] = NULL;
-    } else {
-      loom_tensor_release(tensors[i]);
-    }
-  }
-  if (LOOM_LIKELY(status == NULL)) return;
-  loom__runtime_report(runtime, invocation->location, invocation->op->name,
-                       status);
-  for (int32_t i = 0; i < invocation->num_results; ++i) {
-    if (loom_async_value_is_set(values[i])) continue;
-    loom_status_ignore(
-        loom_async_value_set_error(values[i], loom_status_clone(status)));
-  }
-  loom_status_free(status);
-}
-
-// Runs the op's kernel on available inputs, inline: a native op's dispatch
-// function (`native`: op->native, or NULL where the caller knows it is a
-// TensorFlow op) straight from its result metadata, else (a TensorFlow
-// kernel, or a native op whose result metadata is not known) through a call
-// record. Failures come back annotated with the op's name.
-static inline loom_status_t run_kernel(
-    loom_runtime_t* runtime, loom_op_invocation_t* invocation, cpu_op_t* op,
-    const native_op_t* native, cpu_kernel_spec_t* spec, loom_tensor_t** tensors,
-    uint64_t owned, const loom_tensor_metadata_t* result_metadata,
-    loom_async_value_t** values) {
-  if (native && result_metadata) {
-    loom_cpu_dispatch_context_t context = {runtime->host,
-                                           runtime->allocator,
-                                           invocation->location,
-                                           tensors,
-                                           invocation->num_arguments,
-                                           invocation->attrs,
-                                           result_metadata,
-                                           values,
-                                           invocation->num_results,
-                                           owned};
+// Runs the op's kernel on the available inputs: a native op's dispatch
+// function straight from its result metadata, else (a TensorFlow kernel, or
+// a native op whose result metadata is not known) through a call record.
+// Failures come back annotated with the op's name.
+static inline loom_status_t run_kernel(execution_t* e, uint64_t owned) {
+  loom_runtime_t* runtime = e->handler->runtime;
+  loom_op_invocation_t* invocation = e->invocation;
+  const loom_tensor_metadata_t* metadata =
+      e->metadata_known ? e->results : NULL;
+  const cpu_native_op_t* native = e->op->native;
+  if (native && metadata) {
+    loom_cpu_dispatch_context_t context = {
+        .host = runtime->host,
+        .allocator = runtime->allocator,
+        .location = invocation->location,
+        .inputs = e->tensors,
+        .num_inputs = invocation->num_arguments,
+        .attrs = invocation->attrs,
+        .result_metadata = metadata,
+        .results = e->values,
+        .num_results = invocation->num_results,
+        .owned_inputs = owned,
+    };
     loom_status_t status = native->dispatch(&context);
     if (LOOM_UNLIKELY(status != NULL)) {
       status = loom__cpu_annotate(status, invocation->op->name);
     }
     return status;
   }
-  cpu_call_t call = {op,
-                     invocation->op->name,
-                     invocation->location,
-                     invocation->attrs,
-                     spec,
-                     tensors,
-                     invocation->num_arguments,
-                     owned,
-                     result_metadata,
-                     values,
-                     invocation->num_results,
-                     false};
+  cpu_call_t call = {
+      .op = e->op,
+      .op_name = invocation->op->name,
+      .location = invocation->location,
+      .attrs = invocation->attrs,
+      .spec = e->spec,
+      .inputs = e->tensors,
+      .num_inputs = invocation->num_arguments,
+      .owned_inputs = owned,
+      .result_metadata = metadata,
+      .results = e->values,
+      .num_results = invocation->num_results,
+      .results_owned = false,
+  };
   return loom__cpu_call_run(&call);
 }
 
-// Runs the op now: its arguments are available, it is cheap and its kernel
-// synchronous. Dispatch failures go to the result handles. tensors: the
-// arguments' (read from their values); result_metadata: NULL when unknown.
-static loom_status_t run_inline(loom_op_handler_t* handler,
-                                loom_op_invocation_t* invocation, cpu_op_t* op,
-                                cpu_kernel_spec_t* spec,
-                                loom_tensor_t** tensors,
-                                const loom_tensor_metadata_t* result_metadata) {
-  loom_runtime_t* runtime = handler->runtime;
-  int32_t n = invocation->num_arguments;
-  int32_t m = invocation->num_results;
-  loom_async_value_t* stack_values[kCpuInlineArity];
-  loom_async_value_t** values = stack_values;
-  loom_status_t status = loom_ok_status();
-  if (LOOM_UNLIKELY(m > kCpuInlineArity)) {
-    status = loom_allocator_malloc(runtime->allocator,
-                                   sizeof(loom_async_value_t*) * (size_t)m,
-                                   (void**)&values);
-  }
-  if (!status) {
-    status = create_results(handler, invocation, result_metadata, values);
-  }
-  if (LOOM_UNLIKELY(status != NULL)) {
-    if (values != stack_values) loom_allocator_free(runtime->allocator, values);
-    return loom_op_invocation_fail(invocation, status, true);
-  }
-  loom__runtime_count_dispatch(runtime, true);
-  uint64_t owned = take_arguments(invocation);
-  bool scalars = false;
-  for (int32_t i = 0; i < n; ++i) {
-    scalars |= loom_tensor_kind(tensors[i]) == LOOM_TENSOR_SCALAR;
-  }
-  if (LOOM_UNLIKELY(scalars)) {
-    status =
-        convert_scalars(op, runtime->allocator, invocation, tensors, &owned);
-  }
-  if (!status) {
-    status = run_kernel(runtime, invocation, op, op->native, spec, tensors,
-                        owned, result_metadata, values);
-  }
-  finish_inline(runtime, invocation, tensors, values, status);
-  if (values != stack_values) loom_allocator_free(runtime->allocator, values);
-  return loom_ok_status();
-}
-
-// The short path: at most kCpuShortArity arguments and results, no chain,
-// every argument an available dense host tensor and few elements in all,
-// and either a native op with a metadata function or a TensorFlow op with a
-// synchronous kernel: the common case of op-by-op execution. The steps of
-// run_inline without its generality: no frame, no scalar conversion, no
-// choice between inline and later. Returns false for any other op, having
-// consumed nothing (for an asynchronous TensorFlow kernel, found only once
-// its specialisation is, that specialisation is then cached, or built and
-// dropped, and the general path gets it again).
-enum { kCpuShortArity = 4 };
-
-// Whether the op itself qualifies (its arguments are checked next).
-static inline bool short_path_may_apply(const loom_op_invocation_t* invocation,
-                                        const cpu_op_t* op) {
-  const native_op_t* native = op->native;
-  return (!native ||
-          (native->metadata && !(native->flags & (LOOM_CPU_OP_SIDE_EFFECTING |
-                                                  LOOM_CPU_OP_EXPENSIVE)))) &&
-         invocation->num_arguments <= kCpuShortArity &&
-         invocation->num_results <= kCpuShortArity &&
-         !(invocation->chain && *invocation->chain);
-}
-
-// The arguments' metadata and tensors, when every one is an available
-// dense host tensor and they are few elements in all.
-static inline bool gather_short_arguments(
-    const loom_runtime_t* runtime, const loom_op_invocation_t* invocation,
-    loom_tensor_metadata_t* inputs, loom_tensor_t** tensors) {
-  int64_t elements = 0;
+// After the kernel: drops the arguments (their handles, or the tensors
+// taken from them) and, when it failed, reports `status` once and gives it
+// to every result it did not set.
+static inline void finish_now(execution_t* e, loom_status_t status) {
+  loom_op_invocation_t* invocation = e->invocation;
   for (int32_t i = 0; i < invocation->num_arguments; ++i) {
-    loom_async_value_t* value = invocation->arguments[i]->value;
-    if (!value || loom_async_value_state(value) != LOOM_ASYNC_VALUE_AVAILABLE) {
-      return false;
-    }
-    loom_tensor_t* tensor = loom__tensor_of_value(value);
-    if (loom_tensor_kind(tensor) != LOOM_TENSOR_DENSE) return false;
-    tensors[i] = tensor;
-    inputs[i] = *loom_tensor_metadata(tensor);
-    elements += loom_tensor_num_elements(tensor);
-  }
-  int64_t limit = runtime->inline_element_limit;
-  return (limit >= 0 && elements <= limit) || runtime->synchronous;
-}
-
-// The short path once the results exist: the kernel runs on the arguments'
-// tensors (none is scalar), then the arguments are dropped.
-static inline void run_short(loom_runtime_t* runtime,
-                             loom_op_invocation_t* invocation, cpu_op_t* op,
-                             const native_op_t* native, cpu_kernel_spec_t* spec,
-                             loom_tensor_t** tensors,
-                             const loom_tensor_metadata_t* result_metadata,
-                             loom_async_value_t** values) {
-  loom__runtime_count_dispatch(runtime, true);
-  uint64_t owned = take_arguments(invocation);
-  loom_status_t status = run_kernel(runtime, invocation, op, native, spec,
-                                    tensors, owned, result_metadata, values);
-  finish_inline(runtime, invocation, tensors, values, status);
-}
-
-// A native op: its metadata function, then its dispatch function.
-static bool execute_short_native(loom_op_handler_t* handler,
-                                 loom_op_invocation_t* invocation, cpu_op_t* op,
-                                 loom_status_t* out_status) {
-  loom_runtime_t* runtime = handler->runtime;
-  const native_op_t* native = op->native;
-  loom_tensor_metadata_t inputs[kCpuShortArity];
-  loom_tensor_t* tensors[kCpuShortArity];
-  if (!gather_short_arguments(runtime, invocation, inputs, tensors)) {
-    return false;
-  }
-  loom_tensor_metadata_t results[kCpuShortArity];
-  loom_status_t status =
-      native->metadata(inputs, invocation->num_arguments, invocation->attrs,
-                       results, invocation->num_results);
-  if (LOOM_UNLIKELY(status != NULL)) {
-    status = loom__cpu_annotate(status, invocation->op->name);
-  }
-  loom_async_value_t* values[kCpuShortArity];
-  if (!status) status = create_results(handler, invocation, results, values);
-  if (LOOM_UNLIKELY(status != NULL)) {
-    *out_status = loom_op_invocation_fail(invocation, status, true);
-    return true;
-  }
-  run_short(runtime, invocation, op, native, NULL, tensors, results, values);
-  *out_status = loom_ok_status();
-  return true;
-}
-
-// A TensorFlow op: its kernel specialised for the argument dtypes (cached),
-// the op's shape function (remembered per input shapes), then the kernel,
-// when it is synchronous.
-static bool execute_short_kernel(loom_op_handler_t* handler,
-                                 loom_op_invocation_t* invocation, cpu_op_t* op,
-                                 loom_status_t* out_status) {
-  loom_runtime_t* runtime = handler->runtime;
-  int32_t n = invocation->num_arguments;
-  int32_t m = invocation->num_results;
-  loom_tensor_metadata_t inputs[kCpuShortArity];
-  loom_tensor_t* tensors[kCpuShortArity];
-  if (!gather_short_arguments(runtime, invocation, inputs, tensors)) {
-    return false;
-  }
-  loom_dtype_t dtypes[kCpuShortArity];
-  for (int32_t i = 0; i < n; ++i) dtypes[i] = inputs[i].dtype;
-  cpu_kernel_spec_t* spec = NULL;
-  bool spec_owned = false;
-  loom_status_t status =
-      loom__cpu_spec_get(op, dtypes, n, invocation->attrs, &spec, &spec_owned);
-  if (!status && !loom__cpu_call_is_sync(spec)) {
-    // An asynchronous kernel goes through a dispatch record.
-    if (spec_owned) loom__cpu_spec_destroy(op->cpu->allocator, spec);
-    return false;
-  }
-  loom_tensor_metadata_t results[kCpuShortArity];
-  bool known = false;
-  if (!status) {
-    status =
-        loom__cpu_spec_infer(op, spec, inputs, tensors, m, results, &known);
-  }
-  if (LOOM_UNLIKELY(status != NULL)) {
-    status = loom__cpu_annotate(status, invocation->op->name);
-  }
-  const loom_tensor_metadata_t* result_metadata = known ? results : NULL;
-  loom_async_value_t* values[kCpuShortArity];
-  if (!status) {
-    status = create_results(handler, invocation, result_metadata, values);
-  }
-  if (LOOM_UNLIKELY(status != NULL)) {
-    if (spec_owned) loom__cpu_spec_destroy(op->cpu->allocator, spec);
-    *out_status = loom_op_invocation_fail(invocation, status, true);
-    return true;
-  }
-  run_short(runtime, invocation, op, NULL, spec, tensors, result_metadata,
-            values);
-  if (spec_owned) loom__cpu_spec_destroy(op->cpu->allocator, spec);
-  *out_status = loom_ok_status();
-  return true;
-}
-
-// Every other op (out of line, so the short path saves few registers).
-static __attribute__((noinline)) loom_status_t execute_general(
-    loom_op_handler_t* handler, loom_op_invocation_t* invocation,
-    cpu_op_t* op) {
-  loom_runtime_t* runtime = handler->runtime;
-  const native_op_t* native = op->native;
-  bool has_chain = invocation->chain && *invocation->chain;
-  if (native && (native->flags & LOOM_CPU_OP_SIDE_EFFECTING) && !has_chain) {
-    return loom_op_invocation_fail(
-        invocation,
-        loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                         "op '%s' has side effects and needs a chain",
-                         invocation->op->name),
-        true);
-  }
-  if (has_chain && loom_async_value_is_error(*invocation->chain)) {
-    return propagate_error(invocation,
-                           loom_async_value_error(*invocation->chain));
-  }
-  int32_t n = invocation->num_arguments;
-  int32_t m = invocation->num_results;
-  execute_frame_t frame;
-  loom_status_t status = frame_initialize(&frame, runtime->allocator, n, m);
-  if (status) return loom_op_invocation_fail(invocation, status, true);
-
-  // What is known of the arguments now.
-  bool all_known = true;
-  bool all_ready = true;
-  int64_t elements = 0;
-  for (int32_t i = 0; i < n; ++i) {
-    loom_tensor_handle_t* handle = invocation->arguments[i];
-    if (LOOM_UNLIKELY(!handle->value)) {
-      frame_deinitialize(&frame);
-      return loom_op_invocation_fail(
-          invocation,
-          loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                           "%s: argument %d lives on op handler '%s'; copy it "
-                           "onto the cpu handler first",
-                           invocation->op->name, i,
-                           handle->handler->vtable->type_name),
-          true);
-    }
-    loom_async_value_state_t state = loom_async_value_state(handle->value);
-    if (state == LOOM_ASYNC_VALUE_ERROR) {
-      frame_deinitialize(&frame);
-      return propagate_error(invocation, loom_async_value_error(handle->value));
-    }
-    loom_tensor_t* tensor = state == LOOM_ASYNC_VALUE_AVAILABLE
-                                ? loom__tensor_of_value(handle->value)
-                                : NULL;
-    frame.tensors[i] = tensor;
-    if (LOOM_LIKELY(tensor != NULL)) {
-      frame.inputs[i] = *loom_tensor_metadata(tensor);
-      elements += loom_tensor_num_elements(tensor);
-    } else if (handle->metadata_available) {
-      all_ready = false;
-      frame.inputs[i] = handle->metadata;
-      elements += loom_shape_num_elements(&frame.inputs[i].shape);
+    if (invocation->arguments[i]) {
+      loom_tensor_handle_release(invocation->arguments[i]);
+      invocation->arguments[i] = NULL;
     } else {
-      all_ready = false;
-      all_known = false;
+      loom_tensor_release(e->tensors[i]);
     }
   }
+  if (LOOM_LIKELY(status == NULL)) return;
+  loom__runtime_report(e->handler->runtime, invocation->location,
+                       invocation->op->name, status);
+  for (int32_t i = 0; i < invocation->num_results; ++i) {
+    if (loom_async_value_is_set(e->values[i])) continue;
+    loom_status_ignore(
+        loom_async_value_set_error(e->values[i], loom_status_clone(status)));
+  }
+  loom_status_free(status);
+}
 
-  // The metadata function, synchronously: its errors are the caller's now.
-  cpu_kernel_spec_t* spec = NULL;
-  bool spec_owned = false;
-  bool metadata_known = false;
-  if (all_known && native && native->metadata) {
-    status =
-        native->metadata(frame.inputs, n, invocation->attrs, frame.results, m);
-    metadata_known = !status;
-  } else if (all_known && !native) {
-    for (int32_t i = 0; i < n; ++i) frame.dtypes[i] = frame.inputs[i].dtype;
-    status = loom__cpu_spec_get(op, frame.dtypes, n, invocation->attrs, &spec,
-                                &spec_owned);
-    if (!status) {
-      status = loom__cpu_spec_infer(op, spec, frame.inputs, frame.tensors, m,
-                                    frame.results, &metadata_known);
-    }
+// Runs the op now. Dispatch failures go to the result handles.
+static inline loom_status_t run_now(execution_t* e) {
+  loom_status_t status = create_results(e);
+  if (LOOM_UNLIKELY(status != NULL)) {
+    return loom_op_invocation_fail(e->invocation, status, true);
   }
-  if (status) {
-    if (spec_owned) loom__cpu_spec_destroy(op->cpu->allocator, spec);
-    frame_deinitialize(&frame);
-    return loom_op_invocation_fail(
-        invocation, loom__cpu_annotate(status, invocation->op->name), true);
-  }
-
-  int64_t limit = runtime->inline_element_limit;
-  bool expensive = (native && (native->flags & LOOM_CPU_OP_EXPENSIVE)) ||
-                   !all_known || limit < 0 || elements > limit;
-  if (runtime->synchronous) expensive = false;
-  if (all_ready && !has_chain && !expensive && loom__cpu_call_is_sync(spec)) {
-    status = run_inline(handler, invocation, op, spec, frame.tensors,
-                        metadata_known ? frame.results : NULL);
-    if (spec_owned) loom__cpu_spec_destroy(op->cpu->allocator, spec);
-  } else {
-    status = loom__cpu_dispatch_later(handler, invocation, spec, spec_owned,
-                                      metadata_known ? frame.results : NULL,
-                                      expensive);
-  }
-  frame_deinitialize(&frame);
-  return status;
+  loom__runtime_count_dispatch(e->handler->runtime, true);
+  uint64_t owned = take_arguments(e->invocation);
+  if (LOOM_UNLIKELY(e->scalars)) status = convert_scalars(e, &owned);
+  if (LOOM_LIKELY(status == NULL)) status = run_kernel(e, owned);
+  finish_now(e, status);
+  return loom_ok_status();
 }
 
 static loom_status_t cpu_execute(loom_op_handler_t* handler,
                                  loom_op_invocation_t* invocation) {
-  cpu_op_t* op = invocation->op->data;
-  loom_status_t status = NULL;
-  if (short_path_may_apply(invocation, op) &&
-      (op->native ? execute_short_native(handler, invocation, op, &status)
-                  : execute_short_kernel(handler, invocation, op, &status))) {
-    return status;
+  execution_t e;
+  execution_block_t block;
+  loom_status_t status = execution_initialize(&e, &block, handler, invocation);
+  if (LOOM_UNLIKELY(status != NULL)) {
+    execution_deinitialize(&e, &block);
+    return loom_op_invocation_fail(invocation, status, true);
   }
-  return execute_general(handler, invocation, op);
+  if (check_chain(&e, &status) && gather_arguments(&e, &status)) {
+    status = infer_metadata(&e);
+    bool expensive = false;
+    if (LOOM_UNLIKELY(status != NULL)) {
+      status = loom_op_invocation_fail(invocation, status, true);
+    } else if (LOOM_LIKELY(runs_now(&e, &expensive))) {
+      status = run_now(&e);
+    } else {
+      // The record takes the spec (and frees it if owned).
+      bool owned = e.spec_owned;
+      e.spec_owned = false;
+      status = loom__cpu_dispatch_later(handler, invocation, e.spec, owned,
+                                        e.metadata_known ? e.results : NULL,
+                                        expensive);
+    }
+  }
+  execution_deinitialize(&e, &block);
+  return status;
 }
 
 //===----------------------------------------------------------------------===//
@@ -790,13 +682,13 @@ static void cpu_destroy(void* opaque) {
 }
 
 static const loom_op_handler_vtable_t kCpuVtable = {
-    sizeof(loom_op_handler_vtable_t),
-    "cpu",
-    cpu_prepare,
-    cpu_release_op_data,
-    cpu_execute,
-    cpu_device_name,
-    cpu_destroy,
+    .struct_size = sizeof(loom_op_handler_vtable_t),
+    .type_name = "cpu",
+    .prepare = cpu_prepare,
+    .release_op_data = cpu_release_op_data,
+    .execute = cpu_execute,
+    .device_name = cpu_device_name,
+    .destroy = cpu_destroy,
 };
 
 static bool is_cpu_handler(const loom_op_handler_t* handler) {

@@ -81,12 +81,13 @@ loom_status_t loom__cpu_annotate(loom_status_t status, const char* op_name);
 // Specialisations (cpu_kernel_spec.c)
 //===----------------------------------------------------------------------===//
 
-// The specialisation for these input dtypes and caller attrs (may be NULL),
+// The specialisation for these inputs' dtypes and caller attrs (may be NULL),
 // created (and its kernel constructed) on first use. *out_owned is set when
 // it is not cached (the cache is full, or the attrs hold tensors, which the
 // handler would otherwise keep alive): the caller then destroys the spec
 // after the call.
-loom_status_t loom__cpu_spec_get(cpu_op_t* op, const loom_dtype_t* dtypes,
+loom_status_t loom__cpu_spec_get(cpu_op_t* op,
+                                 const loom_tensor_metadata_t* inputs,
                                  int32_t num_inputs,
                                  const loom_op_attrs_t* caller_attrs,
                                  cpu_kernel_spec_t** out_spec, bool* out_owned);
