@@ -36,6 +36,7 @@
 #include "loom/macros.h"
 #include "loom/op_attrs.h"
 #include "loom/status.h"
+#include "loom/tensor_metadata.h"
 
 LOOM_EXTERN_C_BEGIN
 
@@ -46,6 +47,18 @@ typedef struct loom_shape_inference_context_t loom_shape_inference_context_t;
 // invalid ones. Runs synchronously, before any kernel.
 typedef loom_status_t (*loom_shape_fn_t)(
     loom_shape_inference_context_t* context, void* user_data);
+
+// A metadata function: the fast form of a shape function for ops whose
+// output shapes follow from the input shapes alone (element-wise ops,
+// broadcasts). Given fully known input metadata, it writes the output
+// shapes and returns true; it returns false when it cannot decide (an
+// unknown dimension, shapes the op rejects), and the shape function then
+// runs and reports any error. No context, no allocation: what Execute
+// calls per op.
+typedef bool (*loom_metadata_fn_t)(const loom_tensor_metadata_t* inputs,
+                                   int32_t num_inputs,
+                                   loom_tensor_metadata_t* outputs,
+                                   int32_t num_outputs);
 
 typedef struct loom_arg_def_t {
   const char* name;
@@ -94,6 +107,7 @@ typedef struct loom_op_def_t {
   const char* deprecation_explanation;
   loom_shape_fn_t shape_fn;  // may be NULL (outputs of unknown shape)
   void* shape_fn_user_data;
+  loom_metadata_fn_t metadata_fn;  // may be NULL: the shape function alone
 } loom_op_def_t;
 
 typedef struct loom_op_def_builder_t loom_op_def_builder_t;
@@ -129,6 +143,11 @@ LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_op_def_builder_set_deprecated(
 LOOM_API void loom_op_def_builder_set_shape_fn(loom_op_def_builder_t* builder,
                                                loom_shape_fn_t shape_fn,
                                                void* user_data);
+// A metadata function that agrees with the shape function wherever it
+// returns true (see loom_metadata_fn_t); the shape function stays the
+// reference and must be set too.
+LOOM_API void loom_op_def_builder_set_metadata_fn(
+    loom_op_def_builder_t* builder, loom_metadata_fn_t metadata_fn);
 
 // Lookups on a definition; NULL / -1 when absent.
 LOOM_API const loom_attr_def_t* loom_op_def_find_attr(const loom_op_def_t* op,

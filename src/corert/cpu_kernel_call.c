@@ -4,6 +4,7 @@
 
 #include <string.h>
 
+#include "base/small_vector.h"
 #include "corert/cpu_op_handler_internal.h"
 #include "host/async_value_internal.h"
 
@@ -55,6 +56,9 @@ static loom_status_t call_native(
   return call->op->native->dispatch(&context);
 }
 
+LOOM_DEFINE_SMALL_VECTOR(metadata_vector, loom_tensor_metadata_t,
+                         2 * kCpuInlineArity)
+
 static loom_status_t run_native(const cpu_call_t* call) {
   const cpu_native_op_t* native = call->op->native;
   if (call->result_metadata || !native->metadata) {
@@ -65,20 +69,18 @@ static loom_status_t run_native(const cpu_call_t* call) {
   int32_t n = call->num_inputs;
   int32_t m = call->num_results;
   loom_allocator_t allocator = call->op->runtime->allocator;
-  loom_tensor_metadata_t stack[2 * kCpuInlineArity];
-  loom_tensor_metadata_t* inputs = stack;
-  if (n + m > 2 * kCpuInlineArity) {
-    LOOM_RETURN_IF_ERROR(loom_allocator_malloc(
-        allocator, sizeof(loom_tensor_metadata_t) * (size_t)(n + m),
-        (void**)&inputs));
-  }
+  metadata_vector_t metadata;
+  metadata_vector_initialize(&metadata);
+  LOOM_RETURN_IF_ERROR(
+      metadata_vector_reserve(&metadata, allocator, (size_t)(n + m)));
+  loom_tensor_metadata_t* inputs = metadata_vector_data(&metadata);
   loom_tensor_metadata_t* results = inputs + n;
   for (int32_t i = 0; i < n; ++i) {
     inputs[i] = *loom_tensor_metadata(call->inputs[i]);
   }
   loom_status_t status = native->metadata(inputs, n, call->attrs, results, m);
   if (!status) status = call_native(call, results);
-  if (inputs != stack) loom_allocator_free(allocator, inputs);
+  metadata_vector_deinitialize(&metadata, allocator);
   return status;
 }
 
@@ -135,21 +137,23 @@ static loom_status_t finish_tf_kernel(const cpu_call_t* call,
   return error;
 }
 
+LOOM_DEFINE_SMALL_VECTOR(output_vector, loom_tensor_t*, kCpuInlineArity)
+
 static loom_status_t run_tf_kernel(const cpu_call_t* call) {
-  loom_tensor_t* stack_outputs[kCpuInlineArity] = {NULL};
-  loom_tensor_t** outputs = stack_outputs;
-  if (call->num_results > kCpuInlineArity) {
-    LOOM_RETURN_IF_ERROR(loom_allocator_calloc(
-        call->op->runtime->allocator,
-        sizeof(loom_tensor_t*) * (size_t)call->num_results, (void**)&outputs));
+  loom_allocator_t allocator = call->op->runtime->allocator;
+  output_vector_t outputs;
+  output_vector_initialize(&outputs);
+  if (LOOM_UNLIKELY(call->num_results > kCpuInlineArity)) {
+    LOOM_RETURN_IF_ERROR(
+        output_vector_reserve(&outputs, allocator, (size_t)call->num_results));
   }
+  loom_tensor_t** output_data = output_vector_data(&outputs);
+  memset(output_data, 0, sizeof(loom_tensor_t*) * (size_t)call->num_results);
   loom_kernel_context_t context;
-  initialize_context(call, &context, outputs);
+  initialize_context(call, &context, output_data);
   call->spec->kernel->compute(call->spec->instance, &context);
   loom_status_t status = finish_tf_kernel(call, &context);
-  if (outputs != stack_outputs) {
-    loom_allocator_free(call->op->runtime->allocator, outputs);
-  }
+  output_vector_deinitialize(&outputs, allocator);
   return status;
 }
 

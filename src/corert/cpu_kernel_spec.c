@@ -316,8 +316,19 @@ loom_status_t loom__cpu_spec_infer(
                             "%s produces %d results, the caller expects %d",
                             op->def->name, spec->num_outputs, num_results);
   }
-  // The shape function reads the inputs' metadata in place and writes the
-  // results' shapes; their dtypes come from the spec.
+  // The results' dtypes come from the spec, their shapes from the op's
+  // metadata function when it decides, else from the shape function
+  // (remembered per input shapes), which reads the inputs' metadata in
+  // place.
+  loom_metadata_fn_t metadata_fn = op->def->metadata_fn;
+  if (metadata_fn &&
+      metadata_fn(inputs, spec->num_inputs, results, num_results)) {
+    for (int32_t i = 0; i < num_results; ++i) {
+      results[i].dtype = spec->output_dtypes[i];
+    }
+    *out_known = true;
+    return loom_ok_status();
+  }
   memo_key_t key;
   memo_key(spec, inputs, &key);
   if (key.hash && memo_find(spec, &key, results, out_known)) {

@@ -302,32 +302,36 @@ static bool tiny_binary(loom_kernel_context_t* ctx,
       call->shapes[1]) {
     return false;
   }
-  loom_tensor_t* a = loom_kernel_context_input(ctx, 0);
-  loom_tensor_t* b = loom_kernel_context_input(ctx, 1);
-  int64_t na = loom_tensor_num_elements(a);
-  int64_t nb = loom_tensor_num_elements(b);
+  loom_tensor_t* const inputs[2] = {loom_kernel_context_input(ctx, 0),
+                                    loom_kernel_context_input(ctx, 1)};
+  const loom_shape_t* const shapes[2] = {loom_tensor_shape(inputs[0]),
+                                         loom_tensor_shape(inputs[1])};
+  int64_t na = loom_tensor_num_elements(inputs[0]);
+  int64_t nb = loom_tensor_num_elements(inputs[1]);
+  bool same = loom_shape_equal(shapes[0], shapes[1]);
   const loom_shape_t* shape = NULL;
-  if (loom_shape_equal(loom_tensor_shape(a), loom_tensor_shape(b))) {
-    shape = loom_tensor_shape(a);
-  } else if (nb == 1 &&
-             loom_tensor_shape(b)->rank <= loom_tensor_shape(a)->rank) {
-    shape = loom_tensor_shape(a);
-  } else if (na == 1 &&
-             loom_tensor_shape(a)->rank <= loom_tensor_shape(b)->rank) {
-    shape = loom_tensor_shape(b);
+  if (same || (nb == 1 && shapes[1]->rank <= shapes[0]->rank)) {
+    shape = shapes[0];
+  } else if (na == 1 && shapes[0]->rank <= shapes[1]->rank) {
+    shape = shapes[1];
   } else {
     return false;
   }
-  int64_t total = shape == loom_tensor_shape(a) ? na : nb;
+  int64_t total = shape == shapes[0] ? na : nb;
   int64_t cost = call->cost_per_element > 0 ? call->cost_per_element : 1;
   if (total * cost >= kElementwiseMinParallelWork) return false;
-  loom_tensor_t* const inputs[2] = {a, b};
-  const loom_shape_t* const shapes[2] = {loom_tensor_shape(a),
-                                         loom_tensor_shape(b)};
+  // An input of the output's shape (both, when they are equal) and dtype
+  // may become the output: forward_candidates without comparing shapes.
+  loom_dtype_t out_dtype = loom_kernel_context_output_dtype(ctx, 0);
   int32_t candidates[2];
-  int32_t num_candidates =
-      forward_candidates(call, inputs, shapes, 2, shape,
-                         loom_kernel_context_output_dtype(ctx, 0), candidates);
+  int32_t num_candidates = 0;
+  for (int32_t k = 0; k < 2; ++k) {
+    if (call->forwardable && !(call->forwardable & (1u << k))) continue;
+    if ((same || shapes[k] == shape) &&
+        loom_tensor_dtype(inputs[k]) == out_dtype) {
+      candidates[num_candidates++] = k;
+    }
+  }
   loom_tensor_t* z = NULL;
   loom_status_t status = loom_kernel_context_forward_or_allocate(
       ctx, candidates, num_candidates, 0, shape, NULL, &z);
@@ -336,8 +340,9 @@ static bool tiny_binary(loom_kernel_context_t* ctx,
     return true;
   }
   if (total > 0) {
-    call->binary(loom_tensor_data(a), na == total ? 1 : 0, loom_tensor_data(b),
-                 nb == total ? 1 : 0, loom_tensor_data(z), total);
+    call->binary(loom_tensor_data(inputs[0]), na == total ? 1 : 0,
+                 loom_tensor_data(inputs[1]), nb == total ? 1 : 0,
+                 loom_tensor_data(z), total);
   }
   return true;
 }

@@ -4,6 +4,8 @@
 
 #include <stdio.h>
 
+#include "kernels/shape_fns.h"
+
 static loom_status_t register_op(loom_op_registry_t* registry,
                                  const loom__builtin_op_t* op) {
   loom_op_def_builder_t* builder = NULL;
@@ -25,8 +27,16 @@ static loom_status_t register_op(loom_op_registry_t* registry,
   }
   loom_op_def_builder_set_is_commutative(builder, op->is_commutative);
   loom_op_def_builder_set_is_stateful(builder, op->is_stateful);
-  if (op->shape_fn)
+  if (op->shape_fn) {
     loom_op_def_builder_set_shape_fn(builder, op->shape_fn, NULL);
+  }
+  // The shared shape functions have metadata functions: Execute then
+  // computes those ops' shapes without a context.
+  if (op->shape_fn == loom__shape_fn_broadcast) {
+    loom_op_def_builder_set_metadata_fn(builder, loom__metadata_fn_broadcast);
+  } else if (op->shape_fn == loom__shape_fn_unchanged) {
+    loom_op_def_builder_set_metadata_fn(builder, loom__metadata_fn_unchanged);
+  }
   return loom_op_registry_register(registry, builder);
 }
 

@@ -52,3 +52,41 @@ loom_status_t loom__shape_fn_broadcast(loom_shape_inference_context_t* context,
   }
   return loom_shape_inference_context_set_output(context, 0, &out);
 }
+
+static inline bool fully_known(const loom_shape_t* shape) {
+  if (shape->rank < 0) return false;
+  for (int32_t i = 0; i < shape->rank; ++i) {
+    if (shape->dims[i] < 0) return false;
+  }
+  return true;
+}
+
+bool loom__metadata_fn_unchanged(const loom_tensor_metadata_t* inputs,
+                                 int32_t num_inputs,
+                                 loom_tensor_metadata_t* outputs,
+                                 int32_t num_outputs) {
+  if (num_inputs < 1 || num_outputs != 1 || !fully_known(&inputs[0].shape)) {
+    return false;
+  }
+  outputs[0].shape = inputs[0].shape;
+  return true;
+}
+
+bool loom__metadata_fn_broadcast(const loom_tensor_metadata_t* inputs,
+                                 int32_t num_inputs,
+                                 loom_tensor_metadata_t* outputs,
+                                 int32_t num_outputs) {
+  if (num_inputs < 2 || num_outputs != 1) return false;
+  const loom_shape_t* a = &inputs[0].shape;
+  const loom_shape_t* b = &inputs[1].shape;
+  if (!fully_known(a) || !fully_known(b)) return false;
+  // Shapes that do not broadcast: the shape function words the error.
+  loom_shape_t out;
+  loom_status_t status = loom__broadcast_shapes(a, b, &out);
+  if (status) {
+    loom_status_free(status);
+    return false;
+  }
+  outputs[0].shape = out;
+  return true;
+}

@@ -3,6 +3,7 @@
 #ifndef LOOM_KERNELS_SHAPE_FNS_H_
 #define LOOM_KERNELS_SHAPE_FNS_H_
 
+#include "loom/op_def.h"
 #include "loom/shape_inference.h"
 
 // Output 0 is input 0's shape.
@@ -13,5 +14,16 @@ loom_status_t loom__shape_fn_unchanged(loom_shape_inference_context_t* context,
 // allowed: what cannot be known stays unknown).
 loom_status_t loom__shape_fn_broadcast(loom_shape_inference_context_t* context,
                                        void* user_data);
+
+// Their metadata functions (loom_metadata_fn_t): the same shapes for fully
+// known inputs, without a shape inference context.
+bool loom__metadata_fn_unchanged(const loom_tensor_metadata_t* inputs,
+                                 int32_t num_inputs,
+                                 loom_tensor_metadata_t* outputs,
+                                 int32_t num_outputs);
+bool loom__metadata_fn_broadcast(const loom_tensor_metadata_t* inputs,
+                                 int32_t num_inputs,
+                                 loom_tensor_metadata_t* outputs,
+                                 int32_t num_outputs);
 
 #endif  // LOOM_KERNELS_SHAPE_FNS_H_

@@ -98,14 +98,12 @@ loom_status_t loom__kernel_context_allocate_output(
   return allocate_output(context, index, dtype, shape, true, out_tensor);
 }
 
-static loom_status_t allocate_output(loom_kernel_context_t* context,
-                                     int32_t index, loom_dtype_t dtype,
-                                     const loom_shape_t* shape,
-                                     bool kernel_reference,
-                                     loom_tensor_t** out_tensor) {
-  *out_tensor = NULL;
-  LOOM_RETURN_IF_ERROR(check_output_index(context, index));
-  LOOM_RETURN_IF_ERROR(check_output_dtype(context, index, dtype));
+// allocate_output once `index` and `dtype` are known to be the output's.
+static loom_status_t allocate_checked_output(loom_kernel_context_t* context,
+                                             int32_t index, loom_dtype_t dtype,
+                                             const loom_shape_t* shape,
+                                             bool kernel_reference,
+                                             loom_tensor_t** out_tensor) {
   loom_tensor_t* tensor = NULL;
   loom_status_t status =
       dtype == LOOM_DTYPE_STRING
@@ -116,12 +114,25 @@ static loom_status_t allocate_output(loom_kernel_context_t* context,
     return loom_status_annotate(status, "%s: allocating output %d",
                                 context->op->name, index);
   }
-  loom_tensor_release(context->outputs[index]);
+  loom_tensor_t* previous = context->outputs[index];
+  if (LOOM_UNLIKELY(previous != NULL)) loom_tensor_release(previous);
   context->outputs[index] = tensor;
   if (kernel_reference) loom_tensor_retain(tensor);
   loom__kernel_statistics_count(false);
   *out_tensor = tensor;
   return loom_ok_status();
+}
+
+static loom_status_t allocate_output(loom_kernel_context_t* context,
+                                     int32_t index, loom_dtype_t dtype,
+                                     const loom_shape_t* shape,
+                                     bool kernel_reference,
+                                     loom_tensor_t** out_tensor) {
+  *out_tensor = NULL;
+  LOOM_RETURN_IF_ERROR(check_output_index(context, index));
+  LOOM_RETURN_IF_ERROR(check_output_dtype(context, index, dtype));
+  return allocate_checked_output(context, index, dtype, shape, kernel_reference,
+                                 out_tensor);
 }
 
 static loom_status_t forward_or_allocate(
@@ -145,7 +156,7 @@ static loom_status_t forward_or_allocate(
   if (out_forwarded) *out_forwarded = -1;
   LOOM_RETURN_IF_ERROR(check_output_index(context, output_index));
   loom_dtype_t dtype = context->output_dtypes[output_index];
-  int64_t count = loom_shape_num_elements(shape);
+  int64_t count = -1;  // counted once an input may be reused
   for (int c = 0; c < num_candidates; ++c) {
     int i = candidates[c];
     if (i < 0 || i >= context->num_inputs) {
@@ -154,9 +165,10 @@ static loom_status_t forward_or_allocate(
                               "[0, %d)",
                               context->op->name, i, context->num_inputs);
     }
+    if (i >= 64 || !(context->owned_inputs & ((uint64_t)1 << i))) continue;
+    if (count < 0) count = loom_shape_num_elements(shape);
     loom_tensor_t* input = context->inputs[i];
-    if (i >= 64 || !(context->owned_inputs & ((uint64_t)1 << i)) ||
-        loom_tensor_kind(input) != LOOM_TENSOR_DENSE ||
+    if (loom_tensor_kind(input) != LOOM_TENSOR_DENSE ||
         loom_tensor_dtype(input) != dtype ||
         loom_tensor_num_elements(input) != count ||
         !loom_tensor_is_forwardable(input)) {
@@ -182,8 +194,8 @@ static loom_status_t forward_or_allocate(
     *out_tensor = output;
     return loom_ok_status();
   }
-  return allocate_output(context, output_index, dtype, shape, kernel_reference,
-                         out_tensor);
+  return allocate_checked_output(context, output_index, dtype, shape,
+                                 kernel_reference, out_tensor);
 }
 
 bool loom__kernel_context_is_host_memory(const loom_kernel_context_t* context,

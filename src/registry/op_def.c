@@ -178,6 +178,12 @@ void loom_op_def_builder_set_shape_fn(loom_op_def_builder_t* builder,
   builder->def.shape_fn_user_data = user_data;
 }
 
+void loom_op_def_builder_set_metadata_fn(loom_op_def_builder_t* builder,
+                                         loom_metadata_fn_t metadata_fn) {
+  if (!builder) return;
+  builder->def.metadata_fn = metadata_fn;
+}
+
 //===----------------------------------------------------------------------===//
 // Queries
 //===----------------------------------------------------------------------===//
