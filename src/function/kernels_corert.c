@@ -4,6 +4,8 @@
 #include <pthread.h>
 #include <string.h>
 
+#include "base/half.h"
+#include "function/program_dtype.h"
 #include "function/program_executor.h"
 #include "loom/cpu_op_handler.h"
 #include "loom/op_handler.h"
@@ -503,13 +505,6 @@ static void list_number(const loom_attr_value_t* list, int64_t index, double* f,
   }
 }
 
-static uint16_t to_bfloat16(float value) {
-  uint32_t bits;
-  memcpy(&bits, &value, sizeof(bits));
-  if ((bits & 0x7fffffff) > 0x7f800000) return (uint16_t)((bits >> 16) | 0x40);
-  return (uint16_t)((bits + 0x7fff + ((bits >> 16) & 1)) >> 16);
-}
-
 // corert.create_dense_tensor.<dtype> {shape = [...], value = [...]}
 static void create_dense_kernel(loom_program_frame_t* frame, void* user_data) {
   loom_dtype_t dtype = (loom_dtype_t)(intptr_t)user_data;
@@ -565,8 +560,11 @@ static void create_dense_kernel(loom_program_frame_t* frame, void* user_data) {
       case LOOM_DTYPE_UINT64:
         ((uint64_t*)data)[k] = (uint64_t)i;
         break;
+      case LOOM_DTYPE_HALF:
+        ((uint16_t*)data)[k] = loom__float_to_half((float)f);
+        break;
       case LOOM_DTYPE_BFLOAT16:
-        ((uint16_t*)data)[k] = to_bfloat16((float)f);
+        ((uint16_t*)data)[k] = loom__float_to_bfloat16((float)f);
         break;
       case LOOM_DTYPE_FLOAT:
         ((float*)data)[k] = (float)f;
@@ -773,17 +771,27 @@ static loom_status_t add(loom_program_executor_t* executor, const char* name,
   return loom_program_executor_add_kernel(executor, &def);
 }
 
-static const struct {
-  const char* suffix;
-  loom_dtype_t dtype;
-} kDenseTypes[] = {
-    {"ui8", LOOM_DTYPE_UINT8},   {"ui16", LOOM_DTYPE_UINT16},
-    {"ui32", LOOM_DTYPE_UINT32}, {"ui64", LOOM_DTYPE_UINT64},
-    {"i1", LOOM_DTYPE_BOOL},     {"i8", LOOM_DTYPE_INT8},
-    {"i16", LOOM_DTYPE_INT16},   {"i32", LOOM_DTYPE_INT32},
-    {"i64", LOOM_DTYPE_INT64},   {"bf16", LOOM_DTYPE_BFLOAT16},
-    {"f32", LOOM_DTYPE_FLOAT},   {"f64", LOOM_DTYPE_DOUBLE},
-};
+// The dtypes create_dense_kernel makes, each under every spelling.
+static bool is_dense_number(loom_dtype_t dtype) {
+  switch (dtype) {
+    case LOOM_DTYPE_BOOL:
+    case LOOM_DTYPE_INT8:
+    case LOOM_DTYPE_INT16:
+    case LOOM_DTYPE_INT32:
+    case LOOM_DTYPE_INT64:
+    case LOOM_DTYPE_UINT8:
+    case LOOM_DTYPE_UINT16:
+    case LOOM_DTYPE_UINT32:
+    case LOOM_DTYPE_UINT64:
+    case LOOM_DTYPE_HALF:
+    case LOOM_DTYPE_BFLOAT16:
+    case LOOM_DTYPE_FLOAT:
+    case LOOM_DTYPE_DOUBLE:
+      return true;
+    default:
+      return false;
+  }
+}
 
 loom_status_t loom__program_register_corert_kernels(
     loom_program_executor_t* executor) {
@@ -806,11 +814,15 @@ loom_status_t loom__program_register_corert_kernels(
   LOOM_RETURN_IF_ERROR(add(executor, "corert.const_string_tensor",
                            const_string_kernel, NULL, 0, 1));
   char name[64];
-  for (size_t i = 0; i < sizeof(kDenseTypes) / sizeof(kDenseTypes[0]); ++i) {
+  size_t num_spellings = 0;
+  const program_dtype_spelling_t* spellings =
+      loom__program_dtype_spellings(&num_spellings);
+  for (size_t i = 0; i < num_spellings; ++i) {
+    if (!is_dense_number(spellings[i].dtype)) continue;
     snprintf(name, sizeof(name), "corert.create_dense_tensor.%s",
-             kDenseTypes[i].suffix);
+             spellings[i].name);
     LOOM_RETURN_IF_ERROR(add(executor, name, create_dense_kernel,
-                             (void*)(intptr_t)kDenseTypes[i].dtype, 0, 1));
+                             (void*)(intptr_t)spellings[i].dtype, 0, 1));
   }
   LOOM_RETURN_IF_ERROR(add(executor, "corert.print_tensorhandle",
                            print_tensorhandle_kernel, NULL, 2, 1));

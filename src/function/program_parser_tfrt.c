@@ -4,6 +4,7 @@
 
 #include <string.h>
 
+#include "function/program_dtype.h"
 #include "function/program_parser.h"
 
 // Optional `: T, ...` after operands (types of the operands), checked.
@@ -31,25 +32,30 @@ static bool parse_merge_chains(parser_t* p, function_builder_t* fb,
          loom__parser_add_result_kind(p, b, PROGRAM_TYPE_CHAIN, "!tfrt.chain");
 }
 
-// The scalar types of the tfrt.constant / add / print families.
+// The scalar types of the tfrt.constant / add / print families, named by
+// their spellings (LOOM_DTYPE_INVALID ends a list).
 static bool scalar_suffix(parser_t* p, const op_builder_t* b,
-                          const char* suffix, const char* const* allowed,
+                          const char* suffix, const loom_dtype_t* allowed,
                           const program_type_t** out) {
   for (; *allowed; ++allowed) {
-    if (strcmp(suffix, *allowed) != 0) continue;
-    program_type_kind_t kind =
-        suffix[0] == 'f' ? PROGRAM_TYPE_FLOAT : PROGRAM_TYPE_INTEGER;
+    if (strcmp(suffix, loom__program_dtype_spelling(*allowed)) != 0) continue;
+    program_type_kind_t kind = loom_dtype_is_floating(*allowed)
+                                   ? PROGRAM_TYPE_FLOAT
+                                   : PROGRAM_TYPE_INTEGER;
     return loom__parser_type(p, kind, suffix, out);
   }
   return loom__parser_error_at(p, b->location, "custom op '%s' is unknown",
                                b->name);
 }
 
-static const char* const kConstantTypes[] = {"i1",  "i32", "i64",
-                                             "f32", "f64", NULL};
-static const char* const kArithmeticTypes[] = {"i32", "i64", "f32", "f64",
-                                               NULL};
-static const char* const kIntegerTypes[] = {"i32", "i64", NULL};
+static const loom_dtype_t kConstantTypes[] = {
+    LOOM_DTYPE_BOOL,  LOOM_DTYPE_INT32,  LOOM_DTYPE_INT64,
+    LOOM_DTYPE_FLOAT, LOOM_DTYPE_DOUBLE, LOOM_DTYPE_INVALID};
+static const loom_dtype_t kArithmeticTypes[] = {
+    LOOM_DTYPE_INT32, LOOM_DTYPE_INT64, LOOM_DTYPE_FLOAT, LOOM_DTYPE_DOUBLE,
+    LOOM_DTYPE_INVALID};
+static const loom_dtype_t kIntegerTypes[] = {LOOM_DTYPE_INT32, LOOM_DTYPE_INT64,
+                                             LOOM_DTYPE_INVALID};
 
 static bool parse_constant(parser_t* p, function_builder_t* fb, op_builder_t* b,
                            const char* suffix) {

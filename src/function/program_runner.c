@@ -27,26 +27,26 @@ static void print_result(FILE* out, const program_type_t* type,
   }
   const loom_program_value_t* payload = loom_program_value_get(value);
   const char* name = type->spelling;
-  if (payload) {
-    if (strcmp(name, "i1") == 0 && payload->kind == LOOM_PROGRAM_VALUE_BOOL) {
-      fprintf(out, "%d", payload->u.b ? 1 : 0);
-      return;
-    }
-    if (strcmp(name, "i32") == 0 && payload->kind == LOOM_PROGRAM_VALUE_I32) {
-      fprintf(out, "%" PRId32, payload->u.i32);
-      return;
-    }
-    if (strcmp(name, "i64") == 0 && payload->kind == LOOM_PROGRAM_VALUE_I64) {
-      fprintf(out, "%" PRId64, payload->u.i64);
-      return;
-    }
-    if (strcmp(name, "f32") == 0 && payload->kind == LOOM_PROGRAM_VALUE_F32) {
-      fprintf(out, "%e", (double)payload->u.f32);
-      return;
-    }
-    if (strcmp(name, "f64") == 0 && payload->kind == LOOM_PROGRAM_VALUE_F64) {
-      fprintf(out, "%e", payload->u.f64);
-      return;
+  if (payload &&
+      strcmp(name, loom_program_value_kind_name(payload->kind)) == 0) {
+    switch (payload->kind) {
+      case LOOM_PROGRAM_VALUE_BOOL:
+        fprintf(out, "%d", payload->u.b ? 1 : 0);
+        return;
+      case LOOM_PROGRAM_VALUE_I32:
+        fprintf(out, "%" PRId32, payload->u.i32);
+        return;
+      case LOOM_PROGRAM_VALUE_I64:
+        fprintf(out, "%" PRId64, payload->u.i64);
+        return;
+      case LOOM_PROGRAM_VALUE_F32:
+        fprintf(out, "%e", (double)payload->u.f32);
+        return;
+      case LOOM_PROGRAM_VALUE_F64:
+        fprintf(out, "%e", payload->u.f64);
+        return;
+      default:
+        break;
     }
   }
   fprintf(out, "%s value", name);
