@@ -45,13 +45,13 @@ loom_status_t loom__small_vector_grow(loom_allocator_t allocator,
   }                                                                           \
   static inline void name##_deinitialize(name##_t* v,                         \
                                          loom_allocator_t allocator) {        \
-    loom_allocator_free(allocator, v->heap);                                  \
+    if (v->heap) loom_allocator_free(allocator, v->heap);                     \
     name##_initialize(v);                                                     \
   }                                                                           \
   static inline T* name##_data(name##_t* v) {                                 \
     return v->heap ? v->heap : v->inline_items;                               \
   }                                                                           \
-  static inline const T* name##_const_data(const name##_t* v) {               \
+  static inline T const* name##_const_data(const name##_t* v) {               \
     return v->heap ? v->heap : v->inline_items;                               \
   }                                                                           \
   static inline size_t name##_size(const name##_t* v) {                       \
@@ -64,8 +64,11 @@ loom_status_t loom__small_vector_grow(loom_allocator_t allocator,
       name##_t* v, loom_allocator_t allocator, size_t min_capacity) {         \
     if (min_capacity <= v->capacity) return loom_ok_status();                 \
     void* heap = NULL;                                                        \
+    /* No elements yet: nothing to copy (and no uninitialised inline  */      \
+    /* storage handed to the copy).                                   */      \
+    T const* current = v->size ? name##_data(v) : NULL;                       \
     LOOM_RETURN_IF_ERROR(loom__small_vector_grow(                             \
-        allocator, name##_data(v), v->heap, v->size, sizeof(T), &v->capacity, \
+        allocator, current, v->heap, v->size, sizeof(T), &v->capacity,        \
         min_capacity, &heap));                                                \
     v->heap = (T*)heap;                                                       \
     return loom_ok_status();                                                  \
@@ -87,6 +90,15 @@ loom_status_t loom__small_vector_grow(loom_allocator_t allocator,
   }                                                                           \
   static inline void name##_clear(name##_t* v) {                              \
     v->size = 0;                                                              \
+  }                                                                           \
+  /* Like resize, but new elements are left uninitialised: for arrays the  */ \
+  /* caller fills at once (no zeroing the caller would overwrite).         */ \
+  LOOM_MUST_USE_RESULT static inline loom_status_t                            \
+      name##_resize_uninitialized(name##_t* v, loom_allocator_t allocator,    \
+                                  size_t new_size) {                          \
+    LOOM_RETURN_IF_ERROR(name##_reserve(v, allocator, new_size));             \
+    v->size = new_size;                                                       \
+    return loom_ok_status();                                                  \
   }
 
 #endif  // LOOM_BASE_SMALL_VECTOR_H_

@@ -2,10 +2,17 @@
 
 #include <string.h>
 
+#include "base/small_vector.h"
 #include "compat/tf_status_internal.h"
 #include "loom/eager.h"
 #include "tensorflow/c/eager/c_api.h"
 #include "tensorflow/c/eager/c_api_experimental.h"
+
+// The list attribute setters convert their values into these; lists of up
+// to their inline sizes need no allocation.
+LOOM_DEFINE_SMALL_VECTOR(view_vector, loom_string_view_t, 16)
+LOOM_DEFINE_SMALL_VECTOR(bool_vector, bool, 64)
+LOOM_DEFINE_SMALL_VECTOR(dtype_vector, loom_dtype_t, 64)
 
 static loom_eager_op_t* unwrap(const TFE_Op* op) {
   return (loom_eager_op_t*)op;
@@ -263,24 +270,23 @@ void TFE_OpSetAttrStringList(TFE_Op* op, const char* attr_name,
                                 attr_name ? attr_name : "(null)"));
     return;
   }
-  loom_string_view_t stack[16];
-  loom_string_view_t* views = stack;
-  if (num_values > 16) {
-    loom_status_t status = loom_allocator_malloc(
-        loom_allocator_default(), sizeof(*views) * (size_t)num_values,
-        (void**)&views);
-    if (status) {
-      record(op, status);
-      return;
-    }
+  loom_allocator_t allocator = loom_allocator_default();
+  view_vector_t views;
+  view_vector_initialize(&views);
+  loom_status_t status =
+      view_vector_resize_uninitialized(&views, allocator, (size_t)num_values);
+  if (status) {
+    record(op, status);
+    return;
   }
+  loom_string_view_t* items = view_vector_data(&views);
   for (int i = 0; i < num_values; ++i) {
-    views[i].data = values[i] ? (const char*)values[i] : "";
-    views[i].size = values[i] ? lengths[i] : 0;
+    items[i].data = values[i] ? (const char*)values[i] : "";
+    items[i].size = values[i] ? lengths[i] : 0;
   }
-  record(op, loom_op_attrs_set_string_list(attrs_of(op), attr_name, views,
+  record(op, loom_op_attrs_set_string_list(attrs_of(op), attr_name, items,
                                            num_values));
-  if (views != stack) loom_allocator_free(loom_allocator_default(), views);
+  view_vector_deinitialize(&views, allocator);
 }
 
 void TFE_OpSetAttrIntList(TFE_Op* op, const char* attr_name,
@@ -300,41 +306,39 @@ void TFE_OpSetAttrFloatList(TFE_Op* op, const char* attr_name,
 void TFE_OpSetAttrBoolList(TFE_Op* op, const char* attr_name,
                            const unsigned char* values, int num_values) {
   if (!check_list(op, attr_name, values, num_values)) return;
-  bool stack[64];
-  bool* flags = stack;
-  if (num_values > 64) {
-    loom_status_t status = loom_allocator_malloc(
-        loom_allocator_default(), sizeof(bool) * (size_t)num_values,
-        (void**)&flags);
-    if (status) {
-      record(op, status);
-      return;
-    }
+  loom_allocator_t allocator = loom_allocator_default();
+  bool_vector_t flags;
+  bool_vector_initialize(&flags);
+  loom_status_t status =
+      bool_vector_resize_uninitialized(&flags, allocator, (size_t)num_values);
+  if (status) {
+    record(op, status);
+    return;
   }
-  for (int i = 0; i < num_values; ++i) flags[i] = values[i] != 0;
+  bool* items = bool_vector_data(&flags);
+  for (int i = 0; i < num_values; ++i) items[i] = values[i] != 0;
   record(op, loom_op_attrs_set_list(attrs_of(op), attr_name,
-                                    LOOM_ATTR_KIND_BOOL, flags, num_values));
-  if (flags != stack) loom_allocator_free(loom_allocator_default(), flags);
+                                    LOOM_ATTR_KIND_BOOL, items, num_values));
+  bool_vector_deinitialize(&flags, allocator);
 }
 
 void TFE_OpSetAttrTypeList(TFE_Op* op, const char* attr_name,
                            const TF_DataType* values, int num_values) {
   if (!check_list(op, attr_name, values, num_values)) return;
-  loom_dtype_t stack[64];
-  loom_dtype_t* dtypes = stack;
-  if (num_values > 64) {
-    loom_status_t status = loom_allocator_malloc(
-        loom_allocator_default(), sizeof(*dtypes) * (size_t)num_values,
-        (void**)&dtypes);
-    if (status) {
-      record(op, status);
-      return;
-    }
+  loom_allocator_t allocator = loom_allocator_default();
+  dtype_vector_t dtypes;
+  dtype_vector_initialize(&dtypes);
+  loom_status_t status =
+      dtype_vector_resize_uninitialized(&dtypes, allocator, (size_t)num_values);
+  if (status) {
+    record(op, status);
+    return;
   }
-  for (int i = 0; i < num_values; ++i) dtypes[i] = (loom_dtype_t)values[i];
+  loom_dtype_t* items = dtype_vector_data(&dtypes);
+  for (int i = 0; i < num_values; ++i) items[i] = (loom_dtype_t)values[i];
   record(op, loom_op_attrs_set_list(attrs_of(op), attr_name,
-                                    LOOM_ATTR_KIND_DTYPE, dtypes, num_values));
-  if (dtypes != stack) loom_allocator_free(loom_allocator_default(), dtypes);
+                                    LOOM_ATTR_KIND_DTYPE, items, num_values));
+  dtype_vector_deinitialize(&dtypes, allocator);
 }
 
 void TFE_OpSetAttrShapeList(TFE_Op* op, const char* attr_name,

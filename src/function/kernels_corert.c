@@ -11,7 +11,8 @@
 #include "loom/op_handler.h"
 #include "loom/tensor_handle.h"
 
-enum { kInlineHandles = 16 };
+// Execute's arguments and results: up to 16 each without allocating.
+LOOM_DEFINE_SMALL_VECTOR(handle_vector, loom_tensor_handle_t*, 16)
 
 static void set_or_fail(loom_program_frame_t* frame, loom_status_t status) {
   if (status) loom_program_frame_fail(frame, status);
@@ -365,27 +366,28 @@ static void executeop_kernel(loom_program_frame_t* frame, void* user_data) {
   }
   int32_t n = frame->num_arguments - first;
   int32_t m = frame->num_results - (seq ? 1 : 0);
-  loom_tensor_handle_t* inline_handles[2 * kInlineHandles];
-  loom_tensor_handle_t** arguments = inline_handles;
-  loom_tensor_handle_t** results = inline_handles + kInlineHandles;
-  void* heap = NULL;
-  if (n > kInlineHandles || m > kInlineHandles) {
-    loom_status_t status = loom_allocator_calloc(
-        frame->executor->allocator,
-        sizeof(loom_tensor_handle_t*) * (size_t)(n + m), &heap);
-    if (status) {
-      loom_program_frame_fail(frame, status);
-      return;
-    }
-    arguments = heap;
-    results = arguments + n;
+  loom_allocator_t allocator = frame->executor->allocator;
+  handle_vector_t argument_handles;
+  handle_vector_t result_handles;
+  handle_vector_initialize(&argument_handles);
+  handle_vector_initialize(&result_handles);
+  loom_status_t status = handle_vector_resize_uninitialized(
+      &argument_handles, allocator, (size_t)n);
+  if (!status) {
+    status = handle_vector_resize(&result_handles, allocator, (size_t)m);
   }
+  if (status) {
+    handle_vector_deinitialize(&argument_handles, allocator);
+    loom_program_frame_fail(frame, status);
+    return;
+  }
+  loom_tensor_handle_t** arguments = handle_vector_data(&argument_handles);
+  loom_tensor_handle_t** results = handle_vector_data(&result_handles);
   for (int32_t i = 0; i < n; ++i) {
     // Execute consumes its arguments; the program's values keep theirs.
     arguments[i] = loom_program_frame_value(frame, first + i)->u.tensor_handle;
     loom_tensor_handle_retain(arguments[i]);
   }
-  for (int32_t i = 0; i < m; ++i) results[i] = NULL;
   loom_async_value_t* chain = NULL;
   if (seq) {
     chain = loom_program_frame_argument(frame, 1);
@@ -400,7 +402,8 @@ static void executeop_kernel(loom_program_frame_t* frame, void* user_data) {
     deliver_handle(results[i], frame->results[(seq ? 1 : 0) + i]);
   }
   if (seq) deliver_chain(chain, frame->results[0]);
-  loom_allocator_free(frame->executor->allocator, heap);
+  handle_vector_deinitialize(&argument_handles, allocator);
+  handle_vector_deinitialize(&result_handles, allocator);
 }
 
 //===----------------------------------------------------------------------===//

@@ -59,12 +59,11 @@ static loom_status_t run_one(loom_program_executor_t* executor,
                              const program_function_t* function, bool print) {
   FILE* out = executor->output;
   int32_t n = function->num_results;
-  loom_async_value_t* inline_results[16];
-  loom_async_value_t** results = inline_results;
-  if (n > 16) {
-    LOOM_RETURN_IF_ERROR(loom_allocator_calloc(
-        executor->allocator, sizeof(*results) * (size_t)n, (void**)&results));
-  }
+  program_value_vector_t result_values;
+  program_value_vector_initialize(&result_values);
+  LOOM_RETURN_IF_ERROR(program_value_vector_resize(
+      &result_values, executor->allocator, (size_t)n));
+  loom_async_value_t** results = program_value_vector_data(&result_values);
   loom_status_t status = loom_ok_status();
   int32_t created = 0;
   for (; created < n; ++created) {
@@ -94,9 +93,7 @@ static loom_status_t run_one(loom_program_executor_t* executor,
   loom_program_executor_quiesce(executor);
   loom_host_context_restart(executor->host);
   for (int32_t i = 0; i < created; ++i) loom_async_value_release(results[i]);
-  if (results != inline_results) {
-    loom_allocator_free(executor->allocator, results);
-  }
+  program_value_vector_deinitialize(&result_values, executor->allocator);
   return status;
 }
 
