@@ -8,11 +8,9 @@
 #include "tensorflow/c/eager/c_api.h"
 #include "tensorflow/c/eager/c_api_experimental.h"
 
-// The list attribute setters convert their values into these; lists of up
-// to their inline sizes need no allocation.
-LOOM_DEFINE_SMALL_VECTOR(view_vector, loom_string_view_t, 16)
-LOOM_DEFINE_SMALL_VECTOR(bool_vector, bool, 64)
-LOOM_DEFINE_SMALL_VECTOR(dtype_vector, loom_dtype_t, 64)
+// Where the list attribute setters convert their values: 256 bytes (16
+// strings, 64 types or more flags) need no allocation.
+LOOM_DEFINE_SMALL_VECTOR(scratch_vector, loom_string_view_t, 16)
 
 static loom_eager_op_t* unwrap(const TFE_Op* op) {
   return (loom_eager_op_t*)op;
@@ -260,6 +258,23 @@ static bool check_list(TFE_Op* op, const char* attr_name, const void* values,
   return true;
 }
 
+// Room for `count` elements of `size` bytes (at most a string view's
+// alignment) in `scratch`, which the caller deinitializes; NULL after
+// recording the failure on `op`.
+static void* list_scratch(TFE_Op* op, scratch_vector_t* scratch, int count,
+                          size_t size) {
+  scratch_vector_initialize(scratch);
+  size_t bytes = (size_t)count * size;
+  loom_status_t status = scratch_vector_resize_uninitialized(
+      scratch, loom_allocator_default(),
+      (bytes + sizeof(loom_string_view_t) - 1) / sizeof(loom_string_view_t));
+  if (status) {
+    record(op, status);
+    return NULL;
+  }
+  return scratch_vector_data(scratch);
+}
+
 void TFE_OpSetAttrStringList(TFE_Op* op, const char* attr_name,
                              const void* const* values, const size_t* lengths,
                              int num_values) {
@@ -270,23 +285,17 @@ void TFE_OpSetAttrStringList(TFE_Op* op, const char* attr_name,
                                 attr_name ? attr_name : "(null)"));
     return;
   }
-  loom_allocator_t allocator = loom_allocator_default();
-  view_vector_t views;
-  view_vector_initialize(&views);
-  loom_status_t status =
-      view_vector_resize_uninitialized(&views, allocator, (size_t)num_values);
-  if (status) {
-    record(op, status);
-    return;
-  }
-  loom_string_view_t* items = view_vector_data(&views);
+  scratch_vector_t scratch;
+  loom_string_view_t* views =
+      list_scratch(op, &scratch, num_values, sizeof(loom_string_view_t));
+  if (!views) return;
   for (int i = 0; i < num_values; ++i) {
-    items[i].data = values[i] ? (const char*)values[i] : "";
-    items[i].size = values[i] ? lengths[i] : 0;
+    views[i].data = values[i] ? (const char*)values[i] : "";
+    views[i].size = values[i] ? lengths[i] : 0;
   }
-  record(op, loom_op_attrs_set_string_list(attrs_of(op), attr_name, items,
+  record(op, loom_op_attrs_set_string_list(attrs_of(op), attr_name, views,
                                            num_values));
-  view_vector_deinitialize(&views, allocator);
+  scratch_vector_deinitialize(&scratch, loom_allocator_default());
 }
 
 void TFE_OpSetAttrIntList(TFE_Op* op, const char* attr_name,
@@ -306,39 +315,26 @@ void TFE_OpSetAttrFloatList(TFE_Op* op, const char* attr_name,
 void TFE_OpSetAttrBoolList(TFE_Op* op, const char* attr_name,
                            const unsigned char* values, int num_values) {
   if (!check_list(op, attr_name, values, num_values)) return;
-  loom_allocator_t allocator = loom_allocator_default();
-  bool_vector_t flags;
-  bool_vector_initialize(&flags);
-  loom_status_t status =
-      bool_vector_resize_uninitialized(&flags, allocator, (size_t)num_values);
-  if (status) {
-    record(op, status);
-    return;
-  }
-  bool* items = bool_vector_data(&flags);
-  for (int i = 0; i < num_values; ++i) items[i] = values[i] != 0;
+  scratch_vector_t scratch;
+  bool* flags = list_scratch(op, &scratch, num_values, sizeof(bool));
+  if (!flags) return;
+  for (int i = 0; i < num_values; ++i) flags[i] = values[i] != 0;
   record(op, loom_op_attrs_set_list(attrs_of(op), attr_name,
-                                    LOOM_ATTR_KIND_BOOL, items, num_values));
-  bool_vector_deinitialize(&flags, allocator);
+                                    LOOM_ATTR_KIND_BOOL, flags, num_values));
+  scratch_vector_deinitialize(&scratch, loom_allocator_default());
 }
 
 void TFE_OpSetAttrTypeList(TFE_Op* op, const char* attr_name,
                            const TF_DataType* values, int num_values) {
   if (!check_list(op, attr_name, values, num_values)) return;
-  loom_allocator_t allocator = loom_allocator_default();
-  dtype_vector_t dtypes;
-  dtype_vector_initialize(&dtypes);
-  loom_status_t status =
-      dtype_vector_resize_uninitialized(&dtypes, allocator, (size_t)num_values);
-  if (status) {
-    record(op, status);
-    return;
-  }
-  loom_dtype_t* items = dtype_vector_data(&dtypes);
-  for (int i = 0; i < num_values; ++i) items[i] = (loom_dtype_t)values[i];
+  scratch_vector_t scratch;
+  loom_dtype_t* dtypes =
+      list_scratch(op, &scratch, num_values, sizeof(loom_dtype_t));
+  if (!dtypes) return;
+  for (int i = 0; i < num_values; ++i) dtypes[i] = (loom_dtype_t)values[i];
   record(op, loom_op_attrs_set_list(attrs_of(op), attr_name,
-                                    LOOM_ATTR_KIND_DTYPE, items, num_values));
-  dtype_vector_deinitialize(&dtypes, allocator);
+                                    LOOM_ATTR_KIND_DTYPE, dtypes, num_values));
+  scratch_vector_deinitialize(&scratch, loom_allocator_default());
 }
 
 void TFE_OpSetAttrShapeList(TFE_Op* op, const char* attr_name,

@@ -11,8 +11,8 @@
 #include "loom/op_handler.h"
 #include "loom/tensor_handle.h"
 
-// Execute's arguments and results: up to 16 each without allocating.
-LOOM_DEFINE_SMALL_VECTOR(handle_vector, loom_tensor_handle_t*, 16)
+// Execute's arguments, then its results: 32 handles without allocating.
+LOOM_DEFINE_SMALL_VECTOR(handle_vector, loom_tensor_handle_t*, 32)
 
 static void set_or_fail(loom_program_frame_t* frame, loom_status_t status) {
   if (status) loom_program_frame_fail(frame, status);
@@ -367,22 +367,17 @@ static void executeop_kernel(loom_program_frame_t* frame, void* user_data) {
   int32_t n = frame->num_arguments - first;
   int32_t m = frame->num_results - (seq ? 1 : 0);
   loom_allocator_t allocator = frame->executor->allocator;
-  handle_vector_t argument_handles;
-  handle_vector_t result_handles;
-  handle_vector_initialize(&argument_handles);
-  handle_vector_initialize(&result_handles);
-  loom_status_t status = handle_vector_resize_uninitialized(
-      &argument_handles, allocator, (size_t)n);
-  if (!status) {
-    status = handle_vector_resize(&result_handles, allocator, (size_t)m);
-  }
+  handle_vector_t handles;
+  handle_vector_initialize(&handles);
+  // Zeroed: the results start empty.
+  loom_status_t status =
+      handle_vector_resize(&handles, allocator, (size_t)n + (size_t)m);
   if (status) {
-    handle_vector_deinitialize(&argument_handles, allocator);
     loom_program_frame_fail(frame, status);
     return;
   }
-  loom_tensor_handle_t** arguments = handle_vector_data(&argument_handles);
-  loom_tensor_handle_t** results = handle_vector_data(&result_handles);
+  loom_tensor_handle_t** arguments = handle_vector_data(&handles);
+  loom_tensor_handle_t** results = arguments + n;
   for (int32_t i = 0; i < n; ++i) {
     // Execute consumes its arguments; the program's values keep theirs.
     arguments[i] = loom_program_frame_value(frame, first + i)->u.tensor_handle;
@@ -402,8 +397,7 @@ static void executeop_kernel(loom_program_frame_t* frame, void* user_data) {
     deliver_handle(results[i], frame->results[(seq ? 1 : 0) + i]);
   }
   if (seq) deliver_chain(chain, frame->results[0]);
-  handle_vector_deinitialize(&argument_handles, allocator);
-  handle_vector_deinitialize(&result_handles, allocator);
+  handle_vector_deinitialize(&handles, allocator);
 }
 
 //===----------------------------------------------------------------------===//
@@ -774,26 +768,12 @@ static loom_status_t add(loom_program_executor_t* executor, const char* name,
   return loom_program_executor_add_kernel(executor, &def);
 }
 
-// The dtypes create_dense_kernel makes, each under every spelling.
+// Of the dtypes programs spell, those create_dense_kernel makes (each
+// under every spelling): the numbers and bool, not strings, complex or
+// quantized types.
 static bool is_dense_number(loom_dtype_t dtype) {
-  switch (dtype) {
-    case LOOM_DTYPE_BOOL:
-    case LOOM_DTYPE_INT8:
-    case LOOM_DTYPE_INT16:
-    case LOOM_DTYPE_INT32:
-    case LOOM_DTYPE_INT64:
-    case LOOM_DTYPE_UINT8:
-    case LOOM_DTYPE_UINT16:
-    case LOOM_DTYPE_UINT32:
-    case LOOM_DTYPE_UINT64:
-    case LOOM_DTYPE_HALF:
-    case LOOM_DTYPE_BFLOAT16:
-    case LOOM_DTYPE_FLOAT:
-    case LOOM_DTYPE_DOUBLE:
-      return true;
-    default:
-      return false;
-  }
+  return loom_dtype_size(dtype) > 0 && !loom_dtype_is_complex(dtype) &&
+         !loom_dtype_is_quantized(dtype);
 }
 
 loom_status_t loom__program_register_corert_kernels(

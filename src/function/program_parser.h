@@ -224,9 +224,6 @@ bool loom__parser_add_result(parser_t* p, op_builder_t* b,
 bool loom__parser_add_result_kind(parser_t* p, op_builder_t* b,
                                   program_type_kind_t kind,
                                   const char* spelling);
-bool loom__parser_add_results(parser_t* p, op_builder_t* b,
-                              const program_type_t* const* types,
-                              int32_t count);
 // A use: %name or %name#N.
 bool loom__parser_parse_operand(parser_t* p, function_builder_t* fb,
                                 op_builder_t* b);
@@ -239,12 +236,12 @@ bool loom__parser_parse_paren_operands(parser_t* p, function_builder_t* fb,
 // T, T, ... (at least one), in the arena.
 bool loom__parser_parse_type_list(parser_t* p, const program_type_t*** types,
                                   int32_t* count);
-// (T, T) -> T  or  (T) -> (T, T), in the arena.
-bool loom__parser_parse_function_type(parser_t* p,
-                                      const program_type_t*** inputs,
-                                      int32_t* num_inputs,
-                                      const program_type_t*** outputs,
-                                      int32_t* num_outputs);
+// `(T...) -> (T...)`: the operands from `first` on have the input types;
+// the output types become results, after a !tfrt.chain when
+// `chain_result`.
+bool loom__parser_parse_signature(parser_t* p, function_builder_t* fb,
+                                  op_builder_t* b, int32_t first,
+                                  bool chain_result);
 // Operand `index` has type `type` (custom forms with fixed types).
 bool loom__parser_check_operand_type(parser_t* p, const function_builder_t* fb,
                                      const op_builder_t* b, int32_t index,

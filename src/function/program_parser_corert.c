@@ -222,18 +222,7 @@ static bool parse_corert_control(parser_t* p, function_builder_t* fb,
       !loom__parser_expect(p, TOKEN_COLON, "before the operand types")) {
     return false;
   }
-  const program_type_t** inputs = NULL;
-  const program_type_t** outputs = NULL;
-  int32_t num_inputs = 0;
-  int32_t num_outputs = 0;
-  if (!loom__parser_parse_function_type(p, &inputs, &num_inputs, &outputs,
-                                        &num_outputs) ||
-      !loom__parser_check_operand_types(p, fb, b, skip + 1, inputs,
-                                        num_inputs) ||
-      !loom__parser_add_result_kind(p, b, PROGRAM_TYPE_CHAIN, "!tfrt.chain")) {
-    return false;
-  }
-  return loom__parser_add_results(p, b, outputs, num_outputs);
+  return loom__parser_parse_signature(p, fb, b, skip + 1, true);
 }
 
 static const program_custom_op_t kOps[] = {

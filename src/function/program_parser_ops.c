@@ -157,11 +157,10 @@ static bool parse_paren_types(parser_t* p, const program_type_t*** types,
 }
 
 // (T, T) -> T  or  (T) -> (T, T)
-bool loom__parser_parse_function_type(parser_t* p,
-                                      const program_type_t*** inputs,
-                                      int32_t* num_inputs,
-                                      const program_type_t*** outputs,
-                                      int32_t* num_outputs) {
+static bool parse_function_type(parser_t* p, const program_type_t*** inputs,
+                                int32_t* num_inputs,
+                                const program_type_t*** outputs,
+                                int32_t* num_outputs) {
   if (!parse_paren_types(p, inputs, num_inputs,
                          "to begin a function type (T, ...) -> (T, ...)")) {
     return false;
@@ -234,13 +233,27 @@ bool loom__parser_check_operand_types(parser_t* p, const function_builder_t* fb,
   return true;
 }
 
-bool loom__parser_add_results(parser_t* p, op_builder_t* b,
-                              const program_type_t* const* types,
-                              int32_t count) {
+static bool add_results(parser_t* p, op_builder_t* b,
+                        const program_type_t* const* types, int32_t count) {
   for (int32_t i = 0; i < count; ++i) {
     if (!loom__parser_add_result(p, b, types[i])) return false;
   }
   return true;
+}
+
+bool loom__parser_parse_signature(parser_t* p, function_builder_t* fb,
+                                  op_builder_t* b, int32_t first,
+                                  bool chain_result) {
+  const program_type_t** inputs = NULL;
+  const program_type_t** outputs = NULL;
+  int32_t num_inputs = 0;
+  int32_t num_outputs = 0;
+  return parse_function_type(p, &inputs, &num_inputs, &outputs, &num_outputs) &&
+         loom__parser_check_operand_types(p, fb, b, first, inputs,
+                                          num_inputs) &&
+         (!chain_result || loom__parser_add_result_kind(
+                               p, b, PROGRAM_TYPE_CHAIN, "!tfrt.chain")) &&
+         add_results(p, b, outputs, num_outputs);
 }
 
 // An optional trailing attribute dictionary.
@@ -398,14 +411,7 @@ static bool parse_generic(parser_t* p, function_builder_t* fb,
       !loom__parser_expect(p, TOKEN_COLON, "before the operation's type")) {
     return false;
   }
-  const program_type_t** inputs = NULL;
-  const program_type_t** outputs = NULL;
-  int32_t num_inputs = 0;
-  int32_t num_outputs = 0;
-  return loom__parser_parse_function_type(p, &inputs, &num_inputs, &outputs,
-                                          &num_outputs) &&
-         loom__parser_check_operand_types(p, fb, b, 0, inputs, num_inputs) &&
-         loom__parser_add_results(p, b, outputs, num_outputs);
+  return loom__parser_parse_signature(p, fb, b, 0, false);
 }
 
 // Records the program-wide array of frozen sets to release.

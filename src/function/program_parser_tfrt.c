@@ -173,16 +173,7 @@ static bool parse_call_tail(parser_t* p, function_builder_t* fb,
       !loom__parser_expect(p, TOKEN_COLON, "before the call's type")) {
     return false;
   }
-  const program_type_t** inputs = NULL;
-  const program_type_t** outputs = NULL;
-  int32_t num_inputs = 0;
-  int32_t num_outputs = 0;
-  if (!loom__parser_parse_function_type(p, &inputs, &num_inputs, &outputs,
-                                        &num_outputs)) {
-    return false;
-  }
-  return loom__parser_check_operand_types(p, fb, b, skip, inputs, num_inputs) &&
-         loom__parser_add_results(p, b, outputs, num_outputs);
+  return loom__parser_parse_signature(p, fb, b, skip, false);
 }
 
 static bool parse_call(parser_t* p, function_builder_t* fb, op_builder_t* b,
