@@ -15,6 +15,9 @@
 // the blocks are spread over Loom's pool, so the pool's threads are the
 // only ones computing. The filter gradient sums its blocks in a fixed
 // number of chunks, so its result does not depend on the thread count.
+//
+// This file holds the GEMM blocks and the kernel; the shape functions,
+// im2col, Winograd and the registration are in nn_conv_*.c (nn_conv.h).
 
 #include <cblas.h>
 #include <limits.h>
