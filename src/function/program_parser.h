@@ -183,7 +183,8 @@ typedef struct op_builder_t {
   symbol_refs_t refs;
 } op_builder_t;
 
-// Pending symbol references of the whole program, resolved at the end.
+// The program's functions so far, and its operations' count (the next
+// operation's global index).
 typedef struct program_builder_t {
   program_function_t** functions;
   int32_t num_functions;
