@@ -33,26 +33,22 @@ groups=()
 rounds=1
 results="$root/bench/RESULTS.md"
 while [ $# -gt 0 ]; do
+  # --rounds=N and --results=FILE are read as --rounds N and --results FILE.
   case "$1" in
-    --results | --results=*)
-      if [ "$1" = --results ]; then
-        results="${2:-}"
-        shift
-      else
-        results="${1#--results=}"
-      fi
+    --rounds=* | --results=*) set -- "${1%%=*}" "${1#*=}" "${@:2}" ;;
+  esac
+  case "$1" in
+    --results)
+      results="${2:-}"
+      shift
       if [ -z "$results" ]; then
         echo "bench.sh: --results needs a file name" >&2
         exit 2
       fi
       ;;
-    --rounds | --rounds=*)
-      if [ "$1" = --rounds ]; then
-        rounds="${2:-}"
-        shift
-      else
-        rounds="${1#--rounds=}"
-      fi
+    --rounds)
+      rounds="${2:-}"
+      shift
       if ! [[ "$rounds" =~ ^[1-9][0-9]*$ ]]; then
         echo "bench.sh: --rounds needs a positive count" >&2
         exit 2
