@@ -199,7 +199,6 @@ loom_status_t loom_context_create(const loom_context_options_t* options,
   loom_status_t status =
       loom_host_context_create(&host_options, &context->host);
   context->owns_host = !status;
-  if (!status) status = loom__register_copy_ops();
   if (!status) {
     loom_runtime_options_t runtime_options;
     loom_runtime_options_initialize(&runtime_options, context->host);

@@ -4,7 +4,6 @@
 //   scopes.c         per-thread handler scopes, merges and re-entry;
 //   eager_op.c       ops being built (name, attributes, inputs, device);
 //   execute.c        placement, implicit copies, execution;
-//   copy_ops.c       CopyOn / CopyOff and their gradients as ops;
 //   custom_device.c  TensorFlow's custom devices as final op handlers;
 //   handler_plugin.c handlers made by plugins.
 
@@ -149,10 +148,6 @@ loom_status_t loom__execute_unary(loom_context_t* context,
                                   loom_tensor_handle_t* input,
                                   const char* attr_name, const char* attr_value,
                                   loom_tensor_handle_t** out_handle);
-
-// Registers CopyOn, CopyOnGrad, CopyOff, CopyOffGrad (ops and CPU kernels)
-// once per process.
-loom_status_t loom__register_copy_ops(void);
 
 //===----------------------------------------------------------------------===//
 // The host CPU (host_device.c)
