@@ -3,12 +3,12 @@
 // An op placed on the device — explicitly, or because an input lives there
 // (unless shall_pin_to_this_device declines: the pins_op hook) — goes to
 // the device's execute callback with the caller's TFE_Op, inputs as they
-// are (the execute_eager_op hook). Copies onto and off
-// the device (CopyOn / CopyOff, which the front end runs for
-// TFE_TensorHandleCopyToDevice, resolves and explicit placements) go to its
-// copy callbacks. Its tensors hold the device's data as their handler
-// representation, freed with the tensor's deallocator; their shape is asked
-// of the tensor's methods only when someone needs it.
+// are (the execute_eager_op hook). Copies onto and off the device (CopyOn /
+// CopyOff, which the front end runs for TFE_TensorHandleCopyToDevice,
+// resolves and explicit placements) go to its copy callbacks. Its tensors
+// hold the device's data as their handler representation, freed with the
+// tensor's deallocator; their shape is asked of the tensor's methods only
+// when someone needs it (tensor_metadata; tensor_dtype answers without).
 
 #include "compat/eager_custom_device_handler.h"
 
@@ -21,7 +21,7 @@
 
 typedef struct custom_device_t {
   loom_allocator_t allocator;
-  // Its context's: the context, while it lives, is the one of this runtime.
+  // Its context's, which finds the context while it lives (context_of).
   loom_runtime_t* runtime;
   TFE_CustomDevice device;
   void* info;

@@ -24,9 +24,10 @@ function(source_of object out)
   set(${out} "${source}" PARENT_SCOPE)
 endfunction()
 
-# Who defines what ("nm -A -P": "<object>: <symbol> <type> ...").
+# Who defines what ("nm -A -P -g", external symbols only:
+# "<object>: <symbol> <type> ...").
 foreach(layer ${layers})
-  execute_process(COMMAND ${NM} -A -P ${objects_${layer}}
+  execute_process(COMMAND ${NM} -A -P -g ${objects_${layer}}
     OUTPUT_VARIABLE nm_${layer} ERROR_VARIABLE error RESULT_VARIABLE failed)
   if(failed)
     message(FATAL_ERROR "${NM} failed on the objects of layer ${layer}: "
