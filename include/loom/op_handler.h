@@ -24,6 +24,10 @@
 
 LOOM_EXTERN_C_BEGIN
 
+// The eager front end's op (loom_eager_op_t, loom/eager.h), which a device
+// that runs ops itself receives whole.
+struct loom_eager_op_t;
+
 // One op invocation, as Execute hands it to a handler (TFRT's
 // OpInvocation).
 typedef struct loom_op_invocation_t {
@@ -102,6 +106,31 @@ typedef struct loom_op_handler_vtable_t {
   loom_status_t (*reuse_op_data)(loom_op_handler_t* handler,
                                  const loom_op_handler_t* source,
                                  void* source_op_data, void** out_op_data);
+
+  // The hooks of a device that runs ops itself (the eager API's custom
+  // devices; all may be NULL).
+  //
+  // Executes an eager op (loom/eager.h) placed on this handler as its
+  // caller built it — name, attributes, inputs wherever they live — instead
+  // of its being prepared and passed to execute. `expected` is the op's
+  // number of results when known, else -1. Writes up to `capacity` results
+  // (new references) and their number. A device with this hook keeps
+  // tensors of its own: a copy onto it is a CopyOn it executes, never a
+  // shared host tensor.
+  loom_status_t (*execute_eager_op)(loom_op_handler_t* handler,
+                                    struct loom_eager_op_t* op,
+                                    int32_t expected,
+                                    loom_tensor_handle_t** results,
+                                    int32_t capacity, int32_t* out_count);
+  // Whether an eager op that one of its inputs placed on this handler (no
+  // explicit device) stays here; false sends it to the context's CPU. NULL:
+  // it stays. The error of the decision, if any, is the op's.
+  loom_status_t (*pins_op)(loom_op_handler_t* handler,
+                           struct loom_eager_op_t* op, bool* out_pin);
+  // The dtype of one of its tensors made without metadata, without working
+  // out its shape (which tensor_metadata may compute at a cost).
+  loom_dtype_t (*tensor_dtype)(const loom_op_handler_t* handler,
+                               const loom_tensor_handle_t* handle);
 } loom_op_handler_vtable_t;
 
 // The struct_size of a vtable that stops after `destroy` (before the

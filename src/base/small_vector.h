@@ -66,8 +66,11 @@ loom_status_t loom__small_vector_grow(loom_allocator_t allocator, void* current,
       name##_t* v, loom_allocator_t allocator, size_t min_capacity) {         \
     if (min_capacity <= v->capacity) return loom_ok_status();                 \
     void* heap = NULL;                                                        \
+    /* No elements yet: nothing to copy (and no uninitialised inline  */      \
+    /* storage handed to the copy).                                   */      \
+    T const* current = v->size ? name##_data(v) : NULL;                       \
     LOOM_RETURN_IF_ERROR(loom__small_vector_grow(                             \
-        allocator, name##_data(v), v->heap, v->size, sizeof(T), &v->capacity, \
+        allocator, current, v->heap, v->size, sizeof(T), &v->capacity,        \
         min_capacity, &heap));                                                \
     v->heap = (T*)heap;                                                       \
     return loom_ok_status();                                                  \
@@ -89,6 +92,15 @@ loom_status_t loom__small_vector_grow(loom_allocator_t allocator, void* current,
   }                                                                           \
   static inline void name##_clear(name##_t* v) {                              \
     v->size = 0;                                                              \
+  }                                                                           \
+  /* Like resize, but new elements are left uninitialised: for arrays the  */ \
+  /* caller fills at once (no zeroing the caller would overwrite).         */ \
+  LOOM_MUST_USE_RESULT static inline loom_status_t                            \
+      name##_resize_uninitialized(name##_t* v, loom_allocator_t allocator,    \
+                                  size_t new_size) {                          \
+    LOOM_RETURN_IF_ERROR(name##_reserve(v, allocator, new_size));             \
+    v->size = new_size;                                                       \
+    return loom_ok_status();                                                  \
   }
 
 #endif  // LOOM_BASE_SMALL_VECTOR_H_

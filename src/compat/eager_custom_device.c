@@ -1,8 +1,8 @@
-// TensorFlow's custom-device entry points over the front end's custom
-// device handlers (src/frontend/custom_device.c).
+// TensorFlow's custom-device entry points over the custom device handlers
+// (eager_custom_device_handler.c).
 
+#include "compat/eager_custom_device_handler.h"
 #include "compat/tf_status_internal.h"
-#include "frontend/custom_device.h"
 #include "tensorflow/c/eager/c_api_experimental.h"
 
 void TFE_RegisterCustomDevice(TFE_Context* ctx, TFE_CustomDevice device,

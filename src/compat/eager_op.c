@@ -2,10 +2,15 @@
 
 #include <string.h>
 
+#include "base/small_vector.h"
 #include "compat/tf_status_internal.h"
 #include "loom/eager.h"
 #include "tensorflow/c/eager/c_api.h"
 #include "tensorflow/c/eager/c_api_experimental.h"
+
+// Where the list attribute setters convert their values: 256 bytes (16
+// strings, 64 types or more flags) need no allocation.
+LOOM_DEFINE_SMALL_VECTOR(scratch_vector, loom_string_view_t, 16)
 
 static loom_eager_op_t* unwrap(const TFE_Op* op) {
   return (loom_eager_op_t*)op;
@@ -253,6 +258,23 @@ static bool check_list(TFE_Op* op, const char* attr_name, const void* values,
   return true;
 }
 
+// Room for `count` elements of `size` bytes (at most a string view's
+// alignment) in `scratch`, which the caller deinitializes; NULL after
+// recording the failure on `op`.
+static void* list_scratch(TFE_Op* op, scratch_vector_t* scratch, int count,
+                          size_t size) {
+  scratch_vector_initialize(scratch);
+  size_t bytes = (size_t)count * size;
+  loom_status_t status = scratch_vector_resize_uninitialized(
+      scratch, loom_allocator_default(),
+      (bytes + sizeof(loom_string_view_t) - 1) / sizeof(loom_string_view_t));
+  if (status) {
+    record(op, status);
+    return NULL;
+  }
+  return scratch_vector_data(scratch);
+}
+
 void TFE_OpSetAttrStringList(TFE_Op* op, const char* attr_name,
                              const void* const* values, const size_t* lengths,
                              int num_values) {
@@ -263,24 +285,17 @@ void TFE_OpSetAttrStringList(TFE_Op* op, const char* attr_name,
                                 attr_name ? attr_name : "(null)"));
     return;
   }
-  loom_string_view_t stack[16];
-  loom_string_view_t* views = stack;
-  if (num_values > 16) {
-    loom_status_t status = loom_allocator_malloc(
-        loom_allocator_default(), sizeof(*views) * (size_t)num_values,
-        (void**)&views);
-    if (status) {
-      record(op, status);
-      return;
-    }
-  }
+  scratch_vector_t scratch;
+  loom_string_view_t* views =
+      list_scratch(op, &scratch, num_values, sizeof(loom_string_view_t));
+  if (!views) return;
   for (int i = 0; i < num_values; ++i) {
     views[i].data = values[i] ? (const char*)values[i] : "";
     views[i].size = values[i] ? lengths[i] : 0;
   }
   record(op, loom_op_attrs_set_string_list(attrs_of(op), attr_name, views,
                                            num_values));
-  if (views != stack) loom_allocator_free(loom_allocator_default(), views);
+  scratch_vector_deinitialize(&scratch, loom_allocator_default());
 }
 
 void TFE_OpSetAttrIntList(TFE_Op* op, const char* attr_name,
@@ -300,41 +315,26 @@ void TFE_OpSetAttrFloatList(TFE_Op* op, const char* attr_name,
 void TFE_OpSetAttrBoolList(TFE_Op* op, const char* attr_name,
                            const unsigned char* values, int num_values) {
   if (!check_list(op, attr_name, values, num_values)) return;
-  bool stack[64];
-  bool* flags = stack;
-  if (num_values > 64) {
-    loom_status_t status = loom_allocator_malloc(
-        loom_allocator_default(), sizeof(bool) * (size_t)num_values,
-        (void**)&flags);
-    if (status) {
-      record(op, status);
-      return;
-    }
-  }
+  scratch_vector_t scratch;
+  bool* flags = list_scratch(op, &scratch, num_values, sizeof(bool));
+  if (!flags) return;
   for (int i = 0; i < num_values; ++i) flags[i] = values[i] != 0;
   record(op, loom_op_attrs_set_list(attrs_of(op), attr_name,
                                     LOOM_ATTR_KIND_BOOL, flags, num_values));
-  if (flags != stack) loom_allocator_free(loom_allocator_default(), flags);
+  scratch_vector_deinitialize(&scratch, loom_allocator_default());
 }
 
 void TFE_OpSetAttrTypeList(TFE_Op* op, const char* attr_name,
                            const TF_DataType* values, int num_values) {
   if (!check_list(op, attr_name, values, num_values)) return;
-  loom_dtype_t stack[64];
-  loom_dtype_t* dtypes = stack;
-  if (num_values > 64) {
-    loom_status_t status = loom_allocator_malloc(
-        loom_allocator_default(), sizeof(*dtypes) * (size_t)num_values,
-        (void**)&dtypes);
-    if (status) {
-      record(op, status);
-      return;
-    }
-  }
+  scratch_vector_t scratch;
+  loom_dtype_t* dtypes =
+      list_scratch(op, &scratch, num_values, sizeof(loom_dtype_t));
+  if (!dtypes) return;
   for (int i = 0; i < num_values; ++i) dtypes[i] = (loom_dtype_t)values[i];
   record(op, loom_op_attrs_set_list(attrs_of(op), attr_name,
                                     LOOM_ATTR_KIND_DTYPE, dtypes, num_values));
-  if (dtypes != stack) loom_allocator_free(loom_allocator_default(), dtypes);
+  scratch_vector_deinitialize(&scratch, loom_allocator_default());
 }
 
 void TFE_OpSetAttrShapeList(TFE_Op* op, const char* attr_name,

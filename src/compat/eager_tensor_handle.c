@@ -3,8 +3,8 @@
 
 #include <string.h>
 
+#include "compat/eager_custom_device_handler.h"
 #include "compat/tf_status_internal.h"
-#include "frontend/custom_device.h"
 #include "loom/eager.h"
 #include "loom/tensor_handle.h"
 #include "tensorflow/c/eager/c_api.h"

@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "frontend/custom_device.h"
 #include "frontend/frontend_internal.h"
 #include "kernels/resource.h"
 
@@ -199,7 +198,6 @@ loom_status_t loom_context_create(const loom_context_options_t* options,
   loom_status_t status =
       loom_host_context_create(&host_options, &context->host);
   context->owns_host = !status;
-  if (!status) status = loom__register_copy_ops();
   if (!status) {
     loom_runtime_options_t runtime_options;
     loom_runtime_options_initialize(&runtime_options, context->host);
@@ -231,13 +229,6 @@ void loom_context_destroy(loom_context_t* context) {
   if (context->runtime) loom_runtime_quiesce(context->runtime);
   loom__eager_op_pool_clear(context);
   loom__scope_stacks_free(context);
-  // Custom devices may outlive the context (their tensors keep them): they
-  // must not call back with it any more.
-  for (int32_t i = 0; i < context->num_handlers; ++i) {
-    if (loom__is_custom_device(context->handlers[i].handler)) {
-      loom__custom_device_detach(context->handlers[i].handler);
-    }
-  }
   // Merges first: they reference the handlers below them.
   for (int32_t i = context->num_merges - 1; i >= 0; --i) {
     loom_op_handler_release(context->merges[i].merged);
@@ -651,8 +642,10 @@ loom_status_t loom_context_copy_to(loom_context_t* context,
     return status;
   }
   // A device tensor: devices share host memory, so a copy to another device
-  // shares the value; a transformation handler takes it with CopyOn.
-  if (loom_op_handler_is_final(target) && !loom__is_custom_device(target)) {
+  // shares the value; a transformation handler, or a device that runs ops
+  // itself (tensors of its own), takes it with CopyOn.
+  if (loom_op_handler_is_final(target) &&
+      !loom_op_handler_vtable(target)->execute_eager_op) {
     return share_value(handle, target, out_handle);
   }
   return loom__execute_unary(context, target, "CopyOn", handle, NULL, NULL,
@@ -708,9 +701,12 @@ loom_status_t loom_tensor_handle_wait_metadata(
 
 loom_dtype_t loom_tensor_handle_dtype(loom_tensor_handle_t* handle) {
   if (handle && !loom_tensor_handle_metadata_available(handle) &&
-      !loom_tensor_handle_value(handle) &&
-      loom__is_custom_device(loom_tensor_handle_handler(handle))) {
-    return loom__custom_device_tensor_dtype(handle);  // without its shape
+      !loom_tensor_handle_value(handle)) {
+    loom_op_handler_t* handler = loom_tensor_handle_handler(handle);
+    const loom_op_handler_vtable_t* vtable = loom_op_handler_vtable(handler);
+    if (vtable->tensor_dtype) {
+      return vtable->tensor_dtype(handler, handle);  // without its shape
+    }
   }
   loom_tensor_metadata_t metadata;
   loom_status_t status = loom_tensor_handle_wait_metadata(handle, &metadata);

@@ -1,5 +1,5 @@
-// The eager op object (shared by eager_op.c, execute.c and
-// custom_device.c).
+// The eager op object (shared by eager_op.c, eager_op_pool.c and
+// execute.c).
 
 #ifndef LOOM_FRONTEND_EAGER_OP_INTERNAL_H_
 #define LOOM_FRONTEND_EAGER_OP_INTERNAL_H_

@@ -63,9 +63,10 @@ static loom_status_t place(loom_eager_op_t* op, scope_stack_t* stack,
       return two_handlers_error(op, chosen, handler);
     }
   }
-  if (by_input && loom__is_custom_device(chosen)) {
+  if (by_input && loom_op_handler_vtable(chosen)->pins_op) {
     bool pin = true;
-    LOOM_RETURN_IF_ERROR(loom__custom_device_shall_pin(chosen, op, &pin));
+    LOOM_RETURN_IF_ERROR(
+        loom_op_handler_vtable(chosen)->pins_op(chosen, op, &pin));
     if (!pin) chosen = NULL;
   }
   *out = chosen ? chosen : context->cpu;
@@ -239,11 +240,12 @@ loom_status_t loom_eager_op_execute(loom_eager_op_t* op,
   int32_t count = 0;
   LOOM_RETURN_IF_ERROR(place(op, stack, &handler));
   loom_status_t counted = result_count(op, &count);
-  if (LOOM_UNLIKELY(loom__is_custom_device(handler))) {
+  const loom_op_handler_vtable_t* vtable = loom_op_handler_vtable(handler);
+  if (LOOM_UNLIKELY(vtable->execute_eager_op != NULL)) {
     int32_t expected = counted ? -1 : count;
     loom_status_free(counted);
-    return loom__custom_device_execute_op(op, handler, expected, results,
-                                          capacity, out_count);
+    return vtable->execute_eager_op(handler, op, expected, results, capacity,
+                                    out_count);
   }
   LOOM_RETURN_IF_ERROR(counted);
   if (LOOM_UNLIKELY(count > capacity)) {

@@ -4,8 +4,6 @@
 //   scopes.c         per-thread handler scopes, merges and re-entry;
 //   eager_op.c       ops being built (name, attributes, inputs, device);
 //   execute.c        placement, implicit copies, execution;
-//   copy_ops.c       CopyOn / CopyOff and their gradients as ops;
-//   custom_device.c  TensorFlow's custom devices as final op handlers;
 //   handler_plugin.c handlers made by plugins.
 
 #ifndef LOOM_FRONTEND_FRONTEND_INTERNAL_H_
@@ -150,10 +148,6 @@ loom_status_t loom__execute_unary(loom_context_t* context,
                                   const char* attr_name, const char* attr_value,
                                   loom_tensor_handle_t** out_handle);
 
-// Registers CopyOn, CopyOnGrad, CopyOff, CopyOffGrad (ops and CPU kernels)
-// once per process.
-loom_status_t loom__register_copy_ops(void);
-
 //===----------------------------------------------------------------------===//
 // The host CPU (host_device.c)
 //===----------------------------------------------------------------------===//
@@ -174,32 +168,5 @@ static inline bool loom__is_cpu(const loom_context_t* context,
 //===----------------------------------------------------------------------===//
 
 loom_context_t* loom__context_of_runtime(const loom_runtime_t* runtime);
-
-//===----------------------------------------------------------------------===//
-// Custom devices (custom_device.c)
-//===----------------------------------------------------------------------===//
-
-extern const loom_op_handler_vtable_t loom__custom_device_vtable;
-
-static inline bool loom__is_custom_device(const loom_op_handler_t* handler) {
-  return loom_op_handler_vtable(handler)->execute ==
-         loom__custom_device_vtable.execute;
-}
-
-// Runs `op` (placed on custom device `device`) through the device's execute
-// callback; `expected` is the op's result count when known (else -1).
-loom_status_t loom__custom_device_execute_op(
-    loom_eager_op_t* op, loom_op_handler_t* device, int32_t expected,
-    loom_tensor_handle_t** results, int32_t capacity, int32_t* out_count);
-
-// Whether an op placed on `device` by one of its inputs stays there (the
-// device's shall_pin_to_this_device; true without one). Errors from the
-// callback are returned.
-loom_status_t loom__custom_device_shall_pin(loom_op_handler_t* device,
-                                            loom_eager_op_t* op, bool* out_pin);
-
-// Forgets the context (it is being destroyed): the device's callbacks are
-// then no longer called with it.
-void loom__custom_device_detach(loom_op_handler_t* device);
 
 #endif  // LOOM_FRONTEND_FRONTEND_INTERNAL_H_

@@ -4,12 +4,15 @@
 #include <pthread.h>
 #include <string.h>
 
+#include "base/half.h"
+#include "function/program_dtype.h"
 #include "function/program_executor.h"
 #include "loom/cpu_op_handler.h"
 #include "loom/op_handler.h"
 #include "loom/tensor_handle.h"
 
-enum { kInlineHandles = 16 };
+// Execute's arguments, then its results: 32 handles without allocating.
+LOOM_DEFINE_SMALL_VECTOR(handle_vector, loom_tensor_handle_t*, 32)
 
 static void set_or_fail(loom_program_frame_t* frame, loom_status_t status) {
   if (status) loom_program_frame_fail(frame, status);
@@ -363,27 +366,23 @@ static void executeop_kernel(loom_program_frame_t* frame, void* user_data) {
   }
   int32_t n = frame->num_arguments - first;
   int32_t m = frame->num_results - (seq ? 1 : 0);
-  loom_tensor_handle_t* inline_handles[2 * kInlineHandles];
-  loom_tensor_handle_t** arguments = inline_handles;
-  loom_tensor_handle_t** results = inline_handles + kInlineHandles;
-  void* heap = NULL;
-  if (n > kInlineHandles || m > kInlineHandles) {
-    loom_status_t status = loom_allocator_calloc(
-        frame->executor->allocator,
-        sizeof(loom_tensor_handle_t*) * (size_t)(n + m), &heap);
-    if (status) {
-      loom_program_frame_fail(frame, status);
-      return;
-    }
-    arguments = heap;
-    results = arguments + n;
+  loom_allocator_t allocator = frame->executor->allocator;
+  handle_vector_t handles;
+  handle_vector_initialize(&handles);
+  // Zeroed: the results start empty.
+  loom_status_t status =
+      handle_vector_resize(&handles, allocator, (size_t)n + (size_t)m);
+  if (status) {
+    loom_program_frame_fail(frame, status);
+    return;
   }
+  loom_tensor_handle_t** arguments = handle_vector_data(&handles);
+  loom_tensor_handle_t** results = arguments + n;
   for (int32_t i = 0; i < n; ++i) {
     // Execute consumes its arguments; the program's values keep theirs.
     arguments[i] = loom_program_frame_value(frame, first + i)->u.tensor_handle;
     loom_tensor_handle_retain(arguments[i]);
   }
-  for (int32_t i = 0; i < m; ++i) results[i] = NULL;
   loom_async_value_t* chain = NULL;
   if (seq) {
     chain = loom_program_frame_argument(frame, 1);
@@ -398,7 +397,7 @@ static void executeop_kernel(loom_program_frame_t* frame, void* user_data) {
     deliver_handle(results[i], frame->results[(seq ? 1 : 0) + i]);
   }
   if (seq) deliver_chain(chain, frame->results[0]);
-  loom_allocator_free(frame->executor->allocator, heap);
+  handle_vector_deinitialize(&handles, allocator);
 }
 
 //===----------------------------------------------------------------------===//
@@ -503,13 +502,6 @@ static void list_number(const loom_attr_value_t* list, int64_t index, double* f,
   }
 }
 
-static uint16_t to_bfloat16(float value) {
-  uint32_t bits;
-  memcpy(&bits, &value, sizeof(bits));
-  if ((bits & 0x7fffffff) > 0x7f800000) return (uint16_t)((bits >> 16) | 0x40);
-  return (uint16_t)((bits + 0x7fff + ((bits >> 16) & 1)) >> 16);
-}
-
 // corert.create_dense_tensor.<dtype> {shape = [...], value = [...]}
 static void create_dense_kernel(loom_program_frame_t* frame, void* user_data) {
   loom_dtype_t dtype = (loom_dtype_t)(intptr_t)user_data;
@@ -565,8 +557,11 @@ static void create_dense_kernel(loom_program_frame_t* frame, void* user_data) {
       case LOOM_DTYPE_UINT64:
         ((uint64_t*)data)[k] = (uint64_t)i;
         break;
+      case LOOM_DTYPE_HALF:
+        ((uint16_t*)data)[k] = loom__float_to_half((float)f);
+        break;
       case LOOM_DTYPE_BFLOAT16:
-        ((uint16_t*)data)[k] = to_bfloat16((float)f);
+        ((uint16_t*)data)[k] = loom__float_to_bfloat16((float)f);
         break;
       case LOOM_DTYPE_FLOAT:
         ((float*)data)[k] = (float)f;
@@ -589,6 +584,10 @@ static const loom_tensor_t* handle_tensor(loom_tensor_handle_t* handle) {
   return *(loom_tensor_t**)loom_async_value_payload(value);
 }
 
+// Printed tensors of up to 1 KiB of text need no allocation.
+enum { kInlineText = 1024 };
+LOOM_DEFINE_SMALL_VECTOR(text_vector, char, kInlineText)
+
 static void print_tensorhandle_kernel(loom_program_frame_t* frame,
                                       void* user_data) {
   (void)user_data;
@@ -601,18 +600,25 @@ static void print_tensorhandle_kernel(loom_program_frame_t* frame,
     fprintf(out, "TensorHandle on op handler '%s'\n",
             loom_op_handler_type_name(loom_tensor_handle_handler(handle)));
   } else {
-    char small[1024];
-    size_t length = loom_tensor_format(tensor, small, sizeof(small));
-    char* text = small;
-    if (length >= sizeof(small) &&
-        !loom_allocator_malloc(frame->executor->allocator, length + 1,
-                               (void**)&text)) {
-      loom_tensor_format(tensor, text, length + 1);
-    } else if (length >= sizeof(small)) {
-      text = small;  // out of memory: print what fits
+    // A longer text is formatted again on the heap; out of memory, what
+    // fits inline is printed.
+    loom_allocator_t allocator = frame->executor->allocator;
+    text_vector_t text;
+    text_vector_initialize(&text);
+    loom_status_free(
+        text_vector_resize_uninitialized(&text, allocator, kInlineText));
+    size_t length = loom_tensor_format(tensor, text_vector_data(&text),
+                                       text_vector_size(&text));
+    if (length >= text_vector_size(&text)) {
+      loom_status_t status =
+          text_vector_resize_uninitialized(&text, allocator, length + 1);
+      if (!status) {
+        loom_tensor_format(tensor, text_vector_data(&text), length + 1);
+      }
+      loom_status_free(status);
     }
-    fprintf(out, "%s\n", text);
-    if (text != small) loom_allocator_free(frame->executor->allocator, text);
+    fprintf(out, "%s\n", text_vector_data(&text));
+    text_vector_deinitialize(&text, allocator);
   }
   fflush(out);
   set_or_fail(
@@ -773,17 +779,13 @@ static loom_status_t add(loom_program_executor_t* executor, const char* name,
   return loom_program_executor_add_kernel(executor, &def);
 }
 
-static const struct {
-  const char* suffix;
-  loom_dtype_t dtype;
-} kDenseTypes[] = {
-    {"ui8", LOOM_DTYPE_UINT8},   {"ui16", LOOM_DTYPE_UINT16},
-    {"ui32", LOOM_DTYPE_UINT32}, {"ui64", LOOM_DTYPE_UINT64},
-    {"i1", LOOM_DTYPE_BOOL},     {"i8", LOOM_DTYPE_INT8},
-    {"i16", LOOM_DTYPE_INT16},   {"i32", LOOM_DTYPE_INT32},
-    {"i64", LOOM_DTYPE_INT64},   {"bf16", LOOM_DTYPE_BFLOAT16},
-    {"f32", LOOM_DTYPE_FLOAT},   {"f64", LOOM_DTYPE_DOUBLE},
-};
+// Of the dtypes programs spell, those create_dense_kernel makes (each
+// under every spelling): the numbers and bool, not strings, complex or
+// quantized types.
+static bool is_dense_number(loom_dtype_t dtype) {
+  return loom_dtype_size(dtype) > 0 && !loom_dtype_is_complex(dtype) &&
+         !loom_dtype_is_quantized(dtype);
+}
 
 loom_status_t loom__program_register_corert_kernels(
     loom_program_executor_t* executor) {
@@ -806,11 +808,15 @@ loom_status_t loom__program_register_corert_kernels(
   LOOM_RETURN_IF_ERROR(add(executor, "corert.const_string_tensor",
                            const_string_kernel, NULL, 0, 1));
   char name[64];
-  for (size_t i = 0; i < sizeof(kDenseTypes) / sizeof(kDenseTypes[0]); ++i) {
+  size_t num_spellings = 0;
+  const program_dtype_spelling_t* spellings =
+      loom__program_dtype_spellings(&num_spellings);
+  for (size_t i = 0; i < num_spellings; ++i) {
+    if (!is_dense_number(spellings[i].dtype)) continue;
     snprintf(name, sizeof(name), "corert.create_dense_tensor.%s",
-             kDenseTypes[i].suffix);
+             spellings[i].name);
     LOOM_RETURN_IF_ERROR(add(executor, name, create_dense_kernel,
-                             (void*)(intptr_t)kDenseTypes[i].dtype, 0, 1));
+                             (void*)(intptr_t)spellings[i].dtype, 0, 1));
   }
   LOOM_RETURN_IF_ERROR(add(executor, "corert.print_tensorhandle",
                            print_tensorhandle_kernel, NULL, 2, 1));

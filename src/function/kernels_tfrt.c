@@ -215,13 +215,10 @@ static loom_status_t add(loom_program_executor_t* executor, const char* name,
   return loom_program_executor_add_kernel(executor, &def);
 }
 
-static const struct {
-  const char* suffix;
-  loom_program_value_kind_t kind;
-} kScalars[] = {
-    {"i1", LOOM_PROGRAM_VALUE_BOOL}, {"i32", LOOM_PROGRAM_VALUE_I32},
-    {"i64", LOOM_PROGRAM_VALUE_I64}, {"f32", LOOM_PROGRAM_VALUE_F32},
-    {"f64", LOOM_PROGRAM_VALUE_F64},
+// tfrt.constant.<T> and tfrt.print.<T>, T the kind's name.
+static const loom_program_value_kind_t kScalars[] = {
+    LOOM_PROGRAM_VALUE_BOOL, LOOM_PROGRAM_VALUE_I32, LOOM_PROGRAM_VALUE_I64,
+    LOOM_PROGRAM_VALUE_F32,  LOOM_PROGRAM_VALUE_F64,
 };
 
 static const arith_kernel_t kArith[] = {
@@ -243,10 +240,11 @@ loom_status_t loom__program_register_tfrt_kernels(
       add(executor, "tfrt.merge.chains", chain_kernel, NULL, -1, 1));
   char name[64];
   for (size_t i = 0; i < sizeof(kScalars) / sizeof(kScalars[0]); ++i) {
-    void* kind = (void*)(intptr_t)kScalars[i].kind;
-    snprintf(name, sizeof(name), "tfrt.constant.%s", kScalars[i].suffix);
+    void* kind = (void*)(intptr_t)kScalars[i];
+    const char* suffix = loom_program_value_kind_name(kScalars[i]);
+    snprintf(name, sizeof(name), "tfrt.constant.%s", suffix);
     LOOM_RETURN_IF_ERROR(add(executor, name, constant_kernel, kind, 0, 1));
-    snprintf(name, sizeof(name), "tfrt.print.%s", kScalars[i].suffix);
+    snprintf(name, sizeof(name), "tfrt.print.%s", suffix);
     LOOM_RETURN_IF_ERROR(add(executor, name, print_kernel, kind, 2, 1));
   }
   for (size_t i = 0; i < sizeof(kArith) / sizeof(kArith[0]); ++i) {

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/half.h"
 #include "function/program_parser.h"
 #include "loom/shape.h"
 
@@ -213,41 +214,6 @@ static bool parse_dense_element(parser_t* p, dense_values_t* values,
   return true;
 }
 
-// Half and bfloat16 from float, rounding to nearest even.
-static uint16_t float_to_half(float value) {
-  uint32_t bits;
-  memcpy(&bits, &value, sizeof(bits));
-  uint32_t sign = (bits >> 16) & 0x8000;
-  int32_t exponent = (int32_t)((bits >> 23) & 0xff) - 127 + 15;
-  uint32_t mantissa = bits & 0x7fffff;
-  if (((bits >> 23) & 0xff) == 0xff) {  // inf / nan
-    return (uint16_t)(sign | 0x7c00 | (mantissa ? 0x200 : 0));
-  }
-  if (exponent >= 31) return (uint16_t)(sign | 0x7c00);
-  if (exponent <= 0) {
-    if (exponent < -10) return (uint16_t)sign;
-    mantissa |= 0x800000;
-    uint32_t shift = (uint32_t)(14 - exponent);
-    uint32_t half = mantissa >> shift;
-    uint32_t rest = mantissa & ((1u << shift) - 1);
-    uint32_t mid = 1u << (shift - 1);
-    if (rest > mid || (rest == mid && (half & 1))) half++;
-    return (uint16_t)(sign | half);
-  }
-  uint32_t half = sign | ((uint32_t)exponent << 10) | (mantissa >> 13);
-  uint32_t rest = mantissa & 0x1fff;
-  if (rest > 0x1000 || (rest == 0x1000 && (half & 1))) half++;
-  return (uint16_t)half;
-}
-
-static uint16_t float_to_bfloat16(float value) {
-  uint32_t bits;
-  memcpy(&bits, &value, sizeof(bits));
-  if ((bits & 0x7fffffff) > 0x7f800000) return (uint16_t)((bits >> 16) | 0x40);
-  uint32_t rounding = 0x7fff + ((bits >> 16) & 1);
-  return (uint16_t)((bits + rounding) >> 16);
-}
-
 // Stores `item` as element `index` of a dense tensor of `dtype`.
 static bool store_element(parser_t* p, const program_attr_t* item,
                           loom_dtype_t dtype, void* data, int64_t index) {
@@ -281,10 +247,10 @@ static bool store_element(parser_t* p, const program_attr_t* item,
       ((uint64_t*)data)[index] = (uint64_t)i;
       return true;
     case LOOM_DTYPE_HALF:
-      ((uint16_t*)data)[index] = float_to_half((float)f);
+      ((uint16_t*)data)[index] = loom__float_to_half((float)f);
       return true;
     case LOOM_DTYPE_BFLOAT16:
-      ((uint16_t*)data)[index] = float_to_bfloat16((float)f);
+      ((uint16_t*)data)[index] = loom__float_to_bfloat16((float)f);
       return true;
     case LOOM_DTYPE_FLOAT:
       ((float*)data)[index] = (float)f;

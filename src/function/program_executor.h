@@ -11,6 +11,7 @@
 
 #include "base/arena.h"
 #include "base/hash_map.h"
+#include "base/small_vector.h"
 #include "function/program_internal.h"
 #include "loom/program.h"
 #include "loom/program_kernel.h"
@@ -96,6 +97,9 @@ struct loom_program_frame_t {
   loom_async_value_t* const* results;
   int32_t num_results;
 };
+
+// Arrays of program values: up to 16 without allocating.
+LOOM_DEFINE_SMALL_VECTOR(program_value_vector, loom_async_value_t*, 16)
 
 // Registers the built-in kernels (kernels_*.c).
 loom_status_t loom__program_register_tfrt_kernels(

@@ -100,41 +100,38 @@ static void run_op(op_state_t* state) {
   program_frame_t* frame = state->frame;
   loom_program_executor_t* executor = frame->executor;
   const program_op_t* op = &frame->function->ops[state->index];
-  enum { kInline = 16 };
-  loom_async_value_t* inline_arguments[kInline];
-  loom_async_value_t** arguments = inline_arguments;
-  loom_program_frame_t call = {executor,
-                               frame,
-                               op,
-                               frame->binding,
-                               frame->depth,
-                               NULL,
-                               op->num_operands,
-                               &frame->values[op->first_result],
-                               op->num_results};
-  loom_status_t status = loom_ok_status();
-  if (op->num_operands > kInline) {
-    status = loom_allocator_malloc(
-        executor->allocator, sizeof(*arguments) * (size_t)op->num_operands,
-        (void**)&arguments);
-  }
+  program_value_vector_t arguments;
+  program_value_vector_initialize(&arguments);
+  loom_program_frame_t call = {
+      .executor = executor,
+      .frame = frame,
+      .op = op,
+      .binding = frame->binding,
+      .depth = frame->depth,
+      .arguments = NULL,
+      .num_arguments = op->num_operands,
+      .results = &frame->values[op->first_result],
+      .num_results = op->num_results,
+  };
+  loom_status_t status = program_value_vector_resize_uninitialized(
+      &arguments, executor->allocator, (size_t)op->num_operands);
   if (status) {
-    arguments = NULL;
     call.num_arguments = 0;
     loom_program_frame_fail(&call, status);
     frame_op_ran(frame, op);
     frame_op_done(frame);
     return;
   }
+  loom_async_value_t** items = program_value_vector_data(&arguments);
   loom_status_t skip = loom_ok_status();  // borrowed or owned, see below
   bool owned = false;
   for (int32_t i = 0; i < op->num_operands; ++i) {
-    arguments[i] = frame->values[op->operands[i]];
-    if (!skip && loom_async_value_is_error(arguments[i])) {
-      skip = loom_async_value_error(arguments[i]);
+    items[i] = frame->values[op->operands[i]];
+    if (!skip && loom_async_value_is_error(items[i])) {
+      skip = loom_async_value_error(items[i]);
     }
   }
-  call.arguments = arguments;
+  call.arguments = items;
   if (!skip && loom_host_context_is_cancelled(executor->host)) {
     skip = loom_host_context_cancel_status(executor->host);
     owned = true;
@@ -151,9 +148,7 @@ static void run_op(op_state_t* state) {
     atomic_fetch_add_explicit(&executor->kernels_run, 1, memory_order_relaxed);
     kernel->fn(&call, kernel->user_data);
   }
-  if (arguments != inline_arguments) {
-    loom_allocator_free(executor->allocator, arguments);
-  }
+  program_value_vector_deinitialize(&arguments, executor->allocator);
   frame_op_ran(frame, op);
   frame_op_done(frame);
 }

@@ -1,6 +1,9 @@
-// The recursive-descent parser's shared state and helpers: program_parser.c
-// parses functions and operations, program_types.c types,
-// program_attributes.c attributes. Every parse function returns false after
+// The recursive-descent parser's shared state and helpers:
+// program_parser.c parses modules and functions, program_parser_ops.c
+// operations in the generic form, program_types.c types,
+// program_attributes.c attributes, and program_parser_<dialect>.c each
+// dialect's custom forms, which the generic parser finds through
+// loom__parser_find_custom. Every parse function returns false after
 // recording the first error (with its location); nothing is parsed after it.
 
 #ifndef LOOM_FUNCTION_PROGRAM_PARSER_H_
@@ -132,6 +135,185 @@ bool loom__parser_reserve(parser_t* p, void** data, int32_t* capacity,
 // Copies a token's text for messages: at most 40 characters, escaped.
 void loom__parser_quote(const program_token_t* token, char* out,
                         size_t capacity);
+
+//===----------------------------------------------------------------------===//
+// Functions and operations being built
+//===----------------------------------------------------------------------===//
+
+typedef struct name_entry_t {
+  const char* name;  // without the %
+  size_t length;
+  int32_t first;  // value id
+  int32_t count;
+} name_entry_t;
+
+typedef struct function_builder_t {
+  program_function_t* function;
+  loom__hash_map_t names;  // name hash (+ probe) -> entry index
+  name_entry_t* entries;
+  int32_t num_entries;
+  int32_t entries_capacity;
+  const program_type_t** value_types;
+  int32_t num_values;
+  int32_t values_capacity;
+  program_op_t* ops;
+  int32_t num_ops;
+  int32_t ops_capacity;
+  int32_t num_operand_slots;
+  const program_type_t** result_types;
+  int32_t num_results;
+  int32_t results_capacity;
+} function_builder_t;
+
+typedef struct op_builder_t {
+  const char* name;
+  size_t name_length;
+  program_source_location_t location;
+  int32_t* operands;
+  program_source_location_t* operand_locations;
+  int32_t num_operands;
+  int32_t operands_capacity;
+  const program_type_t** result_types;
+  int32_t num_results;
+  int32_t results_capacity;
+  loom_op_attrs_t attrs;
+  bool is_return;
+  const char* execute_name;  // set for corert.executeop / .seq
+  loom_op_attrs_t execute_attrs;
+  symbol_refs_t refs;
+} op_builder_t;
+
+// The program's functions so far, and its operations' count (the next
+// operation's global index).
+typedef struct program_builder_t {
+  program_function_t** functions;
+  int32_t num_functions;
+  int32_t functions_capacity;
+  int32_t num_ops;
+} program_builder_t;
+
+// The SSA names of a function (program_parser.c). A name stands for `count`
+// values from id `first` (`%x:2`).
+const name_entry_t* loom__parser_find_name(const function_builder_t* fb,
+                                           const char* name, size_t length);
+bool loom__parser_add_name(parser_t* p, function_builder_t* fb,
+                           const char* name, size_t length, int32_t first,
+                           int32_t count, program_source_location_t at);
+// A new value of `type`; *out_id is its id.
+bool loom__parser_add_value(parser_t* p, function_builder_t* fb,
+                            const program_type_t* type, int32_t* out_id);
+
+// Checks the operands and results of an op whose custom form calls
+// @callee (tfrt.call, tfrt.case, ...) against its signature; the first
+// `skip` operands are not arguments.
+bool loom__parser_check_call_signature(parser_t* p,
+                                       const program_function_t* caller,
+                                       const program_op_t* op, int32_t skip,
+                                       const program_function_t* callee);
+
+//===----------------------------------------------------------------------===//
+// Operations (program_parser_ops.c): what generic and custom forms share
+//===----------------------------------------------------------------------===//
+
+// Parses one operation (with its result names) into fb.
+bool loom__parser_parse_op(parser_t* p, program_builder_t* pb,
+                           function_builder_t* fb);
+
+bool loom__parser_add_result(parser_t* p, op_builder_t* b,
+                             const program_type_t* type);
+// A result of the interned type `spelling` of `kind`.
+bool loom__parser_add_result_kind(parser_t* p, op_builder_t* b,
+                                  program_type_kind_t kind,
+                                  const char* spelling);
+// A use: %name or %name#N.
+bool loom__parser_parse_operand(parser_t* p, function_builder_t* fb,
+                                op_builder_t* b);
+// %a, %b, ... (until a token that is not a value; possibly none).
+bool loom__parser_parse_operand_list(parser_t* p, function_builder_t* fb,
+                                     op_builder_t* b);
+// ( %a, %b ) or an empty (); `context` completes "expected '('".
+bool loom__parser_parse_paren_operands(parser_t* p, function_builder_t* fb,
+                                       op_builder_t* b, const char* context);
+// T, T, ... (at least one), in the arena.
+bool loom__parser_parse_type_list(parser_t* p, const program_type_t*** types,
+                                  int32_t* count);
+// `(T...) -> (T...)`: the operands from `first` on have the input types;
+// the output types become results, after a !tfrt.chain when
+// `chain_result`.
+bool loom__parser_parse_signature(parser_t* p, function_builder_t* fb,
+                                  op_builder_t* b, int32_t first,
+                                  bool chain_result);
+// Operand `index` has type `type` (custom forms with fixed types).
+bool loom__parser_check_operand_type(parser_t* p, const function_builder_t* fb,
+                                     const op_builder_t* b, int32_t index,
+                                     const program_type_t* type);
+// Operand `index` has the interned type `spelling` of `kind`.
+bool loom__parser_check_operand_kind(parser_t* p, const function_builder_t* fb,
+                                     const op_builder_t* b, int32_t index,
+                                     program_type_kind_t kind,
+                                     const char* spelling);
+bool loom__parser_check_operand_count(parser_t* p, const op_builder_t* b,
+                                      int32_t expected);
+// The operands from `first` on have the declared `types` (generic form and
+// signatures).
+bool loom__parser_check_operand_types(parser_t* p, const function_builder_t* fb,
+                                      const op_builder_t* b, int32_t first,
+                                      const program_type_t* const* types,
+                                      int32_t count);
+// An optional trailing attribute dictionary, into b->attrs.
+bool loom__parser_parse_optional_attrs(parser_t* p, op_builder_t* b);
+// A symbol (@name), into b->refs (the op's callees).
+bool loom__parser_parse_callee(parser_t* p, op_builder_t* b);
+// `[(] operands [)] [attr-dict]`: `count` operands (-1: one or more; 0:
+// none, so that the next operation's `%x =` is not taken for one).
+bool loom__parser_parse_simple(parser_t* p, function_builder_t* fb,
+                               op_builder_t* b, int32_t count);
+// `return %a, ... : T, ...` (func.return, return, tfrt.return).
+bool loom__parser_parse_return(parser_t* p, function_builder_t* fb,
+                               op_builder_t* b, const char* suffix);
+
+//===----------------------------------------------------------------------===//
+// Dialects' custom forms (program_parser_<dialect>.c)
+//===----------------------------------------------------------------------===//
+
+// Parses what follows a custom op's name into `b`; `suffix` is the part of
+// the name after a family's prefix ("i32" of tfrt.constant.i32), else "".
+typedef bool (*program_custom_parse_fn_t)(parser_t* p, function_builder_t* fb,
+                                          op_builder_t* b, const char* suffix);
+
+// Checks the signatures of an op's callees once every function is parsed.
+typedef bool (*program_check_callees_fn_t)(parser_t* p,
+                                           const program_function_t* caller,
+                                           const program_op_t* op);
+
+typedef struct program_custom_op_t {
+  const char* name;  // the op's full name, or a family's ("tfrt.constant.")
+  bool prefix;       // `name` is a family prefix
+  bool is_return;    // ends a function, also in the generic form
+  bool custom_only;  // the generic form is rejected
+  program_custom_parse_fn_t parse;
+  program_check_callees_fn_t check_callees;  // may be NULL
+} program_custom_op_t;
+
+// A dialect's custom forms: its ops are named "<name>.<op>".
+typedef struct program_dialect_t {
+  const char* name;
+  const program_custom_op_t* ops;
+  size_t num_ops;
+} program_dialect_t;
+
+extern const program_dialect_t loom__parser_dialect_func;    // _ops.c
+extern const program_dialect_t loom__parser_dialect_tfrt;    // _tfrt.c
+extern const program_dialect_t loom__parser_dialect_corert;  // _corert.c
+extern const program_dialect_t loom__parser_dialect_ts;      // _ts.c
+
+// The custom form of op `name` (exact names first, then families), or
+// NULL; *suffix: what follows a family's prefix, else "". `generic`: the
+// name was written in the generic form, which always spells the dialect,
+// so an undotted name is not func's (`"return"` is not func.return).
+const program_custom_op_t* loom__parser_find_custom(const char* name,
+                                                    bool generic,
+                                                    const char** suffix);
 
 //===----------------------------------------------------------------------===//
 // Types (program_types.c)

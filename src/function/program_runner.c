@@ -27,26 +27,26 @@ static void print_result(FILE* out, const program_type_t* type,
   }
   const loom_program_value_t* payload = loom_program_value_get(value);
   const char* name = type->spelling;
-  if (payload) {
-    if (strcmp(name, "i1") == 0 && payload->kind == LOOM_PROGRAM_VALUE_BOOL) {
-      fprintf(out, "%d", payload->u.b ? 1 : 0);
-      return;
-    }
-    if (strcmp(name, "i32") == 0 && payload->kind == LOOM_PROGRAM_VALUE_I32) {
-      fprintf(out, "%" PRId32, payload->u.i32);
-      return;
-    }
-    if (strcmp(name, "i64") == 0 && payload->kind == LOOM_PROGRAM_VALUE_I64) {
-      fprintf(out, "%" PRId64, payload->u.i64);
-      return;
-    }
-    if (strcmp(name, "f32") == 0 && payload->kind == LOOM_PROGRAM_VALUE_F32) {
-      fprintf(out, "%e", (double)payload->u.f32);
-      return;
-    }
-    if (strcmp(name, "f64") == 0 && payload->kind == LOOM_PROGRAM_VALUE_F64) {
-      fprintf(out, "%e", payload->u.f64);
-      return;
+  if (payload &&
+      strcmp(name, loom_program_value_kind_name(payload->kind)) == 0) {
+    switch (payload->kind) {
+      case LOOM_PROGRAM_VALUE_BOOL:
+        fprintf(out, "%d", payload->u.b ? 1 : 0);
+        return;
+      case LOOM_PROGRAM_VALUE_I32:
+        fprintf(out, "%" PRId32, payload->u.i32);
+        return;
+      case LOOM_PROGRAM_VALUE_I64:
+        fprintf(out, "%" PRId64, payload->u.i64);
+        return;
+      case LOOM_PROGRAM_VALUE_F32:
+        fprintf(out, "%e", (double)payload->u.f32);
+        return;
+      case LOOM_PROGRAM_VALUE_F64:
+        fprintf(out, "%e", payload->u.f64);
+        return;
+      default:
+        break;
     }
   }
   fprintf(out, "%s value", name);
@@ -59,12 +59,11 @@ static loom_status_t run_one(loom_program_executor_t* executor,
                              const program_function_t* function, bool print) {
   FILE* out = executor->output;
   int32_t n = function->num_results;
-  loom_async_value_t* inline_results[16];
-  loom_async_value_t** results = inline_results;
-  if (n > 16) {
-    LOOM_RETURN_IF_ERROR(loom_allocator_calloc(
-        executor->allocator, sizeof(*results) * (size_t)n, (void**)&results));
-  }
+  program_value_vector_t result_values;
+  program_value_vector_initialize(&result_values);
+  LOOM_RETURN_IF_ERROR(program_value_vector_resize(
+      &result_values, executor->allocator, (size_t)n));
+  loom_async_value_t** results = program_value_vector_data(&result_values);
   loom_status_t status = loom_ok_status();
   int32_t created = 0;
   for (; created < n; ++created) {
@@ -94,9 +93,7 @@ static loom_status_t run_one(loom_program_executor_t* executor,
   loom_program_executor_quiesce(executor);
   loom_host_context_restart(executor->host);
   for (int32_t i = 0; i < created; ++i) loom_async_value_release(results[i]);
-  if (results != inline_results) {
-    loom_allocator_free(executor->allocator, results);
-  }
+  program_value_vector_deinitialize(&result_values, executor->allocator);
   return status;
 }
 

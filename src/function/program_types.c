@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "function/program_dtype.h"
 #include "function/program_parser.h"
 #include "loom/shape.h"
 
@@ -13,31 +14,6 @@ bool loom__parser_type_lookup(parser_t* p, program_type_kind_t kind,
 
 void loom__parser_types_deinitialize(parser_t* p) {
   loom__hash_map_deinitialize(&p->types);
-}
-
-// The dtype of a builtin scalar spelling (i32, f32, ...), or INVALID.
-static loom_dtype_t scalar_dtype(const char* text, size_t length) {
-  static const struct {
-    const char* name;
-    loom_dtype_t dtype;
-  } kScalars[] = {
-      {"i1", LOOM_DTYPE_BOOL},       {"i8", LOOM_DTYPE_INT8},
-      {"i16", LOOM_DTYPE_INT16},     {"i32", LOOM_DTYPE_INT32},
-      {"i64", LOOM_DTYPE_INT64},     {"si8", LOOM_DTYPE_INT8},
-      {"si16", LOOM_DTYPE_INT16},    {"si32", LOOM_DTYPE_INT32},
-      {"si64", LOOM_DTYPE_INT64},    {"ui8", LOOM_DTYPE_UINT8},
-      {"ui16", LOOM_DTYPE_UINT16},   {"ui32", LOOM_DTYPE_UINT32},
-      {"ui64", LOOM_DTYPE_UINT64},   {"f16", LOOM_DTYPE_HALF},
-      {"bf16", LOOM_DTYPE_BFLOAT16}, {"f32", LOOM_DTYPE_FLOAT},
-      {"f64", LOOM_DTYPE_DOUBLE},
-  };
-  for (size_t i = 0; i < sizeof(kScalars) / sizeof(kScalars[0]); ++i) {
-    if (strlen(kScalars[i].name) == length &&
-        memcmp(kScalars[i].name, text, length) == 0) {
-      return kScalars[i].dtype;
-    }
-  }
-  return LOOM_DTYPE_INVALID;
 }
 
 // Any MLIR integer type: i<N>, si<N>, ui<N> with N in [1, 2^24).
@@ -58,34 +34,20 @@ static bool is_integer_spelling(const char* text, size_t length) {
   return true;
 }
 
-// Dialect types with a meaning to the executor, and dialect spellings of
-// dtypes.
+// Dialect types with a meaning to the executor; the others are opaque, with
+// the dtype they spell (!corert.string) if any.
 static void classify_dialect_type(const char* name, program_type_kind_t* kind,
                                   loom_dtype_t* dtype) {
   static const struct {
     const char* name;
     program_type_kind_t kind;
-    loom_dtype_t dtype;
   } kDialectTypes[] = {
-      {"!tfrt.chain", PROGRAM_TYPE_CHAIN, LOOM_DTYPE_INVALID},
-      {"!hex.chain", PROGRAM_TYPE_CHAIN, LOOM_DTYPE_INVALID},
-      {"!corert.tensorhandle", PROGRAM_TYPE_TENSOR_HANDLE, LOOM_DTYPE_INVALID},
-      {"!corert.ophandler", PROGRAM_TYPE_OP_HANDLER, LOOM_DTYPE_INVALID},
-      {"!corert.opattrs", PROGRAM_TYPE_OP_ATTRS, LOOM_DTYPE_INVALID},
-      {"!ts.shape", PROGRAM_TYPE_SHAPE, LOOM_DTYPE_INVALID},
-      {"!corert.string", PROGRAM_TYPE_OPAQUE, LOOM_DTYPE_STRING},
-      {"!tf.string", PROGRAM_TYPE_OPAQUE, LOOM_DTYPE_STRING},
-      {"!tfrt.string", PROGRAM_TYPE_OPAQUE, LOOM_DTYPE_STRING},
-      {"!corert.quint8", PROGRAM_TYPE_OPAQUE, LOOM_DTYPE_QUINT8},
-      {"!corert.quint16", PROGRAM_TYPE_OPAQUE, LOOM_DTYPE_QUINT16},
-      {"!corert.qint8", PROGRAM_TYPE_OPAQUE, LOOM_DTYPE_QINT8},
-      {"!corert.qint16", PROGRAM_TYPE_OPAQUE, LOOM_DTYPE_QINT16},
-      {"!corert.qint32", PROGRAM_TYPE_OPAQUE, LOOM_DTYPE_QINT32},
-      {"!tf.quint8", PROGRAM_TYPE_OPAQUE, LOOM_DTYPE_QUINT8},
-      {"!tf.quint16", PROGRAM_TYPE_OPAQUE, LOOM_DTYPE_QUINT16},
-      {"!tf.qint8", PROGRAM_TYPE_OPAQUE, LOOM_DTYPE_QINT8},
-      {"!tf.qint16", PROGRAM_TYPE_OPAQUE, LOOM_DTYPE_QINT16},
-      {"!tf.qint32", PROGRAM_TYPE_OPAQUE, LOOM_DTYPE_QINT32},
+      {"!tfrt.chain", PROGRAM_TYPE_CHAIN},
+      {"!hex.chain", PROGRAM_TYPE_CHAIN},
+      {"!corert.tensorhandle", PROGRAM_TYPE_TENSOR_HANDLE},
+      {"!corert.ophandler", PROGRAM_TYPE_OP_HANDLER},
+      {"!corert.opattrs", PROGRAM_TYPE_OP_ATTRS},
+      {"!ts.shape", PROGRAM_TYPE_SHAPE},
   };
   *kind = PROGRAM_TYPE_OPAQUE;
   *dtype = LOOM_DTYPE_INVALID;
@@ -93,10 +55,10 @@ static void classify_dialect_type(const char* name, program_type_kind_t* kind,
        ++i) {
     if (strcmp(kDialectTypes[i].name, name) == 0) {
       *kind = kDialectTypes[i].kind;
-      *dtype = kDialectTypes[i].dtype;
       return;
     }
   }
+  *dtype = loom__program_dtype_from_spelling(name, strlen(name));
 }
 
 bool loom__parser_type(parser_t* p, program_type_kind_t kind, const char* text,
@@ -134,7 +96,7 @@ bool loom__parser_type_lookup(parser_t* p, program_type_kind_t kind,
   type->kind = kind;
   type->dtype = LOOM_DTYPE_INVALID;
   if (kind == PROGRAM_TYPE_INTEGER || kind == PROGRAM_TYPE_FLOAT) {
-    type->dtype = scalar_dtype(text, length);
+    type->dtype = loom__program_dtype_from_spelling(text, length);
   } else if (kind == PROGRAM_TYPE_OPAQUE) {
     classify_dialect_type(text, &type->kind, &type->dtype);
   }
@@ -155,7 +117,8 @@ bool loom__parser_at_type(const parser_t* p) {
   if (p->tok.kind != TOKEN_BARE_ID) return false;
   const char* text = p->tok.text;
   size_t length = p->tok.length;
-  if (is_integer_spelling(text, length) || scalar_dtype(text, length)) {
+  if (is_integer_spelling(text, length) ||
+      loom__program_dtype_from_spelling(text, length)) {
     return true;
   }
   static const char* const kKeywords[] = {"index", "none", "tensor", "complex"};
@@ -335,19 +298,21 @@ bool loom__parser_parse_type(parser_t* p, const program_type_t** out) {
     if (!loom__parser_expect(p, TOKEN_GREATER, "to close the complex type")) {
       return false;
     }
-    loom_dtype_t dtype = LOOM_DTYPE_INVALID;
-    if (strcmp(element->spelling, "f32") == 0) dtype = LOOM_DTYPE_COMPLEX64;
-    if (strcmp(element->spelling, "f64") == 0) dtype = LOOM_DTYPE_COMPLEX128;
-    if (!dtype) {
+    char spelling[64];
+    int written =
+        snprintf(spelling, sizeof(spelling), "complex<%s>", element->spelling);
+    loom_dtype_t dtype =
+        written > 0 && (size_t)written < sizeof(spelling)
+            ? loom__program_dtype_from_spelling(spelling, (size_t)written)
+            : LOOM_DTYPE_INVALID;
+    if (!loom_dtype_is_complex(dtype)) {
       return loom__parser_error_at(p, at,
                                    "complex<%s> is not supported: "
                                    "use complex<f32> or complex<f64>",
                                    element->spelling);
     }
-    if (!loom__parser_type(
-            p, PROGRAM_TYPE_COMPLEX,
-            dtype == LOOM_DTYPE_COMPLEX64 ? "complex<f32>" : "complex<f64>",
-            out)) {
+    if (!loom__parser_type(p, PROGRAM_TYPE_COMPLEX,
+                           loom__program_dtype_spelling(dtype), out)) {
       return false;
     }
     ((program_type_t*)*out)->dtype = dtype;

@@ -4,6 +4,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "function/program_dtype.h"
 #include "function/program_executor.h"
 #include "loom/op_handler.h"
 #include "loom/tensor_handle.h"
@@ -173,15 +174,15 @@ const char* loom_program_value_kind_name(loom_program_value_kind_t kind) {
     case LOOM_PROGRAM_VALUE_CHAIN:
       return "!tfrt.chain";
     case LOOM_PROGRAM_VALUE_BOOL:
-      return "i1";
+      return loom__program_dtype_spelling(LOOM_DTYPE_BOOL);
     case LOOM_PROGRAM_VALUE_I32:
-      return "i32";
+      return loom__program_dtype_spelling(LOOM_DTYPE_INT32);
     case LOOM_PROGRAM_VALUE_I64:
-      return "i64";
+      return loom__program_dtype_spelling(LOOM_DTYPE_INT64);
     case LOOM_PROGRAM_VALUE_F32:
-      return "f32";
+      return loom__program_dtype_spelling(LOOM_DTYPE_FLOAT);
     case LOOM_PROGRAM_VALUE_F64:
-      return "f64";
+      return loom__program_dtype_spelling(LOOM_DTYPE_DOUBLE);
     case LOOM_PROGRAM_VALUE_TENSOR_HANDLE:
       return "!corert.tensorhandle";
     case LOOM_PROGRAM_VALUE_OP_HANDLER:

@@ -6,28 +6,30 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "base/small_vector.h"
 #include "kernels/array_internal.h"
 
-enum { kStackPieces = 16 };
+// Up to 16 pieces need no allocation.
+LOOM_DEFINE_SMALL_VECTOR(block_vector, loom__array_block_t, 16)
+LOOM_DEFINE_SMALL_VECTOR(shape_vector, loom_shape_t, 16)
+LOOM_DEFINE_SMALL_VECTOR(size_vector, int64_t, 16)
 
-// Blocks for up to kStackPieces pieces on the stack, more on the heap.
+// `count` blocks (uninitialised) at `blocks`.
 typedef struct block_list_t {
+  block_vector_t storage;
   loom__array_block_t* blocks;
-  loom__array_block_t stack[kStackPieces];
 } block_list_t;
 
 static loom_status_t block_list_init(block_list_t* list, int64_t count) {
-  list->blocks = list->stack;
-  if (count <= kStackPieces) return loom_ok_status();
-  return loom_allocator_malloc(loom_allocator_default(),
-                               sizeof(loom__array_block_t) * (size_t)count,
-                               (void**)&list->blocks);
+  block_vector_initialize(&list->storage);
+  LOOM_RETURN_IF_ERROR(block_vector_resize_uninitialized(
+      &list->storage, loom_allocator_default(), (size_t)count));
+  list->blocks = block_vector_data(&list->storage);
+  return loom_ok_status();
 }
 
 static void block_list_free(block_list_t* list) {
-  if (list->blocks != list->stack) {
-    loom_allocator_free(loom_allocator_default(), list->blocks);
-  }
+  block_vector_deinitialize(&list->storage, loom_allocator_default());
 }
 
 static int64_t product(const loom_shape_t* shape, int32_t begin, int32_t end) {
@@ -114,13 +116,11 @@ static loom_status_t concat_shape_fn(loom_shape_inference_context_t* c,
       loom_shape_inference_context_input_tensor(c, n);
   int64_t axis = 0;
   LOOM_RETURN_IF_ERROR(concat_axis(&axis_shape, axis_tensor, &axis));
-  loom_shape_t stack[kStackPieces];
-  loom_shape_t* shapes = stack;
-  if (n > kStackPieces) {
-    LOOM_RETURN_IF_ERROR(loom_allocator_malloc(loom_allocator_default(),
-                                               sizeof(loom_shape_t) * (size_t)n,
-                                               (void**)&shapes));
-  }
+  shape_vector_t shape_storage;
+  shape_vector_initialize(&shape_storage);
+  LOOM_RETURN_IF_ERROR(shape_vector_resize_uninitialized(
+      &shape_storage, loom_allocator_default(), (size_t)n));
+  loom_shape_t* shapes = shape_vector_data(&shape_storage);
   loom_status_t status = loom_ok_status();
   int32_t rank = LOOM_UNKNOWN_RANK;
   bool ranks_known = true;
@@ -136,7 +136,7 @@ static loom_status_t concat_shape_fn(loom_shape_inference_context_t* c,
     out.rank = rank;
     for (int32_t d = 0; d < rank; ++d) out.dims[d] = LOOM_UNKNOWN_DIM;
   }
-  if (shapes != stack) loom_allocator_free(loom_allocator_default(), shapes);
+  shape_vector_deinitialize(&shape_storage, loom_allocator_default());
   LOOM_RETURN_IF_ERROR(status);
   return loom_shape_inference_context_set_output(c, 0, &out);
 }
@@ -147,18 +147,16 @@ static loom_status_t concat_run(loom_kernel_context_t* ctx,
   int64_t axis = 0;
   LOOM_RETURN_IF_ERROR(
       concat_axis(loom_tensor_shape(inputs[n]), inputs[n], &axis));
-  loom_shape_t stack[kStackPieces];
-  loom_shape_t* shapes = stack;
-  if (n > kStackPieces) {
-    LOOM_RETURN_IF_ERROR(loom_allocator_malloc(loom_allocator_default(),
-                                               sizeof(loom_shape_t) * (size_t)n,
-                                               (void**)&shapes));
-  }
+  shape_vector_t shape_storage;
+  shape_vector_initialize(&shape_storage);
+  LOOM_RETURN_IF_ERROR(shape_vector_resize_uninitialized(
+      &shape_storage, loom_allocator_default(), (size_t)n));
+  loom_shape_t* shapes = shape_vector_data(&shape_storage);
   for (int32_t k = 0; k < n; ++k) shapes[k] = *loom_tensor_shape(inputs[k]);
   loom_shape_t out_shape;
   int32_t ax = 0;
   loom_status_t status = concat_plan(shapes, n, axis, &out_shape, &ax);
-  if (shapes != stack) loom_allocator_free(loom_allocator_default(), shapes);
+  shape_vector_deinitialize(&shape_storage, loom_allocator_default());
   LOOM_RETURN_IF_ERROR(status);
   // One input holding every element: the output is that input.
   int32_t nonempty = -1, count = 0;
@@ -374,37 +372,36 @@ static loom_status_t split_along(loom_kernel_context_t* ctx,
   return status;
 }
 
-// Output shapes and sizes for n pieces; the heap when n is large.
+// Output shapes and sizes for n pieces (uninitialised).
 typedef struct pieces_t {
+  shape_vector_t shape_storage;
+  size_vector_t size_storage;
   loom_shape_t* shapes;
   int64_t* sizes;
-  loom_shape_t stack_shapes[kStackPieces];
-  int64_t stack_sizes[kStackPieces];
 } pieces_t;
 
 static loom_status_t pieces_init(pieces_t* p, int64_t n) {
-  p->shapes = p->stack_shapes;
-  p->sizes = p->stack_sizes;
-  if (n <= kStackPieces) return loom_ok_status();
-  LOOM_RETURN_IF_ERROR(loom_allocator_malloc(loom_allocator_default(),
-                                             sizeof(loom_shape_t) * (size_t)n,
-                                             (void**)&p->shapes));
-  loom_status_t status = loom_allocator_malloc(
-      loom_allocator_default(), sizeof(int64_t) * (size_t)n, (void**)&p->sizes);
-  if (status) {
-    loom_allocator_free(loom_allocator_default(), p->shapes);
-    p->shapes = p->stack_shapes;
+  loom_allocator_t allocator = loom_allocator_default();
+  shape_vector_initialize(&p->shape_storage);
+  size_vector_initialize(&p->size_storage);
+  loom_status_t status = shape_vector_resize_uninitialized(
+      &p->shape_storage, allocator, (size_t)n);
+  if (!status) {
+    status = size_vector_resize_uninitialized(&p->size_storage, allocator,
+                                              (size_t)n);
   }
-  return status;
+  if (status) {
+    shape_vector_deinitialize(&p->shape_storage, allocator);
+    return status;
+  }
+  p->shapes = shape_vector_data(&p->shape_storage);
+  p->sizes = size_vector_data(&p->size_storage);
+  return loom_ok_status();
 }
 
 static void pieces_free(pieces_t* p) {
-  if (p->shapes != p->stack_shapes) {
-    loom_allocator_free(loom_allocator_default(), p->shapes);
-  }
-  if (p->sizes != p->stack_sizes) {
-    loom_allocator_free(loom_allocator_default(), p->sizes);
-  }
+  shape_vector_deinitialize(&p->shape_storage, loom_allocator_default());
+  size_vector_deinitialize(&p->size_storage, loom_allocator_default());
 }
 
 // Unpack's axis and the shape of each output.

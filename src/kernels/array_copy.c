@@ -618,17 +618,11 @@ loom_status_t loom__array_inputs_init(loom_kernel_context_t* ctx,
   int32_t n = loom_kernel_context_num_inputs(ctx);
   inputs->count = n;
   inputs->expanded = false;
-  inputs->heap = NULL;
-  inputs->tensors = inputs->stack;
-  loom_allocator_t allocator = loom_allocator_default();
-  if (n > kArrayInlineInputs) {
-    LOOM_RETURN_IF_ERROR(loom_allocator_calloc(
-        allocator, sizeof(loom_tensor_t*) * (size_t)(2 * n),
-        (void**)&inputs->heap));
-    inputs->tensors = inputs->heap;
-  }
+  loom__array_tensor_vector_initialize(&inputs->storage);
+  LOOM_RETURN_IF_ERROR(loom__array_tensor_vector_resize(
+      &inputs->storage, loom_allocator_default(), 2 * (size_t)n));
+  inputs->tensors = loom__array_tensor_vector_data(&inputs->storage);
   loom_tensor_t** holders = inputs->tensors + n;
-  for (int32_t i = 0; i < n; ++i) holders[i] = NULL;
   for (int32_t i = 0; i < n; ++i) {
     loom_tensor_t* tensor = loom_kernel_context_input(ctx, i);
     inputs->tensors[i] = tensor;
@@ -651,8 +645,8 @@ void loom__array_inputs_release(loom__array_inputs_t* inputs) {
       loom_tensor_release(inputs->tensors[inputs->count + i]);
     }
   }
-  if (inputs->heap) loom_allocator_free(loom_allocator_default(), inputs->heap);
-  inputs->heap = NULL;
+  loom__array_tensor_vector_deinitialize(&inputs->storage,
+                                         loom_allocator_default());
   inputs->expanded = false;
 }
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/small_vector.h"
 #include "kernels/array_internal.h"
 
 static int64_t product(const loom_shape_t* shape, int32_t begin, int32_t end) {
@@ -588,6 +589,9 @@ static loom_status_t where_shape_fn(loom_shape_inference_context_t* c,
   return loom_shape_inference_context_set_output(c, 0, &out);
 }
 
+// Where's per-chunk counts: up to 16 chunks without allocating.
+LOOM_DEFINE_SMALL_VECTOR(count_vector, int64_t, 16)
+
 static loom_status_t where_run(loom_kernel_context_t* ctx,
                                loom_tensor_t* const* inputs) {
   loom_tensor_t* input = inputs[0];
@@ -597,14 +601,12 @@ static loom_status_t where_run(loom_kernel_context_t* ctx,
   job.count = loom_tensor_num_elements(input);
   job.shape = loom_tensor_shape(input);
   int64_t chunks = (job.count + kWhereChunk - 1) / kWhereChunk;
-  int64_t stack[16];
-  job.chunk_counts = stack;
+  count_vector_t chunk_counts;
+  count_vector_initialize(&chunk_counts);
   loom_allocator_t allocator = loom_allocator_default();
-  if (chunks > 16) {
-    LOOM_RETURN_IF_ERROR(loom_allocator_malloc(allocator,
-                                               sizeof(int64_t) * (size_t)chunks,
-                                               (void**)&job.chunk_counts));
-  }
+  LOOM_RETURN_IF_ERROR(count_vector_resize_uninitialized(
+      &chunk_counts, allocator, (size_t)chunks));
+  job.chunk_counts = count_vector_data(&chunk_counts);
   loom_thread_pool_t* pool = loom__array_pool(ctx);
   int64_t cost = kWhereChunk / 2;
   loom_status_t status = loom_ok_status();
@@ -637,9 +639,7 @@ static loom_status_t where_run(loom_kernel_context_t* ctx,
                                              where_write, &job);
     }
   }
-  if (job.chunk_counts != stack) {
-    loom_allocator_free(allocator, job.chunk_counts);
-  }
+  count_vector_deinitialize(&chunk_counts, allocator);
   return status;
 }
 

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/small_vector.h"
 #include "kernels/isa.h"
 #include "kernels/kernel_registration.h"
 #include "loom/kernel.h"
@@ -82,14 +83,14 @@ loom_status_t loom__array_set_view(loom_kernel_context_t* ctx, int32_t index,
 // which `holders` keeps until loom__array_inputs_release. Kernels reached
 // through the cpu handler get dense inputs anyway; loom_kernel_run passes
 // tensors as they are.
-enum { kArrayInlineInputs = 8 };
+// Up to 8 inputs need no allocation: tensors, then as many holders.
+LOOM_DEFINE_SMALL_VECTOR(loom__array_tensor_vector, loom_tensor_t*, 16)
 
 typedef struct loom__array_inputs_t {
-  loom_tensor_t** tensors;
+  loom_tensor_t** tensors;  // in `storage`: the struct must not move
   int32_t count;
   bool expanded;  // some input was expanded (holders own it)
-  loom_tensor_t* stack[2 * kArrayInlineInputs];
-  loom_tensor_t** heap;
+  loom__array_tensor_vector_t storage;
 } loom__array_inputs_t;
 
 loom_status_t loom__array_inputs_init(loom_kernel_context_t* ctx,

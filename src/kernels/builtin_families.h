@@ -52,4 +52,11 @@ loom_status_t loom__register_resource_ops(void);
 // ResourceApplyMomentum, ResourceApplyKerasMomentum, ResourceApplyAdam.
 loom_status_t loom__register_training_ops(void);
 
+// CheckNumericsV2 (what the numerics handler runs after each op).
+loom_status_t loom__register_check_numerics_ops(void);
+
+// CopyOn, CopyOnGrad, CopyOff, CopyOffGrad: the front end's copies onto and
+// off handlers as ops (the identity on the CPU).
+loom_status_t loom__register_copy_ops(void);
+
 #endif  // LOOM_KERNELS_BUILTIN_FAMILIES_H_

@@ -6,6 +6,7 @@
 
 #include <string.h>
 
+#include "base/small_vector.h"
 #include "kernels/broadcast.h"
 #include "kernels/builtin_families.h"
 #include "kernels/elementwise.h"
@@ -371,9 +372,12 @@ static void add_n_blocks(void* arg, int64_t begin, int64_t end) {
 static void add_n_run(loom_kernel_context_t* ctx, add_n_job_t* job,
                       const loom_shape_t* shape, loom_dtype_t dtype);
 
+// AddN's input shapes and data: up to 8 inputs without allocating.
+LOOM_DEFINE_SMALL_VECTOR(shape_pointer_vector, const loom_shape_t*, 8)
+LOOM_DEFINE_SMALL_VECTOR(data_pointer_vector, const char*, 8)
+
 static void add_n_compute(void* kernel, loom_kernel_context_t* ctx) {
   (void)kernel;
-  enum { kInline = 8 };
   int n = loom_kernel_context_num_inputs(ctx);
   loom_tensor_t* first = loom_kernel_context_input(ctx, 0);
   if (n < 1 || !first) {  // the op def asks for N >= 1
@@ -382,26 +386,28 @@ static void add_n_compute(void* kernel, loom_kernel_context_t* ctx) {
     return;
   }
   loom_dtype_t dtype = loom_tensor_dtype(first);
-  const loom_shape_t* inline_shapes[kInline];
-  const char* inline_data[kInline];
-  const loom_shape_t** shapes = inline_shapes;
-  const char** data = inline_data;
-  void* heap = NULL;
   loom_allocator_t allocator = loom_kernel_context_allocator(ctx);
-  if (n > kInline) {
-    loom_status_t status = loom_allocator_malloc(
-        allocator, (sizeof(*shapes) + sizeof(*data)) * (size_t)n, &heap);
-    if (status) {
-      fail(ctx, status);
-      return;
-    }
-    shapes = heap;
-    data = (const char**)(void*)(shapes + n);
+  shape_pointer_vector_t shape_storage;
+  data_pointer_vector_t data_storage;
+  shape_pointer_vector_initialize(&shape_storage);
+  data_pointer_vector_initialize(&data_storage);
+  loom_status_t status = shape_pointer_vector_resize_uninitialized(
+      &shape_storage, allocator, (size_t)n);
+  if (!status) {
+    status = data_pointer_vector_resize_uninitialized(&data_storage, allocator,
+                                                      (size_t)n);
   }
+  if (status) {
+    shape_pointer_vector_deinitialize(&shape_storage, allocator);
+    fail(ctx, status);
+    return;
+  }
+  const loom_shape_t** shapes = shape_pointer_vector_data(&shape_storage);
+  const char** data = data_pointer_vector_data(&data_storage);
   for (int i = 0; i < n; ++i) {
     shapes[i] = loom_tensor_shape(loom_kernel_context_input(ctx, i));
   }
-  loom_status_t status = add_n_validate(shapes, n);
+  status = add_n_validate(shapes, n);
   if (status) {
     fail(ctx, status);
   } else if (n == 1) {
@@ -413,7 +419,8 @@ static void add_n_compute(void* kernel, loom_kernel_context_t* ctx) {
     job.n = n;
     add_n_run(ctx, &job, shapes[0], dtype);
   }
-  loom_allocator_free(allocator, heap);
+  shape_pointer_vector_deinitialize(&shape_storage, allocator);
+  data_pointer_vector_deinitialize(&data_storage, allocator);
 }
 
 static void add_n_run(loom_kernel_context_t* ctx, add_n_job_t* job,

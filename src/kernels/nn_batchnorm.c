@@ -25,7 +25,6 @@
 
 #include "base/half.h"
 #include "kernels/elementwise.h"
-#include "kernels/kernel_registration.h"
 #include "kernels/nn_internal.h"
 
 //===----------------------------------------------------------------------===//
@@ -169,14 +168,6 @@ static loom_status_t grad_check(bn_attrs_t* a, const loom_shape_t* shapes) {
   return channel_vector(&shapes[4], "reserve_space_2", c, true, "");
 }
 
-static bool fully_known(const loom_shape_t* shape) {
-  if (shape->rank < 0) return false;
-  for (int32_t i = 0; i < shape->rank; ++i) {
-    if (shape->dims[i] < 0) return false;
-  }
-  return true;
-}
-
 static loom_shape_t vector_shape(int64_t n) {
   loom_shape_t shape = loom_shape_scalar();
   shape.rank = 1;
@@ -184,8 +175,8 @@ static loom_shape_t vector_shape(int64_t n) {
   return shape;
 }
 
-static loom_status_t bn_shape_fn(loom_shape_inference_context_t* context,
-                                 void* user_data) {
+loom_status_t loom__nn_batchnorm_shape_fn(
+    loom_shape_inference_context_t* context, void* user_data) {
   (void)user_data;
   bool grad = strcmp(loom_shape_inference_context_op(context)->name,
                      "FusedBatchNormGradV3") == 0;
@@ -197,7 +188,7 @@ static loom_status_t bn_shape_fn(loom_shape_inference_context_t* context,
   for (int32_t i = 0; i < 5; ++i) {
     LOOM_RETURN_IF_ERROR(
         loom_shape_inference_context_input(context, i, &shapes[i]));
-    known = known && fully_known(&shapes[i]);
+    known = known && loom__nn_fully_known(&shapes[i]);
   }
   loom_shape_t x, vector = vector_shape(LOOM_UNKNOWN_DIM);
   if (known) {
@@ -544,7 +535,7 @@ static loom_status_t normalise(loom_kernel_context_t* ctx, const bn_attrs_t* a,
   return status;
 }
 
-static void batch_norm_compute(void* kernel, loom_kernel_context_t* ctx) {
+void loom__nn_batchnorm_compute(void* kernel, loom_kernel_context_t* ctx) {
   (void)kernel;
   bn_attrs_t a;
   loom_status_t status = bn_attrs(loom_kernel_context_attrs(ctx), &a);
@@ -704,7 +695,7 @@ static loom_status_t grad_float(loom_kernel_context_t* ctx, const bn_attrs_t* a,
   return status;
 }
 
-static void batch_norm_grad_compute(void* kernel, loom_kernel_context_t* ctx) {
+void loom__nn_batchnorm_grad_compute(void* kernel, loom_kernel_context_t* ctx) {
   (void)kernel;
   bn_attrs_t a;
   loom_status_t status = bn_attrs(loom_kernel_context_attrs(ctx), &a);
@@ -772,51 +763,4 @@ static void batch_norm_grad_compute(void* kernel, loom_kernel_context_t* ctx) {
   }
   loom_allocator_free(allocator, block);
   if (status) loom_kernel_context_fail(ctx, status);
-}
-
-//===----------------------------------------------------------------------===//
-// Registration
-//===----------------------------------------------------------------------===//
-
-static const loom__builtin_op_t kOps[] = {
-    {.name = "FusedBatchNormV3",
-     .inputs = {"x: T", "scale: U", "offset: U", "mean: U", "variance: U"},
-     .outputs = {"y: T", "batch_mean: U", "batch_variance: U",
-                 "reserve_space_1: U", "reserve_space_2: U",
-                 "reserve_space_3: U"},
-     .attrs = {"T: {half, bfloat16, float, double}",
-               "U: {bfloat16, float, double}", "epsilon: float = 0.0001",
-               "exponential_avg_factor: float = 1.0",
-               "data_format: {'NHWC', 'NCHW', 'NDHWC', 'NCDHW'} = 'NHWC'",
-               "is_training: bool = true"},
-     .shape_fn = bn_shape_fn},
-    {.name = "FusedBatchNormGradV3",
-     .inputs = {"y_backprop: T", "x: T", "scale: float", "reserve_space_1: U",
-                "reserve_space_2: U", "reserve_space_3: U"},
-     .outputs = {"x_backprop: T", "scale_backprop: U", "offset_backprop: U",
-                 "reserve_space_4: U", "reserve_space_5: U"},
-     .attrs = {"T: {half, bfloat16, float}", "U: {float}",
-               "epsilon: float = 0.0001",
-               "data_format: {'NHWC', 'NCHW', 'NDHWC', 'NCDHW'} = 'NHWC'",
-               "is_training: bool = true"},
-     .shape_fn = bn_shape_fn},
-};
-
-static const loom__builtin_kernel_t kKernels[] = {
-    {.op_name = "FusedBatchNormV3",
-     .compute = batch_norm_compute,
-     .type_attr = "T",
-     .types = {LOOM_DTYPE_FLOAT, LOOM_DTYPE_DOUBLE, LOOM_DTYPE_HALF,
-               LOOM_DTYPE_BFLOAT16}},
-    {.op_name = "FusedBatchNormGradV3",
-     .compute = batch_norm_grad_compute,
-     .type_attr = "T",
-     .types = {LOOM_DTYPE_FLOAT, LOOM_DTYPE_HALF, LOOM_DTYPE_BFLOAT16}},
-};
-
-loom_status_t loom__register_nn_batchnorm_ops(void) {
-  LOOM_RETURN_IF_ERROR(
-      loom__register_builtin_ops(kOps, (int)(sizeof(kOps) / sizeof(kOps[0]))));
-  return loom__register_builtin_kernels(
-      kKernels, (int)(sizeof(kKernels) / sizeof(kKernels[0])));
 }

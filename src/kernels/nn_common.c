@@ -21,6 +21,21 @@ const loom__nn_loops_t* loom__nn_loops(void) {
 // Attributes
 //===----------------------------------------------------------------------===//
 
+bool loom__nn_fully_known(const loom_shape_t* shape) {
+  if (shape->rank < 0) return false;
+  for (int32_t i = 0; i < shape->rank; ++i) {
+    if (shape->dims[i] < 0) return false;
+  }
+  return true;
+}
+
+loom_shape_t loom__nn_unknown_image(void) {
+  loom_shape_t shape = loom_shape_scalar();
+  shape.rank = 4;
+  for (int i = 0; i < 4; ++i) shape.dims[i] = LOOM_UNKNOWN_DIM;
+  return shape;
+}
+
 bool loom__nn_attr_string_is(const loom_op_attrs_t* attrs, const char* name,
                              const char* text) {
   loom_attr_value_t value;

@@ -15,171 +15,24 @@
 // the blocks are spread over Loom's pool, so the pool's threads are the
 // only ones computing. The filter gradient sums its blocks in a fixed
 // number of chunks, so its result does not depend on the thread count.
+//
+// This file holds the GEMM blocks and the kernel; the shape functions,
+// im2col, Winograd and the registration are in nn_conv_*.c (nn_conv.h).
 
 #include <cblas.h>
 #include <limits.h>
 #include <string.h>
 
-#include "kernels/array_internal.h"
-#include "kernels/builtin_families.h"
-#include "kernels/elementwise.h"
-#include "kernels/kernel_registration.h"
 #include "kernels/matmul.h"
-#include "kernels/nn_internal.h"
-
-loom_status_t loom__register_nn_ops(void) {
-  LOOM_RETURN_IF_ERROR(loom__register_nn_conv_ops());
-  LOOM_RETURN_IF_ERROR(loom__register_nn_pool_ops());
-  return loom__register_nn_batchnorm_ops();
-}
+#include "kernels/nn_conv.h"
 
 //===----------------------------------------------------------------------===//
-// Shapes
+// GEMM
 //===----------------------------------------------------------------------===//
 
-static bool fully_known(const loom_shape_t* shape) {
-  if (shape->rank < 0) return false;
-  for (int32_t i = 0; i < shape->rank; ++i) {
-    if (shape->dims[i] < 0) return false;
-  }
-  return true;
-}
-
-static loom_shape_t unknown_image(void) {
-  loom_shape_t shape = loom_shape_scalar();
-  shape.rank = 4;
-  for (int i = 0; i < 4; ++i) shape.dims[i] = LOOM_UNKNOWN_DIM;
-  return shape;
-}
-
-static loom_status_t conv2d_shape_fn(loom_shape_inference_context_t* context,
-                                     void* user_data) {
-  (void)user_data;
-  loom__nn_window_attrs_t attrs;
-  LOOM_RETURN_IF_ERROR(
-      loom__nn_conv_attrs(loom_shape_inference_context_attrs(context), &attrs));
-  loom_shape_t input, filter, out = unknown_image();
-  LOOM_RETURN_IF_ERROR(loom_shape_inference_context_input(context, 0, &input));
-  LOOM_RETURN_IF_ERROR(loom_shape_inference_context_input(context, 1, &filter));
-  if (fully_known(&input) && fully_known(&filter)) {
-    loom__nn_geometry_t g;
-    LOOM_RETURN_IF_ERROR(loom__nn_conv_geometry(&attrs, &input, &filter, &g));
-    out = loom__nn_image_shape(g.nchw, g.batch, g.out_h, g.out_w, g.out_c);
-  } else {
-    LOOM_RETURN_IF_ERROR(loom_shape_with_rank(&input, 4, &input));
-    LOOM_RETURN_IF_ERROR(loom_shape_with_rank(&filter, 4, &filter));
-    out.dims[0] = input.dims[0];
-    out.dims[attrs.nchw ? 1 : 3] = filter.dims[3];
-  }
-  return loom_shape_inference_context_set_output(context, 0, &out);
-}
-
-// TensorFlow's ConvBackpropComputeDimensionsV2: the geometry of the
-// forward convolution whose gradient is taken, checked against
-// out_backprop.
-static loom_status_t backprop_geometry(const char* label,
-                                       const loom__nn_window_attrs_t* attrs,
-                                       const loom_shape_t* input,
-                                       const loom_shape_t* filter,
-                                       const loom_shape_t* out_backprop,
-                                       loom__nn_geometry_t* g) {
-  const loom_shape_t* shapes[3] = {input, filter, out_backprop};
-  const char* names[3] = {"input", "filter", "out_backprop"};
-  for (int i = 0; i < 3; ++i) {
-    if (shapes[i]->rank != 4) {
-      char text[LOOM_SHAPE_TEXT_SIZE];
-      loom__format_dims(shapes[i], text);
-      return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                              "%s: %s must be 4-dimensional, got shape %s",
-                              label, names[i], text);
-    }
-  }
-  char ti[LOOM_SHAPE_TEXT_SIZE], tf[LOOM_SHAPE_TEXT_SIZE],
-      to[LOOM_SHAPE_TEXT_SIZE];
-  loom__format_dims(input, ti);
-  loom__format_dims(filter, tf);
-  loom__format_dims(out_backprop, to);
-  if (input->dims[0] != out_backprop->dims[0]) {
-    return loom_make_status(
-        LOOM_STATUS_INVALID_ARGUMENT,
-        "%s: input and out_backprop must have the same batch size. Input "
-        "batch: %lld, outbackprop batch: %lld, batch_dim: 0 (input %s, "
-        "out_backprop %s)",
-        label, (long long)input->dims[0], (long long)out_backprop->dims[0], ti,
-        to);
-  }
-  loom_status_t status = loom__nn_conv_geometry(attrs, input, filter, g);
-  if (status) return loom_status_annotate(status, "%s", label);
-  int64_t depth = out_backprop->dims[attrs->nchw ? 1 : 3];
-  if (g->out_c != depth) {
-    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                            "%s: filter and out_backprop must have the same "
-                            "out_depth: %lld vs %lld (filter %s, out_backprop "
-                            "%s)",
-                            label, (long long)g->out_c, (long long)depth, tf,
-                            to);
-  }
-  int64_t actual[2] = {out_backprop->dims[attrs->nchw ? 2 : 1],
-                       out_backprop->dims[attrs->nchw ? 3 : 2]};
-  int64_t computed[2] = {g->out_h, g->out_w};
-  int64_t in[2] = {g->in_h, g->in_w}, k[2] = {g->k_h, g->k_w};
-  int64_t stride[2] = {g->stride_h, g->stride_w};
-  int64_t dilation[2] = {g->dil_h, g->dil_w};
-  for (int i = 0; i < 2; ++i) {
-    if (actual[i] != computed[i]) {
-      return loom_make_status(
-          LOOM_STATUS_INVALID_ARGUMENT,
-          "%s: Size of out_backprop doesn't match computed: actual = %lld, "
-          "computed = %lld spatial_dim: %d input: %lld filter: %lld output: "
-          "%lld stride: %lld dilation: %lld",
-          label, (long long)actual[i], (long long)computed[i], i + 1,
-          (long long)in[i], (long long)k[i], (long long)actual[i],
-          (long long)stride[i], (long long)dilation[i]);
-    }
-  }
-  return loom_ok_status();
-}
-
-// Conv2DBackpropInput (sizes at input 0) and Conv2DBackpropFilter (at 1):
-// the output shape is the sizes tensor's value; with every shape known,
-// the whole geometry is checked now.
-static loom_status_t backprop_shape_fn(loom_shape_inference_context_t* context,
-                                       void* user_data) {
-  (void)user_data;
-  const loom_op_def_t* op = loom_shape_inference_context_op(context);
-  bool input_grad = strcmp(op->name, "Conv2DBackpropInput") == 0;
-  int32_t sizes_index = input_grad ? 0 : 1;
-  loom__nn_window_attrs_t attrs;
-  LOOM_RETURN_IF_ERROR(
-      loom__nn_conv_attrs(loom_shape_inference_context_attrs(context), &attrs));
-  const loom_tensor_t* sizes =
-      loom_shape_inference_context_input_tensor(context, sizes_index);
-  loom_shape_t out = unknown_image();
-  if (!sizes) return loom_shape_inference_context_set_output(context, 0, &out);
-  LOOM_RETURN_IF_ERROR(loom__nn_shape_from_tensor(
-      sizes, input_grad ? "input_sizes" : "filter_sizes", &out));
-  loom_shape_t other, out_backprop;
-  LOOM_RETURN_IF_ERROR(
-      loom_shape_inference_context_input(context, input_grad ? 1 : 0, &other));
-  LOOM_RETURN_IF_ERROR(
-      loom_shape_inference_context_input(context, 2, &out_backprop));
-  if (fully_known(&other) && fully_known(&out_backprop)) {
-    loom__nn_geometry_t g;
-    LOOM_RETURN_IF_ERROR(
-        backprop_geometry(op->name, &attrs, input_grad ? &out : &other,
-                          input_grad ? &other : &out, &out_backprop, &g));
-  }
-  return loom_shape_inference_context_set_output(context, 0, &out);
-}
-
-//===----------------------------------------------------------------------===//
-// GEMM and patch copies
-//===----------------------------------------------------------------------===//
-
-// C = op(A) . op(B) (accumulate: C += ...), row-major, float or double.
-static void gemm(bool f64, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
-                 const void* a, int64_t lda, const void* b, int64_t ldb,
-                 bool accumulate, void* c, int64_t ldc) {
+void loom__nn_gemm(bool f64, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
+                   const void* a, int64_t lda, const void* b, int64_t ldb,
+                   bool accumulate, void* c, int64_t ldc) {
   if (m <= 0 || n <= 0) return;
   if (k <= 0) {
     if (accumulate) return;
@@ -200,266 +53,6 @@ static void gemm(bool f64, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
   }
 }
 
-// One convolution, its data as float or double (16-bit floats widened).
-typedef struct conv_job_t {
-  const loom__nn_geometry_t* g;
-  const loom__nn_loops_t* loops;
-  bool f64;
-  size_t size;         // bytes per element
-  const char* input;   // x: forward and filter gradient
-  const char* filter;  // HWIO; NCHW: also `wt`, the filter as [O][cg*kh*kw]
-  const char* wt;
-  const char* dy;  // out_backprop
-  char* output;    // y, dx, or the filter-gradient chunks
-  char* scratch;   // per worker (or per chunk) blocks
-  size_t scratch_stride;
-  int64_t k_total;  // im2col row length: kh * kw * in_c
-  int64_t k_group;  // per group: kh * kw * filter_c
-  int64_t o_group;  // out_c / groups
-  int64_t pixels;   // out_h * out_w
-  int64_t block;    // NHWC: output pixels per unit; NCHW: columns per unit
-  int64_t blocks;   // units per image (NCHW, and per-image NHWC passes)
-  bool direct;      // 1x1, unit stride, no padding: input is the matrix
-  // Filter gradient: units [begin, end) of chunk c are c * per_chunk ...
-  int64_t units, per_chunk;
-  char* chunks;
-  size_t chunk_stride;
-} conv_job_t;
-
-// Copies `count` elements of `size` bytes from src (step `step` elements)
-// to contiguous dst.
-static void gather(char* dst, const char* src, int64_t count, int64_t step,
-                   size_t size) {
-  if (step == 1) {
-    memcpy(dst, src, (size_t)count * size);
-  } else if (size == sizeof(float)) {
-    uint32_t* d = (uint32_t*)dst;
-    const uint32_t* s = (const uint32_t*)src;
-    for (int64_t i = 0; i < count; ++i) d[i] = s[i * step];
-  } else {
-    uint64_t* d = (uint64_t*)dst;
-    const uint64_t* s = (const uint64_t*)src;
-    for (int64_t i = 0; i < count; ++i) d[i] = s[i * step];
-  }
-}
-
-// dst[i * step] += src[i].
-static void scatter_add(const conv_job_t* job, char* dst, const char* src,
-                        int64_t count, int64_t step) {
-  if (job->f64) {
-    double* d = (double*)dst;
-    const double* s = (const double*)src;
-    if (step == 1) {
-      job->loops->add_f64(d, s, count);
-    } else {
-      for (int64_t i = 0; i < count; ++i) d[i * step] += s[i];
-    }
-  } else {
-    float* d = (float*)dst;
-    const float* s = (const float*)src;
-    if (step == 1) {
-      job->loops->add_f32(d, s, count);
-    } else {
-      for (int64_t i = 0; i < count; ++i) d[i * step] += s[i];
-    }
-  }
-}
-
-// The output columns [lo, hi) of a row whose input column ow * stride +
-// offset lies inside [0, width).
-static void valid_columns(int64_t offset, int64_t stride, int64_t width,
-                          int64_t out_w, int64_t* lo, int64_t* hi) {
-  int64_t first = offset >= 0 ? 0 : (-offset + stride - 1) / stride;
-  int64_t last = width - 1 - offset;
-  int64_t end = last < 0 ? 0 : last / stride + 1;
-  if (end > out_w) end = out_w;
-  if (first > out_w) first = out_w;
-  *lo = first;
-  *hi = end > first ? end : first;
-}
-
-// NHWC im2col: row r of col is output pixel p0 + r (over batch, rows,
-// columns), laid out [group][kh][kw][filter_c].
-static void im2col_nhwc(const conv_job_t* job, int64_t p0, int64_t rows,
-                        char* col) {
-  const loom__nn_geometry_t* g = job->g;
-  size_t size = job->size;
-  size_t c_bytes = (size_t)g->in_c * size,
-         cg_bytes = (size_t)g->filter_c * size;
-  int64_t n = p0 / job->pixels, rem = p0 % job->pixels;
-  int64_t oh = rem / g->out_w, ow = rem % g->out_w;
-  for (int64_t r = 0; r < rows; ++r) {
-    char* dst = col + (size_t)(r * job->k_total) * size;
-    const char* image = job->input + (size_t)(n * g->in_h * g->in_w) * c_bytes;
-    int64_t h0 = oh * g->stride_h - g->pad_top;
-    int64_t w0 = ow * g->stride_w - g->pad_left;
-    int64_t span = (g->k_w - 1) * g->dil_w + 1;
-    for (int64_t kh = 0; kh < g->k_h; ++kh) {
-      int64_t h = h0 + kh * g->dil_h;
-      bool row_in = h >= 0 && h < g->in_h;
-      if (row_in && g->groups == 1 && g->dil_w == 1 && w0 >= 0 &&
-          w0 + span <= g->in_w) {
-        // The window's row is one contiguous run of k_w pixels.
-        memcpy(dst + (size_t)(kh * g->k_w) * c_bytes,
-               image + (size_t)(h * g->in_w + w0) * c_bytes,
-               (size_t)g->k_w * c_bytes);
-        continue;
-      }
-      for (int64_t kw = 0; kw < g->k_w; ++kw) {
-        int64_t w = w0 + kw * g->dil_w;
-        const char* src = row_in && w >= 0 && w < g->in_w
-                              ? image + (size_t)(h * g->in_w + w) * c_bytes
-                              : NULL;
-        int64_t tap = kh * g->k_w + kw;
-        if (g->groups == 1) {
-          char* d = dst + (size_t)tap * c_bytes;
-          if (src) {
-            memcpy(d, src, c_bytes);
-          } else {
-            memset(d, 0, c_bytes);
-          }
-          continue;
-        }
-        for (int64_t gi = 0; gi < g->groups; ++gi) {
-          char* d =
-              dst + (size_t)(gi * job->k_group) * size + (size_t)tap * cg_bytes;
-          if (src) {
-            memcpy(d, src + (size_t)gi * cg_bytes, cg_bytes);
-          } else {
-            memset(d, 0, cg_bytes);
-          }
-        }
-      }
-    }
-    if (++ow == g->out_w) {
-      ow = 0;
-      if (++oh == g->out_h) {
-        oh = 0;
-        n++;
-      }
-    }
-  }
-}
-
-// NHWC col2im: adds row r of dcol (output pixel p0 + r of image `n`) into
-// the input gradient image dx.
-static void col2im_nhwc(const conv_job_t* job, const char* dcol, int64_t p0,
-                        int64_t rows, char* dx) {
-  const loom__nn_geometry_t* g = job->g;
-  size_t size = job->size;
-  int64_t oh = p0 / g->out_w, ow = p0 % g->out_w;
-  for (int64_t r = 0; r < rows; ++r) {
-    const char* src = dcol + (size_t)(r * job->k_total) * size;
-    int64_t h0 = oh * g->stride_h - g->pad_top;
-    int64_t w0 = ow * g->stride_w - g->pad_left;
-    for (int64_t kh = 0; kh < g->k_h; ++kh) {
-      int64_t h = h0 + kh * g->dil_h;
-      if (h < 0 || h >= g->in_h) continue;
-      for (int64_t kw = 0; kw < g->k_w; ++kw) {
-        int64_t w = w0 + kw * g->dil_w;
-        if (w < 0 || w >= g->in_w) continue;
-        char* d = dx + (size_t)((h * g->in_w + w) * g->in_c) * size;
-        int64_t tap = kh * g->k_w + kw;
-        for (int64_t gi = 0; gi < g->groups; ++gi) {
-          scatter_add(
-              job, d + (size_t)(gi * g->filter_c) * size,
-              src + (size_t)(gi * job->k_group + tap * g->filter_c) * size,
-              g->filter_c, 1);
-        }
-      }
-    }
-    if (++ow == g->out_w) {
-      ow = 0;
-      oh++;
-    }
-  }
-}
-
-// NCHW im2col of image n, output columns [q0, q0 + cols): row (c, kh, kw)
-// of col holds those columns' taps.
-static void im2col_nchw(const conv_job_t* job, int64_t n, int64_t q0,
-                        int64_t cols, char* col) {
-  const loom__nn_geometry_t* g = job->g;
-  size_t size = job->size;
-  int64_t plane = g->in_h * g->in_w;
-  const char* image = job->input + (size_t)(n * g->in_c * plane) * size;
-  int64_t row = 0;
-  for (int64_t c = 0; c < g->in_c; ++c) {
-    const char* channel = image + (size_t)(c * plane) * size;
-    for (int64_t kh = 0; kh < g->k_h; ++kh) {
-      for (int64_t kw = 0; kw < g->k_w; ++kw, ++row) {
-        char* dst = col + (size_t)(row * cols) * size;
-        int64_t q = q0, end = q0 + cols;
-        while (q < end) {
-          int64_t oh = q / g->out_w, ow = q % g->out_w;
-          int64_t len = g->out_w - ow;
-          if (len > end - q) len = end - q;
-          char* d = dst + (size_t)(q - q0) * size;
-          int64_t h = oh * g->stride_h - g->pad_top + kh * g->dil_h;
-          if (h < 0 || h >= g->in_h) {
-            memset(d, 0, (size_t)len * size);
-          } else {
-            int64_t offset = kw * g->dil_w - g->pad_left, lo, hi;
-            valid_columns(offset, g->stride_w, g->in_w, g->out_w, &lo, &hi);
-            if (lo < ow) lo = ow;
-            if (hi > ow + len) hi = ow + len;
-            if (hi < lo) hi = lo;
-            if (lo > ow + len) lo = hi = ow + len;
-            memset(d, 0, (size_t)(lo - ow) * size);
-            gather(d + (size_t)(lo - ow) * size,
-                   channel +
-                       (size_t)(h * g->in_w + lo * g->stride_w + offset) * size,
-                   hi - lo, g->stride_w, size);
-            memset(d + (size_t)(hi - ow) * size, 0,
-                   (size_t)(ow + len - hi) * size);
-          }
-          q += len;
-        }
-      }
-    }
-  }
-}
-
-// NCHW col2im: adds the rows of dcol (columns [q0, q0 + cols) of image
-// n's output) into the input gradient image dx ([C][H][W]).
-static void col2im_nchw(const conv_job_t* job, const char* dcol, int64_t q0,
-                        int64_t cols, char* dx) {
-  const loom__nn_geometry_t* g = job->g;
-  size_t size = job->size;
-  int64_t plane = g->in_h * g->in_w;
-  int64_t row = 0;
-  for (int64_t c = 0; c < g->in_c; ++c) {
-    char* channel = dx + (size_t)(c * plane) * size;
-    for (int64_t kh = 0; kh < g->k_h; ++kh) {
-      for (int64_t kw = 0; kw < g->k_w; ++kw, ++row) {
-        const char* src = dcol + (size_t)(row * cols) * size;
-        int64_t q = q0, end = q0 + cols;
-        while (q < end) {
-          int64_t oh = q / g->out_w, ow = q % g->out_w;
-          int64_t len = g->out_w - ow;
-          if (len > end - q) len = end - q;
-          int64_t h = oh * g->stride_h - g->pad_top + kh * g->dil_h;
-          if (h >= 0 && h < g->in_h) {
-            int64_t offset = kw * g->dil_w - g->pad_left, lo, hi;
-            valid_columns(offset, g->stride_w, g->in_w, g->out_w, &lo, &hi);
-            if (lo < ow) lo = ow;
-            if (hi > ow + len) hi = ow + len;
-            if (hi > lo) {
-              scatter_add(
-                  job,
-                  channel +
-                      (size_t)(h * g->in_w + lo * g->stride_w + offset) * size,
-                  src + (size_t)(q - q0 + lo - ow) * size, hi - lo,
-                  g->stride_w);
-            }
-          }
-          q += len;
-        }
-      }
-    }
-  }
-}
-
 //===----------------------------------------------------------------------===//
 // Blocks
 //===----------------------------------------------------------------------===//
@@ -472,8 +65,8 @@ enum {
 // Output pixels (NHWC: over the batch) or columns (NCHW: per image) per
 // block: a block of im2col stays in cache, and with `outer` groups of
 // `total` there are enough blocks to share among the threads.
-static int64_t block_size(const conv_job_t* job, int64_t outer, int64_t total,
-                          int64_t concurrency) {
+static int64_t block_size(const loom__nn_conv_job_t* job, int64_t outer,
+                          int64_t total, int64_t concurrency) {
   int64_t row_bytes = job->k_total * (int64_t)job->size;
   int64_t block = row_bytes > 0 ? kColumnBlockBytes / row_bytes : total;
   if (block < 16) block = 16;
@@ -489,14 +82,14 @@ static int64_t block_size(const conv_job_t* job, int64_t outer, int64_t total,
   return block;
 }
 
-static char* worker_scratch(const conv_job_t* job, int worker) {
+static char* worker_scratch(const loom__nn_conv_job_t* job, int worker) {
   return job->scratch + job->scratch_stride * (size_t)worker;
 }
 
 // Forward, NHWC: unit = a block of output pixels.
 static void forward_nhwc_units(void* arg, int64_t begin, int64_t end,
                                int worker) {
-  const conv_job_t* job = arg;
+  const loom__nn_conv_job_t* job = arg;
   const loom__nn_geometry_t* g = job->g;
   int64_t total = g->batch * job->pixels;
   for (int64_t unit = begin; unit < end; ++unit) {
@@ -509,12 +102,12 @@ static void forward_nhwc_units(void* arg, int64_t begin, int64_t end,
       lda = g->in_c;
     } else {
       char* col = worker_scratch(job, worker);
-      im2col_nhwc(job, p0, rows, col);
+      loom__nn_im2col_nhwc(job, p0, rows, col);
       a = col;
       lda = job->k_total;
     }
     for (int64_t gi = 0; gi < g->groups; ++gi) {
-      gemm(
+      loom__nn_gemm(
           job->f64, false, false, rows, job->o_group, job->k_group,
           a + (size_t)(gi * job->k_group) * job->size, lda,
           job->filter + (size_t)(gi * job->o_group) * job->size, g->out_c,
@@ -528,7 +121,7 @@ static void forward_nhwc_units(void* arg, int64_t begin, int64_t end,
 // Forward, NCHW: unit = (image, block of output columns).
 static void forward_nchw_units(void* arg, int64_t begin, int64_t end,
                                int worker) {
-  const conv_job_t* job = arg;
+  const loom__nn_conv_job_t* job = arg;
   const loom__nn_geometry_t* g = job->g;
   for (int64_t unit = begin; unit < end; ++unit) {
     int64_t n = unit / job->blocks, q0 = (unit % job->blocks) * job->block;
@@ -541,18 +134,19 @@ static void forward_nchw_units(void* arg, int64_t begin, int64_t end,
       ldb = job->pixels;
     } else {
       char* col = worker_scratch(job, worker);
-      im2col_nchw(job, n, q0, cols, col);
+      loom__nn_im2col_nchw(job, n, q0, cols, col);
       b = col;
       ldb = cols;
     }
     char* out =
         job->output + (size_t)(n * g->out_c * job->pixels + q0) * job->size;
     for (int64_t gi = 0; gi < g->groups; ++gi) {
-      gemm(job->f64, false, false, job->o_group, cols, job->k_group,
-           job->wt + (size_t)(gi * job->o_group * job->k_group) * job->size,
-           job->k_group, b + (size_t)(gi * job->k_group * ldb) * job->size, ldb,
-           false, out + (size_t)(gi * job->o_group * job->pixels) * job->size,
-           job->pixels);
+      loom__nn_gemm(
+          job->f64, false, false, job->o_group, cols, job->k_group,
+          job->wt + (size_t)(gi * job->o_group * job->k_group) * job->size,
+          job->k_group, b + (size_t)(gi * job->k_group * ldb) * job->size, ldb,
+          false, out + (size_t)(gi * job->o_group * job->pixels) * job->size,
+          job->pixels);
     }
   }
 }
@@ -561,7 +155,7 @@ static void forward_nchw_units(void* arg, int64_t begin, int64_t end,
 // or with `direct` a block of pixels.
 static void input_grad_nhwc_units(void* arg, int64_t begin, int64_t end,
                                   int worker) {
-  const conv_job_t* job = arg;
+  const loom__nn_conv_job_t* job = arg;
   const loom__nn_geometry_t* g = job->g;
   size_t size = job->size;
   for (int64_t unit = begin; unit < end; ++unit) {
@@ -570,12 +164,13 @@ static void input_grad_nhwc_units(void* arg, int64_t begin, int64_t end,
       int64_t p0 = unit * job->block, rows = total - p0;
       if (rows > job->block) rows = job->block;
       for (int64_t gi = 0; gi < g->groups; ++gi) {
-        gemm(job->f64, false, true, rows, g->filter_c, job->o_group,
-             job->dy + (size_t)(p0 * g->out_c + gi * job->o_group) * size,
-             g->out_c, job->filter + (size_t)(gi * job->o_group) * size,
-             g->out_c, false,
-             job->output + (size_t)(p0 * g->in_c + gi * g->filter_c) * size,
-             g->in_c);
+        loom__nn_gemm(
+            job->f64, false, true, rows, g->filter_c, job->o_group,
+            job->dy + (size_t)(p0 * g->out_c + gi * job->o_group) * size,
+            g->out_c, job->filter + (size_t)(gi * job->o_group) * size,
+            g->out_c, false,
+            job->output + (size_t)(p0 * g->in_c + gi * g->filter_c) * size,
+            g->in_c);
       }
       continue;
     }
@@ -589,12 +184,13 @@ static void input_grad_nhwc_units(void* arg, int64_t begin, int64_t end,
       const char* dy =
           job->dy + (size_t)((n * job->pixels + p0) * g->out_c) * size;
       for (int64_t gi = 0; gi < g->groups; ++gi) {
-        gemm(job->f64, false, true, rows, job->k_group, job->o_group,
-             dy + (size_t)(gi * job->o_group) * size, g->out_c,
-             job->filter + (size_t)(gi * job->o_group) * size, g->out_c, false,
-             dcol + (size_t)(gi * job->k_group) * size, job->k_total);
+        loom__nn_gemm(job->f64, false, true, rows, job->k_group, job->o_group,
+                      dy + (size_t)(gi * job->o_group) * size, g->out_c,
+                      job->filter + (size_t)(gi * job->o_group) * size,
+                      g->out_c, false,
+                      dcol + (size_t)(gi * job->k_group) * size, job->k_total);
       }
-      col2im_nhwc(job, dcol, p0, rows, dx);
+      loom__nn_col2im_nhwc(job, dcol, p0, rows, dx);
     }
   }
 }
@@ -603,7 +199,7 @@ static void input_grad_nhwc_units(void* arg, int64_t begin, int64_t end,
 // of columns).
 static void input_grad_nchw_units(void* arg, int64_t begin, int64_t end,
                                   int worker) {
-  const conv_job_t* job = arg;
+  const loom__nn_conv_job_t* job = arg;
   const loom__nn_geometry_t* g = job->g;
   size_t size = job->size;
   for (int64_t unit = begin; unit < end; ++unit) {
@@ -612,18 +208,19 @@ static void input_grad_nchw_units(void* arg, int64_t begin, int64_t end,
       int64_t cols = job->pixels - q0;
       if (cols > job->block) cols = job->block;
       for (int64_t gi = 0; gi < g->groups; ++gi) {
-        gemm(job->f64, true, false, g->filter_c, cols, job->o_group,
-             job->wt + (size_t)(gi * job->o_group * job->k_group) * size,
-             job->k_group,
-             job->dy +
-                 (size_t)((n * g->out_c + gi * job->o_group) * job->pixels +
-                          q0) *
-                     size,
-             job->pixels, false,
-             job->output +
-                 (size_t)((n * g->in_c + gi * g->filter_c) * job->pixels + q0) *
-                     size,
-             job->pixels);
+        loom__nn_gemm(
+            job->f64, true, false, g->filter_c, cols, job->o_group,
+            job->wt + (size_t)(gi * job->o_group * job->k_group) * size,
+            job->k_group,
+            job->dy +
+                (size_t)((n * g->out_c + gi * job->o_group) * job->pixels +
+                         q0) *
+                    size,
+            job->pixels, false,
+            job->output +
+                (size_t)((n * g->in_c + gi * g->filter_c) * job->pixels + q0) *
+                    size,
+            job->pixels);
       }
       continue;
     }
@@ -635,17 +232,18 @@ static void input_grad_nchw_units(void* arg, int64_t begin, int64_t end,
       int64_t cols = job->pixels - q0;
       if (cols > job->block) cols = job->block;
       for (int64_t gi = 0; gi < g->groups; ++gi) {
-        gemm(job->f64, true, false, job->k_group, cols, job->o_group,
-             job->wt + (size_t)(gi * job->o_group * job->k_group) * size,
-             job->k_group,
-             job->dy +
-                 (size_t)((n * g->out_c + gi * job->o_group) * job->pixels +
-                          q0) *
-                     size,
-             job->pixels, false,
-             dcol + (size_t)(gi * job->k_group * cols) * size, cols);
+        loom__nn_gemm(
+            job->f64, true, false, job->k_group, cols, job->o_group,
+            job->wt + (size_t)(gi * job->o_group * job->k_group) * size,
+            job->k_group,
+            job->dy +
+                (size_t)((n * g->out_c + gi * job->o_group) * job->pixels +
+                         q0) *
+                    size,
+            job->pixels, false,
+            dcol + (size_t)(gi * job->k_group * cols) * size, cols);
       }
-      col2im_nchw(job, dcol, q0, cols, dx);
+      loom__nn_col2im_nchw(job, dcol, q0, cols, dx);
     }
   }
 }
@@ -654,7 +252,7 @@ static void input_grad_nchw_units(void* arg, int64_t begin, int64_t end,
 // partial sum (NHWC: [k_group][out_c] as HWIO; NCHW: [out_c][k_group]).
 static void filter_grad_chunks(void* arg, int64_t begin, int64_t end,
                                int worker) {
-  const conv_job_t* job = arg;
+  const loom__nn_conv_job_t* job = arg;
   const loom__nn_geometry_t* g = job->g;
   size_t size = job->size;
   for (int64_t chunk = begin; chunk < end; ++chunk) {
@@ -674,16 +272,17 @@ static void filter_grad_chunks(void* arg, int64_t begin, int64_t end,
           lda = g->in_c;
         } else {
           char* col = worker_scratch(job, worker);
-          im2col_nhwc(job, p0, rows, col);
+          loom__nn_im2col_nhwc(job, p0, rows, col);
           a = col;
           lda = job->k_total;
         }
         for (int64_t gi = 0; gi < g->groups; ++gi) {
-          gemm(job->f64, true, false, job->k_group, job->o_group, rows,
-               a + (size_t)(gi * job->k_group) * size, lda,
-               job->dy + (size_t)(p0 * g->out_c + gi * job->o_group) * size,
-               g->out_c, true, acc + (size_t)(gi * job->o_group) * size,
-               g->out_c);
+          loom__nn_gemm(
+              job->f64, true, false, job->k_group, job->o_group, rows,
+              a + (size_t)(gi * job->k_group) * size, lda,
+              job->dy + (size_t)(p0 * g->out_c + gi * job->o_group) * size,
+              g->out_c, true, acc + (size_t)(gi * job->o_group) * size,
+              g->out_c);
         }
       } else {
         int64_t n = unit / job->blocks, q0 = (unit % job->blocks) * job->block;
@@ -696,19 +295,20 @@ static void filter_grad_chunks(void* arg, int64_t begin, int64_t end,
           ldb = job->pixels;
         } else {
           char* col = worker_scratch(job, worker);
-          im2col_nchw(job, n, q0, cols, col);
+          loom__nn_im2col_nchw(job, n, q0, cols, col);
           b = col;
           ldb = cols;
         }
         for (int64_t gi = 0; gi < g->groups; ++gi) {
-          gemm(job->f64, false, true, job->o_group, job->k_group, cols,
-               job->dy +
-                   (size_t)((n * g->out_c + gi * job->o_group) * job->pixels +
-                            q0) *
-                       size,
-               job->pixels, b + (size_t)(gi * job->k_group * ldb) * size, ldb,
-               true, acc + (size_t)(gi * job->o_group * job->k_group) * size,
-               job->k_group);
+          loom__nn_gemm(
+              job->f64, false, true, job->o_group, job->k_group, cols,
+              job->dy +
+                  (size_t)((n * g->out_c + gi * job->o_group) * job->pixels +
+                           q0) *
+                      size,
+              job->pixels, b + (size_t)(gi * job->k_group * ldb) * size, ldb,
+              true, acc + (size_t)(gi * job->o_group * job->k_group) * size,
+              job->k_group);
         }
       }
     }
@@ -744,238 +344,6 @@ static void transpose_filter(const loom__nn_geometry_t* g, size_t size,
   }
 }
 
-//===----------------------------------------------------------------------===//
-// Winograd F(2x2, 3x3)
-//===----------------------------------------------------------------------===//
-//
-// 3x3 unit-stride convolutions with enough channels go through Winograd's
-// minimal filtering (Lavin and Gray): each 2x2 block of outputs is 16
-// element-wise products of 4x4 transformed input and filter tiles, summed
-// over channels -- 16 GEMMs of [tiles x in_c] x [in_c x out_c] instead of
-// one of [pixels x 9 in_c] x [9 in_c x out_c], 2.25 times fewer
-// multiplications. Blocks of tiles are transformed into per-thread scratch
-// that stays in cache, multiplied by OpenBLAS, and transformed back. The
-// transforms only add and halve, so the error stays that of the direct
-// sum's. NCHW data is transposed to NHWC around it.
-
-enum {
-  kWinogradBlockBytes = 512 << 10,  // V and M of one block of tiles
-  kWinogradMinChannels = 16,
-};
-
-static bool use_winograd(const loom__nn_geometry_t* g) {
-  return g->k_h == 3 && g->k_w == 3 && g->stride_h == 1 && g->stride_w == 1 &&
-         g->dil_h == 1 && g->dil_w == 1 && g->groups == 1 &&
-         g->in_c >= kWinogradMinChannels && g->out_c >= kWinogradMinChannels &&
-         g->out_h >= 2 && g->out_w >= 2;
-}
-
-typedef struct winograd_job_t {
-  const loom__nn_geometry_t* g;
-  const loom__nn_loops_t* loops;
-  bool f64;
-  size_t size;
-  const char* input;  // NHWC
-  char* output;       // NHWC
-  const char* u;      // the transformed filter, [16][in_c][out_c]
-  const char* zeros;  // in_c zeros: the taps outside the image
-  char* scratch;      // per worker: V [16][block][in_c], M [16][block][out_c]
-  size_t scratch_stride;  // and a row of out_c for outputs past the edge
-  int64_t tiles_y, tiles_x, tiles, block;
-} winograd_job_t;
-
-static void winograd_units(void* arg, int64_t begin, int64_t end, int worker) {
-  const winograd_job_t* job = arg;
-  const loom__nn_geometry_t* g = job->g;
-  size_t size = job->size;
-  int64_t c = g->in_c, o = g->out_c, t_block = job->block;
-  char* v = job->scratch + job->scratch_stride * (size_t)worker;
-  char* m = v + (size_t)(16 * t_block * c) * size;
-  char* sink = m + (size_t)(16 * t_block * o) * size;
-  int64_t per_image = job->tiles_y * job->tiles_x;
-  for (int64_t unit = begin; unit < end; ++unit) {
-    int64_t t0 = unit * t_block, count = job->tiles - t0;
-    if (count > t_block) count = t_block;
-    for (int64_t k = 0; k < count; ++k) {
-      int64_t t = t0 + k, n = t / per_image, rest = t % per_image;
-      int64_t h0 = 2 * (rest / job->tiles_x) - g->pad_top;
-      int64_t w0 = 2 * (rest % job->tiles_x) - g->pad_left;
-      const char* d[16];
-      for (int i = 0; i < 4; ++i) {
-        for (int j = 0; j < 4; ++j) {
-          int64_t h = h0 + i, w = w0 + j;
-          d[4 * i + j] =
-              h >= 0 && h < g->in_h && w >= 0 && w < g->in_w
-                  ? job->input +
-                        (size_t)(((n * g->in_h + h) * g->in_w + w) * c) * size
-                  : job->zeros;
-        }
-      }
-      char* vk = v + (size_t)(k * c) * size;
-      if (job->f64) {
-        const double* dd[16];
-        for (int i = 0; i < 16; ++i) dd[i] = (const double*)d[i];
-        job->loops->winograd_input_f64(dd, (double*)vk, t_block * c, c);
-      } else {
-        const float* df[16];
-        for (int i = 0; i < 16; ++i) df[i] = (const float*)d[i];
-        job->loops->winograd_input_f32(df, (float*)vk, t_block * c, c);
-      }
-    }
-    for (int64_t x = 0; x < 16; ++x) {
-      gemm(job->f64, false, false, count, o, c,
-           v + (size_t)(x * t_block * c) * size, c,
-           job->u + (size_t)(x * c * o) * size, o, false,
-           m + (size_t)(x * t_block * o) * size, o);
-    }
-    for (int64_t k = 0; k < count; ++k) {
-      int64_t t = t0 + k, n = t / per_image, rest = t % per_image;
-      int64_t oh = 2 * (rest / job->tiles_x), ow = 2 * (rest % job->tiles_x);
-      char* y[4];
-      for (int i = 0; i < 2; ++i) {
-        for (int j = 0; j < 2; ++j) {
-          y[2 * i + j] =
-              oh + i < g->out_h && ow + j < g->out_w
-                  ? job->output +
-                        (size_t)(((n * g->out_h + oh + i) * g->out_w + ow + j) *
-                                 o) *
-                            size
-                  : sink;
-        }
-      }
-      const char* mk = m + (size_t)(k * o) * size;
-      if (job->f64) {
-        double* yd[4] = {(double*)y[0], (double*)y[1], (double*)y[2],
-                         (double*)y[3]};
-        job->loops->winograd_output_f64((const double*)mk, t_block * o, yd, o);
-      } else {
-        float* yf[4] = {(float*)y[0], (float*)y[1], (float*)y[2], (float*)y[3]};
-        job->loops->winograd_output_f32((const float*)mk, t_block * o, yf, o);
-      }
-    }
-  }
-}
-
-// Transposes `count` matrices of rows x cols (elements of `size` bytes).
-typedef struct transpose_job_t {
-  const char* src;
-  char* dst;
-  int64_t rows, cols;
-  size_t size;
-  loom__transpose_panel_fn_t panel;
-} transpose_job_t;
-
-static void transpose_units(void* arg, int64_t begin, int64_t end) {
-  const transpose_job_t* job = arg;
-  int64_t panel_rows = (int64_t)(64 / job->size);
-  size_t matrix = (size_t)(job->rows * job->cols) * job->size;
-  for (int64_t unit = begin; unit < end; ++unit) {
-    const char* src = job->src + matrix * (size_t)unit;
-    char* dst = job->dst + matrix * (size_t)unit;
-    for (int64_t r = 0; r < job->rows; r += panel_rows) {
-      int64_t rows = job->rows - r < panel_rows ? job->rows - r : panel_rows;
-      job->panel(src + (size_t)(r * job->cols) * job->size, job->cols,
-                 dst + (size_t)r * job->size, job->rows, rows, job->cols,
-                 false);
-    }
-  }
-}
-
-static loom_status_t transpose_images(loom_kernel_context_t* ctx,
-                                      const void* src, void* dst, int64_t count,
-                                      int64_t rows, int64_t cols, size_t size) {
-  transpose_job_t job = {
-      .src = src,
-      .dst = dst,
-      .rows = rows,
-      .cols = cols,
-      .size = size,
-      .panel = loom__transpose_panel(size),
-  };
-  return loom_thread_pool_parallel_for(loom__nn_pool(ctx), count,
-                                       rows * cols + 1, transpose_units, &job);
-}
-
-static loom_status_t run_winograd(loom_kernel_context_t* ctx,
-                                  const loom__nn_geometry_t* g, bool f64,
-                                  const void* x, const void* filter,
-                                  void* out) {
-  loom_allocator_t allocator = loom_kernel_context_allocator(ctx);
-  size_t size = f64 ? sizeof(double) : sizeof(float);
-  int64_t c = g->in_c, o = g->out_c;
-  int64_t concurrency = loom__nn_concurrency(ctx);
-  winograd_job_t job = {
-      .g = g,
-      .loops = loom__nn_loops(),
-      .f64 = f64,
-      .size = size,
-      .input = x,
-      .output = out,
-      .tiles_y = (g->out_h + 1) / 2,
-      .tiles_x = (g->out_w + 1) / 2,
-  };
-  job.tiles = g->batch * job.tiles_y * job.tiles_x;
-  int64_t block = kWinogradBlockBytes / (16 * (c + o) * (int64_t)size);
-  if (block < 8) block = 8;
-  int64_t units = (job.tiles + block - 1) / block;
-  if (concurrency > 1 && units < 4 * concurrency) {
-    int64_t share = (job.tiles + 4 * concurrency - 1) / (4 * concurrency);
-    block = share < 8 ? 8 : share;
-  }
-  if (block > job.tiles) block = job.tiles;
-  job.block = block;
-  units = (job.tiles + block - 1) / block;
-  // One allocation: the transformed filter, zeros, NHWC copies for NCHW
-  // data, and the per-worker blocks.
-  size_t u_bytes = (size_t)(16 * c * o) * size;
-  size_t zero_bytes = (size_t)c * size;
-  size_t in_bytes =
-      g->nchw ? (size_t)(g->batch * g->in_h * g->in_w * c) * size : 0;
-  size_t out_bytes =
-      g->nchw ? (size_t)(g->batch * g->out_h * g->out_w * o) * size : 0;
-  size_t worker_bytes = (size_t)(16 * block * (c + o) + o) * size;
-  char* shared = NULL;
-  LOOM_RETURN_IF_ERROR(loom__nn_scratch(
-      allocator, 1, u_bytes + zero_bytes + in_bytes + out_bytes + 256, &shared,
-      NULL));
-  loom_status_t status = loom__nn_scratch(allocator, concurrency, worker_bytes,
-                                          &job.scratch, &job.scratch_stride);
-  if (status) {
-    loom_allocator_free(allocator, shared);
-    return status;
-  }
-  char* u = shared;
-  char* zeros = u + (u_bytes + 63) / 64 * 64;
-  char* nhwc_in = zeros + (zero_bytes + 63) / 64 * 64;
-  char* nhwc_out = nhwc_in + (in_bytes + 63) / 64 * 64;
-  memset(zeros, 0, zero_bytes);
-  if (f64) {
-    job.loops->winograd_filter_f64(filter, c * o, (double*)u, c * o, c * o);
-  } else {
-    job.loops->winograd_filter_f32(filter, c * o, (float*)u, c * o, c * o);
-  }
-  job.u = u;
-  job.zeros = zeros;
-  if (g->nchw) {
-    status =
-        transpose_images(ctx, x, nhwc_in, g->batch, c, g->in_h * g->in_w, size);
-    job.input = nhwc_in;
-    job.output = nhwc_out;
-  }
-  int64_t cost = (int64_t)(32.0 * (double)(block * c * o) / 64.0) + 1;
-  if (!status) {
-    status = loom_thread_pool_parallel_for_with_worker_id(
-        loom__nn_pool(ctx), units, cost, winograd_units, &job);
-  }
-  if (!status && g->nchw) {
-    status = transpose_images(ctx, nhwc_out, out, g->batch, g->out_h * g->out_w,
-                              o, size);
-  }
-  loom_allocator_free(allocator, job.scratch);
-  loom_allocator_free(allocator, shared);
-  return status;
-}
-
 // Runs one convolution on float or double data. The pointers are the
 // float/double buffers (16-bit inputs already widened).
 static loom_status_t run_conv(loom_kernel_context_t* ctx, conv_kind_t kind,
@@ -985,7 +353,7 @@ static loom_status_t run_conv(loom_kernel_context_t* ctx, conv_kind_t kind,
   loom_allocator_t allocator = loom_kernel_context_allocator(ctx);
   size_t size = f64 ? sizeof(double) : sizeof(float);
   int64_t concurrency = loom__nn_concurrency(ctx);
-  conv_job_t job = {
+  loom__nn_conv_job_t job = {
       .g = g,
       .loops = loom__nn_loops(),
       .f64 = f64,
@@ -1011,8 +379,8 @@ static loom_status_t run_conv(loom_kernel_context_t* ctx, conv_kind_t kind,
                             INT_MAX);
   }
   loom__blas_single_threaded();
-  if (kind == CONV_FORWARD && use_winograd(g)) {
-    return run_winograd(ctx, g, f64, x, filter, out);
+  if (kind == CONV_FORWARD && loom__nn_use_winograd(g)) {
+    return loom__nn_run_winograd(ctx, g, f64, x, filter, out);
   }
   char* wt = NULL;
   loom_status_t status = loom_ok_status();
@@ -1108,7 +476,7 @@ static loom_status_t run_conv(loom_kernel_context_t* ctx, conv_kind_t kind,
     return;                                \
   } while (0)
 
-static void conv_compute(void* kernel, loom_kernel_context_t* ctx) {
+void loom__nn_conv_compute(void* kernel, loom_kernel_context_t* ctx) {
   (void)kernel;
   const char* name = loom_kernel_context_op(ctx)->name;
   conv_kind_t kind = strcmp(name, "Conv2D") == 0 ? CONV_FORWARD
@@ -1143,8 +511,8 @@ static void conv_compute(void* kernel, loom_kernel_context_t* ctx) {
       status = loom__nn_shape_from_tensor(loom_kernel_context_input(ctx, 0),
                                           "input_sizes", &x_shape);
       if (!status) {
-        status = backprop_geometry(name, &attrs, &x_shape, &filter_shape,
-                                   loom_tensor_shape(dy), &g);
+        status = loom__nn_conv_backprop_geometry(
+            name, &attrs, &x_shape, &filter_shape, loom_tensor_shape(dy), &g);
       }
       out_shape = x_shape;
       break;
@@ -1155,8 +523,8 @@ static void conv_compute(void* kernel, loom_kernel_context_t* ctx) {
       status = loom__nn_shape_from_tensor(loom_kernel_context_input(ctx, 1),
                                           "filter_sizes", &filter_shape);
       if (!status) {
-        status = backprop_geometry(name, &attrs, &x_shape, &filter_shape,
-                                   loom_tensor_shape(dy), &g);
+        status = loom__nn_conv_backprop_geometry(
+            name, &attrs, &x_shape, &filter_shape, loom_tensor_shape(dy), &g);
       }
       out_shape = filter_shape;
       break;
@@ -1197,61 +565,4 @@ static void conv_compute(void* kernel, loom_kernel_context_t* ctx) {
   if (!status) loom__nn_narrow(dtype, fo, loom_tensor_data(out), out_count);
   loom_allocator_free(allocator, scratch);
   if (status) loom_kernel_context_fail(ctx, status);
-}
-
-//===----------------------------------------------------------------------===//
-// Registration
-//===----------------------------------------------------------------------===//
-
-#define CONV_ATTRS                                       \
-  "strides: list(int)", "use_cudnn_on_gpu: bool = true", \
-      "padding: {'SAME', 'VALID', 'EXPLICIT'}",          \
-      "explicit_paddings: list(int) = []",               \
-      "data_format: {'NHWC', 'NCHW'} = 'NHWC'",          \
-      "dilations: list(int) = [1, 1, 1, 1]"
-
-static const loom__builtin_op_t kOps[] = {
-    {.name = "Conv2D",
-     .inputs = {"input: T", "filter: T"},
-     .outputs = {"output: T"},
-     .attrs = {"T: {half, bfloat16, float, double, int32}", CONV_ATTRS},
-     .shape_fn = conv2d_shape_fn},
-    {.name = "Conv2DBackpropInput",
-     .inputs = {"input_sizes: int32", "filter: T", "out_backprop: T"},
-     .outputs = {"output: T"},
-     .attrs = {"T: {half, bfloat16, float, double, int32}", CONV_ATTRS},
-     .shape_fn = backprop_shape_fn},
-    {.name = "Conv2DBackpropFilter",
-     .inputs = {"input: T", "filter_sizes: int32", "out_backprop: T"},
-     .outputs = {"output: T"},
-     .attrs = {"T: {half, bfloat16, float, double}", CONV_ATTRS},
-     .shape_fn = backprop_shape_fn},
-};
-
-#define CONV_TYPES \
-  LOOM_DTYPE_FLOAT, LOOM_DTYPE_DOUBLE, LOOM_DTYPE_HALF, LOOM_DTYPE_BFLOAT16
-
-static const loom__builtin_kernel_t kKernels[] = {
-    {.op_name = "Conv2D",
-     .compute = conv_compute,
-     .type_attr = "T",
-     .types = {CONV_TYPES}},
-    {.op_name = "Conv2DBackpropInput",
-     .compute = conv_compute,
-     .type_attr = "T",
-     .types = {CONV_TYPES},
-     .host_memory = {"input_sizes"}},
-    {.op_name = "Conv2DBackpropFilter",
-     .compute = conv_compute,
-     .type_attr = "T",
-     .types = {CONV_TYPES},
-     .host_memory = {"filter_sizes"}},
-};
-
-loom_status_t loom__register_nn_conv_ops(void) {
-  loom__blas_single_threaded();
-  LOOM_RETURN_IF_ERROR(
-      loom__register_builtin_ops(kOps, (int)(sizeof(kOps) / sizeof(kOps[0]))));
-  return loom__register_builtin_kernels(
-      kKernels, (int)(sizeof(kKernels) / sizeof(kKernels[0])));
 }

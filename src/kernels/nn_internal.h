@@ -16,6 +16,7 @@
 #include "loom/kernel.h"
 #include "loom/op_attrs.h"
 #include "loom/shape.h"
+#include "loom/shape_inference.h"
 #include "loom/status.h"
 #include "loom/thread_pool.h"
 
@@ -84,6 +85,12 @@ loom_status_t loom__nn_shape_from_tensor(const loom_tensor_t* tensor,
                                          const char* what,
                                          loom_shape_t* out_shape);
 
+// Whether every dimension of `shape` is known.
+bool loom__nn_fully_known(const loom_shape_t* shape);
+
+// A rank-4 shape of unknown dimensions.
+loom_shape_t loom__nn_unknown_image(void);
+
 // Whether a string attr equals `text`.
 bool loom__nn_attr_string_is(const loom_op_attrs_t* attrs, const char* name,
                              const char* text);
@@ -105,10 +112,29 @@ loom_thread_pool_t* loom__nn_pool(loom_kernel_context_t* ctx);
 void loom__nn_widen(loom_dtype_t dtype, const void* in, float* out, int64_t n);
 void loom__nn_narrow(loom_dtype_t dtype, const float* in, void* out, int64_t n);
 
-// Family registration (nn_conv.c calls these from loom__register_nn_ops).
+// Group registration (nn_<group>_registration.c; nn_registration.c calls
+// these from loom__register_nn_ops).
 loom_status_t loom__register_nn_conv_ops(void);
 loom_status_t loom__register_nn_pool_ops(void);
 loom_status_t loom__register_nn_batchnorm_ops(void);
+
+// The shape functions and kernels the registrations name.
+// Pooling (nn_pool.c).
+loom_status_t loom__nn_pool_shape_fn(loom_shape_inference_context_t* context,
+                                     void* user_data);
+loom_status_t loom__nn_max_pool_grad_shape_fn(
+    loom_shape_inference_context_t* context, void* user_data);
+loom_status_t loom__nn_max_pool_grad_grad_shape_fn(
+    loom_shape_inference_context_t* context, void* user_data);
+loom_status_t loom__nn_avg_pool_grad_shape_fn(
+    loom_shape_inference_context_t* context, void* user_data);
+// Every pooling op and gradient: the op's name picks the computation.
+void loom__nn_pool_compute(void* kernel, loom_kernel_context_t* ctx);
+// Batch normalisation (nn_batchnorm.c).
+loom_status_t loom__nn_batchnorm_shape_fn(
+    loom_shape_inference_context_t* context, void* user_data);
+void loom__nn_batchnorm_compute(void* kernel, loom_kernel_context_t* ctx);
+void loom__nn_batchnorm_grad_compute(void* kernel, loom_kernel_context_t* ctx);
 
 //===----------------------------------------------------------------------===//
 // Inner loops (nn_loops.c, one table per ISA level)

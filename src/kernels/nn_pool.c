@@ -17,41 +17,25 @@
 #include <string.h>
 
 #include "kernels/elementwise.h"
-#include "kernels/kernel_registration.h"
 #include "kernels/nn_internal.h"
 
 //===----------------------------------------------------------------------===//
 // Shapes
 //===----------------------------------------------------------------------===//
 
-static bool fully_known(const loom_shape_t* shape) {
-  if (shape->rank < 0) return false;
-  for (int32_t i = 0; i < shape->rank; ++i) {
-    if (shape->dims[i] < 0) return false;
-  }
-  return true;
-}
-
-static loom_shape_t unknown_image(void) {
-  loom_shape_t shape = loom_shape_scalar();
-  shape.rank = 4;
-  for (int i = 0; i < 4; ++i) shape.dims[i] = LOOM_UNKNOWN_DIM;
-  return shape;
-}
-
 static loom_shape_t pooled_shape(const loom__nn_geometry_t* g) {
   return loom__nn_image_shape(g->nchw, g->batch, g->out_h, g->out_w, g->in_c);
 }
 
-static loom_status_t pool_shape_fn(loom_shape_inference_context_t* context,
-                                   void* user_data) {
+loom_status_t loom__nn_pool_shape_fn(loom_shape_inference_context_t* context,
+                                     void* user_data) {
   (void)user_data;
   loom__nn_window_attrs_t attrs;
   LOOM_RETURN_IF_ERROR(
       loom__nn_pool_attrs(loom_shape_inference_context_attrs(context), &attrs));
-  loom_shape_t input, out = unknown_image();
+  loom_shape_t input, out = loom__nn_unknown_image();
   LOOM_RETURN_IF_ERROR(loom_shape_inference_context_input(context, 0, &input));
-  if (fully_known(&input)) {
+  if (loom__nn_fully_known(&input)) {
     loom__nn_geometry_t g;
     LOOM_RETURN_IF_ERROR(loom__nn_pool_geometry(&attrs, &input, &g));
     out = pooled_shape(&g);
@@ -100,13 +84,13 @@ static loom_status_t grad_inputs(loom_shape_inference_context_t* context,
   for (int32_t i = 0; i < 3; ++i) {
     LOOM_RETURN_IF_ERROR(
         loom_shape_inference_context_input(context, i, &shapes[i]));
-    *out_known = *out_known && fully_known(&shapes[i]);
+    *out_known = *out_known && loom__nn_fully_known(&shapes[i]);
   }
   return loom_ok_status();
 }
 
-static loom_status_t max_grad_shape_fn(loom_shape_inference_context_t* context,
-                                       void* user_data) {
+loom_status_t loom__nn_max_pool_grad_shape_fn(
+    loom_shape_inference_context_t* context, void* user_data) {
   (void)user_data;
   loom__nn_window_attrs_t attrs;
   loom_shape_t shapes[3];
@@ -151,7 +135,7 @@ static loom_status_t max_grad_grad_geometry(
 
 // The pooled shape of orig_input (TensorFlow's MaxPoolShape), with every
 // check once all three shapes are known.
-static loom_status_t max_grad_grad_shape_fn(
+loom_status_t loom__nn_max_pool_grad_grad_shape_fn(
     loom_shape_inference_context_t* context, void* user_data) {
   (void)user_data;
   loom__nn_window_attrs_t attrs;
@@ -165,23 +149,23 @@ static loom_status_t max_grad_grad_shape_fn(
     loom_shape_t out = pooled_shape(&g);
     return loom_shape_inference_context_set_output(context, 0, &out);
   }
-  return pool_shape_fn(context, user_data);
+  return loom__nn_pool_shape_fn(context, user_data);
 }
 
-static loom_status_t avg_grad_shape_fn(loom_shape_inference_context_t* context,
-                                       void* user_data) {
+loom_status_t loom__nn_avg_pool_grad_shape_fn(
+    loom_shape_inference_context_t* context, void* user_data) {
   (void)user_data;
   loom__nn_window_attrs_t attrs;
   LOOM_RETURN_IF_ERROR(
       loom__nn_pool_attrs(loom_shape_inference_context_attrs(context), &attrs));
   const loom_tensor_t* sizes =
       loom_shape_inference_context_input_tensor(context, 0);
-  loom_shape_t out = unknown_image(), grad;
+  loom_shape_t out = loom__nn_unknown_image(), grad;
   if (sizes) {
     LOOM_RETURN_IF_ERROR(
         loom__nn_shape_from_tensor(sizes, "orig_input_shape", &out));
     LOOM_RETURN_IF_ERROR(loom_shape_inference_context_input(context, 1, &grad));
-    if (fully_known(&grad)) {
+    if (loom__nn_fully_known(&grad)) {
       loom__nn_geometry_t g;
       LOOM_RETURN_IF_ERROR(loom__nn_pool_geometry(&attrs, &out, &g));
       LOOM_RETURN_IF_ERROR(expect_pooled(&g, &grad, "grad"));
@@ -673,7 +657,7 @@ static loom_status_t run_pool(loom_kernel_context_t* ctx, pool_job_t* job) {
     return;                                \
   } while (0)
 
-static void pool_compute(void* kernel, loom_kernel_context_t* ctx) {
+void loom__nn_pool_compute(void* kernel, loom_kernel_context_t* ctx) {
   (void)kernel;
   const char* name = loom_kernel_context_op(ctx)->name;
   pool_kind_t kind = strcmp(name, "MaxPool") == 0           ? POOL_MAX
@@ -764,88 +748,4 @@ static void pool_compute(void* kernel, loom_kernel_context_t* ctx) {
   if (!status) loom__nn_narrow(dtype, fo, loom_tensor_data(out), out_count);
   loom_allocator_free(allocator, scratch);
   if (status) loom_kernel_context_fail(ctx, status);
-}
-
-//===----------------------------------------------------------------------===//
-// Registration
-//===----------------------------------------------------------------------===//
-
-static const loom__builtin_op_t kOps[] = {
-    {.name = "MaxPool",
-     .inputs = {"input: T"},
-     .outputs = {"output: T"},
-     .attrs = {"T: {half, bfloat16, float, double, int32, int64, uint8, "
-               "int16, int8, uint16, qint8} = DT_FLOAT",
-               "ksize: list(int) >= 4", "strides: list(int) >= 4",
-               "padding: {'SAME', 'VALID', 'EXPLICIT'}",
-               "explicit_paddings: list(int) = []",
-               "data_format: {'NHWC', 'NCHW', 'NCHW_VECT_C'} = 'NHWC'"},
-     .shape_fn = pool_shape_fn},
-    {.name = "AvgPool",
-     .inputs = {"value: T"},
-     .outputs = {"output: T"},
-     .attrs = {"ksize: list(int) >= 4", "strides: list(int) >= 4",
-               "padding: {'SAME', 'VALID'}",
-               "data_format: {'NHWC', 'NCHW'} = 'NHWC'",
-               "T: {half, bfloat16, float, double}"},
-     .shape_fn = pool_shape_fn},
-    {.name = "MaxPoolGrad",
-     .inputs = {"orig_input: T", "orig_output: T", "grad: T"},
-     .outputs = {"output: T"},
-     .attrs = {"ksize: list(int) >= 4", "strides: list(int) >= 4",
-               "padding: {'SAME', 'VALID', 'EXPLICIT'}",
-               "explicit_paddings: list(int) = []",
-               "data_format: {'NHWC', 'NCHW'} = 'NHWC'",
-               "T: realnumbertype = DT_FLOAT"},
-     .shape_fn = max_grad_shape_fn},
-    {.name = "MaxPoolGradGrad",
-     .inputs = {"orig_input: T", "orig_output: T", "grad: T"},
-     .outputs = {"output: T"},
-     .attrs = {"ksize: list(int) >= 4", "strides: list(int) >= 4",
-               "padding: {'SAME', 'VALID'}",
-               "data_format: {'NHWC', 'NCHW'} = 'NHWC'", "T: realnumbertype"},
-     .shape_fn = max_grad_grad_shape_fn},
-    {.name = "AvgPoolGrad",
-     .inputs = {"orig_input_shape: int32", "grad: T"},
-     .outputs = {"output: T"},
-     .attrs = {"ksize: list(int) >= 4", "strides: list(int) >= 4",
-               "padding: {'SAME', 'VALID'}",
-               "data_format: {'NHWC', 'NCHW'} = 'NHWC'",
-               "T: {half, bfloat16, float, double}"},
-     .shape_fn = avg_grad_shape_fn},
-};
-
-#define FLOAT_TYPES \
-  LOOM_DTYPE_FLOAT, LOOM_DTYPE_DOUBLE, LOOM_DTYPE_HALF, LOOM_DTYPE_BFLOAT16
-
-static const loom__builtin_kernel_t kKernels[] = {
-    {.op_name = "MaxPool",
-     .compute = pool_compute,
-     .type_attr = "T",
-     .types = {FLOAT_TYPES, LOOM_DTYPE_INT8, LOOM_DTYPE_UINT8, LOOM_DTYPE_INT16,
-               LOOM_DTYPE_UINT16, LOOM_DTYPE_INT32, LOOM_DTYPE_INT64}},
-    {.op_name = "AvgPool",
-     .compute = pool_compute,
-     .type_attr = "T",
-     .types = {FLOAT_TYPES}},
-    {.op_name = "MaxPoolGrad",
-     .compute = pool_compute,
-     .type_attr = "T",
-     .types = {FLOAT_TYPES}},
-    {.op_name = "MaxPoolGradGrad",
-     .compute = pool_compute,
-     .type_attr = "T",
-     .types = {FLOAT_TYPES}},
-    {.op_name = "AvgPoolGrad",
-     .compute = pool_compute,
-     .type_attr = "T",
-     .types = {FLOAT_TYPES},
-     .host_memory = {"orig_input_shape"}},
-};
-
-loom_status_t loom__register_nn_pool_ops(void) {
-  LOOM_RETURN_IF_ERROR(
-      loom__register_builtin_ops(kOps, (int)(sizeof(kOps) / sizeof(kOps[0]))));
-  return loom__register_builtin_kernels(
-      kKernels, (int)(sizeof(kKernels) / sizeof(kKernels[0])));
 }

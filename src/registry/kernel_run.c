@@ -3,21 +3,20 @@
 
 #include <string.h>
 
+#include "base/small_vector.h"
 #include "host/thread_pool_internal.h"
 #include "loom/op_signature.h"
 #include "registry/kernel_context.h"
 
-enum { kInlineArgs = 16 };
+// Ops with up to 16 inputs or outputs run without allocating these arrays.
+LOOM_DEFINE_SMALL_VECTOR(dtype_vector, loom_dtype_t, 16)
+LOOM_DEFINE_SMALL_VECTOR(tensor_vector, loom_tensor_t*, 16)
 
 typedef struct run_state_t {
   loom_op_attrs_t attrs;
-  loom_dtype_t inline_input_dtypes[kInlineArgs];
-  loom_dtype_t inline_output_dtypes[kInlineArgs];
-  loom_tensor_t* inline_outputs[kInlineArgs];
-  loom_dtype_t* input_dtypes;
-  loom_dtype_t* output_dtypes;
-  loom_tensor_t** outputs;
-  int32_t num_outputs;
+  dtype_vector_t input_dtypes;
+  dtype_vector_t output_dtypes;
+  tensor_vector_t outputs;  // NULL until the kernel sets them; owned
 } run_state_t;
 
 typedef struct done_flag_t {
@@ -42,55 +41,29 @@ static loom_status_t copy_attrs(const loom_op_attrs_t* source,
   return loom_ok_status();
 }
 
-static loom_status_t allocate_arrays(loom_allocator_t allocator,
-                                     run_state_t* state, int32_t num_inputs) {
-  state->input_dtypes = state->inline_input_dtypes;
-  if (num_inputs > kInlineArgs) {
-    LOOM_RETURN_IF_ERROR(loom_allocator_malloc(
-        allocator, sizeof(loom_dtype_t) * (size_t)num_inputs,
-        (void**)&state->input_dtypes));
-  }
-  return loom_ok_status();
-}
-
 static loom_status_t prepare_outputs(loom_allocator_t allocator,
                                      const loom_op_def_t* op,
                                      run_state_t* state) {
   int32_t count = 0;
   LOOM_RETURN_IF_ERROR(
       loom_op_def_flat_types(op, &state->attrs, true, NULL, 0, &count));
-  state->output_dtypes = state->inline_output_dtypes;
-  state->outputs = state->inline_outputs;
-  if (count > kInlineArgs) {
-    LOOM_RETURN_IF_ERROR(
-        loom_allocator_malloc(allocator, sizeof(loom_dtype_t) * (size_t)count,
-                              (void**)&state->output_dtypes));
-    LOOM_RETURN_IF_ERROR(
-        loom_allocator_calloc(allocator, sizeof(loom_tensor_t*) * (size_t)count,
-                              (void**)&state->outputs));
-  } else {
-    memset(state->inline_outputs, 0, sizeof(state->inline_outputs));
-  }
-  state->num_outputs = count;
-  return loom_op_def_flat_types(op, &state->attrs, true, state->output_dtypes,
-                                count, &count);
+  LOOM_RETURN_IF_ERROR(dtype_vector_resize_uninitialized(
+      &state->output_dtypes, allocator, (size_t)count));
+  LOOM_RETURN_IF_ERROR(
+      tensor_vector_resize(&state->outputs, allocator, (size_t)count));
+  return loom_op_def_flat_types(op, &state->attrs, true,
+                                dtype_vector_data(&state->output_dtypes), count,
+                                &count);
 }
 
 static void cleanup(loom_allocator_t allocator, run_state_t* state) {
-  if (state->outputs) {
-    for (int32_t i = 0; i < state->num_outputs; ++i) {
-      loom_tensor_release(state->outputs[i]);
-    }
+  loom_tensor_t** outputs = tensor_vector_data(&state->outputs);
+  for (size_t i = 0; i < tensor_vector_size(&state->outputs); ++i) {
+    loom_tensor_release(outputs[i]);
   }
-  if (state->input_dtypes != state->inline_input_dtypes) {
-    loom_allocator_free(allocator, state->input_dtypes);
-  }
-  if (state->output_dtypes != state->inline_output_dtypes) {
-    loom_allocator_free(allocator, state->output_dtypes);
-  }
-  if (state->outputs != state->inline_outputs) {
-    loom_allocator_free(allocator, state->outputs);
-  }
+  dtype_vector_deinitialize(&state->input_dtypes, allocator);
+  dtype_vector_deinitialize(&state->output_dtypes, allocator);
+  tensor_vector_deinitialize(&state->outputs, allocator);
   loom_op_attrs_deinitialize(&state->attrs);
 }
 
@@ -123,9 +96,9 @@ static loom_status_t construct_and_compute(
   context.inputs = inputs;
   context.num_inputs = num_inputs;
   context.owned_inputs = ~(uint64_t)0;  // the run took the inputs over
-  context.outputs = state->outputs;
-  context.output_dtypes = state->output_dtypes;
-  context.num_outputs = state->num_outputs;
+  context.outputs = tensor_vector_data(&state->outputs);
+  context.output_dtypes = dtype_vector_data(&state->output_dtypes);
+  context.num_outputs = (int32_t)tensor_vector_size(&state->outputs);
   context.step_id = options->step_id;
   context.device_name = kernel->device_type;
   if (kernel->compute) {
@@ -144,8 +117,8 @@ static loom_status_t construct_and_compute(
     return loom_status_annotate(context.status, "Op '%s' (kernel '%s')",
                                 op->name, kernel->name);
   }
-  for (int32_t i = 0; i < state->num_outputs; ++i) {
-    if (!state->outputs[i]) {
+  for (int32_t i = 0; i < context.num_outputs; ++i) {
+    if (!context.outputs[i]) {
       return loom_make_status(LOOM_STATUS_INTERNAL,
                               "Op '%s' (kernel '%s') did not set output %d",
                               op->name, kernel->name, i);
@@ -169,29 +142,33 @@ static loom_status_t run(const loom_kernel_run_options_t* options,
   const loom_op_def_t* op = NULL;
   LOOM_RETURN_IF_ERROR(loom_op_registry_lookup(ops, op_name, &op));
   if (attrs) LOOM_RETURN_IF_ERROR(copy_attrs(attrs, &state->attrs));
-  LOOM_RETURN_IF_ERROR(allocate_arrays(allocator, state, num_inputs));
+  LOOM_RETURN_IF_ERROR(dtype_vector_resize_uninitialized(
+      &state->input_dtypes, allocator, (size_t)num_inputs));
+  loom_dtype_t* input_dtypes = dtype_vector_data(&state->input_dtypes);
   for (int32_t i = 0; i < num_inputs; ++i) {
-    state->input_dtypes[i] = loom_tensor_dtype(inputs[i]);
+    input_dtypes[i] = loom_tensor_dtype(inputs[i]);
   }
-  LOOM_RETURN_IF_ERROR(loom_op_def_complete_attrs(op, state->input_dtypes,
-                                                  num_inputs, &state->attrs));
+  LOOM_RETURN_IF_ERROR(
+      loom_op_def_complete_attrs(op, input_dtypes, num_inputs, &state->attrs));
   LOOM_RETURN_IF_ERROR(prepare_outputs(allocator, op, state));
-  if (state->num_outputs > capacity) {
+  int32_t num_outputs = (int32_t)tensor_vector_size(&state->outputs);
+  if (num_outputs > capacity) {
     return loom_make_status(
         LOOM_STATUS_INVALID_ARGUMENT,
         "Op '%s' has %d outputs, the caller has room for %d", op->name,
-        state->num_outputs, capacity);
+        num_outputs, capacity);
   }
   const loom_kernel_def_t* kernel = NULL;
   LOOM_RETURN_IF_ERROR(
       loom_kernel_registry_lookup(kernels, op, device, &state->attrs, &kernel));
   LOOM_RETURN_IF_ERROR(
       construct_and_compute(options, op, kernel, inputs, num_inputs, state));
-  for (int32_t i = 0; i < state->num_outputs; ++i) {
-    outputs[i] = state->outputs[i];
-    state->outputs[i] = NULL;
+  loom_tensor_t** results = tensor_vector_data(&state->outputs);
+  for (int32_t i = 0; i < num_outputs; ++i) {
+    outputs[i] = results[i];
+    results[i] = NULL;
   }
-  *out_num_outputs = state->num_outputs;
+  *out_num_outputs = num_outputs;
   return loom_ok_status();
 }
 
@@ -221,9 +198,11 @@ loom_status_t loom_kernel_run(const loom_kernel_run_options_t* options,
   if (!status) {
     *out_num_outputs = 0;
     run_state_t state;
-    memset(&state, 0, sizeof(state));
     loom_allocator_t allocator = loom_host_context_allocator(options->host);
     loom_op_attrs_initialize(&state.attrs, allocator);
+    dtype_vector_initialize(&state.input_dtypes);
+    dtype_vector_initialize(&state.output_dtypes);
+    tensor_vector_initialize(&state.outputs);
     status = run(options, op_name, inputs, num_inputs, attrs, outputs, capacity,
                  out_num_outputs, &state);
     cleanup(allocator, &state);

@@ -4,6 +4,8 @@
 #include "test_support.h"
 
 LOOM_DEFINE_SMALL_VECTOR(int_vector, int64_t, 4)
+// Pointer elements: const_data gives T const* (the pointers are const).
+LOOM_DEFINE_SMALL_VECTOR(pointer_vector, int64_t*, 2)
 
 static void starts_empty_and_inline(void** state) {
   (void)state;
@@ -90,9 +92,48 @@ static void failed_growth_leaves_vector_unchanged(void** state) {
   assert_int_equal(int_vector_size(&v), 4);
   assert_true(int_vector_is_inline(&v));
   for (int64_t i = 0; i < 4; ++i) assert_int_equal(int_vector_data(&v)[i], i);
+  loom_fault_allocator_fail_nth(fault, 1);
+  LOOM_ASSERT_STATUS(int_vector_resize_uninitialized(&v, allocator, 100),
+                     LOOM_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+  assert_int_equal(int_vector_size(&v), 4);
+  assert_true(int_vector_is_inline(&v));
   int_vector_deinitialize(&v, allocator);
   assert_int_equal(loom_fault_allocator_live_count(fault), 0);
   loom_fault_allocator_destroy(fault);
+}
+
+// resize_uninitialized: the size changes and kept elements stay, without
+// writing the new ones; growth past the inline capacity spills.
+static void resize_uninitialized_keeps_existing_elements(void** state) {
+  (void)state;
+  int_vector_t v;
+  int_vector_initialize(&v);
+  LOOM_ASSERT_OK(int_vector_push(&v, loom_allocator_system(), 5));
+  LOOM_ASSERT_OK(
+      int_vector_resize_uninitialized(&v, loom_allocator_system(), 3));
+  assert_int_equal(int_vector_size(&v), 3);
+  assert_true(int_vector_is_inline(&v));
+  assert_int_equal(int_vector_data(&v)[0], 5);
+  LOOM_ASSERT_OK(
+      int_vector_resize_uninitialized(&v, loom_allocator_system(), 9));
+  assert_int_equal(int_vector_size(&v), 9);
+  assert_false(int_vector_is_inline(&v));
+  assert_int_equal(int_vector_data(&v)[0], 5);
+  int_vector_deinitialize(&v, loom_allocator_system());
+}
+
+static void holds_pointer_elements(void** state) {
+  (void)state;
+  int64_t values[3] = {1, 2, 3};
+  pointer_vector_t v;
+  pointer_vector_initialize(&v);
+  for (int i = 0; i < 3; ++i) {
+    LOOM_ASSERT_OK(
+        pointer_vector_push(&v, loom_allocator_system(), &values[i]));
+  }
+  int64_t* const* items = pointer_vector_const_data(&v);
+  for (int i = 0; i < 3; ++i) assert_ptr_equal(items[i], &values[i]);
+  pointer_vector_deinitialize(&v, loom_allocator_system());
 }
 
 static loom_status_t push_many(loom_allocator_t allocator, void* context) {
@@ -122,6 +163,8 @@ int main(void) {
       cmocka_unit_test(resize_zero_fills_new_elements),
       cmocka_unit_test(failed_growth_leaves_vector_unchanged),
       cmocka_unit_test(every_growth_failure_is_reported_without_leaks),
+      cmocka_unit_test(holds_pointer_elements),
+      cmocka_unit_test(resize_uninitialized_keeps_existing_elements),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -25,18 +25,6 @@ static int teardown(void** state) {
   return 0;
 }
 
-static loom_tensor_handle_t* scalar(fixture_t* f, float value) {
-  loom_shape_t shape = loom_shape_scalar();
-  loom_tensor_t* tensor = NULL;
-  LOOM_ASSERT_OK(loom_tensor_create_dense(loom_allocator_default(),
-                                          LOOM_DTYPE_FLOAT, &shape, &tensor));
-  *(float*)loom_tensor_data(tensor) = value;
-  loom_tensor_handle_t* handle = NULL;
-  LOOM_ASSERT_OK(loom_context_new_handle(f->context, tensor, &handle));
-  loom_tensor_release(tensor);
-  return handle;
-}
-
 static void add(fixture_t* f, loom_tensor_handle_t* x) {
   loom_eager_op_t* op = NULL;
   LOOM_ASSERT_OK(loom_eager_op_create(f->context, "AddV2", &op));
@@ -77,7 +65,7 @@ static void a_plugin_provides_a_handler(void** state) {
                                            "start=10", &counter, &name));
   assert_string_equal(name, "/job:localhost/replica:0/task:0/device:COUNTER:0");
   LOOM_ASSERT_OK(loom_context_enter_scope(f->context, counter));
-  loom_tensor_handle_t* x = scalar(f, 1.0f);
+  loom_tensor_handle_t* x = loom_test_scalar(f->context, 1.0f);
   for (int i = 0; i < 3; ++i) add(f, x);
   int64_t count = 0;
   LOOM_ASSERT_OK(counter_read(f, NULL, &count));  // in the scope

@@ -93,8 +93,8 @@ static loom_status_t wrap_execute(loom_op_handler_t* handler,
       invocation->results[i] = inner_results[i];
       continue;
     }
-    loom_status_t wrapped = wrap(handler, inner_results[i],
-                                 &invocation->results[i]);
+    loom_status_t wrapped =
+        wrap(handler, inner_results[i], &invocation->results[i]);
     if (wrapped && !status) status = wrapped;
   }
   return status;
@@ -145,9 +145,8 @@ static loom_status_t make_wrap(loom_context_t* context, char tag, char* trace,
   state->trace_size = trace_size;
   state->outer = outer;
   loom_op_handler_retain(outer);
-  loom_status_t status =
-      loom_op_handler_create(loom_context_runtime(context), &kWrapVtable, state,
-                             NULL, out);
+  loom_status_t status = loom_op_handler_create(loom_context_runtime(context),
+                                                &kWrapVtable, state, NULL, out);
   if (status) wrap_destroy(state);
   return status;
 }
@@ -175,26 +174,6 @@ static int teardown(void** state) {
   return 0;
 }
 
-static loom_tensor_handle_t* scalar(fixture_t* f, float value) {
-  loom_shape_t shape = loom_shape_scalar();
-  loom_tensor_t* tensor = NULL;
-  LOOM_ASSERT_OK(loom_tensor_create_dense(loom_allocator_default(),
-                                          LOOM_DTYPE_FLOAT, &shape, &tensor));
-  *(float*)loom_tensor_data(tensor) = value;
-  loom_tensor_handle_t* handle = NULL;
-  LOOM_ASSERT_OK(loom_context_new_handle(f->context, tensor, &handle));
-  loom_tensor_release(tensor);
-  return handle;
-}
-
-static float value_of(fixture_t* f, loom_tensor_handle_t* handle) {
-  loom_tensor_t* tensor = NULL;
-  LOOM_ASSERT_OK(loom_context_resolve(f->context, handle, &tensor));
-  float value = *(float*)loom_tensor_data(tensor);
-  loom_tensor_release(tensor);
-  return value;
-}
-
 // Runs a binary op on x and y (kept) and returns its result.
 static loom_tensor_handle_t* binary(fixture_t* f, const char* op_name,
                                     loom_tensor_handle_t* x,
@@ -217,11 +196,11 @@ static loom_tensor_handle_t* binary(fixture_t* f, const char* op_name,
 
 static void execute_runs_on_the_cpu_outside_any_scope(void** state) {
   fixture_t* f = *state;
-  loom_tensor_handle_t* x = scalar(f, 1.5f);
-  loom_tensor_handle_t* y = scalar(f, 2.0f);
+  loom_tensor_handle_t* x = loom_test_scalar(f->context, 1.5f);
+  loom_tensor_handle_t* y = loom_test_scalar(f->context, 2.0f);
   loom_tensor_handle_t* z = binary(f, "AddV2", x, y);
   assert_ptr_equal(loom_tensor_handle_handler(z), loom_context_cpu(f->context));
-  assert_true(value_of(f, z) == 1.5f + 2.0f);
+  assert_true(loom_test_scalar_value(f->context, z) == 1.5f + 2.0f);
   loom_tensor_handle_release(x);
   loom_tensor_handle_release(y);
   loom_tensor_handle_release(z);
@@ -246,7 +225,7 @@ static void null_input_is_an_invalid_handle(void** state) {
 
 static void synchronous_kernel_errors_come_back_from_execute(void** state) {
   fixture_t* f = *state;
-  loom_tensor_handle_t* x = scalar(f, 1.0f);
+  loom_tensor_handle_t* x = loom_test_scalar(f->context, 1.0f);
   loom_shape_t shape;
   int64_t dims[1] = {3};
   LOOM_ASSERT_OK(loom_shape_initialize(&shape, dims, 1));
@@ -284,9 +263,9 @@ static void synchronous_kernel_errors_come_back_from_execute(void** state) {
 static void ops_in_a_scope_run_on_its_handler(void** state) {
   fixture_t* f = *state;
   loom_op_handler_t* w = NULL;
-  LOOM_ASSERT_OK(make_wrap(f->context, 'a', f->trace, sizeof(f->trace), NULL,
-                           &w));
-  loom_tensor_handle_t* x = scalar(f, 3.0f);
+  LOOM_ASSERT_OK(
+      make_wrap(f->context, 'a', f->trace, sizeof(f->trace), NULL, &w));
+  loom_tensor_handle_t* x = loom_test_scalar(f->context, 3.0f);
   LOOM_ASSERT_OK(loom_context_enter_scope(f->context, w));
   loom_op_handler_t* merged = loom_context_scope_handler(f->context);
   assert_non_null(merged);
@@ -299,7 +278,7 @@ static void ops_in_a_scope_run_on_its_handler(void** state) {
   // Outside the scope, an op on y still goes to y's handler.
   loom_tensor_handle_t* z = binary(f, "AddV2", y, x);
   assert_ptr_equal(loom_tensor_handle_handler(z), merged);
-  assert_true(value_of(f, z) == 3.0f * 3.0f + 3.0f);
+  assert_true(loom_test_scalar_value(f->context, z) == 3.0f * 3.0f + 3.0f);
   loom_tensor_handle_release(x);
   loom_tensor_handle_release(y);
   loom_tensor_handle_release(z);
@@ -314,7 +293,7 @@ static void the_scope_entered_last_sees_an_op_first(void** state) {
     LOOM_ASSERT_OK(make_wrap(f->context, tags[i], f->trace, sizeof(f->trace),
                              NULL, &handlers[i]));
   }
-  loom_tensor_handle_t* x = scalar(f, 2.0f);
+  loom_tensor_handle_t* x = loom_test_scalar(f->context, 2.0f);
   for (int i = 0; i < 3; ++i) {
     LOOM_ASSERT_OK(loom_context_enter_scope(f->context, handlers[i]));
   }
@@ -322,8 +301,9 @@ static void the_scope_entered_last_sees_an_op_first(void** state) {
   loom_tensor_handle_t* y = binary(f, "Mul", x, x);
   // c is innermost: it sees the copies and the op first, then b, then a.
   assert_non_null(strstr(f->trace, "c:Mul b:Mul a:Mul"));
-  assert_true(value_of(f, y) == 4.0f);
-  for (int i = 0; i < 3; ++i) LOOM_ASSERT_OK(loom_context_exit_scope(f->context));
+  assert_true(loom_test_scalar_value(f->context, y) == 4.0f);
+  for (int i = 0; i < 3; ++i)
+    LOOM_ASSERT_OK(loom_context_exit_scope(f->context));
   LOOM_ASSERT_STATUS(loom_context_exit_scope(f->context),
                      LOOM_STATUS_FAILED_PRECONDITION, "no handler scope");
   loom_tensor_handle_release(x);
@@ -335,8 +315,10 @@ static void reentering_a_merged_handler_gives_the_same_merge(void** state) {
   fixture_t* f = *state;
   loom_op_handler_t* a = NULL;
   loom_op_handler_t* b = NULL;
-  LOOM_ASSERT_OK(make_wrap(f->context, 'a', f->trace, sizeof(f->trace), NULL, &a));
-  LOOM_ASSERT_OK(make_wrap(f->context, 'b', f->trace, sizeof(f->trace), NULL, &b));
+  LOOM_ASSERT_OK(
+      make_wrap(f->context, 'a', f->trace, sizeof(f->trace), NULL, &a));
+  LOOM_ASSERT_OK(
+      make_wrap(f->context, 'b', f->trace, sizeof(f->trace), NULL, &b));
   LOOM_ASSERT_OK(loom_context_enter_scope(f->context, a));
   LOOM_ASSERT_OK(loom_context_enter_scope(f->context, b));
   loom_op_handler_t* ab = loom_context_scope_handler(f->context);
@@ -366,9 +348,11 @@ static void inputs_on_two_handlers_are_an_error_naming_both(void** state) {
   fixture_t* f = *state;
   loom_op_handler_t* a = NULL;
   loom_op_handler_t* b = NULL;
-  LOOM_ASSERT_OK(make_wrap(f->context, 'a', f->trace, sizeof(f->trace), NULL, &a));
-  LOOM_ASSERT_OK(make_wrap(f->context, 'b', f->trace, sizeof(f->trace), NULL, &b));
-  loom_tensor_handle_t* x = scalar(f, 1.0f);
+  LOOM_ASSERT_OK(
+      make_wrap(f->context, 'a', f->trace, sizeof(f->trace), NULL, &a));
+  LOOM_ASSERT_OK(
+      make_wrap(f->context, 'b', f->trace, sizeof(f->trace), NULL, &b));
+  loom_tensor_handle_t* x = loom_test_scalar(f->context, 1.0f);
   LOOM_ASSERT_OK(loom_context_enter_scope(f->context, a));
   loom_tensor_handle_t* on_a = binary(f, "Mul", x, x);
   LOOM_ASSERT_OK(loom_context_exit_scope(f->context));
@@ -396,8 +380,9 @@ static void inputs_on_two_handlers_are_an_error_naming_both(void** state) {
 static void an_explicit_device_wins_over_the_scope(void** state) {
   fixture_t* f = *state;
   loom_op_handler_t* a = NULL;
-  LOOM_ASSERT_OK(make_wrap(f->context, 'a', f->trace, sizeof(f->trace), NULL, &a));
-  loom_tensor_handle_t* x = scalar(f, 1.0f);
+  LOOM_ASSERT_OK(
+      make_wrap(f->context, 'a', f->trace, sizeof(f->trace), NULL, &a));
+  loom_tensor_handle_t* x = loom_test_scalar(f->context, 1.0f);
   LOOM_ASSERT_OK(loom_context_enter_scope(f->context, a));
   loom_eager_op_t* op = NULL;
   LOOM_ASSERT_OK(loom_eager_op_create(f->context, "AddV2", &op));
@@ -422,13 +407,14 @@ static void an_explicit_device_wins_over_the_scope(void** state) {
 static void resolving_copies_off_the_handler(void** state) {
   fixture_t* f = *state;
   loom_op_handler_t* a = NULL;
-  LOOM_ASSERT_OK(make_wrap(f->context, 'a', f->trace, sizeof(f->trace), NULL, &a));
-  loom_tensor_handle_t* x = scalar(f, 5.0f);
+  LOOM_ASSERT_OK(
+      make_wrap(f->context, 'a', f->trace, sizeof(f->trace), NULL, &a));
+  loom_tensor_handle_t* x = loom_test_scalar(f->context, 5.0f);
   LOOM_ASSERT_OK(loom_context_enter_scope(f->context, a));
   loom_tensor_handle_t* y = binary(f, "AddV2", x, x);
   LOOM_ASSERT_OK(loom_context_exit_scope(f->context));
   f->trace[0] = '\0';
-  assert_true(value_of(f, y) == 10.0f);
+  assert_true(loom_test_scalar_value(f->context, y) == 10.0f);
   assert_string_equal(f->trace, "a:CopyOff ");
   // The bare handle has no value to resolve directly.
   loom_tensor_t* tensor = NULL;
@@ -442,14 +428,15 @@ static void resolving_copies_off_the_handler(void** state) {
 static void handlers_and_tensors_may_go_in_any_order(void** state) {
   fixture_t* f = *state;
   loom_op_handler_t* a = NULL;
-  LOOM_ASSERT_OK(make_wrap(f->context, 'a', f->trace, sizeof(f->trace), NULL, &a));
-  loom_tensor_handle_t* x = scalar(f, 1.0f);
+  LOOM_ASSERT_OK(
+      make_wrap(f->context, 'a', f->trace, sizeof(f->trace), NULL, &a));
+  loom_tensor_handle_t* x = loom_test_scalar(f->context, 1.0f);
   LOOM_ASSERT_OK(loom_context_enter_scope(f->context, a));
   loom_tensor_handle_t* y = binary(f, "AddV2", x, x);
   // Release the handler and leave the scope while y still lives on it.
   loom_op_handler_release(a);
   LOOM_ASSERT_OK(loom_context_exit_scope(f->context));
-  assert_true(value_of(f, y) == 2.0f);
+  assert_true(loom_test_scalar_value(f->context, y) == 2.0f);
   loom_tensor_handle_release(y);
   loom_tensor_handle_release(x);
 }

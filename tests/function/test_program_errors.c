@@ -58,6 +58,15 @@ static const error_case_t kCases[] = {
      26, "integer literal is out of range, got '99999999999999999999'"},
     {"func.func @f() { tfrt.return }\nfunc.func @f() { tfrt.return }", 2, 11,
      "redefinition of symbol named 'f'"},
+    {"func.func @f() {\n  %x = \"corert.executeop\"() : () -> ()\n  "
+     "tfrt.return\n}",
+     2, 8, "'corert.executeop' must be written in its custom form"},
+    {"func.func @f() {\n  %x = foo.bar\n  tfrt.return\n}", 2, 8,
+     "custom op 'foo.bar' is unknown; write it in the generic form "
+     "\"foo.bar\"(...) : (...) -> (...)"},
+    // The generic form spells the dialect: "return" is not func.return.
+    {"func.func @f() {\n  \"return\"() : () -> ()\n}", 3, 1,
+     "function 'f' must end with 'tfrt.return', got '}'"},
 };
 
 static void reports_each_mistake_at_its_location(void** state) {

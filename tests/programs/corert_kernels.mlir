@@ -71,7 +71,17 @@ func.func @typed_tensors() -> !tfrt.chain {
   // CHECK-NEXT: DenseHostTensor dtype = i1, shape = [2], values = [1, 0]
   %e = corert.create_dense_tensor.i1 {shape = [2], value = [true, false]}
   %ch5 = corert.print_tensorhandle(%e, %ch4)
-  tfrt.return %ch5 : !tfrt.chain
+  // CHECK-NEXT: DenseHostTensor dtype = f16, shape = [3], values = [5.000000e-01, -2.000000e+00, 6.550400e+04]
+  %f = corert.create_dense_tensor.f16 {shape = [3], value = [0.5, -2.0, 65504.0]}
+  %ch6 = corert.print_tensorhandle(%f, %ch5)
+  // Every spelling of a dtype names it: si32 is i32.
+  // CHECK-NEXT: DenseHostTensor dtype = i32, shape = [2], values = [-1, 7]
+  %g = corert.create_dense_tensor.si32 {shape = [2], value = [-1, 7]}
+  %ch7 = corert.print_tensorhandle(%g, %ch6)
+  // CHECK-NEXT: DenseHostTensor dtype = f16, shape = [2], values = [1.500000e+00, 2.500000e-01]
+  %h = corert.const_dense_tensor dense<[1.5, 0.25]> : tensor<2xf16>
+  %ch8 = corert.print_tensorhandle(%h, %ch7)
+  tfrt.return %ch8 : !tfrt.chain
 }
 // CHECK-NEXT: 'typed_tensors' returned !tfrt.chain value
 

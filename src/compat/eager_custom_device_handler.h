@@ -1,12 +1,15 @@
 // TensorFlow's custom devices (TFE_CustomDevice, version 4) as final op
-// handlers of a context: each holds the device's callbacks and info; its
-// tensors hold the device's data as their representation. What the
-// TensorFlow shims (src/compat/eager_custom_device.c) call.
+// handlers of a context, built on the handler hooks of devices that run ops
+// themselves (loom/op_handler.h): each holds the device's callbacks and
+// info; its tensors hold the device's data as their representation. What
+// the TensorFlow shims (eager_custom_device.c, eager_tensor_handle.c) call.
 
-#ifndef LOOM_FRONTEND_CUSTOM_DEVICE_H_
-#define LOOM_FRONTEND_CUSTOM_DEVICE_H_
+#ifndef LOOM_COMPAT_EAGER_CUSTOM_DEVICE_HANDLER_H_
+#define LOOM_COMPAT_EAGER_CUSTOM_DEVICE_HANDLER_H_
 
-#include "frontend/frontend_internal.h"
+#include <stdbool.h>
+
+#include "loom/eager.h"
 #include "tensorflow/c/eager/c_api_experimental.h"
 
 // Registers `device` under the fully qualified `name`. Whatever happens,
@@ -14,6 +17,9 @@
 loom_status_t loom__custom_device_register(loom_context_t* context,
                                            const TFE_CustomDevice* device,
                                            const char* name, void* info);
+
+// Whether `handler` is a custom device.
+bool loom__is_custom_device(const loom_op_handler_t* handler);
 
 // The custom device `name` designates in `context`, or NULL (borrowed).
 loom_op_handler_t* loom__custom_device_find(loom_context_t* context,
@@ -37,10 +43,6 @@ loom_status_t loom__custom_device_memory_create(
 // The data a custom device gave one of its tensors (NULL for others).
 void* loom__custom_device_tensor_data(const loom_tensor_handle_t* handle);
 
-// The dtype of one of its tensors, without asking for its shape.
-loom_dtype_t loom__custom_device_tensor_dtype(
-    const loom_tensor_handle_t* handle);
-
 // Packs handles through the `pack` callback of the first custom device
 // among them; UNIMPLEMENTED when there is none.
 loom_status_t loom__custom_device_pack(loom_context_t* context,
@@ -48,4 +50,4 @@ loom_status_t loom__custom_device_pack(loom_context_t* context,
                                        int32_t count,
                                        loom_tensor_handle_t** out_handle);
 
-#endif  // LOOM_FRONTEND_CUSTOM_DEVICE_H_
+#endif  // LOOM_COMPAT_EAGER_CUSTOM_DEVICE_HANDLER_H_

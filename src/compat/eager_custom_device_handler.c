@@ -1,26 +1,28 @@
 // Custom devices: TensorFlow's TFE_CustomDevice as a final op handler.
 //
 // An op placed on the device — explicitly, or because an input lives there
-// (unless shall_pin_to_this_device declines) — goes to the device's execute
-// callback with the caller's TFE_Op, inputs as they are. Copies onto and off
-// the device (CopyOn / CopyOff, which the front end runs for
-// TFE_TensorHandleCopyToDevice, resolves and explicit placements) go to its
-// copy callbacks. Its tensors hold the device's data as their handler
-// representation, freed with the tensor's deallocator; their shape is asked
-// of the tensor's methods only when someone needs it.
+// (unless shall_pin_to_this_device declines: the pins_op hook) — goes to
+// the device's execute callback with the caller's TFE_Op, inputs as they
+// are (the execute_eager_op hook). Copies onto and off the device (CopyOn /
+// CopyOff, which the front end runs for TFE_TensorHandleCopyToDevice,
+// resolves and explicit placements) go to its copy callbacks. Its tensors
+// hold the device's data as their handler representation, freed with the
+// tensor's deallocator; their shape is asked of the tensor's methods only
+// when someone needs it (tensor_metadata; tensor_dtype answers without).
 
-#include "frontend/custom_device.h"
+#include "compat/eager_custom_device_handler.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #include "compat/tf_status_internal.h"
-#include "frontend/eager_op_internal.h"
+#include "frontend/frontend_internal.h"
 #include "loom/tensor_handle.h"
 
 typedef struct custom_device_t {
   loom_allocator_t allocator;
-  loom_context_t* _Atomic context;  // NULL once the context is destroyed
+  // Its context's, which finds the context while it lives (context_of).
+  loom_runtime_t* runtime;
   TFE_CustomDevice device;
   void* info;
   char name[192];
@@ -62,8 +64,10 @@ static loom_status_t call_end(call_status_t* call) {
   return status;
 }
 
+// The device's context, or NULL once it is destroyed: the device (its
+// tensors keep it) must not call back with it any more.
 static loom_context_t* context_of(custom_device_t* device) {
-  return atomic_load_explicit(&device->context, memory_order_acquire);
+  return loom__context_of_runtime(device->runtime);
 }
 
 static loom_status_t detached_error(const custom_device_t* device) {
@@ -86,7 +90,7 @@ static loom_status_t call_execute(custom_device_t* device, loom_eager_op_t* op,
   if (expected > capacity) {
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                             "%s: expecting %d outputs, but %d were provided",
-                            op->name, expected, capacity);
+                            loom_eager_op_name(op), expected, capacity);
   }
   for (int32_t i = 0; i < capacity; ++i) outputs[i] = NULL;
   int num_outputs = expected >= 0 ? expected : capacity;
@@ -100,14 +104,14 @@ static loom_status_t call_execute(custom_device_t* device, loom_eager_op_t* op,
     status = loom_make_status(
         LOOM_STATUS_INTERNAL,
         "custom device '%s' reported %d outputs of %s, with room for %d",
-        device->name, num_outputs, op->name, capacity);
+        device->name, num_outputs, loom_eager_op_name(op), capacity);
   }
   for (int i = 0; !status && i < num_outputs; ++i) {
     if (!outputs[i]) {
       status = loom_make_status(
           LOOM_STATUS_INTERNAL,
           "custom device '%s' executed %s without setting output %d",
-          device->name, op->name, i);
+          device->name, loom_eager_op_name(op), i);
     }
   }
   if (status) {
@@ -121,16 +125,15 @@ static loom_status_t call_execute(custom_device_t* device, loom_eager_op_t* op,
   return loom_ok_status();
 }
 
-loom_status_t loom__custom_device_execute_op(
-    loom_eager_op_t* op, loom_op_handler_t* handler, int32_t expected,
+static loom_status_t device_execute_eager_op(
+    loom_op_handler_t* handler, loom_eager_op_t* op, int32_t expected,
     loom_tensor_handle_t** results, int32_t capacity, int32_t* out_count) {
   return call_execute(state_of(handler), op, expected, results, capacity,
                       out_count);
 }
 
-loom_status_t loom__custom_device_shall_pin(loom_op_handler_t* handler,
-                                            loom_eager_op_t* op,
-                                            bool* out_pin) {
+static loom_status_t device_pins_op(loom_op_handler_t* handler,
+                                    loom_eager_op_t* op, bool* out_pin) {
   custom_device_t* device = state_of(handler);
   *out_pin = true;
   if (!device->device.shall_pin_to_this_device) return loom_ok_status();
@@ -201,7 +204,8 @@ static loom_status_t run_invocation(custom_device_t* device,
   if (!context) return detached_error(device);
   loom_eager_op_t* op = NULL;
   LOOM_RETURN_IF_ERROR(loom_eager_op_create(context, name, &op));
-  loom_status_t status = loom_op_attrs_merge(&op->attrs, invocation->attrs);
+  loom_status_t status =
+      loom_op_attrs_merge(loom_eager_op_attrs(op), invocation->attrs);
   for (int32_t i = 0; !status && i < invocation->num_arguments; ++i) {
     status = loom_eager_op_add_input(op, invocation->arguments[i]);
   }
@@ -340,7 +344,14 @@ static size_t tensor_debug_string(const loom_op_handler_t* handler,
   return length;
 }
 
-const loom_op_handler_vtable_t loom__custom_device_vtable = {
+static loom_dtype_t tensor_dtype(const loom_op_handler_t* handler,
+                                 const loom_tensor_handle_t* handle) {
+  (void)handler;
+  custom_tensor_t* tensor = loom_tensor_handle_representation(handle);
+  return tensor ? tensor->dtype : LOOM_DTYPE_INVALID;
+}
+
+static const loom_op_handler_vtable_t kVtable = {
     .struct_size = sizeof(loom_op_handler_vtable_t),
     .type_name = "custom_device",
     .prepare = device_prepare,
@@ -351,11 +362,13 @@ const loom_op_handler_vtable_t loom__custom_device_vtable = {
     .takes_foreign_inputs = device_takes_foreign_inputs,
     .tensor_debug_string = tensor_debug_string,
     .tensor_metadata = tensor_metadata,
+    .execute_eager_op = device_execute_eager_op,
+    .pins_op = device_pins_op,
+    .tensor_dtype = tensor_dtype,
 };
 
-void loom__custom_device_detach(loom_op_handler_t* handler) {
-  atomic_store_explicit(&state_of(handler)->context, NULL,
-                        memory_order_release);
+bool loom__is_custom_device(const loom_op_handler_t* handler) {
+  return loom_op_handler_vtable(handler)->execute == kVtable.execute;
 }
 
 //===----------------------------------------------------------------------===//
@@ -412,13 +425,13 @@ loom_status_t loom__custom_device_register(loom_context_t* context,
     return status;
   }
   state->allocator = context->allocator;
-  atomic_init(&state->context, context);
+  state->runtime = context->runtime;
   state->device = *device;
   state->info = info;
   snprintf(state->name, sizeof(state->name), "%s", name);
   loom_op_handler_t* handler = NULL;
-  status = loom_op_handler_create(context->runtime, &loom__custom_device_vtable,
-                                  state, NULL, &handler);
+  status =
+      loom_op_handler_create(context->runtime, &kVtable, state, NULL, &handler);
   if (status) {
     device_destroy(state);
     return status;
@@ -513,12 +526,6 @@ static custom_tensor_t* tensor_of(const loom_tensor_handle_t* handle) {
 void* loom__custom_device_tensor_data(const loom_tensor_handle_t* handle) {
   custom_tensor_t* tensor = tensor_of(handle);
   return tensor ? tensor->data : NULL;
-}
-
-loom_dtype_t loom__custom_device_tensor_dtype(
-    const loom_tensor_handle_t* handle) {
-  custom_tensor_t* tensor = tensor_of(handle);
-  return tensor ? tensor->dtype : LOOM_DTYPE_INVALID;
 }
 
 loom_status_t loom__custom_device_pack(loom_context_t* context,

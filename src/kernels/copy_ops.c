@@ -4,9 +4,7 @@
 // transformation handler implements them in its execute hook; on the CPU
 // device they are the identity (host tensors are shared, not copied).
 
-#include <pthread.h>
-
-#include "frontend/frontend_internal.h"
+#include "kernels/builtin_families.h"
 #include "kernels/kernel_registration.h"
 #include "kernels/shape_fns.h"
 
@@ -47,15 +45,7 @@ static const loom__builtin_kernel_t kKernels[] = {
     {.op_name = "CopyOffGrad", .compute = identity_compute},
 };
 
-static pthread_once_t g_once = PTHREAD_ONCE_INIT;
-static loom_status_t g_result;
-
-static void register_once(void) {
-  g_result = loom__register_builtin_ops(kOps, 4);
-  if (!g_result) g_result = loom__register_builtin_kernels(kKernels, 4);
-}
-
 loom_status_t loom__register_copy_ops(void) {
-  pthread_once(&g_once, register_once);
-  return loom_status_clone(g_result);
+  LOOM_RETURN_IF_ERROR(loom__register_builtin_ops(kOps, 4));
+  return loom__register_builtin_kernels(kKernels, 4);
 }

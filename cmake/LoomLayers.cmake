@@ -1,0 +1,91 @@
+# Loom's layers (DESIGN.md), bottom to top, and what each may use: the one
+# place that says so. src/CMakeLists.txt builds one library per layer from
+# src/<directory>/*.c; a layer's objects see the private headers
+# (src/<directory>/*.h) of the layers it names and of no other, so an
+# include that runs the wrong way does not compile; and the test
+# layer_symbols checks that its objects call no other layer's functions
+# (tests/layers). A layer names every layer it uses, not only the next one
+# down, and only layers above it in this table, so the graph has no cycle.
+# Public headers (include/) are visible to every layer.
+
+# loom_layer(<layer> <directory> [<layer it uses>...])
+function(loom_layer layer directory)
+  get_property(known GLOBAL PROPERTY LOOM_LAYERS)
+  foreach(used ${ARGN})
+    if(NOT used IN_LIST known)
+      message(FATAL_ERROR "layer ${layer} uses '${used}', which is not a "
+                          "layer listed before it")
+    endif()
+  endforeach()
+  set_property(GLOBAL APPEND PROPERTY LOOM_LAYERS ${layer})
+  set_property(GLOBAL PROPERTY LOOM_LAYER_DIRECTORY_${layer} ${directory})
+  set_property(GLOBAL PROPERTY LOOM_LAYER_USES_${layer} ${ARGN})
+endfunction()
+
+# loom_layer_exception(<layer> <used layer> [ONLY <file stem>...])
+# A use the table does not allow, tolerated until the code is fixed: with
+# ONLY, just the headers <directory>/<stem>.h and the functions defined in
+# <directory>/<stem>.c of the used layer.
+function(loom_layer_exception layer used)
+  cmake_parse_arguments(ARG "" "" "ONLY" ${ARGN})
+  get_property(known GLOBAL PROPERTY LOOM_LAYERS)
+  if(NOT layer IN_LIST known OR NOT used IN_LIST known)
+    message(FATAL_ERROR "loom_layer_exception(${layer} ${used}): not layers")
+  endif()
+  set_property(GLOBAL APPEND PROPERTY LOOM_LAYER_EXCEPTIONS_${layer} ${used})
+  set_property(GLOBAL PROPERTY LOOM_LAYER_EXCEPTION_ONLY_${layer}_${used}
+               ${ARG_ONLY})
+endfunction()
+
+#          layer               directory           uses
+loom_layer(base                base)
+loom_layer(host                host                base)
+loom_layer(tensor              tensor              base)
+loom_layer(registry            registry            base host tensor)
+loom_layer(plugin              plugin              base host tensor registry)
+# Kernels register through the registry, as a plugin's would.
+loom_layer(kernels             kernels             base host tensor registry)
+# The runtime registers the built-in ops.
+loom_layer(corert              corert              base host tensor registry
+                                                   kernels)
+# The front end runs ops by name: it knows no kernel.
+loom_layer(frontend            frontend            base host tensor registry
+                                                   plugin corert)
+# One library per handler: none sees another's private headers.
+loom_layer(handlers_tape       handlers/tape       base host tensor registry
+                                                   plugin corert frontend)
+loom_layer(handlers_forward    handlers/forward    base host tensor registry
+                                                   plugin corert frontend)
+loom_layer(handlers_logging    handlers/logging    base host tensor registry
+                                                   plugin corert frontend)
+loom_layer(handlers_numerics   handlers/numerics   base host tensor registry
+                                                   plugin corert frontend)
+loom_layer(handlers_recompute  handlers/recompute  base host tensor registry
+                                                   plugin corert frontend)
+loom_layer(function            function            base host tensor registry
+                                                   plugin corert frontend
+                                                   handlers_tape
+                                                   handlers_forward
+                                                   handlers_logging
+                                                   handlers_numerics
+                                                   handlers_recompute)
+# TensorFlow's C API over all of it: TF_ and TFE_ names live only here.
+loom_layer(compat              compat              base host tensor registry
+                                                   plugin kernels corert
+                                                   frontend handlers_tape
+                                                   handlers_forward
+                                                   handlers_logging
+                                                   handlers_numerics
+                                                   handlers_recompute
+                                                   function)
+
+# temporary: removed when the variable manager leaves src/kernels
+loom_layer_exception(frontend kernels ONLY resource)
+# temporary: removed when forward mode stops using the tape's internals
+loom_layer_exception(handlers_forward handlers_tape)
+# temporary: removed when recompute stops using tape_internal.h
+loom_layer_exception(handlers_recompute handlers_tape)
+# temporary: removed when forward mode registers its JVPs itself
+loom_layer_exception(handlers_tape handlers_forward)
+# temporary: removed when the recompute segment is the tape's own state
+loom_layer_exception(handlers_tape handlers_recompute)

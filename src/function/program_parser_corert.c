@@ -1,0 +1,261 @@
+// The corert dialect's custom forms: op handlers, corert.executeop, tensor
+// handles from constants, attribute sets, and corert.cond / corert.while.
+
+#include <string.h>
+
+#include "function/program_parser.h"
+
+static bool parse_get_op_handler(parser_t* p, function_builder_t* fb,
+                                 op_builder_t* b, const char* suffix) {
+  (void)suffix;
+  const char* key = "op_handler_name";
+  if (!loom__parser_parse_operand(p, fb, b)) return false;
+  loom__parser_accept(p, TOKEN_COMMA);
+  if (p->tok.kind != TOKEN_STRING) {
+    return loom__parser_error_got(p,
+                                  "expected the op handler's name (a "
+                                  "string)");
+  }
+  program_attr_t name;
+  if (!loom__parser_parse_attr(p, NULL, &name) ||
+      !loom__parser_set_attr(p, &b->attrs, key, &name) ||
+      !loom__parser_parse_optional_attrs(p, b)) {
+    return false;
+  }
+  bool get = strcmp(b->name, "corert.get_op_handler") == 0;
+  if (get) {
+    return loom__parser_check_operand_kind(p, fb, b, 0, PROGRAM_TYPE_CHAIN,
+                                           "!tfrt.chain") &&
+           loom__parser_add_result_kind(p, b, PROGRAM_TYPE_OP_HANDLER,
+                                        "!corert.ophandler");
+  }
+  return loom__parser_check_operand_kind(p, fb, b, 0, PROGRAM_TYPE_OP_HANDLER,
+                                         "!corert.ophandler") &&
+         loom__parser_add_result_kind(p, b, PROGRAM_TYPE_CHAIN, "!tfrt.chain");
+}
+
+static bool parse_create_handler(parser_t* p, function_builder_t* fb,
+                                 op_builder_t* b, const char* suffix) {
+  (void)suffix;
+  bool is_null = strcmp(b->name, "corert.create_null_op_handler") == 0;
+  if (!loom__parser_parse_simple(p, fb, b, is_null ? 0 : 1)) return false;
+  if (!is_null &&
+      !loom__parser_check_operand_kind(p, fb, b, 0, PROGRAM_TYPE_OP_HANDLER,
+                                       "!corert.ophandler")) {
+    return false;
+  }
+  return loom__parser_add_result_kind(p, b, PROGRAM_TYPE_OP_HANDLER,
+                                      "!corert.ophandler");
+}
+
+// corert.executeop(%h) "op"(%args) {attrs} {fn attrs} : N
+// corert.executeop.seq(%h, %ch) "op"(%args) {attrs} {fn attrs} : N
+static bool parse_executeop(parser_t* p, function_builder_t* fb,
+                            op_builder_t* b, const char* suffix) {
+  (void)suffix;
+  bool seq = strcmp(b->name, "corert.executeop.seq") == 0;
+  if (!loom__parser_parse_paren_operands(p, fb, b, "before the op handler") ||
+      !loom__parser_check_operand_count(p, b, seq ? 2 : 1) ||
+      !loom__parser_check_operand_kind(p, fb, b, 0, PROGRAM_TYPE_OP_HANDLER,
+                                       "!corert.ophandler") ||
+      (seq && !loom__parser_check_operand_kind(p, fb, b, 1, PROGRAM_TYPE_CHAIN,
+                                               "!tfrt.chain"))) {
+    return false;
+  }
+  if (p->tok.kind != TOKEN_STRING) {
+    return loom__parser_error_got(p,
+                                  "expected the name of the op to execute "
+                                  "(a string)");
+  }
+  program_source_location_t name_at = loom__parser_location(p);
+  program_attr_t name;
+  if (!loom__parser_parse_attr(p, NULL, &name)) return false;
+  if (name.u.s.size == 0 || strlen(name.u.s.data) != name.u.s.size) {
+    return loom__parser_error_at(p, name_at,
+                                 "the op name must be a non-empty "
+                                 "string without NUL bytes");
+  }
+  // "tf.X" runs Loom's op X.
+  b->execute_name = name.u.s.data;
+  if (name.u.s.size > 3 && memcmp(name.u.s.data, "tf.", 3) == 0) {
+    b->execute_name = name.u.s.data + 3;
+  }
+  int32_t first_arg = b->num_operands;
+  if (!loom__parser_expect(p, TOKEN_LPAREN, "to begin the op's operands") ||
+      !loom__parser_parse_operand_list(p, fb, b) ||
+      !loom__parser_expect(p, TOKEN_RPAREN, "to close the operand list")) {
+    return false;
+  }
+  for (int32_t i = first_arg; i < b->num_operands; ++i) {
+    if (!loom__parser_check_operand_kind(
+            p, fb, b, i, PROGRAM_TYPE_TENSOR_HANDLE, "!corert.tensorhandle")) {
+      return false;
+    }
+  }
+  if (loom__parser_is(p, TOKEN_LBRACE) &&
+      !loom__parser_parse_attr_dict(p, &b->execute_attrs, NULL, false)) {
+    return false;
+  }
+  if (loom__parser_is(p, TOKEN_LBRACE) &&
+      !loom__parser_parse_attr_dict(p, &b->execute_attrs, NULL, true)) {
+    return false;
+  }
+  if (!loom__parser_expect(p, TOKEN_COLON, "before the number of results")) {
+    return false;
+  }
+  if (p->tok.kind != TOKEN_INTEGER) {
+    return loom__parser_error_got(p, "expected the number of results");
+  }
+  program_attr_t count;
+  if (!loom__parser_parse_number(p, &count)) return false;
+  if (count.u.i < 0 || count.u.i > 4096) {
+    return loom__parser_error_at(p, count.location,
+                                 "the number of results "
+                                 "must be in [0, 4096]");
+  }
+  if (seq &&
+      !loom__parser_add_result_kind(p, b, PROGRAM_TYPE_CHAIN, "!tfrt.chain")) {
+    return false;
+  }
+  for (int64_t i = 0; i < count.u.i; ++i) {
+    if (!loom__parser_add_result_kind(p, b, PROGRAM_TYPE_TENSOR_HANDLE,
+                                      "!corert.tensorhandle")) {
+      return false;
+    }
+  }
+  return true;
+}
+
+static bool parse_const_dense(parser_t* p, function_builder_t* fb,
+                              op_builder_t* b, const char* suffix) {
+  (void)fb;
+  (void)suffix;
+  if (!loom__parser_is_keyword(p, "dense")) {
+    return loom__parser_error_got(p,
+                                  "expected a dense attribute "
+                                  "(dense<...> : tensor<...>)");
+  }
+  program_attr_t value;
+  return loom__parser_parse_attr(p, NULL, &value) &&
+         loom__parser_set_attr(p, &b->attrs, "value", &value) &&
+         loom__parser_parse_optional_attrs(p, b) &&
+         loom__parser_add_result_kind(p, b, PROGRAM_TYPE_TENSOR_HANDLE,
+                                      "!corert.tensorhandle");
+}
+
+// Kernels whose custom form is `name [operands] [attr-dict]` with a fixed
+// result.
+static bool parse_handle_result(parser_t* p, function_builder_t* fb,
+                                op_builder_t* b, const char* suffix) {
+  (void)suffix;
+  return loom__parser_parse_simple(p, fb, b, 0) &&
+         loom__parser_add_result_kind(p, b, PROGRAM_TYPE_TENSOR_HANDLE,
+                                      "!corert.tensorhandle");
+}
+
+static bool parse_chain_result(parser_t* p, function_builder_t* fb,
+                               op_builder_t* b, const char* suffix) {
+  (void)suffix;
+  return loom__parser_parse_simple(p, fb, b, -1) &&
+         loom__parser_add_result_kind(p, b, PROGRAM_TYPE_CHAIN, "!tfrt.chain");
+}
+
+static bool parse_to_int32(parser_t* p, function_builder_t* fb, op_builder_t* b,
+                           const char* suffix) {
+  (void)suffix;
+  return loom__parser_parse_simple(p, fb, b, 1) &&
+         loom__parser_check_operand_kind(
+             p, fb, b, 0, PROGRAM_TYPE_TENSOR_HANDLE, "!corert.tensorhandle") &&
+         loom__parser_add_result_kind(p, b, PROGRAM_TYPE_INTEGER, "i32");
+}
+
+static bool parse_to_shape(parser_t* p, function_builder_t* fb, op_builder_t* b,
+                           const char* suffix) {
+  (void)suffix;
+  return loom__parser_parse_simple(p, fb, b, -1) &&
+         loom__parser_add_result_kind(p, b, PROGRAM_TYPE_SHAPE, "!ts.shape");
+}
+
+static bool parse_opattrs_result(parser_t* p, function_builder_t* fb,
+                                 op_builder_t* b, const char* suffix) {
+  (void)suffix;
+  return loom__parser_parse_simple(p, fb, b, 0) &&
+         loom__parser_add_result_kind(p, b, PROGRAM_TYPE_OP_ATTRS,
+                                      "!corert.opattrs");
+}
+
+// corert.cond %c @t @f (%ch, %args) : (T...) -> (T...)
+// corert.while @cond @body (%ch, %args) : (T...) -> (T...)
+static bool parse_corert_control(parser_t* p, function_builder_t* fb,
+                                 op_builder_t* b, const char* suffix) {
+  (void)suffix;
+  bool is_cond = strcmp(b->name, "corert.cond") == 0;
+  int32_t skip = 0;
+  if (is_cond) {
+    if (!loom__parser_parse_operand(p, fb, b) ||
+        !loom__parser_check_operand_kind(
+            p, fb, b, 0, PROGRAM_TYPE_TENSOR_HANDLE, "!corert.tensorhandle")) {
+      return false;
+    }
+    loom__parser_accept(p, TOKEN_COMMA);
+    skip = 1;
+  }
+  if (!loom__parser_parse_callee(p, b)) return false;
+  loom__parser_accept(p, TOKEN_COMMA);
+  if (!loom__parser_parse_callee(p, b)) return false;
+  if (!loom__parser_expect(p, TOKEN_LPAREN, "to begin the operands")) {
+    return false;
+  }
+  if (!loom__parser_parse_operand_list(p, fb, b) ||
+      !loom__parser_expect(p, TOKEN_RPAREN, "to close the operand list")) {
+    return false;
+  }
+  if (b->num_operands < skip + 1) {
+    return loom__parser_error_at(p, b->location,
+                                 "'%s' needs an input chain "
+                                 "as its first operand in ()",
+                                 b->name);
+  }
+  if (!loom__parser_check_operand_kind(p, fb, b, skip, PROGRAM_TYPE_CHAIN,
+                                       "!tfrt.chain") ||
+      !loom__parser_parse_optional_attrs(p, b) ||
+      !loom__parser_expect(p, TOKEN_COLON, "before the operand types")) {
+    return false;
+  }
+  return loom__parser_parse_signature(p, fb, b, skip + 1, true);
+}
+
+static const program_custom_op_t kOps[] = {
+    {.name = "corert.get_op_handler", .parse = parse_get_op_handler},
+    {.name = "corert.register_op_handler", .parse = parse_get_op_handler},
+    {.name = "corert.create_null_op_handler", .parse = parse_create_handler},
+    {.name = "corert.create_cpu_op_handler", .parse = parse_create_handler},
+    {.name = "corert.create_logging_op_handler", .parse = parse_create_handler},
+    {.name = "corert.executeop", .custom_only = true, .parse = parse_executeop},
+    {.name = "corert.executeop.seq",
+     .custom_only = true,
+     .parse = parse_executeop},
+    {.name = "corert.const_dense_tensor", .parse = parse_const_dense},
+    {.name = "corert.const_string_tensor", .parse = parse_handle_result},
+    {.name = "corert.create_dense_tensor.",
+     .prefix = true,
+     .parse = parse_handle_result},
+    {.name = "corert.print_tensorhandle", .parse = parse_chain_result},
+    {.name = "corert.tensorhandle_to_int32", .parse = parse_to_int32},
+    {.name = "corert.tensorhandle_to_shape", .parse = parse_to_shape},
+    {.name = "corert.cond", .parse = parse_corert_control},
+    {.name = "corert.while", .parse = parse_corert_control},
+    {.name = "corert.create_op_attrs", .parse = parse_opattrs_result},
+    {.name = "corert.op_attrs_set.",
+     .prefix = true,
+     .parse = parse_chain_result},
+    {.name = "corert.op_attrs_set_array.",
+     .prefix = true,
+     .parse = parse_chain_result},
+};
+
+const program_dialect_t loom__parser_dialect_corert = {
+    .name = "corert",
+    .ops = kOps,
+    .num_ops = sizeof(kOps) / sizeof(kOps[0]),
+};
