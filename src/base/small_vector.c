@@ -2,9 +2,9 @@
 
 #include "base/small_vector.h"
 
-loom_status_t loom__small_vector_grow(loom_allocator_t allocator, void* current,
-                                      void* old_heap, size_t size,
-                                      size_t element_size,
+loom_status_t loom__small_vector_grow(loom_allocator_t allocator,
+                                      const void* current, void* old_heap,
+                                      size_t size, size_t element_size,
                                       size_t* inout_capacity,
                                       size_t min_capacity, void** out_heap) {
   size_t capacity = *inout_capacity ? *inout_capacity : 1;

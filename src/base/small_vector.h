@@ -24,12 +24,10 @@
 
 // Grows a spilled buffer to hold at least `min_capacity` elements; copies
 // `size` elements from `current` (inline or heap) and frees the old heap
-// buffer. Shared by every instantiation. (`current` is not const: GCC
-// would take a const pointer to inline elements not yet written for a
-// read of them.)
-loom_status_t loom__small_vector_grow(loom_allocator_t allocator, void* current,
-                                      void* old_heap, size_t size,
-                                      size_t element_size,
+// buffer. Shared by every instantiation.
+loom_status_t loom__small_vector_grow(loom_allocator_t allocator,
+                                      const void* current, void* old_heap,
+                                      size_t size, size_t element_size,
                                       size_t* inout_capacity,
                                       size_t min_capacity, void** out_heap);
 
