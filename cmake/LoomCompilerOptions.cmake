@@ -25,3 +25,32 @@ function(loom_target_warnings target)
   target_compile_options(${target} PRIVATE ${LOOM_WARNING_FLAGS}
     $<$<COMPILE_LANGUAGE:C>:${LOOM_C_WARNING_FLAGS}>)
 endfunction()
+
+# What the library's own objects are compiled with, beyond the build type:
+# - hidden visibility (only LOOM_API / TF_CAPI_EXPORT declarations are
+#   exported), so calls inside the library bind locally;
+# - -fno-semantic-interposition: an exported function may be inlined into
+#   its callers inside the library (nobody may interpose it);
+# - TLS descriptors (-mtls-dialect=gnu2, GCC): a thread-local costs a
+#   load and a short call instead of __tls_get_addr, and the library can
+#   still be dlopen'ed (a Python extension loads it so), which
+#   initial-exec TLS cannot promise.
+include(CheckCCompilerFlag)
+check_c_compiler_flag(-fno-semantic-interposition
+  LOOM_HAVE_NO_SEMANTIC_INTERPOSITION)
+check_c_compiler_flag(-mtls-dialect=gnu2 LOOM_HAVE_TLS_DESCRIPTORS)
+set(LOOM_LIBRARY_FLAGS)
+if(LOOM_HAVE_NO_SEMANTIC_INTERPOSITION)
+  list(APPEND LOOM_LIBRARY_FLAGS -fno-semantic-interposition)
+endif()
+if(LOOM_HAVE_TLS_DESCRIPTORS)
+  list(APPEND LOOM_LIBRARY_FLAGS -mtls-dialect=gnu2)
+endif()
+
+# Applies the library's flags to one of its object libraries.
+function(loom_target_library_flags target)
+  set_target_properties(${target} PROPERTIES
+    POSITION_INDEPENDENT_CODE ON
+    C_VISIBILITY_PRESET hidden)
+  target_compile_options(${target} PRIVATE ${LOOM_LIBRARY_FLAGS})
+endfunction()

@@ -71,8 +71,9 @@ if [ ${#groups[@]} -eq 0 ]; then
   done
 fi
 "$root/scripts/install-deps.sh" bench
-build_options=(-DCMAKE_BUILD_TYPE=Release -DLOOM_LTO=ON -DLOOM_BUILD_TESTS=OFF
-               -DLOOM_BENCH_LIBTORCH=ON)
+# The default build (Release, link-time optimisation, the library's flags):
+# the benchmarks link libloom.so as users do.
+build_options=(-DLOOM_BUILD_TESTS=OFF -DLOOM_BENCH_LIBTORCH=ON)
 "$root/scripts/build.sh" "$root/build/release" "${build_options[@]}"
 # OpenBLAS tuning variables set on some machines would skew comparisons:
 # the benchmarks run without them (tests leave them alone).

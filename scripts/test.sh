@@ -24,11 +24,14 @@ run_ctest() {
 }
 
 echo "== unit tests"
-"$root/scripts/build.sh" "$root/build/test" -DLOOM_WERROR=ON
+# The default build (Release, link-time optimisation): what users link.
+# -g only names lines in the valgrind stage's reports.
+"$root/scripts/build.sh" "$root/build/test" -DLOOM_WERROR=ON -DCMAKE_C_FLAGS=-g
 run_ctest "$root/build/test"
 
 echo "== unit tests under ASan + UBSan (clang)"
 CC=clang CXX=clang++ "$root/scripts/build.sh" "$root/build/asan" \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DLOOM_SANITIZE=address,undefined -DLOOM_BUILD_FUZZERS=ON \
   -DLOOM_BUILD_BENCH=OFF
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:strict_string_checks=1 \
@@ -37,7 +40,8 @@ UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 
 echo "== threaded tests under TSan"
 "$root/scripts/build.sh" "$root/build/tsan" -DLOOM_WERROR=ON \
-  -DLOOM_SANITIZE=thread -DLOOM_BUILD_BENCH=OFF
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLOOM_SANITIZE=thread \
+  -DLOOM_BUILD_BENCH=OFF
 # TSan needs a narrow address-space layout; setarch -R disables
 # randomisation where the kernel's mmap entropy would otherwise upset it.
 norandom=()
