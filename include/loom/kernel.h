@@ -172,6 +172,11 @@ LOOM_API loom_allocator_t
 loom_kernel_context_allocator(const loom_kernel_context_t* ctx);
 LOOM_API loom_host_context_t* loom_kernel_context_host(
     const loom_kernel_context_t* ctx);
+// The resources the kernel shares by name with the other kernels of its
+// device (TensorFlow's OpKernelContext::resource_manager): its host
+// context's manager. Borrowed for the call.
+LOOM_API loom_resource_manager_t* loom_kernel_context_resources(
+    const loom_kernel_context_t* ctx);
 
 //===----------------------------------------------------------------------===//
 // Running a kernel

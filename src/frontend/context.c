@@ -8,7 +8,6 @@
 
 #include "frontend/custom_device.h"
 #include "frontend/frontend_internal.h"
-#include "kernels/resource.h"
 
 static _Atomic uint64_t g_next_context_id = 1;
 
@@ -252,7 +251,6 @@ void loom_context_destroy(loom_context_t* context) {
   }
   loom_allocator_free(context->allocator, context->handlers);
   loom_runtime_destroy(context->runtime);
-  if (context->host) loom__resource_manager_clear(context->host);
   if (context->owns_host) loom_host_context_destroy(context->host);
   loom_status_free(context->first_error);
   pthread_mutex_destroy(&context->pool_mutex);

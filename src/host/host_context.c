@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <unistd.h>
 
+#include "host/resource_manager_internal.h"
 #include "host/thread_pool_internal.h"
 
 struct loom_host_context_t {
@@ -19,6 +20,8 @@ struct loom_host_context_t {
   atomic_bool cancelled;
   pthread_mutex_t cancel_mutex;
   loom_status_t cancel_status;
+
+  loom_resource_manager_t resources;
 };
 
 int loom_host_context_default_thread_count(void) {
@@ -75,6 +78,7 @@ loom_status_t loom_host_context_create(
   host->allocator = allocator;
   atomic_init(&host->cancelled, false);
   pthread_mutex_init(&host->cancel_mutex, NULL);
+  loom__resource_manager_initialize(&host->resources, allocator);
 
   loom_status_t status =
       loom_async_value_create_chain(allocator, &host->ready_chain);
@@ -84,6 +88,7 @@ loom_status_t loom_host_context_create(
   }
   if (status) {
     loom_async_value_release(host->ready_chain);
+    loom__resource_manager_deinitialize(&host->resources);
     pthread_mutex_destroy(&host->cancel_mutex);
     loom_allocator_free(allocator, host);
     return status;
@@ -95,6 +100,9 @@ loom_status_t loom_host_context_create(
 void loom_host_context_destroy(loom_host_context_t* host) {
   if (!host) return;
   loom_thread_pool_destroy(host->pool);
+  // No kernel runs any more: the shared resources go (those that resource
+  // tensors still refer to stay until released).
+  loom__resource_manager_deinitialize(&host->resources);
   loom_async_value_release(host->ready_chain);
   loom_status_free(host->cancel_status);
   pthread_mutex_destroy(&host->cancel_mutex);
@@ -107,6 +115,11 @@ loom_allocator_t loom_host_context_allocator(const loom_host_context_t* host) {
 
 loom_thread_pool_t* loom_host_context_thread_pool(loom_host_context_t* host) {
   return host ? host->pool : NULL;
+}
+
+loom_resource_manager_t* loom_host_context_resources(
+    loom_host_context_t* host) {
+  return host ? &host->resources : NULL;
 }
 
 loom_status_t loom_host_context_enqueue(loom_host_context_t* host,

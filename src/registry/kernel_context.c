@@ -328,3 +328,8 @@ loom_host_context_t* loom_kernel_context_host(
     const loom_kernel_context_t* ctx) {
   return ctx ? ctx->host : NULL;
 }
+
+loom_resource_manager_t* loom_kernel_context_resources(
+    const loom_kernel_context_t* ctx) {
+  return ctx ? loom_host_context_resources(ctx->host) : NULL;
+}
