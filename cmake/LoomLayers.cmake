@@ -79,8 +79,6 @@ loom_layer(compat              compat              base host tensor registry
                                                    handlers_recompute
                                                    function)
 
-# temporary: removed when the variable manager leaves src/kernels
-loom_layer_exception(frontend kernels ONLY resource)
 # temporary: removed when forward mode stops using the tape's internals
 loom_layer_exception(handlers_forward handlers_tape)
 # temporary: removed when recompute stops using tape_internal.h

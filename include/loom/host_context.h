@@ -11,6 +11,7 @@
 #include "loom/allocator.h"
 #include "loom/async_value.h"
 #include "loom/macros.h"
+#include "loom/resource_manager.h"
 #include "loom/status.h"
 #include "loom/thread_pool.h"
 
@@ -46,6 +47,12 @@ LOOM_API loom_allocator_t
 loom_host_context_allocator(const loom_host_context_t* host);
 
 LOOM_API loom_thread_pool_t* loom_host_context_thread_pool(
+    loom_host_context_t* host);
+
+// The manager of the resources that kernels running on this context share
+// by name (variables with a shared_name): the context's own, emptied when
+// it is destroyed. Borrowed; NULL for a NULL host.
+LOOM_API loom_resource_manager_t* loom_host_context_resources(
     loom_host_context_t* host);
 
 // The number of cores available to this process (at least 1).

@@ -172,6 +172,11 @@ LOOM_API loom_allocator_t
 loom_kernel_context_allocator(const loom_kernel_context_t* ctx);
 LOOM_API loom_host_context_t* loom_kernel_context_host(
     const loom_kernel_context_t* ctx);
+// The resources the kernel shares by name with the other kernels of its
+// device (TensorFlow's OpKernelContext::resource_manager): its host
+// context's manager. Borrowed for the call.
+LOOM_API loom_resource_manager_t* loom_kernel_context_resources(
+    const loom_kernel_context_t* ctx);
 
 //===----------------------------------------------------------------------===//
 // Running a kernel
@@ -198,12 +203,16 @@ loom_kernel_run(const loom_kernel_run_options_t* options, const char* op_name,
                 const loom_op_attrs_t* attrs, loom_tensor_t** outputs,
                 int32_t capacity, int32_t* out_num_outputs);
 
-// Counters of the kernel machinery, process-wide (tests and benchmarks).
+// Counters of the kernel machinery (tests and benchmarks), kept per host
+// context: the kernels that ran on one, or the process's totals (every
+// host context's, those destroyed included).
 typedef struct loom_kernel_statistics_t {
   int64_t forwarded_buffers;  // outputs that reused an input's buffer
   int64_t allocated_outputs;  // outputs that needed new memory
 } loom_kernel_statistics_t;
 
+LOOM_API loom_kernel_statistics_t
+loom_host_context_kernel_statistics(const loom_host_context_t* host);
 LOOM_API loom_kernel_statistics_t loom_kernel_statistics(void);
 
 LOOM_EXTERN_C_END

@@ -24,6 +24,7 @@
 #include "loom/plugin.h"
 #include "loom/program.h"
 #include "loom/program_kernel.h"
+#include "loom/resource_manager.h"
 #include "loom/runtime.h"
 #include "loom/shape.h"
 #include "loom/shape_inference.h"

@@ -65,6 +65,12 @@ typedef struct loom_runtime_options_t {
   // Ops whose inputs hold at most this many elements in all run inline when
   // their inputs are ready (0: the default, 16384; negative: never inline).
   int64_t inline_element_limit;
+  // The object the runtime works for (an eager context), for code that
+  // reaches the runtime only through a handle: see loom_runtime_owner.
+  // `owner_kind` tells owners of different types apart: the address of
+  // something the owner's module defines once. Both may be NULL.
+  const void* owner_kind;
+  void* owner;
 } loom_runtime_options_t;
 
 LOOM_API void loom_runtime_options_initialize(loom_runtime_options_t* options,
@@ -82,6 +88,12 @@ LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_runtime_create(
 LOOM_API void loom_runtime_destroy(loom_runtime_t* runtime);
 
 LOOM_API loom_host_context_t* loom_runtime_host(const loom_runtime_t* runtime);
+
+// The owner given at creation if it is of `owner_kind`, until
+// loom_runtime_destroy (handles may keep the runtime's memory longer, not
+// its owner); NULL otherwise.
+LOOM_API void* loom_runtime_owner(const loom_runtime_t* runtime,
+                                  const void* owner_kind);
 LOOM_API loom_op_registry_t* loom_runtime_ops(const loom_runtime_t* runtime);
 LOOM_API loom_kernel_registry_t* loom_runtime_kernels(
     const loom_runtime_t* runtime);

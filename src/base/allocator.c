@@ -30,7 +30,8 @@ loom_allocator_t loom_allocator_system(void) {
 }
 
 // The default allocator lives in a slot published through an atomic pointer
-// so readers never see a half-written struct.
+// so readers never see a half-written struct. Process-wide by its API:
+// TensorFlow's TF_AllocateTensor and the like take no allocator or context.
 static loom_allocator_t default_slots[2];
 static _Atomic(loom_allocator_t*) default_allocator = NULL;
 

@@ -74,6 +74,9 @@ typedef loom__cache_block_t free_block_t;
 typedef loom__cache_list_t free_list_t;
 typedef loom__thread_cache_t thread_cache_t;
 
+// Process-wide, as malloc is: a block freed on any thread, by any runtime,
+// goes back to the one cache it came from (loom_allocator_cached() has no
+// owner to pass). Per-thread lists are the thread's own, by design.
 static pthread_mutex_t g_depot_mutex = PTHREAD_MUTEX_INITIALIZER;
 static free_list_t g_depot[kNumKinds][kNumClasses];
 static thread_cache_t* g_caches;  // live thread caches, under the mutex

@@ -26,6 +26,7 @@ loom__cpu_features_t loom__cpu_features_capped(loom__cpu_features_t detected,
   return detected;  // unknown value: no cap
 }
 
+// The machine's, probed once per process.
 static loom__cpu_features_t g_features;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 

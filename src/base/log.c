@@ -18,7 +18,7 @@ static int parse_level(const char* text) {
 }
 
 static int current_level(void) {
-  static atomic_int level = -1;
+  static atomic_int level = -1;  // the environment's, read once
   int value = atomic_load_explicit(&level, memory_order_relaxed);
   if (value < 0) {
     value = parse_level(getenv("LOOM_LOG_LEVEL"));

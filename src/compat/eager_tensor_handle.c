@@ -133,7 +133,9 @@ const char* TFE_TensorHandleDeviceType(TFE_TensorHandle* h, TF_Status* status) {
   const char* name = TFE_TensorHandleDeviceName(h, status);
   if (!name) return NULL;
   // The part of "/device:TYPE:N" between the colons, in a per-thread
-  // buffer (valid until the thread's next call).
+  // buffer (valid until the thread's next call): TensorFlow's signature
+  // returns a string the caller does not free, and a handler that names
+  // itself has no type string of its own to point at.
   const char* device = strstr(name, "/device:");
   static _Thread_local char type[64];
   const char* start = device ? device + 8 : name;

@@ -32,6 +32,8 @@ struct TF_KernelBuilder {
   struct TF_KernelBuilder* next_registered;
 };
 
+// Process-wide as the registrations they record: TF_RegisterKernelBuilder
+// registers into the global kernel registry, with no context to own them.
 static pthread_mutex_t g_registered_mutex = PTHREAD_MUTEX_INITIALIZER;
 static TF_KernelBuilder* g_registered_shells = NULL;
 

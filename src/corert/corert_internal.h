@@ -27,6 +27,8 @@ struct loom_runtime_t {
   loom_kernel_registry_t* kernels;
   bool synchronous;
   int64_t inline_element_limit;
+  const void* owner_kind;
+  void* _Atomic owner;  // NULL from loom_runtime_destroy on
 
   pthread_rwlock_t handlers_lock;
   const char* handler_names[kMaxHandlers];  // owned copies

@@ -215,6 +215,9 @@ typedef struct shape_memo_t {
   int8_t ranks[kMemoArgs];  // the inputs', then the outputs'
   int64_t dims[kMemoDims];
 } shape_memo_t;
+// A per-thread cache (the thread runs ops of any runtime): its keys, the
+// serials, are unique in the process so that one runtime's spec never
+// matches another's.
 static _Thread_local shape_memo_t t_memo[kMemoSlots];
 static _Atomic uint64_t g_next_serial = 1;
 

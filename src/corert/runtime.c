@@ -53,6 +53,8 @@ loom_status_t loom_runtime_create(const loom_runtime_options_t* options,
   runtime->synchronous = options->synchronous;
   runtime->inline_element_limit =
       options->inline_element_limit ? options->inline_element_limit : 16384;
+  runtime->owner_kind = options->owner_kind;
+  atomic_init(&runtime->owner, options->owner);
   loom__rwlock_initialize(&runtime->handlers_lock);
   loom__rwlock_initialize(&runtime->prepared_lock);
   loom__hash_map_initialize(&runtime->prepared, allocator);
@@ -90,6 +92,7 @@ void loom__runtime_release(loom_runtime_t* runtime) {
 
 void loom_runtime_destroy(loom_runtime_t* runtime) {
   if (!runtime) return;
+  atomic_store_explicit(&runtime->owner, NULL, memory_order_release);
   loom_runtime_quiesce(runtime);
   // Drop the runtime's own references (the prepared-op cache, the handler
   // registry); handles and handlers still held elsewhere keep the rest.
@@ -118,6 +121,13 @@ void loom_runtime_destroy(loom_runtime_t* runtime) {
 
 loom_host_context_t* loom_runtime_host(const loom_runtime_t* runtime) {
   return runtime ? runtime->host : NULL;
+}
+
+void* loom_runtime_owner(const loom_runtime_t* runtime,
+                         const void* owner_kind) {
+  if (!runtime || runtime->owner_kind != owner_kind) return NULL;
+  return atomic_load_explicit(&((loom_runtime_t*)runtime)->owner,
+                              memory_order_acquire);
 }
 
 loom_op_registry_t* loom_runtime_ops(const loom_runtime_t* runtime) {

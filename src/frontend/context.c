@@ -7,42 +7,21 @@
 #include <string.h>
 
 #include "frontend/frontend_internal.h"
-#include "kernels/resource.h"
 
+// Context ids key the per-thread caches of scope stacks (scopes.c), which
+// span every context a thread uses: an id must never repeat in the process,
+// where an address may, once a context is freed.
 static _Atomic uint64_t g_next_context_id = 1;
 
-// Live contexts, for the API calls that get only a tensor handle (resolving
-// one that lives on a transformation handler).
-static pthread_mutex_t g_live_mutex = PTHREAD_MUTEX_INITIALIZER;
-static loom_context_t* g_live;  // linked through next_live
-
-static void register_live(loom_context_t* context) {
-  pthread_mutex_lock(&g_live_mutex);
-  context->next_live = g_live;
-  g_live = context;
-  pthread_mutex_unlock(&g_live_mutex);
-}
-
-static void unregister_live(loom_context_t* context) {
-  pthread_mutex_lock(&g_live_mutex);
-  for (loom_context_t** p = &g_live; *p; p = &(*p)->next_live) {
-    if (*p == context) {
-      *p = context->next_live;
-      break;
-    }
-  }
-  pthread_mutex_unlock(&g_live_mutex);
-}
+// What a context's runtime names as its owner (loom_runtime_owner).
+static const char kRuntimeOwnerKind[] = "loom_context_t";
 
 loom_context_t* loom__context_of_runtime(const loom_runtime_t* runtime) {
-  if (!runtime) return NULL;
-  loom_context_t* found = NULL;
-  pthread_mutex_lock(&g_live_mutex);
-  for (loom_context_t* c = g_live; c && !found; c = c->next_live) {
-    if (c->runtime == runtime) found = c;
-  }
-  pthread_mutex_unlock(&g_live_mutex);
-  return found;
+  loom_context_t* context = loom_runtime_owner(runtime, kRuntimeOwnerKind);
+  // Found from the end of its creation to the start of its destruction.
+  return context && atomic_load_explicit(&context->live, memory_order_acquire)
+             ? context
+             : NULL;
 }
 
 loom_context_t* loom_context_of_handle(const loom_tensor_handle_t* handle) {
@@ -58,7 +37,11 @@ void loom_context_options_initialize(loom_context_options_t* options) {
 }
 
 // The errors a thread collects while it executes an op without results
-// in a synchronous context (they have no result handle to travel in).
+// in a synchronous context (they have no result handle to travel in): the
+// innermost capture of the thread's own calls, on its stack. Thread-local
+// because the runtime's diagnostic handler is per runtime, called on the
+// thread that found the error with no argument of the call that ran the
+// op.
 static _Thread_local loom__error_capture_t* t_capture;
 
 void loom__capture_begin(loom_context_t* context,
@@ -186,6 +169,7 @@ loom_status_t loom_context_create(const loom_context_options_t* options,
   context->allocator = options->allocator;
   context->id = atomic_fetch_add(&g_next_context_id, 1);
   context->async = options->async;
+  atomic_init(&context->live, false);
   atomic_init(&context->has_error, false);
   atomic_init(&context->generation, 0);
   atomic_init(&context->policy, LOOM_PLACEMENT_SILENT);
@@ -204,6 +188,8 @@ loom_status_t loom_context_create(const loom_context_options_t* options,
     runtime_options.synchronous = !options->async;
     runtime_options.diagnostic_handler = record_diagnostic;
     runtime_options.diagnostic_user_data = context;
+    runtime_options.owner_kind = kRuntimeOwnerKind;
+    runtime_options.owner = context;
     status = loom_runtime_create(&runtime_options, &context->runtime);
   }
   if (!status) {
@@ -218,14 +204,14 @@ loom_status_t loom_context_create(const loom_context_options_t* options,
     return status;
   }
   context->cpu_name = context->handlers[0].name;
-  register_live(context);
+  atomic_store_explicit(&context->live, true, memory_order_release);
   *out_context = context;
   return loom_ok_status();
 }
 
 void loom_context_destroy(loom_context_t* context) {
   if (!context) return;
-  unregister_live(context);
+  atomic_store_explicit(&context->live, false, memory_order_release);
   if (context->runtime) loom_runtime_quiesce(context->runtime);
   loom__eager_op_pool_clear(context);
   loom__scope_stacks_free(context);
@@ -243,7 +229,6 @@ void loom_context_destroy(loom_context_t* context) {
   }
   loom_allocator_free(context->allocator, context->handlers);
   loom_runtime_destroy(context->runtime);
-  if (context->host) loom__resource_manager_clear(context->host);
   if (context->owns_host) loom_host_context_destroy(context->host);
   loom_status_free(context->first_error);
   pthread_mutex_destroy(&context->pool_mutex);

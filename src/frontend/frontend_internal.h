@@ -53,7 +53,6 @@ typedef struct scope_stack_t {
 enum { kEagerOpPoolSize = 64 };
 
 struct loom_context_t {
-  struct loom_context_t* next_live;  // the list of live contexts
   loom_allocator_t allocator;
   uint64_t id;  // unique per context ever made (thread-local lookups)
   bool async;
@@ -62,6 +61,9 @@ struct loom_context_t {
   loom_runtime_t* runtime;
   loom_op_handler_t* cpu;  // borrowed from the runtime's registry
   const char* cpu_name;
+  // Whether handles find the context through its runtime (created, not
+  // being destroyed).
+  _Atomic bool live;
   // Set while first_error is: asynchronous ops check it without the mutex.
   _Atomic bool has_error;
   // Bumped whenever a handler name goes away, so that the handlers cached
@@ -167,6 +169,7 @@ static inline bool loom__is_cpu(const loom_context_t* context,
 // Contexts by runtime (context.c)
 //===----------------------------------------------------------------------===//
 
+// The live context that owns `runtime`, or NULL.
 loom_context_t* loom__context_of_runtime(const loom_runtime_t* runtime);
 
 #endif  // LOOM_FRONTEND_FRONTEND_INTERNAL_H_

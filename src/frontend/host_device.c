@@ -7,6 +7,8 @@
 
 #include "frontend/frontend_internal.h"
 
+// Process-wide because TFE_NewTensorHandle(tensor, status) names no
+// context: its handles belong to none, and outlive any.
 loom_op_handler_t* _Atomic loom__g_host_cpu = NULL;
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;

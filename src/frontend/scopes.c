@@ -15,6 +15,9 @@
 
 #include "frontend/frontend_internal.h"
 
+// A thread's own identity: scope stacks live in their context, found by
+// this id, which unlike pthread_self() never names a later thread once the
+// first one has ended (its stacks stay until the context goes).
 static _Atomic uint64_t g_next_thread_id = 1;
 static _Thread_local uint64_t t_thread_id;
 
@@ -24,7 +27,9 @@ uint64_t loom__thread_id(void) {
 }
 
 // This thread's stacks of the last few contexts it used; a NULL stack
-// records that the thread has none there (no lock on the next look-up).
+// records that the thread has none there (no lock on the next look-up). A
+// per-thread cache of what the contexts own, keyed by context id (never
+// reused), so a slot of a destroyed context is never matched again.
 enum { kThreadSlots = 4 };
 static _Thread_local struct {
   uint64_t context_id;

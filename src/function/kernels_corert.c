@@ -708,10 +708,6 @@ static const attr_setter_t kSetters[] = {
     {"op_attrs_set_array.f32", LOOM_ATTR_KIND_F32, true, false},
 };
 
-// Serialises changes to the shared sets of programs that do not order them
-// with chains (reading them unordered is the program's race).
-static pthread_mutex_t g_op_attrs_mutex = PTHREAD_MUTEX_INITIALIZER;
-
 static void op_attrs_set_kernel(loom_program_frame_t* frame, void* user_data) {
   const attr_setter_t* setter = user_data;
   if (!check(frame, 0, LOOM_PROGRAM_VALUE_OP_ATTRS) ||
@@ -754,9 +750,9 @@ static void op_attrs_set_kernel(loom_program_frame_t* frame, void* user_data) {
   if (!status) {
     loom_op_attrs_t* attrs = loom_program_op_attrs_get(
         loom_program_frame_value(frame, 0)->u.op_attrs);
-    pthread_mutex_lock(&g_op_attrs_mutex);
+    pthread_mutex_lock(&frame->executor->op_attrs_mutex);
     status = loom_op_attrs_set_value(attrs, key, &value);
-    pthread_mutex_unlock(&g_op_attrs_mutex);
+    pthread_mutex_unlock(&frame->executor->op_attrs_mutex);
   }
   loom_allocator_free(frame->executor->allocator, elements);
   if (status) {

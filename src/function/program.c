@@ -9,6 +9,9 @@ bool loom__program_parse_text(loom_program_t* program, const char* text,
                               size_t size, loom_status_t* out_error,
                               program_source_location_t* out_location);
 
+// Program ids key the bindings that executors keep of the programs they
+// run, which they do not own: an id must never repeat in the process,
+// where an address may, once a program is freed.
 static _Atomic uint64_t g_next_program_id = 1;
 
 const program_function_t* loom__program_find_function(

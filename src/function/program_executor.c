@@ -155,8 +155,10 @@ loom_status_t loom_program_executor_create(
                                  ? options->max_call_depth
                                  : kDefaultMaxCallDepth;
   executor->next_binding_id = 1;
+  loom_op_attrs_initialize(&executor->empty_attrs, allocator);
   pthread_mutex_init(&executor->mutex, NULL);
   pthread_mutex_init(&executor->report_mutex, NULL);
+  pthread_mutex_init(&executor->op_attrs_mutex, NULL);
   loom__arena_initialize(&executor->arena, allocator);
   loom__hash_map_initialize(&executor->kernels, allocator);
   loom_runtime_options_t runtime_options;
@@ -209,8 +211,10 @@ void loom_program_executor_destroy(loom_program_executor_t* executor) {
   }
   loom__hash_map_deinitialize(&executor->kernels);
   loom__arena_deinitialize(&executor->arena);
+  pthread_mutex_destroy(&executor->op_attrs_mutex);
   pthread_mutex_destroy(&executor->report_mutex);
   pthread_mutex_destroy(&executor->mutex);
+  loom_op_attrs_deinitialize(&executor->empty_attrs);
   loom_allocator_free(executor->allocator, executor);
 }
 

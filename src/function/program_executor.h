@@ -61,8 +61,14 @@ struct loom_program_executor_t {
   loom_program_diagnostic_handler_t diagnostic_handler;
   void* diagnostic_user_data;
   int32_t max_call_depth;
+  // What a frame's op without attributes reads (loom_program_frame_attrs).
+  loom_op_attrs_t empty_attrs;
   pthread_mutex_t mutex;  // everything below that is not atomic
   pthread_mutex_t report_mutex;
+  // Serialises changes to the op attribute sets of the programs this
+  // executor runs that do not order them with chains (reading them
+  // unordered is the program's race).
+  pthread_mutex_t op_attrs_mutex;
   loom__arena_t arena;
   loom__hash_map_t kernels;  // name hash (+ probe) -> program_kernel_t*
   program_cpu_ops_t* cpu_ops;

@@ -11,7 +11,6 @@
 // return operation forwards its operands to the caller's result values as
 // they are set. The frame is freed when its last operation has run.
 
-#include <pthread.h>
 #include <string.h>
 
 #include "function/program_executor.h"
@@ -40,7 +39,11 @@ struct program_frame_t {
   loom_async_waiter_t* waiters;  // one per operand slot
 };
 
-// The ready operations of this thread, run by its outermost scheduler.
+// The ready operations of this thread, run by its outermost scheduler: a
+// trampoline, so that values set inside an operation (whose waiters run on
+// the setting thread, with only their own argument) queue their operations
+// instead of running them nested. It is the thread's own call state, of
+// whichever executors' frames it runs.
 static _Thread_local struct {
   bool active;
   op_state_t* head;
@@ -419,21 +422,9 @@ loom_async_value_t* loom_program_frame_result(const loom_program_frame_t* frame,
   return frame->results[index];
 }
 
-static loom_op_attrs_t g_empty_attrs;
-static pthread_once_t g_empty_attrs_once = PTHREAD_ONCE_INIT;
-
-static void initialize_empty_attrs(void) {
-  loom_op_attrs_initialize(&g_empty_attrs, loom_allocator_system());
-}
-
-static const loom_op_attrs_t* empty_attrs(void) {
-  pthread_once(&g_empty_attrs_once, initialize_empty_attrs);
-  return &g_empty_attrs;
-}
-
 const loom_op_attrs_t* loom_program_frame_attrs(
     const loom_program_frame_t* frame) {
-  return frame->op->attrs ? frame->op->attrs : empty_attrs();
+  return frame->op->attrs ? frame->op->attrs : &frame->executor->empty_attrs;
 }
 
 const char* loom_program_frame_op_name(const loom_program_frame_t* frame) {

@@ -2,7 +2,6 @@
 
 #include "function/program_lexer.h"
 
-#include <pthread.h>
 #include <string.h>
 
 // Character classes, one table lookup per character.
@@ -16,29 +15,40 @@ enum {
   kSpace = 64,   // blanks other than '\n'
 };
 
-static uint8_t g_classes[256];
-static pthread_once_t g_classes_once = PTHREAD_ONCE_INIT;
-
-static void initialize_classes(void) {
-  for (int c = 0; c < 256; ++c) {
-    uint8_t k = 0;
-    bool digit = c >= '0' && c <= '9';
-    bool letter = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-    if (digit) k |= kDigit | kHex;
-    if ((c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')) k |= kHex;
-    if (letter) k |= kLetter | kIdStart;
-    if (c == '_') k |= kIdStart;
-    if (letter || digit || c == '_' || c == '$' || c == '.') k |= kId | kSuffix;
-    if (c == '-') k |= kSuffix;
-    if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
-      k |= kSpace;
-    }
-    g_classes[c] = k;
-  }
-}
+// A constant table: no initialisation, nothing shared that changes.
+#define DIGIT (kDigit | kHex | kId | kSuffix)
+#define HEX_LETTER (kHex | kLetter | kIdStart | kId | kSuffix)
+#define LETTER (kLetter | kIdStart | kId | kSuffix)
+static const uint8_t kClasses[256] = {
+    // clang-format off
+    ['0'] = DIGIT, ['1'] = DIGIT, ['2'] = DIGIT, ['3'] = DIGIT, ['4'] = DIGIT,
+    ['5'] = DIGIT, ['6'] = DIGIT, ['7'] = DIGIT, ['8'] = DIGIT, ['9'] = DIGIT,
+    ['a'] = HEX_LETTER, ['b'] = HEX_LETTER, ['c'] = HEX_LETTER,
+    ['d'] = HEX_LETTER, ['e'] = HEX_LETTER, ['f'] = HEX_LETTER,
+    ['A'] = HEX_LETTER, ['B'] = HEX_LETTER, ['C'] = HEX_LETTER,
+    ['D'] = HEX_LETTER, ['E'] = HEX_LETTER, ['F'] = HEX_LETTER,
+    ['g'] = LETTER, ['h'] = LETTER, ['i'] = LETTER, ['j'] = LETTER,
+    ['k'] = LETTER, ['l'] = LETTER, ['m'] = LETTER, ['n'] = LETTER,
+    ['o'] = LETTER, ['p'] = LETTER, ['q'] = LETTER, ['r'] = LETTER,
+    ['s'] = LETTER, ['t'] = LETTER, ['u'] = LETTER, ['v'] = LETTER,
+    ['w'] = LETTER, ['x'] = LETTER, ['y'] = LETTER, ['z'] = LETTER,
+    ['G'] = LETTER, ['H'] = LETTER, ['I'] = LETTER, ['J'] = LETTER,
+    ['K'] = LETTER, ['L'] = LETTER, ['M'] = LETTER, ['N'] = LETTER,
+    ['O'] = LETTER, ['P'] = LETTER, ['Q'] = LETTER, ['R'] = LETTER,
+    ['S'] = LETTER, ['T'] = LETTER, ['U'] = LETTER, ['V'] = LETTER,
+    ['W'] = LETTER, ['X'] = LETTER, ['Y'] = LETTER, ['Z'] = LETTER,
+    ['_'] = kIdStart | kId | kSuffix,
+    ['$'] = kId | kSuffix, ['.'] = kId | kSuffix, ['-'] = kSuffix,
+    [' '] = kSpace, ['\t'] = kSpace, ['\r'] = kSpace, ['\f'] = kSpace,
+    ['\v'] = kSpace,
+    // clang-format on
+};
+#undef DIGIT
+#undef HEX_LETTER
+#undef LETTER
 
 static inline bool has(char c, uint8_t class_bits) {
-  return (g_classes[(unsigned char)c] & class_bits) != 0;
+  return (kClasses[(unsigned char)c] & class_bits) != 0;
 }
 static bool is_digit(char c) {
   return has(c, kDigit);
@@ -58,7 +68,6 @@ static bool is_suffix_char(char c) {
 
 void loom__program_lexer_initialize(program_lexer_t* lexer, const char* text,
                                     size_t size) {
-  pthread_once(&g_classes_once, initialize_classes);
   lexer->begin = text;
   lexer->end = text + size;
   lexer->position = text;

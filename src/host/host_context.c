@@ -8,18 +8,53 @@
 #include <stdatomic.h>
 #include <unistd.h>
 
+#include "host/host_context_internal.h"
 #include "host/thread_pool_internal.h"
 
-struct loom_host_context_t {
-  loom_allocator_t allocator;
-  loom_thread_pool_t* pool;
-  loom_async_value_t* ready_chain;
+// Every live host context, and what the destroyed ones counted:
+// loom_kernel_statistics() reports the process's totals (it has no other
+// argument), so it must find them all.
+static pthread_mutex_t g_hosts_mutex = PTHREAD_MUTEX_INITIALIZER;
+static loom_host_context_t* g_hosts;  // linked through next_live
+static int64_t g_retired_forwarded_buffers;
+static int64_t g_retired_allocated_outputs;
 
-  // The fast check on every task start; the status sits behind the mutex.
-  atomic_bool cancelled;
-  pthread_mutex_t cancel_mutex;
-  loom_status_t cancel_status;
-};
+static void add_live(loom_host_context_t* host) {
+  pthread_mutex_lock(&g_hosts_mutex);
+  host->next_live = g_hosts;
+  g_hosts = host;
+  pthread_mutex_unlock(&g_hosts_mutex);
+}
+
+static void retire(loom_host_context_t* host) {
+  pthread_mutex_lock(&g_hosts_mutex);
+  for (loom_host_context_t** link = &g_hosts; *link;
+       link = &(*link)->next_live) {
+    if (*link == host) {
+      *link = host->next_live;
+      break;
+    }
+  }
+  g_retired_forwarded_buffers +=
+      atomic_load(&host->kernel_counters.forwarded_buffers);
+  g_retired_allocated_outputs +=
+      atomic_load(&host->kernel_counters.allocated_outputs);
+  pthread_mutex_unlock(&g_hosts_mutex);
+}
+
+void loom__host_context_total_kernel_counters(int64_t* out_forwarded_buffers,
+                                              int64_t* out_allocated_outputs) {
+  pthread_mutex_lock(&g_hosts_mutex);
+  int64_t forwarded = g_retired_forwarded_buffers;
+  int64_t allocated = g_retired_allocated_outputs;
+  for (loom_host_context_t* host = g_hosts; host; host = host->next_live) {
+    forwarded += atomic_load(&host->kernel_counters.forwarded_buffers);
+    allocated += atomic_load(&host->kernel_counters.allocated_outputs);
+  }
+  pthread_mutex_unlock(&g_hosts_mutex);
+  *out_forwarded_buffers = forwarded;
+  *out_allocated_outputs = allocated;
+}
 
 int loom_host_context_default_thread_count(void) {
   cpu_set_t set;
@@ -75,6 +110,9 @@ loom_status_t loom_host_context_create(
   host->allocator = allocator;
   atomic_init(&host->cancelled, false);
   pthread_mutex_init(&host->cancel_mutex, NULL);
+  loom__resource_manager_initialize(&host->resources, allocator);
+  atomic_init(&host->kernel_counters.forwarded_buffers, 0);
+  atomic_init(&host->kernel_counters.allocated_outputs, 0);
 
   loom_status_t status =
       loom_async_value_create_chain(allocator, &host->ready_chain);
@@ -84,10 +122,12 @@ loom_status_t loom_host_context_create(
   }
   if (status) {
     loom_async_value_release(host->ready_chain);
+    loom__resource_manager_deinitialize(&host->resources);
     pthread_mutex_destroy(&host->cancel_mutex);
     loom_allocator_free(allocator, host);
     return status;
   }
+  add_live(host);
   *out_host = host;
   return loom_ok_status();
 }
@@ -95,6 +135,10 @@ loom_status_t loom_host_context_create(
 void loom_host_context_destroy(loom_host_context_t* host) {
   if (!host) return;
   loom_thread_pool_destroy(host->pool);
+  retire(host);
+  // No kernel runs any more: the shared resources go (those that resource
+  // tensors still refer to stay until released).
+  loom__resource_manager_deinitialize(&host->resources);
   loom_async_value_release(host->ready_chain);
   loom_status_free(host->cancel_status);
   pthread_mutex_destroy(&host->cancel_mutex);
@@ -107,6 +151,11 @@ loom_allocator_t loom_host_context_allocator(const loom_host_context_t* host) {
 
 loom_thread_pool_t* loom_host_context_thread_pool(loom_host_context_t* host) {
   return host ? host->pool : NULL;
+}
+
+loom_resource_manager_t* loom_host_context_resources(
+    loom_host_context_t* host) {
+  return host ? &host->resources : NULL;
 }
 
 loom_status_t loom_host_context_enqueue(loom_host_context_t* host,

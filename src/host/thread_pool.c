@@ -73,10 +73,14 @@ struct loom_thread_pool_t {
   pthread_cond_t wake;
 };
 
-// The pool and worker index of the current thread, if it is a worker.
+// The pool and worker index of the current thread, if it is a worker: the
+// thread's own identity, which no pool argument can tell (a caller may be
+// another pool's worker).
 static _Thread_local const loom_thread_pool_t* tls_pool = NULL;
 static _Thread_local int tls_worker_index = -1;
 // > 0 while this thread runs a parallel-for block: nested ones run inline.
+// Per thread rather than per pool: a block may call into another pool, and
+// parallel regions never nest, whichever pools they use.
 static _Thread_local int tls_parallel_depth = 0;
 
 //===----------------------------------------------------------------------===//

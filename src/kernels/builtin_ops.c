@@ -6,6 +6,8 @@
 
 #include "kernels/builtin_families.h"
 
+// Once per process: the built-ins register, as plugins do, into the global
+// registries, which TensorFlow's registration API makes process-wide.
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static loom_status_t g_result;
 

@@ -80,7 +80,8 @@ static int64_t last_level_cache_bytes(void) {
 }
 
 int64_t loom__elementwise_stream_bytes(void) {
-  static _Atomic int64_t cached = 0;  // 0: not known yet
+  // The machine's, probed once per process (0: not known yet).
+  static _Atomic int64_t cached = 0;
   int64_t bytes = atomic_load_explicit(&cached, memory_order_relaxed);
   if (bytes) return bytes;
   bytes = last_level_cache_bytes();

@@ -27,6 +27,7 @@ const loom__matmul_loops_t* loom__matmul_loops(void) {
   return kTables[loom__isa_level()];
 }
 
+// OpenBLAS's thread count is one setting for the whole process.
 static pthread_mutex_t g_blas_mutex = PTHREAD_MUTEX_INITIALIZER;
 
 void loom__blas_single_threaded(void) {

@@ -10,10 +10,11 @@
 // value — otherwise it makes a new tensor, so a value read earlier never
 // changes (copy-on-write).
 //
-// VarHandleOp with a shared_name looks the variable up in a resource
-// manager keyed by (host context, container, shared_name) and creates it
-// there when missing; without one it makes a new anonymous variable, which
-// lives as long as resource tensors refer to it.
+// VarHandleOp with a shared_name looks the variable up by (container,
+// shared_name) in the resource manager of the host context it runs on
+// (loom_kernel_context_resources) and creates it there when missing;
+// without one it makes a new anonymous variable, which lives as long as
+// resource tensors refer to it.
 
 #include "kernels/resource.h"
 
@@ -38,17 +39,17 @@ typedef struct resource_var_t {
   loom_shape_t shape;    // as declared by VarHandleOp
   loom_tensor_t* value;  // NULL until assigned
   bool destroyed;
-  const void* host;  // the manager's key; NULL for anonymous variables
-  struct resource_var_t* next;  // the manager's list
   char container[64];
   char name[128];
 } resource_var_t;
 
-static void var_retain(resource_var_t* var) {
+static void var_retain(void* opaque) {
+  resource_var_t* var = opaque;
   loom__ref_count_inc(&var->ref_count);
 }
 
-static void var_release(resource_var_t* var) {
+static void var_release(void* opaque) {
+  resource_var_t* var = opaque;
   if (!var || !loom__ref_count_dec(&var->ref_count)) return;
   loom_tensor_release(var->value);
   pthread_mutex_destroy(&var->mutex);
@@ -62,48 +63,12 @@ static void release_from_buffer(void* data, size_t size, void* arg) {
   var_release(data);
 }
 
-//===----------------------------------------------------------------------===//
-// The resource manager of shared variables
-//===----------------------------------------------------------------------===//
-
-static pthread_mutex_t g_manager_mutex = PTHREAD_MUTEX_INITIALIZER;
-static resource_var_t* g_shared;  // each holds one reference for the list
-static _Atomic int64_t g_next_anonymous;
-
-static bool same_key(const resource_var_t* var, const void* host,
-                     const char* container, const char* name) {
-  return var->host == host && strcmp(var->container, container) == 0 &&
-         strcmp(var->name, name) == 0;
-}
-
-// Drops the manager's reference to `var` (caller holds the manager mutex).
-static void unlist_locked(resource_var_t* var) {
-  for (resource_var_t** p = &g_shared; *p; p = &(*p)->next) {
-    if (*p == var) {
-      *p = var->next;
-      var->next = NULL;
-      var->host = NULL;
-      var_release(var);
-      return;
-    }
-  }
-}
-
-void loom__resource_manager_clear(const void* host) {
-  pthread_mutex_lock(&g_manager_mutex);
-  for (resource_var_t** p = &g_shared; *p;) {
-    resource_var_t* var = *p;
-    if (var->host != host) {
-      p = &var->next;
-      continue;
-    }
-    *p = var->next;
-    var->next = NULL;
-    var->host = NULL;
-    var_release(var);
-  }
-  pthread_mutex_unlock(&g_manager_mutex);
-}
+// Shared variables in a resource manager.
+static const loom_resource_type_t kVarType = {
+    .name = "Var",
+    .retain = var_retain,
+    .release = var_release,
+};
 
 static loom_status_t new_var(loom_dtype_t dtype, const loom_shape_t* shape,
                              const char* container, const char* name,
@@ -120,34 +85,6 @@ static loom_status_t new_var(loom_dtype_t dtype, const loom_shape_t* shape,
   snprintf(var->name, sizeof(var->name), "%s", name);
   *out = var;
   return loom_ok_status();
-}
-
-// The variable for (host, container, name): the shared one (a new
-// reference), created when missing.
-static loom_status_t lookup_or_create(const void* host, loom_dtype_t dtype,
-                                      const loom_shape_t* shape,
-                                      const char* container, const char* name,
-                                      resource_var_t** out) {
-  pthread_mutex_lock(&g_manager_mutex);
-  for (resource_var_t* var = g_shared; var; var = var->next) {
-    if (same_key(var, host, container, name)) {
-      var_retain(var);
-      pthread_mutex_unlock(&g_manager_mutex);
-      *out = var;
-      return loom_ok_status();
-    }
-  }
-  resource_var_t* var = NULL;
-  loom_status_t status = new_var(dtype, shape, container, name, &var);
-  if (!status) {
-    var->host = host;
-    var->next = g_shared;
-    g_shared = var;
-    var_retain(var);  // the caller's; the list keeps the first
-  }
-  pthread_mutex_unlock(&g_manager_mutex);
-  *out = var;
-  return status;
 }
 
 //===----------------------------------------------------------------------===//
@@ -274,6 +211,13 @@ static void var_kernel_delete(void* kernel) {
   loom_allocator_free(loom_allocator_system(), kernel);
 }
 
+// The manager's creation callback: the variable VarHandleOp declares.
+static loom_status_t create_shared_var(void* opaque, void** out_var) {
+  const var_kernel_t* kernel = opaque;
+  return new_var(kernel->dtype, &kernel->shape, kernel->container,
+                 kernel->shared_name, (resource_var_t**)out_var);
+}
+
 //===----------------------------------------------------------------------===//
 // Kernels
 //===----------------------------------------------------------------------===//
@@ -282,14 +226,15 @@ static void var_handle_compute(void* opaque, loom_kernel_context_t* ctx) {
   var_kernel_t* kernel = opaque;
   resource_var_t* var = NULL;
   loom_status_t status;
+  loom_resource_manager_t* manager = loom_kernel_context_resources(ctx);
   if (kernel->shared_name[0]) {
-    status = lookup_or_create(loom_kernel_context_host(ctx), kernel->dtype,
-                              &kernel->shape, kernel->container,
-                              kernel->shared_name, &var);
+    status = loom_resource_manager_lookup_or_create(
+        manager, &kVarType, kernel->container, kernel->shared_name,
+        create_shared_var, kernel, (void**)&var);
   } else {
     char name[64];
     snprintf(name, sizeof(name), "_AnonymousVar%" PRId64,
-             atomic_fetch_add(&g_next_anonymous, 1));
+             loom_resource_manager_unique_id(manager));
     status =
         new_var(kernel->dtype, &kernel->shape, kernel->container, name, &var);
   }
@@ -501,7 +446,10 @@ static void destroy_compute(void* opaque, loom_kernel_context_t* ctx) {
     loom_kernel_context_fail(ctx, status);
     return;
   }
-  pthread_mutex_lock(&g_manager_mutex);
+  // Its name goes first, so that a VarHandleOp from now on makes a new
+  // variable rather than finding this one destroyed.
+  loom_resource_manager_remove(loom_kernel_context_resources(ctx), &kVarType,
+                               var);
   pthread_mutex_lock(&var->mutex);
   if (var->destroyed) {
     if (!kernel->ignore_lookup_error) {
@@ -515,8 +463,6 @@ static void destroy_compute(void* opaque, loom_kernel_context_t* ctx) {
     var->value = NULL;
   }
   pthread_mutex_unlock(&var->mutex);
-  if (!status && var->host) unlist_locked(var);
-  pthread_mutex_unlock(&g_manager_mutex);
   if (status) loom_kernel_context_fail(ctx, status);
 }
 

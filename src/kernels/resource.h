@@ -1,16 +1,10 @@
-// The resource manager of the variable ops (resource.c), for its owners,
-// and the variables' interface for kernels that update them in place.
+// The variables of the variable ops (resource.c): their interface for
+// kernels that update them in place.
 
 #ifndef LOOM_KERNELS_RESOURCE_H_
 #define LOOM_KERNELS_RESOURCE_H_
 
 #include "loom/kernel.h"
-
-// Drops the shared variables (VarHandleOp with a shared_name) made by ops
-// running on host context `host`: a context calls it when it goes, so its
-// variables do not outlive it in the manager (resource tensors still
-// holding one keep it alive).
-void loom__resource_manager_clear(const void* host);
 
 // For kernels that update variables in place (training_ops.c): the
 // variable a resource input refers to, its lock, and its value.

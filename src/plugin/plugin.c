@@ -31,6 +31,8 @@ typedef struct loaded_library_t {
   void* handle;
 } loaded_library_t;
 
+// Process-wide as dlopen's libraries and the global registries their entry
+// points register into.
 static pthread_once_t g_lock_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t g_lock;
 static loaded_library_t* g_loaded = NULL;  // guarded by g_lock

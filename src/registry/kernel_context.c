@@ -5,22 +5,33 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "host/host_context_internal.h"
 #include "loom/op_signature.h"
 #include "tensor/tensor_internal.h"
 
-static _Atomic int64_t g_forwarded_buffers = 0;
-static _Atomic int64_t g_allocated_outputs = 0;
-
-void loom__kernel_statistics_count(bool forwarded) {
+// The counters live in the host context the kernel runs on.
+static void count_output(const loom_kernel_context_t* context, bool forwarded) {
+  loom__kernel_counters_t* counters = &context->host->kernel_counters;
   atomic_fetch_add_explicit(
-      forwarded ? &g_forwarded_buffers : &g_allocated_outputs, 1,
-      memory_order_relaxed);
+      forwarded ? &counters->forwarded_buffers : &counters->allocated_outputs,
+      1, memory_order_relaxed);
 }
 
 loom_kernel_statistics_t loom_kernel_statistics(void) {
   loom_kernel_statistics_t statistics;
-  statistics.forwarded_buffers = atomic_load(&g_forwarded_buffers);
-  statistics.allocated_outputs = atomic_load(&g_allocated_outputs);
+  loom__host_context_total_kernel_counters(&statistics.forwarded_buffers,
+                                           &statistics.allocated_outputs);
+  return statistics;
+}
+
+loom_kernel_statistics_t loom_host_context_kernel_statistics(
+    const loom_host_context_t* host) {
+  loom_kernel_statistics_t statistics = {0, 0};
+  if (!host) return statistics;
+  loom__kernel_counters_t* counters =
+      &((loom_host_context_t*)host)->kernel_counters;
+  statistics.forwarded_buffers = atomic_load(&counters->forwarded_buffers);
+  statistics.allocated_outputs = atomic_load(&counters->allocated_outputs);
   return statistics;
 }
 
@@ -118,7 +129,7 @@ static loom_status_t allocate_checked_output(loom_kernel_context_t* context,
   if (LOOM_UNLIKELY(previous != NULL)) loom_tensor_release(previous);
   context->outputs[index] = tensor;
   if (kernel_reference) loom_tensor_retain(tensor);
-  loom__kernel_statistics_count(false);
+  count_output(context, false);
   *out_tensor = tensor;
   return loom_ok_status();
 }
@@ -189,7 +200,7 @@ static loom_status_t forward_or_allocate(
     loom_tensor_release(context->outputs[output_index]);
     context->outputs[output_index] = output;
     if (kernel_reference) loom_tensor_retain(output);
-    loom__kernel_statistics_count(true);
+    count_output(context, true);
     if (out_forwarded) *out_forwarded = i;
     *out_tensor = output;
     return loom_ok_status();
@@ -339,4 +350,9 @@ loom_allocator_t loom_kernel_context_allocator(
 loom_host_context_t* loom_kernel_context_host(
     const loom_kernel_context_t* ctx) {
   return ctx ? ctx->host : NULL;
+}
+
+loom_resource_manager_t* loom_kernel_context_resources(
+    const loom_kernel_context_t* ctx) {
+  return ctx ? loom_host_context_resources(ctx->host) : NULL;
 }

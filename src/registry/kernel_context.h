@@ -73,7 +73,4 @@ loom_status_t loom__kernel_context_forward_or_allocate(
 bool loom__kernel_context_is_host_memory(const loom_kernel_context_t* context,
                                          bool output, int32_t index);
 
-// Counters behind loom_kernel_statistics.
-void loom__kernel_statistics_count(bool forwarded);
-
 #endif  // LOOM_REGISTRY_KERNEL_CONTEXT_H_

@@ -72,6 +72,7 @@ void loom_kernel_registry_destroy(loom_kernel_registry_t* registry) {
   loom_allocator_free(registry->allocator, registry);
 }
 
+// TF_RegisterKernelBuilder names no registry: one is process-wide.
 static loom_kernel_registry_t* g_global = NULL;
 static pthread_once_t g_global_once = PTHREAD_ONCE_INIT;
 

@@ -63,6 +63,8 @@ void loom_op_registry_destroy(loom_op_registry_t* registry) {
   loom_allocator_free(registry->allocator, registry);
 }
 
+// TensorFlow's op registration (TF_RegisterOpDefinition, static
+// initializers of plugins) names no registry: one is process-wide.
 static loom_op_registry_t* g_global_registry = NULL;
 static pthread_once_t g_global_once = PTHREAD_ONCE_INIT;
 

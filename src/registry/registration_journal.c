@@ -6,6 +6,9 @@
 
 #include "registry/kernel_registry_internal.h"
 
+// The journal of the plugin whose entry points this thread is running:
+// TensorFlow's registration calls (TF_RegisterKernelBuilder,
+// TF_RegisterOpDefinition) take no context to carry it.
 static _Thread_local loom__registration_journal_t* tls_journal = NULL;
 
 void loom__registration_journal_initialize(
