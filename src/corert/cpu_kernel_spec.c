@@ -14,14 +14,16 @@
 #include "loom/shape_inference.h"
 #include "registry/shape_inference_internal.h"
 
-static bool spec_matches(const cpu_kernel_spec_t* spec,
-                         const loom_tensor_metadata_t* inputs,
-                         int32_t num_inputs,
-                         const loom_op_attrs_t* caller_attrs) {
+static inline bool spec_matches(const cpu_kernel_spec_t* spec,
+                                const loom_tensor_metadata_t* inputs,
+                                int32_t num_inputs,
+                                const loom_op_attrs_t* caller_attrs) {
   if (spec->num_inputs != num_inputs) return false;
   for (int32_t i = 0; i < num_inputs; ++i) {
     if (spec->input_dtypes[i] != inputs[i].dtype) return false;
   }
+  // A spec of no caller attrs (NULL) matches a call without any at once.
+  if (!spec->caller_attrs) return loom_op_attrs_count(caller_attrs) == 0;
   return loom_op_attrs_equal(spec->caller_attrs, caller_attrs);
 }
 
@@ -309,7 +311,7 @@ static void memo_store(const cpu_kernel_spec_t* spec, const memo_key_t* key,
   }
 }
 
-loom_status_t loom__cpu_spec_infer(
+loom_status_t loom__cpu_spec_infer_by_shape_fn(
     const cpu_op_t* op, const cpu_kernel_spec_t* spec,
     const loom_tensor_metadata_t* inputs, loom_tensor_t* const* input_tensors,
     int32_t num_results, loom_tensor_metadata_t* results, bool* out_known) {
@@ -318,19 +320,6 @@ loom_status_t loom__cpu_spec_infer(
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                             "%s produces %d results, the caller expects %d",
                             op->def->name, spec->num_outputs, num_results);
-  }
-  // The results' dtypes come from the spec, their shapes from the op's
-  // metadata function when it decides, else from the shape function
-  // (remembered per input shapes), which reads the inputs' metadata in
-  // place.
-  loom_metadata_fn_t metadata_fn = op->def->metadata_fn;
-  if (metadata_fn &&
-      metadata_fn(inputs, spec->num_inputs, results, num_results)) {
-    for (int32_t i = 0; i < num_results; ++i) {
-      results[i].dtype = spec->output_dtypes[i];
-    }
-    *out_known = true;
-    return loom_ok_status();
   }
   memo_key_t key;
   memo_key(spec, inputs, &key);

@@ -96,13 +96,32 @@ void loom__cpu_spec_destroy(loom_allocator_t allocator,
 // A serial for a new spec (never 0, never repeated).
 uint64_t loom__cpu_spec_next_serial(void);
 
-// Runs the op's shape function with the spec's attrs. Results whose shape
-// is not fully defined leave *out_known false (their metadata comes with
-// their values).
-loom_status_t loom__cpu_spec_infer(
+// The results' metadata for these inputs: dtypes from the spec, shapes
+// from the op's metadata function when it decides (the common case, here
+// inline), else from its shape function with the spec's attrs (remembered
+// per input shapes), which reads the inputs' metadata in place. Results
+// whose shape is not fully defined leave *out_known false (their metadata
+// comes with their values).
+loom_status_t loom__cpu_spec_infer_by_shape_fn(
     const cpu_op_t* op, const cpu_kernel_spec_t* spec,
     const loom_tensor_metadata_t* inputs, loom_tensor_t* const* input_tensors,
     int32_t num_results, loom_tensor_metadata_t* results, bool* out_known);
+static inline loom_status_t loom__cpu_spec_infer(
+    const cpu_op_t* op, const cpu_kernel_spec_t* spec,
+    const loom_tensor_metadata_t* inputs, loom_tensor_t* const* input_tensors,
+    int32_t num_results, loom_tensor_metadata_t* results, bool* out_known) {
+  loom_metadata_fn_t metadata_fn = op->def->metadata_fn;
+  if (LOOM_LIKELY(metadata_fn != NULL && num_results == spec->num_outputs) &&
+      metadata_fn(inputs, spec->num_inputs, results, num_results)) {
+    for (int32_t i = 0; i < num_results; ++i) {
+      results[i].dtype = spec->output_dtypes[i];
+    }
+    *out_known = true;
+    return loom_ok_status();
+  }
+  return loom__cpu_spec_infer_by_shape_fn(op, spec, inputs, input_tensors,
+                                          num_results, results, out_known);
+}
 
 //===----------------------------------------------------------------------===//
 // Kernel calls (cpu_kernel_call.c)

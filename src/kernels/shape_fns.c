@@ -79,14 +79,21 @@ bool loom__metadata_fn_broadcast(const loom_tensor_metadata_t* inputs,
   if (num_inputs < 2 || num_outputs != 1) return false;
   const loom_shape_t* a = &inputs[0].shape;
   const loom_shape_t* b = &inputs[1].shape;
+  if (a->rank == b->rank && a->rank >= 0) {
+    // Equal shapes, the common case: one pass.
+    int32_t i = 0;
+    while (i < a->rank && a->dims[i] == b->dims[i] && a->dims[i] >= 0) ++i;
+    if (i == a->rank) {
+      outputs[0].shape = *a;
+      return true;
+    }
+  }
   if (!fully_known(a) || !fully_known(b)) return false;
   // Shapes that do not broadcast: the shape function words the error.
-  loom_shape_t out;
-  loom_status_t status = loom__broadcast_shapes(a, b, &out);
+  loom_status_t status = loom__broadcast_shapes(a, b, &outputs[0].shape);
   if (status) {
     loom_status_free(status);
     return false;
   }
-  outputs[0].shape = out;
   return true;
 }
