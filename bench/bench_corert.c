@@ -223,7 +223,7 @@ static void run_case(loom_runtime_t* runtime, const char* name,
                      const loom_shape_t* shape, bool await_result,
                      int64_t iterations, int repetitions) {
   if (g_only && !strstr(name, g_only)) return;
-  bench_t bench = {runtime, NULL, NULL, NULL, await_result};
+  bench_t bench = {.runtime = runtime, .await_result = await_result};
   CHECK_OK(loom_runtime_prepare_op(runtime, op_name, handler, &bench.op));
   bench.x = make_input(runtime, shape, 1.0f);
   bench.y = make_input(runtime, shape, 2.0f);
@@ -253,7 +253,7 @@ static loom_runtime_t* create_runtime(loom_host_context_t* host,
 // malloc.
 static void report_allocations(loom_runtime_t* runtime,
                                const loom_shape_t* shape) {
-  bench_t bench = {runtime, NULL, NULL, NULL, false};
+  bench_t bench = {.runtime = runtime};
   CHECK_OK(loom_runtime_prepare_op(runtime, "BenchAdd",
                                    loom_runtime_get_op_handler(runtime, "cpu"),
                                    &bench.op));
@@ -315,7 +315,7 @@ int main(int argc, char** argv) {
   // (not under --only: instruction counts per op are then the measured
   // cases' alone).
   if (!g_only) {
-    bench_t warm = {runtime, NULL, NULL, NULL, false};
+    bench_t warm = {.runtime = runtime};
     CHECK_OK(loom_runtime_prepare_op(runtime, "BenchAdd", cpu, &warm.op));
     warm.x = make_input(runtime, &shapes[0].shape, 1.0f);
     warm.y = make_input(runtime, &shapes[0].shape, 2.0f);
@@ -343,7 +343,7 @@ int main(int argc, char** argv) {
   }
   if (!g_only) report_allocations(runtime, &shapes[1].shape);
   if (!g_only || strstr("corert_add_2x2_forwarded", g_only)) {
-    bench_t bench = {runtime, NULL, NULL, NULL, false};
+    bench_t bench = {.runtime = runtime};
     CHECK_OK(loom_runtime_prepare_op(runtime, "BenchAdd", cpu, &bench.op));
     bench.x = make_input(runtime, &shapes[1].shape, 1.0f);
     bench.y = make_input(runtime, &shapes[1].shape, 2.0f);

@@ -43,7 +43,7 @@ static double measure_async_value(void* arg, int64_t iterations) {
 static double measure_async_value_node(void* arg, int64_t iterations) {
   loom_allocator_t allocator = *(loom_allocator_t*)arg;
   int64_t runs = 0;
-  loom_async_waiter_t node = {NULL, count_continuation, &runs};
+  loom_async_waiter_t node = {.fn = count_continuation, .arg = &runs};
   double start = bench_now_ns();
   for (int64_t i = 0; i < iterations; ++i) {
     loom_async_value_t* value = NULL;
@@ -88,7 +88,7 @@ static void finish_task(void* arg, loom_async_value_t* result) {
 // submit + await (the blocking, helping wait) of a task.
 static double measure_submit_await(void* arg, int64_t iterations) {
   round_trip_t* trip = arg;
-  loom_task_t task = {finish_task, NULL, NULL};
+  loom_task_t task = {.run = finish_task};
   double start = bench_now_ns();
   for (int64_t i = 0; i < iterations; ++i) {
     loom_async_value_t* result = NULL;
@@ -156,14 +156,16 @@ int main(int argc, char** argv) {
 
   loom_host_context_t* host = NULL;
   CHECK_OK(loom_host_context_create(NULL, &host));  // one worker per core
-  parallel_for_bench_t inline_case = {loom_host_context_thread_pool(host), 1000,
-                                      1};
+  parallel_for_bench_t inline_case = {
+      .pool = loom_host_context_thread_pool(host), .total = 1000, .cost = 1};
   bench_report("parallel_for_empty_body_inline",
                bench_median_ns(measure_parallel_for, &inline_case,
                                200000 / scale, repetitions),
                "ns/call");
-  parallel_for_bench_t split_case = {loom_host_context_thread_pool(host), 1000,
-                                     1000000};
+  parallel_for_bench_t split_case = {
+      .pool = loom_host_context_thread_pool(host),
+      .total = 1000,
+      .cost = 1000000};
   bench_report("parallel_for_empty_body_split",
                bench_median_ns(measure_parallel_for, &split_case, 20000 / scale,
                                repetitions),

@@ -105,7 +105,7 @@ static void run_case(loom_runtime_t* runtime, const char* op_name,
   snprintf(name, sizeof(name), "kernels_unary_%s_f32_t%d%s", label, threads,
            in_place ? "" : "_alloc");
   if (g_only && !strstr(name, g_only)) return;
-  bench_t bench = {runtime, NULL, n, values, NULL};
+  bench_t bench = {.runtime = runtime, .n = n, .pristine = values};
   CHECK_OK(loom_runtime_prepare_op(runtime, op_name,
                                    loom_runtime_get_op_handler(runtime, "cpu"),
                                    &bench.op));
@@ -154,9 +154,12 @@ int main(int argc, char** argv) {
     const char* label;
     bool positive;
   } kOps[] = {
-      {"Exp", "exp", false},         {"Tanh", "tanh", false},
-      {"Sigmoid", "sigmoid", false}, {"Log", "log", true},
-      {"Erf", "erf", false},         {"Relu", "relu", false},
+      {.op = "Exp", .label = "exp"},
+      {.op = "Tanh", .label = "tanh"},
+      {.op = "Sigmoid", .label = "sigmoid"},
+      {.op = "Log", .label = "log", .positive = true},
+      {.op = "Erf", .label = "erf"},
+      {.op = "Relu", .label = "relu"},
   };
   // 1 thread: no workers (the caller runs everything); 2: one worker and
   // the caller.

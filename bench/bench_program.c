@@ -59,7 +59,7 @@ static void append(text_t* text, const char* format, ...) {
 
 // %v0 = constant; %vI = tfrt.add.i32 %v(I-1), %one; return the last.
 static text_t tfrt_program(int64_t ops) {
-  text_t text = {malloc(1024), 0, 1024};
+  text_t text = {.data = malloc(1024), .length = 0, .capacity = 1024};
   append(&text,
          "func.func @chain() -> i32 {\n"
          "  %%one = tfrt.constant.i32 1\n"
@@ -75,7 +75,7 @@ static text_t tfrt_program(int64_t ops) {
 // The same chain through corert.executeop: "tf.AddV2" on `type` tensors.
 static text_t executeop_program(int64_t ops, const char* type,
                                 const char* value) {
-  text_t text = {malloc(1024), 0, 1024};
+  text_t text = {.data = malloc(1024), .length = 0, .capacity = 1024};
   append(&text,
          "func.func @chain() -> !corert.tensorhandle {\n"
          "  %%ch = tfrt.new.chain\n"
@@ -171,7 +171,7 @@ int main(int argc, char** argv) {
   bench_report(name, parse_ns / 1e6, "ms");
   bench_report("program_parse_per_op", parse_ns / (double)g_ops, "ns");
 
-  run_case_t run = {NULL, NULL, NULL};
+  run_case_t run = {0};
   check(loom_host_context_create(NULL, &run.host), "host");
   loom_program_executor_options_t options;
   loom_program_executor_options_initialize(&options, run.host);

@@ -61,8 +61,8 @@ typedef struct row_mean_t {
   int64_t cols;
 } row_mean_t;
 
-static const loom_async_value_type_t kDoubleType = {"double", sizeof(double),
-                                                    NULL};
+static const loom_async_value_type_t kDoubleType = {
+    .name = "double", .payload_size = sizeof(double)};
 
 static void row_mean(void* arg, loom_async_value_t* result) {
   row_mean_t* task = arg;
@@ -133,7 +133,7 @@ int main(int argc, char** argv) {
   loom_async_value_t* means[kTasks];
   for (int64_t r = 0; r < task_count; ++r) {
     tasks[r] = (row_mean_t){(const float*)loom_tensor_data(x) + r * cols, cols};
-    loom_task_t task = {row_mean, NULL, &tasks[r]};
+    loom_task_t task = {.run = row_mean, .arg = &tasks[r]};
     TRY(loom_host_context_submit(host, &task, &kDoubleType, &means[r]),
         "submitting a row task");
   }

@@ -25,7 +25,8 @@ static void system_deallocate(void* self, void* ptr) {
 }
 
 loom_allocator_t loom_allocator_system(void) {
-  loom_allocator_t allocator = {NULL, system_allocate, system_deallocate};
+  loom_allocator_t allocator = {.allocate = system_allocate,
+                                .deallocate = system_deallocate};
   return allocator;
 }
 

@@ -363,8 +363,8 @@ void loom__cached_deallocate(void* self, void* ptr) {
 }
 
 loom_allocator_t loom_allocator_cached(void) {
-  loom_allocator_t allocator = {NULL, loom__cached_allocate,
-                                loom__cached_deallocate};
+  loom_allocator_t allocator = {.allocate = loom__cached_allocate,
+                                .deallocate = loom__cached_deallocate};
   return allocator;
 }
 

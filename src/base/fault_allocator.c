@@ -56,7 +56,9 @@ void loom_fault_allocator_destroy(loom_fault_allocator_t* fault) {
 }
 
 loom_allocator_t loom_fault_allocator_allocator(loom_fault_allocator_t* fault) {
-  loom_allocator_t allocator = {fault, fault_allocate, fault_deallocate};
+  loom_allocator_t allocator = {.self = fault,
+                                .allocate = fault_allocate,
+                                .deallocate = fault_deallocate};
   return allocator;
 }
 

@@ -133,7 +133,8 @@ static loom_status_t intern_locked(loom__string_table_t* table,
   LOOM_RETURN_IF_ERROR(arena_copy(table, data, length, &copy));
   size_t index = 0;
   find_entry(table, hash, data, length, &index);
-  table->entries[index] = (entry_t){hash, copy, length};
+  table->entries[index] =
+      (entry_t){.hash = hash, .string = copy, .length = length};
   table->size++;
   *out_interned = copy;
   return loom_ok_status();

@@ -67,7 +67,7 @@ void TF_DeleteBuffer(TF_Buffer* buffer) {
 }
 
 TF_Buffer TF_GetBuffer(TF_Buffer* buffer) {
-  TF_Buffer copy = {NULL, 0, NULL};
+  TF_Buffer copy = {0};
   if (buffer) copy = *buffer;
   return copy;
 }

@@ -372,8 +372,11 @@ static void corert_while_kernel(loom_program_frame_t* frame, void* user_data) {
 
 static loom_status_t add(loom_program_executor_t* executor, const char* name,
                          loom_program_kernel_fn_t fn, int32_t num_arguments) {
-  loom_program_kernel_def_t def = {sizeof(def), name,          fn,
-                                   NULL,        num_arguments, -1};
+  loom_program_kernel_def_t def = {.struct_size = sizeof(def),
+                                   .name = name,
+                                   .fn = fn,
+                                   .num_arguments = num_arguments,
+                                   .num_results = -1};
   return loom_program_executor_add_kernel(executor, &def);
 }
 

@@ -693,19 +693,28 @@ typedef struct attr_setter_t {
 } attr_setter_t;
 
 static const attr_setter_t kSetters[] = {
-    {"op_attrs_set.bool", LOOM_ATTR_KIND_BOOL, false, false},
-    {"op_attrs_set.i32", LOOM_ATTR_KIND_I32, false, false},
-    {"op_attrs_set.i64", LOOM_ATTR_KIND_I64, false, false},
-    {"op_attrs_set.f32", LOOM_ATTR_KIND_F32, false, false},
-    {"op_attrs_set.f64", LOOM_ATTR_KIND_F64, false, false},
-    {"op_attrs_set.dtype", LOOM_ATTR_KIND_DTYPE, false, false},
-    {"op_attrs_set.dense", LOOM_ATTR_KIND_TENSOR, false, false},
-    {"op_attrs_set.shape", LOOM_ATTR_KIND_SHAPE, false, false},
-    {"op_attrs_set.str", LOOM_ATTR_KIND_STRING, false, false},
-    {"op_attrs_set.aggregate", LOOM_ATTR_KIND_AGGREGATE, true, true},
-    {"op_attrs_set_array.i32", LOOM_ATTR_KIND_I32, true, false},
-    {"op_attrs_set_array.i64", LOOM_ATTR_KIND_I64, true, false},
-    {"op_attrs_set_array.f32", LOOM_ATTR_KIND_F32, true, false},
+    {.suffix = "op_attrs_set.bool", .kind = LOOM_ATTR_KIND_BOOL},
+    {.suffix = "op_attrs_set.i32", .kind = LOOM_ATTR_KIND_I32},
+    {.suffix = "op_attrs_set.i64", .kind = LOOM_ATTR_KIND_I64},
+    {.suffix = "op_attrs_set.f32", .kind = LOOM_ATTR_KIND_F32},
+    {.suffix = "op_attrs_set.f64", .kind = LOOM_ATTR_KIND_F64},
+    {.suffix = "op_attrs_set.dtype", .kind = LOOM_ATTR_KIND_DTYPE},
+    {.suffix = "op_attrs_set.dense", .kind = LOOM_ATTR_KIND_TENSOR},
+    {.suffix = "op_attrs_set.shape", .kind = LOOM_ATTR_KIND_SHAPE},
+    {.suffix = "op_attrs_set.str", .kind = LOOM_ATTR_KIND_STRING},
+    {.suffix = "op_attrs_set.aggregate",
+     .kind = LOOM_ATTR_KIND_AGGREGATE,
+     .is_list = true,
+     .any = true},
+    {.suffix = "op_attrs_set_array.i32",
+     .kind = LOOM_ATTR_KIND_I32,
+     .is_list = true},
+    {.suffix = "op_attrs_set_array.i64",
+     .kind = LOOM_ATTR_KIND_I64,
+     .is_list = true},
+    {.suffix = "op_attrs_set_array.f32",
+     .kind = LOOM_ATTR_KIND_F32,
+     .is_list = true},
 };
 
 static void op_attrs_set_kernel(loom_program_frame_t* frame, void* user_data) {
@@ -770,8 +779,12 @@ static void op_attrs_set_kernel(loom_program_frame_t* frame, void* user_data) {
 static loom_status_t add(loom_program_executor_t* executor, const char* name,
                          loom_program_kernel_fn_t fn, void* user_data,
                          int32_t num_arguments, int32_t num_results) {
-  loom_program_kernel_def_t def = {sizeof(def), name,          fn,
-                                   user_data,   num_arguments, num_results};
+  loom_program_kernel_def_t def = {.struct_size = sizeof(def),
+                                   .name = name,
+                                   .fn = fn,
+                                   .user_data = user_data,
+                                   .num_arguments = num_arguments,
+                                   .num_results = num_results};
   return loom_program_executor_add_kernel(executor, &def);
 }
 

@@ -58,10 +58,16 @@ static void print_shape_kernel(loom_program_frame_t* frame, void* user_data) {
 
 loom_status_t loom__program_register_shape_kernels(
     loom_program_executor_t* executor) {
-  loom_program_kernel_def_t build = {
-      sizeof(build), "ts.build_shape", build_shape_kernel, NULL, 0, 1};
+  loom_program_kernel_def_t build = {.struct_size = sizeof(build),
+                                     .name = "ts.build_shape",
+                                     .fn = build_shape_kernel,
+                                     .num_arguments = 0,
+                                     .num_results = 1};
   LOOM_RETURN_IF_ERROR(loom_program_executor_add_kernel(executor, &build));
-  loom_program_kernel_def_t print = {
-      sizeof(print), "ts.print_shape", print_shape_kernel, NULL, -1, -1};
+  loom_program_kernel_def_t print = {.struct_size = sizeof(print),
+                                     .name = "ts.print_shape",
+                                     .fn = print_shape_kernel,
+                                     .num_arguments = -1,
+                                     .num_results = -1};
   return loom_program_executor_add_kernel(executor, &print);
 }

@@ -210,8 +210,12 @@ static void print_kernel(loom_program_frame_t* frame, void* user_data) {
 static loom_status_t add(loom_program_executor_t* executor, const char* name,
                          loom_program_kernel_fn_t fn, void* user_data,
                          int32_t num_arguments, int32_t num_results) {
-  loom_program_kernel_def_t def = {sizeof(def), name,          fn,
-                                   user_data,   num_arguments, num_results};
+  loom_program_kernel_def_t def = {.struct_size = sizeof(def),
+                                   .name = name,
+                                   .fn = fn,
+                                   .user_data = user_data,
+                                   .num_arguments = num_arguments,
+                                   .num_results = num_results};
   return loom_program_executor_add_kernel(executor, &def);
 }
 

@@ -279,7 +279,7 @@ static bool parse_dense(parser_t* p, program_attr_t* out) {
   program_source_location_t at = loom__parser_location(p);
   loom__parser_advance(p);  // dense
   if (!loom__parser_expect(p, TOKEN_LESS, "after 'dense'")) return false;
-  dense_values_t values = {0, 0, NULL};
+  dense_values_t values = {0};
   if (!loom__parser_is(p, TOKEN_GREATER)) {
     if (p->tok.kind == TOKEN_STRING) {
       return loom__parser_error_got(p,

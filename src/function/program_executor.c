@@ -42,7 +42,10 @@ static void report(loom_program_executor_t* executor, const char* file,
   char text[2048];
   snprintf(text, sizeof(text), "runtime error: %s", message);
   loom_program_diagnostic_t diagnostic = {
-      {file, location.line, location.column}, text};
+      .location = {.file = file,
+                   .line = location.line,
+                   .column = location.column},
+      .message = text};
   deliver(executor, &diagnostic);
 }
 
@@ -56,7 +59,10 @@ void loom__program_report_message(loom_program_executor_t* executor,
                                   program_source_location_t location,
                                   const char* message) {
   loom_program_diagnostic_t diagnostic = {
-      {program->file_name, location.line, location.column}, message};
+      .location = {.file = program->file_name,
+                   .line = location.line,
+                   .column = location.column},
+      .message = message};
   deliver(executor, &diagnostic);
 }
 
@@ -225,7 +231,7 @@ loom_runtime_t* loom_program_executor_runtime(
 
 loom_program_executor_statistics_t loom_program_executor_statistics(
     const loom_program_executor_t* executor) {
-  loom_program_executor_statistics_t statistics = {0, 0, 0, 0};
+  loom_program_executor_statistics_t statistics = {0};
   if (!executor) return statistics;
   loom_program_executor_t* e = (loom_program_executor_t*)executor;
   statistics.kernels_run = atomic_load(&e->kernels_run);

@@ -76,7 +76,9 @@ static void destroy_payload(void* payload) {
 }
 
 const loom_async_value_type_t loom_async_value_type_program = {
-    "loom_program_value", sizeof(loom_program_value_t), destroy_payload};
+    .name = "loom_program_value",
+    .payload_size = sizeof(loom_program_value_t),
+    .destroy_payload = destroy_payload};
 
 loom_status_t loom_program_value_create(loom_allocator_t allocator,
                                         loom_async_value_t** out_value) {

@@ -38,9 +38,9 @@ struct loom_async_value_t {
 };
 
 const loom_async_value_type_t loom_async_value_type_chain = {
-    "chain",
-    0,
-    NULL,
+    .name = "chain",
+    .payload_size = 0,
+    .destroy_payload = NULL,
 };
 
 static loom_status_t check_type(const char* name,

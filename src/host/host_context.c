@@ -315,7 +315,7 @@ loom_status_t loom_host_context_await(loom_host_context_t* host,
     await_state_t state;
     state.pool = host->pool;
     atomic_init(&state.done, 0);
-    loom_async_waiter_t node = {NULL, await_wake, &state};
+    loom_async_waiter_t node = {.fn = await_wake, .arg = &state};
     loom_async_value_and_then_node(values[i], &node);
     loom__thread_pool_wait_for_flag(host->pool, &state.done);
   }

@@ -312,9 +312,12 @@ static loom_status_t pad_run(loom_kernel_context_t* ctx, loom_tensor_t* input,
     // One long row: each part is split over the pool on its own.
     char* dst = job.dst;
     LOOM_RETURN_IF_ERROR(loom__array_fill(pool, dtype, dst, job.before, value));
-    loom__array_block_t block = {job.src,    dst + job.before * job.size,
-                                 1,          job.middle,
-                                 job.middle, job.middle};
+    loom__array_block_t block = {.src = job.src,
+                                 .dst = dst + job.before * job.size,
+                                 .rows = 1,
+                                 .row_elements = job.middle,
+                                 .src_stride = job.middle,
+                                 .dst_stride = job.middle};
     LOOM_RETURN_IF_ERROR(loom__array_copy_blocks(pool, dtype, &block, 1));
     return loom__array_fill(pool, dtype,
                             dst + (job.before + job.middle) * job.size,

@@ -186,10 +186,14 @@ typedef struct product_kind_t {
 } product_kind_t;
 
 static const product_kind_t kProductKinds[2][2][2] = {
-    {{{false, false, false}, {false, false, true}},
-     {{false, true, false}, {false, true, true}}},
-    {{{true, false, false}, {true, false, true}},
-     {{true, true, false}, {true, true, true}}},
+    [0][0][0] = {.batch = false, .transpose_a = false, .transpose_b = false},
+    [0][0][1] = {.batch = false, .transpose_a = false, .transpose_b = true},
+    [0][1][0] = {.batch = false, .transpose_a = true, .transpose_b = false},
+    [0][1][1] = {.batch = false, .transpose_a = true, .transpose_b = true},
+    [1][0][0] = {.batch = true, .transpose_a = false, .transpose_b = false},
+    [1][0][1] = {.batch = true, .transpose_a = false, .transpose_b = true},
+    [1][1][0] = {.batch = true, .transpose_a = true, .transpose_b = false},
+    [1][1][1] = {.batch = true, .transpose_a = true, .transpose_b = true},
 };
 
 static const product_kind_t* kind_of(bool batch, const loom_op_attrs_t* attrs) {

@@ -43,7 +43,11 @@ static loom_status_t bn_format(const loom_op_attrs_t* attrs, bn_layout_t* out) {
     const char* name;
     int32_t rank, channel_axis;
   } kFormats[] = {
-      {"NHWC", 4, 3}, {"NCHW", 4, 1}, {"NDHWC", 5, 4}, {"NCDHW", 5, 1}};
+      {.name = "NHWC", .rank = 4, .channel_axis = 3},
+      {.name = "NCHW", .rank = 4, .channel_axis = 1},
+      {.name = "NDHWC", .rank = 5, .channel_axis = 4},
+      {.name = "NCDHW", .rank = 5, .channel_axis = 1},
+  };
   loom_attr_value_t value;
   if (!loom_op_attrs_get(attrs, "data_format", &value)) {
     out->rank = 4;

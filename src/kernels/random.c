@@ -194,7 +194,10 @@ static void fill_groups(void* arg, int64_t begin, int64_t end) {
   for (int64_t group = begin; group < end; ++group) {
     int64_t first = group * kGroup;
     int64_t last = first + kGroup < job->count ? first + kGroup : job->count;
-    stream_t stream = {kernel->key, job->base + (uint64_t)group, 0, {0}, 4};
+    stream_t stream = {.key = kernel->key,
+                       .counter = job->base + (uint64_t)group,
+                       .draw = 0,
+                       .used = 4};
     for (int64_t i = first; i < last;) {
       if (kernel->distribution == kUniform) {
         double value =
@@ -259,8 +262,10 @@ static void random_compute(void* opaque, loom_kernel_context_t* ctx) {
     loom_kernel_context_fail(ctx, status);
     return;
   }
-  random_job_t job = {kernel, 0, loom_tensor_dtype(out), loom_tensor_data(out),
-                      loom_tensor_num_elements(out)};
+  random_job_t job = {.kernel = kernel,
+                      .dtype = loom_tensor_dtype(out),
+                      .out = loom_tensor_data(out),
+                      .count = loom_tensor_num_elements(out)};
   int64_t groups = (job.count + kGroup - 1) / kGroup;
   // Reserve this call's streams: later calls give other numbers.
   job.base = atomic_fetch_add(&kernel->next_counter, (uint64_t)groups);

@@ -193,11 +193,13 @@ enum { kShortRow = 16 };
     for (int64_t i = 0; i < n; ++i) out[i] = STORE(FINAL(acc[i], divisor));    \
   }
 
-#define LOOPS_ENTRY(name, ACC, cascade)                                       \
-  {                                                                           \
-    sizeof(ACC), cascade, LOOM_ISA_FN(name##_init), LOOM_ISA_FN(name##_rows), \
-        LOOM_ISA_FN(name##_columns), LOOM_ISA_FN(name##_combine),             \
-        LOOM_ISA_FN(name##_finish)                                            \
+#define LOOPS_ENTRY(name, ACC, cascade_)                                \
+  {                                                                     \
+    .acc_size = sizeof(ACC), .cascade = cascade_,                       \
+    .init = LOOM_ISA_FN(name##_init), .rows = LOOM_ISA_FN(name##_rows), \
+    .columns = LOOM_ISA_FN(name##_columns),                             \
+    .combine = LOOM_ISA_FN(name##_combine),                             \
+    .finish = LOOM_ISA_FN(name##_finish)                                \
   }
 
 // Integer operators in a wide unsigned type (defined overflow).
@@ -415,10 +417,11 @@ ARG_PAIR(u32, uint32_t, uint32_t, ID, 0, UINT32_MAX)
 ARG_PAIR(u64, uint64_t, uint64_t, ID, 0, UINT64_MAX)
 ARG_PAIR(bool, uint8_t, uint8_t, BOOL_LOAD, 0, 1)
 
-#define ARG_ENTRY(name, V)                                         \
-  {                                                                \
-    sizeof(V), LOOM_ISA_FN(name##_init), LOOM_ISA_FN(name##_rows), \
-        LOOM_ISA_FN(name##_columns), LOOM_ISA_FN(name##_combine)   \
+#define ARG_ENTRY(name, V)                                                    \
+  {                                                                           \
+    .value_size = sizeof(V), .init = LOOM_ISA_FN(name##_init),                \
+    .rows = LOOM_ISA_FN(name##_rows), .columns = LOOM_ISA_FN(name##_columns), \
+    .combine = LOOM_ISA_FN(name##_combine)                                    \
   }
 #define ARG_ROW(op)                                \
   [LOOM_ELEM_F32] = ARG_ENTRY(op##_f32, float),    \

@@ -604,7 +604,8 @@ static void format_value(text_t* text, const loom_attr_value_t* value) {
 
 size_t loom_attr_value_format(const loom_attr_value_t* value, char* buffer,
                               size_t capacity) {
-  text_t text = {buffer, buffer ? capacity : 0, 0};
+  text_t text = {
+      .buffer = buffer, .capacity = buffer ? capacity : 0, .length = 0};
   if (text.capacity) buffer[0] = '\0';
   format_value(&text, value);
   return text.length;

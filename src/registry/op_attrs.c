@@ -752,7 +752,8 @@ static void print_element(text_t* text, const loom_attr_value_t* value) {
 
 size_t loom_op_attrs_print(const loom_op_attrs_t* attrs, char* buffer,
                            size_t capacity) {
-  text_t text = {buffer, buffer ? capacity : 0, 0};
+  text_t text = {
+      .buffer = buffer, .capacity = buffer ? capacity : 0, .length = 0};
   if (text.capacity) buffer[0] = '\0';
   size_t count = loom_op_attrs_count(attrs);
   if (count == 0) {

@@ -1065,7 +1065,7 @@ loom_status_t loom__parse_attr_spec(const char* spec, loom__arena_t* arena,
                                     loom_op_attrs_t* defaults,
                                     loom_attr_def_t* out_attr) {
   memset(out_attr, 0, sizeof(*out_attr));
-  parser_t parser = {spec, spec, arena, "attr"};
+  parser_t parser = {.spec = spec, .at = spec, .arena = arena, .what = "attr"};
   LOOM_RETURN_IF_ERROR(
       loom__arena_strndup(arena, spec, strlen(spec), &out_attr->spec));
   parser.spec = out_attr->spec;
@@ -1159,7 +1159,8 @@ static loom_status_t parse_type_reference(parser_t* parser,
 loom_status_t loom__parse_arg_spec(const char* spec, loom__arena_t* arena,
                                    loom_arg_def_t* out_arg) {
   memset(out_arg, 0, sizeof(*out_arg));
-  parser_t parser = {spec, spec, arena, "argument"};
+  parser_t parser = {
+      .spec = spec, .at = spec, .arena = arena, .what = "argument"};
   LOOM_RETURN_IF_ERROR(
       loom__arena_strndup(arena, spec, strlen(spec), &out_arg->spec));
   parser.spec = out_arg->spec;

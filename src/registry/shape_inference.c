@@ -130,10 +130,14 @@ loom_status_t loom_op_def_infer_shapes(
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                             "loom_op_def_infer_shapes: invalid arguments");
   }
-  loom_shape_inference_context_t context = {
-      op,   attrs,         input_shapes, input_dtypes,
-      NULL, input_tensors, num_inputs,   output_shapes,
-      NULL, num_outputs,   false};
+  loom_shape_inference_context_t context = {.op = op,
+                                            .attrs = attrs,
+                                            .input_shapes = input_shapes,
+                                            .input_dtypes = input_dtypes,
+                                            .input_tensors = input_tensors,
+                                            .num_inputs = num_inputs,
+                                            .output_shapes = output_shapes,
+                                            .num_outputs = num_outputs};
   return run_shape_fn(&context);
 }
 
@@ -143,11 +147,13 @@ loom_status_t loom__op_def_infer_metadata(
     loom_tensor_t* const* input_tensors, int32_t num_inputs,
     loom_tensor_metadata_t* output_metadata, int32_t num_outputs,
     bool* out_read_tensors) {
-  loom_shape_inference_context_t context = {
-      op,          attrs,          NULL,
-      NULL,        input_metadata, input_tensors,
-      num_inputs,  NULL,           output_metadata,
-      num_outputs, false};
+  loom_shape_inference_context_t context = {.op = op,
+                                            .attrs = attrs,
+                                            .input_metadata = input_metadata,
+                                            .input_tensors = input_tensors,
+                                            .num_inputs = num_inputs,
+                                            .output_metadata = output_metadata,
+                                            .num_outputs = num_outputs};
   loom_status_t status = run_shape_fn(&context);
   if (out_read_tensors) *out_read_tensors = context.read_tensors;
   return status;

@@ -130,7 +130,8 @@ static void append_element(text_t* text, loom_dtype_t dtype,
 
 size_t loom_tensor_format(const loom_tensor_t* tensor, char* buffer,
                           size_t capacity) {
-  text_t text = {buffer, buffer ? capacity : 0, 0};
+  text_t text = {
+      .buffer = buffer, .capacity = buffer ? capacity : 0, .length = 0};
   if (text.capacity) buffer[0] = '\0';
   if (!tensor) {
     append(&text, "<null tensor>");

@@ -325,7 +325,7 @@ static int run(const options_t* options) {
             strerror(errno));
     return 1;
   }
-  cli_t cli = {file, NULL, 0, false};
+  cli_t cli = {.file = file};
   loom_status_t status = loom_ok_status();
   if (options->verify) {
     status = loom_program_verifier_create(loom_allocator_default(), file, text,
