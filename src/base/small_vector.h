@@ -51,7 +51,7 @@ loom_status_t loom__small_vector_grow(loom_allocator_t allocator,
   static inline T* name##_data(name##_t* v) {                                 \
     return v->heap ? v->heap : v->inline_items;                               \
   }                                                                           \
-  static inline const T* name##_const_data(const name##_t* v) {               \
+  static inline T const* name##_const_data(const name##_t* v) {               \
     return v->heap ? v->heap : v->inline_items;                               \
   }                                                                           \
   static inline size_t name##_size(const name##_t* v) {                       \
@@ -87,6 +87,11 @@ loom_status_t loom__small_vector_grow(loom_allocator_t allocator,
   }                                                                           \
   static inline void name##_clear(name##_t* v) {                              \
     v->size = 0;                                                              \
+  }                                                                           \
+  /* Removes element `index`, moving the last one into its place. */          \
+  static inline void name##_erase_unordered(name##_t* v, size_t index) {      \
+    T* items = name##_data(v);                                                \
+    items[index] = items[--v->size];                                          \
   }
 
 #endif  // LOOM_BASE_SMALL_VECTOR_H_

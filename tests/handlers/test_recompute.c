@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "autodiff_test_util.h"
-#include "handlers/tape/grad_ops.h"
+#include "handlers/autodiff/grad_ops.h"
 #include "loom/autodiff.h"
 #include "loom/loom.h"
 #include "test_support.h"

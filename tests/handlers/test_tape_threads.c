@@ -17,7 +17,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "handlers/tape/grad_ops.h"
+#include "handlers/autodiff/grad_ops.h"
 #include "loom/autodiff.h"
 #include "loom/loom.h"
 #include "test_support.h"

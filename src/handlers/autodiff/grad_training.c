@@ -2,8 +2,8 @@
 // differentiable, as in TensorFlow: they have no outputs and change
 // variables, so a tape records nothing for them.
 
-#include "handlers/tape/grad_ops.h"
-#include "handlers/tape/gradient_families.h"
+#include "handlers/autodiff/grad_ops.h"
+#include "handlers/autodiff/gradient_families.h"
 
 static const char* const kNotDifferentiable[] = {
     "ResourceApplyGradientDescent",

@@ -6,8 +6,8 @@
 // and loom_jvp_register (calling them from here does not wait for the
 // registration in progress) and returns the first error, if any.
 
-#ifndef LOOM_HANDLERS_TAPE_GRADIENT_FAMILIES_H_
-#define LOOM_HANDLERS_TAPE_GRADIENT_FAMILIES_H_
+#ifndef LOOM_HANDLERS_AUTODIFF_GRADIENT_FAMILIES_H_
+#define LOOM_HANDLERS_AUTODIFF_GRADIENT_FAMILIES_H_
 
 #include "loom/status.h"
 
@@ -45,4 +45,4 @@ loom_status_t loom__register_batch_norm_jvps(void);
   X(loom__register_pool_jvps)          \
   X(loom__register_batch_norm_jvps)
 
-#endif  // LOOM_HANDLERS_TAPE_GRADIENT_FAMILIES_H_
+#endif  // LOOM_HANDLERS_AUTODIFF_GRADIENT_FAMILIES_H_

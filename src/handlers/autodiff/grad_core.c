@@ -6,8 +6,8 @@
 // Each function computes with ops (grad_ops.h), so an outer tape records
 // them: the gradients are differentiable again where TensorFlow's are.
 
-#include "handlers/tape/grad_ops.h"
-#include "handlers/tape/gradient_families.h"
+#include "handlers/autodiff/grad_ops.h"
+#include "handlers/autodiff/gradient_families.h"
 
 typedef loom_gradient_context_t ctx_t;
 typedef loom_tensor_handle_t handle_t;

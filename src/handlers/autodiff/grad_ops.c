@@ -1,11 +1,11 @@
 // Helpers for gradient functions: one-call op execution, constants, and
 // the reduction of broadcast gradients.
 
-#include "handlers/tape/grad_ops.h"
+#include "handlers/autodiff/grad_ops.h"
 
 #include <string.h>
 
-#include "handlers/tape/tape_internal.h"
+#include "handlers/autodiff/autodiff_internal.h"
 
 //===----------------------------------------------------------------------===//
 // Executing ops

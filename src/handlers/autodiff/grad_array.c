@@ -6,8 +6,8 @@
 
 #include <string.h>
 
-#include "handlers/tape/grad_ops.h"
-#include "handlers/tape/gradient_families.h"
+#include "handlers/autodiff/grad_ops.h"
+#include "handlers/autodiff/gradient_families.h"
 
 typedef loom_gradient_context_t grad_ctx_t;
 typedef loom_tensor_handle_t handle_t;

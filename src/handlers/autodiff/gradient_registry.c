@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "base/hash_map.h"
-#include "handlers/tape/gradient_families.h"
-#include "handlers/tape/tape_internal.h"
+#include "handlers/autodiff/autodiff_internal.h"
+#include "handlers/autodiff/gradient_families.h"
 
 enum { kBuckets = 512 };
 
