@@ -12,8 +12,7 @@
 typedef loom_gradient_context_t ctx_t;
 typedef loom_tensor_handle_t handle_t;
 
-#define IN(i) LOOM_GRADIENT_USES(i)
-#define NONE LOOM_GRADIENT_USES_NONE
+#define USES(i) LOOM_GRADIENT_USES(i)
 
 static const loom_tensor_metadata_t* in_meta(ctx_t* ctx, int32_t i) {
   return loom_gradient_context_input_metadata(ctx, i);
@@ -553,33 +552,45 @@ typedef struct core_gradient_t {
   void* user_data;
 } core_gradient_t;
 
-static const core_gradient_t kGradients[] = {
-    {"Identity", identity_grad, NONE, NONE, NULL},
-    {"ReadVariableOp", identity_grad, NONE, NONE, NULL},
-    {"Neg", neg_grad, NONE, NONE, NULL},
-    {"AddV2", add_grad, NONE, NONE, NULL},
-    {"Add", add_grad, NONE, NONE, NULL},
-    {"Sub", sub_grad, NONE, NONE, NULL},
-    {"Mul", mul_grad, IN(0) | IN(1), NONE, NULL},
-    {"RealDiv", real_div_grad, IN(0) | IN(1), NONE, NULL},
-    {"Cast", cast_grad, NONE, NONE, NULL},
-    {"MatMul", matmul_grad, IN(0) | IN(1), NONE, NULL},
-    {"BatchMatMulV2", batch_matmul_grad, IN(0) | IN(1), NONE, NULL},
-    {"BiasAdd", bias_add_grad, NONE, NONE, NULL},
-    {"Relu", relu_grad, NONE, IN(0), NULL},
-    {"ReluGrad", relu_grad_grad, IN(1), NONE, NULL},
-    {"SoftmaxCrossEntropyWithLogits", xent_grad, IN(0), IN(1), NULL},
-    {"SparseSoftmaxCrossEntropyWithLogits", sparse_xent_grad, IN(0), IN(1),
-     NULL},
-    {"Conv2D", conv2d_grad, IN(0) | IN(1), NONE, NULL},
-    {"MaxPool", max_pool_grad, IN(0), IN(0), NULL},
-    {"Sum", sum_grad, IN(1), NONE, NULL},
-    {"Mean", mean_grad, IN(1), NONE, NULL},
-    {"Reshape", reshape_grad, NONE, NONE, NULL},
-    {"CopyOn", copy_grad, NONE, NONE, "CopyOnGrad"},
-    {"CopyOnGrad", copy_grad, NONE, NONE, "CopyOn"},
-    {"CopyOff", copy_grad, NONE, NONE, "CopyOffGrad"},
-    {"CopyOffGrad", copy_grad, NONE, NONE, "CopyOff"},
+static const loom__gradient_row_t kGradients[] = {
+    {.op_name = "Identity", .fn = identity_grad},
+    {.op_name = "ReadVariableOp", .fn = identity_grad},
+    {.op_name = "Neg", .fn = neg_grad},
+    {.op_name = "AddV2", .fn = add_grad},
+    {.op_name = "Add", .fn = add_grad},
+    {.op_name = "Sub", .fn = sub_grad},
+    {.op_name = "Mul", .fn = mul_grad, .inputs_used = USES(0) | USES(1)},
+    {.op_name = "RealDiv",
+     .fn = real_div_grad,
+     .inputs_used = USES(0) | USES(1)},
+    {.op_name = "Cast", .fn = cast_grad},
+    {.op_name = "MatMul", .fn = matmul_grad, .inputs_used = USES(0) | USES(1)},
+    {.op_name = "BatchMatMulV2",
+     .fn = batch_matmul_grad,
+     .inputs_used = USES(0) | USES(1)},
+    {.op_name = "BiasAdd", .fn = bias_add_grad},
+    {.op_name = "Relu", .fn = relu_grad, .outputs_used = USES(0)},
+    {.op_name = "ReluGrad", .fn = relu_grad_grad, .inputs_used = USES(1)},
+    {.op_name = "SoftmaxCrossEntropyWithLogits",
+     .fn = xent_grad,
+     .inputs_used = USES(0),
+     .outputs_used = USES(1)},
+    {.op_name = "SparseSoftmaxCrossEntropyWithLogits",
+     .fn = sparse_xent_grad,
+     .inputs_used = USES(0),
+     .outputs_used = USES(1)},
+    {.op_name = "Conv2D", .fn = conv2d_grad, .inputs_used = USES(0) | USES(1)},
+    {.op_name = "MaxPool",
+     .fn = max_pool_grad,
+     .inputs_used = USES(0),
+     .outputs_used = USES(0)},
+    {.op_name = "Sum", .fn = sum_grad, .inputs_used = USES(1)},
+    {.op_name = "Mean", .fn = mean_grad, .inputs_used = USES(1)},
+    {.op_name = "Reshape", .fn = reshape_grad},
+    {.op_name = "CopyOn", .fn = copy_grad, .user_data = "CopyOnGrad"},
+    {.op_name = "CopyOnGrad", .fn = copy_grad, .user_data = "CopyOn"},
+    {.op_name = "CopyOff", .fn = copy_grad, .user_data = "CopyOffGrad"},
+    {.op_name = "CopyOffGrad", .fn = copy_grad, .user_data = "CopyOff"},
 };
 
 static const char* const kNotDifferentiable[] = {
@@ -615,19 +626,7 @@ static const char* const kNotDifferentiable[] = {
 };
 
 loom_status_t loom__register_core_gradients(void) {
-  for (size_t i = 0; i < sizeof(kGradients) / sizeof(kGradients[0]); ++i) {
-    const core_gradient_t* g = &kGradients[i];
-    loom_gradient_def_t def = {
-        .struct_size = sizeof(def),
-        .op_name = g->op_name,
-        .fn = g->fn,
-        .user_data = g->user_data,
-        .inputs_used = g->inputs_used,
-        .outputs_used = g->outputs_used,
-    };
-    LOOM_RETURN_IF_ERROR(loom_gradient_register(&def));
-  }
-  return loom__grad_register_not_differentiable(
-      kNotDifferentiable,
-      (int32_t)(sizeof(kNotDifferentiable) / sizeof(kNotDifferentiable[0])));
+  return loom__register_gradient_family(kGradients, LOOM__COUNT_OF(kGradients),
+                                        kNotDifferentiable,
+                                        LOOM__COUNT_OF(kNotDifferentiable));
 }

@@ -14,7 +14,6 @@ typedef loom_gradient_context_t grad_ctx_t;
 typedef loom_tensor_handle_t handle_t;
 
 #define USES(i) LOOM_GRADIENT_USES(i)
-#define NONE LOOM_GRADIENT_USES_NONE
 #define RELEASE(array) \
   loom__grad_release_all((array), (int32_t)(sizeof(array) / sizeof((array)[0])))
 
@@ -436,27 +435,32 @@ typedef struct nn_gradient_t {
   uint64_t outputs_used;
 } nn_gradient_t;
 
-static const nn_gradient_t kGradients[] = {
-    {"Softmax", softmax_grad, NONE, USES(0)},
-    {"LogSoftmax", log_softmax_grad, NONE, USES(0)},
-    {"AvgPool", avg_pool_grad, NONE, NONE},
-    {"AvgPoolGrad", avg_pool_grad_grad, NONE, NONE},
-    {"MaxPoolGrad", max_pool_grad_grad, USES(0) | USES(1), NONE},
-    {"MaxPoolGradGrad", max_pool_grad_grad_grad, USES(0) | USES(1), NONE},
-    {"Conv2DBackpropInput", conv_backprop_input_grad, USES(1) | USES(2), NONE},
-    {"Conv2DBackpropFilter", conv_backprop_filter_grad, USES(0) | USES(2),
-     NONE},
-    {"BiasAddV1", bias_add_v1_grad, NONE, NONE},
-    {"BiasAddGrad", bias_add_grad_grad, NONE, NONE},
-    {"FusedBatchNormV3", batch_norm_grad, USES(0) | USES(1),
-     USES(3) | USES(4) | USES(5)},
+static const loom__gradient_row_t kGradients[] = {
+    {.op_name = "Softmax", .fn = softmax_grad, .outputs_used = USES(0)},
+    {.op_name = "LogSoftmax", .fn = log_softmax_grad, .outputs_used = USES(0)},
+    {.op_name = "AvgPool", .fn = avg_pool_grad},
+    {.op_name = "AvgPoolGrad", .fn = avg_pool_grad_grad},
+    {.op_name = "MaxPoolGrad",
+     .fn = max_pool_grad_grad,
+     .inputs_used = USES(0) | USES(1)},
+    {.op_name = "MaxPoolGradGrad",
+     .fn = max_pool_grad_grad_grad,
+     .inputs_used = USES(0) | USES(1)},
+    {.op_name = "Conv2DBackpropInput",
+     .fn = conv_backprop_input_grad,
+     .inputs_used = USES(1) | USES(2)},
+    {.op_name = "Conv2DBackpropFilter",
+     .fn = conv_backprop_filter_grad,
+     .inputs_used = USES(0) | USES(2)},
+    {.op_name = "BiasAddV1", .fn = bias_add_v1_grad},
+    {.op_name = "BiasAddGrad", .fn = bias_add_grad_grad},
+    {.op_name = "FusedBatchNormV3",
+     .fn = batch_norm_grad,
+     .inputs_used = USES(0) | USES(1),
+     .outputs_used = USES(3) | USES(4) | USES(5)},
 };
 
 loom_status_t loom__register_nn_gradients(void) {
-  for (size_t i = 0; i < sizeof(kGradients) / sizeof(kGradients[0]); ++i) {
-    LOOM_RETURN_IF_ERROR(loom__grad_register(kGradients[i].op, kGradients[i].fn,
-                                             kGradients[i].inputs_used,
-                                             kGradients[i].outputs_used));
-  }
-  return loom_ok_status();
+  return loom__register_gradient_family(kGradients, LOOM__COUNT_OF(kGradients),
+                                        NULL, 0);
 }

@@ -169,15 +169,6 @@ LOOM_MUST_USE_RESULT loom_status_t loom__grad_sum_to_shape(
 // Releases handles[0, count) and sets them to NULL (NULLs are skipped).
 void loom__grad_release_all(loom_tensor_handle_t** handles, int32_t count);
 
-// Registers a gradient in one line (for the family files).
-LOOM_MUST_USE_RESULT loom_status_t loom__grad_register(const char* op_name,
-                                                       loom_gradient_fn_t fn,
-                                                       uint64_t inputs_used,
-                                                       uint64_t outputs_used);
-// Registers each name as not differentiable (a NULL function).
-LOOM_MUST_USE_RESULT loom_status_t loom__grad_register_not_differentiable(
-    const char* const* op_names, int32_t count);
-
 // Helpers for shape and layout arithmetic in gradient functions.
 
 // The values of forward input `index`, an int32 or int64 tensor of any

@@ -9,7 +9,27 @@
 #ifndef LOOM_HANDLERS_AUTODIFF_GRADIENT_FAMILIES_H_
 #define LOOM_HANDLERS_AUTODIFF_GRADIENT_FAMILIES_H_
 
+#include "loom/autodiff.h"
 #include "loom/status.h"
+
+// One row of a family's table of gradient functions: a loom_gradient_def_t
+// without its struct_size. user_data tells one formula's ops apart.
+typedef struct loom__gradient_row_t {
+  const char* op_name;
+  loom_gradient_fn_t fn;
+  const void* user_data;
+  uint64_t inputs_used;
+  uint64_t outputs_used;
+} loom__gradient_row_t;
+
+#define LOOM__COUNT_OF(array) (sizeof(array) / sizeof((array)[0]))
+
+// Registers a family: the gradient functions rows[0, num_rows), then the
+// ops not_differentiable[0, num_not_differentiable) as not differentiable
+// (a NULL function). Stops at the first error.
+LOOM_MUST_USE_RESULT loom_status_t loom__register_gradient_family(
+    const loom__gradient_row_t* rows, size_t num_rows,
+    const char* const* not_differentiable, size_t num_not_differentiable);
 
 // grad_core.c: what an MLP or CNN training step needs (arithmetic with
 // broadcasting, MatMul, BiasAdd, Relu, reductions, Reshape, cross-entropy,

@@ -14,28 +14,36 @@
 
 enum { kBuckets = 512 };
 
-typedef struct gradient_entry_t {
-  struct gradient_entry_t* next;
+// One registered definition, for the life of the process.
+typedef struct entry_t {
+  struct entry_t* next;
   uint64_t hash;
-  loom_gradient_def_t def;
+  union {
+    loom_gradient_def_t gradient;
+    loom_jvp_def_t jvp;
+  } def;
   char name[];
-} gradient_entry_t;
+} entry_t;
 
-typedef struct jvp_entry_t {
-  struct jvp_entry_t* next;
-  uint64_t hash;
-  loom_jvp_def_t def;
-  char name[];
-} jvp_entry_t;
+// Process-wide: the registration API (TensorFlow's RegisterGradient) takes
+// no context, and an op's gradient is the same in every context.
+static struct {
+  pthread_mutex_t mutex;  // the buckets
+  entry_t* gradients[kBuckets];
+  entry_t* jvps[kBuckets];
+  pthread_once_t builtins_once;
+  loom_status_t builtins_status;
+  // Counts gradient registrations: what was looked up stays valid while
+  // it is unchanged.
+  _Atomic uint64_t generation;
+} g_registry = {
+    .mutex = PTHREAD_MUTEX_INITIALIZER,
+    .builtins_once = PTHREAD_ONCE_INIT,
+};
 
-static pthread_mutex_t g_mutex = PTHREAD_MUTEX_INITIALIZER;
-static gradient_entry_t* g_gradients[kBuckets];
-static jvp_entry_t* g_jvps[kBuckets];
-
-static pthread_once_t g_builtins_once = PTHREAD_ONCE_INIT;
-static loom_status_t g_builtins_status;
 // Set on the thread running the built-in registration: its calls to the
-// public functions must not wait for the registration they are part of.
+// public functions must not wait for the registration they are part of
+// (pthread_once knows no owner thread).
 static _Thread_local bool t_registering;
 
 static void register_builtins(void) {
@@ -52,149 +60,159 @@ static void register_builtins(void) {
   }
   LOOM_GRADIENT_FAMILIES(LOOM_RUN_FAMILY)
 #undef LOOM_RUN_FAMILY
-  g_builtins_status = status;
+  g_registry.builtins_status = status;
   t_registering = false;
 }
 
 static void ensure_builtins(void) {
-  if (!t_registering) pthread_once(&g_builtins_once, register_builtins);
+  if (!t_registering) {
+    pthread_once(&g_registry.builtins_once, register_builtins);
+  }
 }
 
 loom_status_t loom__gradient_builtins_status(void) {
   ensure_builtins();
-  return loom_status_clone(g_builtins_status);
+  return loom_status_clone(g_registry.builtins_status);
 }
 
-// Counts registrations: what was looked up stays valid while it is unchanged.
-static _Atomic uint64_t g_generation;
-
 uint64_t loom__gradient_generation(void) {
-  return atomic_load_explicit(&g_generation, memory_order_acquire);
+  return atomic_load_explicit(&g_registry.generation, memory_order_acquire);
 }
 
 static uint64_t name_hash(const char* name) {
   return loom__hash_bytes(name, strlen(name));
 }
 
-//===----------------------------------------------------------------------===//
-// Gradients
-//===----------------------------------------------------------------------===//
-
-static gradient_entry_t* find_gradient_locked(const char* name, uint64_t hash) {
-  for (gradient_entry_t* e = g_gradients[hash % kBuckets]; e; e = e->next) {
+static entry_t* find_locked(entry_t* const* buckets, const char* name,
+                            uint64_t hash) {
+  for (entry_t* e = buckets[hash % kBuckets]; e; e = e->next) {
     if (e->hash == hash && strcmp(e->name, name) == 0) return e;
   }
   return NULL;
 }
 
-loom_status_t loom_gradient_register(const loom_gradient_def_t* def) {
-  if (!def || !def->op_name || !def->op_name[0]) {
-    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                            "loom_gradient_register: %s",
-                            !def ? "def is NULL" : "def->op_name is empty");
-  }
-  if (def->struct_size < sizeof(loom_gradient_def_t)) {
-    return loom_make_status(
-        LOOM_STATUS_INVALID_ARGUMENT,
-        "loom_gradient_register: def->struct_size is %zu, expected %zu",
-        def->struct_size, sizeof(loom_gradient_def_t));
-  }
+static const entry_t* find(entry_t* const* buckets, const char* op_name) {
+  if (!op_name) return NULL;
   ensure_builtins();
-  size_t length = strlen(def->op_name);
-  uint64_t hash = name_hash(def->op_name);
-  gradient_entry_t* entry = NULL;
-  LOOM_RETURN_IF_ERROR(loom_allocator_calloc(
-      loom_allocator_default(), sizeof(*entry) + length + 1, (void**)&entry));
-  memcpy(entry->name, def->op_name, length + 1);
-  entry->hash = hash;
-  entry->def = *def;
-  entry->def.struct_size = sizeof(loom_gradient_def_t);
-  entry->def.op_name = entry->name;
-  pthread_mutex_lock(&g_mutex);
-  bool exists = find_gradient_locked(def->op_name, hash) != NULL;
-  if (!exists) {
-    entry->next = g_gradients[hash % kBuckets];
-    g_gradients[hash % kBuckets] = entry;
-    atomic_fetch_add_explicit(&g_generation, 1, memory_order_release);
+  uint64_t hash = name_hash(op_name);
+  pthread_mutex_lock(&g_registry.mutex);
+  const entry_t* entry = find_locked(buckets, op_name, hash);
+  pthread_mutex_unlock(&g_registry.mutex);
+  return entry;
+}
+
+// Checks what `function` was given: a definition of `size` bytes at least
+// (its struct_size), named.
+static loom_status_t check_def(const char* function, bool given,
+                               const char* op_name, size_t struct_size,
+                               size_t size) {
+  if (!given || !op_name || !op_name[0]) {
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT, "%s: %s", function,
+                            !given ? "def is NULL" : "def->op_name is empty");
   }
-  pthread_mutex_unlock(&g_mutex);
-  if (exists) {
-    loom_allocator_free(loom_allocator_default(), entry);
-    return loom_make_status(LOOM_STATUS_ALREADY_EXISTS,
-                            "loom_gradient_register: op '%s' already has a "
-                            "gradient",
-                            def->op_name);
+  if (struct_size < size) {
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                            "%s: def->struct_size is %zu, expected %zu",
+                            function, struct_size, size);
   }
   return loom_ok_status();
 }
 
-const loom_gradient_def_t* loom_gradient_find(const char* op_name) {
-  if (!op_name) return NULL;
+// A new entry named `op_name`, its definition to be filled.
+static loom_status_t new_entry(const char* op_name, entry_t** out_entry) {
   ensure_builtins();
-  uint64_t hash = name_hash(op_name);
-  pthread_mutex_lock(&g_mutex);
-  gradient_entry_t* entry = find_gradient_locked(op_name, hash);
-  pthread_mutex_unlock(&g_mutex);
-  return entry ? &entry->def : NULL;
+  size_t length = strlen(op_name);
+  entry_t* entry = NULL;
+  LOOM_RETURN_IF_ERROR(loom_allocator_calloc(
+      loom_allocator_default(), sizeof(*entry) + length + 1, (void**)&entry));
+  memcpy(entry->name, op_name, length + 1);
+  entry->hash = name_hash(op_name);
+  *out_entry = entry;
+  return loom_ok_status();
+}
+
+// Adds `entry` to `buckets` unless its op has one there already (then it
+// is freed, and ALREADY_EXISTS says `function`: op '<name>' `already`).
+static loom_status_t insert(entry_t** buckets, entry_t* entry,
+                            bool counts_generation, const char* function,
+                            const char* already) {
+  pthread_mutex_lock(&g_registry.mutex);
+  bool exists = find_locked(buckets, entry->name, entry->hash) != NULL;
+  if (!exists) {
+    entry->next = buckets[entry->hash % kBuckets];
+    buckets[entry->hash % kBuckets] = entry;
+    if (counts_generation) {
+      atomic_fetch_add_explicit(&g_registry.generation, 1,
+                                memory_order_release);
+    }
+  }
+  pthread_mutex_unlock(&g_registry.mutex);
+  if (!exists) return loom_ok_status();
+  loom_status_t status =
+      loom_make_status(LOOM_STATUS_ALREADY_EXISTS, "%s: op '%s' already has %s",
+                       function, entry->name, already);
+  loom_allocator_free(loom_allocator_default(), entry);
+  return status;
+}
+
+//===----------------------------------------------------------------------===//
+// Gradients
+//===----------------------------------------------------------------------===//
+
+loom_status_t loom_gradient_register(const loom_gradient_def_t* def) {
+  static const char kFunction[] = "loom_gradient_register";
+  LOOM_RETURN_IF_ERROR(check_def(kFunction, def != NULL,
+                                 def ? def->op_name : NULL,
+                                 def ? def->struct_size : 0, sizeof(*def)));
+  entry_t* entry = NULL;
+  LOOM_RETURN_IF_ERROR(new_entry(def->op_name, &entry));
+  entry->def.gradient = *def;
+  entry->def.gradient.struct_size = sizeof(*def);
+  entry->def.gradient.op_name = entry->name;
+  return insert(g_registry.gradients, entry, true, kFunction, "a gradient");
+}
+
+const loom_gradient_def_t* loom_gradient_find(const char* op_name) {
+  const entry_t* entry = find(g_registry.gradients, op_name);
+  return entry ? &entry->def.gradient : NULL;
+}
+
+loom_status_t loom__register_gradient_family(
+    const loom__gradient_row_t* rows, size_t num_rows,
+    const char* const* not_differentiable, size_t num_not_differentiable) {
+  for (size_t i = 0; i < num_rows + num_not_differentiable; ++i) {
+    const loom__gradient_row_t* row = i < num_rows ? &rows[i] : NULL;
+    loom_gradient_def_t def = {
+        .struct_size = sizeof(def),
+        .op_name = row ? row->op_name : not_differentiable[i - num_rows],
+        .fn = row ? row->fn : NULL,
+        .user_data = row ? (void*)row->user_data : NULL,
+        .inputs_used = row ? row->inputs_used : LOOM_GRADIENT_USES_NONE,
+        .outputs_used = row ? row->outputs_used : LOOM_GRADIENT_USES_NONE,
+    };
+    LOOM_RETURN_IF_ERROR(loom_gradient_register(&def));
+  }
+  return loom_ok_status();
 }
 
 //===----------------------------------------------------------------------===//
 // JVPs
 //===----------------------------------------------------------------------===//
 
-static jvp_entry_t* find_jvp_locked(const char* name, uint64_t hash) {
-  for (jvp_entry_t* e = g_jvps[hash % kBuckets]; e; e = e->next) {
-    if (e->hash == hash && strcmp(e->name, name) == 0) return e;
-  }
-  return NULL;
-}
-
 loom_status_t loom_jvp_register(const loom_jvp_def_t* def) {
-  if (!def || !def->op_name || !def->op_name[0]) {
-    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                            "loom_jvp_register: %s",
-                            !def ? "def is NULL" : "def->op_name is empty");
-  }
-  if (def->struct_size < sizeof(loom_jvp_def_t)) {
-    return loom_make_status(
-        LOOM_STATUS_INVALID_ARGUMENT,
-        "loom_jvp_register: def->struct_size is %zu, expected %zu",
-        def->struct_size, sizeof(loom_jvp_def_t));
-  }
-  ensure_builtins();
-  size_t length = strlen(def->op_name);
-  uint64_t hash = name_hash(def->op_name);
-  jvp_entry_t* entry = NULL;
-  LOOM_RETURN_IF_ERROR(loom_allocator_calloc(
-      loom_allocator_default(), sizeof(*entry) + length + 1, (void**)&entry));
-  memcpy(entry->name, def->op_name, length + 1);
-  entry->hash = hash;
-  entry->def = *def;
-  entry->def.struct_size = sizeof(loom_jvp_def_t);
-  entry->def.op_name = entry->name;
-  pthread_mutex_lock(&g_mutex);
-  bool exists = find_jvp_locked(def->op_name, hash) != NULL;
-  if (!exists) {
-    entry->next = g_jvps[hash % kBuckets];
-    g_jvps[hash % kBuckets] = entry;
-  }
-  pthread_mutex_unlock(&g_mutex);
-  if (exists) {
-    loom_allocator_free(loom_allocator_default(), entry);
-    return loom_make_status(LOOM_STATUS_ALREADY_EXISTS,
-                            "loom_jvp_register: op '%s' already has a JVP "
-                            "function",
-                            def->op_name);
-  }
-  return loom_ok_status();
+  static const char kFunction[] = "loom_jvp_register";
+  LOOM_RETURN_IF_ERROR(check_def(kFunction, def != NULL,
+                                 def ? def->op_name : NULL,
+                                 def ? def->struct_size : 0, sizeof(*def)));
+  entry_t* entry = NULL;
+  LOOM_RETURN_IF_ERROR(new_entry(def->op_name, &entry));
+  entry->def.jvp = *def;
+  entry->def.jvp.struct_size = sizeof(*def);
+  entry->def.jvp.op_name = entry->name;
+  return insert(g_registry.jvps, entry, false, kFunction, "a JVP function");
 }
 
 const loom_jvp_def_t* loom_jvp_find(const char* op_name) {
-  if (!op_name) return NULL;
-  ensure_builtins();
-  uint64_t hash = name_hash(op_name);
-  pthread_mutex_lock(&g_mutex);
-  jvp_entry_t* entry = find_jvp_locked(op_name, hash);
-  pthread_mutex_unlock(&g_mutex);
-  return entry ? &entry->def : NULL;
+  const entry_t* entry = find(g_registry.jvps, op_name);
+  return entry ? &entry->def.jvp : NULL;
 }
