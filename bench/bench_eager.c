@@ -11,8 +11,9 @@
 //   eager_add_2x2_tfe_async       the same in an asynchronous context;
 //   eager_add_2x2_native          loom_eager_op_execute of a built op;
 //   eager_passthrough_1_extra     the extra cost of one pass-through handler
-//                                 scope (a minimal handler that executes
-//                                 each op on its outer handler);
+//                                 scope (a handler of the pass-through base
+//                                 that executes each op on its outer
+//                                 handler);
 //   eager_passthrough_3_extra_per_handler  the same with three nested
 //                                 scopes, per handler;
 //   eager_logging_extra           the logging handler (no stream): extra.
@@ -23,6 +24,7 @@
 #include <string.h>
 
 #include "bench_timer.h"
+#include "frontend/passthrough_handler.h"
 #include "loom/handlers.h"
 #include "loom/loom.h"
 #include "tensorflow/c/eager/c_api.h"
@@ -48,88 +50,23 @@
   } while (0)
 
 //===----------------------------------------------------------------------===//
-// A minimal pass-through handler: each op runs on the outer handler, with
-// the op prepared there once (when it is prepared here).
+// A minimal pass-through handler: a type of the base the built-in
+// transformations are made on (src/frontend/passthrough_handler.h) with
+// nothing of its own: each op runs on the outer handler, prepared there
+// once (when it is prepared here).
 //===----------------------------------------------------------------------===//
-
-typedef struct pass_state_t {
-  loom_context_t* context;
-  loom_op_handler_t* outer;  // retained; NULL: the CPU
-} pass_state_t;
-
-static loom_status_t make_pass(loom_context_t* context,
-                               loom_op_handler_t* outer,
-                               loom_op_handler_t** out);
-
-static loom_status_t pass_prepare(loom_op_handler_t* handler,
-                                  const char* op_name, const loom_op_def_t* op,
-                                  void** out_op_data) {
-  (void)op;
-  pass_state_t* state = loom_op_handler_state(handler);
-  loom_op_handler_t* outer =
-      state->outer ? state->outer : loom_context_cpu(state->context);
-  return loom_runtime_prepare_op(loom_op_handler_runtime(handler), op_name,
-                                 outer, (loom_prepared_op_t**)out_op_data);
-}
-
-static void pass_release_op_data(loom_op_handler_t* handler, void* data) {
-  (void)handler;
-  loom_prepared_op_release(data);
-}
-
-static loom_status_t pass_execute(loom_op_handler_t* handler,
-                                  loom_op_invocation_t* invocation) {
-  (void)handler;
-  return loom_op_invocation_forward(invocation,
-                                    loom_prepared_op_data(invocation->op));
-}
-
-static void pass_destroy(void* opaque) {
-  pass_state_t* state = opaque;
-  loom_op_handler_release(state->outer);
-  free(state);
-}
-
-static loom_status_t pass_merge(loom_op_handler_t* handler,
-                                loom_op_handler_t* outer,
-                                loom_op_handler_t** out_merged) {
-  pass_state_t* state = loom_op_handler_state(handler);
-  return make_pass(state->context, outer, out_merged);
-}
-
-static bool pass_takes_foreign_inputs(const loom_op_handler_t* handler,
-                                      const char* op_name) {
-  (void)handler;
-  (void)op_name;
-  return true;
-}
 
 static const loom_op_handler_vtable_t kPassVtable = {
     .struct_size = sizeof(loom_op_handler_vtable_t),
     .type_name = "PASS",
-    .prepare = pass_prepare,
-    .release_op_data = pass_release_op_data,
-    .execute = pass_execute,
-    .destroy = pass_destroy,
-    .merge = pass_merge,
-    .takes_foreign_inputs = pass_takes_foreign_inputs,
+    LOOM__PASSTHROUGH_HOOKS,
+    .execute = loom__passthrough_execute,
 };
 
-static loom_status_t make_pass(loom_context_t* context,
-                               loom_op_handler_t* outer,
-                               loom_op_handler_t** out) {
-  pass_state_t* state = calloc(1, sizeof(*state));
-  if (!state) {
-    return loom_make_status(LOOM_STATUS_RESOURCE_EXHAUSTED, "out of memory");
-  }
-  state->context = context;
-  state->outer = outer;
-  loom_op_handler_retain(outer);
-  loom_status_t status = loom_op_handler_create(loom_context_runtime(context),
-                                                &kPassVtable, state, NULL, out);
-  if (status) pass_destroy(state);
-  return status;
-}
+static const loom__passthrough_type_t kPassType = {
+    .vtable = &kPassVtable,
+    .state_size = sizeof(loom__passthrough_t),
+};
 
 //===----------------------------------------------------------------------===//
 // Measurements
@@ -244,7 +181,9 @@ static double scope_cost(bench_t* b, int depth, bool logging,
     if (logging) {
       CHECK_OK(loom_scope_logging_handler_create(context, NULL, &handlers[i]));
     } else {
-      CHECK_OK(make_pass(context, NULL, &handlers[i]));
+      CHECK_OK(loom__passthrough_create(&kPassType, context,
+                                        loom_allocator_default(), NULL, NULL,
+                                        &handlers[i]));
     }
   }
   double samples[64];
