@@ -89,6 +89,22 @@ loom_status_t loom__passthrough_execute(loom_op_handler_t* handler,
                                             invocation);
 }
 
+loom_status_t loom__passthrough_forward_noted(const loom__passthrough_t* base,
+                                              loom_op_invocation_t* invocation,
+                                              const void* key,
+                                              const void* value) {
+  const loom_op_invocation_note_t* previous = invocation->notes;
+  loom_op_invocation_note_t note = {
+      .key = key,
+      .value = value,
+      .next = previous,
+  };
+  invocation->notes = &note;  // on this stack: valid while the op passes
+  loom_status_t status = loom__passthrough_forward_prepared(base, invocation);
+  invocation->notes = previous;
+  return status;
+}
+
 loom_status_t loom__passthrough_fail_results(loom_op_invocation_t* invocation,
                                              loom_op_handler_t* handler,
                                              loom_status_t error) {

@@ -4,32 +4,38 @@
 //
 // A handler embeds loom__passthrough_t first in its state and describes its
 // type with a loom__passthrough_type_t; its vtable takes the base's hooks
-// (LOOM__PASSTHROUGH_HOOKS) and adds its own execute and whatever else
-// differs:
+// and adds its own execute and whatever else differs:
 //
-//   typedef struct logging_state_t {
+//   typedef struct numerics_state_t {
 //     loom__passthrough_t base;
-//     ...
-//   } logging_state_t;
+//     loom_prepared_op_t* check;  // made by initialize
+//   } numerics_state_t;
 //
-//   static const loom_op_handler_vtable_t kLoggingVtable = {
+//   static const loom_op_handler_vtable_t kNumericsVtable = {
 //       .struct_size = sizeof(loom_op_handler_vtable_t),
-//       .type_name = "LOGGING",
+//       .type_name = "NUMERICS",
 //       LOOM__PASSTHROUGH_HOOKS,
-//       .execute = logging_execute,
+//       .execute = numerics_execute,
 //   };
-//   static const loom__passthrough_type_t kLoggingType = {
-//       .vtable = &kLoggingVtable,
-//       .state_size = sizeof(logging_state_t),
-//       ...
+//   static const loom__passthrough_type_t kNumericsType = {
+//       .vtable = &kNumericsVtable,
+//       .state_size = sizeof(numerics_state_t),
+//       .initialize = numerics_initialize,
+//       .deinitialize = numerics_deinitialize,
 //   };
 //
 // The base keeps the outer handler (NULL: the context's CPU), prepares each
 // op on it when the op is prepared here (the op data is that prepared op,
-// or handler data embedding it), merges (a new handler of the same type
-// over a new outer handler, sharing the handler's shared state), destroys,
-// takes inputs from other handlers as they are (they go to the outer
-// handler), and forwards an invocation to the outer handler.
+// or handler data embedding it, as the tape's and forward mode's), merges
+// (a new handler of the same type over a new outer handler, sharing the
+// handler's shared state), destroys, takes inputs from other handlers as
+// they are (they go to the outer handler), and forwards an invocation to
+// the outer handler. A handler with a tensor representation of its own
+// (vmap, parallel) takes LOOM__PASSTHROUGH_BASE_HOOKS and decides itself
+// which inputs it takes as they are.
+//
+// Handlers are used from any thread: the hooks of a type must be
+// thread-safe, and so must what its states share.
 
 #ifndef LOOM_FRONTEND_PASSTHROUGH_HANDLER_H_
 #define LOOM_FRONTEND_PASSTHROUGH_HANDLER_H_
@@ -147,6 +153,12 @@ static inline loom_status_t loom__passthrough_forward_prepared(
       (loom_prepared_op_t*)loom_prepared_op_data(invocation->op));
 }
 
+// loom__passthrough_forward_prepared with a note (`key`, `value`) left on
+// the invocation for the handlers it reaches, taken off after.
+LOOM_MUST_USE_RESULT loom_status_t loom__passthrough_forward_noted(
+    const loom__passthrough_t* base, loom_op_invocation_t* invocation,
+    const void* key, const void* value);
+
 // Replaces the results of `invocation`, which ran, with error handles on
 // `handler` carrying `error` (consumed); returns it. For a handler whose
 // work after the op failed.
@@ -180,11 +192,17 @@ loom_status_t loom__passthrough_merge(loom_op_handler_t* handler,
 bool loom__passthrough_takes_foreign_inputs(const loom_op_handler_t* handler,
                                             const char* op_name);
 
-// The hooks every type built on the base takes, for its vtable.
-#define LOOM__PASSTHROUGH_HOOKS                                           \
-  .prepare = loom__passthrough_prepare,                                   \
-  .release_op_data = loom__passthrough_release_op_data,                   \
-  .destroy = loom__passthrough_destroy, .merge = loom__passthrough_merge, \
-  .takes_foreign_inputs = loom__passthrough_takes_foreign_inputs
+// The hooks every type built on the base takes, for its vtable; a handler
+// with a tensor representation of its own (whose inputs from other
+// handlers are copied on) adds its own takes_foreign_inputs.
+#define LOOM__PASSTHROUGH_BASE_HOOKS                    \
+  .prepare = loom__passthrough_prepare,                 \
+  .release_op_data = loom__passthrough_release_op_data, \
+  .destroy = loom__passthrough_destroy, .merge = loom__passthrough_merge
+
+// The hooks of a type whose results are the outer handler's tensors.
+#define LOOM__PASSTHROUGH_HOOKS \
+  LOOM__PASSTHROUGH_BASE_HOOKS, \
+      .takes_foreign_inputs = loom__passthrough_takes_foreign_inputs
 
 #endif  // LOOM_FRONTEND_PASSTHROUGH_HANDLER_H_

@@ -133,16 +133,8 @@ static const loom__passthrough_type_t kPlainType = {
 static loom_status_t note_execute(loom_op_handler_t* handler,
                                   loom_op_invocation_t* invocation) {
   const loom__passthrough_t* base = loom_op_handler_state(handler);
-  const loom_op_invocation_note_t* previous = invocation->notes;
-  loom_op_invocation_note_t note = {
-      .key = &kNoteKey,
-      .value = base->shared,
-      .next = previous,
-  };
-  invocation->notes = &note;
-  loom_status_t status = loom__passthrough_forward_prepared(base, invocation);
-  invocation->notes = previous;
-  return status;
+  return loom__passthrough_forward_noted(base, invocation, &kNoteKey,
+                                         base->shared);
 }
 
 static const loom_op_handler_vtable_t kNoteVtable = {
@@ -188,23 +180,11 @@ static loom_op_handler_t* make(const loom__passthrough_type_t* type,
 }
 
 static handle_t* scalar(float value) {
-  loom_shape_t shape = loom_shape_scalar();
-  loom_tensor_t* tensor = NULL;
-  LOOM_ASSERT_OK(loom_tensor_create_dense(loom_allocator_default(),
-                                          LOOM_DTYPE_FLOAT, &shape, &tensor));
-  *(float*)loom_tensor_data(tensor) = value;
-  handle_t* handle = NULL;
-  LOOM_ASSERT_OK(loom_context_new_handle(g_ctx, tensor, &handle));
-  loom_tensor_release(tensor);
-  return handle;
+  return loom_test_scalar(g_ctx, value);
 }
 
 static float value_of(handle_t* handle) {
-  loom_tensor_t* tensor = NULL;
-  LOOM_ASSERT_OK(loom_context_resolve(g_ctx, handle, &tensor));
-  float value = *(float*)loom_tensor_data(tensor);
-  loom_tensor_release(tensor);
-  return value;
+  return loom_test_scalar_value(g_ctx, handle);
 }
 
 // Runs `op_name` on x (and x again when `binary`) in the current scope.

@@ -62,3 +62,24 @@ int64_t loom_test_fault_sweep(loom_test_operation_fn_t operation, void* context,
   loom_fault_allocator_destroy(fault);
   return count;
 }
+
+loom_tensor_handle_t* loom_test_scalar(loom_context_t* context, float value) {
+  loom_shape_t shape = loom_shape_scalar();
+  loom_tensor_t* tensor = NULL;
+  LOOM_ASSERT_OK(loom_tensor_create_dense(loom_allocator_default(),
+                                          LOOM_DTYPE_FLOAT, &shape, &tensor));
+  *(float*)loom_tensor_data(tensor) = value;
+  loom_tensor_handle_t* handle = NULL;
+  LOOM_ASSERT_OK(loom_context_new_handle(context, tensor, &handle));
+  loom_tensor_release(tensor);
+  return handle;
+}
+
+float loom_test_scalar_value(loom_context_t* context,
+                             loom_tensor_handle_t* handle) {
+  loom_tensor_t* tensor = NULL;
+  LOOM_ASSERT_OK(loom_context_resolve(context, handle, &tensor));
+  float value = *(float*)loom_tensor_data(tensor);
+  loom_tensor_release(tensor);
+  return value;
+}

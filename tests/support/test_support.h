@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "loom/allocator.h"
+#include "loom/eager.h"
 #include "loom/fault_allocator.h"
 #include "loom/status.h"
 
@@ -64,5 +65,11 @@ typedef enum loom_test_sweep_mode_t {
 // without injecting every failure. Returns N.
 int64_t loom_test_fault_sweep(loom_test_operation_fn_t operation, void* context,
                               loom_test_sweep_mode_t mode);
+
+// A float scalar handle of `context` holding `value` (a new reference).
+loom_tensor_handle_t* loom_test_scalar(loom_context_t* context, float value);
+// The value of a float scalar handle of `context`, waiting for it.
+float loom_test_scalar_value(loom_context_t* context,
+                             loom_tensor_handle_t* handle);
 
 #endif  // LOOM_TESTS_SUPPORT_TEST_SUPPORT_H_

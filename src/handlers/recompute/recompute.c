@@ -20,16 +20,8 @@ static loom_status_t recompute_execute(loom_op_handler_t* handler,
   const loom__passthrough_t* base = loom_op_handler_state(handler);
   // An enclosing recompute scope (below this one) leaves its own note when
   // the op reaches it: the outermost segment, the last note, wins.
-  const loom_op_invocation_note_t* previous = invocation->notes;
-  loom_op_invocation_note_t note = {
-      .key = &loom__recompute_segment_note,
-      .value = base->shared,
-      .next = previous,
-  };
-  invocation->notes = &note;
-  loom_status_t status = loom__passthrough_forward_prepared(base, invocation);
-  invocation->notes = previous;
-  return status;
+  return loom__passthrough_forward_noted(
+      base, invocation, &loom__recompute_segment_note, base->shared);
 }
 
 static size_t recompute_debug_string(const loom_op_handler_t* handler,
