@@ -45,7 +45,7 @@ loom_status_t loom__small_vector_grow(loom_allocator_t allocator,
   }                                                                           \
   static inline void name##_deinitialize(name##_t* v,                         \
                                          loom_allocator_t allocator) {        \
-    loom_allocator_free(allocator, v->heap);                                  \
+    if (v->heap) loom_allocator_free(allocator, v->heap);                     \
     name##_initialize(v);                                                     \
   }                                                                           \
   static inline T* name##_data(name##_t* v) {                                 \
@@ -92,6 +92,14 @@ loom_status_t loom__small_vector_grow(loom_allocator_t allocator,
   static inline void name##_erase_unordered(name##_t* v, size_t index) {      \
     T* items = name##_data(v);                                                \
     items[index] = items[--v->size];                                          \
+  }                                                                           \
+  /* As resize, leaving the new elements for the caller to write. */          \
+  LOOM_MUST_USE_RESULT static inline loom_status_t                            \
+      name##_resize_uninitialized(name##_t* v, loom_allocator_t allocator,    \
+                                  size_t new_size) {                          \
+    LOOM_RETURN_IF_ERROR(name##_reserve(v, allocator, new_size));             \
+    v->size = new_size;                                                       \
+    return loom_ok_status();                                                  \
   }
 
 #endif  // LOOM_BASE_SMALL_VECTOR_H_

@@ -174,8 +174,7 @@ loom_status_t loom__passthrough_reuse_op_data(loom_op_handler_t* handler,
   const loom__passthrough_t* base = loom_op_handler_state(handler);
   const loom__passthrough_t* other = loom_op_handler_state(source);
   const loom__passthrough_type_t* type = base->type;
-  if (other->type != type || other->effective_outer != base->effective_outer ||
-      !source_op_data) {
+  if (other->effective_outer != base->effective_outer || other->type != type) {
     return loom_make_status(LOOM_STATUS_NOT_FOUND, "not shareable");
   }
   if (!type->op_data_size) {

@@ -43,6 +43,7 @@
 #include "base/ref_count.h"
 #include "loom/eager.h"
 #include "loom/op_handler.h"
+#include "loom/tensor_handle.h"
 
 typedef struct loom__passthrough_t loom__passthrough_t;
 typedef struct loom__passthrough_op_t loom__passthrough_op_t;
@@ -140,8 +141,16 @@ static inline loom__passthrough_t* loom__passthrough_of(
 static inline loom_status_t loom__passthrough_forward(
     const loom__passthrough_t* base, loom_op_invocation_t* invocation,
     loom_prepared_op_t* outer_op) {
-  LOOM_RETURN_IF_ERROR(loom_context_forward_arguments(
-      base->context, base->effective_outer, invocation));
+  // Arguments on the outer handler already need nothing (the usual case:
+  // the tensors a pass-through handler makes are its outer handler's).
+  for (int32_t i = 0; i < invocation->num_arguments; ++i) {
+    if (loom_tensor_handle_handler(invocation->arguments[i]) !=
+        base->effective_outer) {
+      LOOM_RETURN_IF_ERROR(loom_context_forward_arguments(
+          base->context, base->effective_outer, invocation));
+      break;
+    }
+  }
   return loom_op_invocation_forward(invocation, outer_op);
 }
 

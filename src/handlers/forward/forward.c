@@ -322,10 +322,13 @@ static loom_status_t differentiate(loom_op_handler_t* handler,
   loom_status_t status =
       loom__handle_vector_resize(&handles, base->allocator, (size_t)(n + m));
   if (!status) {
-    status = loom__metadata_vector_resize(&metadata, base->allocator,
-                                          (size_t)(n + m));
+    status = loom__metadata_vector_resize_uninitialized(
+        &metadata, base->allocator, (size_t)(n + m));
   }
-  if (status) return loom_op_invocation_fail(invocation, status, true);
+  if (status) {
+    loom__handle_vector_deinitialize(&handles, base->allocator);
+    return loom_op_invocation_fail(invocation, status, true);
+  }
   differentiated_t d = {
       .op_name = loom_prepared_op_name(invocation->op),
       .op_def = loom_prepared_op_def(invocation->op),
@@ -422,8 +425,8 @@ static loom_status_t forward_execute(loom_op_handler_t* handler,
   int32_t n = invocation->num_arguments;
   loom__handle_vector_t tangents;
   loom__handle_vector_initialize(&tangents);
-  loom_status_t status =
-      loom__handle_vector_resize(&tangents, base->allocator, (size_t)n);
+  loom_status_t status = loom__handle_vector_resize_uninitialized(
+      &tangents, base->allocator, (size_t)n);
   if (status) return loom_op_invocation_fail(invocation, status, true);
   // The primals replace the arguments; the tangents are kept aside.
   bool any = unwrap_arguments(base->shared, invocation,

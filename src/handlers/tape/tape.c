@@ -23,10 +23,10 @@
 // every context's CPU tensor), so ids are unique in the process.
 static _Atomic uint64_t g_next_tape_id = 1;
 
-void loom__tape_lock_slow(tape_t* tape) {
+void loom__tape_spin_lock_slow(_Atomic bool* flag) {
   for (int spins = 0;; ++spins) {
-    if (!atomic_load_explicit(&tape->locked, memory_order_relaxed) &&
-        !atomic_exchange_explicit(&tape->locked, true, memory_order_acquire)) {
+    if (!atomic_load_explicit(flag, memory_order_relaxed) &&
+        !atomic_exchange_explicit(flag, true, memory_order_acquire)) {
       return;
     }
     if (spins < 64) {
@@ -43,7 +43,7 @@ void loom__tape_lock_slow(tape_t* tape) {
 // Pausing, per thread
 //===----------------------------------------------------------------------===//
 
-// The calling thread's entry in `pauses`, or NULL (pause_mutex held).
+// The calling thread's entry in `pauses`, or NULL (pauses_locked held).
 static tape_pause_t* find_pause(tape_t* tape) {
   pthread_t self = pthread_self();
   tape_pause_t* pauses = tape_pause_vector_data(&tape->pauses);
@@ -60,7 +60,7 @@ static void publish_pauses(tape_t* tape) {
 }
 
 loom_status_t loom__tape_pause(tape_t* tape) {
-  pthread_mutex_lock(&tape->pause_mutex);
+  loom__tape_spin_lock(&tape->pauses_locked);
   loom_status_t status = loom_ok_status();
   tape_pause_t* pause = find_pause(tape);
   if (pause) {
@@ -70,26 +70,26 @@ loom_status_t loom__tape_pause(tape_t* tape) {
     status = tape_pause_vector_push(&tape->pauses, tape->allocator, entry);
   }
   publish_pauses(tape);
-  pthread_mutex_unlock(&tape->pause_mutex);
+  loom__tape_spin_unlock(&tape->pauses_locked);
   return status;
 }
 
 bool loom__tape_resume(tape_t* tape) {
-  pthread_mutex_lock(&tape->pause_mutex);
+  loom__tape_spin_lock(&tape->pauses_locked);
   tape_pause_t* pause = find_pause(tape);
   if (pause && --pause->depth == 0) {
     tape_pause_vector_erase_unordered(
         &tape->pauses, (size_t)(pause - tape_pause_vector_data(&tape->pauses)));
   }
   publish_pauses(tape);
-  pthread_mutex_unlock(&tape->pause_mutex);
+  loom__tape_spin_unlock(&tape->pauses_locked);
   return pause != NULL;
 }
 
 bool loom__tape_paused_slow(tape_t* tape) {
-  pthread_mutex_lock(&tape->pause_mutex);
+  loom__tape_spin_lock(&tape->pauses_locked);
   bool paused = find_pause(tape) != NULL;
-  pthread_mutex_unlock(&tape->pause_mutex);
+  loom__tape_spin_unlock(&tape->pauses_locked);
   return paused;
 }
 
@@ -141,7 +141,6 @@ void loom__tape_release(void* opaque) {
   loom__tape_release_recorded_locked(tape);
   loom__hash_map_deinitialize(&tape->spilled);
   tape_pause_vector_deinitialize(&tape->pauses, tape->allocator);
-  pthread_mutex_destroy(&tape->pause_mutex);
   loom_allocator_free(tape->allocator, tape);
 }
 
@@ -268,7 +267,7 @@ loom_status_t loom_tape_create(loom_context_t* context,
   atomic_init(&tape->tracking, false);
   atomic_init(&tape->num_spilled, 0);
   atomic_init(&tape->num_pauses, 0);
-  pthread_mutex_init(&tape->pause_mutex, NULL);
+  atomic_init(&tape->pauses_locked, false);
   tape_pause_vector_initialize(&tape->pauses);
   if (options) {
     tape->options = *options;
@@ -286,7 +285,6 @@ loom_status_t loom_tape_create(loom_context_t* context,
   loom_status_t status = loom__tape_register(tape);
   if (status) {
     loom__hash_map_deinitialize(&tape->spilled);
-    pthread_mutex_destroy(&tape->pause_mutex);
     loom_allocator_free(allocator, tape);
     return status;
   }

@@ -17,7 +17,6 @@ enum {
 enum { kMaxPending = 64 };  // contributions summed at once at most
 
 LOOM_DEFINE_SMALL_VECTOR(tape_id_vector, int64_t, 16)
-LOOM_DEFINE_SMALL_VECTOR(tape_flag_vector, bool, 8)
 
 // Sums the contributions to the gradient of tensor `id` into grads[id].
 static loom_status_t flush(tape_backward_t* b, int64_t id) {
@@ -78,16 +77,20 @@ static loom_status_t accumulate(tape_backward_t* b, int64_t id,
   return loom_ok_status();
 }
 
-loom_status_t loom__tape_enter_outer(tape_backward_t* b,
-                                     loom_op_handler_t* outer) {
-  if (outer == b->entered) return loom_ok_status();
-  if (b->entered) {
-    loom_status_ignore(loom_context_exit_scope(b->eager));
-    b->entered = NULL;
+void loom__tape_leave_outer(tape_backward_t* b) {
+  if (b->entered) loom_status_ignore(loom_context_exit_scope(b->eager));
+  b->entered = false;
+  b->outer = NULL;
+}
+
+loom_status_t loom__tape_enter_outer_slow(tape_backward_t* b,
+                                          loom_op_handler_t* outer) {
+  loom__tape_leave_outer(b);
+  if (!loom_op_handler_is_final(outer)) {
+    LOOM_RETURN_IF_ERROR(loom_context_enter_scope(b->eager, outer));
+    b->entered = true;
   }
-  if (loom_op_handler_is_final(outer)) return loom_ok_status();
-  LOOM_RETURN_IF_ERROR(loom_context_enter_scope(b->eager, outer));
-  b->entered = outer;
+  b->outer = outer;
   return loom_ok_status();
 }
 
@@ -130,25 +133,19 @@ static loom_status_t run_node(tape_backward_t* b, tape_node_t* node) {
   int32_t n = node->num_inputs;
   int32_t m = node->num_outputs;
   loom_allocator_t allocator = b->tape->allocator;
-  loom__handle_vector_t input_grads, output_grads;
-  tape_flag_vector_t needed;
-  loom__handle_vector_initialize(&input_grads);
-  loom__handle_vector_initialize(&output_grads);
-  tape_flag_vector_initialize(&needed);
-  loom_status_t status =
-      loom__handle_vector_resize(&input_grads, allocator, (size_t)n);
-  if (!status) {
-    status = loom__handle_vector_resize(&output_grads, allocator, (size_t)m);
-  }
-  if (!status) status = tape_flag_vector_resize(&needed, allocator, (size_t)n);
-  if (status) return status;
-  loom_tensor_handle_t** inputs = loom__handle_vector_data(&input_grads);
-  loom_tensor_handle_t** outputs = loom__handle_vector_data(&output_grads);
-  bool* input_needed = tape_flag_vector_data(&needed);
+  LOOM_RETURN_IF_ERROR(loom__handle_vector_resize_uninitialized(
+      &b->node_grads, allocator, (size_t)n + m));
+  LOOM_RETURN_IF_ERROR(tape_flag_vector_resize_uninitialized(
+      &b->node_inputs_needed, allocator, (size_t)n));
+  loom_tensor_handle_t** inputs = loom__handle_vector_data(&b->node_grads);
+  loom_tensor_handle_t** outputs = inputs + n;
+  bool* needed = tape_flag_vector_data(&b->node_inputs_needed);
   for (int32_t j = 0; j < n; ++j) {
+    inputs[j] = NULL;
     int64_t id = node->input_ids[j];
-    input_needed[j] = id >= 0 && (b->flags[id] & kDependsOnSource);
+    needed[j] = id >= 0 && (b->flags[id] & kDependsOnSource);
   }
+  loom_status_t status = loom_ok_status();
   uint64_t ones = 0;
   for (int32_t k = 0; k < m; ++k) {
     int64_t id = node->first_output_id + k;
@@ -158,23 +155,18 @@ static loom_status_t run_node(tape_backward_t* b, tape_node_t* node) {
     outputs[k] = b->grads[id];
     b->grads[id] = NULL;  // consumed here
   }
-  if (!status) {
-    status = call_gradient(b, node, outputs, ones, input_needed, inputs);
-  }
+  if (!status) status = call_gradient(b, node, outputs, ones, needed, inputs);
   loom__grad_release_all(outputs, m);
   if (!b->tape->options.persistent) loom__tape_release_node_tensors(node);
   for (int32_t j = 0; j < n; ++j) {
     loom_tensor_handle_t* gradient = inputs[j];
     if (!gradient) continue;
-    if (status || !input_needed[j]) {
+    if (status || !needed[j]) {
       loom_tensor_handle_release(gradient);
       continue;
     }
     status = accumulate(b, node->input_ids[j], gradient);
   }
-  loom__handle_vector_deinitialize(&input_grads, allocator);
-  loom__handle_vector_deinitialize(&output_grads, allocator);
-  tape_flag_vector_deinitialize(&needed, allocator);
   return status;
 }
 
@@ -319,6 +311,8 @@ static loom_status_t backward_locked(
     loom_tensor_handle_t** out_gradients) {
   tape_backward_t b = {.tape = tape, .eager = tape->context};
   tape_pending_vector_initialize(&b.pending);
+  loom__handle_vector_initialize(&b.node_grads);
+  tape_flag_vector_initialize(&b.node_inputs_needed);
   int64_t num_ids = tape->next_id;
   size_t num_nodes = tape_node_vector_size(&tape->nodes);
   void* block = NULL;
@@ -334,7 +328,7 @@ static loom_status_t backward_locked(
 
   tape_id_vector_t source_id_vector;
   tape_id_vector_initialize(&source_id_vector);
-  loom_status_t status = tape_id_vector_resize(
+  loom_status_t status = tape_id_vector_resize_uninitialized(
       &source_id_vector, tape->allocator, (size_t)num_sources);
   int64_t* source_ids = tape_id_vector_data(&source_id_vector);
   for (int32_t s = 0; s < num_sources && !status; ++s) {
@@ -357,10 +351,7 @@ static loom_status_t backward_locked(
       loom__tape_dematerialize(tape, segment);
     }
   }
-  if (b.entered) {
-    loom_status_ignore(loom_context_exit_scope(b.eager));
-    b.entered = NULL;
-  }
+  loom__tape_leave_outer(&b);
   for (int32_t s = 0; s < num_sources && !status; ++s) {
     int64_t id = source_ids[s];
     if (!out_gradients[s] && id >= 0 && b.grads[id]) {
@@ -380,6 +371,8 @@ static loom_status_t backward_locked(
     loom_tensor_handle_release(pending[i].handle);
   }
   tape_pending_vector_deinitialize(&b.pending, tape->allocator);
+  loom__handle_vector_deinitialize(&b.node_grads, tape->allocator);
+  tape_flag_vector_deinitialize(&b.node_inputs_needed, tape->allocator);
   tape_id_vector_deinitialize(&source_id_vector, tape->allocator);
   loom_allocator_free(tape->allocator, block);
   if (status) loom__grad_release_all(out_gradients, num_sources);

@@ -90,10 +90,12 @@ typedef struct tape_t {
   // The size of `spilled`, readable without the lock: while 0, an input
   // without this tape's tag is not tracked.
   _Atomic size_t num_spilled;
-  // The size of `pauses`, readable without pause_mutex: while 0, no thread
+  // The size of `pauses`, readable without its lock: while 0, no thread
   // has stopped recording.
   _Atomic int32_t num_pauses;
-  pthread_mutex_t pause_mutex;  // pauses
+  // A spin lock (loom__tape_spin_lock) apart from `locked`: the backward
+  // pass holds that one while its thread runs ops through the tape.
+  _Atomic bool pauses_locked;  // pauses
   // The threads that stopped recording (TensorFlow's stop_recording is per
   // thread); the backward pass stops it on its thread too.
   tape_pause_vector_t pauses;
@@ -143,17 +145,25 @@ loom_status_t loom__tape_not_a_tape(const char* function,
 // The lock, and pausing (tape.c)
 //===----------------------------------------------------------------------===//
 
-void loom__tape_lock_slow(tape_t* tape);
+void loom__tape_spin_lock_slow(_Atomic bool* flag);
+
+// Takes a spin lock: one exchange when it is free; it yields, then sleeps,
+// while it waits.
+static inline void loom__tape_spin_lock(_Atomic bool* flag) {
+  if (!atomic_exchange_explicit(flag, true, memory_order_acquire)) return;
+  loom__tape_spin_lock_slow(flag);
+}
+
+static inline void loom__tape_spin_unlock(_Atomic bool* flag) {
+  atomic_store_explicit(flag, false, memory_order_release);
+}
 
 static inline void loom__tape_lock(tape_t* tape) {
-  if (!atomic_exchange_explicit(&tape->locked, true, memory_order_acquire)) {
-    return;
-  }
-  loom__tape_lock_slow(tape);
+  loom__tape_spin_lock(&tape->locked);
 }
 
 static inline void loom__tape_unlock(tape_t* tape) {
-  atomic_store_explicit(&tape->locked, false, memory_order_release);
+  loom__tape_spin_unlock(&tape->locked);
 }
 
 // Stops recording on the calling thread (nested: as often as resumed).
@@ -284,6 +294,7 @@ typedef struct tape_pending_t {
 } tape_pending_t;
 
 LOOM_DEFINE_SMALL_VECTOR(tape_pending_vector, tape_pending_t, 16)
+LOOM_DEFINE_SMALL_VECTOR(tape_flag_vector, bool, 8)
 
 // One backward pass.
 typedef struct tape_backward_t {
@@ -297,16 +308,33 @@ typedef struct tape_backward_t {
   int32_t* extra;
   uint8_t* num_extra;
   tape_pending_vector_t pending;
-  int32_t free_pending;        // index + 1 of a free entry; 0: none
-  uint8_t* node_needed;        // per node
-  loom_op_handler_t* entered;  // the scope entered for the node, or NULL
+  int32_t free_pending;  // index + 1 of a free entry; 0: none
+  uint8_t* node_needed;  // per node
+  // The outer handler the backward ops run under now (NULL: none yet), and
+  // whether its scope was entered (a final handler needs none).
+  loom_op_handler_t* outer;
+  bool entered;
   loom__grad_op_cache_t cache;
+  // A node's gradients (its inputs', then its outputs') and whether its
+  // inputs need theirs, reused from node to node.
+  loom__handle_vector_t node_grads;
+  tape_flag_vector_t node_inputs_needed;
 } tape_backward_t;
 
-// Runs the backward ops of a node with the handlers it ran under: enters
-// its outer handler's scope (the CPU needs none).
 LOOM_MUST_USE_RESULT loom_status_t
-loom__tape_enter_outer(tape_backward_t* b, loom_op_handler_t* outer);
+loom__tape_enter_outer_slow(tape_backward_t* b, loom_op_handler_t* outer);
+
+// Runs the backward ops of a node with the handlers it ran under: enters
+// its outer handler's scope (the CPU needs none), leaving the previous
+// node's.
+LOOM_MUST_USE_RESULT static inline loom_status_t loom__tape_enter_outer(
+    tape_backward_t* b, loom_op_handler_t* outer) {
+  if (outer == b->outer) return loom_ok_status();
+  return loom__tape_enter_outer_slow(b, outer);
+}
+
+// Leaves the scope the backward pass entered, if any.
+void loom__tape_leave_outer(tape_backward_t* b);
 
 // Re-executes the nodes of `segment` up to `last` (an index) from the
 // inputs they kept, and gives each node the recomputed tensors its

@@ -19,8 +19,8 @@ loom_status_t loom__tape_segment_for_locked(tape_t* tape,
     return loom_ok_status();
   }
   tape_segment_t* segment = NULL;
-  LOOM_RETURN_IF_ERROR(
-      loom__arena_allocate(&tape->arena, sizeof(*segment), (void**)&segment));
+  LOOM_RETURN_IF_ERROR(loom__arena_allocate_uninitialized(
+      &tape->arena, sizeof(*segment), (void**)&segment));
   loom__passthrough_shared_retain(owner);
   *segment = (tape_segment_t){
       .owner = owner,

@@ -57,7 +57,8 @@ static loom_status_t allocate_node_locked(tape_t* tape, const tape_record_t* r,
   size_t size = sizeof(tape_node_t) + sizeof(loom_tensor_metadata_t) * (n + m) +
                 sizeof(int64_t) * n + sizeof(loom_tensor_handle_t*) * (n + m);
   tape_node_t* node = NULL;
-  LOOM_RETURN_IF_ERROR(loom__arena_allocate(&tape->arena, size, (void**)&node));
+  LOOM_RETURN_IF_ERROR(
+      loom__arena_allocate_uninitialized(&tape->arena, size, (void**)&node));
   unsigned char* cursor = (unsigned char*)(node + 1);
   node->metadata = (loom_tensor_metadata_t*)cursor;
   cursor += sizeof(loom_tensor_metadata_t) * (n + m);
@@ -327,10 +328,14 @@ loom_status_t loom__tape_execute(loom_op_handler_t* handler,
   tape_id_vector_initialize(&ids);
   loom__handle_vector_initialize(&saved);
   loom__metadata_vector_initialize(&metadata);
-  loom_status_t status = tape_id_vector_resize(&ids, allocator, n);
-  if (!status) status = loom__handle_vector_resize(&saved, allocator, n);
+  loom_status_t status =
+      tape_id_vector_resize_uninitialized(&ids, allocator, n);
   if (!status) {
-    status = loom__metadata_vector_resize(&metadata, allocator, n + m);
+    status = loom__handle_vector_resize_uninitialized(&saved, allocator, n);
+  }
+  if (!status) {
+    status =
+        loom__metadata_vector_resize_uninitialized(&metadata, allocator, n + m);
   }
   bool any = false;
   if (!status) {
