@@ -12,14 +12,14 @@
 #include "loom/autodiff.h"
 #include "loom/status.h"
 
-// One row of a family's table of gradient functions: a loom_gradient_def_t
-// without its struct_size. user_data tells one formula's ops apart.
+// One row of a family's table of gradient functions: what it registers as
+// a loom_gradient_def_t.
 typedef struct loom__gradient_row_t {
-  const char* op_name;
+  const char* op;
   loom_gradient_fn_t fn;
-  const void* user_data;
-  uint64_t inputs_used;
-  uint64_t outputs_used;
+  const void* data;  // the function's user_data (one formula, several ops)
+  uint64_t inputs;   // inputs_used: the forward inputs fn reads
+  uint64_t outputs;  // outputs_used: the forward outputs fn reads
 } loom__gradient_row_t;
 
 #define LOOM__COUNT_OF(array) (sizeof(array) / sizeof((array)[0]))

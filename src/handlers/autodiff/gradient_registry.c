@@ -184,11 +184,11 @@ loom_status_t loom__register_gradient_family(
     const loom__gradient_row_t* row = i < num_rows ? &rows[i] : NULL;
     loom_gradient_def_t def = {
         .struct_size = sizeof(def),
-        .op_name = row ? row->op_name : not_differentiable[i - num_rows],
+        .op_name = row ? row->op : not_differentiable[i - num_rows],
         .fn = row ? row->fn : NULL,
-        .user_data = row ? (void*)row->user_data : NULL,
-        .inputs_used = row ? row->inputs_used : LOOM_GRADIENT_USES_NONE,
-        .outputs_used = row ? row->outputs_used : LOOM_GRADIENT_USES_NONE,
+        .user_data = row ? (void*)row->data : NULL,
+        .inputs_used = row ? row->inputs : LOOM_GRADIENT_USES_NONE,
+        .outputs_used = row ? row->outputs : LOOM_GRADIENT_USES_NONE,
     };
     LOOM_RETURN_IF_ERROR(loom_gradient_register(&def));
   }
