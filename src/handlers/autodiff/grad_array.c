@@ -621,14 +621,6 @@ static loom_status_t gather_grad(grad_ctx_t* ctx, handle_t* const* dys,
 // Registration
 //===----------------------------------------------------------------------===//
 
-typedef struct array_gradient_t {
-  const char* op;
-  loom_gradient_fn_t fn;
-  const void* data;
-  uint64_t inputs_used;
-  uint64_t outputs_used;
-} array_gradient_t;
-
 static const loom__gradient_row_t kGradients[] = {
     {.op = "IdentityN", .fn = identity_n_grad},
     {.op = "ExpandDims", .fn = reshape_to_input},
@@ -661,7 +653,5 @@ static const char* const kNotDifferentiable[] = {"Const", "OneHot", "Where",
                                                  "Range"};
 
 loom_status_t loom__register_array_gradients(void) {
-  return loom__register_gradient_family(kGradients, LOOM__COUNT_OF(kGradients),
-                                        kNotDifferentiable,
-                                        LOOM__COUNT_OF(kNotDifferentiable));
+  return LOOM__REGISTER_GRADIENT_FAMILY(kGradients, kNotDifferentiable);
 }

@@ -544,14 +544,6 @@ static loom_status_t copy_grad(ctx_t* ctx, handle_t* const* dy, handle_t** dx,
 // Registration
 //===----------------------------------------------------------------------===//
 
-typedef struct core_gradient_t {
-  const char* op_name;
-  loom_gradient_fn_t fn;
-  uint64_t inputs_used;
-  uint64_t outputs_used;
-  void* user_data;
-} core_gradient_t;
-
 static const loom__gradient_row_t kGradients[] = {
     {.op = "Identity", .fn = identity_grad},
     {.op = "ReadVariableOp", .fn = identity_grad},
@@ -624,7 +616,5 @@ static const char* const kNotDifferentiable[] = {
 };
 
 loom_status_t loom__register_core_gradients(void) {
-  return loom__register_gradient_family(kGradients, LOOM__COUNT_OF(kGradients),
-                                        kNotDifferentiable,
-                                        LOOM__COUNT_OF(kNotDifferentiable));
+  return LOOM__REGISTER_GRADIENT_FAMILY(kGradients, kNotDifferentiable);
 }

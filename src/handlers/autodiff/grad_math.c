@@ -655,14 +655,6 @@ static loom_status_t select_v2_grad(grad_ctx_t* ctx, handle_t* const* dys,
 // Registration
 //===----------------------------------------------------------------------===//
 
-typedef struct math_gradient_t {
-  const char* op;
-  loom_gradient_fn_t fn;
-  const void* data;
-  uint64_t inputs_used;
-  uint64_t outputs_used;
-} math_gradient_t;
-
 static const loom__gradient_row_t kGradients[] = {
     {.op = "Abs", .fn = abs_grad, .inputs = USES(0)},
     {.op = "Sign", .fn = sign_grad},
@@ -793,7 +785,5 @@ static const char* const kNotDifferentiable[] = {
 };
 
 loom_status_t loom__register_math_gradients(void) {
-  return loom__register_gradient_family(kGradients, LOOM__COUNT_OF(kGradients),
-                                        kNotDifferentiable,
-                                        LOOM__COUNT_OF(kNotDifferentiable));
+  return LOOM__REGISTER_GRADIENT_FAMILY(kGradients, kNotDifferentiable);
 }

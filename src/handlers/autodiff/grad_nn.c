@@ -428,13 +428,6 @@ static loom_status_t batch_norm_grad(grad_ctx_t* ctx, handle_t* const* dys,
 // Registration
 //===----------------------------------------------------------------------===//
 
-typedef struct nn_gradient_t {
-  const char* op;
-  loom_gradient_fn_t fn;
-  uint64_t inputs_used;
-  uint64_t outputs_used;
-} nn_gradient_t;
-
 static const loom__gradient_row_t kGradients[] = {
     {.op = "Softmax", .fn = softmax_grad, .outputs = USES(0)},
     {.op = "LogSoftmax", .fn = log_softmax_grad, .outputs = USES(0)},

@@ -22,14 +22,20 @@ typedef struct loom__gradient_row_t {
   uint64_t outputs;  // outputs_used: the forward outputs fn reads
 } loom__gradient_row_t;
 
-#define LOOM__COUNT_OF(array) (sizeof(array) / sizeof((array)[0]))
-
 // Registers a family: the gradient functions rows[0, num_rows), then the
 // ops not_differentiable[0, num_not_differentiable) as not differentiable
 // (a NULL function). Stops at the first error.
 LOOM_MUST_USE_RESULT loom_status_t loom__register_gradient_family(
     const loom__gradient_row_t* rows, size_t num_rows,
     const char* const* not_differentiable, size_t num_not_differentiable);
+
+#define LOOM__COUNT_OF(array) (sizeof(array) / sizeof((array)[0]))
+
+// loom__register_gradient_family of two arrays.
+#define LOOM__REGISTER_GRADIENT_FAMILY(rows, not_differentiable) \
+  loom__register_gradient_family((rows), LOOM__COUNT_OF(rows),   \
+                                 (not_differentiable),           \
+                                 LOOM__COUNT_OF(not_differentiable))
 
 // grad_core.c: what an MLP or CNN training step needs (arithmetic with
 // broadcasting, MatMul, BiasAdd, Relu, reductions, Reshape, cross-entropy,

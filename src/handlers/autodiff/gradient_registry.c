@@ -6,6 +6,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "base/hash_map.h"
@@ -101,47 +102,73 @@ static const entry_t* find(entry_t* const* buckets, const char* op_name) {
   return entry;
 }
 
-// Checks what `function` was given: a definition of `size` bytes at least
-// (its struct_size), named.
-static loom_status_t check_def(const char* function, bool given,
-                               const char* op_name, size_t struct_size,
-                               size_t size) {
-  if (!given || !op_name || !op_name[0]) {
-    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT, "%s: %s", function,
-                            !given ? "def is NULL" : "def->op_name is empty");
+// What tells the two registries apart.
+typedef struct registry_kind_t {
+  const char* function;  // the registration function, for messages
+  const char* has;       // what an op then has ("a gradient")
+  size_t def_size;       // sizeof its definition type
+  bool counts_generation;
+} registry_kind_t;
+
+static const registry_kind_t kGradients = {
+    .function = "loom_gradient_register",
+    .has = "a gradient",
+    .def_size = sizeof(loom_gradient_def_t),
+    .counts_generation = true,
+};
+
+static const registry_kind_t kJvps = {
+    .function = "loom_jvp_register",
+    .has = "a JVP function",
+    .def_size = sizeof(loom_jvp_def_t),
+    .counts_generation = false,
+};
+
+// The fields both definition types begin with.
+typedef struct def_header_t {
+  size_t struct_size;
+  const char* op_name;
+} def_header_t;
+
+_Static_assert(offsetof(loom_gradient_def_t, op_name) ==
+                       offsetof(def_header_t, op_name) &&
+                   offsetof(loom_jvp_def_t, op_name) ==
+                       offsetof(def_header_t, op_name),
+               "definitions begin with struct_size and op_name");
+
+// Copies `def` (of `kind`) into a new entry of `buckets`, unless its op has
+// one there already (ALREADY_EXISTS).
+static loom_status_t add(entry_t** buckets, const registry_kind_t* kind,
+                         const void* def) {
+  def_header_t header = {.struct_size = 0, .op_name = NULL};
+  if (def) memcpy(&header, def, sizeof(header));
+  if (!def || !header.op_name || !header.op_name[0]) {
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT, "%s: %s",
+                            kind->function,
+                            !def ? "def is NULL" : "def->op_name is empty");
   }
-  if (struct_size < size) {
+  if (header.struct_size < kind->def_size) {
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                             "%s: def->struct_size is %zu, expected %zu",
-                            function, struct_size, size);
+                            kind->function, header.struct_size, kind->def_size);
   }
-  return loom_ok_status();
-}
-
-// A new entry named `op_name`, its definition to be filled.
-static loom_status_t new_entry(const char* op_name, entry_t** out_entry) {
   ensure_builtins();
-  size_t length = strlen(op_name);
+  size_t length = strlen(header.op_name);
   entry_t* entry = NULL;
   LOOM_RETURN_IF_ERROR(loom_allocator_calloc(
       loom_allocator_default(), sizeof(*entry) + length + 1, (void**)&entry));
-  memcpy(entry->name, op_name, length + 1);
-  entry->hash = name_hash(op_name);
-  *out_entry = entry;
-  return loom_ok_status();
-}
-
-// Adds `entry` to `buckets` unless its op has one there already (then it
-// is freed, and ALREADY_EXISTS says `function`: op '<name>' `already`).
-static loom_status_t insert(entry_t** buckets, entry_t* entry,
-                            bool counts_generation, const char* function,
-                            const char* already) {
+  memcpy(entry->name, header.op_name, length + 1);
+  entry->hash = name_hash(entry->name);
+  memcpy(&entry->def, def, kind->def_size);
+  header.struct_size = kind->def_size;
+  header.op_name = entry->name;
+  memcpy(&entry->def, &header, sizeof(header));
   pthread_mutex_lock(&g_registry.mutex);
   bool exists = find_locked(buckets, entry->name, entry->hash) != NULL;
   if (!exists) {
     entry->next = buckets[entry->hash % kBuckets];
     buckets[entry->hash % kBuckets] = entry;
-    if (counts_generation) {
+    if (kind->counts_generation) {
       atomic_fetch_add_explicit(&g_registry.generation, 1,
                                 memory_order_release);
     }
@@ -150,7 +177,7 @@ static loom_status_t insert(entry_t** buckets, entry_t* entry,
   if (!exists) return loom_ok_status();
   loom_status_t status =
       loom_make_status(LOOM_STATUS_ALREADY_EXISTS, "%s: op '%s' already has %s",
-                       function, entry->name, already);
+                       kind->function, entry->name, kind->has);
   loom_allocator_free(loom_allocator_default(), entry);
   return status;
 }
@@ -160,16 +187,7 @@ static loom_status_t insert(entry_t** buckets, entry_t* entry,
 //===----------------------------------------------------------------------===//
 
 loom_status_t loom_gradient_register(const loom_gradient_def_t* def) {
-  static const char kFunction[] = "loom_gradient_register";
-  LOOM_RETURN_IF_ERROR(check_def(kFunction, def != NULL,
-                                 def ? def->op_name : NULL,
-                                 def ? def->struct_size : 0, sizeof(*def)));
-  entry_t* entry = NULL;
-  LOOM_RETURN_IF_ERROR(new_entry(def->op_name, &entry));
-  entry->def.gradient = *def;
-  entry->def.gradient.struct_size = sizeof(*def);
-  entry->def.gradient.op_name = entry->name;
-  return insert(g_registry.gradients, entry, true, kFunction, "a gradient");
+  return add(g_registry.gradients, &kGradients, def);
 }
 
 const loom_gradient_def_t* loom_gradient_find(const char* op_name) {
@@ -200,16 +218,7 @@ loom_status_t loom__register_gradient_family(
 //===----------------------------------------------------------------------===//
 
 loom_status_t loom_jvp_register(const loom_jvp_def_t* def) {
-  static const char kFunction[] = "loom_jvp_register";
-  LOOM_RETURN_IF_ERROR(check_def(kFunction, def != NULL,
-                                 def ? def->op_name : NULL,
-                                 def ? def->struct_size : 0, sizeof(*def)));
-  entry_t* entry = NULL;
-  LOOM_RETURN_IF_ERROR(new_entry(def->op_name, &entry));
-  entry->def.jvp = *def;
-  entry->def.jvp.struct_size = sizeof(*def);
-  entry->def.jvp.op_name = entry->name;
-  return insert(g_registry.jvps, entry, false, kFunction, "a JVP function");
+  return add(g_registry.jvps, &kJvps, def);
 }
 
 const loom_jvp_def_t* loom_jvp_find(const char* op_name) {
