@@ -51,19 +51,30 @@ loom_layer(corert              corert              base host tensor registry
 # The front end runs ops by name: it knows no kernel.
 loom_layer(frontend            frontend            base host tensor registry
                                                    plugin corert)
-# One library per handler: none sees another's private headers.
+# One library per handler: none sees another's private headers. What the
+# reverse and forward modes share (the gradient and JVP registries, the
+# recompute segment's note) is a library of its own below them.
+loom_layer(handlers_autodiff   handlers/autodiff   base host tensor registry
+                                                   plugin corert frontend)
 loom_layer(handlers_tape       handlers/tape       base host tensor registry
-                                                   plugin corert frontend)
+                                                   plugin corert frontend
+                                                   handlers_autodiff)
+# Forward mode falls back to double-backward through the tape where an op
+# has no JVP function.
 loom_layer(handlers_forward    handlers/forward    base host tensor registry
-                                                   plugin corert frontend)
+                                                   plugin corert frontend
+                                                   handlers_autodiff
+                                                   handlers_tape)
 loom_layer(handlers_logging    handlers/logging    base host tensor registry
                                                    plugin corert frontend)
 loom_layer(handlers_numerics   handlers/numerics   base host tensor registry
                                                    plugin corert frontend)
 loom_layer(handlers_recompute  handlers/recompute  base host tensor registry
-                                                   plugin corert frontend)
+                                                   plugin corert frontend
+                                                   handlers_autodiff)
 loom_layer(function            function            base host tensor registry
                                                    plugin corert frontend
+                                                   handlers_autodiff
                                                    handlers_tape
                                                    handlers_forward
                                                    handlers_logging
@@ -72,18 +83,10 @@ loom_layer(function            function            base host tensor registry
 # TensorFlow's C API over all of it: TF_ and TFE_ names live only here.
 loom_layer(compat              compat              base host tensor registry
                                                    plugin kernels corert
-                                                   frontend handlers_tape
+                                                   frontend handlers_autodiff
+                                                   handlers_tape
                                                    handlers_forward
                                                    handlers_logging
                                                    handlers_numerics
                                                    handlers_recompute
                                                    function)
-
-# temporary: removed when forward mode stops using the tape's internals
-loom_layer_exception(handlers_forward handlers_tape)
-# temporary: removed when recompute stops using tape_internal.h
-loom_layer_exception(handlers_recompute handlers_tape)
-# temporary: removed when forward mode registers its JVPs itself
-loom_layer_exception(handlers_tape handlers_forward)
-# temporary: removed when the recompute segment is the tape's own state
-loom_layer_exception(handlers_tape handlers_recompute)

@@ -28,6 +28,18 @@ LOOM_EXTERN_C_BEGIN
 // that runs ops itself receives whole.
 struct loom_eager_op_t;
 
+// A note a handler leaves on an invocation it passes on, for the handlers
+// the invocation reaches after it: a recompute handler's segment, which
+// the tape below it records the op in. Notes live on the stack of the
+// handler that left them, for the duration of its forward call.
+typedef struct loom_op_invocation_note_t {
+  // What the note says: the address of an object its writer and its
+  // readers agree on.
+  const void* key;
+  const void* value;
+  const struct loom_op_invocation_note_t* next;  // left before it, or NULL
+} loom_op_invocation_note_t;
+
 // One op invocation, as Execute hands it to a handler (TFRT's
 // OpInvocation).
 typedef struct loom_op_invocation_t {
@@ -42,7 +54,21 @@ typedef struct loom_op_invocation_t {
   loom_tensor_handle_t** results;
   int32_t num_results;
   loom_async_value_t** chain;  // may be NULL
+  // The notes of the handlers that passed the invocation on, the last one
+  // first; NULL when there are none (Execute starts with none). A handler
+  // adds one before loom_op_invocation_forward and takes it off after.
+  const loom_op_invocation_note_t* notes;
 } loom_op_invocation_t;
+
+// The value of the last note left on `invocation` with `key`, or NULL.
+static inline const void* loom_op_invocation_note(
+    const loom_op_invocation_t* invocation, const void* key) {
+  for (const loom_op_invocation_note_t* note = invocation->notes; note;
+       note = note->next) {
+    if (note->key == key) return note->value;
+  }
+  return NULL;
+}
 
 typedef struct loom_op_handler_vtable_t {
   size_t struct_size;  // sizeof(loom_op_handler_vtable_t)

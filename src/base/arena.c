@@ -4,11 +4,10 @@
 
 #include <string.h>
 
-enum { kBlockSize = 2048 };
+enum { kBlockSize = 2048, kLargestBlock = 1 << 20 };
 
 struct loom__arena_block_t {
   loom__arena_block_t* next;
-  size_t used;
   size_t capacity;
   _Alignas(16) unsigned char data[];
 };
@@ -16,6 +15,8 @@ struct loom__arena_block_t {
 void loom__arena_initialize(loom__arena_t* arena, loom_allocator_t allocator) {
   arena->allocator = allocator;
   arena->blocks = NULL;
+  arena->cursor = NULL;
+  arena->left = 0;
 }
 
 void loom__arena_deinitialize(loom__arena_t* arena) {
@@ -24,28 +25,32 @@ void loom__arena_deinitialize(loom__arena_t* arena) {
     loom_allocator_free(arena->allocator, block);
     block = next;
   }
-  arena->blocks = NULL;
+  loom__arena_initialize(arena, arena->allocator);
+}
+
+loom_status_t loom__arena_allocate_slow(loom__arena_t* arena, size_t size,
+                                        void** out_ptr) {
+  size_t capacity = arena->blocks ? 2 * arena->blocks->capacity : kBlockSize;
+  if (capacity > kLargestBlock) capacity = kLargestBlock;
+  if (capacity < size) capacity = size;
+  loom__arena_block_t* block = NULL;
+  LOOM_RETURN_IF_ERROR(loom_allocator_malloc_aligned(
+      arena->allocator, sizeof(loom__arena_block_t) + capacity, 16,
+      (void**)&block));
+  block->capacity = capacity;
+  block->next = arena->blocks;
+  arena->blocks = block;
+  *out_ptr = block->data;
+  arena->cursor = block->data + size;
+  arena->left = capacity - size;
+  return loom_ok_status();
 }
 
 loom_status_t loom__arena_allocate(loom__arena_t* arena, size_t size,
                                    void** out_ptr) {
-  size = (size + 15) & ~(size_t)15;
-  if (size == 0) size = 16;
-  loom__arena_block_t* block = arena->blocks;
-  if (!block || block->capacity - block->used < size) {
-    size_t capacity = size > kBlockSize ? size : kBlockSize;
-    LOOM_RETURN_IF_ERROR(loom_allocator_malloc_aligned(
-        arena->allocator, sizeof(loom__arena_block_t) + capacity, 16,
-        (void**)&block));
-    block->used = 0;
-    block->capacity = capacity;
-    block->next = arena->blocks;
-    arena->blocks = block;
-  }
-  void* ptr = block->data + block->used;
-  block->used += size;
-  memset(ptr, 0, size);
-  *out_ptr = ptr;
+  LOOM_RETURN_IF_ERROR(
+      loom__arena_allocate_uninitialized(arena, size, out_ptr));
+  memset(*out_ptr, 0, size);
   return loom_ok_status();
 }
 

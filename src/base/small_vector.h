@@ -91,6 +91,11 @@ loom_status_t loom__small_vector_grow(loom_allocator_t allocator,
   static inline void name##_clear(name##_t* v) {                              \
     v->size = 0;                                                              \
   }                                                                           \
+  /* Removes element `index`, moving the last one into its place. */          \
+  static inline void name##_erase_unordered(name##_t* v, size_t index) {      \
+    T* items = name##_data(v);                                                \
+    items[index] = items[--v->size];                                          \
+  }                                                                           \
   /* Like resize, but new elements are left uninitialised: for arrays the  */ \
   /* caller fills at once (no zeroing the caller would overwrite).         */ \
   LOOM_MUST_USE_RESULT static inline loom_status_t                            \

@@ -24,23 +24,11 @@ static int teardown(void** state) {
 }
 
 static loom_tensor_handle_t* scalar(float value) {
-  loom_shape_t shape = loom_shape_scalar();
-  loom_tensor_t* tensor = NULL;
-  LOOM_ASSERT_OK(loom_tensor_create_dense(loom_allocator_default(),
-                                          LOOM_DTYPE_FLOAT, &shape, &tensor));
-  *(float*)loom_tensor_data(tensor) = value;
-  loom_tensor_handle_t* handle = NULL;
-  LOOM_ASSERT_OK(loom_context_new_handle(g_ctx, tensor, &handle));
-  loom_tensor_release(tensor);
-  return handle;
+  return loom_test_scalar(g_ctx, value);
 }
 
 static float value_of(loom_tensor_handle_t* handle) {
-  loom_tensor_t* tensor = NULL;
-  LOOM_ASSERT_OK(loom_context_resolve(g_ctx, handle, &tensor));
-  float value = *(float*)loom_tensor_data(tensor);
-  loom_tensor_release(tensor);
-  return value;
+  return loom_test_scalar_value(g_ctx, handle);
 }
 
 static float add_with(loom_eager_op_t* op, float a, float b) {

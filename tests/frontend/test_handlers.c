@@ -193,23 +193,11 @@ static loom_op_handler_t* tag(fixture_t* f, char letter, bool wraps) {
 }
 
 static loom_tensor_handle_t* scalar(fixture_t* f, float value) {
-  loom_shape_t shape = loom_shape_scalar();
-  loom_tensor_t* tensor = NULL;
-  LOOM_ASSERT_OK(loom_tensor_create_dense(loom_allocator_default(),
-                                          LOOM_DTYPE_FLOAT, &shape, &tensor));
-  *(float*)loom_tensor_data(tensor) = value;
-  loom_tensor_handle_t* handle = NULL;
-  LOOM_ASSERT_OK(loom_context_new_handle(f->context, tensor, &handle));
-  loom_tensor_release(tensor);
-  return handle;
+  return loom_test_scalar(f->context, value);
 }
 
 static float value_of(fixture_t* f, loom_tensor_handle_t* handle) {
-  loom_tensor_t* tensor = NULL;
-  LOOM_ASSERT_OK(loom_context_resolve(f->context, handle, &tensor));
-  float value = *(float*)loom_tensor_data(tensor);
-  loom_tensor_release(tensor);
-  return value;
+  return loom_test_scalar_value(f->context, handle);
 }
 
 // Runs a binary op; returns its status, the result in *out (may be NULL).

@@ -7,7 +7,7 @@
 
 #include <math.h>
 
-#include "handlers/tape/grad_ops.h"
+#include "handlers/autodiff/grad_ops.h"
 #include "loom/autodiff.h"
 #include "loom/loom.h"
 #include "test_support.h"

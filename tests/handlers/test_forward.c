@@ -11,9 +11,9 @@
 #include <stdlib.h>
 
 #include "autodiff_test_util.h"
+#include "handlers/autodiff/autodiff_internal.h"
+#include "handlers/autodiff/grad_ops.h"
 #include "handlers/forward/forward_internal.h"
-#include "handlers/tape/grad_ops.h"
-#include "handlers/tape/tape_internal.h"
 #include "loom/autodiff.h"
 #include "loom/loom.h"
 #include "test_support.h"

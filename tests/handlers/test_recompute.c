@@ -2,7 +2,8 @@
 // whose layers run in recompute scopes equal those of the plain tape, while
 // the tape keeps only the segments' inputs; persistent tapes recompute on
 // every gradient; nested tapes give the same second derivatives; the
-// handler passes ops on outside a tape; the errors of the API.
+// segments follow the order of the scopes; the handler passes ops on
+// outside a tape; the errors of the API.
 
 #include <math.h>
 #include <stdio.h>
@@ -10,7 +11,7 @@
 #include <string.h>
 
 #include "autodiff_test_util.h"
-#include "handlers/tape/grad_ops.h"
+#include "handlers/autodiff/grad_ops.h"
 #include "loom/autodiff.h"
 #include "loom/loom.h"
 #include "test_support.h"
@@ -419,6 +420,97 @@ static void nested_tapes_give_the_same_second_derivatives(void** state) {
   loom__grad_release_all(all, 3);
 }
 
+// The segment of an op is the one of the outermost recompute scope below
+// the tape: the handler names it on the invocation, and the tapes below it
+// (entered before it) read it there.
+typedef enum scopes_t {
+  kNoRecompute,
+  kNestedRecompute,  // tape, recompute, recompute
+  kRecomputeFirst,   // recompute, tape: the tape sees no segment
+  kBetweenTapes,     // tape, recompute, tape
+} scopes_t;
+
+// f(x) = sum(sin(tanh(x)) * tanh(x)) in the scopes `scopes` (the recompute
+// scopes around Tanh, Sin and Mul), its gradient from the first tape
+// entered, and the statistics of the tapes (the first, then the second).
+static handle_t* gradient_in_scopes(scopes_t scopes, handle_t* x,
+                                    handle_t* axes,
+                                    loom_tape_statistics_t* statistics) {
+  loom_op_handler_t* tapes[2] = {new_tape(false), new_tape(false)};
+  loom_op_handler_t* recompute[2] = {NULL, NULL};
+  LOOM_ASSERT_OK(loom_recompute_handler_create(g_ctx, &recompute[0]));
+  LOOM_ASSERT_OK(loom_recompute_handler_create(g_ctx, &recompute[1]));
+  // The scopes entered, outermost first.
+  loom_op_handler_t* order[3] = {tapes[0], NULL, NULL};
+  if (scopes == kNestedRecompute) {
+    order[1] = recompute[0];
+    order[2] = recompute[1];
+  } else if (scopes == kRecomputeFirst) {
+    order[0] = recompute[0];
+    order[1] = tapes[0];
+  } else if (scopes == kBetweenTapes) {
+    order[1] = recompute[0];
+    order[2] = tapes[1];
+  }
+  int entered = 0;
+  for (; entered < 3 && order[entered]; ++entered) {
+    LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, order[entered]));
+  }
+  for (int i = 0; i < 2; ++i) LOOM_ASSERT_OK(loom_tape_watch(tapes[i], x));
+  handle_t* t = unary("Tanh", x);
+  handle_t* s = unary("Sin", t);
+  handle_t* p = binary("Mul", s, t);
+  handle_t* f = op("Sum", LOOM_GRAD_INPUTS(p, axes), LOOM_GRAD_NO_ATTRS);
+  while (entered-- > 0) LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  statistics[0] = statistics_of(tapes[0]);
+  statistics[1] = statistics_of(tapes[1]);
+  handle_t* g = NULL;
+  LOOM_ASSERT_OK(loom_tape_gradient(tapes[0], &f, 1, &x, 1, NULL,
+                                    LOOM_UNCONNECTED_NONE, &g));
+  handle_t* all[] = {t, s, p, f};
+  loom__grad_release_all(all, 4);
+  for (int i = 0; i < 2; ++i) {
+    loom_op_handler_release(recompute[i]);
+    loom_op_handler_release(tapes[i]);
+  }
+  return g;
+}
+
+static void recompute_segments_follow_the_scopes(void** state) {
+  (void)state;
+  uint32_t seed = 9;
+  int64_t dims[1] = {5};
+  handle_t* x = random_tensor(dims, 1, 1.0f, &seed);
+  const int32_t axis[1] = {0};
+  handle_t* axes = int_vector(axis, 1);
+  loom_tape_statistics_t plain[2], statistics[2];
+  handle_t* expected = gradient_in_scopes(kNoRecompute, x, axes, plain);
+  assert_int_equal(plain[0].num_ops, 4);
+  assert_int_equal(plain[0].num_recompute_segments, 0);
+  // Nested recompute scopes: one segment, the outer scope's.
+  handle_t* g = gradient_in_scopes(kNestedRecompute, x, axes, statistics);
+  assert_int_equal(statistics[0].num_ops, 4);
+  assert_int_equal(statistics[0].num_recompute_segments, 1);
+  assert_true(statistics[0].kept_bytes < plain[0].kept_bytes);
+  expect_same(g, expected, "nested recompute scopes");
+  loom_tensor_handle_release(g);
+  // A tape entered inside a recompute scope is above it: no segment.
+  g = gradient_in_scopes(kRecomputeFirst, x, axes, statistics);
+  assert_int_equal(statistics[0].num_recompute_segments, 0);
+  assert_int_equal(statistics[0].kept_bytes, plain[0].kept_bytes);
+  expect_same(g, expected, "a tape inside a recompute scope");
+  loom_tensor_handle_release(g);
+  // Between two tapes: the tape below records segments, the one above not.
+  g = gradient_in_scopes(kBetweenTapes, x, axes, statistics);
+  assert_int_equal(statistics[0].num_recompute_segments, 1);
+  assert_int_equal(statistics[1].num_recompute_segments, 0);
+  assert_int_equal(statistics[1].num_ops, 4);
+  expect_same(g, expected, "a recompute scope between tapes");
+  loom_tensor_handle_release(g);
+  handle_t* all[] = {x, axes, expected};
+  loom__grad_release_all(all, 3);
+}
+
 // Outside a tape the handler only passes ops on: same values, CPU tensors.
 static void recompute_outside_a_tape_passes_ops_on(void** state) {
   (void)state;
@@ -484,6 +576,7 @@ int main(void) {
           persistent_tape_keeps_only_segment_inputs_after_gradient),
       cmocka_unit_test(persistent_tape_gives_the_same_gradients_twice),
       cmocka_unit_test(nested_tapes_give_the_same_second_derivatives),
+      cmocka_unit_test(recompute_segments_follow_the_scopes),
       cmocka_unit_test(recompute_outside_a_tape_passes_ops_on),
       cmocka_unit_test(api_checks_its_arguments),
   };

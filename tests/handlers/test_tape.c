@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "autodiff_test_util.h"
-#include "handlers/tape/grad_ops.h"
-#include "handlers/tape/tape_internal.h"
+#include "handlers/autodiff/autodiff_internal.h"
+#include "handlers/autodiff/grad_ops.h"
 #include "loom/autodiff.h"
 #include "loom/handlers.h"
 #include "loom/loom.h"

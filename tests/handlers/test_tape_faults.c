@@ -18,7 +18,7 @@
 
 #include <stdlib.h>
 
-#include "handlers/tape/grad_ops.h"
+#include "handlers/autodiff/grad_ops.h"
 #include "loom/autodiff.h"
 #include "loom/loom.h"
 #include "test_support.h"

@@ -1,7 +1,8 @@
 // The gradient tape from several threads (run under ThreadSanitizer):
 // threads with a tape each on one shared context, one tape recording the
-// ops of several threads at once, and one persistent tape whose gradients
-// several threads compute at once. Every gradient is checked against the
+// ops of several threads at once, one persistent tape whose gradients
+// several threads compute at once, and a tape one thread stopped recording
+// on while another records. Every gradient is checked against the
 // same computation on a tape used by one thread alone, itself checked
 // against f64 central differences of the function computed in C.
 //
@@ -17,7 +18,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "handlers/tape/grad_ops.h"
+#include "handlers/autodiff/grad_ops.h"
 #include "loom/autodiff.h"
 #include "loom/loom.h"
 #include "test_support.h"
@@ -643,12 +644,63 @@ static void persistent_tape_gradients_from_several_threads(void** state) {
   loom_tensor_handle_release(w);
 }
 
+// (d) In the tape's scope on its own thread: y = f(x, w).
+static void* evaluate_worker(void* arg) {
+  worker_t* worker = arg;
+  loom_status_t status = loom_context_enter_scope(g_ctx, worker->tape);
+  if (!status) status = exit_scope(f(worker->x, worker->w, &worker->y));
+  worker->status = status;
+  return NULL;
+}
+
+static int64_t recorded_ops(loom_op_handler_t* tape) {
+  loom_tape_statistics_t statistics = {.struct_size = sizeof(statistics)};
+  LOOM_ASSERT_OK(loom_tape_statistics(tape, &statistics));
+  return statistics.num_ops;
+}
+
+static void stop_recording_pauses_only_the_calling_thread(void** state) {
+  (void)state;
+  handle_t* w = NULL;
+  handle_t* x = NULL;
+  LOOM_ASSERT_OK(new_w(&w));
+  LOOM_ASSERT_OK(new_x(0, &x));
+  loom_op_handler_t* tape = NULL;
+  LOOM_ASSERT_OK(new_tape(false, &tape));
+  LOOM_ASSERT_OK(loom_tape_watch(tape, w));
+  LOOM_ASSERT_OK(loom_tape_stop_recording(tape));
+  worker_t worker = {.w = w, .tape = tape, .x = x};
+  start(&worker, evaluate_worker);
+  join_all(&worker, 1);
+  int64_t recorded = recorded_ops(tape);
+  assert_true(recorded > 0);
+  // This thread's ops pass unrecorded until it resumes.
+  handle_t* unrecorded = NULL;
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, tape));
+  LOOM_ASSERT_OK(exit_scope(f(x, w, &unrecorded)));
+  assert_int_equal(recorded_ops(tape), recorded);
+  LOOM_ASSERT_OK(loom_tape_resume_recording(tape));
+  LOOM_ASSERT_STATUS(loom_tape_resume_recording(tape),
+                     LOOM_STATUS_FAILED_PRECONDITION, "was not stopped");
+  handle_t* targets[2] = {worker.y, unrecorded};
+  handle_t* grads[2] = {NULL, NULL};
+  LOOM_ASSERT_OK(loom_tape_gradient(tape, &targets[0], 1, &w, 1, NULL,
+                                    LOOM_UNCONNECTED_NONE, &grads[0]));
+  LOOM_ASSERT_OK(check_values(grads[0], g_ref_dw[0], kW, 1e-14, "dw"));
+  loom__grad_release_all(grads, 2);
+  loom__grad_release_all(targets, 2);
+  loom_op_handler_release(tape);
+  loom_tensor_handle_release(x);
+  loom_tensor_handle_release(w);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(reference_matches_finite_differences),
       cmocka_unit_test(threads_with_their_own_tapes),
       cmocka_unit_test(one_tape_records_several_threads),
       cmocka_unit_test(persistent_tape_gradients_from_several_threads),
+      cmocka_unit_test(stop_recording_pauses_only_the_calling_thread),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

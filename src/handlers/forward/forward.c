@@ -18,29 +18,21 @@
 #include <string.h>
 
 #include "base/ref_count.h"
+#include "frontend/passthrough_handler.h"
+#include "handlers/autodiff/autodiff_internal.h"
+#include "handlers/autodiff/grad_ops.h"
 #include "handlers/forward/forward_internal.h"
-#include "handlers/tape/grad_ops.h"
-#include "handlers/tape/tape_internal.h"
 
-// What an accumulator and all its merges share.
+LOOM_DEFINE_SMALL_VECTOR(handler_vector, loom_op_handler_t*, 4)
+
+// What an accumulator and all its merges share (their base's `shared`).
 typedef struct accumulator_t {
   loom__ref_count_t ref_count;
   loom_allocator_t allocator;
   loom_context_t* context;
-  pthread_mutex_t mutex;       // the list below
-  loom_op_handler_t** merges;  // not retained: each removes itself
-  int32_t num_merges;
-  int32_t merges_capacity;
+  pthread_mutex_t mutex;    // merges
+  handler_vector_t merges;  // not retained: each removes itself
 } accumulator_t;
-
-// The state of an accumulator handler and of each of its merges.
-typedef struct forward_state_t {
-  loom_allocator_t allocator;
-  accumulator_t* accumulator;  // retained
-  loom_context_t* context;
-  loom_op_handler_t* outer;  // retained; NULL: the context's CPU
-  loom_op_handler_t* self;   // the handler this state belongs to
-} forward_state_t;
 
 // The representation of a tensor on the accumulator.
 typedef struct forward_tensor_t {
@@ -57,28 +49,21 @@ typedef enum op_kind_t {
 // Per op and handler: the op prepared on the outer handler and its JVP and
 // gradient definitions, looked up once.
 typedef struct forward_op_data_t {
-  loom_prepared_op_t* outer_op;
+  loom__passthrough_op_t base;
   const loom_jvp_def_t* jvp;
   const loom_gradient_def_t* gradient;
   op_kind_t kind;
 } forward_op_data_t;
 
-enum { kInlineArgs = 8 };
-
-static loom_status_t forward_execute(loom_op_handler_t* handler,
-                                     loom_op_invocation_t* invocation);
-
-static loom_op_handler_t* outer_of(const forward_state_t* state) {
-  return state->outer ? state->outer : loom_context_cpu(state->context);
-}
+static const loom__passthrough_type_t kForwardType;
 
 static bool is_forward_handler(const loom_op_handler_t* handler) {
-  return handler && loom_op_handler_vtable(handler)->execute == forward_execute;
+  return loom__passthrough_of(handler, &kForwardType) != NULL;
 }
 
 static accumulator_t* accumulator_of(const loom_op_handler_t* handler) {
-  if (!is_forward_handler(handler)) return NULL;
-  return ((forward_state_t*)loom_op_handler_state(handler))->accumulator;
+  loom__passthrough_t* base = loom__passthrough_of(handler, &kForwardType);
+  return base ? base->shared : NULL;
 }
 
 // The representation of `handle` when it is a tensor of `accumulator` (on
@@ -90,9 +75,14 @@ static forward_tensor_t* own_tensor(const accumulator_t* accumulator,
   return loom_tensor_handle_representation(handle);
 }
 
-static void accumulator_release(accumulator_t* accumulator) {
+static void accumulator_retain(void* accumulator) {
+  loom__ref_count_inc(&((accumulator_t*)accumulator)->ref_count);
+}
+
+static void accumulator_release(void* opaque) {
+  accumulator_t* accumulator = opaque;
   if (!accumulator || !loom__ref_count_dec(&accumulator->ref_count)) return;
-  loom_allocator_free(accumulator->allocator, accumulator->merges);
+  handler_vector_deinitialize(&accumulator->merges, accumulator->allocator);
   pthread_mutex_destroy(&accumulator->mutex);
   loom_allocator_free(accumulator->allocator, accumulator);
 }
@@ -106,11 +96,11 @@ static loom_status_t wrap(loom_op_handler_t* handler,
                           loom_tensor_handle_t* primal,
                           loom_tensor_handle_t* tangent,
                           loom_tensor_handle_t** out) {
-  forward_state_t* state = loom_op_handler_state(handler);
+  const loom__passthrough_t* base = loom_op_handler_state(handler);
   *out = NULL;
   forward_tensor_t* tensor = NULL;
-  LOOM_RETURN_IF_ERROR(loom_allocator_malloc(state->allocator, sizeof(*tensor),
-                                             (void**)&tensor));
+  LOOM_RETURN_IF_ERROR(
+      loom_allocator_malloc(base->allocator, sizeof(*tensor), (void**)&tensor));
   loom_tensor_metadata_t metadata;
   bool known = false;
   if (loom_tensor_handle_metadata_available(primal)) {
@@ -121,7 +111,7 @@ static loom_status_t wrap(loom_op_handler_t* handler,
   loom_status_t status = loom_tensor_handle_create_representation(
       handler, known ? &metadata : NULL, tensor, out);
   if (status) {
-    loom_allocator_free(state->allocator, tensor);
+    loom_allocator_free(base->allocator, tensor);
     return status;
   }
   loom_tensor_handle_retain(primal);
@@ -133,12 +123,12 @@ static loom_status_t wrap(loom_op_handler_t* handler,
 
 static void forward_release_representation(loom_op_handler_t* handler,
                                            void* representation) {
-  forward_state_t* state = loom_op_handler_state(handler);
+  const loom__passthrough_t* base = loom_op_handler_state(handler);
   forward_tensor_t* tensor = representation;
   if (!tensor) return;
   loom_tensor_handle_release(tensor->primal);
   loom_tensor_handle_release(tensor->tangent);
-  loom_allocator_free(state->allocator, tensor);
+  loom_allocator_free(base->allocator, tensor);
 }
 
 static loom_status_t forward_tensor_metadata(
@@ -175,114 +165,75 @@ static size_t forward_tensor_debug_string(const loom_op_handler_t* handler,
 // Executing ops
 //===----------------------------------------------------------------------===//
 
-static loom_status_t forward_prepare(loom_op_handler_t* handler,
-                                     const char* op_name,
-                                     const loom_op_def_t* op,
-                                     void** out_op_data) {
-  (void)op;
-  forward_state_t* state = loom_op_handler_state(handler);
-  forward_op_data_t* data = NULL;
-  LOOM_RETURN_IF_ERROR(
-      loom_allocator_calloc(state->allocator, sizeof(*data), (void**)&data));
-  loom_status_t status =
-      loom_runtime_prepare_op_shared(loom_op_handler_runtime(handler), op_name,
-                                     outer_of(state), &data->outer_op);
-  if (status) {
-    loom_allocator_free(state->allocator, data);
-    return status;
-  }
+static loom_status_t forward_prepare_op(loom__passthrough_t* base,
+                                        const char* op_name,
+                                        const loom_op_def_t* op_def,
+                                        loom__passthrough_op_t* opaque) {
+  (void)base;
+  (void)op_def;
+  forward_op_data_t* data = (forward_op_data_t*)opaque;
   data->jvp = loom_jvp_find(op_name);
   data->gradient = loom_gradient_find(op_name);
   data->kind = strcmp(op_name, "CopyOn") == 0    ? kOpCopyOn
                : strcmp(op_name, "CopyOff") == 0 ? kOpCopyOff
                                                  : kOpDifferentiated;
-  *out_op_data = data;
   return loom_ok_status();
 }
 
-static void forward_release_op_data(loom_op_handler_t* handler, void* opaque) {
-  forward_state_t* state = loom_op_handler_state(handler);
-  forward_op_data_t* data = opaque;
-  if (!data) return;
-  loom_prepared_op_release(data->outer_op);
-  loom_allocator_free(state->allocator, data);
-}
-
-static loom_status_t pass_on(forward_state_t* state,
-                             loom_op_invocation_t* invocation,
-                             const forward_op_data_t* data) {
-  LOOM_RETURN_IF_ERROR(loom_context_forward_arguments(
-      state->context, outer_of(state), invocation));
-  return loom_op_invocation_forward(invocation, data->outer_op);
-}
-
-// Replaces the results with error handles carrying `error` (consumed).
-static loom_status_t fail_results(loom_op_handler_t* handler,
-                                  loom_op_invocation_t* invocation,
-                                  loom_status_t error) {
-  for (int32_t k = 0; k < invocation->num_results; ++k) {
-    loom_tensor_handle_release(invocation->results[k]);
-    invocation->results[k] = NULL;
-    loom_status_ignore(loom_tensor_handle_create_error(
-        handler, loom_status_clone(error), &invocation->results[k]));
+// The one input of a copy op (which has one result), or NULL after failing
+// the invocation.
+static loom_tensor_handle_t* copy_input(loom_op_invocation_t* invocation,
+                                        const char* op_name,
+                                        loom_status_t* out_status) {
+  if (invocation->num_arguments == 1 && invocation->arguments[0] &&
+      invocation->num_results == 1) {
+    *out_status = loom_ok_status();
+    return invocation->arguments[0];
   }
-  return error;
+  *out_status = loom_op_invocation_fail(
+      invocation,
+      loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                       "%s takes one input and has one result", op_name),
+      true);
+  return NULL;
+}
+
+// Ends a copy op: `result` (retained) replaces its input.
+static loom_status_t copy_result(loom_op_invocation_t* invocation,
+                                 loom_tensor_handle_t* result) {
+  loom_tensor_handle_release(invocation->arguments[0]);
+  invocation->arguments[0] = NULL;
+  invocation->results[0] = result;
+  return loom_ok_status();
 }
 
 // CopyOn: a tensor of another handler becomes a primal with no tangent.
-static loom_status_t copy_on(loom_op_handler_t* handler, forward_state_t* state,
+static loom_status_t copy_on(loom_op_handler_t* handler,
                              loom_op_invocation_t* invocation) {
-  loom_tensor_handle_t* input =
-      invocation->num_arguments == 1 ? invocation->arguments[0] : NULL;
-  if (!input || invocation->num_results != 1) {
-    return loom_op_invocation_fail(
-        invocation,
-        loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                         "CopyOn takes one input and has one result"),
-        true);
-  }
+  loom_status_t status;
+  loom_tensor_handle_t* input = copy_input(invocation, "CopyOn", &status);
+  if (!input) return status;
   loom_tensor_handle_t* result = NULL;
-  loom_status_t status = loom_ok_status();
-  if (own_tensor(state->accumulator, input)) {
+  if (own_tensor(accumulator_of(handler), input)) {
     loom_tensor_handle_retain(input);
     result = input;
   } else {
     status = wrap(handler, input, NULL, &result);
   }
   if (status) return loom_op_invocation_fail(invocation, status, true);
-  loom_tensor_handle_release(input);
-  invocation->arguments[0] = NULL;
-  invocation->results[0] = result;
-  return loom_ok_status();
+  return copy_result(invocation, result);
 }
 
 // CopyOff: the primal (its tangent stays behind).
-static loom_status_t copy_off(forward_state_t* state,
+static loom_status_t copy_off(loom_op_handler_t* handler,
                               loom_op_invocation_t* invocation) {
-  loom_tensor_handle_t* input =
-      invocation->num_arguments == 1 ? invocation->arguments[0] : NULL;
-  if (!input || invocation->num_results != 1) {
-    return loom_op_invocation_fail(
-        invocation,
-        loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                         "CopyOff takes one input and has one result"),
-        true);
-  }
-  forward_tensor_t* tensor = own_tensor(state->accumulator, input);
+  loom_status_t status;
+  loom_tensor_handle_t* input = copy_input(invocation, "CopyOff", &status);
+  if (!input) return status;
+  forward_tensor_t* tensor = own_tensor(accumulator_of(handler), input);
   loom_tensor_handle_t* result = tensor ? tensor->primal : input;
   loom_tensor_handle_retain(result);
-  loom_tensor_handle_release(input);
-  invocation->arguments[0] = NULL;
-  invocation->results[0] = result;
-  return loom_ok_status();
-}
-
-static loom_status_t metadata_of(loom_tensor_handle_t* handle,
-                                 loom_tensor_metadata_t* out) {
-  if (loom_tensor_handle_metadata_available(handle)) {
-    return loom_tensor_handle_metadata(handle, out);
-  }
-  return loom_tensor_handle_wait_metadata(handle, out);
+  return copy_result(invocation, result);
 }
 
 // Checks a tangent a JVP function made for output `index`.
@@ -290,7 +241,7 @@ static loom_status_t check_tangent(const char* op_name, int32_t index,
                                    loom_tensor_handle_t* tangent,
                                    const loom_tensor_metadata_t* output) {
   loom_tensor_metadata_t metadata;
-  LOOM_RETURN_IF_ERROR(metadata_of(tangent, &metadata));
+  LOOM_RETURN_IF_ERROR(loom__grad_metadata(tangent, &metadata));
   if (metadata.dtype == output->dtype &&
       loom_shape_equal(&metadata.shape, &output->shape)) {
     return loom_ok_status();
@@ -321,16 +272,16 @@ typedef struct differentiated_t {
 
 // Runs the op's JVP (or transposed gradient) function in the scope of the
 // outer handler.
-static loom_status_t compute_tangents(forward_state_t* state,
+static loom_status_t compute_tangents(const loom__passthrough_t* base,
                                       const forward_op_data_t* data,
                                       differentiated_t* d) {
   loom_gradient_context_t context;
   loom__gradient_context_initialize(
-      &context, state->context, d->op_name, d->op_def, d->attrs, d->num_inputs,
+      &context, base->context, d->op_name, d->op_def, d->attrs, d->num_inputs,
       d->primals, d->input_metadata, d->num_outputs, d->outputs,
       d->output_metadata);
   LOOM_RETURN_IF_ERROR(
-      loom_context_enter_scope(state->context, outer_of(state)));
+      loom_context_enter_scope(base->context, base->effective_outer));
   loom_status_t status;
   if (data->jvp) {
     status = data->jvp->fn(&context, d->tangents, d->output_tangents,
@@ -339,7 +290,7 @@ static loom_status_t compute_tangents(forward_state_t* state,
     status = loom__forward_jvp_by_transposition(
         data->gradient, &context, d->tangents, d->output_tangents);
   }
-  loom_status_ignore(loom_context_exit_scope(state->context));
+  loom_status_ignore(loom_context_exit_scope(base->context));
   loom__gradient_context_deinitialize(&context);
   for (int32_t k = 0; k < d->num_outputs && !status; ++k) {
     loom_tensor_handle_t* tangent = d->output_tangents[k];
@@ -358,56 +309,56 @@ static loom_status_t compute_tangents(forward_state_t* state,
 // Runs the op on the primals and computes the tangents of its results.
 // The arguments are the primals already; tangents[i] are owned.
 static loom_status_t differentiate(loom_op_handler_t* handler,
-                                   forward_state_t* state,
                                    loom_op_invocation_t* invocation,
                                    const forward_op_data_t* data,
                                    loom_tensor_handle_t** tangents) {
+  const loom__passthrough_t* base = loom_op_handler_state(handler);
   int32_t n = invocation->num_arguments;
   int32_t m = invocation->num_results;
-  loom_tensor_handle_t* inline_handles[3 * kInlineArgs];
-  loom_tensor_metadata_t inline_metadata[2 * kInlineArgs];
-  loom_tensor_handle_t** handles = inline_handles;
-  loom_tensor_metadata_t* metadata = inline_metadata;
-  void* heap = NULL;
-  if (n > kInlineArgs || m > kInlineArgs) {
-    size_t bytes = sizeof(*handles) * (size_t)(n + 2 * m) +
-                   sizeof(*metadata) * (size_t)(n + m);
-    loom_status_t status =
-        loom_allocator_malloc(state->allocator, bytes, &heap);
-    if (status) return loom_op_invocation_fail(invocation, status, true);
-    metadata = heap;
-    handles = (loom_tensor_handle_t**)(metadata + n + m);
+  loom__handle_vector_t handles;  // the primals, then the output tangents
+  loom__metadata_vector_t metadata;
+  loom__handle_vector_initialize(&handles);
+  loom__metadata_vector_initialize(&metadata);
+  loom_status_t status =
+      loom__handle_vector_resize(&handles, base->allocator, (size_t)(n + m));
+  if (!status) {
+    status = loom__metadata_vector_resize_uninitialized(
+        &metadata, base->allocator, (size_t)(n + m));
+  }
+  if (status) {
+    loom__handle_vector_deinitialize(&handles, base->allocator);
+    return loom_op_invocation_fail(invocation, status, true);
   }
   differentiated_t d = {
       .op_name = loom_prepared_op_name(invocation->op),
       .op_def = loom_prepared_op_def(invocation->op),
       .attrs = invocation->attrs,
       .num_inputs = n,
-      .primals = handles,
+      .primals = loom__handle_vector_data(&handles),
       .tangents = tangents,
-      .input_metadata = metadata,
+      .input_metadata = loom__metadata_vector_data(&metadata),
       .num_outputs = m,
       .outputs = invocation->results,
-      .output_metadata = metadata + n,
-      .output_tangents = handles + n,
+      .output_metadata = loom__metadata_vector_data(&metadata) + n,
+      .output_tangents = loom__handle_vector_data(&handles) + n,
   };
   if (d.op_def) d.op_name = d.op_def->name;
   bool known = true;
   for (int32_t i = 0; i < n; ++i) {
     d.primals[i] = invocation->arguments[i];
     loom_tensor_handle_retain(d.primals[i]);
-    loom_status_t meta_status = metadata_of(d.primals[i], &metadata[i]);
+    loom_status_t meta_status =
+        loom__grad_metadata(d.primals[i], &d.input_metadata[i]);
     if (meta_status) {
       known = false;  // a failed input: the op fails too
       loom_status_free(meta_status);
     }
   }
-  for (int32_t k = 0; k < m; ++k) d.output_tangents[k] = NULL;
-  loom_status_t status = pass_on(state, invocation, data);
+  status = loom__passthrough_forward(base, invocation, data->base.outer_op);
   for (int32_t k = 0; k < m && !status && known; ++k) {
     loom_status_t meta_status =
         invocation->results[k]
-            ? metadata_of(invocation->results[k], &d.output_metadata[k])
+            ? loom__grad_metadata(invocation->results[k], &d.output_metadata[k])
             : loom_make_status(LOOM_STATUS_INTERNAL, "no result");
     if (meta_status) {
       known = false;  // an error result: nothing to differentiate
@@ -415,12 +366,12 @@ static loom_status_t differentiate(loom_op_handler_t* handler,
     }
   }
   if (!status && known) {
-    status = compute_tangents(state, data, &d);
+    status = compute_tangents(base, data, &d);
     if (status) {
-      status =
-          fail_results(handler, invocation,
-                       loom_status_annotate(
-                           status, "forward-mode derivative of %s", d.op_name));
+      status = loom__passthrough_fail_results(
+          invocation, handler,
+          loom_status_annotate(status, "forward-mode derivative of %s",
+                               d.op_name));
     }
   }
   for (int32_t k = 0; k < m && !status && known; ++k) {
@@ -429,37 +380,28 @@ static loom_status_t differentiate(loom_op_handler_t* handler,
     loom_tensor_handle_t* wrapped = NULL;
     status = wrap(handler, invocation->results[k], tangent, &wrapped);
     if (status) {
-      status = fail_results(handler, invocation, status);
+      status = loom__passthrough_fail_results(invocation, handler, status);
       break;
     }
     loom_tensor_handle_release(invocation->results[k]);
     invocation->results[k] = wrapped;
   }
-  loom__grad_release_all(d.output_tangents, m);
-  loom__grad_release_all(d.primals, n);
-  if (heap) loom_allocator_free(state->allocator, heap);
+  loom__grad_release_all(loom__handle_vector_data(&handles), n + m);
+  loom__handle_vector_deinitialize(&handles, base->allocator);
+  loom__metadata_vector_deinitialize(&metadata, base->allocator);
   return status;
 }
 
-static loom_status_t forward_execute(loom_op_handler_t* handler,
-                                     loom_op_invocation_t* invocation) {
-  forward_state_t* state = loom_op_handler_state(handler);
-  const forward_op_data_t* data = loom_prepared_op_data(invocation->op);
-  if (data->kind == kOpCopyOn) return copy_on(handler, state, invocation);
-  if (data->kind == kOpCopyOff) return copy_off(state, invocation);
-  int32_t n = invocation->num_arguments;
-  loom_tensor_handle_t* inline_tangents[kInlineArgs];
-  loom_tensor_handle_t** tangents = inline_tangents;
-  if (n > kInlineArgs) {
-    loom_status_t status = loom_allocator_malloc(
-        state->allocator, sizeof(*tangents) * (size_t)n, (void**)&tangents);
-    if (status) return loom_op_invocation_fail(invocation, status, true);
-  }
-  // The primals replace the arguments; the tangents are kept aside.
+// Replaces the arguments that are this accumulator's tensors by their
+// primals; their tangents go to tangents[0, n) (NULL: zero). Returns
+// whether any argument has a tangent.
+static bool unwrap_arguments(const accumulator_t* accumulator,
+                             loom_op_invocation_t* invocation,
+                             loom_tensor_handle_t** tangents) {
   bool any = false;
-  for (int32_t i = 0; i < n; ++i) {
+  for (int32_t i = 0; i < invocation->num_arguments; ++i) {
     loom_tensor_handle_t* argument = invocation->arguments[i];
-    forward_tensor_t* tensor = own_tensor(state->accumulator, argument);
+    forward_tensor_t* tensor = own_tensor(accumulator, argument);
     tangents[i] = NULL;
     if (!tensor) continue;
     if (tensor->tangent) {
@@ -471,13 +413,30 @@ static loom_status_t forward_execute(loom_op_handler_t* handler,
     invocation->arguments[i] = tensor->primal;
     loom_tensor_handle_release(argument);
   }
-  loom_status_t status;
+  return any;
+}
+
+static loom_status_t forward_execute(loom_op_handler_t* handler,
+                                     loom_op_invocation_t* invocation) {
+  const loom__passthrough_t* base = loom_op_handler_state(handler);
+  const forward_op_data_t* data = loom_prepared_op_data(invocation->op);
+  if (data->kind == kOpCopyOn) return copy_on(handler, invocation);
+  if (data->kind == kOpCopyOff) return copy_off(handler, invocation);
+  int32_t n = invocation->num_arguments;
+  loom__handle_vector_t tangents;
+  loom__handle_vector_initialize(&tangents);
+  loom_status_t status = loom__handle_vector_resize_uninitialized(
+      &tangents, base->allocator, (size_t)n);
+  if (status) return loom_op_invocation_fail(invocation, status, true);
+  // The primals replace the arguments; the tangents are kept aside.
+  bool any = unwrap_arguments(base->shared, invocation,
+                              loom__handle_vector_data(&tangents));
   bool differentiable = data->jvp
                             ? data->jvp->fn != NULL
                             : data->gradient && data->gradient->fn != NULL;
   if (!any || (!differentiable && (data->jvp || data->gradient))) {
     // Nothing to differentiate, or an op whose outputs have no tangent.
-    status = pass_on(state, invocation, data);
+    status = loom__passthrough_forward(base, invocation, data->base.outer_op);
   } else if (!differentiable) {
     const char* name = loom_prepared_op_name(invocation->op);
     status = loom_op_invocation_fail(
@@ -489,12 +448,11 @@ static loom_status_t forward_execute(loom_op_handler_t* handler,
                          name),
         true);
   } else {
-    status = differentiate(handler, state, invocation, data, tangents);
+    status = differentiate(handler, invocation, data,
+                           loom__handle_vector_data(&tangents));
   }
-  loom__grad_release_all(tangents, n);
-  if (tangents != inline_tangents) {
-    loom_allocator_free(state->allocator, tangents);
-  }
+  loom__grad_release_all(loom__handle_vector_data(&tangents), n);
+  loom__handle_vector_deinitialize(&tangents, base->allocator);
   return status;
 }
 
@@ -502,110 +460,59 @@ static loom_status_t forward_execute(loom_op_handler_t* handler,
 // The handler
 //===----------------------------------------------------------------------===//
 
-static void forward_destroy(void* opaque) {
-  forward_state_t* state = opaque;
-  accumulator_t* accumulator = state->accumulator;
+// A merge is listed in its accumulator (watch_target looks for it there).
+static loom_status_t forward_initialize(loom__passthrough_t* base) {
+  if (!base->outer) return loom_ok_status();
+  accumulator_t* accumulator = base->shared;
   pthread_mutex_lock(&accumulator->mutex);
-  for (int32_t i = 0; i < accumulator->num_merges; ++i) {
-    if (accumulator->merges[i] != state->self) continue;
-    accumulator->merges[i] = accumulator->merges[--accumulator->num_merges];
+  loom_status_t status = handler_vector_push(
+      &accumulator->merges, accumulator->allocator, base->handler);
+  pthread_mutex_unlock(&accumulator->mutex);
+  return status;
+}
+
+static void forward_deinitialize(loom__passthrough_t* base) {
+  accumulator_t* accumulator = base->shared;
+  pthread_mutex_lock(&accumulator->mutex);
+  loom_op_handler_t** merges = handler_vector_data(&accumulator->merges);
+  for (size_t i = 0; i < handler_vector_size(&accumulator->merges); ++i) {
+    if (merges[i] != base->handler) continue;
+    handler_vector_erase_unordered(&accumulator->merges, i);
     break;
   }
   pthread_mutex_unlock(&accumulator->mutex);
-  loom_op_handler_release(state->outer);
-  accumulator_release(accumulator);
-  loom_allocator_free(state->allocator, state);
-}
-
-static bool forward_takes_foreign_inputs(const loom_op_handler_t* handler,
-                                         const char* op_name) {
-  (void)handler;
-  (void)op_name;
-  return true;  // a foreign tensor is a primal without a tangent
 }
 
 static size_t forward_debug_string(const loom_op_handler_t* handler,
                                    char* buffer, size_t capacity) {
-  forward_state_t* state = loom_op_handler_state(handler);
+  const loom__passthrough_t* base = loom_op_handler_state(handler);
   return (size_t)snprintf(buffer, capacity, "forward accumulator%s",
-                          state->outer ? " (merged)" : "");
+                          base->outer ? " (merged)" : "");
 }
 
-static loom_status_t make_handler(accumulator_t* accumulator,
-                                  loom_op_handler_t* outer,
-                                  loom_op_handler_t** out);
-
-static loom_status_t forward_merge(loom_op_handler_t* handler,
-                                   loom_op_handler_t* outer,
-                                   loom_op_handler_t** out_merged) {
-  forward_state_t* state = loom_op_handler_state(handler);
-  return make_handler(state->accumulator, outer, out_merged);
-}
-
+// Inputs from other handlers are taken as primals without a tangent.
 static const loom_op_handler_vtable_t kForwardVtable = {
     .struct_size = sizeof(loom_op_handler_vtable_t),
     .type_name = "FORWARD",
-    .prepare = forward_prepare,
-    .release_op_data = forward_release_op_data,
+    LOOM__PASSTHROUGH_HOOKS,
     .execute = forward_execute,
-    .destroy = forward_destroy,
-    .merge = forward_merge,
     .release_representation = forward_release_representation,
     .static_value = forward_static_value,
-    .takes_foreign_inputs = forward_takes_foreign_inputs,
     .debug_string = forward_debug_string,
     .tensor_debug_string = forward_tensor_debug_string,
     .tensor_metadata = forward_tensor_metadata,
 };
 
-static loom_status_t make_handler(accumulator_t* accumulator,
-                                  loom_op_handler_t* outer,
-                                  loom_op_handler_t** out) {
-  *out = NULL;
-  pthread_mutex_lock(&accumulator->mutex);
-  loom_status_t status = loom_ok_status();
-  if (outer && accumulator->num_merges == accumulator->merges_capacity) {
-    int32_t capacity =
-        accumulator->merges_capacity ? 2 * accumulator->merges_capacity : 4;
-    loom_op_handler_t** grown = NULL;
-    status = loom_allocator_malloc(accumulator->allocator,
-                                   sizeof(*grown) * (size_t)capacity,
-                                   (void**)&grown);
-    if (!status) {
-      if (accumulator->num_merges) {
-        memcpy(grown, accumulator->merges,
-               sizeof(*grown) * (size_t)accumulator->num_merges);
-      }
-      loom_allocator_free(accumulator->allocator, accumulator->merges);
-      accumulator->merges = grown;
-      accumulator->merges_capacity = capacity;
-    }
-  }
-  pthread_mutex_unlock(&accumulator->mutex);
-  LOOM_RETURN_IF_ERROR(status);
-  forward_state_t* state = NULL;
-  LOOM_RETURN_IF_ERROR(loom_allocator_calloc(accumulator->allocator,
-                                             sizeof(*state), (void**)&state));
-  state->allocator = accumulator->allocator;
-  state->context = accumulator->context;
-  state->accumulator = accumulator;
-  loom__ref_count_inc(&accumulator->ref_count);
-  state->outer = outer;
-  if (outer) loom_op_handler_retain(outer);
-  status = loom_op_handler_create(loom_context_runtime(accumulator->context),
-                                  &kForwardVtable, state, NULL, out);
-  if (status) {
-    forward_destroy(state);
-    return status;
-  }
-  state->self = *out;
-  if (outer) {
-    pthread_mutex_lock(&accumulator->mutex);
-    accumulator->merges[accumulator->num_merges++] = *out;  // room reserved
-    pthread_mutex_unlock(&accumulator->mutex);
-  }
-  return loom_ok_status();
-}
+static const loom__passthrough_type_t kForwardType = {
+    .vtable = &kForwardVtable,
+    .state_size = sizeof(loom__passthrough_t),
+    .retain_shared = accumulator_retain,
+    .release_shared = accumulator_release,
+    .initialize = forward_initialize,
+    .deinitialize = forward_deinitialize,
+    .op_data_size = sizeof(forward_op_data_t),
+    .prepare_op = forward_prepare_op,
+};
 
 //===----------------------------------------------------------------------===//
 // The public API
@@ -630,7 +537,9 @@ loom_status_t loom_forward_accumulator_create(
   accumulator->allocator = allocator;
   accumulator->context = context;
   pthread_mutex_init(&accumulator->mutex, NULL);
-  loom_status_t status = make_handler(accumulator, NULL, out_accumulator);
+  handler_vector_initialize(&accumulator->merges);
+  loom_status_t status = loom__passthrough_create(
+      &kForwardType, context, allocator, accumulator, NULL, out_accumulator);
   accumulator_release(accumulator);  // the handler holds it (or it is freed)
   return status;
 }
@@ -654,18 +563,18 @@ static loom_status_t not_an_accumulator(const char* function,
 // made now if need be); else its only merge.
 static loom_status_t watch_target(loom_op_handler_t* handler,
                                   loom_op_handler_t** out) {
-  forward_state_t* state = loom_op_handler_state(handler);
-  accumulator_t* accumulator = state->accumulator;
+  const loom__passthrough_t* base = loom_op_handler_state(handler);
+  accumulator_t* accumulator = base->shared;
   loom_context_t* context = accumulator->context;
   *out = NULL;
-  if (state->outer) {
+  if (base->outer) {
     loom_op_handler_retain(handler);
     *out = handler;
     return loom_ok_status();
   }
   for (loom_op_handler_t* h = loom_context_scope_handler(context);
        h && is_forward_handler(h);
-       h = ((forward_state_t*)loom_op_handler_state(h))->outer) {
+       h = ((loom__passthrough_t*)loom_op_handler_state(h))->outer) {
     if (accumulator_of(h) == accumulator) {
       loom_op_handler_retain(h);
       *out = h;
@@ -682,8 +591,8 @@ static loom_status_t watch_target(loom_op_handler_t* handler,
   if (*out) return loom_ok_status();
   // Open already, under a handler that is not an accumulator (a tape).
   pthread_mutex_lock(&accumulator->mutex);
-  if (accumulator->num_merges == 1) {
-    *out = accumulator->merges[0];
+  if (handler_vector_size(&accumulator->merges) == 1) {
+    *out = handler_vector_data(&accumulator->merges)[0];
     loom_op_handler_retain(*out);
   }
   pthread_mutex_unlock(&accumulator->mutex);

@@ -4,7 +4,8 @@
 //                    function, by transposing the gradient;
 //   jvp_ops.c        helpers for JVP functions;
 //   jvp_<family>.c   the built-in JVP functions (registered with the
-//                    gradient families, see handlers/tape/gradient_families.h).
+//                    gradient families, see
+//                    handlers/autodiff/gradient_families.h).
 
 #ifndef LOOM_HANDLERS_FORWARD_FORWARD_INTERNAL_H_
 #define LOOM_HANDLERS_FORWARD_FORWARD_INTERNAL_H_

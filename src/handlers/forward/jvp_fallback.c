@@ -7,9 +7,9 @@
 // Every op whose gradient function is itself differentiable works in
 // forward mode this way, at the cost of about two backward passes.
 
+#include "handlers/autodiff/autodiff_internal.h"
+#include "handlers/autodiff/grad_ops.h"
 #include "handlers/forward/forward_internal.h"
-#include "handlers/tape/grad_ops.h"
-#include "handlers/tape/tape_internal.h"
 
 enum { kMaxArgs = 64 };
 

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "frontend/passthrough_handler.h"
 #include "loom/handlers.h"
 #include "loom/tensor_handle.h"
 
@@ -15,33 +16,9 @@
 //===----------------------------------------------------------------------===//
 
 typedef struct numerics_state_t {
-  loom_allocator_t allocator;
-  loom_context_t* context;
-  loom_op_handler_t* outer;   // retained; NULL: the context's CPU
+  loom__passthrough_t base;
   loom_prepared_op_t* check;  // CheckNumericsV2 on the outer handler
 } numerics_state_t;
-
-static loom_op_handler_t* outer_of(const numerics_state_t* state) {
-  return state->outer ? state->outer : loom_context_cpu(state->context);
-}
-
-static loom_status_t numerics_prepare(loom_op_handler_t* handler,
-                                      const char* op_name,
-                                      const loom_op_def_t* op,
-                                      void** out_op_data) {
-  (void)op;
-  numerics_state_t* state = loom_op_handler_state(handler);
-  loom_prepared_op_t* outer_op = NULL;
-  LOOM_RETURN_IF_ERROR(loom_runtime_prepare_op_shared(
-      loom_op_handler_runtime(handler), op_name, outer_of(state), &outer_op));
-  *out_op_data = outer_op;
-  return loom_ok_status();
-}
-
-static void numerics_release_op_data(loom_op_handler_t* handler, void* data) {
-  (void)handler;
-  loom_prepared_op_release(data);
-}
 
 static bool is_checked(loom_dtype_t dtype) {
   return dtype == LOOM_DTYPE_FLOAT || dtype == LOOM_DTYPE_DOUBLE ||
@@ -56,7 +33,7 @@ static loom_status_t check_result(numerics_state_t* state,
   loom_tensor_metadata_t metadata;
   loom_status_t status = loom_ok_status();
   if (loom_tensor_handle_metadata_available(result) ||
-      !loom_context_is_async(state->context)) {
+      !loom_context_is_async(state->base.context)) {
     status = loom_tensor_handle_wait_metadata(result, &metadata);
   } else {
     return loom_ok_status();  // not known before it runs: not checked
@@ -73,7 +50,7 @@ static loom_status_t check_result(numerics_state_t* state,
            index, loom_prepared_op_name(invocation->op),
            invocation->num_results);
   loom_op_attrs_t attrs;
-  loom_op_attrs_initialize(&attrs, state->allocator);
+  loom_op_attrs_initialize(&attrs, state->base.allocator);
   status =
       loom_op_attrs_set_string(&attrs, "message", message, strlen(message));
   if (!status) {
@@ -90,74 +67,38 @@ static loom_status_t check_result(numerics_state_t* state,
 static loom_status_t numerics_execute(loom_op_handler_t* handler,
                                       loom_op_invocation_t* invocation) {
   numerics_state_t* state = loom_op_handler_state(handler);
-  LOOM_RETURN_IF_ERROR(loom_context_forward_arguments(
-      state->context, outer_of(state), invocation));
-  loom_status_t status = loom_op_invocation_forward(
-      invocation, loom_prepared_op_data(invocation->op));
-  if (status) return status;
+  loom_status_t status =
+      loom__passthrough_forward_prepared(&state->base, invocation);
   for (int32_t i = 0; i < invocation->num_results && !status; ++i) {
     status = check_result(state, invocation, i);
   }
   return status;
 }
 
-static void numerics_destroy(void* opaque) {
-  numerics_state_t* state = opaque;
-  loom_prepared_op_release(state->check);
-  loom_op_handler_release(state->outer);
-  loom_allocator_free(state->allocator, state);
+static loom_status_t numerics_initialize(loom__passthrough_t* base) {
+  numerics_state_t* state = (numerics_state_t*)base;
+  return loom_runtime_prepare_op_shared(loom_context_runtime(base->context),
+                                        "CheckNumericsV2",
+                                        base->effective_outer, &state->check);
 }
 
-static bool numerics_takes_foreign_inputs(const loom_op_handler_t* handler,
-                                          const char* op_name) {
-  (void)handler;
-  (void)op_name;
-  return true;  // they go to the outer handler, not onto this one
-}
-
-static loom_status_t make_handler(loom_context_t* context,
-                                  loom_op_handler_t* outer,
-                                  loom_op_handler_t** out);
-
-static loom_status_t numerics_merge(loom_op_handler_t* handler,
-                                    loom_op_handler_t* outer,
-                                    loom_op_handler_t** out_merged) {
-  numerics_state_t* state = loom_op_handler_state(handler);
-  return make_handler(state->context, outer, out_merged);
+static void numerics_deinitialize(loom__passthrough_t* base) {
+  loom_prepared_op_release(((numerics_state_t*)base)->check);
 }
 
 static const loom_op_handler_vtable_t kNumericsVtable = {
     .struct_size = sizeof(loom_op_handler_vtable_t),
     .type_name = "NUMERICS",
-    .prepare = numerics_prepare,
-    .release_op_data = numerics_release_op_data,
+    LOOM__PASSTHROUGH_HOOKS,
     .execute = numerics_execute,
-    .destroy = numerics_destroy,
-    .merge = numerics_merge,
-    .takes_foreign_inputs = numerics_takes_foreign_inputs,
 };
 
-static loom_status_t make_handler(loom_context_t* context,
-                                  loom_op_handler_t* outer,
-                                  loom_op_handler_t** out) {
-  loom_allocator_t allocator = loom_allocator_default();
-  numerics_state_t* state = NULL;
-  LOOM_RETURN_IF_ERROR(
-      loom_allocator_calloc(allocator, sizeof(*state), (void**)&state));
-  state->allocator = allocator;
-  state->context = context;
-  state->outer = outer;
-  loom_op_handler_retain(outer);
-  loom_status_t status = loom_runtime_prepare_op_shared(
-      loom_context_runtime(context), "CheckNumericsV2", outer_of(state),
-      &state->check);
-  if (!status) {
-    status = loom_op_handler_create(loom_context_runtime(context),
-                                    &kNumericsVtable, state, NULL, out);
-  }
-  if (status) numerics_destroy(state);
-  return status;
-}
+static const loom__passthrough_type_t kNumericsType = {
+    .vtable = &kNumericsVtable,
+    .state_size = sizeof(numerics_state_t),
+    .initialize = numerics_initialize,
+    .deinitialize = numerics_deinitialize,
+};
 
 loom_status_t loom_numerics_handler_create(loom_context_t* context,
                                            loom_op_handler_t** out_handler) {
@@ -167,5 +108,7 @@ loom_status_t loom_numerics_handler_create(loom_context_t* context,
                             !context ? "context" : "out_handler");
   }
   *out_handler = NULL;
-  return make_handler(context, NULL, out_handler);
+  return loom__passthrough_create(&kNumericsType, context,
+                                  loom_allocator_default(), NULL, NULL,
+                                  out_handler);
 }

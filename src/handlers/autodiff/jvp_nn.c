@@ -7,9 +7,9 @@
 // (sums over the last axis, kept for the element-wise tangents; sparse
 // labels are indices and have no tangent).
 
-#include "handlers/forward/jvp_ops.h"
-#include "handlers/tape/grad_ops.h"
-#include "handlers/tape/gradient_families.h"
+#include "handlers/autodiff/grad_ops.h"
+#include "handlers/autodiff/gradient_families.h"
+#include "handlers/autodiff/jvp_ops.h"
 
 typedef loom_tensor_handle_t handle_t;
 

@@ -6,10 +6,36 @@
 // and loom_jvp_register (calling them from here does not wait for the
 // registration in progress) and returns the first error, if any.
 
-#ifndef LOOM_HANDLERS_TAPE_GRADIENT_FAMILIES_H_
-#define LOOM_HANDLERS_TAPE_GRADIENT_FAMILIES_H_
+#ifndef LOOM_HANDLERS_AUTODIFF_GRADIENT_FAMILIES_H_
+#define LOOM_HANDLERS_AUTODIFF_GRADIENT_FAMILIES_H_
 
+#include "loom/autodiff.h"
 #include "loom/status.h"
+
+// One row of a family's table of gradient functions: what it registers as
+// a loom_gradient_def_t.
+typedef struct loom__gradient_row_t {
+  const char* op;
+  loom_gradient_fn_t fn;
+  const void* data;  // the function's user_data (one formula, several ops)
+  uint64_t inputs;   // inputs_used: the forward inputs fn reads
+  uint64_t outputs;  // outputs_used: the forward outputs fn reads
+} loom__gradient_row_t;
+
+// Registers a family: the gradient functions rows[0, num_rows), then the
+// ops not_differentiable[0, num_not_differentiable) as not differentiable
+// (a NULL function). Stops at the first error.
+LOOM_MUST_USE_RESULT loom_status_t loom__register_gradient_family(
+    const loom__gradient_row_t* rows, size_t num_rows,
+    const char* const* not_differentiable, size_t num_not_differentiable);
+
+#define LOOM__COUNT_OF(array) (sizeof(array) / sizeof((array)[0]))
+
+// loom__register_gradient_family of two arrays.
+#define LOOM__REGISTER_GRADIENT_FAMILY(rows, not_differentiable) \
+  loom__register_gradient_family((rows), LOOM__COUNT_OF(rows),   \
+                                 (not_differentiable),           \
+                                 LOOM__COUNT_OF(not_differentiable))
 
 // grad_core.c: what an MLP or CNN training step needs (arithmetic with
 // broadcasting, MatMul, BiasAdd, Relu, reductions, Reshape, cross-entropy,
@@ -24,7 +50,7 @@ loom_status_t loom__register_array_gradients(void);
 loom_status_t loom__register_nn_gradients(void);
 // grad_training.c: the fused optimizer updates (not differentiable).
 loom_status_t loom__register_training_gradients(void);
-// src/handlers/forward/jvp_<family>.c: the built-in JVP functions.
+// jvp_<family>.c: the built-in JVP functions (forward mode runs them).
 loom_status_t loom__register_linear_jvps(void);
 loom_status_t loom__register_elementwise_jvps(void);
 loom_status_t loom__register_nn_jvps(void);
@@ -45,4 +71,4 @@ loom_status_t loom__register_batch_norm_jvps(void);
   X(loom__register_pool_jvps)          \
   X(loom__register_batch_norm_jvps)
 
-#endif  // LOOM_HANDLERS_TAPE_GRADIENT_FAMILIES_H_
+#endif  // LOOM_HANDLERS_AUTODIFF_GRADIENT_FAMILIES_H_

@@ -2,8 +2,8 @@
 // tangents, add tangents that may be absent (zero), and give a tangent the
 // shape of an output it was broadcast to.
 
-#ifndef LOOM_HANDLERS_FORWARD_JVP_OPS_H_
-#define LOOM_HANDLERS_FORWARD_JVP_OPS_H_
+#ifndef LOOM_HANDLERS_AUTODIFF_JVP_OPS_H_
+#define LOOM_HANDLERS_AUTODIFF_JVP_OPS_H_
 
 #include "loom/autodiff.h"
 
@@ -31,4 +31,4 @@ LOOM_MUST_USE_RESULT loom_status_t
 loom__jvp_zeros_like_input(loom_gradient_context_t* context, int32_t index,
                            loom_tensor_handle_t** out);
 
-#endif  // LOOM_HANDLERS_FORWARD_JVP_OPS_H_
+#endif  // LOOM_HANDLERS_AUTODIFF_JVP_OPS_H_

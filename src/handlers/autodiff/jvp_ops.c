@@ -1,8 +1,8 @@
 // Helpers for the built-in JVP functions.
 
-#include "handlers/forward/jvp_ops.h"
+#include "handlers/autodiff/jvp_ops.h"
 
-#include "handlers/tape/grad_ops.h"
+#include "handlers/autodiff/grad_ops.h"
 
 loom_status_t loom__jvp_rerun(loom_gradient_context_t* context,
                               loom_tensor_handle_t* const* replacements,

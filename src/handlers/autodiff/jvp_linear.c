@@ -3,8 +3,8 @@
 // one), with its other inputs (shapes, axes, indices) unchanged; a bilinear
 // op f(a, b) has J (ta, tb) = f(ta, b) + f(a, tb).
 
-#include "handlers/forward/jvp_ops.h"
-#include "handlers/tape/gradient_families.h"
+#include "handlers/autodiff/gradient_families.h"
+#include "handlers/autodiff/jvp_ops.h"
 
 enum { kMaxInputs = 64 };
 

@@ -6,14 +6,13 @@
 
 #include <string.h>
 
-#include "handlers/tape/grad_ops.h"
-#include "handlers/tape/gradient_families.h"
+#include "handlers/autodiff/grad_ops.h"
+#include "handlers/autodiff/gradient_families.h"
 
 typedef loom_gradient_context_t grad_ctx_t;
 typedef loom_tensor_handle_t handle_t;
 
 #define USES(i) LOOM_GRADIENT_USES(i)
-#define NONE LOOM_GRADIENT_USES_NONE
 #define RELEASE(array) \
   loom__grad_release_all((array), (int32_t)(sizeof(array) / sizeof((array)[0])))
 
@@ -155,13 +154,12 @@ static loom_status_t unpack_grad(grad_ctx_t* ctx, handle_t* const* dys,
     return loom__grad_filled(ctx, loom_gradient_context_input_metadata(ctx, 0),
                              0.0, &dxs[0]);
   }
-  handle_t* stack[16];
-  handle_t** grads = stack;
-  if (n > 16) {
-    LOOM_RETURN_IF_ERROR(loom_allocator_malloc(
-        loom_allocator_default(), sizeof(*grads) * (size_t)n, (void**)&grads));
-  }
-  loom_status_t s = gradients_or_zeros(ctx, dys, n, grads);
+  loom__handle_vector_t vector;
+  loom__handle_vector_initialize(&vector);
+  loom_status_t s =
+      loom__handle_vector_resize(&vector, loom_allocator_default(), (size_t)n);
+  handle_t** grads = loom__handle_vector_data(&vector);
+  if (!s) s = gradients_or_zeros(ctx, dys, n, grads);
   if (!s) {
     s = loom__grad_op(
         ctx, "Pack", grads, n,
@@ -170,7 +168,7 @@ static loom_status_t unpack_grad(grad_ctx_t* ctx, handle_t* const* dys,
         &dxs[0]);
     loom__grad_release_all(grads, n);
   }
-  if (grads != stack) loom_allocator_free(loom_allocator_default(), grads);
+  loom__handle_vector_deinitialize(&vector, loom_allocator_default());
   return s;
 }
 
@@ -182,21 +180,19 @@ static loom_status_t split_common(grad_ctx_t* ctx, handle_t* const* dys,
   if (n == 1) {
     return loom__grad_output_gradient_or_zeros(ctx, dys, 0, dx);
   }
-  handle_t* stack[16];
-  handle_t** inputs = stack;
-  if (n + 1 > 16) {
-    LOOM_RETURN_IF_ERROR(loom_allocator_malloc(
-        loom_allocator_default(), sizeof(*inputs) * (size_t)(n + 1),
-        (void**)&inputs));
-  }
-  loom_status_t s = gradients_or_zeros(ctx, dys, n, inputs);
+  loom__handle_vector_t vector;
+  loom__handle_vector_initialize(&vector);
+  loom_status_t s = loom__handle_vector_resize(
+      &vector, loom_allocator_default(), (size_t)n + 1);
+  handle_t** inputs = loom__handle_vector_data(&vector);
+  if (!s) s = gradients_or_zeros(ctx, dys, n, inputs);
   if (!s) {
     inputs[n] = loom_gradient_context_input(ctx, axis_input);
     s = loom__grad_op(ctx, "ConcatV2", inputs, n + 1,
                       LOOM_GRAD_ATTRS(LOOM_GRAD_INT("N", n)), dx);
     loom__grad_release_all(inputs, n);
   }
-  if (inputs != stack) loom_allocator_free(loom_allocator_default(), inputs);
+  loom__handle_vector_deinitialize(&vector, loom_allocator_default());
   return s;
 }
 
@@ -625,35 +621,31 @@ static loom_status_t gather_grad(grad_ctx_t* ctx, handle_t* const* dys,
 // Registration
 //===----------------------------------------------------------------------===//
 
-typedef struct array_gradient_t {
-  const char* op;
-  loom_gradient_fn_t fn;
-  const void* data;
-  uint64_t inputs_used;
-  uint64_t outputs_used;
-} array_gradient_t;
-
-static const array_gradient_t kGradients[] = {
-    {"IdentityN", identity_n_grad, NULL, NONE, NONE},
-    {"ExpandDims", reshape_to_input, NULL, NONE, NONE},
-    {"Squeeze", reshape_to_input, NULL, NONE, NONE},
-    {"Transpose", transpose_grad, NULL, USES(1), NONE},
+static const loom__gradient_row_t kGradients[] = {
+    {.op = "IdentityN", .fn = identity_n_grad},
+    {.op = "ExpandDims", .fn = reshape_to_input},
+    {.op = "Squeeze", .fn = reshape_to_input},
+    {.op = "Transpose", .fn = transpose_grad, .inputs = USES(1)},
     // The axis is the last input; its index depends on N.
-    {"ConcatV2", concat_grad, NULL, LOOM_GRADIENT_USES_ALL, NONE},
-    {"Pack", pack_grad, NULL, NONE, NONE},
-    {"Unpack", unpack_grad, NULL, NONE, NONE},
-    {"Split", split_grad, NULL, USES(0), NONE},
-    {"SplitV", split_v_grad, NULL, USES(2), NONE},
-    {"Slice", slice_grad, NULL, USES(1), NONE},
-    {"StridedSlice", strided_slice_grad, NULL, USES(1) | USES(2) | USES(3),
-     NONE},
-    {"Tile", tile_grad, NULL, NONE, NONE},
-    {"Pad", pad_grad, NULL, USES(1), NONE},
-    {"PadV2", pad_grad, NULL, USES(1), NONE},
-    {"BroadcastTo", broadcast_to_grad, NULL, NONE, NONE},
-    {"Gather", gather_grad, NULL, USES(1), NONE},
-    {"GatherV2", gather_grad, "v2", USES(1) | USES(2), NONE},
-    {"Fill", fill_grad, NULL, NONE, NONE},
+    {.op = "ConcatV2", .fn = concat_grad, .inputs = LOOM_GRADIENT_USES_ALL},
+    {.op = "Pack", .fn = pack_grad},
+    {.op = "Unpack", .fn = unpack_grad},
+    {.op = "Split", .fn = split_grad, .inputs = USES(0)},
+    {.op = "SplitV", .fn = split_v_grad, .inputs = USES(2)},
+    {.op = "Slice", .fn = slice_grad, .inputs = USES(1)},
+    {.op = "StridedSlice",
+     .fn = strided_slice_grad,
+     .inputs = USES(1) | USES(2) | USES(3)},
+    {.op = "Tile", .fn = tile_grad},
+    {.op = "Pad", .fn = pad_grad, .inputs = USES(1)},
+    {.op = "PadV2", .fn = pad_grad, .inputs = USES(1)},
+    {.op = "BroadcastTo", .fn = broadcast_to_grad},
+    {.op = "Gather", .fn = gather_grad, .inputs = USES(1)},
+    {.op = "GatherV2",
+     .fn = gather_grad,
+     .data = "v2",
+     .inputs = USES(1) | USES(2)},
+    {.op = "Fill", .fn = fill_grad},
 };
 
 // Constants, indices and index-valued ops (TensorFlow's NotDifferentiable).
@@ -661,19 +653,5 @@ static const char* const kNotDifferentiable[] = {"Const", "OneHot", "Where",
                                                  "Range"};
 
 loom_status_t loom__register_array_gradients(void) {
-  for (size_t i = 0; i < sizeof(kGradients) / sizeof(kGradients[0]); ++i) {
-    const array_gradient_t* g = &kGradients[i];
-    loom_gradient_def_t def = {
-        .struct_size = sizeof(def),
-        .op_name = g->op,
-        .fn = g->fn,
-        .user_data = (void*)g->data,
-        .inputs_used = g->inputs_used,
-        .outputs_used = g->outputs_used,
-    };
-    LOOM_RETURN_IF_ERROR(loom_gradient_register(&def));
-  }
-  return loom__grad_register_not_differentiable(
-      kNotDifferentiable,
-      (int32_t)(sizeof(kNotDifferentiable) / sizeof(kNotDifferentiable[0])));
+  return LOOM__REGISTER_GRADIENT_FAMILY(kGradients, kNotDifferentiable);
 }

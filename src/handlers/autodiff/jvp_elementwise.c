@@ -3,9 +3,9 @@
 // applied to the tangent. The binary ones that are not (bi)linear have
 // their own rules here, with broadcasting.
 
-#include "handlers/forward/jvp_ops.h"
-#include "handlers/tape/grad_ops.h"
-#include "handlers/tape/gradient_families.h"
+#include "handlers/autodiff/grad_ops.h"
+#include "handlers/autodiff/gradient_families.h"
+#include "handlers/autodiff/jvp_ops.h"
 
 static loom_status_t diagonal_jvp(loom_gradient_context_t* ctx,
                                   loom_tensor_handle_t* const* tangents,

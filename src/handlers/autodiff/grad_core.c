@@ -6,14 +6,13 @@
 // Each function computes with ops (grad_ops.h), so an outer tape records
 // them: the gradients are differentiable again where TensorFlow's are.
 
-#include "handlers/tape/grad_ops.h"
-#include "handlers/tape/gradient_families.h"
+#include "handlers/autodiff/grad_ops.h"
+#include "handlers/autodiff/gradient_families.h"
 
 typedef loom_gradient_context_t ctx_t;
 typedef loom_tensor_handle_t handle_t;
 
-#define IN(i) LOOM_GRADIENT_USES(i)
-#define NONE LOOM_GRADIENT_USES_NONE
+#define USES(i) LOOM_GRADIENT_USES(i)
 
 static const loom_tensor_metadata_t* in_meta(ctx_t* ctx, int32_t i) {
   return loom_gradient_context_input_metadata(ctx, i);
@@ -545,41 +544,43 @@ static loom_status_t copy_grad(ctx_t* ctx, handle_t* const* dy, handle_t** dx,
 // Registration
 //===----------------------------------------------------------------------===//
 
-typedef struct core_gradient_t {
-  const char* op_name;
-  loom_gradient_fn_t fn;
-  uint64_t inputs_used;
-  uint64_t outputs_used;
-  void* user_data;
-} core_gradient_t;
-
-static const core_gradient_t kGradients[] = {
-    {"Identity", identity_grad, NONE, NONE, NULL},
-    {"ReadVariableOp", identity_grad, NONE, NONE, NULL},
-    {"Neg", neg_grad, NONE, NONE, NULL},
-    {"AddV2", add_grad, NONE, NONE, NULL},
-    {"Add", add_grad, NONE, NONE, NULL},
-    {"Sub", sub_grad, NONE, NONE, NULL},
-    {"Mul", mul_grad, IN(0) | IN(1), NONE, NULL},
-    {"RealDiv", real_div_grad, IN(0) | IN(1), NONE, NULL},
-    {"Cast", cast_grad, NONE, NONE, NULL},
-    {"MatMul", matmul_grad, IN(0) | IN(1), NONE, NULL},
-    {"BatchMatMulV2", batch_matmul_grad, IN(0) | IN(1), NONE, NULL},
-    {"BiasAdd", bias_add_grad, NONE, NONE, NULL},
-    {"Relu", relu_grad, NONE, IN(0), NULL},
-    {"ReluGrad", relu_grad_grad, IN(1), NONE, NULL},
-    {"SoftmaxCrossEntropyWithLogits", xent_grad, IN(0), IN(1), NULL},
-    {"SparseSoftmaxCrossEntropyWithLogits", sparse_xent_grad, IN(0), IN(1),
-     NULL},
-    {"Conv2D", conv2d_grad, IN(0) | IN(1), NONE, NULL},
-    {"MaxPool", max_pool_grad, IN(0), IN(0), NULL},
-    {"Sum", sum_grad, IN(1), NONE, NULL},
-    {"Mean", mean_grad, IN(1), NONE, NULL},
-    {"Reshape", reshape_grad, NONE, NONE, NULL},
-    {"CopyOn", copy_grad, NONE, NONE, "CopyOnGrad"},
-    {"CopyOnGrad", copy_grad, NONE, NONE, "CopyOn"},
-    {"CopyOff", copy_grad, NONE, NONE, "CopyOffGrad"},
-    {"CopyOffGrad", copy_grad, NONE, NONE, "CopyOff"},
+static const loom__gradient_row_t kGradients[] = {
+    {.op = "Identity", .fn = identity_grad},
+    {.op = "ReadVariableOp", .fn = identity_grad},
+    {.op = "Neg", .fn = neg_grad},
+    {.op = "AddV2", .fn = add_grad},
+    {.op = "Add", .fn = add_grad},
+    {.op = "Sub", .fn = sub_grad},
+    {.op = "Mul", .fn = mul_grad, .inputs = USES(0) | USES(1)},
+    {.op = "RealDiv", .fn = real_div_grad, .inputs = USES(0) | USES(1)},
+    {.op = "Cast", .fn = cast_grad},
+    {.op = "MatMul", .fn = matmul_grad, .inputs = USES(0) | USES(1)},
+    {.op = "BatchMatMulV2",
+     .fn = batch_matmul_grad,
+     .inputs = USES(0) | USES(1)},
+    {.op = "BiasAdd", .fn = bias_add_grad},
+    {.op = "Relu", .fn = relu_grad, .outputs = USES(0)},
+    {.op = "ReluGrad", .fn = relu_grad_grad, .inputs = USES(1)},
+    {.op = "SoftmaxCrossEntropyWithLogits",
+     .fn = xent_grad,
+     .inputs = USES(0),
+     .outputs = USES(1)},
+    {.op = "SparseSoftmaxCrossEntropyWithLogits",
+     .fn = sparse_xent_grad,
+     .inputs = USES(0),
+     .outputs = USES(1)},
+    {.op = "Conv2D", .fn = conv2d_grad, .inputs = USES(0) | USES(1)},
+    {.op = "MaxPool",
+     .fn = max_pool_grad,
+     .inputs = USES(0),
+     .outputs = USES(0)},
+    {.op = "Sum", .fn = sum_grad, .inputs = USES(1)},
+    {.op = "Mean", .fn = mean_grad, .inputs = USES(1)},
+    {.op = "Reshape", .fn = reshape_grad},
+    {.op = "CopyOn", .fn = copy_grad, .data = "CopyOnGrad"},
+    {.op = "CopyOnGrad", .fn = copy_grad, .data = "CopyOn"},
+    {.op = "CopyOff", .fn = copy_grad, .data = "CopyOffGrad"},
+    {.op = "CopyOffGrad", .fn = copy_grad, .data = "CopyOff"},
 };
 
 static const char* const kNotDifferentiable[] = {
@@ -615,19 +616,5 @@ static const char* const kNotDifferentiable[] = {
 };
 
 loom_status_t loom__register_core_gradients(void) {
-  for (size_t i = 0; i < sizeof(kGradients) / sizeof(kGradients[0]); ++i) {
-    const core_gradient_t* g = &kGradients[i];
-    loom_gradient_def_t def = {
-        .struct_size = sizeof(def),
-        .op_name = g->op_name,
-        .fn = g->fn,
-        .user_data = g->user_data,
-        .inputs_used = g->inputs_used,
-        .outputs_used = g->outputs_used,
-    };
-    LOOM_RETURN_IF_ERROR(loom_gradient_register(&def));
-  }
-  return loom__grad_register_not_differentiable(
-      kNotDifferentiable,
-      (int32_t)(sizeof(kNotDifferentiable) / sizeof(kNotDifferentiable[0])));
+  return LOOM__REGISTER_GRADIENT_FAMILY(kGradients, kNotDifferentiable);
 }

@@ -7,14 +7,13 @@
 
 #include <string.h>
 
-#include "handlers/tape/grad_ops.h"
-#include "handlers/tape/gradient_families.h"
+#include "handlers/autodiff/grad_ops.h"
+#include "handlers/autodiff/gradient_families.h"
 
 typedef loom_gradient_context_t grad_ctx_t;
 typedef loom_tensor_handle_t handle_t;
 
 #define USES(i) LOOM_GRADIENT_USES(i)
-#define NONE LOOM_GRADIENT_USES_NONE
 #define RELEASE(array) \
   loom__grad_release_all((array), (int32_t)(sizeof(array) / sizeof((array)[0])))
 
@@ -429,34 +428,32 @@ static loom_status_t batch_norm_grad(grad_ctx_t* ctx, handle_t* const* dys,
 // Registration
 //===----------------------------------------------------------------------===//
 
-typedef struct nn_gradient_t {
-  const char* op;
-  loom_gradient_fn_t fn;
-  uint64_t inputs_used;
-  uint64_t outputs_used;
-} nn_gradient_t;
-
-static const nn_gradient_t kGradients[] = {
-    {"Softmax", softmax_grad, NONE, USES(0)},
-    {"LogSoftmax", log_softmax_grad, NONE, USES(0)},
-    {"AvgPool", avg_pool_grad, NONE, NONE},
-    {"AvgPoolGrad", avg_pool_grad_grad, NONE, NONE},
-    {"MaxPoolGrad", max_pool_grad_grad, USES(0) | USES(1), NONE},
-    {"MaxPoolGradGrad", max_pool_grad_grad_grad, USES(0) | USES(1), NONE},
-    {"Conv2DBackpropInput", conv_backprop_input_grad, USES(1) | USES(2), NONE},
-    {"Conv2DBackpropFilter", conv_backprop_filter_grad, USES(0) | USES(2),
-     NONE},
-    {"BiasAddV1", bias_add_v1_grad, NONE, NONE},
-    {"BiasAddGrad", bias_add_grad_grad, NONE, NONE},
-    {"FusedBatchNormV3", batch_norm_grad, USES(0) | USES(1),
-     USES(3) | USES(4) | USES(5)},
+static const loom__gradient_row_t kGradients[] = {
+    {.op = "Softmax", .fn = softmax_grad, .outputs = USES(0)},
+    {.op = "LogSoftmax", .fn = log_softmax_grad, .outputs = USES(0)},
+    {.op = "AvgPool", .fn = avg_pool_grad},
+    {.op = "AvgPoolGrad", .fn = avg_pool_grad_grad},
+    {.op = "MaxPoolGrad",
+     .fn = max_pool_grad_grad,
+     .inputs = USES(0) | USES(1)},
+    {.op = "MaxPoolGradGrad",
+     .fn = max_pool_grad_grad_grad,
+     .inputs = USES(0) | USES(1)},
+    {.op = "Conv2DBackpropInput",
+     .fn = conv_backprop_input_grad,
+     .inputs = USES(1) | USES(2)},
+    {.op = "Conv2DBackpropFilter",
+     .fn = conv_backprop_filter_grad,
+     .inputs = USES(0) | USES(2)},
+    {.op = "BiasAddV1", .fn = bias_add_v1_grad},
+    {.op = "BiasAddGrad", .fn = bias_add_grad_grad},
+    {.op = "FusedBatchNormV3",
+     .fn = batch_norm_grad,
+     .inputs = USES(0) | USES(1),
+     .outputs = USES(3) | USES(4) | USES(5)},
 };
 
 loom_status_t loom__register_nn_gradients(void) {
-  for (size_t i = 0; i < sizeof(kGradients) / sizeof(kGradients[0]); ++i) {
-    LOOM_RETURN_IF_ERROR(loom__grad_register(kGradients[i].op, kGradients[i].fn,
-                                             kGradients[i].inputs_used,
-                                             kGradients[i].outputs_used));
-  }
-  return loom_ok_status();
+  return loom__register_gradient_family(kGradients, LOOM__COUNT_OF(kGradients),
+                                        NULL, 0);
 }

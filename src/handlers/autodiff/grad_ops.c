@@ -1,11 +1,11 @@
 // Helpers for gradient functions: one-call op execution, constants, and
 // the reduction of broadcast gradients.
 
-#include "handlers/tape/grad_ops.h"
+#include "handlers/autodiff/grad_ops.h"
 
 #include <string.h>
 
-#include "handlers/tape/tape_internal.h"
+#include "handlers/autodiff/autodiff_internal.h"
 
 //===----------------------------------------------------------------------===//
 // Executing ops
@@ -390,31 +390,6 @@ loom_status_t loom__grad_reduce_to(loom_gradient_context_t* context,
     }
   }
   return loom__grad_sum_to_shape(context, gradient, axes, num_axes, to, out);
-}
-
-//===----------------------------------------------------------------------===//
-// Registration
-//===----------------------------------------------------------------------===//
-
-loom_status_t loom__grad_register(const char* op_name, loom_gradient_fn_t fn,
-                                  uint64_t inputs_used, uint64_t outputs_used) {
-  loom_gradient_def_t def = {
-      .struct_size = sizeof(def),
-      .op_name = op_name,
-      .fn = fn,
-      .inputs_used = inputs_used,
-      .outputs_used = outputs_used,
-  };
-  return loom_gradient_register(&def);
-}
-
-loom_status_t loom__grad_register_not_differentiable(
-    const char* const* op_names, int32_t count) {
-  for (int32_t i = 0; i < count; ++i) {
-    LOOM_RETURN_IF_ERROR(loom__grad_register(
-        op_names[i], NULL, LOOM_GRADIENT_USES_NONE, LOOM_GRADIENT_USES_NONE));
-  }
-  return loom_ok_status();
 }
 
 //===----------------------------------------------------------------------===//

@@ -1,7 +1,7 @@
 // What a gradient or JVP function sees of its forward op: a view built on
 // the caller's stack over what the tape kept.
 
-#include "handlers/tape/tape_internal.h"
+#include "handlers/autodiff/autodiff_internal.h"
 #include "loom/op_signature.h"
 
 void loom__gradient_context_initialize(

@@ -2,8 +2,7 @@
 // differentiable, as in TensorFlow: they have no outputs and change
 // variables, so a tape records nothing for them.
 
-#include "handlers/tape/grad_ops.h"
-#include "handlers/tape/gradient_families.h"
+#include "handlers/autodiff/gradient_families.h"
 
 static const char* const kNotDifferentiable[] = {
     "ResourceApplyGradientDescent",
@@ -13,7 +12,6 @@ static const char* const kNotDifferentiable[] = {
 };
 
 loom_status_t loom__register_training_gradients(void) {
-  return loom__grad_register_not_differentiable(
-      kNotDifferentiable,
-      (int32_t)(sizeof(kNotDifferentiable) / sizeof(kNotDifferentiable[0])));
+  return loom__register_gradient_family(NULL, 0, kNotDifferentiable,
+                                        LOOM__COUNT_OF(kNotDifferentiable));
 }

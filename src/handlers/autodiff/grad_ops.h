@@ -12,10 +12,18 @@
 // the forward op's handlers and recorded by any tape around the backward
 // pass. Every result is a new reference; on error nothing is returned.
 
-#ifndef LOOM_HANDLERS_TAPE_GRAD_OPS_H_
-#define LOOM_HANDLERS_TAPE_GRAD_OPS_H_
+#ifndef LOOM_HANDLERS_AUTODIFF_GRAD_OPS_H_
+#define LOOM_HANDLERS_AUTODIFF_GRAD_OPS_H_
 
+#include "base/small_vector.h"
 #include "loom/autodiff.h"
+#include "loom/tensor_handle.h"
+
+// Stack-or-heap arrays of handles and of metadata, one element per input or
+// output of an op (metadata: per input and output), for the functions that
+// handle one op at a time.
+LOOM_DEFINE_SMALL_VECTOR(loom__handle_vector, loom_tensor_handle_t*, 8)
+LOOM_DEFINE_SMALL_VECTOR(loom__metadata_vector, loom_tensor_metadata_t, 16)
 
 // One attribute of an op a gradient function executes.
 typedef struct loom__grad_attr_t {
@@ -59,6 +67,15 @@ typedef struct loom__grad_attr_t {
       (int32_t)(sizeof((const loom__grad_attr_t[]){__VA_ARGS__}) / \
                 sizeof(loom__grad_attr_t))
 #define LOOM_GRAD_NO_ATTRS NULL, 0
+
+// The metadata of `handle`, waiting for it when it is not known yet.
+static inline loom_status_t loom__grad_metadata(
+    loom_tensor_handle_t* handle, loom_tensor_metadata_t* out_metadata) {
+  if (loom_tensor_handle_metadata_available(handle)) {
+    return loom_tensor_handle_metadata(handle, out_metadata);
+  }
+  return loom_tensor_handle_wait_metadata(handle, out_metadata);
+}
 
 // Executes `op_name` on inputs[0, num_inputs) with the attributes (the
 // others are inferred or defaulted) and writes its `num_results` results
@@ -152,15 +169,6 @@ LOOM_MUST_USE_RESULT loom_status_t loom__grad_sum_to_shape(
 // Releases handles[0, count) and sets them to NULL (NULLs are skipped).
 void loom__grad_release_all(loom_tensor_handle_t** handles, int32_t count);
 
-// Registers a gradient in one line (for the family files).
-LOOM_MUST_USE_RESULT loom_status_t loom__grad_register(const char* op_name,
-                                                       loom_gradient_fn_t fn,
-                                                       uint64_t inputs_used,
-                                                       uint64_t outputs_used);
-// Registers each name as not differentiable (a NULL function).
-LOOM_MUST_USE_RESULT loom_status_t loom__grad_register_not_differentiable(
-    const char* const* op_names, int32_t count);
-
 // Helpers for shape and layout arithmetic in gradient functions.
 
 // The values of forward input `index`, an int32 or int64 tensor of any
@@ -187,4 +195,4 @@ loom__grad_sum(loom_gradient_context_t* context, loom_tensor_handle_t* x,
                const int64_t* axes, int32_t num_axes, bool keep_dims,
                loom_tensor_handle_t** out);
 
-#endif  // LOOM_HANDLERS_TAPE_GRAD_OPS_H_
+#endif  // LOOM_HANDLERS_AUTODIFF_GRAD_OPS_H_

@@ -5,14 +5,13 @@
 // nn_grad.py), written with ops executed through the eager API so that an
 // outer tape records them.
 
-#include "handlers/tape/grad_ops.h"
-#include "handlers/tape/gradient_families.h"
+#include "handlers/autodiff/grad_ops.h"
+#include "handlers/autodiff/gradient_families.h"
 
 typedef loom_gradient_context_t grad_ctx_t;
 typedef loom_tensor_handle_t handle_t;
 
 #define USES(i) LOOM_GRADIENT_USES(i)
-#define NONE LOOM_GRADIENT_USES_NONE
 
 // Releases the handles of a local array of temporaries.
 #define RELEASE(array) \
@@ -656,61 +655,127 @@ static loom_status_t select_v2_grad(grad_ctx_t* ctx, handle_t* const* dys,
 // Registration
 //===----------------------------------------------------------------------===//
 
-typedef struct math_gradient_t {
-  const char* op;
-  loom_gradient_fn_t fn;
-  const void* data;
-  uint64_t inputs_used;
-  uint64_t outputs_used;
-} math_gradient_t;
-
-static const math_gradient_t kGradients[] = {
-    {"Abs", abs_grad, NULL, USES(0), NONE},
-    {"Sign", sign_grad, NULL, NONE, NONE},
-    {"Exp", exp_grad, NULL, NONE, USES(0)},
-    {"Expm1", expm1_grad, NULL, USES(0), NONE},
-    {"Log", log_grad, NULL, USES(0), NONE},
-    {"Log1p", log1p_grad, NULL, USES(0), NONE},
-    {"Sqrt", helper_of_output, "SqrtGrad", NONE, USES(0)},
-    {"Rsqrt", helper_of_output, "RsqrtGrad", NONE, USES(0)},
-    {"Square", square_grad, NULL, USES(0), NONE},
-    {"Reciprocal", helper_of_output, "ReciprocalGrad", NONE, USES(0)},
-    {"Inv", helper_of_output, "InvGrad", NONE, USES(0)},
-    {"Sin", sin_grad, NULL, USES(0), NONE},
-    {"Cos", cos_grad, NULL, USES(0), NONE},
-    {"Tanh", helper_of_output, "TanhGrad", NONE, USES(0)},
-    {"Sigmoid", helper_of_output, "SigmoidGrad", NONE, USES(0)},
-    {"Relu6", helper_of_dy_output, "Relu6Grad", NONE, USES(0)},
-    {"Elu", helper_of_dy_output, "EluGrad", NONE, USES(0)},
-    {"Selu", helper_of_dy_output, "SeluGrad", NONE, USES(0)},
-    {"Softplus", helper_of_dy_input, "SoftplusGrad", USES(0), NONE},
-    {"Erf", erf_grad, NULL, USES(0), NONE},
-    {"TanhGrad", power_helper_grad, &kTanhGrad, USES(0) | USES(1), NONE},
-    {"RsqrtGrad", power_helper_grad, &kRsqrtGrad, USES(0) | USES(1), NONE},
-    {"ReciprocalGrad", power_helper_grad, &kReciprocalGrad, USES(0) | USES(1),
-     NONE},
-    {"InvGrad", power_helper_grad, &kInvGrad, USES(0) | USES(1), NONE},
-    {"SigmoidGrad", sigmoid_grad_grad, NULL, USES(0) | USES(1), NONE},
-    {"SqrtGrad", sqrt_grad_grad, NULL, USES(0), USES(0)},
-    {"Relu6Grad", relu6_grad_grad, NULL, USES(1), NONE},
-    {"EluGrad", exp_unit_grad_grad, "EluGrad", USES(0) | USES(1), NONE},
-    {"SeluGrad", exp_unit_grad_grad, "SeluGrad", USES(0) | USES(1), NONE},
-    {"SoftplusGrad", softplus_grad_grad, NULL, USES(0) | USES(1), NONE},
-    {"Pow", pow_grad, NULL, USES(0) | USES(1), USES(0)},
-    {"Maximum", extremum_grad, "GreaterEqual", USES(0) | USES(1), NONE},
-    {"Minimum", extremum_grad, "LessEqual", USES(0) | USES(1), NONE},
-    {"SquaredDifference", squared_difference_grad, NULL, USES(0) | USES(1),
-     NONE},
-    {"Div", div_grad, NULL, USES(0) | USES(1), NONE},
-    {"FloorMod", mod_grad, "FloorDiv", USES(0) | USES(1), NONE},
-    {"TruncateMod", mod_grad, "TruncateDiv", USES(0) | USES(1), NONE},
-    {"Prod", prod_grad, NULL, USES(0) | USES(1), NONE},
-    {"Max", extremum_reduction_grad, NULL, USES(0) | USES(1), USES(0)},
-    {"Min", extremum_reduction_grad, NULL, USES(0) | USES(1), USES(0)},
-    {"AddN", add_n_grad, NULL, NONE, NONE},
-    {"ClipByValue", clip_grad, NULL, LOOM_GRADIENT_USES_ALL, NONE},
-    {"Select", select_grad, NULL, USES(0), NONE},
-    {"SelectV2", select_v2_grad, NULL, USES(0), NONE},
+static const loom__gradient_row_t kGradients[] = {
+    {.op = "Abs", .fn = abs_grad, .inputs = USES(0)},
+    {.op = "Sign", .fn = sign_grad},
+    {.op = "Exp", .fn = exp_grad, .outputs = USES(0)},
+    {.op = "Expm1", .fn = expm1_grad, .inputs = USES(0)},
+    {.op = "Log", .fn = log_grad, .inputs = USES(0)},
+    {.op = "Log1p", .fn = log1p_grad, .inputs = USES(0)},
+    {.op = "Sqrt",
+     .fn = helper_of_output,
+     .data = "SqrtGrad",
+     .outputs = USES(0)},
+    {.op = "Rsqrt",
+     .fn = helper_of_output,
+     .data = "RsqrtGrad",
+     .outputs = USES(0)},
+    {.op = "Square", .fn = square_grad, .inputs = USES(0)},
+    {.op = "Reciprocal",
+     .fn = helper_of_output,
+     .data = "ReciprocalGrad",
+     .outputs = USES(0)},
+    {.op = "Inv",
+     .fn = helper_of_output,
+     .data = "InvGrad",
+     .outputs = USES(0)},
+    {.op = "Sin", .fn = sin_grad, .inputs = USES(0)},
+    {.op = "Cos", .fn = cos_grad, .inputs = USES(0)},
+    {.op = "Tanh",
+     .fn = helper_of_output,
+     .data = "TanhGrad",
+     .outputs = USES(0)},
+    {.op = "Sigmoid",
+     .fn = helper_of_output,
+     .data = "SigmoidGrad",
+     .outputs = USES(0)},
+    {.op = "Relu6",
+     .fn = helper_of_dy_output,
+     .data = "Relu6Grad",
+     .outputs = USES(0)},
+    {.op = "Elu",
+     .fn = helper_of_dy_output,
+     .data = "EluGrad",
+     .outputs = USES(0)},
+    {.op = "Selu",
+     .fn = helper_of_dy_output,
+     .data = "SeluGrad",
+     .outputs = USES(0)},
+    {.op = "Softplus",
+     .fn = helper_of_dy_input,
+     .data = "SoftplusGrad",
+     .inputs = USES(0)},
+    {.op = "Erf", .fn = erf_grad, .inputs = USES(0)},
+    {.op = "TanhGrad",
+     .fn = power_helper_grad,
+     .data = &kTanhGrad,
+     .inputs = USES(0) | USES(1)},
+    {.op = "RsqrtGrad",
+     .fn = power_helper_grad,
+     .data = &kRsqrtGrad,
+     .inputs = USES(0) | USES(1)},
+    {.op = "ReciprocalGrad",
+     .fn = power_helper_grad,
+     .data = &kReciprocalGrad,
+     .inputs = USES(0) | USES(1)},
+    {.op = "InvGrad",
+     .fn = power_helper_grad,
+     .data = &kInvGrad,
+     .inputs = USES(0) | USES(1)},
+    {.op = "SigmoidGrad", .fn = sigmoid_grad_grad, .inputs = USES(0) | USES(1)},
+    {.op = "SqrtGrad",
+     .fn = sqrt_grad_grad,
+     .inputs = USES(0),
+     .outputs = USES(0)},
+    {.op = "Relu6Grad", .fn = relu6_grad_grad, .inputs = USES(1)},
+    {.op = "EluGrad",
+     .fn = exp_unit_grad_grad,
+     .data = "EluGrad",
+     .inputs = USES(0) | USES(1)},
+    {.op = "SeluGrad",
+     .fn = exp_unit_grad_grad,
+     .data = "SeluGrad",
+     .inputs = USES(0) | USES(1)},
+    {.op = "SoftplusGrad",
+     .fn = softplus_grad_grad,
+     .inputs = USES(0) | USES(1)},
+    {.op = "Pow",
+     .fn = pow_grad,
+     .inputs = USES(0) | USES(1),
+     .outputs = USES(0)},
+    {.op = "Maximum",
+     .fn = extremum_grad,
+     .data = "GreaterEqual",
+     .inputs = USES(0) | USES(1)},
+    {.op = "Minimum",
+     .fn = extremum_grad,
+     .data = "LessEqual",
+     .inputs = USES(0) | USES(1)},
+    {.op = "SquaredDifference",
+     .fn = squared_difference_grad,
+     .inputs = USES(0) | USES(1)},
+    {.op = "Div", .fn = div_grad, .inputs = USES(0) | USES(1)},
+    {.op = "FloorMod",
+     .fn = mod_grad,
+     .data = "FloorDiv",
+     .inputs = USES(0) | USES(1)},
+    {.op = "TruncateMod",
+     .fn = mod_grad,
+     .data = "TruncateDiv",
+     .inputs = USES(0) | USES(1)},
+    {.op = "Prod", .fn = prod_grad, .inputs = USES(0) | USES(1)},
+    {.op = "Max",
+     .fn = extremum_reduction_grad,
+     .inputs = USES(0) | USES(1),
+     .outputs = USES(0)},
+    {.op = "Min",
+     .fn = extremum_reduction_grad,
+     .inputs = USES(0) | USES(1),
+     .outputs = USES(0)},
+    {.op = "AddN", .fn = add_n_grad},
+    {.op = "ClipByValue", .fn = clip_grad, .inputs = LOOM_GRADIENT_USES_ALL},
+    {.op = "Select", .fn = select_grad, .inputs = USES(0)},
+    {.op = "SelectV2", .fn = select_v2_grad, .inputs = USES(0)},
 };
 
 // Piecewise constant: no gradient (TensorFlow returns None for them); and
@@ -720,19 +785,5 @@ static const char* const kNotDifferentiable[] = {
 };
 
 loom_status_t loom__register_math_gradients(void) {
-  for (size_t i = 0; i < sizeof(kGradients) / sizeof(kGradients[0]); ++i) {
-    const math_gradient_t* g = &kGradients[i];
-    loom_gradient_def_t def = {
-        .struct_size = sizeof(def),
-        .op_name = g->op,
-        .fn = g->fn,
-        .user_data = (void*)g->data,
-        .inputs_used = g->inputs_used,
-        .outputs_used = g->outputs_used,
-    };
-    LOOM_RETURN_IF_ERROR(loom_gradient_register(&def));
-  }
-  return loom__grad_register_not_differentiable(
-      kNotDifferentiable,
-      (int32_t)(sizeof(kNotDifferentiable) / sizeof(kNotDifferentiable[0])));
+  return LOOM__REGISTER_GRADIENT_FAMILY(kGradients, kNotDifferentiable);
 }
