@@ -1,10 +1,10 @@
 // Attribute value views and their byte encoding (see attr_encoding.h).
 
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "base/text.h"
 #include "registry/attr_encoding.h"
 
 const char* loom_attr_kind_name(loom_attr_kind_t kind) {
@@ -501,45 +501,24 @@ bool loom_attr_value_equal(const loom_attr_value_t* a,
   return true;
 }
 
-// Appends formatted text to a bounded buffer, tracking the full length.
-typedef struct text_t {
-  char* buffer;
-  size_t capacity;
-  size_t length;
-} text_t;
+static void format_value(loom__text_t* text, const loom_attr_value_t* value);
 
-static void append(text_t* text, const char* format, ...)
-    LOOM_PRINTF_FORMAT(2, 3);
-
-static void append(text_t* text, const char* format, ...) {
-  va_list args;
-  va_start(args, format);
-  size_t room =
-      text->length < text->capacity ? text->capacity - text->length : 0;
-  int written =
-      vsnprintf(room ? text->buffer + text->length : NULL, room, format, args);
-  va_end(args);
-  if (written > 0) text->length += (size_t)written;
-}
-
-static void format_value(text_t* text, const loom_attr_value_t* value);
-
-static void format_scalar(text_t* text, const loom_attr_value_t* value) {
+static void format_scalar(loom__text_t* text, const loom_attr_value_t* value) {
   switch (value->kind) {
     case LOOM_ATTR_KIND_BOOL:
-      append(text, "%s", value->u.b ? "true" : "false");
+      loom__text_append(text, "%s", value->u.b ? "true" : "false");
       break;
     case LOOM_ATTR_KIND_I32:
-      append(text, "%" PRId32, value->u.i32);
+      loom__text_append(text, "%" PRId32, value->u.i32);
       break;
     case LOOM_ATTR_KIND_I64:
-      append(text, "%" PRId64, value->u.i64);
+      loom__text_append(text, "%" PRId64, value->u.i64);
       break;
     case LOOM_ATTR_KIND_F32:
-      append(text, "%g", (double)value->u.f32);
+      loom__text_append(text, "%g", (double)value->u.f32);
       break;
     case LOOM_ATTR_KIND_F64:
-      append(text, "%g", value->u.f64);
+      loom__text_append(text, "%g", value->u.f64);
       break;
     case LOOM_ATTR_KIND_DTYPE: {
       char upper[32];
@@ -550,61 +529,61 @@ static void format_scalar(text_t* text, const loom_attr_value_t* value) {
             (char)(name[i] >= 'a' && name[i] <= 'z' ? name[i] - 32 : name[i]);
       }
       upper[i] = '\0';
-      append(text, "DT_%s", upper);
+      loom__text_append(text, "DT_%s", upper);
       break;
     }
     case LOOM_ATTR_KIND_SHAPE:
       if (value->u.shape.rank < 0) {
-        append(text, "<unknown>");
+        loom__text_append(text, "<unknown>");
         break;
       }
-      append(text, "[");
+      loom__text_append(text, "[");
       for (int32_t i = 0; i < value->u.shape.rank; ++i) {
         int64_t dim = value->u.shape.dims[i];
         if (dim < 0) {
-          append(text, "%s?", i ? "," : "");
+          loom__text_append(text, "%s?", i ? "," : "");
         } else {
-          append(text, "%s%" PRId64, i ? "," : "", dim);
+          loom__text_append(text, "%s%" PRId64, i ? "," : "", dim);
         }
       }
-      append(text, "]");
+      loom__text_append(text, "]");
       break;
     case LOOM_ATTR_KIND_STRING:
     case LOOM_ATTR_KIND_FUNC:
-      append(text, "\"%.*s\"", (int)value->u.string.size,
-             value->u.string.data ? value->u.string.data : "");
+      loom__text_append(text, "\"%.*s\"", (int)value->u.string.size,
+                        value->u.string.data ? value->u.string.data : "");
       break;
     case LOOM_ATTR_KIND_TENSOR: {
       char metadata[256];
       loom_tensor_metadata_format(loom_tensor_metadata(value->u.tensor),
                                   metadata, sizeof(metadata));
-      append(text, "<tensor %s>", metadata);
+      loom__text_append(text, "<tensor %s>", metadata);
       break;
     }
     default:
-      append(text, "<invalid>");
+      loom__text_append(text, "<invalid>");
       break;
   }
 }
 
-static void format_value(text_t* text, const loom_attr_value_t* value) {
+static void format_value(loom__text_t* text, const loom_attr_value_t* value) {
   if (!value->is_list) {
     format_scalar(text, value);
     return;
   }
-  append(text, "[");
+  loom__text_append(text, "[");
   for (int64_t i = 0; i < value->count; ++i) {
     loom_attr_value_t element;
     loom_status_ignore(loom_attr_value_list_element(value, i, &element));
-    if (i) append(text, ", ");
+    if (i) loom__text_append(text, ", ");
     format_value(text, &element);
   }
-  append(text, "]");
+  loom__text_append(text, "]");
 }
 
 size_t loom_attr_value_format(const loom_attr_value_t* value, char* buffer,
                               size_t capacity) {
-  text_t text = {
+  loom__text_t text = {
       .buffer = buffer, .capacity = buffer ? capacity : 0, .length = 0};
   if (text.capacity) buffer[0] = '\0';
   format_value(&text, value);

@@ -5,10 +5,10 @@
 #include "loom/op_attrs.h"
 
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "base/text.h"
 #include "registry/attr_encoding.h"
 
 static loom_op_attrs_entry_t* entries(const loom_op_attrs_t* attrs) {
@@ -597,26 +597,6 @@ void loom_op_attrs_release(const loom_op_attrs_t* frozen) {
 // Printing (TFRT's OpAttrsRef::Print)
 //===----------------------------------------------------------------------===//
 
-typedef struct text_t {
-  char* buffer;
-  size_t capacity;
-  size_t length;
-} text_t;
-
-static void append(text_t* text, const char* format, ...)
-    LOOM_PRINTF_FORMAT(2, 3);
-
-static void append(text_t* text, const char* format, ...) {
-  va_list args;
-  va_start(args, format);
-  size_t room =
-      text->length < text->capacity ? text->capacity - text->length : 0;
-  int written =
-      vsnprintf(room ? text->buffer + text->length : NULL, room, format, args);
-  va_end(args);
-  if (written > 0) text->length += (size_t)written;
-}
-
 // TFRT's names for element types (OpAttrType).
 static const char* tfrt_dtype_name(loom_dtype_t dtype) {
   switch (dtype) {
@@ -661,88 +641,89 @@ static const char* tfrt_dtype_name(loom_dtype_t dtype) {
   }
 }
 
-static void print_element(text_t* text, const loom_attr_value_t* value);
+static void print_element(loom__text_t* text, const loom_attr_value_t* value);
 
-static void print_scalar(text_t* text, const loom_attr_value_t* value) {
+static void print_scalar(loom__text_t* text, const loom_attr_value_t* value) {
   switch (value->kind) {
     case LOOM_ATTR_KIND_BOOL:
-      append(text, "%d", value->u.b ? 1 : 0);
+      loom__text_append(text, "%d", value->u.b ? 1 : 0);
       break;
     case LOOM_ATTR_KIND_I32:
-      append(text, "%" PRId32, value->u.i32);
+      loom__text_append(text, "%" PRId32, value->u.i32);
       break;
     case LOOM_ATTR_KIND_I64:
-      append(text, "%" PRId64, value->u.i64);
+      loom__text_append(text, "%" PRId64, value->u.i64);
       break;
     case LOOM_ATTR_KIND_F32:
-      append(text, "%e", (double)value->u.f32);
+      loom__text_append(text, "%e", (double)value->u.f32);
       break;
     case LOOM_ATTR_KIND_F64:
-      append(text, "%e", value->u.f64);
+      loom__text_append(text, "%e", value->u.f64);
       break;
     case LOOM_ATTR_KIND_DTYPE:
-      append(text, "%s", tfrt_dtype_name(value->u.dtype));
+      loom__text_append(text, "%s", tfrt_dtype_name(value->u.dtype));
       break;
     case LOOM_ATTR_KIND_SHAPE:
-      append(text, "<");
+      loom__text_append(text, "<");
       if (value->u.shape.rank < 0) {
-        append(text, "*");
+        loom__text_append(text, "*");
       } else {
         for (int32_t i = 0; i < value->u.shape.rank; ++i) {
-          append(text, "%s%" PRId64, i ? "x" : "", value->u.shape.dims[i]);
+          loom__text_append(text, "%s%" PRId64, i ? "x" : "",
+                            value->u.shape.dims[i]);
         }
       }
-      append(text, ">");
+      loom__text_append(text, ">");
       break;
     case LOOM_ATTR_KIND_FUNC:
-      append(text, "FUNC function_name: %.*s", (int)value->u.string.size,
-             value->u.string.data);
+      loom__text_append(text, "FUNC function_name: %.*s",
+                        (int)value->u.string.size, value->u.string.data);
       break;
     case LOOM_ATTR_KIND_TENSOR: {
       const loom_shape_t* shape = loom_tensor_shape(value->u.tensor);
-      append(text, "dtype=%s, rank=%d, elt_count=%" PRId64,
-             tfrt_dtype_name(loom_tensor_dtype(value->u.tensor)), shape->rank,
-             loom_tensor_num_elements(value->u.tensor));
+      loom__text_append(text, "dtype=%s, rank=%d, elt_count=%" PRId64,
+                        tfrt_dtype_name(loom_tensor_dtype(value->u.tensor)),
+                        shape->rank, loom_tensor_num_elements(value->u.tensor));
       break;
     }
     default:
-      append(text, "unknown");
+      loom__text_append(text, "unknown");
       break;
   }
 }
 
 // Prints an array the way TFRT does: at most five elements, then "...".
-static void print_array(text_t* text, const loom_attr_value_t* value) {
-  append(text, "[");
+static void print_array(loom__text_t* text, const loom_attr_value_t* value) {
+  loom__text_append(text, "[");
   int64_t count = value->is_list ? value->count : (int64_t)value->u.string.size;
   for (int64_t i = 0; i < count; ++i) {
     if (i == 5) {
-      append(text, "...");
+      loom__text_append(text, "...");
       break;
     }
-    if (i) append(text, ", ");
+    if (i) loom__text_append(text, ", ");
     if (!value->is_list) {  // a string: TFRT stores it as an array of chars
-      append(text, "%c", value->u.string.data[i]);
+      loom__text_append(text, "%c", value->u.string.data[i]);
       continue;
     }
     loom_attr_value_t element;
     loom_status_ignore(loom_attr_value_list_element(value, i, &element));
     print_element(text, &element);
   }
-  append(text, "]");
+  loom__text_append(text, "]");
 }
 
-static void print_element(text_t* text, const loom_attr_value_t* value) {
+static void print_element(loom__text_t* text, const loom_attr_value_t* value) {
   if (value->kind == LOOM_ATTR_KIND_AGGREGATE) {
-    append(text, "elt_count=%" PRId64 " [", value->count);
+    loom__text_append(text, "elt_count=%" PRId64 " [", value->count);
     for (int64_t i = 0; i < value->count; ++i) {
       loom_attr_value_t element;
       loom_status_ignore(loom_attr_value_list_element(value, i, &element));
-      append(text, "%s{", i ? ", " : "");
+      loom__text_append(text, "%s{", i ? ", " : "");
       print_element(text, &element);
-      append(text, "}");
+      loom__text_append(text, "}");
     }
-    append(text, "]");
+    loom__text_append(text, "]");
   } else if (value->is_list || value->kind == LOOM_ATTR_KIND_STRING) {
     print_array(text, value);
   } else {
@@ -752,24 +733,24 @@ static void print_element(text_t* text, const loom_attr_value_t* value) {
 
 size_t loom_op_attrs_print(const loom_op_attrs_t* attrs, char* buffer,
                            size_t capacity) {
-  text_t text = {
+  loom__text_t text = {
       .buffer = buffer, .capacity = buffer ? capacity : 0, .length = 0};
   if (text.capacity) buffer[0] = '\0';
   size_t count = loom_op_attrs_count(attrs);
   if (count == 0) {
-    append(&text, "OpAttrs is empty\n");
+    loom__text_append(&text, "OpAttrs is empty\n");
     return text.length;
   }
-  append(&text, "OpAttrs contains %zu entries:\n", count);
+  loom__text_append(&text, "OpAttrs contains %zu entries:\n", count);
   for (size_t i = 0; i < count; ++i) {
     const char* name = NULL;
     loom_attr_value_t value;
     loom_op_attrs_entry_at(attrs, i, &name, &value);
-    append(&text, "  '%s' type=%s value=", name,
-           loom_attr_kind_name(value.kind));
+    loom__text_append(&text, "  '%s' type=%s value=", name,
+                      loom_attr_kind_name(value.kind));
     print_element(&text, &value);
-    append(&text, "\n");
+    loom__text_append(&text, "\n");
   }
-  append(&text, "\n");
+  loom__text_append(&text, "\n");
   return text.length;
 }

@@ -1,37 +1,17 @@
 // Printing host tensors in TFRT's form.
 
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "loom/tensor.h"
 
 #include "base/half.h"
+#include "base/text.h"
 
 enum { kMaxPrintedValues = 16 };
 
-typedef struct text_t {
-  char* buffer;
-  size_t capacity;
-  size_t length;
-} text_t;
-
-static void append(text_t* text, const char* format, ...)
-    LOOM_PRINTF_FORMAT(2, 3);
-
-static void append(text_t* text, const char* format, ...) {
-  va_list args;
-  va_start(args, format);
-  size_t room =
-      text->length < text->capacity ? text->capacity - text->length : 0;
-  int written =
-      vsnprintf(room ? text->buffer + text->length : NULL, room, format, args);
-  va_end(args);
-  if (written > 0) text->length += (size_t)written;
-}
-
-static void append_element(text_t* text, loom_dtype_t dtype,
+static void append_element(loom__text_t* text, loom_dtype_t dtype,
                            const unsigned char* data, int64_t index) {
   size_t size = loom_dtype_size(dtype);
   const unsigned char* at = data + (size_t)index * size;
@@ -39,19 +19,19 @@ static void append_element(text_t* text, loom_dtype_t dtype,
     case LOOM_DTYPE_FLOAT: {
       float v;
       memcpy(&v, at, sizeof(v));
-      append(text, "%.6e", (double)v);
+      loom__text_append(text, "%.6e", (double)v);
       break;
     }
     case LOOM_DTYPE_DOUBLE: {
       double v;
       memcpy(&v, at, sizeof(v));
-      append(text, "%.6e", v);
+      loom__text_append(text, "%.6e", v);
       break;
     }
     case LOOM_DTYPE_HALF: {
       uint16_t v;
       memcpy(&v, at, sizeof(v));
-      append(text, "%.6e", (double)loom__half_to_float(v));
+      loom__text_append(text, "%.6e", (double)loom__half_to_float(v));
       break;
     }
     case LOOM_DTYPE_BFLOAT16: {
@@ -60,69 +40,70 @@ static void append_element(text_t* text, loom_dtype_t dtype,
       uint32_t bits = (uint32_t)v << 16;
       float f;
       memcpy(&f, &bits, sizeof(f));
-      append(text, "%.6e", (double)f);
+      loom__text_append(text, "%.6e", (double)f);
       break;
     }
     case LOOM_DTYPE_BOOL:
-      append(text, "%d", at[0] ? 1 : 0);
+      loom__text_append(text, "%d", at[0] ? 1 : 0);
       break;
     case LOOM_DTYPE_INT8:
-      append(text, "%d", (int)(int8_t)at[0]);
+      loom__text_append(text, "%d", (int)(int8_t)at[0]);
       break;
     case LOOM_DTYPE_UINT8:
-      append(text, "%u", (unsigned)at[0]);
+      loom__text_append(text, "%u", (unsigned)at[0]);
       break;
     case LOOM_DTYPE_INT16: {
       int16_t v;
       memcpy(&v, at, sizeof(v));
-      append(text, "%d", (int)v);
+      loom__text_append(text, "%d", (int)v);
       break;
     }
     case LOOM_DTYPE_UINT16: {
       uint16_t v;
       memcpy(&v, at, sizeof(v));
-      append(text, "%u", (unsigned)v);
+      loom__text_append(text, "%u", (unsigned)v);
       break;
     }
     case LOOM_DTYPE_INT32: {
       int32_t v;
       memcpy(&v, at, sizeof(v));
-      append(text, "%" PRId32, v);
+      loom__text_append(text, "%" PRId32, v);
       break;
     }
     case LOOM_DTYPE_UINT32: {
       uint32_t v;
       memcpy(&v, at, sizeof(v));
-      append(text, "%" PRIu32, v);
+      loom__text_append(text, "%" PRIu32, v);
       break;
     }
     case LOOM_DTYPE_INT64: {
       int64_t v;
       memcpy(&v, at, sizeof(v));
-      append(text, "%" PRId64, v);
+      loom__text_append(text, "%" PRId64, v);
       break;
     }
     case LOOM_DTYPE_UINT64: {
       uint64_t v;
       memcpy(&v, at, sizeof(v));
-      append(text, "%" PRIu64, v);
+      loom__text_append(text, "%" PRIu64, v);
       break;
     }
     case LOOM_DTYPE_COMPLEX64: {
       float v[2];
       memcpy(v, at, sizeof(v));
-      append(text, "(%.6e,%.6e)", (double)v[0], (double)v[1]);
+      loom__text_append(text, "(%.6e,%.6e)", (double)v[0], (double)v[1]);
       break;
     }
     case LOOM_DTYPE_COMPLEX128: {
       double v[2];
       memcpy(v, at, sizeof(v));
-      append(text, "(%.6e,%.6e)", v[0], v[1]);
+      loom__text_append(text, "(%.6e,%.6e)", v[0], v[1]);
       break;
     }
     default: {
-      append(text, "0x");
-      for (size_t i = 0; i < size; ++i) append(text, "%02x", at[size - 1 - i]);
+      loom__text_append(text, "0x");
+      for (size_t i = 0; i < size; ++i)
+        loom__text_append(text, "%02x", at[size - 1 - i]);
       break;
     }
   }
@@ -130,11 +111,11 @@ static void append_element(text_t* text, loom_dtype_t dtype,
 
 size_t loom_tensor_format(const loom_tensor_t* tensor, char* buffer,
                           size_t capacity) {
-  text_t text = {
+  loom__text_t text = {
       .buffer = buffer, .capacity = buffer ? capacity : 0, .length = 0};
   if (text.capacity) buffer[0] = '\0';
   if (!tensor) {
-    append(&text, "<null tensor>");
+    loom__text_append(&text, "<null tensor>");
     return text.length;
   }
   char shape[LOOM_MAX_RANK * 22 + 16];
@@ -143,41 +124,43 @@ size_t loom_tensor_format(const loom_tensor_t* tensor, char* buffer,
   int64_t count = loom_tensor_num_elements(tensor);
   switch (loom_tensor_kind(tensor)) {
     case LOOM_TENSOR_SCALAR:
-      append(&text, "ScalarHostTensor dtype = %s, shape = %s, value = ",
-             loom_dtype_short_name(dtype), shape);
+      loom__text_append(&text,
+                        "ScalarHostTensor dtype = %s, shape = %s, value = ",
+                        loom_dtype_short_name(dtype), shape);
       append_element(&text, dtype, loom_tensor_data(tensor), 0);
       return text.length;
     case LOOM_TENSOR_STRING:
-      append(&text, "StringHostTensor shape = %s, values = [", shape);
+      loom__text_append(&text, "StringHostTensor shape = %s, values = [",
+                        shape);
       for (int64_t i = 0; i < count; ++i) {
         if (i == kMaxPrintedValues) {
-          append(&text, ", ...");
+          loom__text_append(&text, ", ...");
           break;
         }
         const loom_tstring_t* s = loom_tensor_string_at(tensor, i);
-        append(&text, "%s\"%.*s\"", i ? ", " : "", (int)loom_tstring_size(s),
-               loom_tstring_data(s));
+        loom__text_append(&text, "%s\"%.*s\"", i ? ", " : "",
+                          (int)loom_tstring_size(s), loom_tstring_data(s));
       }
-      append(&text, "]");
+      loom__text_append(&text, "]");
       return text.length;
     case LOOM_TENSOR_DENSE:
     default:
       break;
   }
-  append(&text, "DenseHostTensor dtype = %s, shape = %s, values = [",
-         loom_dtype_short_name(dtype), shape);
+  loom__text_append(&text, "DenseHostTensor dtype = %s, shape = %s, values = [",
+                    loom_dtype_short_name(dtype), shape);
   if (loom_dtype_size(dtype) == 0) {
-    append(&text, "<%zu bytes>]", loom_tensor_byte_size(tensor));
+    loom__text_append(&text, "<%zu bytes>]", loom_tensor_byte_size(tensor));
     return text.length;
   }
   for (int64_t i = 0; i < count; ++i) {
     if (i == kMaxPrintedValues) {
-      append(&text, ", ...");
+      loom__text_append(&text, ", ...");
       break;
     }
-    if (i) append(&text, ", ");
+    if (i) loom__text_append(&text, ", ");
     append_element(&text, dtype, loom_tensor_data(tensor), i);
   }
-  append(&text, "]");
+  loom__text_append(&text, "]");
   return text.length;
 }
