@@ -108,13 +108,13 @@ static void logging_destroy(void* opaque) {
 }
 
 static const loom_op_handler_vtable_t kLoggingVtable = {
-    sizeof(loom_op_handler_vtable_t),
-    "logging",
-    logging_prepare,
-    logging_release_op_data,
-    logging_execute,
-    logging_device_name,
-    logging_destroy,
+    .struct_size = sizeof(loom_op_handler_vtable_t),
+    .type_name = "logging",
+    .prepare = logging_prepare,
+    .release_op_data = logging_release_op_data,
+    .execute = logging_execute,
+    .device_name = logging_device_name,
+    .destroy = logging_destroy,
 };
 
 loom_status_t loom_dispatch_logging_handler_create(

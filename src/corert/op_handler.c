@@ -183,13 +183,10 @@ static loom_status_t null_execute(loom_op_handler_t* handler,
 }
 
 static const loom_op_handler_vtable_t kNullVtable = {
-    sizeof(loom_op_handler_vtable_t),
-    "null",
-    null_prepare,
-    NULL,
-    null_execute,
-    NULL,
-    NULL,
+    .struct_size = sizeof(loom_op_handler_vtable_t),
+    .type_name = "null",
+    .prepare = null_prepare,
+    .execute = null_execute,
 };
 
 loom_status_t loom_null_op_handler_create(loom_runtime_t* runtime,

@@ -12,7 +12,10 @@ static void destroy_tensor_payload(void* payload) {
 }
 
 const loom_async_value_type_t loom_async_value_type_tensor = {
-    "tensor", sizeof(loom_tensor_t*), destroy_tensor_payload};
+    .name = "tensor",
+    .payload_size = sizeof(loom_tensor_t*),
+    .destroy_payload = destroy_tensor_payload,
+};
 
 loom_status_t loom__tensor_error_value(loom_allocator_t allocator,
                                        loom_status_t error,
