@@ -209,6 +209,29 @@ static loom_status_t forward_or_allocate(
                                  kernel_reference, out_tensor);
 }
 
+loom_status_t loom__kernel_context_forward_or_allocate_same(
+    loom_kernel_context_t* context, const int32_t* candidates,
+    int32_t num_candidates, const loom_shape_t* shape,
+    loom_tensor_t** out_tensor) {
+  for (int32_t c = 0; c < num_candidates; ++c) {
+    int32_t i = candidates[c];
+    if (!(context->owned_inputs & ((uint64_t)1 << i))) continue;
+    loom_tensor_t* input = context->inputs[i];
+    if (loom_tensor_kind(input) != LOOM_TENSOR_DENSE ||
+        !loom_tensor_is_forwardable(input)) {
+      continue;
+    }
+    loom_tensor_retain(input);
+    loom_tensor_release(context->outputs[0]);
+    context->outputs[0] = input;
+    count_output(context, true);
+    *out_tensor = input;
+    return loom_ok_status();
+  }
+  return allocate_checked_output(context, 0, context->output_dtypes[0], shape,
+                                 false, out_tensor);
+}
+
 bool loom__kernel_context_is_host_memory(const loom_kernel_context_t* context,
                                          bool output, int32_t index) {
   const loom_kernel_def_t* kernel = context->kernel;
