@@ -337,7 +337,7 @@ static inline bool tiny_binary(loom_kernel_context_t* ctx,
   }
   loom_tensor_t* z = NULL;
   loom_status_t status = loom__kernel_context_forward_or_allocate_same(
-      ctx, candidates, num_candidates, shape, &z);
+      ctx, candidates, num_candidates, shape, total, &z);
   if (LOOM_UNLIKELY(status != NULL)) {
     loom__kernel_context_fail(ctx, status);
     return true;

@@ -70,11 +70,11 @@ loom_status_t loom__kernel_context_forward_or_allocate(
 
 // Output 0 of a kernel of Loom's own: the first candidate input nobody
 // else holds, or a new dense tensor. The caller has checked the candidates:
-// inputs (below 64) of output 0's dtype and of `shape` (fully defined).
-// The output's reference stays the context's.
+// inputs (below 64) of output 0's dtype and of `shape` (fully defined, of
+// `count` elements). The output's reference stays the context's.
 loom_status_t loom__kernel_context_forward_or_allocate_same(
     loom_kernel_context_t* context, const int32_t* candidates,
-    int32_t num_candidates, const loom_shape_t* shape,
+    int32_t num_candidates, const loom_shape_t* shape, int64_t count,
     loom_tensor_t** out_tensor);
 
 // Whether flattened input (or output) `index` belongs to an argument the
