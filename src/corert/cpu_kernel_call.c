@@ -148,7 +148,11 @@ static loom_status_t run_tf_kernel(const cpu_call_t* call) {
         output_vector_reserve(&outputs, allocator, (size_t)call->num_results));
   }
   loom_tensor_t** output_data = output_vector_data(&outputs);
-  for (int32_t i = 0; i < call->num_results; ++i) output_data[i] = NULL;
+  // Most ops have one or two results: two stores rather than a memset
+  // (the array holds at least two).
+  output_data[0] = NULL;
+  output_data[1] = NULL;
+  for (int32_t i = 2; i < call->num_results; ++i) output_data[i] = NULL;
   loom_kernel_context_t context;
   initialize_context(call, &context, output_data);
   call->spec->kernel->compute(call->spec->instance, &context);

@@ -14,19 +14,6 @@
 #include "loom/shape_inference.h"
 #include "registry/shape_inference_internal.h"
 
-static inline bool spec_matches(const cpu_kernel_spec_t* spec,
-                                const loom_tensor_metadata_t* inputs,
-                                int32_t num_inputs,
-                                const loom_op_attrs_t* caller_attrs) {
-  if (spec->num_inputs != num_inputs) return false;
-  for (int32_t i = 0; i < num_inputs; ++i) {
-    if (spec->input_dtypes[i] != inputs[i].dtype) return false;
-  }
-  // A spec of no caller attrs (NULL) matches a call without any at once.
-  if (!spec->caller_attrs) return loom_op_attrs_count(caller_attrs) == 0;
-  return loom_op_attrs_equal(spec->caller_attrs, caller_attrs);
-}
-
 void loom__cpu_spec_destroy(loom_allocator_t allocator,
                             cpu_kernel_spec_t* spec) {
   if (!spec) return;
@@ -162,7 +149,8 @@ loom_status_t loom__cpu_spec_get(cpu_op_t* op,
   *out_owned = false;
   int32_t count = atomic_load_explicit(&op->num_specs, memory_order_acquire);
   for (int32_t i = 0; i < count; ++i) {
-    if (spec_matches(op->specs[i], inputs, num_inputs, caller_attrs)) {
+    if (loom__cpu_spec_matches(op->specs[i], inputs, num_inputs,
+                               caller_attrs)) {
       *out_spec = op->specs[i];
       return loom_ok_status();
     }
@@ -171,7 +159,8 @@ loom_status_t loom__cpu_spec_get(cpu_op_t* op,
   // Another thread may have added it meanwhile.
   int32_t now = atomic_load_explicit(&op->num_specs, memory_order_relaxed);
   for (int32_t i = count; i < now; ++i) {
-    if (spec_matches(op->specs[i], inputs, num_inputs, caller_attrs)) {
+    if (loom__cpu_spec_matches(op->specs[i], inputs, num_inputs,
+                               caller_attrs)) {
       *out_spec = op->specs[i];
       pthread_mutex_unlock(&op->specs_mutex);
       return loom_ok_status();

@@ -81,6 +81,34 @@ loom_status_t loom__cpu_annotate(loom_status_t status, const char* op_name);
 // Specialisations (cpu_kernel_spec.c)
 //===----------------------------------------------------------------------===//
 
+static inline bool loom__cpu_spec_matches(const cpu_kernel_spec_t* spec,
+                                          const loom_tensor_metadata_t* inputs,
+                                          int32_t num_inputs,
+                                          const loom_op_attrs_t* caller_attrs) {
+  if (spec->num_inputs != num_inputs) return false;
+  for (int32_t i = 0; i < num_inputs; ++i) {
+    if (spec->input_dtypes[i] != inputs[i].dtype) return false;
+  }
+  // A spec of no caller attrs (NULL) matches a call without any at once.
+  if (!spec->caller_attrs) return loom_op_attrs_count(caller_attrs) == 0;
+  return loom_op_attrs_equal(spec->caller_attrs, caller_attrs);
+}
+
+// The cached specialisation for these inputs' dtypes and caller attrs, or
+// NULL (then loom__cpu_spec_get): inline, as every Execute looks it up.
+static inline cpu_kernel_spec_t* loom__cpu_spec_find(
+    cpu_op_t* op, const loom_tensor_metadata_t* inputs, int32_t num_inputs,
+    const loom_op_attrs_t* caller_attrs) {
+  int32_t count = atomic_load_explicit(&op->num_specs, memory_order_acquire);
+  for (int32_t i = 0; i < count; ++i) {
+    if (loom__cpu_spec_matches(op->specs[i], inputs, num_inputs,
+                               caller_attrs)) {
+      return op->specs[i];
+    }
+  }
+  return NULL;
+}
+
 // The specialisation for these inputs' dtypes and caller attrs (may be NULL),
 // created (and its kernel constructed) on first use. *out_owned is set when
 // it is not cached (the cache is full, or the attrs hold tensors, which the

@@ -37,14 +37,10 @@ static _Thread_local struct {
 } t_slots[kThreadSlots];
 static _Thread_local unsigned t_next_slot;
 
-scope_stack_t* loom__scope_stack(loom_context_t* context, bool create) {
-  int slot = -1;
-  for (int i = 0; i < kThreadSlots; ++i) {
-    if (t_slots[i].context_id != context->id) continue;
-    if (t_slots[i].stack || !create) return t_slots[i].stack;
-    slot = i;  // known to have none: make it
-    break;
-  }
+// The look-up the slots did not answer: under the context's mutex, making
+// the stack when `create`; `slot` is the context's slot, or -1.
+static __attribute__((noinline)) scope_stack_t* find_scope_stack(
+    loom_context_t* context, bool create, int slot) {
   uint64_t self = loom__thread_id();
   scope_stack_t* stack = NULL;
   pthread_mutex_lock(&context->mutex);
@@ -71,6 +67,18 @@ scope_stack_t* loom__scope_stack(loom_context_t* context, bool create) {
   t_slots[slot].context_id = context->id;
   t_slots[slot].stack = stack;
   return stack;
+}
+
+scope_stack_t* loom__scope_stack(loom_context_t* context, bool create) {
+  // Every eager op asks: the slots' address is looked up once.
+  __typeof__(t_slots[0])* slots = t_slots;
+  uint64_t id = context->id;
+  for (int i = 0; i < kThreadSlots; ++i) {
+    if (slots[i].context_id != id) continue;
+    if (slots[i].stack || !create) return slots[i].stack;
+    return find_scope_stack(context, create, i);  // known to have none
+  }
+  return find_scope_stack(context, create, -1);
 }
 
 loom_op_handler_t* loom__scope_stack_top(const scope_stack_t* stack) {

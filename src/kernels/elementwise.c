@@ -9,6 +9,7 @@
 
 #include "kernels/broadcast.h"
 #include "loom/thread_pool.h"
+#include "registry/kernel_context.h"
 
 int loom__elem_slot(loom_dtype_t dtype) {
   switch (dtype) {
@@ -297,14 +298,15 @@ static int32_t forward_candidates(const loom__elementwise_call_t* call,
 // A tiny two-operand op whose operands have the same shape, or one of
 // them a single element (x + y, x * 2): one loop over the output, without
 // planning a broadcast. False (nothing done) when it does not apply.
-static bool tiny_binary(loom_kernel_context_t* ctx,
-                        const loom__elementwise_call_t* call) {
+static inline bool tiny_binary(loom_kernel_context_t* ctx,
+                               const loom__elementwise_call_t* call) {
   if (call->num_operands != 2 || !call->binary || call->shapes[0] ||
       call->shapes[1]) {
     return false;
   }
-  loom_tensor_t* const inputs[2] = {loom_kernel_context_input(ctx, 0),
-                                    loom_kernel_context_input(ctx, 1)};
+  // Every binary op's kernel has two inputs and one output (its op
+  // definition's), read in place.
+  loom_tensor_t* const* inputs = ctx->inputs;
   const loom_shape_t* const shapes[2] = {loom_tensor_shape(inputs[0]),
                                          loom_tensor_shape(inputs[1])};
   int64_t na = loom_tensor_num_elements(inputs[0]);
@@ -323,7 +325,7 @@ static bool tiny_binary(loom_kernel_context_t* ctx,
   if (total * cost >= kElementwiseMinParallelWork) return false;
   // An input of the output's shape (both, when they are equal) and dtype
   // may become the output: forward_candidates without comparing shapes.
-  loom_dtype_t out_dtype = loom_kernel_context_output_dtype(ctx, 0);
+  loom_dtype_t out_dtype = ctx->output_dtypes[0];
   int32_t candidates[2];
   int32_t num_candidates = 0;
   for (int32_t k = 0; k < 2; ++k) {
@@ -334,10 +336,10 @@ static bool tiny_binary(loom_kernel_context_t* ctx,
     }
   }
   loom_tensor_t* z = NULL;
-  loom_status_t status = loom_kernel_context_forward_or_allocate(
-      ctx, candidates, num_candidates, 0, shape, NULL, &z);
-  if (status) {
-    loom_kernel_context_fail(ctx, status);
+  loom_status_t status = loom__kernel_context_forward_or_allocate_same(
+      ctx, candidates, num_candidates, shape, total, &z);
+  if (LOOM_UNLIKELY(status != NULL)) {
+    loom__kernel_context_fail(ctx, status);
     return true;
   }
   if (total > 0) {
@@ -348,9 +350,10 @@ static bool tiny_binary(loom_kernel_context_t* ctx,
   return true;
 }
 
-void loom__elementwise_compute(loom_kernel_context_t* ctx,
-                               const loom__elementwise_call_t* call) {
-  if (tiny_binary(ctx, call)) return;
+// Everything but a tiny binary op: out of line, so that a tiny op does not
+// pay for this frame (the job and its plan are large).
+static __attribute__((noinline)) void elementwise_compute_planned(
+    loom_kernel_context_t* ctx, const loom__elementwise_call_t* call) {
   const loom_op_def_t* op = loom_kernel_context_op(ctx);
   int32_t n_ops = call->num_operands;
   loom_tensor_t* inputs[3] = {NULL, NULL, NULL};
@@ -453,6 +456,12 @@ void loom__elementwise_compute(loom_kernel_context_t* ctx,
   }
 }
 
+void loom__elementwise_compute(loom_kernel_context_t* ctx,
+                               const loom__elementwise_call_t* call) {
+  if (tiny_binary(ctx, call)) return;
+  elementwise_compute_planned(ctx, call);
+}
+
 void loom__binary_compute(loom_kernel_context_t* ctx,
                           loom__binary_loop_fn_t loop,
                           int64_t cost_per_element) {
@@ -470,31 +479,38 @@ void loom__binary_compute(loom_kernel_context_t* ctx,
   loom__elementwise_compute(ctx, &call);
 }
 
+bool loom__binary_call_initialize(loom__binary_op_t op, loom_dtype_t dtype,
+                                  int64_t cost_per_element,
+                                  loom__elementwise_call_t* call) {
+  loom__binary_checked_loop_fn_t checked = loom__binary_checked_loop(op, dtype);
+  if (checked) {
+    *call = (loom__elementwise_call_t){
+        .num_operands = 2,
+        .checked = checked,
+        .error_message = op == LOOM_BINARY_POW
+                             ? "Integers to negative integer powers are not "
+                               "allowed"
+                             : "Integer division by zero",
+        .cost_per_element = cost_per_element};
+    return true;
+  }
+  loom__binary_loop_fn_t loop = loom__binary_loop(op, dtype);
+  if (!loop) return false;
+  *call = (loom__elementwise_call_t){
+      .num_operands = 2,
+      .binary = loop,
+      .binary_streaming = loom__binary_stream_loop(op, dtype),
+      .cost_per_element = cost_per_element};
+  return true;
+}
+
 void loom__binary_compute_op(loom_kernel_context_t* ctx, loom__binary_op_t op,
                              int64_t cost_per_element) {
   loom_dtype_t dtype = loom_tensor_dtype(loom_kernel_context_input(ctx, 0));
-  loom__binary_checked_loop_fn_t checked = loom__binary_checked_loop(op, dtype);
-  if (!checked) {
-    loom__binary_loop_fn_t loop = loom__binary_loop(op, dtype);
-    if (!loop) {
-      loom__binary_compute(ctx, NULL, cost_per_element);  // the error
-      return;
-    }
-    loom__elementwise_call_t call = {
-        .num_operands = 2,
-        .binary = loop,
-        .binary_streaming = loom__binary_stream_loop(op, dtype),
-        .cost_per_element = cost_per_element};
-    loom__elementwise_compute(ctx, &call);
+  loom__elementwise_call_t call;
+  if (!loom__binary_call_initialize(op, dtype, cost_per_element, &call)) {
+    loom__binary_compute(ctx, NULL, cost_per_element);  // the error
     return;
   }
-  loom__elementwise_call_t call = {
-      .num_operands = 2,
-      .checked = checked,
-      .error_message = op == LOOM_BINARY_POW
-                           ? "Integers to negative integer powers are not "
-                             "allowed"
-                           : "Integer division by zero",
-      .cost_per_element = cost_per_element};
   loom__elementwise_compute(ctx, &call);
 }

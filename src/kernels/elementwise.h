@@ -199,6 +199,12 @@ void loom__elementwise_compute(loom_kernel_context_t* ctx,
 void loom__binary_compute_op(loom_kernel_context_t* ctx, loom__binary_op_t op,
                              int64_t cost_per_element);
 
+// The call loom__binary_compute_op makes for (op, dtype), into *call; false
+// when there is no loop.
+bool loom__binary_call_initialize(loom__binary_op_t op, loom_dtype_t dtype,
+                                  int64_t cost_per_element,
+                                  loom__elementwise_call_t* call);
+
 // Writes TensorFlow's form of a fully defined shape, "[2,3]" ("[]" for a
 // scalar), into text (LOOM_SHAPE_TEXT_SIZE bytes).
 enum { LOOM_SHAPE_TEXT_SIZE = LOOM_MAX_RANK * 21 + 3 };

@@ -3,31 +3,111 @@
 // SquaredDifference, with TensorFlow's signatures and semantics (integer
 // division by zero and integers to negative powers fail the op).
 
+#include <pthread.h>
+
 #include "kernels/builtin_families.h"
 #include "kernels/elementwise.h"
 #include "kernels/kernel_registration.h"
 #include "kernels/shape_fns.h"
 
-// One compute function per op: the loop comes from the op and the dtype.
-#define BINARY_COMPUTE(name, op, cost)                                   \
+// A kernel's loops, resolved when it is constructed: its instance points at
+// the entry of its op and dtype, so compute looks nothing up. The entries
+// are filled once for this CPU's level and never change.
+typedef struct binary_kernel_t {
+  loom_dtype_t dtype;
+  bool resolved;  // false: no loop (compute reports it)
+  loom__elementwise_call_t call;
+} binary_kernel_t;
+
+static const int64_t kCost[LOOM_BINARY_OPS] = {
+    [LOOM_BINARY_ADD] = 1,
+    [LOOM_BINARY_SUB] = 1,
+    [LOOM_BINARY_MUL] = 1,
+    [LOOM_BINARY_REAL_DIV] = 4,
+    [LOOM_BINARY_DIV] = 4,
+    [LOOM_BINARY_FLOOR_DIV] = 6,
+    [LOOM_BINARY_FLOOR_MOD] = 12,
+    [LOOM_BINARY_TRUNCATE_DIV] = 6,
+    [LOOM_BINARY_TRUNCATE_MOD] = 12,
+    [LOOM_BINARY_POW] = 20,
+    [LOOM_BINARY_MAXIMUM] = 1,
+    [LOOM_BINARY_MINIMUM] = 1,
+    [LOOM_BINARY_SQUARED_DIFFERENCE] = 2,
+};
+
+// The dtype of each element-wise slot.
+static const loom_dtype_t kSlotDtypes[LOOM_ELEM_SLOTS] = {
+    [LOOM_ELEM_F32] = LOOM_DTYPE_FLOAT,     [LOOM_ELEM_F64] = LOOM_DTYPE_DOUBLE,
+    [LOOM_ELEM_I32] = LOOM_DTYPE_INT32,     [LOOM_ELEM_I64] = LOOM_DTYPE_INT64,
+    [LOOM_ELEM_U8] = LOOM_DTYPE_UINT8,      [LOOM_ELEM_I8] = LOOM_DTYPE_INT8,
+    [LOOM_ELEM_I16] = LOOM_DTYPE_INT16,     [LOOM_ELEM_U16] = LOOM_DTYPE_UINT16,
+    [LOOM_ELEM_U32] = LOOM_DTYPE_UINT32,    [LOOM_ELEM_U64] = LOOM_DTYPE_UINT64,
+    [LOOM_ELEM_BOOL] = LOOM_DTYPE_BOOL,     [LOOM_ELEM_F16] = LOOM_DTYPE_HALF,
+    [LOOM_ELEM_BF16] = LOOM_DTYPE_BFLOAT16,
+};
+
+static binary_kernel_t g_kernels[LOOM_BINARY_OPS][LOOM_ELEM_SLOTS];
+static pthread_once_t g_kernels_once = PTHREAD_ONCE_INIT;
+
+static void resolve_kernels(void) {
+  for (int op = 0; op < LOOM_BINARY_OPS; ++op) {
+    for (int slot = 0; slot < LOOM_ELEM_SLOTS; ++slot) {
+      binary_kernel_t* kernel = &g_kernels[op][slot];
+      kernel->dtype = kSlotDtypes[slot];
+      kernel->resolved = loom__binary_call_initialize(
+          (loom__binary_op_t)op, kernel->dtype, kCost[op], &kernel->call);
+    }
+  }
+}
+
+static void* binary_create(loom_kernel_construction_t* ctx,
+                           loom__binary_op_t op) {
+  loom_dtype_t dtype = LOOM_DTYPE_INVALID;
+  loom_status_t status =
+      loom_op_attrs_get_dtype(loom_kernel_construction_attrs(ctx), "T", &dtype);
+  int slot = loom__elem_slot(dtype);
+  if (status || slot < 0) {
+    loom_status_free(status);
+    return NULL;  // resolved per call
+  }
+  pthread_once(&g_kernels_once, resolve_kernels);
+  return &g_kernels[op][slot];
+}
+
+static void binary_compute(const binary_kernel_t* kernel,
+                           loom_kernel_context_t* ctx, loom__binary_op_t op) {
+  // The inputs' dtype is T's unless the caller's attrs said otherwise.
+  if (LOOM_LIKELY(kernel && kernel->resolved &&
+                  kernel->dtype ==
+                      loom_tensor_dtype(loom_kernel_context_input(ctx, 0)))) {
+    loom__elementwise_compute(ctx, &kernel->call);
+    return;
+  }
+  loom__binary_compute_op(ctx, op, kCost[op]);
+}
+
+// One create and compute function per op.
+#define BINARY_KERNEL(name, op)                                          \
+  static void* name##_create(loom_kernel_construction_t* ctx) {          \
+    return binary_create(ctx, op);                                       \
+  }                                                                      \
   static void name##_compute(void* kernel, loom_kernel_context_t* ctx) { \
-    (void)kernel;                                                        \
-    loom__binary_compute_op(ctx, op, cost);                              \
+    binary_compute(kernel, ctx, op);                                     \
   }
 
-BINARY_COMPUTE(add, LOOM_BINARY_ADD, 1)
-BINARY_COMPUTE(sub, LOOM_BINARY_SUB, 1)
-BINARY_COMPUTE(mul, LOOM_BINARY_MUL, 1)
-BINARY_COMPUTE(real_div, LOOM_BINARY_REAL_DIV, 4)
-BINARY_COMPUTE(div, LOOM_BINARY_DIV, 4)
-BINARY_COMPUTE(floor_div, LOOM_BINARY_FLOOR_DIV, 6)
-BINARY_COMPUTE(floor_mod, LOOM_BINARY_FLOOR_MOD, 12)
-BINARY_COMPUTE(truncate_div, LOOM_BINARY_TRUNCATE_DIV, 6)
-BINARY_COMPUTE(truncate_mod, LOOM_BINARY_TRUNCATE_MOD, 12)
-BINARY_COMPUTE(pow, LOOM_BINARY_POW, 20)
-BINARY_COMPUTE(maximum, LOOM_BINARY_MAXIMUM, 1)
-BINARY_COMPUTE(minimum, LOOM_BINARY_MINIMUM, 1)
-BINARY_COMPUTE(squared_difference, LOOM_BINARY_SQUARED_DIFFERENCE, 2)
+BINARY_KERNEL(add, LOOM_BINARY_ADD)
+BINARY_KERNEL(sub, LOOM_BINARY_SUB)
+BINARY_KERNEL(mul, LOOM_BINARY_MUL)
+BINARY_KERNEL(real_div, LOOM_BINARY_REAL_DIV)
+BINARY_KERNEL(div, LOOM_BINARY_DIV)
+BINARY_KERNEL(floor_div, LOOM_BINARY_FLOOR_DIV)
+BINARY_KERNEL(floor_mod, LOOM_BINARY_FLOOR_MOD)
+BINARY_KERNEL(truncate_div, LOOM_BINARY_TRUNCATE_DIV)
+BINARY_KERNEL(truncate_mod, LOOM_BINARY_TRUNCATE_MOD)
+BINARY_KERNEL(pow, LOOM_BINARY_POW)
+BINARY_KERNEL(maximum, LOOM_BINARY_MAXIMUM)
+BINARY_KERNEL(minimum, LOOM_BINARY_MINIMUM)
+BINARY_KERNEL(squared_difference, LOOM_BINARY_SQUARED_DIFFERENCE)
 
 #define BINARY_OP(op_name, types, commutative)                        \
   {                                                                   \
@@ -72,11 +152,12 @@ static const loom__builtin_op_t kOps[] = {
 #define SIGNED_INTS \
   LOOM_DTYPE_INT32, LOOM_DTYPE_INT64, LOOM_DTYPE_INT8, LOOM_DTYPE_INT16
 
-#define KERNEL(op, fn, ...)                                              \
-  {                                                                      \
-    .op_name = op, .compute = fn##_compute, .type_attr = "T", .types = { \
-      __VA_ARGS__                                                        \
-    }                                                                    \
+#define KERNEL(op, fn, ...)                                        \
+  {                                                                \
+    .op_name = op, .compute = fn##_compute, .create = fn##_create, \
+    .type_attr = "T", .types = {                                   \
+      __VA_ARGS__                                                  \
+    }                                                              \
   }
 
 static const loom__builtin_kernel_t kKernels[] = {

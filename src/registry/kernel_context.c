@@ -109,18 +109,22 @@ loom_status_t loom__kernel_context_allocate_output(
   return allocate_output(context, index, dtype, shape, true, out_tensor);
 }
 
-// allocate_output once `index` and `dtype` are known to be the output's.
+// allocate_output once `index` and `dtype` are known to be the output's;
+// `count` is the shape's element count when the caller knows it, else -1.
 static loom_status_t allocate_checked_output(loom_kernel_context_t* context,
                                              int32_t index, loom_dtype_t dtype,
                                              const loom_shape_t* shape,
+                                             int64_t count,
                                              bool kernel_reference,
                                              loom_tensor_t** out_tensor) {
   loom_tensor_t* tensor = NULL;
   loom_status_t status =
       dtype == LOOM_DTYPE_STRING
           ? loom_tensor_create_string(context->allocator, shape, &tensor)
-          : loom__tensor_create_dense(&context->allocator, dtype, shape,
-                                      &tensor);
+      : count >= 0 ? loom__tensor_create_dense_counted(
+                         &context->allocator, dtype, shape, count, &tensor)
+                   : loom__tensor_create_dense(&context->allocator, dtype,
+                                               shape, &tensor);
   if (status) {
     return loom_status_annotate(status, "%s: allocating output %d",
                                 context->op->name, index);
@@ -142,8 +146,8 @@ static loom_status_t allocate_output(loom_kernel_context_t* context,
   *out_tensor = NULL;
   LOOM_RETURN_IF_ERROR(check_output_index(context, index));
   LOOM_RETURN_IF_ERROR(check_output_dtype(context, index, dtype));
-  return allocate_checked_output(context, index, dtype, shape, kernel_reference,
-                                 out_tensor);
+  return allocate_checked_output(context, index, dtype, shape, -1,
+                                 kernel_reference, out_tensor);
 }
 
 static loom_status_t forward_or_allocate(
@@ -205,8 +209,31 @@ static loom_status_t forward_or_allocate(
     *out_tensor = output;
     return loom_ok_status();
   }
-  return allocate_checked_output(context, output_index, dtype, shape,
+  return allocate_checked_output(context, output_index, dtype, shape, -1,
                                  kernel_reference, out_tensor);
+}
+
+loom_status_t loom__kernel_context_forward_or_allocate_same(
+    loom_kernel_context_t* context, const int32_t* candidates,
+    int32_t num_candidates, const loom_shape_t* shape, int64_t count,
+    loom_tensor_t** out_tensor) {
+  for (int32_t c = 0; c < num_candidates; ++c) {
+    int32_t i = candidates[c];
+    if (!(context->owned_inputs & ((uint64_t)1 << i))) continue;
+    loom_tensor_t* input = context->inputs[i];
+    if (loom_tensor_kind(input) != LOOM_TENSOR_DENSE ||
+        !loom_tensor_is_forwardable(input)) {
+      continue;
+    }
+    loom_tensor_retain(input);
+    loom_tensor_release(context->outputs[0]);
+    context->outputs[0] = input;
+    count_output(context, true);
+    *out_tensor = input;
+    return loom_ok_status();
+  }
+  return allocate_checked_output(context, 0, context->output_dtypes[0], shape,
+                                 count, false, out_tensor);
 }
 
 bool loom__kernel_context_is_host_memory(const loom_kernel_context_t* context,

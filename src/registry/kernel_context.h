@@ -68,6 +68,15 @@ loom_status_t loom__kernel_context_forward_or_allocate(
     int32_t output_index, const loom_shape_t* shape, int* out_forwarded,
     loom_tensor_t** out_tensor);
 
+// Output 0 of a kernel of Loom's own: the first candidate input nobody
+// else holds, or a new dense tensor. The caller has checked the candidates:
+// inputs (below 64) of output 0's dtype and of `shape` (fully defined, of
+// `count` elements). The output's reference stays the context's.
+loom_status_t loom__kernel_context_forward_or_allocate_same(
+    loom_kernel_context_t* context, const int32_t* candidates,
+    int32_t num_candidates, const loom_shape_t* shape, int64_t count,
+    loom_tensor_t** out_tensor);
+
 // Whether flattened input (or output) `index` belongs to an argument the
 // kernel keeps in host memory.
 bool loom__kernel_context_is_host_memory(const loom_kernel_context_t* context,

@@ -58,7 +58,8 @@ static void release_all_tensors(const loom_op_attrs_t* attrs) {
 
 void loom_op_attrs_reset(loom_op_attrs_t* attrs) {
   if (!attrs || attrs->frozen_ref_count) return;
-  release_all_tensors(attrs);
+  // An eager op is reset before every execution, mostly with no attrs.
+  if (attrs->num_entries) release_all_tensors(attrs);
   attrs->num_entries = 0;
   attrs->bytes_used = 0;
 }

@@ -126,13 +126,13 @@ static loom_status_t create_dense_sized(const loom_allocator_t* allocator,
   return loom_ok_status();
 }
 
-loom_status_t loom__tensor_create_dense(const loom_allocator_t* allocator,
-                                        loom_dtype_t dtype,
-                                        const loom_shape_t* shape,
-                                        loom_tensor_t** out_tensor) {
+// Both entry points below, each with its own copy (no call between them:
+// every op's output comes through one of them).
+static inline loom_status_t create_dense_counted(
+    const loom_allocator_t* allocator, loom_dtype_t dtype,
+    const loom_shape_t* shape, int64_t count, loom_tensor_t** out_tensor) {
   *out_tensor = NULL;
   size_t element_size = loom_dtype_size(dtype);
-  int64_t count = shape ? loom__shape_num_elements(shape) : -1;
   size_t bytes = 0;
   if (LOOM_UNLIKELY(element_size == 0 || count < 0 ||
                     __builtin_mul_overflow((uint64_t)count,
@@ -140,6 +140,21 @@ loom_status_t loom__tensor_create_dense(const loom_allocator_t* allocator,
     return dense_error("loom_tensor_create_dense", dtype, shape);
   }
   return create_dense_sized(allocator, dtype, shape, count, bytes, out_tensor);
+}
+
+loom_status_t loom__tensor_create_dense(const loom_allocator_t* allocator,
+                                        loom_dtype_t dtype,
+                                        const loom_shape_t* shape,
+                                        loom_tensor_t** out_tensor) {
+  return create_dense_counted(allocator, dtype, shape,
+                              shape ? loom__shape_num_elements(shape) : -1,
+                              out_tensor);
+}
+
+loom_status_t loom__tensor_create_dense_counted(
+    const loom_allocator_t* allocator, loom_dtype_t dtype,
+    const loom_shape_t* shape, int64_t count, loom_tensor_t** out_tensor) {
+  return create_dense_counted(allocator, dtype, shape, count, out_tensor);
 }
 
 loom_status_t loom_tensor_create_dense(loom_allocator_t allocator,

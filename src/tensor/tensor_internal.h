@@ -52,4 +52,10 @@ loom_status_t loom__tensor_create_dense(const loom_allocator_t* allocator,
                                         const loom_shape_t* shape,
                                         loom_tensor_t** out_tensor);
 
+// loom__tensor_create_dense for a shape whose element count the caller
+// has (`count`, which must be the shape's).
+loom_status_t loom__tensor_create_dense_counted(
+    const loom_allocator_t* allocator, loom_dtype_t dtype,
+    const loom_shape_t* shape, int64_t count, loom_tensor_t** out_tensor);
+
 #endif  // LOOM_TENSOR_TENSOR_INTERNAL_H_
