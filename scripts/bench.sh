@@ -27,7 +27,8 @@
 # generated; stdout is unchanged by it.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-command_line="scripts/bench.sh$(printf ' %q' "$@")"
+command_line="scripts/bench.sh"
+[ $# -eq 0 ] || command_line+=$(printf ' %q' "$@")
 options=()
 groups=()
 rounds=1

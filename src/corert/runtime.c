@@ -317,7 +317,8 @@ void loom__runtime_report(loom_runtime_t* runtime, loom_location_t location,
                           const char* op_name, loom_status_t error) {
   atomic_fetch_add(&runtime->errors_reported, 1);
   if (!runtime->diagnostic_handler) return;
-  loom_diagnostic_t diagnostic = {location, error, op_name};
+  loom_diagnostic_t diagnostic = {
+      .location = location, .error = error, .op_name = op_name};
   runtime->diagnostic_handler(runtime->diagnostic_user_data, &diagnostic);
 }
 
@@ -347,8 +348,8 @@ static loom_status_t reject(loom_prepared_op_t* op,
     arguments[i] = NULL;
   }
   if (op && results && num_results > 0) {
-    loom_op_invocation_t invocation = {op,   {0},     NULL,        0,
-                                       NULL, results, num_results, NULL};
+    loom_op_invocation_t invocation = {
+        .op = op, .results = results, .num_results = num_results};
     loom_status_free(
         loom_op_invocation_fail(&invocation, loom_status_clone(error), false));
   }
@@ -394,8 +395,15 @@ loom_status_t loom_runtime_execute_prepared(
   }
   loom_runtime_t* runtime = op->runtime;
   loom_op_invocation_t invocation = {
-      op,    location, arguments,   num_arguments,
-      attrs, results,  num_results, chain};
+      .op = op,
+      .location = location,
+      .arguments = arguments,
+      .num_arguments = num_arguments,
+      .attrs = attrs,
+      .results = results,
+      .num_results = num_results,
+      .chain = chain,
+  };
   if (loom_host_context_is_cancelled(runtime->host)) {
     return loom_op_invocation_fail(
         &invocation, loom_host_context_cancel_status(runtime->host), false);
@@ -557,7 +565,7 @@ void loom_runtime_quiesce(loom_runtime_t* runtime) {
 
 loom_runtime_statistics_t loom_runtime_statistics(
     const loom_runtime_t* runtime) {
-  loom_runtime_statistics_t statistics = {0, 0, 0, 0};
+  loom_runtime_statistics_t statistics = {0};
   if (!runtime) return statistics;
   loom_runtime_t* r = (loom_runtime_t*)runtime;
   statistics.ops_inline = atomic_load(&r->ops_inline);
