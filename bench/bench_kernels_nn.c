@@ -4,8 +4,8 @@
 // per op:
 //
 //   kernels_nn_conv3x3_nhwc_t<N>         Conv2D, 3x3 filter to 64 channels,
-//                                        SAME, stride 1, NHWC (the issue's
-//                                        target, against PyTorch's conv2d);
+//                                        SAME, stride 1, NHWC (the headline
+//                                        comparison, against PyTorch's conv2d);
 //   kernels_nn_conv3x3_nchw_t<N>         the same in NCHW;
 //   kernels_nn_conv3x3_input_grad_t<N>   Conv2DBackpropInput of it (NHWC);
 //   kernels_nn_conv3x3_filter_grad_t<N>  Conv2DBackpropFilter of it;

@@ -8,7 +8,7 @@
 //   kernels_unary_<op>_f32_t<threads>_alloc  the input is kept, so every
 //       op allocates its output (fresh pages from the system at this size).
 //
-// <op>: exp, tanh, sigmoid (the targets), log, erf, relu. The
+// <op>: exp, tanh, sigmoid (the headline ops), log, erf, relu. The
 // input is restored (untimed) before each in-place op, so every op sees
 // the same values. kernels_unary_forwarded_per_op checks that the in-place
 // figures did reuse their buffers (1.0).
