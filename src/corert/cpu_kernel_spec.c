@@ -140,25 +140,17 @@ static bool holds_tensors(const loom_op_attrs_t* attrs) {
   return false;
 }
 
-loom_status_t loom__cpu_spec_get(cpu_op_t* op,
-                                 const loom_tensor_metadata_t* inputs,
-                                 int32_t num_inputs,
-                                 const loom_op_attrs_t* caller_attrs,
-                                 cpu_kernel_spec_t** out_spec,
-                                 bool* out_owned) {
+loom_status_t loom__cpu_spec_create(cpu_op_t* op,
+                                    const loom_tensor_metadata_t* inputs,
+                                    int32_t num_inputs,
+                                    const loom_op_attrs_t* caller_attrs,
+                                    cpu_kernel_spec_t** out_spec,
+                                    bool* out_owned) {
   *out_owned = false;
-  int32_t count = atomic_load_explicit(&op->num_specs, memory_order_acquire);
-  for (int32_t i = 0; i < count; ++i) {
-    if (loom__cpu_spec_matches(op->specs[i], inputs, num_inputs,
-                               caller_attrs)) {
-      *out_spec = op->specs[i];
-      return loom_ok_status();
-    }
-  }
   pthread_mutex_lock(&op->specs_mutex);
-  // Another thread may have added it meanwhile.
+  // Another thread may have added it since the caller looked.
   int32_t now = atomic_load_explicit(&op->num_specs, memory_order_relaxed);
-  for (int32_t i = count; i < now; ++i) {
+  for (int32_t i = 0; i < now; ++i) {
     if (loom__cpu_spec_matches(op->specs[i], inputs, num_inputs,
                                caller_attrs)) {
       *out_spec = op->specs[i];

@@ -442,11 +442,8 @@ static inline loom_status_t infer_metadata(execution_t* e) {
         op->native->metadata(e->inputs, n, invocation->attrs, e->results, m);
     e->metadata_known = status == NULL;
   } else {
-    e->spec = loom__cpu_spec_find(op, e->inputs, n, invocation->attrs);
-    if (LOOM_UNLIKELY(e->spec == NULL)) {
-      status = loom__cpu_spec_get(op, e->inputs, n, invocation->attrs, &e->spec,
-                                  &e->spec_owned);
-    }
+    status = loom__cpu_spec_get(op, e->inputs, n, invocation->attrs, &e->spec,
+                                &e->spec_owned);
     if (LOOM_LIKELY(status == NULL)) {
       status = loom__cpu_spec_infer(op, e->spec, e->inputs, e->tensors, m,
                                     e->results, &e->metadata_known);

@@ -94,31 +94,36 @@ static inline bool loom__cpu_spec_matches(const cpu_kernel_spec_t* spec,
   return loom_op_attrs_equal(spec->caller_attrs, caller_attrs);
 }
 
-// The cached specialisation for these inputs' dtypes and caller attrs, or
-// NULL (then loom__cpu_spec_get): inline, as every Execute looks it up.
-static inline cpu_kernel_spec_t* loom__cpu_spec_find(
+// loom__cpu_spec_get on a miss: looks again under the op's lock, else
+// creates the spec (and constructs its kernel).
+loom_status_t loom__cpu_spec_create(cpu_op_t* op,
+                                    const loom_tensor_metadata_t* inputs,
+                                    int32_t num_inputs,
+                                    const loom_op_attrs_t* caller_attrs,
+                                    cpu_kernel_spec_t** out_spec,
+                                    bool* out_owned);
+
+// The specialisation for these inputs' dtypes and caller attrs (may be NULL),
+// created on first use. *out_owned is set when it is not cached (the cache
+// is full, or the attrs hold tensors, which the handler would otherwise keep
+// alive): the caller then destroys the spec after the call. The cached look-
+// up is inline: every Execute makes it.
+static inline loom_status_t loom__cpu_spec_get(
     cpu_op_t* op, const loom_tensor_metadata_t* inputs, int32_t num_inputs,
-    const loom_op_attrs_t* caller_attrs) {
+    const loom_op_attrs_t* caller_attrs, cpu_kernel_spec_t** out_spec,
+    bool* out_owned) {
+  *out_owned = false;
   int32_t count = atomic_load_explicit(&op->num_specs, memory_order_acquire);
   for (int32_t i = 0; i < count; ++i) {
     if (loom__cpu_spec_matches(op->specs[i], inputs, num_inputs,
                                caller_attrs)) {
-      return op->specs[i];
+      *out_spec = op->specs[i];
+      return loom_ok_status();
     }
   }
-  return NULL;
+  return loom__cpu_spec_create(op, inputs, num_inputs, caller_attrs, out_spec,
+                               out_owned);
 }
-
-// The specialisation for these inputs' dtypes and caller attrs (may be NULL),
-// created (and its kernel constructed) on first use. *out_owned is set when
-// it is not cached (the cache is full, or the attrs hold tensors, which the
-// handler would otherwise keep alive): the caller then destroys the spec
-// after the call.
-loom_status_t loom__cpu_spec_get(cpu_op_t* op,
-                                 const loom_tensor_metadata_t* inputs,
-                                 int32_t num_inputs,
-                                 const loom_op_attrs_t* caller_attrs,
-                                 cpu_kernel_spec_t** out_spec, bool* out_owned);
 void loom__cpu_spec_destroy(loom_allocator_t allocator,
                             cpu_kernel_spec_t* spec);
 // A serial for a new spec (never 0, never repeated).
