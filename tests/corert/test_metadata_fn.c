@@ -193,6 +193,21 @@ static void builtin_broadcast_metadata_agrees_with_its_shape_fn(void** state) {
   }
 }
 
+// The registered def keeps the function; a NULL builder is ignored (the
+// builder setters' rule), and an op registered without one has none.
+static void the_def_keeps_its_metadata_fn(void** state) {
+  (void)state;
+  loom_op_def_builder_set_metadata_fn(NULL, probe_metadata);
+  const loom_op_def_t* probe =
+      loom_op_registry_find(loom_op_registry_global(), "MetadataProbe");
+  assert_non_null(probe);
+  assert_ptr_equal(probe->metadata_fn, probe_metadata);
+  const loom_op_def_t* matmul =
+      loom_op_registry_find(loom_op_registry_global(), "MatMul");
+  assert_non_null(matmul);
+  assert_null(matmul->metadata_fn);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(
@@ -206,6 +221,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(
           builtin_broadcast_metadata_agrees_with_its_shape_fn, register_probe,
           corert_test_teardown),
+      cmocka_unit_test_setup_teardown(the_def_keeps_its_metadata_fn,
+                                      register_probe, corert_test_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
