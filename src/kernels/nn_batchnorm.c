@@ -82,14 +82,23 @@ static loom_status_t bn_layout(const loom_shape_t* x, const char* what,
                             "got shape %s",
                             what, layout->rank, bn_format_name(layout), text);
   }
-  layout->channels = x->dims[layout->channel_axis];
-  layout->outer = 1;
-  layout->inner = 1;
-  for (int32_t i = 0; i < x->rank; ++i) {
-    if (i < layout->channel_axis) layout->outer *= x->dims[i];
-    if (i > layout->channel_axis) layout->inner *= x->dims[i];
+  // A zero anywhere makes the products 0 ([2^62, 8, 0, 2] has no rows);
+  // the whole shape's count must fit int64.
+  int32_t axis = layout->channel_axis;
+  int64_t count;
+  layout->channels = x->dims[axis];
+  LOOM_RETURN_IF_ERROR(
+      loom__nn_product("FusedBatchNorm", what, x->dims, x->rank, &count));
+  if (layout->channels == 0) {
+    // No channels, no work; the dims around them may multiply past int64.
+    layout->outer = layout->inner = 0;
+    return loom_ok_status();
   }
-  return loom_ok_status();
+  // With channels > 0, each part divides the count: neither overflows.
+  LOOM_RETURN_IF_ERROR(
+      loom__nn_product("FusedBatchNorm", what, x->dims, axis, &layout->outer));
+  return loom__nn_product("FusedBatchNorm", what, x->dims + axis + 1,
+                          x->rank - axis - 1, &layout->inner);
 }
 
 // A per-channel vector argument: 1-D, and (when `check_size`) channels
@@ -458,10 +467,13 @@ static loom_status_t bn_job_init(loom_kernel_context_t* ctx,
   } else {
     job->units = layout->outer * layout->channels;
   }
-  size_t per_unit = layout->inner == 1 ? (size_t)(2 * layout->channels) : 2;
-  LOOM_RETURN_IF_ERROR(loom__nn_scratch(
-      loom_kernel_context_allocator(ctx), 1,
-      (size_t)job->units * per_unit * sizeof(double), partial_block, NULL));
+  // Two sums per unit and channel (channels last) or per unit.
+  int64_t dims[3] = {job->units, layout->inner == 1 ? layout->channels : 1, 2};
+  int64_t count;
+  LOOM_RETURN_IF_ERROR(loom__nn_product(loom_kernel_context_op(ctx)->name,
+                                        "partial sums", dims, 3, &count));
+  LOOM_RETURN_IF_ERROR(loom__nn_scratch(ctx, "partial sums", 1, count,
+                                        sizeof(double), partial_block, NULL));
   job->partial = (double*)*partial_block;
   return loom_ok_status();
 }
@@ -496,7 +508,7 @@ static loom_status_t normalise(loom_kernel_context_t* ctx, const bn_attrs_t* a,
   job.x = x;
   job.y = y;
   loom_status_t status = loom__nn_scratch(
-      allocator, 1, (size_t)c * (2 * sizeof(double) + 3 * sizeof(float)),
+      ctx, "coefficients", 1, c, 2 * sizeof(double) + 3 * sizeof(float),
       &coefficients, NULL);
   double count = (double)(l->outer * l->inner);
   if (!status && a->training) {
@@ -573,7 +585,7 @@ void loom__nn_batchnorm_compute(void* kernel, loom_kernel_context_t* ctx) {
   // Per channel: scale, offset, mean, variance, and the two outputs.
   loom_allocator_t allocator = loom_kernel_context_allocator(ctx);
   char* block = NULL;
-  status = loom__nn_scratch(allocator, 1, (size_t)(6 * c) * sizeof(double),
+  status = loom__nn_scratch(ctx, "channel statistics", 1, c, 6 * sizeof(double),
                             &block, NULL);
   if (status) FAIL_AND_RETURN(ctx, status);
   double* scale = (double*)block;
@@ -604,8 +616,8 @@ void loom__nn_batchnorm_compute(void* kernel, loom_kernel_context_t* ctx) {
   void* y = loom_tensor_data(outputs[0]);
   if (is_half(dtype)) {
     char* wide = NULL;
-    status = loom__nn_scratch(allocator, 1, (size_t)count * sizeof(float),
-                              &wide, NULL);
+    status = loom__nn_scratch(ctx, "float copy", 1, count, sizeof(float), &wide,
+                              NULL);
     if (!status) {
       loom__nn_widen(dtype, loom_tensor_data(x), (float*)wide, count);
       status = normalise(ctx, &a, false, wide, wide, scale, offset, mean, var);
@@ -662,7 +674,7 @@ static loom_status_t grad_float(loom_kernel_context_t* ctx, const bn_attrs_t* a,
   job.y = dx;
   job.mean = mean;
   loom_status_t status = loom__nn_scratch(
-      allocator, 1, (size_t)c * (2 * sizeof(double) + 4 * sizeof(float)),
+      ctx, "coefficients", 1, c, 2 * sizeof(double) + 4 * sizeof(float),
       &coefficients, NULL);
   if (!status) status = run_pass(ctx, &job, PASS_GRAD_SUM);
   if (!status) {
@@ -725,7 +737,7 @@ void loom__nn_batchnorm_grad_compute(void* kernel, loom_kernel_context_t* ctx) {
   if (status) FAIL_AND_RETURN(ctx, status);
   loom_allocator_t allocator = loom_kernel_context_allocator(ctx);
   char* block = NULL;
-  status = loom__nn_scratch(allocator, 1, (size_t)(5 * c) * sizeof(double),
+  status = loom__nn_scratch(ctx, "channel statistics", 1, c, 5 * sizeof(double),
                             &block, NULL);
   if (status) FAIL_AND_RETURN(ctx, status);
   double* scale = (double*)block;
@@ -743,8 +755,8 @@ void loom__nn_batchnorm_grad_compute(void* kernel, loom_kernel_context_t* ctx) {
     float* dx = loom_tensor_data(outputs[0]);
     if (is_half(dtype)) {
       char* wide = NULL;
-      status = loom__nn_scratch(
-          allocator, 1, (size_t)(2 * count) * sizeof(float), &wide, NULL);
+      status = loom__nn_scratch(ctx, "float copies", 1, count,
+                                2 * sizeof(float), &wide, NULL);
       if (!status) {
         float* fdy = (float*)wide;
         float* fx = fdy + count;

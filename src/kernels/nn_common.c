@@ -10,6 +10,7 @@
 #include "kernels/matmul.h"
 #include "kernels/nn_internal.h"
 #include "loom/host_context.h"
+#include "tensor/checked_size.h"
 
 const loom__nn_loops_t* loom__nn_loops(void) {
   static const loom__nn_loops_t* const kTables[LOOM_ISA_LEVELS] = {
@@ -150,9 +151,10 @@ static loom_status_t four(const loom_op_attrs_t* attrs, const char* name,
   return loom_ok_status();
 }
 
-loom_status_t loom__nn_conv_attrs(const loom_op_attrs_t* attrs,
+loom_status_t loom__nn_conv_attrs(const char* op, const loom_op_attrs_t* attrs,
                                   loom__nn_window_attrs_t* out) {
   memset(out, 0, sizeof(*out));
+  out->op = op;
   LOOM_RETURN_IF_ERROR(format_and_padding(attrs, out));
   LOOM_RETURN_IF_ERROR(four(attrs, "strides", "strides", 0, out->strides));
   LOOM_RETURN_IF_ERROR(
@@ -180,9 +182,11 @@ loom_status_t loom__nn_conv_attrs(const loom_op_attrs_t* attrs,
   return explicit_paddings(attrs, out);
 }
 
-loom_status_t loom__nn_pool_attrs(const loom_op_attrs_t* attrs,
+loom_status_t loom__nn_pool_attrs(const char* op, const loom_op_attrs_t* attrs,
                                   loom__nn_window_attrs_t* out) {
   memset(out, 0, sizeof(*out));
+  out->op = op;
+  out->pooling = true;
   LOOM_RETURN_IF_ERROR(format_and_padding(attrs, out));
   LOOM_RETURN_IF_ERROR(four(attrs, "ksize", "ksize", 0, out->ksize));
   LOOM_RETURN_IF_ERROR(four(attrs, "strides", "stride", 0, out->strides));
@@ -219,41 +223,71 @@ loom_status_t loom__nn_pool_attrs(const loom_op_attrs_t* attrs,
 // Geometry
 //===----------------------------------------------------------------------===//
 
-// TensorFlow's GetWindowedOutputSizeVerbose (dilated).
-static loom_status_t windowed_size(int64_t input, int64_t filter,
-                                   int64_t dilation, int64_t stride,
-                                   loom__nn_padding_t padding, int64_t before,
+// TensorFlow's GetWindowedOutputSizeVerbose (dilated), through
+// loom__window_output_size: an extent, a padding or a SAME window's
+// reach that overflows int64 is an error naming the argument at fault;
+// a VALID window larger than its input is TensorFlow's negative size.
+// `dim` names the spatial dimension in messages.
+static loom_status_t windowed_size(const loom__nn_window_attrs_t* attrs,
+                                   const char* dim, int64_t input,
+                                   int64_t filter, int64_t dilation,
+                                   int64_t stride, int64_t before,
                                    int64_t after, int64_t* out_size,
                                    int64_t* out_before) {
-  int64_t effective = (filter - 1) * dilation + 1;
-  int64_t size = 0;
-  switch (padding) {
-    case LOOM_NN_PADDING_VALID:
-      size = (input - effective + stride) / stride;
-      before = 0;
-      break;
-    case LOOM_NN_PADDING_EXPLICIT:
-      size = (input + before + after - effective + stride) / stride;
-      break;
-    case LOOM_NN_PADDING_SAME: {
-      size = (input + stride - 1) / stride;
-      int64_t needed = (size - 1) * stride + effective - input;
-      if (needed < 0) needed = 0;
-      before = needed / 2;
-      break;
+  static const loom_window_padding_t kPadding[] = {
+      [LOOM_NN_PADDING_VALID] = LOOM_WINDOW_VALID,
+      [LOOM_NN_PADDING_SAME] = LOOM_WINDOW_SAME,
+      [LOOM_NN_PADDING_EXPLICIT] = LOOM_WINDOW_EXPLICIT};
+  bool pool = attrs->pooling;
+  const char* op = attrs->op ? attrs->op : (pool ? "pooling" : "convolution");
+  int64_t effective;
+  if (!loom__window_extent(filter, dilation, &effective)) {
+    if (filter < 1) {
+      return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                              "%s: %s must not have zero elements (i.e. all "
+                              "dimensions must be non-zero), got %lld %s",
+                              op, pool ? "ksize" : "filter", (long long)filter,
+                              dim);
+    }
+    return loom__size_overflow_error(
+        op, pool ? "ksize" : (dilation > 1 ? "dilations" : "filter"),
+        "(%s: window %lld, dilation %lld, extent (window - 1) * dilation + 1)",
+        dim, (long long)filter, (long long)dilation);
+  }
+  loom_window_padding_t padding = kPadding[attrs->padding];
+  if (padding == LOOM_WINDOW_EXPLICIT) {
+    int64_t span;
+    if (!loom__size_add(input, before, &span) ||
+        !loom__size_add(span, after, &span)) {
+      return loom__size_overflow_error(
+          op, "explicit_paddings", "(%s: input %lld, padding %lld + %lld)", dim,
+          (long long)input, (long long)before, (long long)after);
     }
   }
-  if (size < 0) {
-    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                            "Computed output size would be negative: %lld "
-                            "[input_size: %lld, effective_filter_size: %lld, "
-                            "stride: %lld]",
-                            (long long)size, (long long)input,
-                            (long long)effective, (long long)stride);
+  if (loom__window_output_size(input, filter, dilation, stride, padding, before,
+                               after, out_size, out_before)) {
+    return loom_ok_status();
   }
-  *out_size = size;
-  *out_before = before;
-  return loom_ok_status();
+  if (padding == LOOM_WINDOW_SAME) {
+    // The last window, padded to end at the input's end, reaches past
+    // int64.
+    return loom__size_overflow_error(
+        op, pool ? "ksize" : (dilation > 1 ? "dilations" : "filter"),
+        "(%s: input %lld, effective window %lld, stride %lld, SAME padding)",
+        dim, (long long)input, (long long)effective, (long long)stride);
+  }
+  // The window does not fit: TensorFlow's (span + stride) / stride, with
+  // span = padded input - extent < 0 (the padded sum fits: checked above).
+  int64_t padded =
+      padding == LOOM_WINDOW_EXPLICIT ? input + before + after : input;
+  int64_t span = padded - effective;
+  return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                          "%s: Computed output size would be negative: %lld "
+                          "[input_size: %lld, effective_filter_size: %lld, "
+                          "stride: %lld]",
+                          op, (long long)((span + stride) / stride),
+                          (long long)input, (long long)effective,
+                          (long long)stride);
 }
 
 static loom_status_t rank4(const loom_shape_t* shape, const char* what) {
@@ -270,13 +304,38 @@ static loom_status_t spatial(const loom__nn_window_attrs_t* attrs,
                              loom__nn_geometry_t* g) {
   int h = attrs->nchw ? 2 : 1, w = attrs->nchw ? 3 : 2;
   LOOM_RETURN_IF_ERROR(windowed_size(
-      g->in_h, g->k_h, g->dil_h, g->stride_h, attrs->padding,
+      attrs, "rows", g->in_h, g->k_h, g->dil_h, g->stride_h,
       attrs->explicit_paddings[2 * h], attrs->explicit_paddings[2 * h + 1],
       &g->out_h, &g->pad_top));
-  return windowed_size(g->in_w, g->k_w, g->dil_w, g->stride_w, attrs->padding,
-                       attrs->explicit_paddings[2 * w],
-                       attrs->explicit_paddings[2 * w + 1], &g->out_w,
-                       &g->pad_left);
+  LOOM_RETURN_IF_ERROR(windowed_size(
+      attrs, "columns", g->in_w, g->k_w, g->dil_w, g->stride_w,
+      attrs->explicit_paddings[2 * w], attrs->explicit_paddings[2 * w + 1],
+      &g->out_w, &g->pad_left));
+  // The output image must be a shape: its element count fits int64.
+  int64_t dims[4] = {g->batch, g->out_h, g->out_w, g->out_c}, count;
+  if (!loom__size_product(dims, 4, &count)) {
+    char text[96];
+    return loom__size_overflow_error(
+        attrs->op ? attrs->op : "convolution", "output",
+        "%s (batch, rows, columns, depth)",
+        loom__format_int64s(dims, 4, text, sizeof(text)));
+  }
+  return loom_ok_status();
+}
+
+// A shape the geometry reads (the backprops' input_sizes or filter_sizes,
+// AvgPoolGrad's orig_input_shape) must count its elements in int64.
+static loom_status_t countable(const loom__nn_window_attrs_t* attrs,
+                               const loom_shape_t* shape, const char* what) {
+  int64_t count;
+  if (loom__size_product(shape->dims, shape->rank, &count)) {
+    return loom_ok_status();
+  }
+  char text[160];
+  return loom__size_overflow_error(
+      attrs->op ? attrs->op : (attrs->pooling ? "pooling" : "convolution"),
+      what, "%s",
+      loom__format_int64s(shape->dims, shape->rank, text, sizeof(text)));
 }
 
 static void read_image(const loom__nn_window_attrs_t* attrs,
@@ -299,6 +358,8 @@ loom_status_t loom__nn_conv_geometry(const loom__nn_window_attrs_t* attrs,
                                      loom__nn_geometry_t* g) {
   LOOM_RETURN_IF_ERROR(rank4(input, "input"));
   LOOM_RETURN_IF_ERROR(rank4(filter, "filter"));
+  LOOM_RETURN_IF_ERROR(countable(attrs, input, "input"));
+  LOOM_RETURN_IF_ERROR(countable(attrs, filter, "filter"));
   memset(g, 0, sizeof(*g));
   read_image(attrs, input, g);
   g->k_h = filter->dims[0];
@@ -331,6 +392,7 @@ loom_status_t loom__nn_pool_geometry(const loom__nn_window_attrs_t* attrs,
                                      const loom_shape_t* input,
                                      loom__nn_geometry_t* g) {
   LOOM_RETURN_IF_ERROR(rank4(input, "input"));
+  LOOM_RETURN_IF_ERROR(countable(attrs, input, "input"));
   memset(g, 0, sizeof(*g));
   read_image(attrs, input, g);
   int h = attrs->nchw ? 2 : 1, w = attrs->nchw ? 3 : 2;
@@ -385,15 +447,34 @@ loom_status_t loom__nn_shape_from_tensor(const loom_tensor_t* tensor,
 // Scratch, threads and 16-bit floats
 //===----------------------------------------------------------------------===//
 
-loom_status_t loom__nn_scratch(loom_allocator_t allocator, int64_t count,
-                               size_t bytes, char** out, size_t* out_stride) {
-  size_t stride = (bytes + 63) / 64 * 64;
-  if (stride == 0) stride = 64;
+loom_status_t loom__nn_product(const char* op, const char* what,
+                               const int64_t* dims, int n, int64_t* out) {
+  if (loom__size_product(dims, n, out)) return loom_ok_status();
+  char text[160];
+  return loom__size_overflow_error(
+      op, what, "%s", loom__format_int64s(dims, n, text, sizeof(text)));
+}
+
+loom_status_t loom__nn_scratch(loom_kernel_context_t* ctx, const char* what,
+                               int64_t count, int64_t elements,
+                               size_t element_size, char** out,
+                               size_t* out_stride) {
+  size_t bytes = 0, total = 0;
+  int64_t blocks = count > 0 ? count : 1, stride = 0;
+  bool fits = loom__size_bytes(elements, element_size, &bytes) &&
+              loom__size_add((int64_t)bytes, 63, &stride);
+  stride = stride < 64 ? 64 : stride / 64 * 64;
+  if (!fits || !loom__size_bytes(blocks, (size_t)stride, &total)) {
+    return loom__size_overflow_error(
+        loom_kernel_context_op(ctx)->name, what,
+        "(%lld blocks of %lld elements of %zu bytes)", (long long)count,
+        (long long)elements, element_size);
+  }
   void* block = NULL;
   LOOM_RETURN_IF_ERROR(loom_allocator_malloc_aligned(
-      allocator, stride * (size_t)(count > 0 ? count : 1), 64, &block));
+      loom_kernel_context_allocator(ctx), total, 64, &block));
   *out = block;
-  if (out_stride) *out_stride = stride;
+  if (out_stride) *out_stride = (size_t)stride;
   return loom_ok_status();
 }
 

@@ -362,21 +362,43 @@ static loom_status_t run_conv(loom_kernel_context_t* ctx, conv_kind_t kind,
       .filter = filter,
       .dy = dy,
       .output = out,
-      .k_total = g->k_h * g->k_w * g->in_c,
-      .k_group = g->k_h * g->k_w * g->filter_c,
       .o_group = g->out_c / g->groups,
-      .pixels = g->out_h * g->out_w,
   };
+  // The plan's sizes, checked once here: every offset the units compute
+  // is below one of them, so the loops need no checks of their own.
+  const char* op = loom_kernel_context_op(ctx)->name;
+  int64_t k_total_dims[3] = {g->k_h, g->k_w, g->in_c};
+  int64_t k_group_dims[3] = {g->k_h, g->k_w, g->filter_c};
+  int64_t pixel_dims[2] = {g->out_h, g->out_w};
+  int64_t image_dims[3] = {g->in_c, g->in_h, g->in_w};
+  int64_t rows, image, filter_count;
+  LOOM_RETURN_IF_ERROR(
+      loom__nn_product(op, "filter patch", k_total_dims, 3, &job.k_total));
+  LOOM_RETURN_IF_ERROR(
+      loom__nn_product(op, "filter group", k_group_dims, 3, &job.k_group));
+  LOOM_RETURN_IF_ERROR(
+      loom__nn_product(op, "output image", pixel_dims, 2, &job.pixels));
+  int64_t rows_dims[2] = {g->batch, job.pixels};
+  int64_t filter_dims[2] = {job.k_group, g->out_c};
+  LOOM_RETURN_IF_ERROR(
+      loom__nn_product(op, "output rows", rows_dims, 2, &rows));
+  LOOM_RETURN_IF_ERROR(
+      loom__nn_product(op, "input image", image_dims, 3, &image));
+  LOOM_RETURN_IF_ERROR(
+      loom__nn_product(op, "filter", filter_dims, 2, &filter_count));
   job.direct = g->k_h == 1 && g->k_w == 1 && g->stride_h == 1 &&
                g->stride_w == 1 && g->pad_top == 0 && g->pad_left == 0 &&
                g->out_h == g->in_h && g->out_w == g->in_w;
   int64_t int_max = INT_MAX;
-  if (job.k_total > int_max || g->batch * job.pixels > int_max ||
-      g->in_c * g->in_h * g->in_w > int_max || g->out_c > int_max) {
+  if (job.k_total > int_max || rows > int_max || image > int_max ||
+      g->out_c > int_max) {
     return loom_make_status(LOOM_STATUS_UNIMPLEMENTED,
-                            "convolutions with matrix dimensions above %d "
-                            "are not supported",
-                            INT_MAX);
+                            "%s: convolutions with matrix dimensions above %d "
+                            "are not supported (filter patch %lld, output "
+                            "rows %lld, input image %lld, out_depth %lld)",
+                            op, INT_MAX, (long long)job.k_total,
+                            (long long)rows, (long long)image,
+                            (long long)g->out_c);
   }
   loom__blas_single_threaded();
   if (kind == CONV_FORWARD && loom__nn_use_winograd(g)) {
@@ -386,14 +408,13 @@ static loom_status_t run_conv(loom_kernel_context_t* ctx, conv_kind_t kind,
   loom_status_t status = loom_ok_status();
   if (g->nchw) {
     // The filter as [O][cg * kh * kw] (the gradient is produced so).
-    status = loom__nn_scratch(
-        allocator, 1, (size_t)(job.k_group * g->out_c) * size, &wt, NULL);
+    status = loom__nn_scratch(ctx, "filter", 1, filter_count, size, &wt, NULL);
     if (status) return status;
     if (kind != CONV_FILTER_GRAD) transpose_filter(g, size, filter, wt, false);
     job.wt = wt;
   }
   int64_t outer = g->nchw ? g->batch : 1;
-  int64_t total = g->nchw ? job.pixels : g->batch * job.pixels;
+  int64_t total = g->nchw ? job.pixels : rows;
   // The filter gradient's blocks do not depend on the thread count (its
   // chunks are what run in parallel), so neither does its sum.
   job.block = block_size(&job, outer, total,
@@ -425,9 +446,9 @@ static loom_status_t run_conv(loom_kernel_context_t* ctx, conv_kind_t kind,
       job.per_chunk = (units + chunks - 1) / chunks;
       if (job.per_chunk < 1) job.per_chunk = 1;
       units = (units + job.per_chunk - 1) / job.per_chunk;
-      status = loom__nn_scratch(allocator, units,
-                                (size_t)(job.k_group * g->out_c) * size,
-                                &job.chunks, &job.chunk_stride);
+      status =
+          loom__nn_scratch(ctx, "filter gradient chunks", units, filter_count,
+                           size, &job.chunks, &job.chunk_stride);
       unit_flops *= (double)job.per_chunk;
       break;
     }
@@ -436,9 +457,12 @@ static loom_status_t run_conv(loom_kernel_context_t* ctx, conv_kind_t kind,
   int64_t cost = (int64_t)(unit_flops / 64.0) + 1;
   if (!status && !job.direct) {
     // Per-worker im2col (or gradient column) blocks.
-    status = loom__nn_scratch(allocator, concurrency,
-                              (size_t)(job.block * job.k_total) * size,
-                              &job.scratch, &job.scratch_stride);
+    int64_t block_dims[2] = {job.block, job.k_total}, block_count;
+    status = loom__nn_product(op, "im2col block", block_dims, 2, &block_count);
+    if (!status) {
+      status = loom__nn_scratch(ctx, "im2col blocks", concurrency, block_count,
+                                size, &job.scratch, &job.scratch_stride);
+    }
   }
   if (!status && units > 0) {
     status = loom_thread_pool_parallel_for_with_worker_id(
@@ -446,7 +470,7 @@ static loom_status_t run_conv(loom_kernel_context_t* ctx, conv_kind_t kind,
   }
   if (!status && kind == CONV_FILTER_GRAD) {
     // Sum the chunks in order, into HWIO.
-    int64_t count = job.k_group * g->out_c;
+    int64_t count = filter_count;
     char* sum = job.chunks;
     for (int64_t c = 1; c < units; ++c) {
       const char* part = job.chunks + job.chunk_stride * (size_t)c;
@@ -485,7 +509,7 @@ void loom__nn_conv_compute(void* kernel, loom_kernel_context_t* ctx) {
                          : CONV_FILTER_GRAD;
   loom__nn_window_attrs_t attrs;
   loom_status_t status =
-      loom__nn_conv_attrs(loom_kernel_context_attrs(ctx), &attrs);
+      loom__nn_conv_attrs(name, loom_kernel_context_attrs(ctx), &attrs);
   if (status) FAIL_AND_RETURN(ctx, status);
   loom_tensor_t* x = NULL;
   loom_tensor_t* filter = NULL;
@@ -549,10 +573,15 @@ void loom__nn_conv_compute(void* kernel, loom_kernel_context_t* ctx) {
   int64_t nx = x ? loom_tensor_num_elements(x) : 0;
   int64_t nf = filter ? loom_tensor_num_elements(filter) : 0;
   int64_t nd = dy ? loom_tensor_num_elements(dy) : 0;
+  int64_t counts[4] = {nx, nf, nd, out_count}, wide_count;
   char* scratch = NULL;
-  status = loom__nn_scratch(allocator, 1,
-                            (size_t)(nx + nf + nd + out_count) * sizeof(float),
-                            &scratch, NULL);
+  status = loom__size_sum(counts, 4, &wide_count)
+               ? loom__nn_scratch(ctx, "float copies", 1, wide_count,
+                                  sizeof(float), &scratch, NULL)
+               : loom__size_overflow_error(name, "float copies",
+                                           "(%lld + %lld + %lld + %lld)",
+                                           (long long)nx, (long long)nf,
+                                           (long long)nd, (long long)out_count);
   if (status) FAIL_AND_RETURN(ctx, status);
   float* fx = (float*)scratch;
   float* ff = fx + nx;

@@ -13,7 +13,8 @@ loom_status_t loom__nn_conv2d_shape_fn(loom_shape_inference_context_t* context,
   (void)user_data;
   loom__nn_window_attrs_t attrs;
   LOOM_RETURN_IF_ERROR(
-      loom__nn_conv_attrs(loom_shape_inference_context_attrs(context), &attrs));
+      loom__nn_conv_attrs(loom_shape_inference_context_op(context)->name,
+                          loom_shape_inference_context_attrs(context), &attrs));
   loom_shape_t input, filter, out = loom__nn_unknown_image();
   LOOM_RETURN_IF_ERROR(loom_shape_inference_context_input(context, 0, &input));
   LOOM_RETURN_IF_ERROR(loom_shape_inference_context_input(context, 1, &filter));
@@ -63,7 +64,10 @@ loom_status_t loom__nn_conv_backprop_geometry(
         to);
   }
   loom_status_t status = loom__nn_conv_geometry(attrs, input, filter, g);
-  if (status) return loom_status_annotate(status, "%s", label);
+  if (status && strncmp(loom_status_message(status), label, strlen(label))) {
+    return loom_status_annotate(status, "%s", label);
+  }
+  if (status) return status;
   int64_t depth = out_backprop->dims[attrs->nchw ? 1 : 3];
   if (g->out_c != depth) {
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
@@ -105,7 +109,8 @@ loom_status_t loom__nn_conv_backprop_shape_fn(
   int32_t sizes_index = input_grad ? 0 : 1;
   loom__nn_window_attrs_t attrs;
   LOOM_RETURN_IF_ERROR(
-      loom__nn_conv_attrs(loom_shape_inference_context_attrs(context), &attrs));
+      loom__nn_conv_attrs(loom_shape_inference_context_op(context)->name,
+                          loom_shape_inference_context_attrs(context), &attrs));
   const loom_tensor_t* sizes =
       loom_shape_inference_context_input_tensor(context, sizes_index);
   loom_shape_t out = loom__nn_unknown_image();

@@ -171,8 +171,22 @@ loom_status_t loom__nn_run_winograd(loom_kernel_context_t* ctx,
       .tiles_y = (g->out_h + 1) / 2,
       .tiles_x = (g->out_w + 1) / 2,
   };
-  job.tiles = g->batch * job.tiles_y * job.tiles_x;
-  int64_t block = kWinogradBlockBytes / (16 * (c + o) * (int64_t)size);
+  // The plan's sizes, checked once (the units' offsets stay below them).
+  const char* op = loom_kernel_context_op(ctx)->name;
+  int64_t tile_dims[3] = {g->batch, job.tiles_y, job.tiles_x};
+  int64_t u_dims[3] = {16, c, o};
+  int64_t in_dims[4] = {g->batch, g->in_h, g->in_w, c};
+  int64_t out_dims[4] = {g->batch, g->out_h, g->out_w, o};
+  int64_t u_count, in_count, out_count, lanes;
+  LOOM_RETURN_IF_ERROR(loom__nn_product(op, "tiles", tile_dims, 3, &job.tiles));
+  LOOM_RETURN_IF_ERROR(
+      loom__nn_product(op, "transformed filter", u_dims, 3, &u_count));
+  LOOM_RETURN_IF_ERROR(loom__nn_product(op, "input", in_dims, 4, &in_count));
+  LOOM_RETURN_IF_ERROR(loom__nn_product(op, "output", out_dims, 4, &out_count));
+  int64_t lane_dims[2] = {16, c + o};  // c, o <= INT_MAX (run_conv)
+  LOOM_RETURN_IF_ERROR(
+      loom__nn_product(op, "tile lanes", lane_dims, 2, &lanes));
+  int64_t block = kWinogradBlockBytes / (lanes * (int64_t)size);
   if (block < 8) block = 8;
   int64_t units = (job.tiles + block - 1) / block;
   if (concurrency > 1 && units < 4 * concurrency) {
@@ -183,33 +197,47 @@ loom_status_t loom__nn_run_winograd(loom_kernel_context_t* ctx,
   job.block = block;
   units = (job.tiles + block - 1) / block;
   // One allocation: the transformed filter, zeros, NHWC copies for NCHW
-  // data, and the per-worker blocks.
-  size_t u_bytes = (size_t)(16 * c * o) * size;
-  size_t zero_bytes = (size_t)c * size;
-  size_t in_bytes =
-      g->nchw ? (size_t)(g->batch * g->in_h * g->in_w * c) * size : 0;
-  size_t out_bytes =
-      g->nchw ? (size_t)(g->batch * g->out_h * g->out_w * o) * size : 0;
-  size_t worker_bytes = (size_t)(16 * block * (c + o) + o) * size;
+  // data, and the per-worker blocks; each part rounded up to 64 bytes.
+  int64_t parts[4] = {u_count, c, g->nchw ? in_count : 0,
+                      g->nchw ? out_count : 0};
+  int64_t offsets[5] = {0}, worker_count;
+  int64_t worker_dims[2] = {block, lanes};
+  bool fits = loom__size_product(worker_dims, 2, &worker_count) &&
+              loom__size_add(worker_count, o, &worker_count);
+  for (int i = 0; fits && i < 4; ++i) {
+    size_t bytes;
+    int64_t rounded;
+    fits = loom__size_bytes(parts[i], size, &bytes) &&
+           loom__size_add((int64_t)bytes, 63, &rounded) &&
+           loom__size_add(offsets[i], rounded / 64 * 64, &offsets[i + 1]);
+  }
+  if (!fits) {
+    char text[128];
+    return loom__size_overflow_error(
+        op, "Winograd workspace", "%s (filter, zeros, input, output elements)",
+        loom__format_int64s(parts, 4, text, sizeof(text)));
+  }
+  size_t zero_bytes = (size_t)c * size;  // within offsets[2]
   char* shared = NULL;
-  LOOM_RETURN_IF_ERROR(loom__nn_scratch(
-      allocator, 1, u_bytes + zero_bytes + in_bytes + out_bytes + 256, &shared,
-      NULL));
-  loom_status_t status = loom__nn_scratch(allocator, concurrency, worker_bytes,
-                                          &job.scratch, &job.scratch_stride);
+  LOOM_RETURN_IF_ERROR(loom__nn_scratch(ctx, "Winograd workspace", 1,
+                                        offsets[4], 1, &shared, NULL));
+  loom_status_t status =
+      loom__nn_scratch(ctx, "Winograd blocks", concurrency, worker_count, size,
+                       &job.scratch, &job.scratch_stride);
   if (status) {
     loom_allocator_free(allocator, shared);
     return status;
   }
+  int64_t co = u_count / 16;  // c * o
   char* u = shared;
-  char* zeros = u + (u_bytes + 63) / 64 * 64;
-  char* nhwc_in = zeros + (zero_bytes + 63) / 64 * 64;
-  char* nhwc_out = nhwc_in + (in_bytes + 63) / 64 * 64;
+  char* zeros = shared + offsets[1];
+  char* nhwc_in = shared + offsets[2];
+  char* nhwc_out = shared + offsets[3];
   memset(zeros, 0, zero_bytes);
   if (f64) {
-    job.loops->winograd_filter_f64(filter, c * o, (double*)u, c * o, c * o);
+    job.loops->winograd_filter_f64(filter, co, (double*)u, co, co);
   } else {
-    job.loops->winograd_filter_f32(filter, c * o, (float*)u, c * o, c * o);
+    job.loops->winograd_filter_f32(filter, co, (float*)u, co, co);
   }
   job.u = u;
   job.zeros = zeros;
@@ -219,7 +247,7 @@ loom_status_t loom__nn_run_winograd(loom_kernel_context_t* ctx,
     job.input = nhwc_in;
     job.output = nhwc_out;
   }
-  int64_t cost = (int64_t)(32.0 * (double)(block * c * o) / 64.0) + 1;
+  int64_t cost = (int64_t)(32.0 * (double)block * (double)co / 64.0) + 1;
   if (!status) {
     status = loom_thread_pool_parallel_for_with_worker_id(
         loom__nn_pool(ctx), units, cost, winograd_units, &job);

@@ -19,6 +19,7 @@
 #include "loom/shape_inference.h"
 #include "loom/status.h"
 #include "loom/thread_pool.h"
+#include "tensor/checked_size.h"
 
 //===----------------------------------------------------------------------===//
 // Attributes and geometry
@@ -33,6 +34,8 @@ typedef enum loom__nn_padding_t {
 // The window attributes of a convolution or pooling op, as given (in
 // data_format order), after TensorFlow's checks.
 typedef struct loom__nn_window_attrs_t {
+  const char* op;  // the op's name, for messages
+  bool pooling;    // a pool's ksize, not a filter, is the window
   bool nchw;
   loom__nn_padding_t padding;
   int64_t ksize[4];  // pooling: the window; convolutions: all 1
@@ -55,16 +58,20 @@ typedef struct loom__nn_geometry_t {
 } loom__nn_geometry_t;
 
 // Conv2D, Conv2DBackpropInput, Conv2DBackpropFilter: data_format, padding,
-// strides, dilations, explicit_paddings.
-loom_status_t loom__nn_conv_attrs(const loom_op_attrs_t* attrs,
+// strides, dilations, explicit_paddings. `op` (kept, not copied) names the
+// op in the geometry's messages.
+loom_status_t loom__nn_conv_attrs(const char* op, const loom_op_attrs_t* attrs,
                                   loom__nn_window_attrs_t* out);
 
 // MaxPool, AvgPool and their grads: data_format, padding, ksize, strides,
-// explicit_paddings (read when present).
-loom_status_t loom__nn_pool_attrs(const loom_op_attrs_t* attrs,
+// explicit_paddings (read when present); `op` as for loom__nn_conv_attrs.
+loom_status_t loom__nn_pool_attrs(const char* op, const loom_op_attrs_t* attrs,
                                   loom__nn_window_attrs_t* out);
 
-// The convolution of `input` by `filter` (rank 4 each, fully known).
+// The convolution of `input` by `filter` (rank 4 each, fully known). Window
+// sizes go through loom__window_output_size: an overflow is an error
+// naming the op, the argument and the values, and so is an output image
+// whose element count does not fit int64 (the same for pooling).
 loom_status_t loom__nn_conv_geometry(const loom__nn_window_attrs_t* attrs,
                                      const loom_shape_t* input,
                                      const loom_shape_t* filter,
@@ -95,15 +102,31 @@ loom_shape_t loom__nn_unknown_image(void);
 bool loom__nn_attr_string_is(const loom_op_attrs_t* attrs, const char* name,
                              const char* text);
 
-// Allocates `count` blocks of `bytes` each, 64-byte aligned, in one
-// allocation (*out: the first; block i at *out + i * stride, where
-// *out_stride is `bytes` rounded up to 64).
-loom_status_t loom__nn_scratch(loom_allocator_t allocator, int64_t count,
-                               size_t bytes, char** out, size_t* out_stride);
+// Allocates `count` blocks of `elements` * `element_size` bytes each,
+// 64-byte aligned, in one allocation from the kernel's allocator (*out:
+// the first; block i at *out + i * stride, where *out_stride is the block
+// size rounded up to 64). A size that overflows is an INVALID_ARGUMENT
+// naming the kernel's op and `what`.
+loom_status_t loom__nn_scratch(loom_kernel_context_t* ctx, const char* what,
+                               int64_t count, int64_t elements,
+                               size_t element_size, char** out,
+                               size_t* out_stride);
+
+// *out = dims[0] * ... * dims[n - 1], a size of a kernel's plan; an
+// overflow is an INVALID_ARGUMENT naming `op`, `what` and the dims.
+loom_status_t loom__nn_product(const char* op, const char* what,
+                               const int64_t* dims, int n, int64_t* out);
 
 // The number of threads that may run a parallel-for's body at once on the
 // kernel's pool (its workers and the calling thread).
 int64_t loom__nn_concurrency(loom_kernel_context_t* ctx);
+
+// A parallel-for's cost per unit from an estimate in floating point
+// (products of sizes that may pass int64 for windows larger than the
+// image), at least 1 and at most 2^62.
+static inline int64_t loom__nn_cost(double estimate) {
+  return estimate >= 0x1p62 ? (int64_t)1 << 62 : (int64_t)estimate + 1;
+}
 
 // The pool of the kernel's host.
 loom_thread_pool_t* loom__nn_pool(loom_kernel_context_t* ctx);

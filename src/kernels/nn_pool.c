@@ -32,7 +32,8 @@ loom_status_t loom__nn_pool_shape_fn(loom_shape_inference_context_t* context,
   (void)user_data;
   loom__nn_window_attrs_t attrs;
   LOOM_RETURN_IF_ERROR(
-      loom__nn_pool_attrs(loom_shape_inference_context_attrs(context), &attrs));
+      loom__nn_pool_attrs(loom_shape_inference_context_op(context)->name,
+                          loom_shape_inference_context_attrs(context), &attrs));
   loom_shape_t input, out = loom__nn_unknown_image();
   LOOM_RETURN_IF_ERROR(loom_shape_inference_context_input(context, 0, &input));
   if (loom__nn_fully_known(&input)) {
@@ -79,7 +80,8 @@ static loom_status_t grad_inputs(loom_shape_inference_context_t* context,
                                  loom__nn_window_attrs_t* attrs,
                                  loom_shape_t* shapes, bool* out_known) {
   LOOM_RETURN_IF_ERROR(
-      loom__nn_pool_attrs(loom_shape_inference_context_attrs(context), attrs));
+      loom__nn_pool_attrs(loom_shape_inference_context_op(context)->name,
+                          loom_shape_inference_context_attrs(context), attrs));
   *out_known = true;
   for (int32_t i = 0; i < 3; ++i) {
     LOOM_RETURN_IF_ERROR(
@@ -157,7 +159,8 @@ loom_status_t loom__nn_avg_pool_grad_shape_fn(
   (void)user_data;
   loom__nn_window_attrs_t attrs;
   LOOM_RETURN_IF_ERROR(
-      loom__nn_pool_attrs(loom_shape_inference_context_attrs(context), &attrs));
+      loom__nn_pool_attrs(loom_shape_inference_context_op(context)->name,
+                          loom_shape_inference_context_attrs(context), &attrs));
   const loom_tensor_t* sizes =
       loom_shape_inference_context_input_tensor(context, 0);
   loom_shape_t out = loom__nn_unknown_image(), grad;
@@ -604,10 +607,14 @@ static loom_status_t run_pool(loom_kernel_context_t* ctx, pool_job_t* job) {
   loom_thread_pool_t* pool = loom__nn_pool(ctx);
   job->loops = loom__nn_loops();
   job->size = loom_dtype_size(job->dtype);
-  int64_t window_size = g->k_h * g->k_w;
+  // A window reads at most the image: k_h * k_w may pass int64 (SAME
+  // windows larger than the image), the costs are estimates.
+  double window_size = (double)(g->k_h < g->in_h ? g->k_h : g->in_h) *
+                       (double)(g->k_w < g->in_w ? g->k_w : g->in_w);
   if (job->kind == POOL_MAX || job->kind == POOL_AVG) {
     if (!g->nchw) {
-      int64_t cost = g->out_w * g->in_c * window_size / 4 + 1;
+      int64_t cost =
+          loom__nn_cost((double)g->out_w * (double)g->in_c * window_size / 4);
       return loom_thread_pool_parallel_for(pool, g->batch * g->out_h, cost,
                                            forward_nhwc_rows, job);
     }
@@ -621,31 +628,32 @@ static loom_status_t run_pool(loom_kernel_context_t* ctx, pool_job_t* job) {
       if (job->row_blocks < 1) job->row_blocks = 1;
     }
     job->rows_per_block = (g->out_h + job->row_blocks - 1) / job->row_blocks;
-    int64_t cost = job->rows_per_block * g->out_w * window_size / 2 + 1;
+    int64_t cost = loom__nn_cost((double)job->rows_per_block *
+                                 (double)g->out_w * window_size / 2);
     return loom_thread_pool_parallel_for(pool, planes * job->row_blocks, cost,
                                          forward_nchw_planes, job);
   }
   loom_allocator_t allocator = loom_kernel_context_allocator(ctx);
   bool argmax = job->kind == POOL_MAX_GRAD || job->kind == POOL_MAX_GRAD_GRAD;
   if (argmax && !g->nchw) {
-    LOOM_RETURN_IF_ERROR(
-        loom__nn_scratch(allocator, loom__nn_concurrency(ctx),
-                         (size_t)g->in_c * (job->size + sizeof(int64_t)),
-                         &job->scratch, &job->scratch_stride));
+    LOOM_RETURN_IF_ERROR(loom__nn_scratch(
+        ctx, "argmax scratch", loom__nn_concurrency(ctx), g->in_c,
+        job->size + sizeof(int64_t), &job->scratch, &job->scratch_stride));
   }
   loom_status_t status;
   if (job->kind == POOL_MAX_GRAD_GRAD) {
     // Output rows of every image (NHWC) or plane (NCHW).
     int64_t units = (g->nchw ? g->batch * g->in_c : g->batch) * g->out_h;
-    int64_t per_unit = g->out_w * window_size * (g->nchw ? 1 : g->in_c);
-    status = loom_thread_pool_parallel_for_with_worker_id(
-        pool, units, per_unit + 1, grad_grad_units, job);
+    int64_t cost = loom__nn_cost((double)g->out_w * window_size *
+                                 (double)(g->nchw ? 1 : g->in_c));
+    status = loom_thread_pool_parallel_for_with_worker_id(pool, units, cost,
+                                                          grad_grad_units, job);
   } else {
     int64_t units = g->nchw ? g->batch * g->in_c : g->batch;
-    int64_t per_unit =
-        g->out_h * g->out_w * window_size * (g->nchw ? 1 : g->in_c);
-    status = loom_thread_pool_parallel_for_with_worker_id(
-        pool, units, per_unit + 1, grad_units, job);
+    int64_t cost = loom__nn_cost((double)g->out_h * (double)g->out_w *
+                                 window_size * (double)(g->nchw ? 1 : g->in_c));
+    status = loom_thread_pool_parallel_for_with_worker_id(pool, units, cost,
+                                                          grad_units, job);
   }
   loom_allocator_free(allocator, job->scratch);
   return status;
@@ -667,7 +675,7 @@ void loom__nn_pool_compute(void* kernel, loom_kernel_context_t* ctx) {
                                                             : POOL_AVG_GRAD;
   loom__nn_window_attrs_t attrs;
   loom_status_t status =
-      loom__nn_pool_attrs(loom_kernel_context_attrs(ctx), &attrs);
+      loom__nn_pool_attrs(name, loom_kernel_context_attrs(ctx), &attrs);
   if (status) FAIL_AND_RETURN(ctx, status);
   loom_tensor_t* x = NULL;
   loom_tensor_t* dy = NULL;
@@ -730,10 +738,14 @@ void loom__nn_pool_compute(void* kernel, loom_kernel_context_t* ctx) {
   loom_allocator_t allocator = loom_kernel_context_allocator(ctx);
   int64_t nx = x ? loom_tensor_num_elements(x) : 0;
   int64_t nd = dy ? loom_tensor_num_elements(dy) : 0;
+  int64_t counts[3] = {nx, nd, out_count}, wide_count;
   char* scratch = NULL;
-  status = loom__nn_scratch(allocator, 1,
-                            (size_t)(nx + nd + out_count) * sizeof(float),
-                            &scratch, NULL);
+  status = loom__size_sum(counts, 3, &wide_count)
+               ? loom__nn_scratch(ctx, "float copies", 1, wide_count,
+                                  sizeof(float), &scratch, NULL)
+               : loom__size_overflow_error(
+                     name, "float copies", "(%lld + %lld + %lld)",
+                     (long long)nx, (long long)nd, (long long)out_count);
   if (status) FAIL_AND_RETURN(ctx, status);
   float* fx = (float*)scratch;
   float* fd = fx + nx;
