@@ -19,6 +19,7 @@
 #include "kernels/builtin_families.h"
 #include "kernels/kernel_registration.h"
 #include "loom/thread_pool.h"
+#include "tensor/checked_size.h"
 
 const loom__matmul_loops_t* loom__matmul_loops(void) {
   static const loom__matmul_loops_t* const kTables[LOOM_ISA_LEVELS] = {
@@ -158,9 +159,15 @@ static loom_status_t batch_product(const loom_shape_t* a, const loom_shape_t* b,
     p->out.dims[i] = d;
     p->a_strides[i] = da == 1 && d != 1 ? 0 : sa;
     p->b_strides[i] = db == 1 && d != 1 ? 0 : sb;
-    if (da >= 0) sa *= da;
-    if (db >= 0) sb *= db;
-    if (d >= 0) p->batch *= d;
+    // Products of dims that may pass int64 when a tensor is empty
+    // ([2^62, 1, 0, 2] broadcast with [1, 4, 2, 3]): they saturate, and the
+    // kernel reads them only for a non-empty output with k > 0, where each
+    // is below an operand's element count.
+    if (da >= 0 && !loom__size_mul(sa, da, &sa)) sa = INT64_MAX;
+    if (db >= 0 && !loom__size_mul(sb, db, &sb)) sb = INT64_MAX;
+    if (d >= 0 && !loom__size_mul(p->batch, d, &p->batch)) {
+      p->batch = INT64_MAX;
+    }
   }
   int64_t ka = a->dims[a->rank - (adj_x ? 2 : 1)];
   int64_t kb = b->dims[b->rank - (adj_y ? 1 : 2)];
@@ -202,13 +209,27 @@ static const product_kind_t* kind_of(bool batch, const loom_op_attrs_t* attrs) {
   return &kProductKinds[batch][transpose_a][transpose_b];
 }
 
+// The product's geometry; with the output's dims known, its element count
+// must fit int64 (an error naming the op, the output and its dims).
 static loom_status_t product_of(const product_kind_t* kind,
                                 const loom_shape_t* a, const loom_shape_t* b,
                                 product_t* p) {
-  if (!kind->batch) {
-    return matmul_product(a, b, kind->transpose_a, kind->transpose_b, p);
+  LOOM_RETURN_IF_ERROR(
+      kind->batch
+          ? batch_product(a, b, kind->transpose_a, kind->transpose_b, p)
+          : matmul_product(a, b, kind->transpose_a, kind->transpose_b, p));
+  for (int32_t i = 0; i < p->out.rank; ++i) {
+    if (p->out.dims[i] < 0) return loom_ok_status();
   }
-  return batch_product(a, b, kind->transpose_a, kind->transpose_b, p);
+  int64_t count;
+  if (loom__size_product(p->out.dims, p->out.rank, &count)) {
+    return loom_ok_status();
+  }
+  char text[160];
+  return loom__size_overflow_error(
+      kind->batch ? "BatchMatMulV2" : "MatMul", "output",
+      "%s (batch dims, rows of op(a), columns of op(b))",
+      loom__format_int64s(p->out.dims, p->out.rank, text, sizeof(text)));
 }
 
 static loom_status_t matmul_shape_fn(loom_shape_inference_context_t* context,
@@ -383,12 +404,6 @@ static void matmul_compute(void* kernel, loom_kernel_context_t* ctx) {
   loom_status_t status =
       product_of(kernel, loom_tensor_shape(a), loom_tensor_shape(b), &p);
   if (status) FAIL_AND_RETURN(ctx, status);
-  if (p.m > INT_MAX || p.n > INT_MAX || p.k > INT_MAX) {
-    FAIL_AND_RETURN(
-        ctx, loom_make_status(LOOM_STATUS_UNIMPLEMENTED,
-                              "matrix dimensions above %d are not supported",
-                              INT_MAX));
-  }
   loom_tensor_t* c = NULL;
   status = loom_kernel_context_allocate_output(ctx, 0, &p.out, &c);
   if (status) FAIL_AND_RETURN(ctx, status);
@@ -397,8 +412,18 @@ static void matmul_compute(void* kernel, loom_kernel_context_t* ctx) {
   int64_t out_elements = loom_tensor_num_elements(c);
   if (out_elements == 0) return;
   if (p.k == 0) {
-    memset(loom_tensor_data(c), 0, (size_t)out_elements * size);  // 0 bits
+    memset(loom_tensor_data(c), 0, loom_tensor_byte_size(c));  // 0 bits
     return;
+  }
+  // From here A, B and C are non-empty: the batch, the strides and the
+  // matrix sizes are below their element counts.
+  if (p.m > INT_MAX || p.n > INT_MAX || p.k > INT_MAX) {
+    FAIL_AND_RETURN(
+        ctx, loom_make_status(LOOM_STATUS_UNIMPLEMENTED,
+                              "%s: matrix dimensions above %d are not "
+                              "supported (m %lld, n %lld, k %lld)",
+                              loom_kernel_context_op(ctx)->name, INT_MAX,
+                              (long long)p.m, (long long)p.n, (long long)p.k));
   }
   loom__blas_single_threaded();
   gemm_job_t job = {
@@ -425,8 +450,16 @@ static void matmul_compute(void* kernel, loom_kernel_context_t* ctx) {
     case LOOM_DTYPE_HALF:
     case LOOM_DTYPE_BFLOAT16: {
       // Float copies of A and B, and C computed in float.
-      size_t bytes =
-          (size_t)(a_elements + b_elements + out_elements) * sizeof(float);
+      int64_t counts[3] = {a_elements, b_elements, out_elements}, total;
+      size_t bytes;
+      if (!loom__size_sum(counts, 3, &total) ||
+          !loom__size_bytes(total, sizeof(float), &bytes)) {
+        FAIL_AND_RETURN(
+            ctx, loom__size_overflow_error(
+                     loom_kernel_context_op(ctx)->name, "float copies",
+                     "(%lld + %lld + %lld floats)", (long long)a_elements,
+                     (long long)b_elements, (long long)out_elements));
+      }
       status = loom_allocator_malloc_aligned(allocator, bytes, 64, &scratch);
       if (status) FAIL_AND_RETURN(ctx, status);
       float* fa = scratch;
@@ -449,13 +482,13 @@ static void matmul_compute(void* kernel, loom_kernel_context_t* ctx) {
       job.kind = dtype == LOOM_DTYPE_INT32 ? GEMM_I32 : GEMM_I64;
       if (p.transpose_b) {
         // The loop wants op(B) row-major: transpose each matrix of B once.
-        size_t bytes = (size_t)b_elements * size;
+        size_t bytes = loom_tensor_byte_size(b);
         status = loom_allocator_malloc_aligned(allocator, bytes, 64, &scratch);
         if (status) FAIL_AND_RETURN(ctx, status);
-        int64_t matrices = b_elements / (p.k * p.n);
+        int64_t matrices = b_elements / job.b_matrix;
         for (int64_t t = 0; t < matrices; ++t) {
-          const char* from = job.b + (size_t)(t * p.k * p.n) * size;
-          char* to = (char*)scratch + (size_t)(t * p.k * p.n) * size;
+          const char* from = job.b + (size_t)(t * job.b_matrix) * size;
+          char* to = (char*)scratch + (size_t)(t * job.b_matrix) * size;
           for (int64_t row = 0; row < p.k; ++row) {
             for (int64_t col = 0; col < p.n; ++col) {
               memcpy(to + (size_t)(row * p.n + col) * size,
