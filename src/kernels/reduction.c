@@ -21,6 +21,7 @@
 #include "kernels/kernel_registration.h"
 #include "kernels/reduction.h"
 #include "loom/thread_pool.h"
+#include "tensor/checked_size.h"
 
 //===----------------------------------------------------------------------===//
 // Loop tables
@@ -282,33 +283,60 @@ typedef struct reduce_plan_t {
   int64_t outputs;     // out_rows * width
 } reduce_plan_t;
 
+// The element count of a kernel's output shape; past int64 it is an error
+// naming the op and the dims.
+static loom_status_t output_count(loom_kernel_context_t* ctx,
+                                  const int64_t* dims, int32_t rank,
+                                  int64_t* out) {
+  if (loom__size_product(dims, rank, out)) return loom_ok_status();
+  char text[160];
+  return loom__size_overflow_error(
+      loom_kernel_context_op(ctx)->name, "output shape", "%s",
+      loom__format_int64s(dims, rank, text, sizeof(text)));
+}
+
 // Builds the plan of reducing `shape` over the axes marked in `reduced`.
-// Returns false when nothing is reduced (every reduced dim has size 1) or
-// the input is empty: the caller copies or fills instead.
-static bool plan_init(reduce_plan_t* plan, const loom_shape_t* shape,
-                      const bool* reduced) {
+// *planned is false when nothing is reduced (every reduced dim has size 1:
+// plan->reduced == 1) or the input is empty: the caller copies or fills
+// instead. plan->outputs is the output count, an error (naming the op)
+// when it overflows int64. When the input is empty, the reduced dims'
+// product may pass int64 ([2^62, 8, 0] over axes 0 and 1): it is never
+// used, and the plan's sizes are computed only for a non-empty input,
+// whose count bounds them all.
+static loom_status_t plan_init(loom_kernel_context_t* ctx, reduce_plan_t* plan,
+                               const loom_shape_t* shape, const bool* reduced,
+                               bool* planned) {
+  int64_t kept_dims[LOOM_MAX_RANK], reduced_dims[LOOM_MAX_RANK];
+  int32_t kept_count = 0, reduced_count = 0;
+  for (int32_t d = 0; d < shape->rank; ++d) {
+    if (reduced[d]) {
+      reduced_dims[reduced_count++] = shape->dims[d];
+    } else {
+      kept_dims[kept_count++] = shape->dims[d];
+    }
+  }
+  *planned = false;
+  LOOM_RETURN_IF_ERROR(
+      output_count(ctx, kept_dims, kept_count, &plan->outputs));
+  if (!loom__size_product(reduced_dims, reduced_count, &plan->reduced)) {
+    plan->reduced = 0;  // only with plan->outputs == 0: nothing to compute
+  }
+  if (plan->reduced <= 1 || plan->outputs == 0) return loom_ok_status();
+  *planned = true;
   int64_t dims[LOOM_MAX_RANK];
   bool flags[LOOM_MAX_RANK];
   int32_t runs = 0;
-  plan->reduced = 1;
-  plan->outputs = 1;
   for (int32_t d = 0; d < shape->rank; ++d) {
     int64_t dim = shape->dims[d];
-    if (reduced[d]) {
-      plan->reduced *= dim;
-    } else {
-      plan->outputs *= dim;
-    }
     if (dim == 1) continue;
     if (runs > 0 && flags[runs - 1] == reduced[d]) {
-      dims[runs - 1] *= dim;
+      dims[runs - 1] *= dim;  // below the input's count
     } else {
       dims[runs] = dim;
       flags[runs] = reduced[d];
       runs++;
     }
   }
-  if (plan->reduced <= 1 || plan->outputs == 0) return false;
   int64_t strides[LOOM_MAX_RANK];
   int64_t stride = 1;
   for (int32_t i = runs - 1; i >= 0; --i) {
@@ -344,7 +372,7 @@ static bool plan_init(reduce_plan_t* plan, const loom_shape_t* shape,
   for (int32_t i = 0; i < plan->outer_walk.count; ++i) {
     plan->segments *= plan->outer_walk.dims[i];
   }
-  return true;
+  return loom_ok_status();
 }
 
 // How the plan's work is cut into units.
@@ -578,7 +606,9 @@ static void reduce_compute(loom_kernel_context_t* ctx, loom__reduce_op_t op) {
   bool keep_dims = keep_dims_attr(loom_kernel_context_attrs(ctx));
   loom_shape_t out_shape = reduced_shape(shape, reduced, keep_dims);
   reduce_plan_t plan;
-  bool planned = plan_init(&plan, shape, reduced);
+  bool planned = false;
+  status = plan_init(ctx, &plan, shape, reduced, &planned);
+  if (status) FAIL_AND_RETURN(ctx, status);
   size_t in_size = loom_dtype_size(dtype);
   loom_tensor_t* out = NULL;
   if (!planned && plan.reduced == 1) {
@@ -613,13 +643,21 @@ static void reduce_compute(loom_kernel_context_t* ctx, loom__reduce_op_t op) {
       .allocator = allocator,
   };
   if (job.split.parts > 1) {
-    size_t bytes =
-        (size_t)job.split.parts * (size_t)plan.outputs * job.acc_size;
+    int64_t count;
+    size_t bytes;
+    if (!loom__size_mul(job.split.parts, plan.outputs, &count) ||
+        !loom__size_bytes(count, job.acc_size, &bytes)) {
+      FAIL_AND_RETURN(
+          ctx, loom__size_overflow_error(
+                   loom_kernel_context_op(ctx)->name, "partial sums",
+                   "(%lld parts of %lld outputs)", (long long)job.split.parts,
+                   (long long)plan.outputs));
+    }
     status = loom_allocator_malloc_aligned(allocator, bytes, 64,
                                            (void**)&job.partials);
     if (status) FAIL_AND_RETURN(ctx, status);
   }
-  int64_t elements = plan.outputs * plan.reduced;
+  int64_t elements = loom_tensor_num_elements(x);
   int64_t cost = op == LOOM_REDUCE_PROD ? 2 : 1;
   status =
       run_parallel(ctx, job.split.units, elements, cost, reduce_units, &job);
@@ -751,21 +789,27 @@ static void arg_compute(loom_kernel_context_t* ctx, loom__arg_op_t op) {
                                           loom_dtype_name(dtype)));
   }
   loom_shape_t out_shape = loom_shape_scalar();
-  int64_t outer = 1, inner = 1;
   for (int32_t d = 0; d < shape->rank; ++d) {
-    if (d == axis) continue;
-    out_shape.dims[out_shape.rank++] = shape->dims[d];
-    if (d < axis) {
-      outer *= shape->dims[d];
-    } else {
-      inner *= shape->dims[d];
-    }
+    if (d != axis) out_shape.dims[out_shape.rank++] = shape->dims[d];
   }
+  int64_t outputs;
+  status = output_count(ctx, out_shape.dims, out_shape.rank, &outputs);
+  if (status) FAIL_AND_RETURN(ctx, status);
   loom_tensor_t* out = NULL;
   status = loom_kernel_context_allocate_output(ctx, 0, &out_shape, &out);
   if (status) FAIL_AND_RETURN(ctx, status);
-  int64_t outputs = outer * inner;
   if (outputs == 0) return;
+  // Both divide the output count, which fits.
+  int64_t outer, inner;
+  if (!loom__size_product(shape->dims, axis, &outer) ||
+      !loom__size_product(shape->dims + axis + 1, shape->rank - axis - 1,
+                          &inner)) {
+    FAIL_AND_RETURN(ctx, loom_make_status(LOOM_STATUS_INTERNAL,
+                                          "%s: the output count %lld fits "
+                                          "but its parts do not",
+                                          loom_kernel_context_op(ctx)->name,
+                                          (long long)outputs));
+  }
   // [outer, extent, inner]: rows when inner == 1, else columns per outer.
   loom_allocator_t allocator = loom_kernel_context_allocator(ctx);
   arg_job_t job = {.loops = loops,
@@ -800,12 +844,18 @@ static void arg_compute(loom_kernel_context_t* ctx, loom__arg_op_t op) {
   if (out_dtype == LOOM_DTYPE_INT64 && job.split.parts == 1) {
     job.index = loom_tensor_data(out);
   } else {
-    size_t per_output = sizeof(int64_t);
-    if (job.split.parts > 1) {
-      per_output =
-          (sizeof(int64_t) + loops->value_size) * (size_t)job.split.parts;
+    // An index (and with parts, a best value) per output and part.
+    int64_t slots;
+    size_t bytes;
+    size_t per_slot =
+        sizeof(int64_t) + (job.split.parts > 1 ? loops->value_size : 0);
+    if (!loom__size_mul(outputs, job.split.parts, &slots) ||
+        !loom__size_bytes(slots, per_slot, &bytes)) {
+      FAIL_AND_RETURN(ctx, loom__size_overflow_error(
+                               loom_kernel_context_op(ctx)->name,
+                               "partial bests", "(%lld parts of %lld outputs)",
+                               (long long)job.split.parts, (long long)outputs));
     }
-    size_t bytes = (size_t)outputs * per_output;
     status = loom_allocator_malloc_aligned(allocator, bytes, 64, &scratch);
     if (status) FAIL_AND_RETURN(ctx, status);
     if (job.split.parts > 1) {
@@ -818,8 +868,8 @@ static void arg_compute(loom_kernel_context_t* ctx, loom__arg_op_t op) {
       job.index = scratch;
     }
   }
-  status =
-      run_parallel(ctx, job.split.units, outputs * extent, 1, arg_units, &job);
+  status = run_parallel(ctx, job.split.units, loom_tensor_num_elements(x), 1,
+                        arg_units, &job);
   if (!status && atomic_load(&job.failed)) {
     status = loom_make_status(LOOM_STATUS_RESOURCE_EXHAUSTED,
                               "out of memory for an arg reduction's bests");
