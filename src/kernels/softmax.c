@@ -14,6 +14,7 @@
 #include "kernels/kernel_registration.h"
 #include "kernels/matmul.h"
 #include "loom/thread_pool.h"
+#include "tensor/checked_size.h"
 
 const loom__softmax_loops_t* loom__softmax_loops(void) {
   static const loom__softmax_loops_t* const kTables[LOOM_ISA_LEVELS] = {
@@ -341,6 +342,7 @@ static void run_job(loom_kernel_context_t* ctx, row_job_t* job, int64_t rows) {
   } else {
     loom_thread_pool_t* pool =
         loom_host_context_thread_pool(loom_kernel_context_host(ctx));
+    // job->n is a row of a non-empty operand: far below INT64_MAX / 8.
     status = loom_thread_pool_parallel_for(pool, rows, job->n * kCostPerElement,
                                            run_rows, job);
   }
@@ -419,6 +421,22 @@ static void xent_compute(void* kernel, loom_kernel_context_t* ctx) {
   loom_status_t status = xent_shape(loom_tensor_shape(features),
                                     loom_tensor_shape(labels), &shape);
   if (status) FAIL_AND_RETURN(ctx, status);
+  // The broadcast [batch, classes] and the loss [batch] must be tensors:
+  // broadcasting (or an empty class dim) can make either pass int64 in
+  // elements or bytes while the inputs are small.
+  int64_t count;
+  size_t bytes;
+  size_t size = loom_dtype_size(loom_tensor_dtype(features));
+  if (!loom__size_product(shape.dims, 2, &count) ||
+      !loom__size_bytes(count, size, &bytes) ||
+      !loom__size_bytes(shape.dims[0], size, &bytes)) {
+    char text[96];
+    FAIL_AND_RETURN(
+        ctx, loom__size_overflow_error(
+                 "SoftmaxCrossEntropyWithLogits", "logits and labels broadcast",
+                 "%s (loss [batch], backprop [batch, classes])",
+                 loom__format_int64s(shape.dims, 2, text, sizeof(text))));
+  }
   loom_shape_t loss_shape = loom_shape_scalar();
   loss_shape.rank = 1;
   loss_shape.dims[0] = shape.dims[0];
@@ -432,7 +450,7 @@ static void xent_compute(void* kernel, loom_kernel_context_t* ctx) {
   if (rows == 0) return;
   loom_dtype_t dtype = loom_tensor_dtype(features);
   if (n == 0) {  // no classes: zero loss
-    memset(loom_tensor_data(loss), 0, (size_t)rows * loom_dtype_size(dtype));
+    memset(loom_tensor_data(loss), 0, loom_tensor_byte_size(loss));
     return;
   }
   row_job_t job;
