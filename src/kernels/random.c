@@ -19,6 +19,7 @@
 #include "kernels/builtin_families.h"
 #include "kernels/kernel_registration.h"
 #include "loom/thread_pool.h"
+#include "tensor/checked_size.h"
 
 //===----------------------------------------------------------------------===//
 // Philox4x32-10
@@ -219,8 +220,11 @@ static void fill_groups(void* arg, int64_t begin, int64_t end) {
   }
 }
 
+// The shape input's value; its element count (and with `element_size` > 0,
+// its byte count) must fit int64: [2^40, 2^40] is an error naming the op
+// and the dims, not a wrapped size.
 static loom_status_t shape_from_input(const loom_tensor_t* input,
-                                      const char* op_name,
+                                      const char* op_name, size_t element_size,
                                       loom_shape_t* out_shape) {
   if (loom_tensor_shape(input)->rank != 1) {
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
@@ -245,6 +249,19 @@ static loom_status_t shape_from_input(const loom_tensor_t* input,
                               op_name, (long long)i, (long long)dims[i]);
     }
   }
+  int64_t count;
+  size_t bytes;
+  if (!loom__size_product(dims, (int)rank, &count) ||
+      (element_size && !loom__size_bytes(count, element_size, &bytes))) {
+    char text[160];
+    loom__format_int64s(dims, (int)rank, text, sizeof(text));
+    if (!element_size) {
+      return loom__size_overflow_error(op_name, "shape", "%s (elements)", text);
+    }
+    return loom__size_overflow_error(op_name, "shape",
+                                     "%s (bytes, of %zu-byte elements)", text,
+                                     element_size);
+  }
   return loom_shape_initialize(out_shape, dims, (int)rank);
 }
 
@@ -252,8 +269,9 @@ static void random_compute(void* opaque, loom_kernel_context_t* ctx) {
   random_kernel_t* kernel = opaque;
   const char* op_name = loom_kernel_context_op(ctx)->name;
   loom_shape_t shape;
-  loom_status_t status =
-      shape_from_input(loom_kernel_context_input(ctx, 0), op_name, &shape);
+  loom_status_t status = shape_from_input(
+      loom_kernel_context_input(ctx, 0), op_name,
+      loom_dtype_size(loom_kernel_context_output_dtype(ctx, 0)), &shape);
   loom_tensor_t* out = NULL;
   if (!status) {
     status = loom_kernel_context_allocate_output(ctx, 0, &shape, &out);
@@ -288,7 +306,7 @@ static loom_status_t random_shape_fn(loom_shape_inference_context_t* context,
   loom_shape_t shape = loom_shape_unknown();
   if (input) {
     LOOM_RETURN_IF_ERROR(shape_from_input(
-        input, loom_shape_inference_context_op(context)->name, &shape));
+        input, loom_shape_inference_context_op(context)->name, 0, &shape));
   } else {
     loom_shape_t vector;
     LOOM_RETURN_IF_ERROR(
