@@ -322,7 +322,8 @@ static loom_status_t update(const train_spec_t* spec, bool nesterov,
   job.loop = (*train_loops())[nesterov ? spec->nesterov_op : spec->op][type];
   if (job.n == 0) return loom_ok_status();
   int64_t units = (job.n + kTrainBlock - 1) / kTrainBlock;
-  if (units == 1 || job.n * spec->cost < kTrainMinParallelWork) {
+  // n * cost < kTrainMinParallelWork, without the product.
+  if (units == 1 || job.n < kTrainMinParallelWork / spec->cost) {
     job.loop(&job.args, 0, job.n);
     return loom_ok_status();
   }
