@@ -433,6 +433,12 @@ typedef struct unit_t {
   int64_t begin, end;  // reduced range, in steps of `extent`
 } unit_t;
 
+// floor(work * part / parts) for 0 <= part <= parts, without the product
+// (work may be any count).
+static int64_t share_point(int64_t work, int64_t part, int64_t parts) {
+  return work / parts * part + work % parts * part / parts;
+}
+
 static unit_t unit_at(const reduce_plan_t* plan, const split_t* split,
                       int64_t unit) {
   unit_t u;
@@ -444,8 +450,8 @@ static unit_t unit_at(const reduce_plan_t* plan, const split_t* split,
   u.count = plan->width - u.first;
   if (u.count > split->tile) u.count = split->tile;
   int64_t work = plan->segments * plan->extent;
-  u.begin = work * part / split->parts;
-  u.end = work * (part + 1) / split->parts;
+  u.begin = share_point(work, part, split->parts);
+  u.end = share_point(work, part + 1, split->parts);
   return u;
 }
 
