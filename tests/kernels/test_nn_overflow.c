@@ -426,6 +426,28 @@ static void fused_batch_norm_over_huge_empty_batches(void** state) {
   loom_tensor_release(out);
 }
 
+static void fused_batch_norm_without_channels(void** state) {
+  (void)state;
+  // [2^62, 8, 1, 0]: no channels; the dims before them multiply past int64.
+  int64_t dims[4] = {P62, 8, 1, 0}, c = 0;
+  loom_tensor_handle_t* inputs[5] = {floats(dims, 4, NULL), floats(&c, 1, NULL),
+                                     floats(&c, 1, NULL), floats(&c, 1, NULL),
+                                     floats(&c, 1, NULL)};
+  loom_eager_op_t* op = new_op("FusedBatchNormV3");
+  LOOM_ASSERT_OK(
+      loom_op_attrs_set_bool(loom_eager_op_attrs(op), "is_training", true));
+  loom_tensor_t* out = NULL;
+  LOOM_ASSERT_OK(run(op, inputs, 5, 6, &out));
+  expect_shape(out, dims, 4);
+  loom_tensor_release(out);
+  loom_tensor_handle_t* grads[6] = {
+      floats(dims, 4, NULL), floats(dims, 4, NULL), floats(&c, 1, NULL),
+      floats(&c, 1, NULL),   floats(&c, 1, NULL),   floats(&c, 1, NULL)};
+  LOOM_ASSERT_OK(run(new_op("FusedBatchNormGradV3"), grads, 6, 5, &out));
+  expect_shape(out, dims, 4);
+  loom_tensor_release(out);
+}
+
 static void fused_batch_norm_grad_over_huge_empty_batches(void** state) {
   (void)state;
   int64_t dims[4] = {P62, 8, 0, 2}, c = 2;
@@ -730,6 +752,7 @@ int main(void) {
       cmocka_unit_test(pool_grads_with_huge_values),
       cmocka_unit_test(fused_batch_norm_over_huge_empty_batches),
       cmocka_unit_test(fused_batch_norm_grad_over_huge_empty_batches),
+      cmocka_unit_test(fused_batch_norm_without_channels),
       cmocka_unit_test(matmul_output_that_overflows_is_an_error),
       cmocka_unit_test(batch_matmul_broadcast_with_huge_batches),
       cmocka_unit_test(reductions_over_huge_empty_shapes),
