@@ -343,6 +343,46 @@ static void pool_window_larger_than_the_input(void** state) {
       NULL);
 }
 
+static void max_pool_explicit_padding_that_overflows_is_an_error(void** state) {
+  (void)state;
+  int64_t dims[4] = {1, 5, 5, 1};
+  loom_tensor_handle_t* input = floats(dims, 4, NULL);
+  loom_eager_op_t* op = pool_op("MaxPool", "EXPLICIT", 2, 1);
+  int64_t pads[8] = {0, 0, 1, 1, 3, INT64_MAX - 7, 0, 0};
+  LOOM_ASSERT_OK(loom_op_attrs_set_list(loom_eager_op_attrs(op),
+                                        "explicit_paddings", LOOM_ATTR_KIND_I64,
+                                        pads, 8));
+  expect_error(run(op, &input, 1, 1, NULL), LOOM_STATUS_INVALID_ARGUMENT,
+               "MaxPool", "explicit_paddings", "columns", "9223372036854775800",
+               NULL);
+}
+
+static void nchw_pools_with_stride_int64_max(void** state) {
+  (void)state;
+  // Two planes of arange(50).reshape(2, 5, 5): the 3x3 windows at (0, 0)
+  // (numpy: max 12 and 37, mean 6 and 31).
+  float x[50];
+  for (int i = 0; i < 50; ++i) x[i] = (float)i;
+  const char* ops[2] = {"MaxPool", "AvgPool"};
+  const float want[2][2] = {{12.0f, 37.0f}, {6.0f, 31.0f}};
+  for (int o = 0; o < 2; ++o) {
+    int64_t dims[4] = {1, 2, 5, 5};
+    loom_tensor_handle_t* input = floats(dims, 4, x);
+    loom_eager_op_t* op = pool_op(ops[o], "SAME", 1, 1);
+    set_ints(op, "ksize", 1, 1, 3, 3);
+    set_ints(op, "strides", 1, 1, INT64_MAX, INT64_MAX);
+    set_string(op, "data_format", "NCHW");
+    loom_tensor_t* out = NULL;
+    LOOM_ASSERT_OK(run(op, &input, 1, 1, &out));
+    int64_t want_dims[4] = {1, 2, 1, 1};
+    expect_shape(out, want_dims, 4);
+    const float* y = loom_tensor_data(out);
+    assert_float_equal(y[0], want[o][0], 0);
+    assert_float_equal(y[1], want[o][1], 0);
+    loom_tensor_release(out);
+  }
+}
+
 static void pool_over_huge_empty_batches(void** state) {
   (void)state;
   int64_t dims[4] = {P62, 4, 4, 0};
@@ -748,6 +788,8 @@ int main(void) {
       cmocka_unit_test(conv2d_backprop_input_sizes_that_overflow_are_an_error),
       cmocka_unit_test(avg_pool_with_stride_int64_max_has_one_window),
       cmocka_unit_test(pool_window_larger_than_the_input),
+      cmocka_unit_test(max_pool_explicit_padding_that_overflows_is_an_error),
+      cmocka_unit_test(nchw_pools_with_stride_int64_max),
       cmocka_unit_test(pool_over_huge_empty_batches),
       cmocka_unit_test(pool_grads_with_huge_values),
       cmocka_unit_test(fused_batch_norm_over_huge_empty_batches),
