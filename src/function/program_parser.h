@@ -31,6 +31,7 @@ typedef struct parser_t {
   loom_status_t error;  // the first error, or OK
   program_source_location_t error_location;
   loom__hash_map_t types;  // spelling hash -> program_type_t*
+  int32_t type_nesting;    // types being parsed inside one another
   // Recent type lookups by spelling (the parser asks for the same few
   // types over and over).
   struct {

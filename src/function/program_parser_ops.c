@@ -68,6 +68,9 @@ bool loom__parser_parse_operand(parser_t* p, function_builder_t* fb,
   int64_t number = 0;
   const char* after = p->tok.text + p->tok.length;
   const char* end = p->lexer.end;
+  const char* digits = "0";
+  int digits_length = 1;
+  bool truncated = false;
   if (after < end && *after == '#') {
     const char* q = after + 1;
     if (q >= end || *q < '0' || *q > '9') {
@@ -77,17 +80,21 @@ bool loom__parser_parse_operand(parser_t* p, function_builder_t* fb,
                                    "expected a result number "
                                    "after '#'");
     }
+    digits = q;
+    // Saturates: any number past the largest group is out of range.
     while (q < end && *q >= '0' && *q <= '9') {
       if (number < 1000000000) number = number * 10 + (*q - '0');
       ++q;
     }
+    truncated = q - digits > 24;
+    digits_length = truncated ? 24 : (int)(q - digits);
     loom__program_lexer_reset(&p->lexer, q);
   }
   if (number >= entry->count) {
     return loom__parser_error_at(p, at,
-                                 "result number %lld is out of range "
+                                 "result number %.*s%s is out of range "
                                  "for '%%%.*s', which has %d",
-                                 (long long)number,
+                                 digits_length, digits, truncated ? "..." : "",
                                  (int)(length > 64 ? 64 : length), name,
                                  entry->count);
   }
