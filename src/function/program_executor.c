@@ -2,15 +2,17 @@
 // per-program bindings, and diagnostics.
 
 #include <dlfcn.h>
+#include <stdarg.h>
 #include <string.h>
 #include <time.h>
 
 #include "function/program_executor.h"
 #include "loom/cpu_op_handler.h"
+#include "loom/op_def.h"
 #include "loom/op_handler.h"
 #include "loom/plugin.h"
 
-enum { kDefaultMaxCallDepth = 10000 };
+enum { kDefaultMaxCallDepth = 10000, kDefaultMaxCallsInFlight = 100000 };
 
 //===----------------------------------------------------------------------===//
 // Diagnostics
@@ -33,13 +35,37 @@ static void deliver(loom_program_executor_t* executor,
   pthread_mutex_unlock(&executor->report_mutex);
 }
 
+void loom__program_append(char* buffer, size_t capacity, size_t* length,
+                          const char* format, ...) {
+  if (*length + 1 >= capacity) return;
+  va_list args;
+  va_start(args, format);
+  int n = vsnprintf(buffer + *length, capacity - *length, format, args);
+  va_end(args);
+  if (n < 0) return;
+  *length += (size_t)n;
+  if (*length >= capacity) *length = capacity - 1;
+}
+
+const char* loom__program_status_text(loom_status_t status, char* buffer,
+                                      size_t capacity) {
+  const char* message = loom_status_message(status);
+  if (message && *message) return message;
+  loom_status_code_t code = loom_status_code(status);
+  snprintf(buffer, capacity, "%s%s", loom_status_code_name(code),
+           code == LOOM_STATUS_RESOURCE_EXHAUSTED
+               ? ": out of memory (no memory was left for the error's "
+                 "message)"
+               : " (the error has no message: there was no memory for it)");
+  return buffer;
+}
+
 static void report(loom_program_executor_t* executor, const char* file,
                    program_source_location_t location, loom_status_t error) {
-  const char* message = loom_status_message(error);
-  if (!message || !*message) {
-    message = loom_status_code_name(loom_status_code(error));
-  }
-  char text[2048];
+  char fallback[128];
+  const char* message =
+      loom__program_status_text(error, fallback, sizeof(fallback));
+  char text[4096];
   snprintf(text, sizeof(text), "runtime error: %s", message);
   loom_program_diagnostic_t diagnostic = {
       .location = {.file = file,
@@ -52,6 +78,13 @@ static void report(loom_program_executor_t* executor, const char* file,
 void loom__program_report_at(loom_program_executor_t* executor,
                              const program_op_t* op, loom_status_t error) {
   report(executor, op->function->program->file_name, op->location, error);
+}
+
+void loom__program_report_at_location(loom_program_executor_t* executor,
+                                      const loom_program_t* program,
+                                      program_source_location_t location,
+                                      loom_status_t error) {
+  report(executor, program->file_name, location, error);
 }
 
 void loom__program_report_message(loom_program_executor_t* executor,
@@ -148,6 +181,15 @@ loom_status_t loom_program_executor_create(
                            "loom_program_executor_options_initialize)");
   }
   *out_executor = NULL;
+  if (options->max_call_depth < 0 || options->max_calls_in_flight < 0) {
+    bool depth = options->max_call_depth < 0;
+    return loom_make_status(
+        LOOM_STATUS_INVALID_ARGUMENT,
+        "loom_program_executor_create: options->%s is %d; it must be >= 0 "
+        "(0: the default)",
+        depth ? "max_call_depth" : "max_calls_in_flight",
+        depth ? options->max_call_depth : options->max_calls_in_flight);
+  }
   loom_allocator_t allocator = loom_host_context_allocator(options->host);
   loom_program_executor_t* executor = NULL;
   LOOM_RETURN_IF_ERROR(
@@ -160,6 +202,9 @@ loom_status_t loom_program_executor_create(
   executor->max_call_depth = options->max_call_depth > 0
                                  ? options->max_call_depth
                                  : kDefaultMaxCallDepth;
+  executor->max_calls_in_flight = options->max_calls_in_flight > 0
+                                      ? options->max_calls_in_flight
+                                      : kDefaultMaxCallsInFlight;
   executor->next_binding_id = 1;
   loom_op_attrs_initialize(&executor->empty_attrs, allocator);
   pthread_mutex_init(&executor->mutex, NULL);
@@ -188,7 +233,11 @@ void loom_program_executor_quiesce(loom_program_executor_t* executor) {
   for (int spins = 0;; ++spins) {
     if (executor->runtime) loom_runtime_quiesce(executor->runtime);
     loom_host_context_quiesce(executor->host);
-    if (atomic_load(&executor->live_frames) == 0) break;
+    if (atomic_load(&executor->live_frames) == 0) {
+      // Nothing is in flight: a stop (see max_calls_in_flight) is over.
+      loom_status_free(loom__program_stop_clear(executor));
+      break;
+    }
     // Frames wait for values set by work already under way elsewhere.
     struct timespec pause = {0, spins < 100 ? 10000 : 1000000};
     nanosleep(&pause, NULL);
@@ -221,6 +270,7 @@ void loom_program_executor_destroy(loom_program_executor_t* executor) {
   pthread_mutex_destroy(&executor->report_mutex);
   pthread_mutex_destroy(&executor->mutex);
   loom_op_attrs_deinitialize(&executor->empty_attrs);
+  loom_status_free(executor->stop_error);
   loom_allocator_free(executor->allocator, executor);
 }
 

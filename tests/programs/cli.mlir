@@ -10,6 +10,10 @@
 
 // RUN: not loom run --bogus %s 2>&1 | FileCheck %s --check-prefix=USAGE
 // USAGE: loom: unknown option '--bogus'
+// RUN: not loom run --max-calls-in-flight=0 %s 2>&1 | FileCheck %s --check-prefix=INFLIGHT
+// INFLIGHT: loom: --max-calls-in-flight needs a number in [1, 2147483647], got '0'
+// RUN: not loom run --max-call-depth=99999999999 %s 2>&1 | FileCheck %s --check-prefix=DEPTH
+// DEPTH: loom: --max-call-depth needs a number in [1, 2147483647], got '99999999999'
 // RUN: not loom run 2>&1 | FileCheck %s --check-prefix=NOFILE
 // NOFILE: loom: no input file
 // RUN: not loom run --threads=x %s 2>&1 | FileCheck %s --check-prefix=THREADS
