@@ -242,7 +242,8 @@ LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_program_executor_load_plugin(
 // NOT_FOUND for an unknown function; INVALID_ARGUMENT for wrong counts or
 // arguments that are not program values; FAILED_PRECONDITION when the
 // program cannot run (an operation with no kernel, or with the wrong number
-// of arguments or results for its kernel; each is also reported to the
+// of arguments or results for its kernel, or a corert.executeop attribute
+// that its op's definition does not declare; each is also reported to the
 // diagnostic handler, once per program). A call beyond the executor's
 // limits fails in its results (see max_calls_in_flight). `program` must
 // outlive the results and everything the call started

@@ -514,6 +514,39 @@ loom_status_t loom_program_executor_load_plugin(
 // Binding
 //===----------------------------------------------------------------------===//
 
+// The first attribute of a corert.executeop that its op's definition does
+// not declare, as TensorFlow rejects one ("NodeDef mentions attr 'x' not in
+// Op<...>"): writes the message and its location, and returns true. Names
+// that start with '_' are internal attributes TensorFlow lets through; ops
+// without a definition (a handler's native ops) declare nothing to check.
+static bool find_unknown_attr(loom_program_executor_t* executor,
+                              const program_op_t* op, char* message,
+                              size_t capacity,
+                              program_source_location_t* out_location) {
+  if (!op->execute_name || op->num_execute_keys == 0) return false;
+  const loom_op_def_t* def = loom_op_registry_find(
+      loom_runtime_ops(executor->runtime), op->execute_name);
+  if (!def) return false;
+  for (int32_t i = 0; i < op->num_execute_keys; ++i) {
+    const char* key = op->execute_keys[i];
+    if (key[0] == '_' || loom_op_def_find_attr(def, key)) continue;
+    size_t n = 0;
+    loom__program_append(message, capacity, &n,
+                         "op '%s' has no attribute '%s'; ", def->name, key);
+    if (def->num_attrs == 0) {
+      loom__program_append(message, capacity, &n, "it has no attributes");
+    }
+    for (int32_t j = 0; j < def->num_attrs; ++j) {
+      loom__program_append(message, capacity, &n, "%s%s",
+                           j ? ", " : "its attributes are ",
+                           def->attrs[j].name);
+    }
+    *out_location = op->execute_key_locations[i];
+    return true;
+  }
+  return false;
+}
+
 static loom_status_t bind_ops(loom_program_executor_t* executor,
                               const loom_program_t* program,
                               program_binding_t* binding) {
@@ -524,6 +557,7 @@ static loom_status_t bind_ops(loom_program_executor_t* executor,
     const program_kernel_t* kernel = find_kernel_locked(executor, op->name);
     char message[512];
     message[0] = '\0';
+    program_source_location_t location = op->location;
     if (!kernel) {
       snprintf(message, sizeof(message),
                "'%s' is not a known kernel (load the plugin that provides it "
@@ -539,13 +573,15 @@ static loom_status_t bind_ops(loom_program_executor_t* executor,
       snprintf(message, sizeof(message), "'%s' has %d result%s, got %d",
                op->name, kernel->num_results,
                kernel->num_results == 1 ? "" : "s", op->num_results);
+    } else {
+      find_unknown_attr(executor, op, message, sizeof(message), &location);
     }
     if (message[0]) {
-      loom__program_report_message(executor, program, op->location, message);
+      loom__program_report_message(executor, program, location, message);
       if (!first) {
-        first = loom_make_status(
-            LOOM_STATUS_FAILED_PRECONDITION, "%s:%d:%d: %s", program->file_name,
-            op->location.line, op->location.column, message);
+        first = loom_make_status(LOOM_STATUS_FAILED_PRECONDITION,
+                                 "%s:%d:%d: %s", program->file_name,
+                                 location.line, location.column, message);
       }
       continue;
     }

@@ -285,7 +285,7 @@ static bool parse_function(parser_t* p, program_builder_t* pb) {
            loom__parser_add_value(p, &fb, type, &id) &&
            loom__parser_add_name(p, &fb, arg, length, id, 1, arg_at);
       if (ok && loom__parser_is(p, TOKEN_LBRACE)) {
-        ok = loom__parser_parse_attr_dict(p, NULL, NULL, false);
+        ok = loom__parser_parse_attr_dict(p, NULL, NULL, NULL, false);
       }
     } while (ok && loom__parser_accept(p, TOKEN_COMMA));
     ok = ok &&
@@ -303,7 +303,7 @@ static bool parse_function(parser_t* p, program_builder_t* pb) {
                                   sizeof(program_type_t*));
         if (ok) fb.result_types[fb.num_results++] = type;
         if (ok && parenthesized && loom__parser_is(p, TOKEN_LBRACE)) {
-          ok = loom__parser_parse_attr_dict(p, NULL, NULL, false);
+          ok = loom__parser_parse_attr_dict(p, NULL, NULL, NULL, false);
         }
       } while (ok && parenthesized && loom__parser_accept(p, TOKEN_COMMA));
     }
@@ -315,7 +315,7 @@ static bool parse_function(parser_t* p, program_builder_t* pb) {
   function->result_types = fb.result_types;
   if (ok && loom__parser_is_keyword(p, "attributes")) {
     loom__parser_advance(p);
-    ok = loom__parser_parse_attr_dict(p, NULL, NULL, false);
+    ok = loom__parser_parse_attr_dict(p, NULL, NULL, NULL, false);
   }
   if (ok && !loom__parser_is(p, TOKEN_LBRACE)) {
     ok = loom__parser_error_got(p,
@@ -491,7 +491,7 @@ bool loom__program_parse_text(loom_program_t* program, const char* text,
     if (p.tok.kind == TOKEN_SYMBOL) loom__parser_advance(&p);
     if (loom__parser_is_keyword(&p, "attributes")) {
       loom__parser_advance(&p);
-      ok = loom__parser_parse_attr_dict(&p, NULL, NULL, false);
+      ok = loom__parser_parse_attr_dict(&p, NULL, NULL, NULL, false);
     }
     ok = ok && loom__parser_expect(&p, TOKEN_LBRACE, "to begin the module");
     in_module = true;

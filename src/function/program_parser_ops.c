@@ -24,6 +24,7 @@ static void op_builder_initialize(parser_t* p, op_builder_t* b) {
   b->is_return = false;
   b->execute_name = NULL;
   memset(&b->refs, 0, sizeof(b->refs));
+  memset(&b->execute_keys, 0, sizeof(b->execute_keys));
   loom_op_attrs_initialize(&b->attrs, p->allocator);
   loom_op_attrs_initialize(&b->execute_attrs, p->allocator);
 }
@@ -266,7 +267,7 @@ bool loom__parser_parse_signature(parser_t* p, function_builder_t* fb,
 // An optional trailing attribute dictionary.
 bool loom__parser_parse_optional_attrs(parser_t* p, op_builder_t* b) {
   if (!loom__parser_is(p, TOKEN_LBRACE)) return true;
-  return loom__parser_parse_attr_dict(p, &b->attrs, &b->refs, false);
+  return loom__parser_parse_attr_dict(p, &b->attrs, &b->refs, NULL, false);
 }
 
 // Parses a symbol (@name) into b->refs (its callees).
@@ -538,6 +539,9 @@ static bool finish_op(parser_t* p, program_builder_t* pb,
         !freeze(p, &b->execute_attrs, &op->execute_attrs)) {
       return false;
     }
+    op->num_execute_keys = b->execute_keys.count;
+    op->execute_keys = b->execute_keys.names;  // arena
+    op->execute_key_locations = b->execute_keys.locations;
   }
   // Resolved once every function is known.
   op->num_callees = b->refs.count;

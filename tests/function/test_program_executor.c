@@ -604,6 +604,31 @@ static void errors_without_a_message_are_reported_with_one(void** state) {
   loom_program_destroy(program);
 }
 
+static void unknown_op_attributes_stop_the_program_before_it_runs(
+    void** state) {
+  env_t* env = *state;
+  loom_program_t* program = parse(
+      "func.func @f() -> !tfrt.chain {\n"
+      "  %ch = tfrt.new.chain\n"
+      "  %cpu = corert.get_op_handler %ch \"cpu\"\n"
+      "  %a = corert.const_dense_tensor dense<1.0> : tensor<f32>\n"
+      "  %b = corert.executeop(%cpu) \"tf.AddV2\"(%a, %a) {_x = 1, bogus = 3} "
+      ": 1\n"
+      "  tfrt.return %ch : !tfrt.chain\n"
+      "}\n");
+  LOOM_ASSERT_STATUS(
+      loom_program_executor_run_all(env->executor, program, NULL),
+      LOOM_STATUS_FAILED_PRECONDITION,
+      "exec.mlir:5:59: op 'AddV2' has no attribute 'bogus'; its attributes "
+      "are T");
+  assert_int_equal(env->diagnostics.count, 1);
+  assert_string_equal(env->diagnostics.last,
+                      "exec.mlir:5:59: op 'AddV2' has no attribute 'bogus'; "
+                      "its attributes are T");
+  assert_string_equal(flush_output(env), "");
+  loom_program_destroy(program);
+}
+
 static void create_rejects_bad_options(void** state) {
   (void)state;
   loom_program_executor_t* executor = NULL;
@@ -686,6 +711,9 @@ int main(void) {
                                       setup, teardown),
       cmocka_unit_test_setup_teardown(
           errors_without_a_message_are_reported_with_one, setup, teardown),
+      cmocka_unit_test_setup_teardown(
+          unknown_op_attributes_stop_the_program_before_it_runs, setup,
+          teardown),
       cmocka_unit_test(create_rejects_bad_options),
       cmocka_unit_test(values_check_their_state),
   };
