@@ -167,8 +167,11 @@ static int parse_arguments(int argc, char** argv, options_t* options) {
   for (int i = 1; i < argc; ++i) {
     const char* arg = argv[i];
     if (arg[0] != '-' || arg[1] == '\0') {  // a word, or "-" (stdin)
-      if (!options->command &&
-          (strcmp(arg, "run") == 0 || strcmp(arg, "check") == 0)) {
+      if (!options->command) {
+        // The first word is the command.
+        if (strcmp(arg, "run") != 0 && strcmp(arg, "check") != 0) {
+          return usage_error("unknown command '%s'; commands: run, check", arg);
+        }
         options->command = arg;
       } else if (!options->file) {
         options->file = arg;
@@ -231,7 +234,9 @@ static int parse_arguments(int argc, char** argv, options_t* options) {
       return usage_error("unknown option '%s'", arg);
     }
   }
-  if (!options->command) options->command = "run";
+  if (!options->command) {
+    return usage_error("%s", "no command; commands: run, check");
+  }
   if (!options->file) return usage_error("%s", "no input file");
   return 0;
 }
