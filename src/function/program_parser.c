@@ -194,6 +194,11 @@ bool loom__parser_add_name(parser_t* p, function_builder_t* fb,
 
 bool loom__parser_add_value(parser_t* p, function_builder_t* fb,
                             const program_type_t* type, int32_t* out_id) {
+  if (fb->num_values >= PROGRAM_MAX_FUNCTION_VALUES) {
+    return loom__parser_error_at(
+        p, loom__parser_location(p), "function @%s has more than %d values",
+        fb->function->name, PROGRAM_MAX_FUNCTION_VALUES);
+  }
   if (!loom__parser_reserve(p, (void**)&fb->value_types, &fb->values_capacity,
                             fb->num_values, sizeof(program_type_t*))) {
     return false;

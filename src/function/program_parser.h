@@ -195,6 +195,11 @@ typedef struct program_builder_t {
   int32_t num_ops;
 } program_builder_t;
 
+// A call of a function holds one async value per value of the function: a
+// bound keeps a short text (`%x:4096 = ... : 4096` over and over) from
+// asking each call for gigabytes.
+#define PROGRAM_MAX_FUNCTION_VALUES (1 << 20)
+
 // The SSA names of a function (program_parser.c). A name stands for `count`
 // values from id `first` (`%x:2`).
 const name_entry_t* loom__parser_find_name(const function_builder_t* fb,

@@ -506,6 +506,11 @@ static bool finish_op(parser_t* p, program_builder_t* pb,
         b->name, b->num_results, b->num_results == 1 ? "" : "s", named_values,
         named_values == 1 ? "" : "s", named_values == 1 ? "is" : "are");
   }
+  if (b->num_results > PROGRAM_MAX_FUNCTION_VALUES - fb->num_values) {
+    return loom__parser_error_at(
+        p, b->location, "function @%s has more than %d values",
+        fb->function->name, PROGRAM_MAX_FUNCTION_VALUES);
+  }
   if (!loom__parser_reserve(p, (void**)&fb->ops, &fb->ops_capacity, fb->num_ops,
                             sizeof(program_op_t))) {
     return false;

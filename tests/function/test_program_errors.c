@@ -223,12 +223,44 @@ static void deep_nesting_is_an_error_not_a_crash(void** state) {
   }
 }
 
+// A short text asking for millions of values (4,096 results an operation)
+// is an error at the operation past the bound: each call of the function
+// would allocate them all.
+static void values_per_function_are_bounded(void** state) {
+  (void)state;
+  size_t capacity = 300 * 80;
+  char* text = malloc(capacity);
+  assert_non_null(text);
+  size_t n = (size_t)snprintf(text, capacity,
+                              "func.func @f() {\n"
+                              "  %%ch = tfrt.new.chain\n"
+                              "  %%cpu = corert.get_op_handler %%ch \"cpu\"\n");
+  for (int i = 0; i < 300; ++i) {
+    n += (size_t)snprintf(text + n, capacity - n,
+                          "  %%v%03d:4096 = corert.executeop(%%cpu) \"a\"() "
+                          ": 4096\n",
+                          i);
+  }
+  loom_program_t* program = NULL;
+  loom_status_t status = loom_program_parse(loom_allocator_system(), "bad.mlir",
+                                            text, n, &program, NULL);
+  free(text);
+  assert_null(program);
+  assert_int_equal(loom_status_code(status), LOOM_STATUS_INVALID_ARGUMENT);
+  // 2 + 4096 * 256 values pass 2^20 at the 256th operation, on line 259.
+  assert_string_equal(
+      loom_status_message(status),
+      "bad.mlir:259:16: error: function @f has more than 1048576 values");
+  loom_status_free(status);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(reports_each_mistake_at_its_location),
       cmocka_unit_test(quotes_long_tokens_shortened),
       cmocka_unit_test(survives_arbitrary_bytes),
       cmocka_unit_test(deep_nesting_is_an_error_not_a_crash),
+      cmocka_unit_test(values_per_function_are_bounded),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
