@@ -209,7 +209,7 @@ static void run_op(op_state_t* state) {
     skip = loom_host_context_cancel_status(executor->host);
     owned = true;
   }
-  if (!skip) {
+  if (!skip && atomic_load_explicit(&executor->stopped, memory_order_acquire)) {
     skip = loom__program_stop_error(executor);
     owned = true;
   }
