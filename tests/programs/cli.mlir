@@ -7,6 +7,8 @@
 // HELP: --verify-diagnostics
 // HELP: --plugin=PATH
 // HELP: --split-input-file
+// HELP: --max-call-depth=N
+// HELP: --max-calls-in-flight=N
 
 // RUN: not loom run --bogus %s 2>&1 | FileCheck %s --check-prefix=USAGE
 // USAGE: loom: unknown option '--bogus'
