@@ -199,6 +199,19 @@ typedef struct loom_program_executor_options_t {
   int32_t max_call_depth;
   // Passed to the runtime: every op completes before Execute returns.
   bool synchronous;
+  // Most function calls in flight at once, across everything the executor
+  // runs (a call is in flight from its start until its last operation has
+  // run and its callees have finished; each holds its frame, a few hundred
+  // bytes plus its values); 0: 100000. It bounds the memory of programs
+  // whose calls multiply (a function calling itself twice per call).
+  //
+  // A call beyond either limit, or one that runs out of memory, fails with
+  // RESOURCE_EXHAUSTED; the error, with the call stack (`at @f
+  // (file:line:col)` per caller, innermost first), is reported once, at
+  // the calling operation, and the executor stops: until its calls have all
+  // finished, kernels do not run (their results carry that error) and new
+  // calls fail with it, unreported.
+  int32_t max_calls_in_flight;
 } loom_program_executor_options_t;
 
 LOOM_API void loom_program_executor_options_initialize(
@@ -229,9 +242,12 @@ LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_program_executor_load_plugin(
 // NOT_FOUND for an unknown function; INVALID_ARGUMENT for wrong counts or
 // arguments that are not program values; FAILED_PRECONDITION when the
 // program cannot run (an operation with no kernel, or with the wrong number
-// of arguments or results for its kernel; each is also reported to the
-// diagnostic handler, once per program). `program` must outlive the
-// results and everything the call started (loom_program_executor_quiesce).
+// of arguments or results for its kernel, or a corert.executeop attribute
+// that its op's definition does not declare; each is also reported to the
+// diagnostic handler, once per program). A call beyond the executor's
+// limits fails in its results (see max_calls_in_flight). `program` must
+// outlive the results and everything the call started
+// (loom_program_executor_quiesce).
 LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_program_executor_call(
     loom_program_executor_t* executor, const loom_program_t* program,
     const char* name, loom_async_value_t* const* arguments,

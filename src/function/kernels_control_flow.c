@@ -39,13 +39,10 @@ static void call_into_results(loom_program_frame_t* frame,
                    callee->name, callee->num_arguments, callee->num_results));
     return;
   }
-  loom_status_t status = loom__program_call(
-      frame->executor, frame->binding, callee, frame->depth + 1,
-      frame->arguments + first, frame->results);
-  if (status) {
-    loom__program_report_at(frame->executor, frame->op, status);
-    loom_status_free(status);
-  }
+  // A call that cannot start has set the results and reported why.
+  loom_status_free(
+      loom__program_call(frame->executor, frame->binding, callee, frame->frame,
+                         frame->op, frame->arguments + first, frame->results));
 }
 
 static void call_kernel(loom_program_frame_t* frame, void* user_data) {
@@ -176,7 +173,7 @@ typedef struct while_state_t {
   loom_program_executor_t* executor;
   const program_binding_t* binding;
   const program_op_t* op;
-  int32_t depth;
+  program_frame_t* frame;            // the kernel's (retained): the caller
   int32_t count;                     // loop values (the chain first)
   _Atomic int32_t waiting;           // condition values not yet set, plus one
   loom_async_value_t* condition[2];  // the cond function's chain, handle
@@ -191,6 +188,7 @@ static void while_free(while_state_t* state) {
   }
   loom_async_value_release(state->condition[0]);
   loom_async_value_release(state->condition[1]);
+  loom__program_frame_release(state->frame);
   loom_allocator_free(state->executor->allocator, state);
 }
 
@@ -251,18 +249,21 @@ static void while_condition_set(void* arg) {
   // The body's results are the next iteration's arguments.
   loom_async_value_t** next = state->values + state->count;
   status = create_values(state->executor->allocator, state->count, next);
-  if (!status) {
-    status = loom__program_call(state->executor, state->binding,
-                                state->op->callees[1], state->depth + 1,
-                                state->values, next);
-    if (status) {
-      for (int32_t i = 0; i < state->count; ++i) {
-        loom_async_value_release(next[i]);
-      }
-    }
-  }
   if (status) {
     loom__program_report_at(state->executor, state->op, status);
+    while_fail(state, status);
+    loom_status_free(status);
+    return;
+  }
+  // A call that cannot start has reported why.
+  status =
+      loom__program_call(state->executor, state->binding, state->op->callees[1],
+                         state->frame, state->op, state->values, next);
+  if (status) {
+    for (int32_t i = 0; i < state->count; ++i) {
+      loom_async_value_release(next[i]);
+      next[i] = NULL;
+    }
     while_fail(state, status);
     loom_status_free(status);
     return;
@@ -289,13 +290,17 @@ static void while_iterate(while_state_t* state) {
   }
   loom_status_t status =
       create_values(state->executor->allocator, 2, state->condition);
-  if (!status) {
-    status = loom__program_call(state->executor, state->binding,
-                                state->op->callees[0], state->depth + 1,
-                                state->values, state->condition);
-  }
   if (status) {
     loom__program_report_at(state->executor, state->op, status);
+    while_fail(state, status);
+    loom_status_free(status);
+    return;
+  }
+  // A call that cannot start has reported why.
+  status = loom__program_call(state->executor, state->binding,
+                              state->op->callees[0], state->frame, state->op,
+                              state->values, state->condition);
+  if (status) {
     while_fail(state, status);
     loom_status_free(status);
     return;
@@ -352,7 +357,8 @@ static void corert_while_kernel(loom_program_frame_t* frame, void* user_data) {
   state->executor = frame->executor;
   state->binding = frame->binding;
   state->op = op;
-  state->depth = frame->depth;
+  state->frame = frame->frame;
+  loom__program_frame_retain(state->frame);
   state->count = count;
   // values[0, count), then room for the next iteration's, then results.
   state->values = (loom_async_value_t**)(state + 1);

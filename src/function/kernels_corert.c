@@ -10,6 +10,7 @@
 #include "loom/cpu_op_handler.h"
 #include "loom/op_handler.h"
 #include "loom/tensor_handle.h"
+#include "tensor/checked_size.h"
 
 // Execute's arguments, then its results: 32 handles without allocating.
 LOOM_DEFINE_SMALL_VECTOR(handle_vector, loom_tensor_handle_t*, 32)
@@ -59,9 +60,13 @@ static loom_status_t shape_attr(const loom_program_frame_t* frame,
     status = loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                               "dimensions must not be negative");
   }
-  if (!status && loom_shape_num_elements(out) > ((int64_t)1 << 28)) {
+  int64_t count = 0;
+  if (!status && (!loom__size_product(out->dims, out->rank, &count) ||
+                  count > ((int64_t)1 << 28))) {
+    char text[256];
+    loom_shape_format(out, text, sizeof(text));
     status = loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                              "more than 2^28 elements");
+                              "shape %s has more than 2^28 elements", text);
   }
   if (status) {
     return loom_status_annotate(status, "'%s': attribute '%s'",
@@ -475,6 +480,15 @@ static void const_string_kernel(loom_program_frame_t* frame, void* user_data) {
   set_tensor(frame, tensor);
 }
 
+// A double as int64, saturating (a cast of a value out of range, or of a
+// NaN, is undefined behaviour).
+static int64_t saturate_to_int64(double x) {
+  if (x != x) return 0;
+  if (x >= 9223372036854775807.0) return INT64_MAX;
+  if (x <= -9223372036854775808.0) return INT64_MIN;
+  return (int64_t)x;
+}
+
 // Element `index` of a list attribute value as double / int64.
 static void list_number(const loom_attr_value_t* list, int64_t index, double* f,
                         int64_t* i) {
@@ -493,11 +507,11 @@ static void list_number(const loom_attr_value_t* list, int64_t index, double* f,
       return;
     case LOOM_ATTR_KIND_F32:
       *f = ((const float*)list->u.list)[index];
-      *i = (int64_t)*f;
+      *i = saturate_to_int64(*f);
       return;
     default:
       *f = ((const double*)list->u.list)[index];
-      *i = (int64_t)*f;
+      *i = saturate_to_int64(*f);
       return;
   }
 }

@@ -27,6 +27,7 @@ static void build_shape_kernel(loom_program_frame_t* frame, void* user_data) {
                     : ((const int32_t*)value.u.list)[i];
     }
     status = loom_shape_initialize(&shape, dims, (int)value.count);
+    if (status) status = loom_status_annotate(status, "'ts.build_shape'");
   }
   if (!status) {
     status = loom_program_value_set_shape(loom_program_frame_result(frame, 0),

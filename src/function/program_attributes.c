@@ -768,7 +768,8 @@ bool loom__parser_set_attr(parser_t* p, loom_op_attrs_t* attrs,
 }
 
 bool loom__parser_parse_attr_dict(parser_t* p, loom_op_attrs_t* attrs,
-                                  symbol_refs_t* refs, bool as_functions) {
+                                  symbol_refs_t* refs, symbol_refs_t* keys,
+                                  bool as_functions) {
   if (!loom__parser_expect(p, TOKEN_LBRACE,
                            "to begin an attribute "
                            "dictionary")) {
@@ -795,6 +796,7 @@ bool loom__parser_parse_attr_dict(parser_t* p, loom_op_attrs_t* attrs,
     } else {
       return loom__parser_error_got(p, "expected an attribute name");
     }
+    if (keys && !add_symbol_ref(p, keys, name, at)) return false;
     program_attr_t value;
     memset(&value, 0, sizeof(value));
     value.kind = PROGRAM_ATTR_UNIT;

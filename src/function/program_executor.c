@@ -2,15 +2,17 @@
 // per-program bindings, and diagnostics.
 
 #include <dlfcn.h>
+#include <stdarg.h>
 #include <string.h>
 #include <time.h>
 
 #include "function/program_executor.h"
 #include "loom/cpu_op_handler.h"
+#include "loom/op_def.h"
 #include "loom/op_handler.h"
 #include "loom/plugin.h"
 
-enum { kDefaultMaxCallDepth = 10000 };
+enum { kDefaultMaxCallDepth = 10000, kDefaultMaxCallsInFlight = 100000 };
 
 //===----------------------------------------------------------------------===//
 // Diagnostics
@@ -33,13 +35,37 @@ static void deliver(loom_program_executor_t* executor,
   pthread_mutex_unlock(&executor->report_mutex);
 }
 
+void loom__program_append(char* buffer, size_t capacity, size_t* length,
+                          const char* format, ...) {
+  if (*length + 1 >= capacity) return;
+  va_list args;
+  va_start(args, format);
+  int n = vsnprintf(buffer + *length, capacity - *length, format, args);
+  va_end(args);
+  if (n < 0) return;
+  *length += (size_t)n;
+  if (*length >= capacity) *length = capacity - 1;
+}
+
+const char* loom__program_status_text(loom_status_t status, char* buffer,
+                                      size_t capacity) {
+  const char* message = loom_status_message(status);
+  if (message && *message) return message;
+  loom_status_code_t code = loom_status_code(status);
+  snprintf(buffer, capacity, "%s%s", loom_status_code_name(code),
+           code == LOOM_STATUS_RESOURCE_EXHAUSTED
+               ? ": out of memory (no memory was left for the error's "
+                 "message)"
+               : " (the error has no message: there was no memory for it)");
+  return buffer;
+}
+
 static void report(loom_program_executor_t* executor, const char* file,
                    program_source_location_t location, loom_status_t error) {
-  const char* message = loom_status_message(error);
-  if (!message || !*message) {
-    message = loom_status_code_name(loom_status_code(error));
-  }
-  char text[2048];
+  char fallback[128];
+  const char* message =
+      loom__program_status_text(error, fallback, sizeof(fallback));
+  char text[4096];
   snprintf(text, sizeof(text), "runtime error: %s", message);
   loom_program_diagnostic_t diagnostic = {
       .location = {.file = file,
@@ -52,6 +78,13 @@ static void report(loom_program_executor_t* executor, const char* file,
 void loom__program_report_at(loom_program_executor_t* executor,
                              const program_op_t* op, loom_status_t error) {
   report(executor, op->function->program->file_name, op->location, error);
+}
+
+void loom__program_report_at_location(loom_program_executor_t* executor,
+                                      const loom_program_t* program,
+                                      program_source_location_t location,
+                                      loom_status_t error) {
+  report(executor, program->file_name, location, error);
 }
 
 void loom__program_report_message(loom_program_executor_t* executor,
@@ -148,6 +181,15 @@ loom_status_t loom_program_executor_create(
                            "loom_program_executor_options_initialize)");
   }
   *out_executor = NULL;
+  if (options->max_call_depth < 0 || options->max_calls_in_flight < 0) {
+    bool depth = options->max_call_depth < 0;
+    return loom_make_status(
+        LOOM_STATUS_INVALID_ARGUMENT,
+        "loom_program_executor_create: options->%s is %d; it must be >= 0 "
+        "(0: the default)",
+        depth ? "max_call_depth" : "max_calls_in_flight",
+        depth ? options->max_call_depth : options->max_calls_in_flight);
+  }
   loom_allocator_t allocator = loom_host_context_allocator(options->host);
   loom_program_executor_t* executor = NULL;
   LOOM_RETURN_IF_ERROR(
@@ -160,6 +202,9 @@ loom_status_t loom_program_executor_create(
   executor->max_call_depth = options->max_call_depth > 0
                                  ? options->max_call_depth
                                  : kDefaultMaxCallDepth;
+  executor->max_calls_in_flight = options->max_calls_in_flight > 0
+                                      ? options->max_calls_in_flight
+                                      : kDefaultMaxCallsInFlight;
   executor->next_binding_id = 1;
   loom_op_attrs_initialize(&executor->empty_attrs, allocator);
   pthread_mutex_init(&executor->mutex, NULL);
@@ -188,7 +233,11 @@ void loom_program_executor_quiesce(loom_program_executor_t* executor) {
   for (int spins = 0;; ++spins) {
     if (executor->runtime) loom_runtime_quiesce(executor->runtime);
     loom_host_context_quiesce(executor->host);
-    if (atomic_load(&executor->live_frames) == 0) break;
+    if (atomic_load(&executor->live_frames) == 0) {
+      // Nothing is in flight: a stop (see max_calls_in_flight) is over.
+      loom_status_free(loom__program_stop_clear(executor));
+      break;
+    }
     // Frames wait for values set by work already under way elsewhere.
     struct timespec pause = {0, spins < 100 ? 10000 : 1000000};
     nanosleep(&pause, NULL);
@@ -221,6 +270,7 @@ void loom_program_executor_destroy(loom_program_executor_t* executor) {
   pthread_mutex_destroy(&executor->report_mutex);
   pthread_mutex_destroy(&executor->mutex);
   loom_op_attrs_deinitialize(&executor->empty_attrs);
+  loom_status_free(executor->stop_error);
   loom_allocator_free(executor->allocator, executor);
 }
 
@@ -464,6 +514,39 @@ loom_status_t loom_program_executor_load_plugin(
 // Binding
 //===----------------------------------------------------------------------===//
 
+// The first attribute of a corert.executeop that its op's definition does
+// not declare, as TensorFlow rejects one ("NodeDef mentions attr 'x' not in
+// Op<...>"): writes the message and its location, and returns true. Names
+// that start with '_' are internal attributes TensorFlow lets through; ops
+// without a definition (a handler's native ops) declare nothing to check.
+static bool find_unknown_attr(loom_program_executor_t* executor,
+                              const program_op_t* op, char* message,
+                              size_t capacity,
+                              program_source_location_t* out_location) {
+  if (!op->execute_name || op->num_execute_keys == 0) return false;
+  const loom_op_def_t* def = loom_op_registry_find(
+      loom_runtime_ops(executor->runtime), op->execute_name);
+  if (!def) return false;
+  for (int32_t i = 0; i < op->num_execute_keys; ++i) {
+    const char* key = op->execute_keys[i];
+    if (key[0] == '_' || loom_op_def_find_attr(def, key)) continue;
+    size_t n = 0;
+    loom__program_append(message, capacity, &n,
+                         "op '%s' has no attribute '%s'; ", def->name, key);
+    if (def->num_attrs == 0) {
+      loom__program_append(message, capacity, &n, "it has no attributes");
+    }
+    for (int32_t j = 0; j < def->num_attrs; ++j) {
+      loom__program_append(message, capacity, &n, "%s%s",
+                           j ? ", " : "its attributes are ",
+                           def->attrs[j].name);
+    }
+    *out_location = op->execute_key_locations[i];
+    return true;
+  }
+  return false;
+}
+
 static loom_status_t bind_ops(loom_program_executor_t* executor,
                               const loom_program_t* program,
                               program_binding_t* binding) {
@@ -474,6 +557,7 @@ static loom_status_t bind_ops(loom_program_executor_t* executor,
     const program_kernel_t* kernel = find_kernel_locked(executor, op->name);
     char message[512];
     message[0] = '\0';
+    program_source_location_t location = op->location;
     if (!kernel) {
       snprintf(message, sizeof(message),
                "'%s' is not a known kernel (load the plugin that provides it "
@@ -489,13 +573,15 @@ static loom_status_t bind_ops(loom_program_executor_t* executor,
       snprintf(message, sizeof(message), "'%s' has %d result%s, got %d",
                op->name, kernel->num_results,
                kernel->num_results == 1 ? "" : "s", op->num_results);
+    } else {
+      find_unknown_attr(executor, op, message, sizeof(message), &location);
     }
     if (message[0]) {
-      loom__program_report_message(executor, program, op->location, message);
+      loom__program_report_message(executor, program, location, message);
       if (!first) {
-        first = loom_make_status(
-            LOOM_STATUS_FAILED_PRECONDITION, "%s:%d:%d: %s", program->file_name,
-            op->location.line, op->location.column, message);
+        first = loom_make_status(LOOM_STATUS_FAILED_PRECONDITION,
+                                 "%s:%d:%d: %s", program->file_name,
+                                 location.line, location.column, message);
       }
       continue;
     }

@@ -16,6 +16,8 @@
 #include "loom/program.h"
 #include "loom/program_kernel.h"
 
+typedef struct program_frame_t program_frame_t;
+
 typedef struct program_kernel_t {
   const char* name;
   loom_program_kernel_fn_t fn;
@@ -61,6 +63,7 @@ struct loom_program_executor_t {
   loom_program_diagnostic_handler_t diagnostic_handler;
   void* diagnostic_user_data;
   int32_t max_call_depth;
+  int32_t max_calls_in_flight;
   // What a frame's op without attributes reads (loom_program_frame_attrs).
   loom_op_attrs_t empty_attrs;
   pthread_mutex_t mutex;  // everything below that is not atomic
@@ -82,14 +85,16 @@ struct loom_program_executor_t {
   int32_t plugins_capacity;
   program_binding_t* bindings;
   uint32_t next_binding_id;
-  _Atomic int64_t live_frames;
+  _Atomic int64_t live_frames;  // calls in flight
+  // Set when a call exceeded a limit (see max_calls_in_flight): kernels are
+  // skipped with stop_error until no call is in flight.
+  _Atomic bool stopped;
+  loom_status_t stop_error;  // guarded by mutex
   _Atomic int64_t kernels_run;
   _Atomic int64_t kernels_skipped;
   _Atomic int64_t functions_called;
   _Atomic int64_t diagnostics;
 };
-
-typedef struct program_frame_t program_frame_t;
 
 // One kernel call, as kernels see it.
 struct loom_program_frame_t {
@@ -125,14 +130,39 @@ loom_status_t loom__program_bind(loom_program_executor_t* executor,
 
 // Starts `function` with `arguments` (borrowed) and fills `results` (unset
 // program values, borrowed): each is set when the function's return value
-// is. On error (the call depth limit, memory) the results are set to it and
-// it is returned.
+// is. `caller` is the frame whose operation `call_op` makes the call (NULL
+// for a call from outside); it is kept alive while the callee runs, for the
+// call stack of errors. On error (a limit, memory) the results are set to
+// it and it is returned: it has been reported already, once, with the call
+// stack, and the executor is stopped (see max_calls_in_flight).
 loom_status_t loom__program_call(loom_program_executor_t* executor,
                                  const program_binding_t* binding,
                                  const program_function_t* function,
-                                 int32_t depth,
+                                 program_frame_t* caller,
+                                 const program_op_t* call_op,
                                  loom_async_value_t* const* arguments,
                                  loom_async_value_t* const* results);
+
+// Keeps a frame (and its callers) alive past its last operation: what a
+// kernel that calls functions later (corert.while) holds for their call
+// stacks.
+void loom__program_frame_retain(program_frame_t* frame);
+void loom__program_frame_release(program_frame_t* frame);
+
+// The executor's stop error (a new status), or OK when it is not stopped.
+loom_status_t loom__program_stop_error(loom_program_executor_t* executor);
+// Ends a stop; returns its error (owned) for the caller to free.
+loom_status_t loom__program_stop_clear(loom_program_executor_t* executor);
+
+// snprintf at *length into buffer[0, capacity); *length stays below
+// capacity (the text is truncated).
+void loom__program_append(char* buffer, size_t capacity, size_t* length,
+                          const char* format, ...) LOOM_PRINTF_FORMAT(4, 5);
+
+// A status's message, or for a status without one (made when there was no
+// memory for it) its code and why, written into buffer.
+const char* loom__program_status_text(loom_status_t status, char* buffer,
+                                      size_t capacity);
 
 // Sets `destination` from `source` when source is set: its payload or error.
 void loom__program_value_forward(loom_allocator_t allocator,
@@ -148,6 +178,11 @@ loom_location_t loom__program_location(const program_binding_t* binding,
 // Reports an error at an operation (borrows `error`).
 void loom__program_report_at(loom_program_executor_t* executor,
                              const program_op_t* op, loom_status_t error);
+// Reports an error at a location of a program (borrows `error`).
+void loom__program_report_at_location(loom_program_executor_t* executor,
+                                      const loom_program_t* program,
+                                      program_source_location_t location,
+                                      loom_status_t error);
 // Reports a diagnostic that is not a runtime error (binding problems).
 void loom__program_report_message(loom_program_executor_t* executor,
                                   const loom_program_t* program,

@@ -9,7 +9,16 @@
 // recurse on the stack. A kernel with an error argument (or any kernel once
 // the host is cancelled) does not run; its results get that error. The
 // return operation forwards its operands to the caller's result values as
-// they are set. The frame is freed when its last operation has run.
+// they are set. The frame is freed when its last operation has run and the
+// frames of the calls it made are gone: a frame keeps its caller, so that
+// an error can name the call stack.
+//
+// Calls are bounded by depth and by how many are in flight
+// (max_call_depth, max_calls_in_flight): a program whose calls multiply
+// would otherwise take memory until allocations fail. The first call
+// beyond a limit reports one error with the call stack and stops the
+// executor: its kernels are skipped, their results carrying that error,
+// until no call is in flight.
 
 #include <string.h>
 
@@ -28,7 +37,11 @@ struct program_frame_t {
   const program_binding_t* binding;
   const program_function_t* function;
   int32_t depth;
-  _Atomic int32_t pending;  // operations not yet run, plus one at start
+  // Operations not yet run, plus one at start, plus one per live frame
+  // this frame called (or kernel holding it, loom__program_frame_retain).
+  _Atomic int32_t pending;
+  program_frame_t* caller;      // NULL for a call from outside
+  const program_op_t* call_op;  // the caller's operation that made it
   // Per value, its uses not yet run; the frame's reference goes with the
   // last (NULL in `values` from then on), so that tensors do not outlive
   // their use.
@@ -50,21 +63,78 @@ static _Thread_local struct {
   op_state_t* tail;
 } t_ready;
 
+// Frees a frame, then each caller it was the last to hold (a loop: the
+// chain can be max_call_depth long).
 static void frame_free(program_frame_t* frame) {
-  const program_function_t* function = frame->function;
-  for (int32_t i = 0; i < function->num_values; ++i) {
-    loom_async_value_release(frame->values[i]);
+  while (frame) {
+    const program_function_t* function = frame->function;
+    for (int32_t i = 0; i < function->num_values; ++i) {
+      loom_async_value_release(frame->values[i]);
+    }
+    for (int32_t i = 0; i < function->num_results; ++i) {
+      loom_async_value_release(frame->outputs[i]);
+    }
+    loom_program_executor_t* executor = frame->executor;
+    program_frame_t* caller = frame->caller;
+    loom_allocator_free(executor->allocator, frame);
+    atomic_fetch_sub(&executor->live_frames, 1);
+    frame =
+        caller && atomic_fetch_sub(&caller->pending, 1) == 1 ? caller : NULL;
   }
-  for (int32_t i = 0; i < function->num_results; ++i) {
-    loom_async_value_release(frame->outputs[i]);
-  }
-  loom_program_executor_t* executor = frame->executor;
-  loom_allocator_free(executor->allocator, frame);
-  atomic_fetch_sub(&executor->live_frames, 1);
 }
 
 static void frame_op_done(program_frame_t* frame) {
   if (atomic_fetch_sub(&frame->pending, 1) == 1) frame_free(frame);
+}
+
+void loom__program_frame_retain(program_frame_t* frame) {
+  if (frame) atomic_fetch_add(&frame->pending, 1);
+}
+
+void loom__program_frame_release(program_frame_t* frame) {
+  if (frame) frame_op_done(frame);
+}
+
+//===----------------------------------------------------------------------===//
+// Stopping
+//===----------------------------------------------------------------------===//
+
+loom_status_t loom__program_stop_error(loom_program_executor_t* executor) {
+  if (!atomic_load_explicit(&executor->stopped, memory_order_acquire)) {
+    return loom_ok_status();
+  }
+  pthread_mutex_lock(&executor->mutex);
+  loom_status_t error = executor->stop_error
+                            ? loom_status_clone(executor->stop_error)
+                            : loom_ok_status();
+  pthread_mutex_unlock(&executor->mutex);
+  return error;
+}
+
+loom_status_t loom__program_stop_clear(loom_program_executor_t* executor) {
+  if (!atomic_load_explicit(&executor->stopped, memory_order_acquire)) {
+    return loom_ok_status();
+  }
+  pthread_mutex_lock(&executor->mutex);
+  loom_status_t error = executor->stop_error;
+  executor->stop_error = loom_ok_status();
+  atomic_store_explicit(&executor->stopped, false, memory_order_release);
+  pthread_mutex_unlock(&executor->mutex);
+  return error;
+}
+
+// Stops the executor with `error` (borrowed) unless it is stopped already:
+// true when this call stopped it (and is the one to report).
+static bool stop(loom_program_executor_t* executor, loom_status_t error) {
+  bool first = false;
+  pthread_mutex_lock(&executor->mutex);
+  if (!executor->stop_error) {
+    executor->stop_error = loom_status_clone(error);
+    atomic_store_explicit(&executor->stopped, true, memory_order_release);
+    first = true;
+  }
+  pthread_mutex_unlock(&executor->mutex);
+  return first;
 }
 
 // Drops the frame's reference to value `id` when no operation still needs
@@ -139,9 +209,13 @@ static void run_op(op_state_t* state) {
     skip = loom_host_context_cancel_status(executor->host);
     owned = true;
   }
+  if (!skip && atomic_load_explicit(&executor->stopped, memory_order_acquire)) {
+    skip = loom__program_stop_error(executor);
+    owned = true;
+  }
   if (skip) {
     // Not reported: the error was reported where it arose (or is a
-    // cancellation).
+    // cancellation, or the executor's stop).
     atomic_fetch_add_explicit(&executor->kernels_skipped, 1,
                               memory_order_relaxed);
     loom__program_frame_fail_results(&call, skip);
@@ -219,18 +293,131 @@ static void schedule(program_frame_t* frame, int32_t index,
   }
 }
 
+// Appends the call stack of a call that `call_op` of `caller` makes:
+// `at @f (file:line:col)` per frame, innermost first, the middle of a deep
+// stack elided.
+static void append_call_stack(char* buffer, size_t capacity, size_t* length,
+                              const program_frame_t* caller,
+                              const program_op_t* call_op) {
+  enum { kInnermost = 8, kOutermost = 4 };
+  int32_t count = 0;
+  for (const program_frame_t* f = caller; f; f = f->caller) count++;
+  int32_t index = 0;
+  const program_op_t* op = call_op;
+  for (const program_frame_t* f = caller; f; op = f->call_op, f = f->caller) {
+    if (index < kInnermost || index >= count - kOutermost) {
+      const program_function_t* function = f->function;
+      loom__program_append(buffer, capacity, length, "\n  at @%.80s (%s:%d:%d)",
+                           function->name, function->program->file_name,
+                           op->location.line, op->location.column);
+    } else if (index == kInnermost) {
+      loom__program_append(buffer, capacity, length, "\n  ... %d more",
+                           count - kInnermost - kOutermost);
+    }
+    index++;
+  }
+}
+
+// The error of a call that cannot start: `what` went wrong calling
+// `function`, then the call stack.
+static loom_status_t call_error(const program_function_t* function,
+                                const program_frame_t* caller,
+                                const program_op_t* call_op, const char* what) {
+  char message[4096];
+  size_t length = 0;
+  loom__program_append(message, sizeof(message), &length, "calling @%s: %s",
+                       function->name, what);
+  append_call_stack(message, sizeof(message), &length, caller, call_op);
+  return loom_make_status(LOOM_STATUS_RESOURCE_EXHAUSTED, "%s", message);
+}
+
+// The error of a call whose frame could not be allocated (consumes
+// `status`, the allocation's error).
+static loom_status_t out_of_memory(const program_function_t* function,
+                                   const program_frame_t* caller,
+                                   const program_op_t* call_op,
+                                   loom_status_t status) {
+  char fallback[128];
+  loom_status_t error =
+      call_error(function, caller, call_op,
+                 loom__program_status_text(status, fallback, sizeof(fallback)));
+  loom_status_free(status);
+  return error;
+}
+
+// Fails a call that did not start: sets its results to `error` (borrowed).
+static void fail_results(const program_function_t* function,
+                         loom_async_value_t* const* results,
+                         loom_status_t error) {
+  for (int32_t i = 0; i < function->num_results; ++i) {
+    if (loom_async_value_is_set(results[i])) continue;
+    loom_status_ignore(
+        loom_async_value_set_error(results[i], loom_status_clone(error)));
+  }
+}
+
+// A call that hit a limit or ran out of memory: stops the executor and
+// reports `error` (consumed) unless it is stopped already, in which case
+// its stop error becomes the call's.
+static loom_status_t fail_call(loom_program_executor_t* executor,
+                               const program_function_t* function,
+                               const program_op_t* call_op,
+                               loom_async_value_t* const* results,
+                               loom_status_t error) {
+  if (stop(executor, error)) {
+    if (call_op) {
+      loom__program_report_at(executor, call_op, error);
+    } else {
+      loom__program_report_at_location(executor, function->program,
+                                       function->location, error);
+    }
+  } else {
+    loom_status_t stopped = loom__program_stop_error(executor);
+    if (stopped) {
+      loom_status_free(error);
+      error = stopped;
+    }
+  }
+  fail_results(function, results, error);
+  return error;
+}
+
 loom_status_t loom__program_call(loom_program_executor_t* executor,
                                  const program_binding_t* binding,
                                  const program_function_t* function,
-                                 int32_t depth,
+                                 program_frame_t* caller,
+                                 const program_op_t* call_op,
                                  loom_async_value_t* const* arguments,
                                  loom_async_value_t* const* results) {
-  loom_status_t status = loom_ok_status();
+  // A call from outside when nothing is in flight ends a stop.
+  if (!caller && atomic_load(&executor->live_frames) == 0) {
+    loom_status_free(loom__program_stop_clear(executor));
+  }
+  loom_status_t status = loom__program_stop_error(executor);
+  if (status) {
+    fail_results(function, results, status);
+    return status;
+  }
+  int32_t depth = caller ? caller->depth + 1 : 0;
+  char what[256];
   if (depth > executor->max_call_depth) {
-    status = loom_make_status(LOOM_STATUS_RESOURCE_EXHAUSTED,
-                              "calling @%s: the call depth limit (%d) is "
-                              "exceeded",
-                              function->name, executor->max_call_depth);
+    snprintf(what, sizeof(what),
+             "the call depth limit (%d) is exceeded (max_call_depth)",
+             executor->max_call_depth);
+    return fail_call(executor, function, call_op, results,
+                     call_error(function, caller, call_op, what));
+  }
+  // The slot is taken before the frame exists, so that concurrent calls
+  // cannot all pass the check.
+  if (atomic_fetch_add(&executor->live_frames, 1) >=
+      executor->max_calls_in_flight) {
+    atomic_fetch_sub(&executor->live_frames, 1);
+    snprintf(what, sizeof(what),
+             "%d function calls are in flight, the most allowed "
+             "(max_calls_in_flight)",
+             executor->max_calls_in_flight);
+    return fail_call(executor, function, call_op, results,
+                     call_error(function, caller, call_op, what));
   }
   size_t values_offset = sizeof(program_frame_t);
   size_t outputs_offset = values_offset + sizeof(loom_async_value_t*) *
@@ -244,22 +431,19 @@ loom_status_t loom__program_call(loom_program_executor_t* executor,
                                             (size_t)function->num_operand_slots;
   size_t size = uses_offset + sizeof(int32_t) * (size_t)function->num_values;
   char* block = NULL;
-  if (!status) {
-    status = loom_allocator_malloc(executor->allocator, size, (void**)&block);
-  }
+  status = loom_allocator_malloc(executor->allocator, size, (void**)&block);
   if (status) {
-    for (int32_t i = 0; i < function->num_results; ++i) {
-      if (loom_async_value_is_set(results[i])) continue;
-      loom_status_ignore(
-          loom_async_value_set_error(results[i], loom_status_clone(status)));
-    }
-    return status;
+    atomic_fetch_sub(&executor->live_frames, 1);
+    return fail_call(executor, function, call_op, results,
+                     out_of_memory(function, caller, call_op, status));
   }
   program_frame_t* frame = (program_frame_t*)block;
   frame->executor = executor;
   frame->binding = binding;
   frame->function = function;
   frame->depth = depth;
+  frame->caller = caller;
+  frame->call_op = call_op;
   frame->values = (loom_async_value_t**)(block + values_offset);
   frame->outputs = (loom_async_value_t**)(block + outputs_offset);
   frame->ops = (op_state_t*)(block + ops_offset);
@@ -290,17 +474,16 @@ loom_status_t loom__program_call(loom_program_executor_t* executor,
         loom_async_value_release(frame->values[j]);
       }
       for (int32_t j = 0; j < function->num_results; ++j) {
-        if (!loom_async_value_is_set(results[j])) {
-          loom_status_ignore(loom_async_value_set_error(
-              results[j], loom_status_clone(status)));
-        }
         loom_async_value_release(results[j]);
       }
       loom_allocator_free(executor->allocator, block);
-      return status;
+      atomic_fetch_sub(&executor->live_frames, 1);
+      return fail_call(executor, function, call_op, results,
+                       out_of_memory(function, caller, call_op, status));
     }
   }
   atomic_init(&frame->pending, function->num_ops + 1);
+  loom__program_frame_retain(caller);
   // Arguments nothing uses need not be kept.
   for (int32_t i = 0; i < function->num_arguments; ++i) {
     if (function->value_uses[i] == 0) {
@@ -308,7 +491,6 @@ loom_status_t loom__program_call(loom_program_executor_t* executor,
       frame->values[i] = NULL;
     }
   }
-  atomic_fetch_add(&executor->live_frames, 1);
   atomic_fetch_add_explicit(&executor->functions_called, 1,
                             memory_order_relaxed);
   // The outermost call on a thread runs each operation as soon as it is
@@ -387,9 +569,9 @@ loom_status_t loom_program_executor_call(
       return status;
     }
   }
-  // Errors of the call itself (memory) are in the results.
-  loom_status_free(
-      loom__program_call(executor, binding, function, 0, arguments, results));
+  // Errors of the call itself (limits, memory) are in the results.
+  loom_status_free(loom__program_call(executor, binding, function, NULL, NULL,
+                                      arguments, results));
   return loom_ok_status();
 }
 

@@ -69,6 +69,11 @@ typedef struct program_op_t {
   const char* execute_name;  // "tf.X" became "X"
   int32_t execute_index;     // shared by the operations naming the same op
   const loom_op_attrs_t* execute_attrs;  // frozen, NULL: none
+  // The names of execute_attrs as written, and where (checked against the
+  // op's definition when a program is bound).
+  int32_t num_execute_keys;
+  const char* const* execute_keys;
+  const program_source_location_t* execute_key_locations;
 } program_op_t;
 
 struct program_function_t {

@@ -194,6 +194,11 @@ bool loom__parser_add_name(parser_t* p, function_builder_t* fb,
 
 bool loom__parser_add_value(parser_t* p, function_builder_t* fb,
                             const program_type_t* type, int32_t* out_id) {
+  if (fb->num_values >= PROGRAM_MAX_FUNCTION_VALUES) {
+    return loom__parser_error_at(
+        p, loom__parser_location(p), "function @%s has more than %d values",
+        fb->function->name, PROGRAM_MAX_FUNCTION_VALUES);
+  }
   if (!loom__parser_reserve(p, (void**)&fb->value_types, &fb->values_capacity,
                             fb->num_values, sizeof(program_type_t*))) {
     return false;
@@ -285,7 +290,7 @@ static bool parse_function(parser_t* p, program_builder_t* pb) {
            loom__parser_add_value(p, &fb, type, &id) &&
            loom__parser_add_name(p, &fb, arg, length, id, 1, arg_at);
       if (ok && loom__parser_is(p, TOKEN_LBRACE)) {
-        ok = loom__parser_parse_attr_dict(p, NULL, NULL, false);
+        ok = loom__parser_parse_attr_dict(p, NULL, NULL, NULL, false);
       }
     } while (ok && loom__parser_accept(p, TOKEN_COMMA));
     ok = ok &&
@@ -303,7 +308,7 @@ static bool parse_function(parser_t* p, program_builder_t* pb) {
                                   sizeof(program_type_t*));
         if (ok) fb.result_types[fb.num_results++] = type;
         if (ok && parenthesized && loom__parser_is(p, TOKEN_LBRACE)) {
-          ok = loom__parser_parse_attr_dict(p, NULL, NULL, false);
+          ok = loom__parser_parse_attr_dict(p, NULL, NULL, NULL, false);
         }
       } while (ok && parenthesized && loom__parser_accept(p, TOKEN_COMMA));
     }
@@ -315,7 +320,7 @@ static bool parse_function(parser_t* p, program_builder_t* pb) {
   function->result_types = fb.result_types;
   if (ok && loom__parser_is_keyword(p, "attributes")) {
     loom__parser_advance(p);
-    ok = loom__parser_parse_attr_dict(p, NULL, NULL, false);
+    ok = loom__parser_parse_attr_dict(p, NULL, NULL, NULL, false);
   }
   if (ok && !loom__parser_is(p, TOKEN_LBRACE)) {
     ok = loom__parser_error_got(p,
@@ -491,7 +496,7 @@ bool loom__program_parse_text(loom_program_t* program, const char* text,
     if (p.tok.kind == TOKEN_SYMBOL) loom__parser_advance(&p);
     if (loom__parser_is_keyword(&p, "attributes")) {
       loom__parser_advance(&p);
-      ok = loom__parser_parse_attr_dict(&p, NULL, NULL, false);
+      ok = loom__parser_parse_attr_dict(&p, NULL, NULL, NULL, false);
     }
     ok = ok && loom__parser_expect(&p, TOKEN_LBRACE, "to begin the module");
     in_module = true;

@@ -31,6 +31,7 @@ typedef struct parser_t {
   loom_status_t error;  // the first error, or OK
   program_source_location_t error_location;
   loom__hash_map_t types;  // spelling hash -> program_type_t*
+  int32_t type_nesting;    // types being parsed inside one another
   // Recent type lookups by spelling (the parser asks for the same few
   // types over and over).
   struct {
@@ -97,7 +98,8 @@ typedef struct program_attr_t {
   } u;
 } program_attr_t;
 
-// Symbol references collected while parsing one operation.
+// Symbol references (or attribute names) collected while parsing one
+// operation.
 typedef struct symbol_refs_t {
   int32_t count;
   int32_t capacity;
@@ -180,6 +182,7 @@ typedef struct op_builder_t {
   bool is_return;
   const char* execute_name;  // set for corert.executeop / .seq
   loom_op_attrs_t execute_attrs;
+  symbol_refs_t execute_keys;  // the names in execute_attrs, where written
   symbol_refs_t refs;
 } op_builder_t;
 
@@ -191,6 +194,11 @@ typedef struct program_builder_t {
   int32_t functions_capacity;
   int32_t num_ops;
 } program_builder_t;
+
+// A call of a function holds one async value per value of the function: a
+// bound keeps a short text (`%x:4096 = ... : 4096` over and over) from
+// asking each call for gigabytes.
+#define PROGRAM_MAX_FUNCTION_VALUES (1 << 20)
 
 // The SSA names of a function (program_parser.c). A name stands for `count`
 // values from id `first` (`%x:2`).
@@ -344,9 +352,11 @@ bool loom__parser_parse_attr(parser_t* p, symbol_refs_t* refs,
                              program_attr_t* out);
 // Parses `{name = value, unit_name, ...}` into `attrs` (may be NULL to
 // check and drop); as function attributes (`func`: values become FUNC
-// attributes) when `as_functions`.
+// attributes) when `as_functions`. Appends each name with its location to
+// `keys` (may be NULL).
 bool loom__parser_parse_attr_dict(parser_t* p, loom_op_attrs_t* attrs,
-                                  symbol_refs_t* refs, bool as_functions);
+                                  symbol_refs_t* refs, symbol_refs_t* keys,
+                                  bool as_functions);
 // Sets attribute `name` of `attrs` from a parsed value, converting it to
 // Loom's attribute kinds (see program_attributes.c).
 bool loom__parser_set_attr(parser_t* p, loom_op_attrs_t* attrs,

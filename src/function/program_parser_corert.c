@@ -93,11 +93,13 @@ static bool parse_executeop(parser_t* p, function_builder_t* fb,
     }
   }
   if (loom__parser_is(p, TOKEN_LBRACE) &&
-      !loom__parser_parse_attr_dict(p, &b->execute_attrs, NULL, false)) {
+      !loom__parser_parse_attr_dict(p, &b->execute_attrs, NULL,
+                                    &b->execute_keys, false)) {
     return false;
   }
   if (loom__parser_is(p, TOKEN_LBRACE) &&
-      !loom__parser_parse_attr_dict(p, &b->execute_attrs, NULL, true)) {
+      !loom__parser_parse_attr_dict(p, &b->execute_attrs, NULL,
+                                    &b->execute_keys, true)) {
     return false;
   }
   if (!loom__parser_expect(p, TOKEN_COLON, "before the number of results")) {

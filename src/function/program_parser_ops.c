@@ -24,6 +24,7 @@ static void op_builder_initialize(parser_t* p, op_builder_t* b) {
   b->is_return = false;
   b->execute_name = NULL;
   memset(&b->refs, 0, sizeof(b->refs));
+  memset(&b->execute_keys, 0, sizeof(b->execute_keys));
   loom_op_attrs_initialize(&b->attrs, p->allocator);
   loom_op_attrs_initialize(&b->execute_attrs, p->allocator);
 }
@@ -68,6 +69,9 @@ bool loom__parser_parse_operand(parser_t* p, function_builder_t* fb,
   int64_t number = 0;
   const char* after = p->tok.text + p->tok.length;
   const char* end = p->lexer.end;
+  const char* digits = "0";
+  int digits_length = 1;
+  bool truncated = false;
   if (after < end && *after == '#') {
     const char* q = after + 1;
     if (q >= end || *q < '0' || *q > '9') {
@@ -77,17 +81,21 @@ bool loom__parser_parse_operand(parser_t* p, function_builder_t* fb,
                                    "expected a result number "
                                    "after '#'");
     }
+    digits = q;
+    // Saturates: any number past the largest group is out of range.
     while (q < end && *q >= '0' && *q <= '9') {
       if (number < 1000000000) number = number * 10 + (*q - '0');
       ++q;
     }
+    truncated = q - digits > 24;
+    digits_length = truncated ? 24 : (int)(q - digits);
     loom__program_lexer_reset(&p->lexer, q);
   }
   if (number >= entry->count) {
     return loom__parser_error_at(p, at,
-                                 "result number %lld is out of range "
+                                 "result number %.*s%s is out of range "
                                  "for '%%%.*s', which has %d",
-                                 (long long)number,
+                                 digits_length, digits, truncated ? "..." : "",
                                  (int)(length > 64 ? 64 : length), name,
                                  entry->count);
   }
@@ -259,7 +267,7 @@ bool loom__parser_parse_signature(parser_t* p, function_builder_t* fb,
 // An optional trailing attribute dictionary.
 bool loom__parser_parse_optional_attrs(parser_t* p, op_builder_t* b) {
   if (!loom__parser_is(p, TOKEN_LBRACE)) return true;
-  return loom__parser_parse_attr_dict(p, &b->attrs, &b->refs, false);
+  return loom__parser_parse_attr_dict(p, &b->attrs, &b->refs, NULL, false);
 }
 
 // Parses a symbol (@name) into b->refs (its callees).
@@ -498,6 +506,11 @@ static bool finish_op(parser_t* p, program_builder_t* pb,
         b->name, b->num_results, b->num_results == 1 ? "" : "s", named_values,
         named_values == 1 ? "" : "s", named_values == 1 ? "is" : "are");
   }
+  if (b->num_results > PROGRAM_MAX_FUNCTION_VALUES - fb->num_values) {
+    return loom__parser_error_at(
+        p, b->location, "function @%s has more than %d values",
+        fb->function->name, PROGRAM_MAX_FUNCTION_VALUES);
+  }
   if (!loom__parser_reserve(p, (void**)&fb->ops, &fb->ops_capacity, fb->num_ops,
                             sizeof(program_op_t))) {
     return false;
@@ -531,6 +544,9 @@ static bool finish_op(parser_t* p, program_builder_t* pb,
         !freeze(p, &b->execute_attrs, &op->execute_attrs)) {
       return false;
     }
+    op->num_execute_keys = b->execute_keys.count;
+    op->execute_keys = b->execute_keys.names;  // arena
+    op->execute_key_locations = b->execute_keys.locations;
   }
   // Resolved once every function is known.
   op->num_callees = b->refs.count;

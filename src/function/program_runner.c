@@ -17,12 +17,12 @@ void loom_program_run_options_initialize(loom_program_run_options_t* options) {
 static void print_result(FILE* out, const program_type_t* type,
                          loom_async_value_t* value) {
   if (loom_async_value_is_error(value)) {
-    const char* message = loom_status_message(loom_async_value_error(value));
-    if (!*message) {
-      message = loom_status_code_name(
-          loom_status_code(loom_async_value_error(value)));
-    }
-    fprintf(out, "<<error: %s>>", message);
+    char fallback[128];
+    const char* message = loom__program_status_text(
+        loom_async_value_error(value), fallback, sizeof(fallback));
+    // The first line: what follows it (a call stack) was reported with
+    // the error.
+    fprintf(out, "<<error: %.*s>>", (int)strcspn(message, "\n"), message);
     return;
   }
   const loom_program_value_t* payload = loom_program_value_get(value);
@@ -75,8 +75,8 @@ static loom_status_t run_one(loom_program_executor_t* executor,
       fprintf(out, "--- Running '%s':\n", function->name);
       fflush(out);
     }
-    loom_status_free(
-        loom__program_call(executor, binding, function, 0, NULL, results));
+    loom_status_free(loom__program_call(executor, binding, function, NULL, NULL,
+                                        NULL, results));
     status = loom_host_context_await(executor->host, results, (size_t)n);
   }
   if (!status && print && n > 0) {

@@ -280,7 +280,24 @@ static bool parse_dialect_type(parser_t* p, const program_type_t** out) {
   return loom__parser_type(p, PROGRAM_TYPE_OPAQUE, text, out);
 }
 
+static bool parse_type(parser_t* p, const program_type_t** out);
+
+// Types nest (tensor<complex<f32>>) by recursion: a bound keeps adversarial
+// text (`complex<complex<...` a million deep) from exhausting the stack.
+enum { kMaxTypeNesting = 16 };
+
 bool loom__parser_parse_type(parser_t* p, const program_type_t** out) {
+  if (p->type_nesting >= kMaxTypeNesting) {
+    return loom__parser_error_got(p, "types nest more than %d deep",
+                                  kMaxTypeNesting);
+  }
+  p->type_nesting++;
+  bool ok = parse_type(p, out);
+  p->type_nesting--;
+  return ok;
+}
+
+static bool parse_type(parser_t* p, const program_type_t** out) {
   if (p->tok.kind == TOKEN_TYPE_ID) return parse_dialect_type(p, out);
   if (!loom__parser_at_type(p))
     return loom__parser_error_got(p, "expected a type");

@@ -64,6 +64,10 @@ static const error_case_t kCases[] = {
     {"func.func @f() {\n  %x = foo.bar\n  tfrt.return\n}", 2, 8,
      "custom op 'foo.bar' is unknown; write it in the generic form "
      "\"foo.bar\"(...) : (...) -> (...)"},
+    // Quoted as written, however large.
+    {"func.func @f() -> !tfrt.chain {\n  %x = tfrt.new.chain\n  tfrt.return "
+     "%x#99999999999 : !tfrt.chain\n}",
+     3, 15, "result number 99999999999 is out of range for '%x', which has 1"},
     // The generic form spells the dialect: "return" is not func.return.
     {"func.func @f() {\n  \"return\"() : () -> ()\n}", 3, 1,
      "function 'f' must end with 'tfrt.return', got '}'"},
@@ -150,11 +154,113 @@ static void survives_arbitrary_bytes(void** state) {
   }
 }
 
+// `prefix` repeated `depth` times, then `middle`, then `suffix` as often,
+// inside `before` ... `after` (malloc'ed).
+static char* nest(const char* before, const char* prefix, const char* middle,
+                  const char* suffix, const char* after, size_t depth) {
+  size_t size = strlen(before) + depth * (strlen(prefix) + strlen(suffix)) +
+                strlen(middle) + strlen(after) + 1;
+  char* text = malloc(size);
+  assert_non_null(text);
+  char* p = text;
+  p += sprintf(p, "%s", before);
+  for (size_t i = 0; i < depth; ++i) p += sprintf(p, "%s", prefix);
+  p += sprintf(p, "%s", middle);
+  for (size_t i = 0; i < depth; ++i) p += sprintf(p, "%s", suffix);
+  sprintf(p, "%s", after);
+  return text;
+}
+
+typedef struct nesting_case_t {
+  const char* before;
+  const char* prefix;
+  const char* middle;
+  const char* suffix;
+  const char* after;
+  const char* message;  // NULL: parses
+} nesting_case_t;
+
+// Text nested a hundred thousand deep is an error at the level past the
+// bound, never a stack overflow; nesting that the parser does not recurse
+// on (locations) parses.
+static void deep_nesting_is_an_error_not_a_crash(void** state) {
+  (void)state;
+  static const nesting_case_t kNesting[] = {
+      {"func.func @f(%x: ", "complex<", "f32", ">", ") { tfrt.return }",
+       "bad.mlir:1:146: error: types nest more than 16 deep, got 'complex'"},
+      {"func.func @f(%x: ", "tensor<", "f32", ">", ") { tfrt.return }",
+       "bad.mlir:1:130: error: types nest more than 16 deep, got 'tensor'"},
+      {"func.func @f() {\n  %x = \"a.b\"() {k = ", "[", "1", "]",
+       "} : () -> i32\n  tfrt.return\n}",
+       "bad.mlir:2:86: error: attribute nests too deeply, got '['"},
+      {"func.func @f() {\n  %x = corert.const_dense_tensor dense<", "[", "1",
+       "]", "> : tensor<1xi32>\n  tfrt.return\n}",
+       "bad.mlir:2:73: error: dense attribute nests too deeply, got '['"},
+      {"func.func @f() {\n  %x = tfrt.new.chain loc(", "(", "\"a\"", ")",
+       ")\n  tfrt.return\n}", NULL},
+  };
+  for (size_t i = 0; i < sizeof(kNesting) / sizeof(kNesting[0]); ++i) {
+    const nesting_case_t* c = &kNesting[i];
+    char* text =
+        nest(c->before, c->prefix, c->middle, c->suffix, c->after, 100000);
+    loom_program_t* program = NULL;
+    loom_status_t status =
+        loom_program_parse(loom_allocator_system(), "bad.mlir", text,
+                           strlen(text), &program, NULL);
+    free(text);
+    if (!c->message) {
+      LOOM_ASSERT_OK(status);
+      loom_program_destroy(program);
+      continue;
+    }
+    assert_null(program);
+    assert_int_equal(loom_status_code(status), LOOM_STATUS_INVALID_ARGUMENT);
+    if (strcmp(loom_status_message(status), c->message) != 0) {
+      fail_msg("case %zu:\n  got      %s\n  expected %s", i,
+               loom_status_message(status), c->message);
+    }
+    loom_status_free(status);
+  }
+}
+
+// A short text asking for millions of values (4,096 results an operation)
+// is an error at the operation past the bound: each call of the function
+// would allocate them all.
+static void values_per_function_are_bounded(void** state) {
+  (void)state;
+  size_t capacity = 300 * 80;
+  char* text = malloc(capacity);
+  assert_non_null(text);
+  size_t n = (size_t)snprintf(text, capacity,
+                              "func.func @f() {\n"
+                              "  %%ch = tfrt.new.chain\n"
+                              "  %%cpu = corert.get_op_handler %%ch \"cpu\"\n");
+  for (int i = 0; i < 300; ++i) {
+    n += (size_t)snprintf(text + n, capacity - n,
+                          "  %%v%03d:4096 = corert.executeop(%%cpu) \"a\"() "
+                          ": 4096\n",
+                          i);
+  }
+  loom_program_t* program = NULL;
+  loom_status_t status = loom_program_parse(loom_allocator_system(), "bad.mlir",
+                                            text, n, &program, NULL);
+  free(text);
+  assert_null(program);
+  assert_int_equal(loom_status_code(status), LOOM_STATUS_INVALID_ARGUMENT);
+  // 2 + 4096 * 256 values pass 2^20 at the 256th operation, on line 259.
+  assert_string_equal(
+      loom_status_message(status),
+      "bad.mlir:259:16: error: function @f has more than 1048576 values");
+  loom_status_free(status);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(reports_each_mistake_at_its_location),
       cmocka_unit_test(quotes_long_tokens_shortened),
       cmocka_unit_test(survives_arbitrary_bytes),
+      cmocka_unit_test(deep_nesting_is_an_error_not_a_crash),
+      cmocka_unit_test(values_per_function_are_bounded),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,7 +15,7 @@
 typedef struct diagnostics_t {
   pthread_mutex_t mutex;
   int count;
-  char last[512];
+  char last[4096];
   int line;
   int column;
 } diagnostics_t;
@@ -469,6 +469,166 @@ static void concurrent_calls_share_a_program(void** state) {
   loom_program_destroy(program);
 }
 
+//===----------------------------------------------------------------------===//
+// Limits on calls
+//===----------------------------------------------------------------------===//
+
+// Replaces the environment's executor by one with these limits.
+static void recreate(env_t* env, int32_t max_call_depth,
+                     int32_t max_calls_in_flight) {
+  loom_program_executor_destroy(env->executor);
+  loom_program_executor_options_t options;
+  loom_program_executor_options_initialize(&options, env->host);
+  options.output = env->stream;
+  options.diagnostic_handler = record;
+  options.diagnostic_user_data = &env->diagnostics;
+  options.max_call_depth = max_call_depth;
+  options.max_calls_in_flight = max_calls_in_flight;
+  LOOM_ASSERT_OK(loom_program_executor_create(&options, &env->executor));
+}
+
+// A function that calls itself twice per call, without end.
+static const char kExplode[] =
+    "func.func @explode(%x: i32) -> i32 {\n"
+    "  %a = tfrt.call @explode(%x) : (i32) -> i32\n"
+    "  %b = tfrt.call @explode(%x) : (i32) -> i32\n"
+    "  %c = tfrt.add.i32 %a, %b\n"
+    "  tfrt.return %c : i32\n"
+    "}\n"
+    "func.func @main() -> i32 {\n"
+    "  %x = tfrt.constant.i32 1\n"
+    "  %y = tfrt.call @explode(%x) : (i32) -> i32\n"
+    "  tfrt.return %y : i32\n"
+    "}\n"
+    "func.func @one() -> i32 {\n"
+    "  %x = tfrt.constant.i32 1\n"
+    "  tfrt.return %x : i32\n"
+    "}\n";
+
+static loom_async_value_t* call_and_wait(env_t* env,
+                                         const loom_program_t* program,
+                                         const char* name) {
+  loom_async_value_t* result = NULL;
+  LOOM_ASSERT_OK(loom_program_executor_call(env->executor, program, name, NULL,
+                                            0, &result, 1));
+  LOOM_ASSERT_OK(loom_host_context_await(env->host, &result, 1));
+  loom_program_executor_quiesce(env->executor);
+  return result;
+}
+
+static void calls_in_flight_are_bounded_with_one_error(void** state) {
+  env_t* env = *state;
+  recreate(env, 0, 32);
+  loom_program_t* program = parse(kExplode);
+  loom_async_value_t* result = call_and_wait(env, program, "main");
+  assert_true(loom_async_value_is_error(result));
+  loom_status_t error = loom_async_value_error(result);
+  assert_int_equal(loom_status_code(error), LOOM_STATUS_RESOURCE_EXHAUSTED);
+  const char* message = loom_status_message(error);
+  const char* expected =
+      "calling @explode: 32 function calls are in flight, the most allowed "
+      "(max_calls_in_flight)\n  at @explode (exec.mlir:";
+  assert_memory_equal(message, expected, strlen(expected));
+  const char* outermost = "\n  at @main (exec.mlir:9:8)";
+  assert_string_equal(message + strlen(message) - strlen(outermost), outermost);
+  // One diagnostic, with the same text; no call started past the limit.
+  assert_int_equal(env->diagnostics.count, 1);
+  assert_non_null(strstr(env->diagnostics.last, message));
+  loom_program_executor_statistics_t statistics =
+      loom_program_executor_statistics(env->executor);
+  assert_true(statistics.functions_called >= 2);
+  assert_true(statistics.functions_called <= 32);
+  loom_async_value_release(result);
+  // The stop ended with the calls: the next call runs.
+  result = call_and_wait(env, program, "one");
+  const loom_program_value_t* one = loom_program_value_get(result);
+  assert_non_null(one);
+  assert_int_equal(one->u.i32, 1);
+  assert_int_equal(env->diagnostics.count, 1);
+  loom_async_value_release(result);
+  loom_program_destroy(program);
+}
+
+static void call_depth_is_bounded_with_the_call_stack(void** state) {
+  env_t* env = *state;
+  recreate(env, 2, 0);
+  loom_program_t* program = parse(kExplode);
+  loom_async_value_t* result = call_and_wait(env, program, "main");
+  assert_true(loom_async_value_is_error(result));
+  const char* expected =
+      "calling @explode: the call depth limit (2) is exceeded "
+      "(max_call_depth)\n"
+      "  at @explode (exec.mlir:2:8)\n"
+      "  at @explode (exec.mlir:2:8)\n"
+      "  at @main (exec.mlir:9:8)";
+  assert_string_equal(loom_status_message(loom_async_value_error(result)),
+                      expected);
+  assert_int_equal(env->diagnostics.count, 1);
+  char diagnostic[512];
+  snprintf(diagnostic, sizeof(diagnostic), "exec.mlir:2:8: runtime error: %s",
+           expected);
+  assert_string_equal(env->diagnostics.last, diagnostic);
+  loom_async_value_release(result);
+  loom_program_destroy(program);
+}
+
+// A status without a message (made when there was no memory for one).
+static void fail_without_message(loom_program_frame_t* frame, void* user_data) {
+  (void)user_data;
+  loom_program_frame_fail(
+      frame, loom_status_from_code(LOOM_STATUS_RESOURCE_EXHAUSTED));
+}
+
+static void errors_without_a_message_are_reported_with_one(void** state) {
+  env_t* env = *state;
+  loom_program_kernel_def_t def = {.struct_size = sizeof(def),
+                                   .name = "test.no_message",
+                                   .fn = fail_without_message,
+                                   .num_arguments = 0,
+                                   .num_results = 1};
+  LOOM_ASSERT_OK(loom_program_executor_add_kernel(env->executor, &def));
+  loom_program_t* program = parse(
+      "func.func @f() -> i32 {\n"
+      "  %x = \"test.no_message\"() : () -> i32\n"
+      "  tfrt.return %x : i32\n"
+      "}\n");
+  LOOM_ASSERT_OK(loom_program_executor_run_all(env->executor, program, NULL));
+  assert_string_equal(
+      env->diagnostics.last,
+      "exec.mlir:2:8: runtime error: RESOURCE_EXHAUSTED: out of memory (no "
+      "memory was left for the error's message)");
+  assert_string_equal(flush_output(env),
+                      "--- Running 'f':\n"
+                      "'f' returned <<error: RESOURCE_EXHAUSTED: out of memory "
+                      "(no memory was left for the error's message)>>\n");
+  loom_program_destroy(program);
+}
+
+static void unknown_op_attributes_stop_the_program_before_it_runs(
+    void** state) {
+  env_t* env = *state;
+  loom_program_t* program = parse(
+      "func.func @f() -> !tfrt.chain {\n"
+      "  %ch = tfrt.new.chain\n"
+      "  %cpu = corert.get_op_handler %ch \"cpu\"\n"
+      "  %a = corert.const_dense_tensor dense<1.0> : tensor<f32>\n"
+      "  %b = corert.executeop(%cpu) \"tf.AddV2\"(%a, %a) {_x = 1, bogus = 3} "
+      ": 1\n"
+      "  tfrt.return %ch : !tfrt.chain\n"
+      "}\n");
+  LOOM_ASSERT_STATUS(
+      loom_program_executor_run_all(env->executor, program, NULL),
+      LOOM_STATUS_FAILED_PRECONDITION,
+      "exec.mlir:5:59: op 'AddV2' has no attribute 'bogus'; its attributes "
+      "are T");
+  assert_int_equal(env->diagnostics.count, 1);
+  assert_string_equal(env->diagnostics.last,
+                      "exec.mlir:5:59: op 'AddV2' has no attribute 'bogus'; "
+                      "its attributes are T");
+  assert_string_equal(flush_output(env), "");
+  loom_program_destroy(program);
+}
+
 static void create_rejects_bad_options(void** state) {
   (void)state;
   loom_program_executor_t* executor = NULL;
@@ -478,6 +638,24 @@ static void create_rejects_bad_options(void** state) {
                      LOOM_STATUS_INVALID_ARGUMENT, "options->host is NULL");
   LOOM_ASSERT_STATUS(loom_program_executor_create(NULL, &executor),
                      LOOM_STATUS_INVALID_ARGUMENT, "options is NULL");
+  loom_host_context_options_t host_options;
+  loom_host_context_options_initialize(&host_options);
+  host_options.num_threads = 1;
+  loom_host_context_t* host = NULL;
+  LOOM_ASSERT_OK(loom_host_context_create(&host_options, &host));
+  loom_program_executor_options_initialize(&options, host);
+  options.max_calls_in_flight = -1;
+  LOOM_ASSERT_STATUS(loom_program_executor_create(&options, &executor),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "options->max_calls_in_flight is -1; it must be >= 0 "
+                     "(0: the default)");
+  options.max_calls_in_flight = 0;
+  options.max_call_depth = -5;
+  LOOM_ASSERT_STATUS(loom_program_executor_create(&options, &executor),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "options->max_call_depth is -5; it must be >= 0");
+  assert_null(executor);
+  loom_host_context_destroy(host);
   loom_program_executor_destroy(NULL);
 }
 
@@ -527,6 +705,15 @@ int main(void) {
                                       setup, teardown),
       cmocka_unit_test_setup_teardown(concurrent_calls_share_a_program, setup,
                                       teardown),
+      cmocka_unit_test_setup_teardown(
+          calls_in_flight_are_bounded_with_one_error, setup, teardown),
+      cmocka_unit_test_setup_teardown(call_depth_is_bounded_with_the_call_stack,
+                                      setup, teardown),
+      cmocka_unit_test_setup_teardown(
+          errors_without_a_message_are_reported_with_one, setup, teardown),
+      cmocka_unit_test_setup_teardown(
+          unknown_op_attributes_stop_the_program_before_it_runs, setup,
+          teardown),
       cmocka_unit_test(create_rejects_bad_options),
       cmocka_unit_test(values_check_their_state),
   };

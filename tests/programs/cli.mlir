@@ -7,9 +7,19 @@
 // HELP: --verify-diagnostics
 // HELP: --plugin=PATH
 // HELP: --split-input-file
+// HELP: --max-call-depth=N
+// HELP: --max-calls-in-flight=N
 
 // RUN: not loom run --bogus %s 2>&1 | FileCheck %s --check-prefix=USAGE
 // USAGE: loom: unknown option '--bogus'
+// RUN: not loom xyz %s 2>&1 | FileCheck %s --check-prefix=COMMAND
+// COMMAND: loom: unknown command 'xyz'; commands: run, check
+// RUN: not loom 2>&1 | FileCheck %s --check-prefix=NOCOMMAND
+// NOCOMMAND: loom: no command; commands: run, check
+// RUN: not loom run --max-calls-in-flight=0 %s 2>&1 | FileCheck %s --check-prefix=INFLIGHT
+// INFLIGHT: loom: --max-calls-in-flight needs a number in [1, 2147483647], got '0'
+// RUN: not loom run --max-call-depth=99999999999 %s 2>&1 | FileCheck %s --check-prefix=DEPTH
+// DEPTH: loom: --max-call-depth needs a number in [1, 2147483647], got '99999999999'
 // RUN: not loom run 2>&1 | FileCheck %s --check-prefix=NOFILE
 // NOFILE: loom: no input file
 // RUN: not loom run --threads=x %s 2>&1 | FileCheck %s --check-prefix=THREADS

@@ -174,5 +174,12 @@ func.func @too_deep() -> i32 {
   %y = tfrt.call @forever(%x) : (i32) -> i32
   tfrt.return %y : i32
 }
-// CHECK-NEXT: control_flow.mlir:{{[0-9]+}}:8: error: runtime error: calling @forever: the call depth limit (10000) is exceeded
-// CHECK-NEXT: 'too_deep' returned <<error: calling @forever: the call depth limit (10000) is exceeded>>
+// Reported once, with the call stack (its middle elided).
+// CHECK-NEXT: control_flow.mlir:[[#@LINE-11]]:8: error: runtime error: calling @forever: the call depth limit (10000) is exceeded (max_call_depth)
+// CHECK-COUNT-8: {{^}}  at @forever ({{.*}}control_flow.mlir:[[#@LINE-12]]:8)
+// CHECK-NEXT: {{^}}  ... 9989 more
+// CHECK-NEXT: {{^}}  at @forever ({{.*}}control_flow.mlir:[[#@LINE-14]]:8)
+// CHECK-NEXT: {{^}}  at @forever ({{.*}}control_flow.mlir:[[#@LINE-15]]:8)
+// CHECK-NEXT: {{^}}  at @forever ({{.*}}control_flow.mlir:[[#@LINE-16]]:8)
+// CHECK-NEXT: {{^}}  at @too_deep ({{.*}}control_flow.mlir:[[#@LINE-10]]:8)
+// CHECK-NEXT: 'too_deep' returned <<error: calling @forever: the call depth limit (10000) is exceeded (max_call_depth)>>

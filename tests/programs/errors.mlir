@@ -114,3 +114,22 @@ func.func @divide_by_zero() -> i32 {
   tfrt.return %q : i32
 }
 // CHECK-NEXT: 'divide_by_zero' returned <<error: Divide by zero>>
+
+// Sizes from attributes are checked before anything is allocated: a shape
+// whose element count overflows names the kernel and the attribute, and a
+// float value beyond an integer type's range saturates.
+// CHECK-LABEL: --- Running 'huge_shapes'
+func.func @huge_shapes() -> !tfrt.chain {
+  %ch0 = tfrt.new.chain
+  // CHECK-NEXT: errors.mlir:[[@LINE+1]]:8: error: runtime error: 'corert.create_dense_tensor.f32': attribute 'shape': shape [4294967296, 4294967296] has more than 2^28 elements
+  %a = corert.create_dense_tensor.f32 {shape = [4294967296, 4294967296], value = [1.0 : f32]} // expected-error {{has more than 2^28 elements}}
+  // CHECK-NEXT: errors.mlir:[[@LINE+1]]:8: error: runtime error: 'corert.const_string_tensor': attribute 'shape': shape [3037000500, 3037000500] has more than 2^28 elements
+  %b = corert.const_string_tensor {shape = [3037000500, 3037000500], value = ["a"]} // expected-error {{has more than 2^28 elements}}
+  // CHECK-NEXT: errors.mlir:[[@LINE+1]]:8: error: runtime error: 'ts.build_shape': shape dimension 1 is -7; dimensions must be >= 0 or -1 (unknown)
+  %s = ts.build_shape [4294967296 : i64, -7 : i64] // expected-error {{'ts.build_shape': shape dimension 1 is -7}}
+  // CHECK-NEXT: DenseHostTensor dtype = i64, shape = [3], values = [9223372036854775807, -9223372036854775808, 0]
+  %c = corert.create_dense_tensor.i64 {shape = [3], value = [1.0e300, -1.0e300, 0.5]}
+  %ch1 = corert.print_tensorhandle(%c, %ch0)
+  tfrt.return %ch1 : !tfrt.chain
+}
+// CHECK-NEXT: 'huge_shapes' returned !tfrt.chain value

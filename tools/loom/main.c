@@ -2,6 +2,7 @@
 // dialects on Loom, printing what TFRT's bef_executor prints.
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,13 @@ static const char kUsage[] =
     "lines\n"
     "                            as a program of its own (both commands)\n"
     "  --timing                  print the parse and run times to stderr\n"
+    "  --max-call-depth=N        deepest nesting of function calls (default\n"
+    "                            10000)\n"
+    "  --max-calls-in-flight=N   most function calls started and not yet\n"
+    "                            finished (default 100000); a program "
+    "beyond\n"
+    "                            either limit stops with one error and its\n"
+    "                            call stack\n"
     "\n"
     "Ops named \"tf.X\" in corert.executeop run Loom's op X. Exit status: 0 "
     "when\n"
@@ -64,6 +72,8 @@ typedef struct options_t {
   const char** plugins;
   int num_plugins;
   int threads;
+  int max_call_depth;       // 0: the executor's default
+  int max_calls_in_flight;  // 0: the executor's default
   bool timing;
   bool split_input_file;
   char** copies;  // the split lists' storage
@@ -76,6 +86,17 @@ typedef struct cli_t {
   int errors;
   bool failed;  // something other than the program's diagnostics failed
 } cli_t;
+
+// A status's message; for one made without (there was no memory for the
+// message) its code and why.
+static const char* status_text(loom_status_t status) {
+  const char* message = loom_status_message(status);
+  if (*message) return message;
+  return loom_status_code(status) == LOOM_STATUS_RESOURCE_EXHAUSTED
+             ? "RESOURCE_EXHAUSTED: out of memory (no memory was left for "
+               "the error's message)"
+             : loom_status_code_name(loom_status_code(status));
+}
 
 static double now_ms(void) {
   struct timespec t;
@@ -129,12 +150,28 @@ static const char* option_value(const char* arg, int argc, char** argv, int* i,
   return NULL;
 }
 
+// A decimal number in [minimum, maximum].
+static bool parse_count(const char* text, long minimum, long maximum,
+                        int* out) {
+  char* end = NULL;
+  errno = 0;
+  long value = strtol(text, &end, 10);
+  if (!*text || *end || errno || value < minimum || value > maximum) {
+    return false;
+  }
+  *out = (int)value;
+  return true;
+}
+
 static int parse_arguments(int argc, char** argv, options_t* options) {
   for (int i = 1; i < argc; ++i) {
     const char* arg = argv[i];
     if (arg[0] != '-' || arg[1] == '\0') {  // a word, or "-" (stdin)
-      if (!options->command &&
-          (strcmp(arg, "run") == 0 || strcmp(arg, "check") == 0)) {
+      if (!options->command) {
+        // The first word is the command.
+        if (strcmp(arg, "run") != 0 && strcmp(arg, "check") != 0) {
+          return usage_error("unknown command '%s'; commands: run, check", arg);
+        }
         options->command = arg;
       } else if (!options->file) {
         options->file = arg;
@@ -169,13 +206,24 @@ static int parse_arguments(int argc, char** argv, options_t* options) {
         return usage_error("%s", "out of memory");
       }
     } else if ((value = option_value(name, argc, argv, &i, "threads"))) {
-      char* end = NULL;
-      long threads = strtol(value, &end, 10);
-      if (!*value || *end || threads < 0 || threads > 1024) {
+      if (!parse_count(value, 0, 1024, &options->threads)) {
         return usage_error("--threads needs a number in [0, 1024], got '%s'",
                            value);
       }
-      options->threads = (int)threads;
+    } else if ((value = option_value(name, argc, argv, &i, "max-call-depth"))) {
+      if (!parse_count(value, 1, INT32_MAX, &options->max_call_depth)) {
+        return usage_error(
+            "--max-call-depth needs a number in [1, 2147483647], got '%s'",
+            value);
+      }
+    } else if ((value = option_value(name, argc, argv, &i,
+                                     "max-calls-in-flight"))) {
+      if (!parse_count(value, 1, INT32_MAX, &options->max_calls_in_flight)) {
+        return usage_error(
+            "--max-calls-in-flight needs a number in [1, 2147483647], got "
+            "'%s'",
+            value);
+      }
     } else if (strcmp(name, "verify-diagnostics") == 0) {
       options->verify = true;
     } else if (strcmp(name, "timing") == 0) {
@@ -186,7 +234,9 @@ static int parse_arguments(int argc, char** argv, options_t* options) {
       return usage_error("unknown option '%s'", arg);
     }
   }
-  if (!options->command) options->command = "run";
+  if (!options->command) {
+    return usage_error("%s", "no command; commands: run, check");
+  }
   if (!options->file) return usage_error("%s", "no input file");
   return 0;
 }
@@ -241,7 +291,7 @@ static void diagnose(void* user_data,
 // diagnostic is its "what" at line:col.
 static void diagnose_parse_error(cli_t* cli, loom_status_t status,
                                  const loom_program_location_t* where) {
-  const char* message = loom_status_message(status);
+  const char* message = status_text(status);
   const char* what = strstr(message, ": error: ");
   loom_program_diagnostic_t diagnostic = {*where, what ? what + 9 : message};
   if (where->line == 0) {  // not a syntax error (out of memory)
@@ -286,7 +336,7 @@ static void run_text(const options_t* options, cli_t* cli,
     }
     if (status) {
       fflush(stdout);
-      fprintf(stderr, "loom: error: %s\n", loom_status_message(status));
+      fprintf(stderr, "loom: error: %s\n", status_text(status));
       loom_status_free(status);
       cli->errors++;
       cli->failed = true;
@@ -331,7 +381,7 @@ static int run(const options_t* options) {
     status = loom_program_verifier_create(loom_allocator_default(), file, text,
                                           size, &cli.verifier);
     if (status) {
-      fprintf(stderr, "%s\n", loom_status_message(status));
+      fprintf(stderr, "%s\n", status_text(status));
       loom_status_free(status);
       free(text);
       return 1;
@@ -348,6 +398,8 @@ static int run(const options_t* options) {
     loom_program_executor_options_initialize(&executor_options, host);
     executor_options.diagnostic_handler = diagnose;
     executor_options.diagnostic_user_data = &cli;
+    executor_options.max_call_depth = options->max_call_depth;
+    executor_options.max_calls_in_flight = options->max_calls_in_flight;
     if (!status) {
       status = loom_program_executor_create(&executor_options, &executor);
     }
@@ -355,7 +407,7 @@ static int run(const options_t* options) {
       status = loom_program_executor_load_plugin(executor, options->plugins[i]);
     }
     if (status) {
-      fprintf(stderr, "loom: error: %s\n", loom_status_message(status));
+      fprintf(stderr, "loom: error: %s\n", status_text(status));
       loom_status_free(status);
       cli.errors++;
       cli.failed = true;
