@@ -155,11 +155,14 @@ loom_status_t loom_status_annotate(loom_status_t status, const char* format,
 
   va_list args;
   va_start(args, format);
-  va_list measure;
-  va_copy(measure, args);
-  int context_length = vsnprintf(NULL, 0, format ? format : "", measure);
-  va_end(measure);
-  if (context_length < 0) context_length = 0;
+  int context_length = 0;
+  if (format) {
+    va_list measure;
+    va_copy(measure, args);
+    context_length = vsnprintf(NULL, 0, format, measure);
+    va_end(measure);
+    if (context_length < 0) context_length = 0;
+  }
   const char* separator = old_length ? ": " : "";
   size_t separator_length = strlen(separator);
   size_t total = (size_t)context_length + separator_length + old_length;
@@ -170,8 +173,9 @@ loom_status_t loom_status_annotate(loom_status_t status, const char* format,
     va_end(args);
     return status;  // Keep the original rather than lose its message.
   }
-  vsnprintf(annotated->message, (size_t)context_length + 1,
-            format ? format : "", args);
+  if (format) {
+    vsnprintf(annotated->message, (size_t)context_length + 1, format, args);
+  }
   va_end(args);
   memcpy(annotated->message + context_length, separator, separator_length);
   memcpy(annotated->message + context_length + separator_length, old_message,
