@@ -41,6 +41,10 @@ typedef struct case_t {
   int64_t out_dims[LOOM_MAX_RANK];
   bool kernel_only;  // the shape function cannot see it (no values)
   int num_outputs;   // 0: 1
+  // One list(int) attr, when list_name is set.
+  const char* list_name;
+  const int64_t* list_values;
+  int list_count;
 } case_t;
 
 static loom_host_context_t* g_host;
@@ -155,6 +159,11 @@ static void set_attrs(const case_t* c, loom_op_attrs_t* attrs) {
     LOOM_ASSERT_OK(
         loom_op_attrs_set_i64(attrs, c->attr_names[k], c->attr_values[k]));
   }
+  if (c->list_name) {
+    LOOM_ASSERT_OK(loom_op_attrs_set_list(attrs, c->list_name,
+                                          LOOM_ATTR_KIND_I64, c->list_values,
+                                          c->list_count));
+  }
 }
 
 static void run_eager(const case_t* c) {
@@ -169,6 +178,9 @@ static void run_eager(const case_t* c) {
   }
   for (int k = 0; k < kMaxAttrs && c->attr_names[k]; ++k) {
     TFE_OpSetAttrInt(op, c->attr_names[k], c->attr_values[k]);
+  }
+  if (c->list_name) {
+    TFE_OpSetAttrIntList(op, c->list_name, c->list_values, c->list_count);
   }
   TFE_TensorHandle* outputs[4] = {NULL};
   int num = c->num_outputs ? c->num_outputs : 1;
@@ -586,6 +598,35 @@ static void indexing_ops_check_sizes_and_rank_limits(void** state) {
   RUN(cases);
 }
 
+static const int64_t kZeros65[65] = {0};
+
+static void spec_lengths_name_their_limits(void** state) {
+  (void)state;
+  const case_t cases[] = {
+      {.name = "Squeeze with 65 squeeze_dims",
+       .op = "Squeeze",
+       .num_inputs = 1,
+       .in = {F32(1, 1)},
+       .list_name = "squeeze_dims",
+       .list_values = kZeros65,
+       .list_count = 65,
+       .expect = {"squeeze_dims has 65 entries", "above the limit of 64"}},
+      {.name = "Shape in int32 of a dim past int32",
+       .op = "Shape",
+       .num_inputs = 1,
+       .in = {F32(2, P40, 0)},
+       .kernel_only = true,  // the shape function gives [2] either way
+       .expect = {"Shape output type is 32-bit but dim 0 is 1099511627776"}},
+      {.name = "StridedSlice with 32-entry specs",
+       .op = "StridedSlice",
+       .num_inputs = 4,
+       .in = {F32(1, 1), I64(32, kZeros65), I64(32, kZeros65),
+              I64(32, kZeros65)},
+       .expect = {"StridedSlice", "have 32 entries", "above the limit of 31"}},
+  };
+  RUN(cases);
+}
+
 //===----------------------------------------------------------------------===//
 // Element-wise broadcasting
 //===----------------------------------------------------------------------===//
@@ -675,6 +716,7 @@ int main(void) {
       cmocka_unit_test(pack_and_unpack_handle_empty_tensors_with_huge_dims),
       cmocka_unit_test(slices_reject_out_of_range_values_as_given),
       cmocka_unit_test(indexing_ops_check_sizes_and_rank_limits),
+      cmocka_unit_test(spec_lengths_name_their_limits),
       cmocka_unit_test(broadcasts_of_empty_tensors_with_huge_dims_plan_safely),
       cmocka_unit_test(broadcast_shapes_past_int64_are_rejected),
   };
