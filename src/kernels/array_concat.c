@@ -8,6 +8,7 @@
 
 #include "base/small_vector.h"
 #include "kernels/array_internal.h"
+#include "tensor/checked_size.h"
 
 // Up to 16 pieces need no allocation.
 LOOM_DEFINE_SMALL_VECTOR(block_vector, loom__array_block_t, 16)
@@ -32,10 +33,10 @@ static void block_list_free(block_list_t* list) {
   block_vector_deinitialize(&list->storage, loom_allocator_default());
 }
 
+// The product of dims [begin, end) of a tensor that holds elements (so it
+// fits int64: the kernels return before planning copies of empty tensors).
 static int64_t product(const loom_shape_t* shape, int32_t begin, int32_t end) {
-  int64_t p = 1;
-  for (int32_t i = begin; i < end; ++i) p *= shape->dims[i];
-  return p;
+  return loom__array_dims_product(shape, begin, end);
 }
 
 // Whether dims of two shapes may be the same (unknown matches anything).
@@ -97,13 +98,23 @@ static loom_status_t concat_plan(const loom_shape_t* shapes, int32_t n,
       }
       if (out->dims[d] < 0) out->dims[d] = s->dims[d];
     }
-    if (out->dims[ax] >= 0) {
-      out->dims[ax] =
-          s->dims[ax] < 0 ? LOOM_UNKNOWN_DIM : out->dims[ax] + s->dims[ax];
+    int64_t sum;
+    if (out->dims[ax] >= 0 && s->dims[ax] < 0) {
+      out->dims[ax] = LOOM_UNKNOWN_DIM;
+    } else if (out->dims[ax] >= 0 &&
+               !loom__size_add(out->dims[ax], s->dims[ax], &sum)) {
+      return loom__size_overflow_error("ConcatV2", "values",
+                                       "sizes along dimension %d: %" PRId64
+                                       " (values[0, %d)) + %" PRId64
+                                       " (values[%d])",
+                                       ax, out->dims[ax], k, s->dims[ax], k);
+    } else if (out->dims[ax] >= 0) {
+      out->dims[ax] = sum;
     }
   }
   *out_axis = ax;
-  return loom_ok_status();
+  return loom__array_check_count("ConcatV2", "values of output shape",
+                                 out->dims, out->rank, out);
 }
 
 static loom_status_t concat_shape_fn(loom_shape_inference_context_t* c,
@@ -172,6 +183,7 @@ static loom_status_t concat_run(loom_kernel_context_t* ctx,
   loom_tensor_t* out = NULL;
   LOOM_RETURN_IF_ERROR(
       loom_kernel_context_allocate_output(ctx, 0, &out_shape, &out));
+  if (loom_tensor_num_elements(out) == 0) return loom_ok_status();
   block_list_t list;
   LOOM_RETURN_IF_ERROR(block_list_init(&list, n));
   loom_dtype_t dtype = loom_tensor_dtype(out);
@@ -292,6 +304,7 @@ static loom_status_t pack_run(loom_kernel_context_t* ctx,
   loom_tensor_t* out = NULL;
   LOOM_RETURN_IF_ERROR(
       loom_kernel_context_allocate_output(ctx, 0, &out_shape, &out));
+  if (loom_tensor_num_elements(out) == 0) return loom_ok_status();
   block_list_t list;
   LOOM_RETURN_IF_ERROR(block_list_init(&list, n));
   loom_dtype_t dtype = loom_tensor_dtype(out);
@@ -333,6 +346,16 @@ static loom_status_t split_along(loom_kernel_context_t* ctx,
                                  const int64_t* sizes,
                                  const loom_shape_t* shapes) {
   const loom_shape_t* in = loom_tensor_shape(input);
+  if (loom_tensor_num_elements(input) == 0) {
+    // Every piece is empty: nothing to copy, and the dims of an empty
+    // input need not multiply within int64.
+    for (int32_t k = 0; k < n; ++k) {
+      loom_tensor_t* out = NULL;
+      LOOM_RETURN_IF_ERROR(
+          loom_kernel_context_allocate_output(ctx, k, &shapes[k], &out));
+    }
+    return loom_ok_status();
+  }
   loom_dtype_t dtype = loom_tensor_dtype(input);
   size_t size = loom__array_element_size(dtype);
   int64_t outer = product(in, 0, axis);
@@ -588,8 +611,9 @@ static loom_status_t split_v_plan(const loom_shape_t* in,
       dim_shape, loom__array_index_at(dim_tensor, 0), in->rank, &axis));
   int64_t dim = in->dims[axis];
   int64_t determined = 0, neg_one = -1;
-  for (int32_t k = 0; k < n; ++k) {
+  for (int32_t k = 0; k < n; ++k)
     sizes[k] = loom__array_index_at(sizes_tensor, k);
+  for (int32_t k = 0; k < n; ++k) {
     if (sizes[k] == -1) {
       if (neg_one != -1) {
         return loom__array_invalid("There can only be one -1 in the input.");
@@ -598,8 +622,11 @@ static loom_status_t split_v_plan(const loom_shape_t* in,
     } else if (sizes[k] < 0) {
       return loom__array_invalid(
           "Split size at index %d must be >= 0. Got: %" PRId64, k, sizes[k]);
-    } else {
-      determined += sizes[k];
+    } else if (!loom__size_add(determined, sizes[k], &determined)) {
+      char text[256];
+      return loom__size_overflow_error(
+          "SplitV", "size_splits", "%s",
+          loom__format_int64s(sizes, n, text, sizeof(text)));
     }
   }
   if (dim >= 0) {

@@ -10,6 +10,7 @@
 
 #include "base/half.h"
 #include "kernels/array_internal.h"
+#include "tensor/checked_size.h"
 
 //===----------------------------------------------------------------------===//
 // Small helpers
@@ -96,6 +97,40 @@ loom_status_t loom__array_invalid(const char* format, ...) {
   vsnprintf(text, sizeof(text), format, args);
   va_end(args);
   return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT, "%s", text);
+}
+
+int64_t loom__array_dims_product(const loom_shape_t* shape, int32_t begin,
+                                 int32_t end) {
+  int64_t product = 0;
+  if (begin >= end) return 1;
+  return loom__size_product(shape->dims + begin, end - begin, &product)
+             ? product
+             : -1;
+}
+
+bool loom__array_strides(const loom_shape_t* shape, int64_t* strides) {
+  int64_t stride = 1;
+  bool ok = true;
+  for (int32_t i = shape->rank - 1; i >= 0; --i) {
+    strides[i] = stride;
+    if (ok && !loom__size_mul(stride, shape->dims[i], &stride)) ok = false;
+  }
+  return ok;
+}
+
+loom_status_t loom__array_check_count_at(const char* file, int line,
+                                         const char* op, const char* argument,
+                                         const int64_t* values, int n,
+                                         const loom_shape_t* shape) {
+  if (!loom_shape_is_fully_defined(shape)) return loom_ok_status();
+  int64_t count;
+  if (loom__size_product(shape->dims, shape->rank, &count)) {
+    return loom_ok_status();
+  }
+  char text[256];
+  return loom__size_overflow_error_at(
+      file, line, op, argument, "%s",
+      loom__format_int64s(values, n, text, sizeof(text)));
 }
 
 loom_thread_pool_t* loom__array_pool(loom_kernel_context_t* ctx) {
@@ -313,9 +348,19 @@ loom_status_t loom__array_copy(loom_thread_pool_t* pool, loom_dtype_t dtype,
   atomic_init(&job.failed, false);
   const loom__array_copy_t* plan = &job.plan;
   int64_t inner = plan->dims[plan->rank - 1];
-  int64_t rows = 1;
-  for (int32_t k = 0; k < plan->rank - 1; ++k) rows *= plan->dims[k];
-  int64_t total_bytes = rows * inner * (int64_t)job.size;
+  // The plan walks an allocated output, so its sizes fit; checked all the
+  // same, as a plan from bad arithmetic upstream must not run.
+  int64_t rows, total_bytes;
+  size_t bytes;
+  if (!loom__size_product(plan->dims, plan->rank - 1, &rows) ||
+      !loom__size_mul(rows, inner, &total_bytes) ||
+      !loom__size_bytes(total_bytes, job.size, &bytes)) {
+    char text[256];
+    return loom__size_overflow_error(
+        "array copy", "plan of dims", "%s",
+        loom__format_int64s(plan->dims, plan->rank, text, sizeof(text)));
+  }
+  total_bytes = (int64_t)bytes;
   job.pieces = 1;
   job.piece_size = inner;
   int64_t piece_elements = piece_bytes(pool, total_bytes) / (int64_t)job.size;
@@ -415,7 +460,16 @@ loom_status_t loom__array_copy_blocks(loom_thread_pool_t* pool,
   size_t size = loom__array_element_size(dtype);
   int64_t total_bytes = 0;
   for (int64_t b = 0; b < count; ++b) {
-    total_bytes += blocks[b].rows * blocks[b].row_elements * (int64_t)size;
+    // Blocks cover allocated outputs; checked as loom__array_copy's plans.
+    int64_t elements;
+    size_t bytes;
+    if (!loom__size_mul(blocks[b].rows, blocks[b].row_elements, &elements) ||
+        !loom__size_bytes(elements, size, &bytes) ||
+        !loom__size_add(total_bytes, (int64_t)bytes, &total_bytes)) {
+      return loom__size_overflow_error("array copy", "block of",
+                                       "%" PRId64 " x %" PRId64, blocks[b].rows,
+                                       blocks[b].row_elements);
+    }
   }
   if (total_bytes == 0) return loom_ok_status();
   bool strings = dtype == LOOM_DTYPE_STRING;

@@ -10,11 +10,12 @@
 
 #include "base/small_vector.h"
 #include "kernels/array_internal.h"
+#include "tensor/checked_size.h"
 
+// The product of dims [begin, end) of a tensor that holds elements (so it
+// fits int64: the kernels return before planning copies of empty tensors).
 static int64_t product(const loom_shape_t* shape, int32_t begin, int32_t end) {
-  int64_t p = 1;
-  for (int32_t i = begin; i < end; ++i) p *= shape->dims[i];
-  return p;
+  return loom__array_dims_product(shape, begin, end);
 }
 
 // "[1,2]": the multi-index of flat element `flat` of `shape`.
@@ -41,7 +42,7 @@ static const char* index_text(const loom_shape_t* shape, int64_t flat,
 // The output shape of gathering `indices` from `params` along `axis` with
 // `batch_dims` leading batch dims; *out_axis and *out_batch get them
 // normalised. Unknown dims stay unknown.
-static loom_status_t gather_plan(const loom_shape_t* params,
+static loom_status_t gather_plan(const char* op, const loom_shape_t* params,
                                  const loom_shape_t* indices, int64_t axis,
                                  int64_t batch_dims, loom_shape_t* out,
                                  int32_t* out_axis, int32_t* out_batch) {
@@ -100,7 +101,8 @@ static loom_status_t gather_plan(const loom_shape_t* params,
   }
   *out_axis = (int32_t)axis;
   *out_batch = (int32_t)batch_dims;
-  return loom_ok_status();
+  return loom__array_check_count(op, "params and indices give output shape",
+                                 out->dims, out->rank, out);
 }
 
 static loom_status_t gather_axis(const loom_shape_t* axis_shape,
@@ -136,8 +138,9 @@ static loom_status_t gather_shape_fn(loom_shape_inference_context_t* c,
   if (params.rank >= 0 && indices.rank >= 0) {
     if (axis_known) {
       int32_t ax, batch;
-      LOOM_RETURN_IF_ERROR(
-          gather_plan(&params, &indices, axis, batch_dims, &out, &ax, &batch));
+      LOOM_RETURN_IF_ERROR(gather_plan(loom_shape_inference_context_op(c)->name,
+                                       &params, &indices, axis, batch_dims,
+                                       &out, &ax, &batch));
     } else if (params.rank + indices.rank - 1 <= LOOM_MAX_RANK) {
       out.rank =
           params.rank + indices.rank - 1 -
@@ -279,11 +282,13 @@ static loom_status_t gather_run(loom_kernel_context_t* ctx,
   const loom_shape_t* is = loom_tensor_shape(indices);
   loom_shape_t out_shape;
   int32_t ax = 0, batch = 0;
-  LOOM_RETURN_IF_ERROR(
-      gather_plan(ps, is, axis, batch_dims, &out_shape, &ax, &batch));
+  LOOM_RETURN_IF_ERROR(gather_plan(loom_kernel_context_op(ctx)->name, ps, is,
+                                   axis, batch_dims, &out_shape, &ax, &batch));
   loom_tensor_t* out = NULL;
   LOOM_RETURN_IF_ERROR(
       loom_kernel_context_allocate_output(ctx, 0, &out_shape, &out));
+  // No rows to gather (and params' dims may then pass int64 together).
+  if (loom_tensor_num_elements(out) == 0) return loom_ok_status();
   gather_job_t job;
   job.dtype = loom_tensor_dtype(params);
   job.size = (int64_t)loom__array_element_size(job.dtype);
@@ -367,16 +372,17 @@ static loom_status_t one_hot_check(int64_t axis, int32_t indices_rank,
   return loom_ok_status();
 }
 
-static loom_shape_t one_hot_shape(const loom_shape_t* indices, int64_t axis,
-                                  int64_t depth) {
+static loom_status_t one_hot_shape(const loom_shape_t* indices, int64_t axis,
+                                   int64_t depth, loom_shape_t* out) {
   int32_t at = axis == -1 ? indices->rank : (int32_t)axis;
-  loom_shape_t out = loom_shape_scalar();
+  *out = loom_shape_scalar();
   for (int32_t i = 0; i < indices->rank; ++i) {
-    if (i == at) out.dims[out.rank++] = depth;
-    out.dims[out.rank++] = indices->dims[i];
+    if (i == at) out->dims[out->rank++] = depth;
+    out->dims[out->rank++] = indices->dims[i];
   }
-  if (at == indices->rank) out.dims[out.rank++] = depth;
-  return out;
+  if (at == indices->rank) out->dims[out->rank++] = depth;
+  return loom__array_check_count("OneHot", "depth and indices give shape",
+                                 out->dims, out->rank, out);
 }
 
 static loom_status_t one_hot_shape_fn(loom_shape_inference_context_t* c,
@@ -398,7 +404,7 @@ static loom_status_t one_hot_shape_fn(loom_shape_inference_context_t* c,
       return loom__array_invalid("depth must be non-negative, got: %" PRId64,
                                  d);
     }
-    out = one_hot_shape(&shapes[0], axis, d);
+    LOOM_RETURN_IF_ERROR(one_hot_shape(&shapes[0], axis, d, &out));
   } else if (axis < -1) {
     return loom__array_invalid("axis must be >= -1");
   }
@@ -418,7 +424,8 @@ static loom_status_t one_hot_run(loom_kernel_context_t* ctx,
   if (d < 0) {
     return loom__array_invalid("depth must be non-negative, got: %" PRId64, d);
   }
-  loom_shape_t out_shape = one_hot_shape(is, axis, d);
+  loom_shape_t out_shape;
+  LOOM_RETURN_IF_ERROR(one_hot_shape(is, axis, d, &out_shape));
   loom_tensor_t* out = NULL;
   LOOM_RETURN_IF_ERROR(
       loom_kernel_context_allocate_output(ctx, 0, &out_shape, &out));

@@ -58,6 +58,38 @@ double loom__array_real_at(const loom_tensor_t* tensor, int64_t index);
 loom_status_t loom__array_invalid(const char* format, ...)
     __attribute__((format(printf, 1, 2)));
 
+//===----------------------------------------------------------------------===//
+// Checked shape arithmetic (tensor/checked_size.h applied to shapes)
+//===----------------------------------------------------------------------===//
+//
+// A tensor that holds elements has a count that fits int64, so every
+// product of some of its dims fits too. An empty tensor does not: its dims
+// may be [2^40, 2^40, 0], whose first two multiply past int64. Kernels
+// therefore return early on an empty input or output before they plan a
+// copy, and compute the sizes of the plan with the helpers below.
+
+// The product of shape->dims[begin, end) (each >= 0), with a zero dim
+// anywhere in the range making it 0; -1 when it overflows int64.
+int64_t loom__array_dims_product(const loom_shape_t* shape, int32_t begin,
+                                 int32_t end);
+
+// Row-major element strides of `shape`; false when one overflows int64
+// (only an empty tensor's dims can), leaving them unusable.
+LOOM_MUST_USE_RESULT bool loom__array_strides(const loom_shape_t* shape,
+                                              int64_t* strides);
+
+// OK when the element count of `shape` (unknown dims allowed: then OK)
+// fits int64; otherwise INVALID_ARGUMENT "<op>: <argument> <values>: the
+// size overflows int64", quoting values[0, n) as "[a, b, ...]".
+// Records the caller's location.
+#define loom__array_check_count(op, argument, values, n, shape)              \
+  loom__array_check_count_at(__FILE__, __LINE__, (op), (argument), (values), \
+                             (n), (shape))
+loom_status_t loom__array_check_count_at(const char* file, int line,
+                                         const char* op, const char* argument,
+                                         const int64_t* values, int n,
+                                         const loom_shape_t* shape);
+
 // The thread pool of the kernel's host, or NULL (then work runs serially).
 loom_thread_pool_t* loom__array_pool(loom_kernel_context_t* ctx);
 

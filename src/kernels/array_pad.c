@@ -8,18 +8,12 @@
 #include <string.h>
 
 #include "kernels/array_internal.h"
-
-static void row_major_strides(const loom_shape_t* shape, int64_t* strides) {
-  int64_t stride = 1;
-  for (int32_t i = shape->rank - 1; i >= 0; --i) {
-    strides[i] = stride;
-    stride *= shape->dims[i];
-  }
-}
+#include "tensor/checked_size.h"
 
 // A shape from the values of a vector of dims (INVALID_ARGUMENT naming
-// negative ones).
-static loom_status_t shape_from_vector(const loom_tensor_t* t,
+// negative ones and an element count past int64).
+static loom_status_t shape_from_vector(const char* op, const char* argument,
+                                       const loom_tensor_t* t,
                                        loom_shape_t* out) {
   int64_t n = loom_tensor_num_elements(t);
   if (n > LOOM_MAX_RANK) {
@@ -36,7 +30,7 @@ static loom_status_t shape_from_vector(const loom_tensor_t* t,
                                  out->dims[i]);
     }
   }
-  return loom_ok_status();
+  return loom__array_check_count(op, argument, out->dims, out->rank, out);
 }
 
 //===----------------------------------------------------------------------===//
@@ -59,21 +53,22 @@ static loom_status_t tile_plan(const loom_shape_t* in,
     for (int32_t i = 0; i < in->rank; ++i) out->dims[i] = LOOM_UNKNOWN_DIM;
     return loom_ok_status();
   }
+  int64_t values[LOOM_MAX_RANK];
   for (int32_t i = 0; i < in->rank; ++i) {
     int64_t m = loom__array_index_at(multiples, i);
+    values[i] = m;
     if (m < 0) {
       return loom__array_invalid(
           "Expected multiples[%d] >= 0, but got %" PRId64, i, m);
     }
-    if (in->dims[i] >= 0 &&
-        __builtin_mul_overflow(in->dims[i], m, &out->dims[i])) {
-      return loom__array_invalid("Tile: dimension %d overflows", i);
+    if (in->dims[i] >= 0 && !loom__size_mul(in->dims[i], m, &out->dims[i])) {
+      return loom__size_overflow_error("Tile", "multiples",
+                                       "[%d] = %" PRId64
+                                       " times dimension %d of size %" PRId64,
+                                       i, m, i, in->dims[i]);
     }
   }
-  if (loom_shape_is_fully_defined(out) && loom_shape_num_elements(out) < 0) {
-    return loom__array_invalid("Tile: the element count overflows");
-  }
-  return loom_ok_status();
+  return loom__array_check_count("Tile", "multiples", values, in->rank, out);
 }
 
 static loom_status_t tile_shape_fn(loom_shape_inference_context_t* c,
@@ -107,9 +102,12 @@ static loom_status_t tile_run(loom_kernel_context_t* ctx,
   if (loom_tensor_num_elements(out) == 0) return loom_ok_status();
   // Dim i of the output is (repeat k of m_i, element j of d_i): two copy
   // dims, the repeat reading with stride 0.
+  // The output holds elements, so the input does, and their strides fit.
   int64_t in_strides[LOOM_MAX_RANK], out_strides[LOOM_MAX_RANK];
-  row_major_strides(in, in_strides);
-  row_major_strides(&out_shape, out_strides);
+  if (!loom__array_strides(in, in_strides) ||
+      !loom__array_strides(&out_shape, out_strides)) {
+    return loom__array_invalid("Tile: the strides overflow");
+  }
   loom__array_copy_t copy;
   copy.rank = 2 * in->rank;
   for (int32_t i = 0; i < in->rank; ++i) {
@@ -154,24 +152,29 @@ static loom_status_t pad_check(const loom_shape_t* in,
   return loom_ok_status();
 }
 
-static loom_status_t pad_plan(const loom_shape_t* in,
+static loom_status_t pad_plan(const char* op, const loom_shape_t* in,
                               const loom_tensor_t* paddings, int64_t* before,
                               int64_t* after, loom_shape_t* out) {
   *out = *in;
+  int64_t values[2 * LOOM_MAX_RANK];
   for (int32_t i = 0; i < in->rank; ++i) {
-    before[i] = loom__array_index_at(paddings, 2 * i);
-    after[i] = loom__array_index_at(paddings, 2 * i + 1);
+    before[i] = values[2 * i] = loom__array_index_at(paddings, 2 * i);
+    after[i] = values[2 * i + 1] = loom__array_index_at(paddings, 2 * i + 1);
     if (before[i] < 0 || after[i] < 0) {
       return loom__array_invalid("Paddings must be non-negative: %" PRId64
                                  " %" PRId64,
                                  before[i], after[i]);
     }
-    if (in->dims[i] >= 0) out->dims[i] = in->dims[i] + before[i] + after[i];
+    int64_t dim = in->dims[i];
+    if (dim >= 0 && (!loom__size_add(dim, before[i], &out->dims[i]) ||
+                     !loom__size_add(out->dims[i], after[i], &out->dims[i]))) {
+      return loom__size_overflow_error(op, "paddings",
+                                       "[%" PRId64 ", %" PRId64
+                                       "] of dimension %d of size %" PRId64,
+                                       before[i], after[i], i, dim);
+    }
   }
-  if (loom_shape_is_fully_defined(out) && loom_shape_num_elements(out) < 0) {
-    return loom__array_invalid("Pad: the element count overflows");
-  }
-  return loom_ok_status();
+  return loom__array_check_count(op, "paddings", values, 2 * in->rank, out);
 }
 
 static loom_status_t pad_shape_fn(loom_shape_inference_context_t* c,
@@ -204,7 +207,8 @@ static loom_status_t pad_shape_fn(loom_shape_inference_context_t* c,
     for (int32_t i = 0; i < rank; ++i) out.dims[i] = LOOM_UNKNOWN_DIM;
     if (paddings && in.rank >= 0) {
       int64_t before[LOOM_MAX_RANK], after[LOOM_MAX_RANK];
-      LOOM_RETURN_IF_ERROR(pad_plan(&in, paddings, before, after, &out));
+      LOOM_RETURN_IF_ERROR(pad_plan(loom_shape_inference_context_op(c)->name,
+                                    &in, paddings, before, after, &out));
     }
   }
   return loom_shape_inference_context_set_output(c, 0, &out);
@@ -290,18 +294,20 @@ static loom_status_t pad_run(loom_kernel_context_t* ctx, loom_tensor_t* input,
   // The last padded dim splits rows; the dims after it are whole.
   int32_t axis = in->rank - 1;
   while (axis > 0 && before[axis] == 0 && after[axis] == 0) axis--;
-  int64_t inner = 1;
-  for (int32_t i = axis + 1; i < in->rank; ++i) inner *= in->dims[i];
+  // Both tensors hold elements here, so every product and sum of their
+  // dims below fits int64 (the output's count bounds them).
+  int64_t inner = loom__array_dims_product(in, axis + 1, in->rank);
   job.axis = axis;
   int64_t in_strides[LOOM_MAX_RANK];
-  row_major_strides(in, in_strides);
-  int64_t rows = 1;
+  if (!loom__array_strides(in, in_strides)) {
+    return loom__array_invalid("Pad: the input's strides overflow");
+  }
+  int64_t rows = loom__array_dims_product(out_shape, 0, axis);
   for (int32_t k = 0; k < axis; ++k) {
     job.out_dims[k] = out_shape->dims[k];
     job.lo[k] = before[k];
     job.hi[k] = before[k] + in->dims[k];
     job.in_strides[k] = in_strides[k];
-    rows *= out_shape->dims[k];
   }
   job.before = before[axis] * inner;
   job.middle = in->dims[axis] * inner;
@@ -359,7 +365,8 @@ static loom_status_t pad_op_run(loom_kernel_context_t* ctx,
   }
   int64_t before[LOOM_MAX_RANK], after[LOOM_MAX_RANK];
   loom_shape_t out_shape;
-  LOOM_RETURN_IF_ERROR(pad_plan(in, paddings, before, after, &out_shape));
+  LOOM_RETURN_IF_ERROR(pad_plan(loom_kernel_context_op(ctx)->name, in, paddings,
+                                before, after, &out_shape));
   return pad_run(ctx, input, before, after, &out_shape, value);
 }
 
@@ -415,7 +422,8 @@ static loom_status_t broadcast_to_shape_fn(loom_shape_inference_context_t* c,
   }
   const loom_tensor_t* shape = loom_shape_inference_context_input_tensor(c, 1);
   if (shape) {
-    LOOM_RETURN_IF_ERROR(shape_from_vector(shape, &out));
+    LOOM_RETURN_IF_ERROR(
+        shape_from_vector("BroadcastTo", "shape", shape, &out));
     if (in.rank >= 0) LOOM_RETURN_IF_ERROR(broadcast_to_check(&in, &out));
   } else if (shape_shape.rank == 1 && shape_shape.dims[0] >= 0 &&
              shape_shape.dims[0] <= LOOM_MAX_RANK) {
@@ -435,7 +443,8 @@ static loom_status_t broadcast_to_run(loom_kernel_context_t* ctx,
                                shape_shape->rank);
   }
   loom_shape_t out_shape;
-  LOOM_RETURN_IF_ERROR(shape_from_vector(inputs[1], &out_shape));
+  LOOM_RETURN_IF_ERROR(
+      shape_from_vector("BroadcastTo", "shape", inputs[1], &out_shape));
   LOOM_RETURN_IF_ERROR(broadcast_to_check(in, &out_shape));
   if (loom_shape_equal(in, &out_shape)) {
     return loom__array_set_view(ctx, 0, input, 0, &out_shape);
@@ -444,9 +453,12 @@ static loom_status_t broadcast_to_run(loom_kernel_context_t* ctx,
   LOOM_RETURN_IF_ERROR(
       loom_kernel_context_allocate_output(ctx, 0, &out_shape, &out));
   if (loom_tensor_num_elements(out) == 0) return loom_ok_status();
+  // The output holds elements, so the input does, and their strides fit.
   int64_t in_strides[LOOM_MAX_RANK], out_strides[LOOM_MAX_RANK];
-  row_major_strides(in, in_strides);
-  row_major_strides(&out_shape, out_strides);
+  if (!loom__array_strides(in, in_strides) ||
+      !loom__array_strides(&out_shape, out_strides)) {
+    return loom__array_invalid("BroadcastTo: the strides overflow");
+  }
   loom__array_copy_t copy;
   copy.rank = out_shape.rank;
   int32_t shift = out_shape.rank - in->rank;

@@ -11,6 +11,7 @@
 #include "base/half.h"
 #include "kernels/array_internal.h"
 #include "kernels/shape_fns.h"
+#include "tensor/checked_size.h"
 
 //===----------------------------------------------------------------------===//
 // Identity, IdentityN
@@ -59,10 +60,12 @@ static loom_status_t reshape_plan(const loom_shape_t* in,
   }
   *out = loom_shape_scalar();
   out->rank = (int32_t)n;
+  int64_t values[LOOM_MAX_RANK];
   int64_t unknown_index = -1, product = 1;
-  bool sizes_have_zero = false;
+  bool sizes_have_zero = false, product_overflows = false;
   for (int64_t d = 0; d < n; ++d) {
     int64_t size = loom__array_index_at(sizes, d);
+    values[d] = size;
     if (size == -1) {
       if (unknown_index != -1) {
         return loom__array_invalid(
@@ -76,9 +79,20 @@ static loom_status_t reshape_plan(const loom_shape_t* in,
           "Size %" PRId64 " must be non-negative, not %" PRId64, d, size);
     } else {
       out->dims[d] = size;
-      if (size > 0) product *= size;
       if (size == 0) sizes_have_zero = true;
+      if (size > 0 && !loom__size_mul(product, size, &product)) {
+        product_overflows = true;
+      }
     }
+  }
+  // The product of the non-zero sizes divides the input's count when one
+  // size is inferred, and is the count otherwise unless a size is 0: a
+  // wrapped product would divide by 0 or pass a wrong count.
+  if (product_overflows && (unknown_index != -1 || !sizes_have_zero)) {
+    char text[256];
+    return loom__size_overflow_error(
+        "Reshape", "shape", "%s",
+        loom__format_int64s(values, (int)n, text, sizeof(text)));
   }
   int64_t in_count = loom_shape_num_elements(in);
   if (in_count < 0) return loom_ok_status();  // not known yet
@@ -90,18 +104,21 @@ static loom_status_t reshape_plan(const loom_shape_t* in,
     for (int32_t i = 0; i < in->rank; ++i) {
       if (in->dims[i] == 0 && sizes_have_zero) {
         has_zero = true;
-      } else {
-        nonzero *= in->dims[i];
+      } else if (!loom__size_mul(nonzero, in->dims[i], &nonzero)) {
+        // Only an empty input's other dims can multiply past int64.
+        char text[256];
+        return loom__size_overflow_error(
+            "Reshape", "tensor of shape", "%s",
+            loom__format_int64s(in->dims, in->rank, text, sizeof(text)));
       }
     }
-    int64_t missing = nonzero / product;
-    if (!has_zero && product * missing != nonzero) {
+    if (!has_zero && nonzero % product != 0) {
       return loom__array_invalid(
           "Input to reshape is a tensor with %" PRId64
           " values, but the requested shape requires a multiple of %" PRId64,
           nonzero, product);
     }
-    out->dims[unknown_index] = missing;
+    out->dims[unknown_index] = nonzero / product;
   }
   int64_t out_count = loom_shape_num_elements(out);
   if (out_count != in_count) {
@@ -294,11 +311,15 @@ static void expand_dims_compute(void* kernel, loom_kernel_context_t* ctx) {
 static loom_status_t squeeze_plan(const loom_shape_t* in,
                                   const loom_op_attrs_t* attrs,
                                   loom_shape_t* out) {
-  int64_t dims[64];
-  int64_t count = loom__array_attr_ints(attrs, "squeeze_dims", dims, 64);
+  enum { kMaxSqueezeDims = 64 };
+  int64_t dims[kMaxSqueezeDims];
+  int64_t count =
+      loom__array_attr_ints(attrs, "squeeze_dims", dims, kMaxSqueezeDims);
   if (count < 0) count = 0;
-  if (count > 64) {
-    return loom__array_invalid("squeeze_dims has %" PRId64 " entries", count);
+  if (count > kMaxSqueezeDims) {
+    return loom__array_invalid("squeeze_dims has %" PRId64
+                               " entries, above the limit of %d",
+                               count, kMaxSqueezeDims);
   }
   if (in->rank < 0) {
     *out = loom_shape_unknown();
@@ -437,10 +458,7 @@ static loom_status_t shape_from_dims(const loom_tensor_t* dims,
       return loom__array_invalid("Fill dimensions must be >= 0");
     }
   }
-  if (loom_shape_num_elements(out) < 0) {
-    return loom__array_invalid("Fill: the element count overflows");
-  }
-  return loom_ok_status();
+  return loom__array_check_count("Fill", "dims", out->dims, out->rank, out);
 }
 
 static loom_status_t fill_check(const loom_shape_t* dims,
@@ -611,10 +629,18 @@ static loom_status_t range_size(const loom_tensor_t* start,
           "Requires start >= limit when delta < 0: %s/%s",
           scalar_text(start, a, sizeof(a)), scalar_text(limit, b, sizeof(b)));
     }
+    // |limit - start| and |delta| in uint64, where they always fit; a
+    // count above INT64_MAX (INT64_MIN to INT64_MAX by 1) has no shape.
     uint64_t span =
         d > 0 ? (uint64_t)l - (uint64_t)s : (uint64_t)s - (uint64_t)l;
     uint64_t step = d > 0 ? (uint64_t)d : (uint64_t)0 - (uint64_t)d;
-    *out_size = (int64_t)(span / step + (span % step != 0));
+    uint64_t count = span / step + (span % step != 0);
+    if (count > (uint64_t)INT64_MAX) {
+      return loom__size_overflow_error(
+          "Range", "start, limit and delta",
+          "(%" PRId64 ", %" PRId64 ", %" PRId64 ")", s, l, d);
+    }
+    *out_size = (int64_t)count;
     return loom_ok_status();
   }
   double s = loom__array_real_at(start, 0);

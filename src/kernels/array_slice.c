@@ -8,15 +8,7 @@
 #include <string.h>
 
 #include "kernels/array_internal.h"
-
-// Row-major element strides of `shape`.
-static void strides_of(const loom_shape_t* shape, int64_t* strides) {
-  int64_t stride = 1;
-  for (int32_t i = shape->rank - 1; i >= 0; --i) {
-    strides[i] = stride;
-    stride *= shape->dims[i];
-  }
-}
+#include "tensor/checked_size.h"
 
 // Whether taking sizes[i] elements from begin[i] of each dim (stride 1) is
 // one contiguous run of the input.
@@ -38,13 +30,23 @@ static loom_status_t take_box(loom_kernel_context_t* ctx, loom_tensor_t* input,
                               const int64_t* begin, const int64_t* sizes,
                               const int64_t* steps, const loom_shape_t* shape) {
   const loom_shape_t* in = loom_tensor_shape(input);
+  // sizes[i] <= dims[i]: the box has no more elements than the input, and
+  // none when the input has none (then its dims, and strides, may pass
+  // int64, and nothing is read).
+  int64_t count = 0;
+  if (!loom__size_product(sizes, in->rank, &count) || count == 0 ||
+      loom_tensor_num_elements(input) == 0) {
+    loom_tensor_t* output = NULL;
+    return loom_kernel_context_allocate_output(ctx, 0, shape, &output);
+  }
   int64_t strides[LOOM_MAX_RANK];
-  strides_of(in, strides);
-  int64_t offset = 0, count = 1;
+  if (!loom__array_strides(in, strides)) {
+    return loom__array_invalid("the input's strides overflow");
+  }
+  int64_t offset = 0;
   bool unit_steps = true;
   for (int32_t i = 0; i < in->rank; ++i) {
     offset += begin[i] * strides[i];
-    count *= sizes[i];
     unit_steps = unit_steps && (steps[i] == 1 || sizes[i] <= 1);
   }
   loom_dtype_t dtype = loom_tensor_dtype(input);
@@ -64,13 +66,15 @@ static loom_status_t take_box(loom_kernel_context_t* ctx, loom_tensor_t* input,
   loom_tensor_t* output = NULL;
   LOOM_RETURN_IF_ERROR(
       loom_kernel_context_allocate_output(ctx, 0, shape, &output));
-  if (count == 0) return loom_ok_status();
   loom__array_copy_t copy;
   copy.rank = in->rank;
   int64_t dst_stride = 1;
   for (int32_t i = in->rank - 1; i >= 0; --i) {
     copy.dims[i] = sizes[i];
-    copy.src_strides[i] = steps[i] * strides[i];
+    // A step only matters along a dim taking two or more elements, where
+    // |step| < dims[i] keeps step * stride inside the input; a single
+    // element may come with any step (INT64_MAX).
+    copy.src_strides[i] = sizes[i] > 1 ? steps[i] * strides[i] : 0;
     copy.dst_strides[i] = dst_stride;
     dst_stride *= sizes[i];
   }
@@ -114,7 +118,10 @@ static loom_status_t slice_plan(const loom_shape_t* in,
       sizes[i] = s == -1 ? LOOM_UNKNOWN_DIM : s;
       continue;
     }
-    if (s == -1) s = dim - b;
+    // -1 is the rest of the dim from a valid begin (else begin is wrong
+    // and that is the error); b + s is compared as s against dim - b, so
+    // neither wraps.
+    if (s == -1 && b >= 0 && b <= dim) s = dim - b;
     if (dim == 0) {
       if (b != 0 || s != 0) {
         return loom__array_invalid("Expected begin[%d] == 0 (got %" PRId64
@@ -128,7 +135,7 @@ static loom_status_t slice_plan(const loom_shape_t* in,
                                    "], but got %" PRId64,
                                    i, dim, b);
       }
-      if (s < 0 || b + s > dim) {
+      if (s < 0 || s > dim - b) {
         return loom__array_invalid("Expected size[%d] in [0, %" PRId64
                                    "], but got %" PRId64,
                                    i, dim - b, s);
@@ -216,11 +223,18 @@ static loom_status_t check_spec_shapes(const loom_shape_t* begin,
   bool ok = true;
   for (int i = 0; i < 3; ++i) {
     if (all[i]->rank < 0) continue;
-    ok = ok && all[i]->rank == 1 && all[i]->dims[0] < kMaxSparseDims;
+    ok = ok && all[i]->rank == 1;
     if (ok && strides->rank == 1 && all[i]->dims[0] >= 0 &&
         strides->dims[0] >= 0) {
       ok = all[i]->dims[0] == strides->dims[0];
     }
+  }
+  // The masks have a bit per entry, and one more for the implied ellipsis.
+  if (ok && strides->rank == 1 && strides->dims[0] >= kMaxSparseDims) {
+    return loom__array_invalid(
+        "StridedSlice: begin, end and strides have %" PRId64
+        " entries, above the limit of %d",
+        strides->dims[0], kMaxSparseDims - 1);
   }
   if (ok) return loom_ok_status();
   char a[128], b[128], c[128];
@@ -242,7 +256,8 @@ static loom_status_t strided_plan(const loom_shape_t* in,
                                   const loom_tensor_t* strides_tensor,
                                   strided_masks_t m, strided_plan_t* plan) {
   int32_t n = (int32_t)loom_tensor_num_elements(strides_tensor);
-  if (m.ellipsis & (m.ellipsis - 1)) {
+  // Masks are the user's int64s: tested as bits, never as numbers.
+  if ((uint64_t)m.ellipsis & ((uint64_t)m.ellipsis - 1)) {
     return loom__array_invalid("Multiple ellipses in slice spec not allowed");
   }
   // Without an ellipsis, one is implied after the last entry.
@@ -327,9 +342,9 @@ static loom_status_t strided_plan(const loom_shape_t* in,
       if (shrink[i]) {
         int64_t forward = b < 0 ? dim + b : b;
         if (forward < 0 || forward >= dim) {
-          return loom__array_invalid("slice index %" PRId64
-                                     " of dimension %d out of bounds.",
-                                     forward, i);
+          // The index as the user wrote it (-7, not -7 + dim).
+          return loom__array_invalid(
+              "slice index %" PRId64 " of dimension %d out of bounds.", b, i);
         }
         b = forward;
         e = forward + 1;

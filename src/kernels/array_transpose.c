@@ -193,23 +193,24 @@ loom_status_t loom__array_transpose(loom_kernel_context_t* ctx,
   const loom_shape_t* in = loom_tensor_shape(input);
   int32_t rank = in->rank;
   loom_shape_t out_shape = *in;
+  for (int32_t i = 0; i < rank; ++i) out_shape.dims[i] = in->dims[perm[i]];
+  loom_tensor_t* output = NULL;
+  if (loom_tensor_num_elements(input) == 0) {
+    // Nothing to move (and the dims of an empty tensor need not multiply
+    // within int64, so there are no strides to plan with).
+    return loom_kernel_context_allocate_output(ctx, index, &out_shape, &output);
+  }
   loom__array_copy_t copy;
   copy.rank = rank;
-  int64_t in_strides[LOOM_MAX_RANK];
-  int64_t stride = 1;
-  for (int32_t i = rank - 1; i >= 0; --i) {
-    in_strides[i] = stride;
-    stride *= in->dims[i];
+  int64_t in_strides[LOOM_MAX_RANK], out_strides[LOOM_MAX_RANK];
+  if (!loom__array_strides(in, in_strides) ||
+      !loom__array_strides(&out_shape, out_strides)) {
+    return loom__array_invalid("Transpose: the strides overflow");
   }
   for (int32_t i = 0; i < rank; ++i) {
-    out_shape.dims[i] = in->dims[perm[i]];
     copy.dims[i] = out_shape.dims[i];
     copy.src_strides[i] = in_strides[perm[i]];
-  }
-  stride = 1;
-  for (int32_t i = rank - 1; i >= 0; --i) {
-    copy.dst_strides[i] = stride;
-    stride *= out_shape.dims[i];
+    copy.dst_strides[i] = out_strides[i];
   }
   loom__array_copy_t plan;
   bool nonempty = loom__array_copy_collapse(&copy, &plan);
@@ -217,7 +218,6 @@ loom_status_t loom__array_transpose(loom_kernel_context_t* ctx,
     // Only dims of size 1 move: the same elements in the same order.
     return loom__array_set_view(ctx, index, input, 0, &out_shape);
   }
-  loom_tensor_t* output = NULL;
   LOOM_RETURN_IF_ERROR(
       loom_kernel_context_allocate_output(ctx, index, &out_shape, &output));
   if (!nonempty) return loom_ok_status();

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "tensor/checked_size.h"
+
 static void format_dims(const loom_shape_t* shape, char* text, size_t size) {
   size_t length = (size_t)snprintf(text, size, "[");
   for (int32_t i = 0; i < shape->rank && length < size; ++i) {
@@ -14,7 +16,18 @@ static void format_dims(const loom_shape_t* shape, char* text, size_t size) {
   if (length < size) snprintf(text + length, size - length, "]");
 }
 
-loom_status_t loom__broadcast_shapes(const loom_shape_t* a,
+bool loom__broadcast_compatible(const loom_shape_t* a, const loom_shape_t* b) {
+  int32_t rank = a->rank > b->rank ? a->rank : b->rank;
+  for (int32_t i = 0; i < rank; ++i) {
+    int32_t ia = i - (rank - a->rank), ib = i - (rank - b->rank);
+    int64_t da = ia >= 0 ? a->dims[ia] : 1;
+    int64_t db = ib >= 0 ? b->dims[ib] : 1;
+    if (da != db && da != 1 && db != 1) return false;
+  }
+  return true;
+}
+
+loom_status_t loom__broadcast_shapes(const char* op, const loom_shape_t* a,
                                      const loom_shape_t* b,
                                      loom_shape_t* out_shape) {
   if (a->rank == b->rank && a->rank >= 0) {
@@ -43,6 +56,15 @@ loom_status_t loom__broadcast_shapes(const loom_shape_t* a,
                               "Incompatible shapes: %s vs. %s", ta, tb);
     }
     out.dims[i] = da == 1 ? db : da;
+  }
+  // Each operand's count fits int64; their broadcast's need not.
+  int64_t count;
+  if (!loom__size_product(out.dims, out.rank, &count)) {
+    char ta[LOOM_MAX_RANK * 22 + 3], tb[LOOM_MAX_RANK * 22 + 3];
+    return loom__size_overflow_error(
+        op, "shapes", "%s vs. %s",
+        loom__format_int64s(a->dims, a->rank, ta, sizeof(ta)),
+        loom__format_int64s(b->dims, b->rank, tb, sizeof(tb)));
   }
   *out_shape = out;
   return loom_ok_status();
@@ -77,6 +99,15 @@ void loom__broadcast_plan_init(loom__broadcast_plan_t* plan,
   if (flat_plan(plan, output, operands, n)) return;
   memset(plan, 0, sizeof(*plan));
   plan->num_operands = n;
+  if (loom_shape_num_elements(output) == 0) {
+    // Nothing to walk; the other dims of an empty output (and of its
+    // operands) need not multiply within int64, so they are not planned.
+    plan->rank = 1;
+    plan->inner = 0;
+    plan->outer = 1;
+    return;
+  }
+  // From here every product of dims below is at most the output's count.
   // Full-rank strides, outermost first; size-1 dims of the output are
   // dropped (they change nothing).
   int64_t dims[LOOM_MAX_RANK];

@@ -10,6 +10,7 @@
 #ifndef LOOM_KERNELS_BROADCAST_H_
 #define LOOM_KERNELS_BROADCAST_H_
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "loom/shape.h"
@@ -17,11 +18,18 @@
 
 enum { kBroadcastMaxOperands = 4 };
 
-// The broadcast of shapes a and b (fully defined). INVALID_ARGUMENT as
-// TensorFlow words it: "Incompatible shapes: [2,3] vs. [4]".
-loom_status_t loom__broadcast_shapes(const loom_shape_t* a,
+// The broadcast of shapes a and b (fully defined) for `op`.
+// INVALID_ARGUMENT as TensorFlow words it: "Incompatible shapes: [2,3] vs.
+// [4]"; or, when the broadcast has more elements than int64 counts,
+// "<op>: shapes [4294967296, 1] vs. [1, 4294967296]: the size overflows
+// int64".
+loom_status_t loom__broadcast_shapes(const char* op, const loom_shape_t* a,
                                      const loom_shape_t* b,
                                      loom_shape_t* out_shape);
+
+// Whether shapes a and b (fully defined) broadcast: per dim, equal or one
+// of them 1 (however many elements the result would have).
+bool loom__broadcast_compatible(const loom_shape_t* a, const loom_shape_t* b);
 
 typedef struct loom__broadcast_plan_t {
   int32_t num_operands;
@@ -33,9 +41,11 @@ typedef struct loom__broadcast_plan_t {
   int64_t outer;  // inner loops in all (product of the other dims)
 } loom__broadcast_plan_t;
 
-// Plans the walk of `output` (fully defined) over operands[0, n), each of
-// which broadcasts to it (checked by the caller, e.g. with
-// loom__broadcast_shapes). n <= kBroadcastMaxOperands.
+// Plans the walk of `output` (fully defined, its element count within
+// int64) over operands[0, n), each of which broadcasts to it (checked by
+// the caller, e.g. with loom__broadcast_shapes). n <= kBroadcastMaxOperands.
+// An empty output gets the plan of one empty loop (outer * inner == 0),
+// whatever its other dims.
 void loom__broadcast_plan_init(loom__broadcast_plan_t* plan,
                                const loom_shape_t* output,
                                const loom_shape_t* const* operands, int32_t n);

@@ -364,10 +364,11 @@ static __attribute__((noinline)) void elementwise_compute_planned(
         call->shapes[k] ? call->shapes[k] : loom_tensor_shape(inputs[k]);
   }
   loom_shape_t shape;
-  loom_status_t status = loom__broadcast_shapes(shapes[0], shapes[1], &shape);
+  loom_status_t status =
+      loom__broadcast_shapes(op->name, shapes[0], shapes[1], &shape);
   if (!status && n_ops == 3) {
     loom_shape_t pair = shape;
-    status = loom__broadcast_shapes(&pair, shapes[2], &shape);
+    status = loom__broadcast_shapes(op->name, &pair, shapes[2], &shape);
   }
   // An input of the output's shape that nobody else holds becomes the
   // output.

@@ -38,9 +38,13 @@ static void equality_compute(loom_kernel_context_t* ctx,
   loom_tensor_t* x = loom_kernel_context_input(ctx, 0);
   loom_tensor_t* y = loom_kernel_context_input(ctx, 1);
   loom_shape_t shape;
-  loom_status_t status = loom__broadcast_shapes(loom_tensor_shape(x),
-                                                loom_tensor_shape(y), &shape);
-  if (status && !incompatible_shape_error(loom_kernel_context_attrs(ctx))) {
+  loom_status_t status = loom__broadcast_shapes(
+      loom_kernel_context_op(ctx)->name, loom_tensor_shape(x),
+      loom_tensor_shape(y), &shape);
+  // Shapes that do not broadcast compare unequal when asked to; a
+  // broadcast past int64 is an error all the same.
+  if (status && !incompatible_shape_error(loom_kernel_context_attrs(ctx)) &&
+      !loom__broadcast_compatible(loom_tensor_shape(x), loom_tensor_shape(y))) {
     loom_status_free(status);
     loom_shape_t scalar = loom_shape_scalar();
     loom_tensor_t* z = NULL;
@@ -78,7 +82,9 @@ static loom_status_t equality_shape_fn(loom_shape_inference_context_t* context,
   LOOM_RETURN_IF_ERROR(loom_shape_inference_context_input(context, 0, &a));
   LOOM_RETURN_IF_ERROR(loom_shape_inference_context_input(context, 1, &b));
   if (loom_shape_is_fully_defined(&a) && loom_shape_is_fully_defined(&b)) {
-    loom_status_t status = loom__broadcast_shapes(&a, &b, &out);
+    loom_status_t status = loom__broadcast_shapes(
+        loom_shape_inference_context_op(context)->name, &a, &b, &out);
+    if (status && loom__broadcast_compatible(&a, &b)) return status;
     if (status) {
       loom_status_free(status);
       out = loom_shape_unknown();

@@ -13,6 +13,7 @@
 #include "kernels/kernel_registration.h"
 #include "kernels/shape_fns.h"
 #include "loom/thread_pool.h"
+#include "tensor/checked_size.h"
 
 static void fail(loom_kernel_context_t* ctx, loom_status_t status) {
   loom_kernel_context_fail(ctx, status);
@@ -163,9 +164,15 @@ static loom_status_t select_v2_broadcast(const loom_shape_t* cond,
                                          const loom_shape_t* e,
                                          loom_shape_t* out) {
   loom_shape_t pair;
-  loom_status_t status = loom__broadcast_shapes(cond, t, &pair);
-  if (!status) status = loom__broadcast_shapes(&pair, e, out);
+  loom_status_t status = loom__broadcast_shapes("SelectV2", cond, t, &pair);
+  if (!status) status = loom__broadcast_shapes("SelectV2", &pair, e, out);
   if (!status) return loom_ok_status();
+  // Shapes that broadcast (pairwise, then all three do) but whose result
+  // has more elements than int64 counts keep that message.
+  if (loom__broadcast_compatible(cond, t) &&
+      loom__broadcast_compatible(cond, e) && loom__broadcast_compatible(t, e)) {
+    return status;
+  }
   loom_status_free(status);
   char a[LOOM_SHAPE_TEXT_SIZE], b[LOOM_SHAPE_TEXT_SIZE],
       c[LOOM_SHAPE_TEXT_SIZE];
@@ -663,10 +670,18 @@ static void bias_add_grad_compute(void* kernel, loom_kernel_context_t* ctx) {
   }
   int32_t channel_dim = nchw ? 1 : s->rank - 1;
   job.channels = s->dims[channel_dim];
-  job.outer = 1;
-  for (int32_t i = 0; i < channel_dim; ++i) job.outer *= s->dims[i];
+  // An empty input sums to zeros, planned as [0, channels]: the other dims
+  // of an empty tensor need not multiply within int64. A tensor holding
+  // elements has products of dims that fit.
+  job.outer = 0;
   job.inner = 1;
-  for (int32_t i = channel_dim + 1; i < s->rank; ++i) job.inner *= s->dims[i];
+  if (loom_tensor_num_elements(in) > 0 &&
+      (!loom__size_product(s->dims, channel_dim, &job.outer) ||
+       !loom__size_product(s->dims + channel_dim + 1, s->rank - channel_dim - 1,
+                           &job.inner))) {
+    job.outer = 0;
+    job.inner = 1;
+  }
   loom_shape_t out_shape = loom_shape_scalar();
   out_shape.rank = 1;
   out_shape.dims[0] = job.channels;

@@ -22,7 +22,8 @@ loom_status_t loom__shape_fn_broadcast(loom_shape_inference_context_t* context,
   LOOM_RETURN_IF_ERROR(loom_shape_inference_context_input(context, 1, &b));
   if (loom_shape_is_fully_defined(&a) && loom_shape_is_fully_defined(&b)) {
     loom_shape_t out;
-    LOOM_RETURN_IF_ERROR(loom__broadcast_shapes(&a, &b, &out));
+    LOOM_RETURN_IF_ERROR(loom__broadcast_shapes(
+        loom_shape_inference_context_op(context)->name, &a, &b, &out));
     return loom_shape_inference_context_set_output(context, 0, &out);
   }
   if (a.rank < 0 || b.rank < 0) {
@@ -40,7 +41,8 @@ loom_status_t loom__shape_fn_broadcast(loom_shape_inference_context_t* context,
     int64_t dim = LOOM_UNKNOWN_DIM;
     if (da >= 0 && db >= 0) {
       if (da != db && da != 1 && db != 1) {
-        return loom__broadcast_shapes(&a, &b, &out);  // the error
+        return loom__broadcast_shapes(  // the error
+            loom_shape_inference_context_op(context)->name, &a, &b, &out);
       }
       dim = da == 1 ? db : da;
     } else if (da > 1) {
@@ -90,7 +92,7 @@ bool loom__metadata_fn_broadcast(const loom_tensor_metadata_t* inputs,
   }
   if (!fully_known(a) || !fully_known(b)) return false;
   // Shapes that do not broadcast: the shape function words the error.
-  loom_status_t status = loom__broadcast_shapes(a, b, &outputs[0].shape);
+  loom_status_t status = loom__broadcast_shapes("", a, b, &outputs[0].shape);
   if (status) {
     loom_status_free(status);
     return false;

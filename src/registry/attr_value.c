@@ -6,6 +6,7 @@
 
 #include "base/text.h"
 #include "registry/attr_encoding.h"
+#include "tensor/checked_size.h"
 
 const char* loom_attr_kind_name(loom_attr_kind_t kind) {
   static const char* const kNames[LOOM_ATTR_KIND_COUNT] = {
@@ -280,7 +281,11 @@ loom_status_t loom__attr_encoded_size(const loom_attr_value_t* value,
         if (!tensors[i]) return invalid("NULL tensor in a list");
       }
     }
-    *out_size = (size_t)value->count * element_size;
+    if (!loom__size_bytes(value->count, element_size, out_size)) {
+      return loom__size_overflow_error("attribute value", "list of",
+                                       "%" PRId64 " elements of %zu bytes",
+                                       value->count, element_size);
+    }
     return loom_ok_status();
   }
   if (value->kind != LOOM_ATTR_KIND_SHAPE &&
@@ -291,16 +296,24 @@ loom_status_t loom__attr_encoded_size(const loom_attr_value_t* value,
                             "invalid attribute value: kind %d",
                             (int)value->kind);
   }
-  size_t total = value->kind == LOOM_ATTR_KIND_AGGREGATE ||
-                         value->kind == LOOM_ATTR_KIND_SHAPE
-                     ? 0
-                     : 8 * ((size_t)value->count + 1);
+  // An offset per element and one past the end (strings and funcs).
+  size_t total = 0;
+  if (value->kind != LOOM_ATTR_KIND_AGGREGATE &&
+      value->kind != LOOM_ATTR_KIND_SHAPE &&
+      (value->count == INT64_MAX ||
+       !loom__size_bytes(value->count + 1, 8, &total))) {
+    return loom__size_overflow_error("attribute value", "list of",
+                                     "%" PRId64 " strings", value->count);
+  }
   for (int64_t i = 0; i < value->count; ++i) {
     loom_attr_value_t element;
     LOOM_RETURN_IF_ERROR(loom_attr_value_list_element(value, i, &element));
     if (value->kind == LOOM_ATTR_KIND_SHAPE &&
         element.u.shape.rank > LOOM_MAX_RANK) {
-      return invalid("shape rank out of range in a list");
+      return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                              "invalid attribute value: shape rank %d in a "
+                              "list is above the maximum rank %d",
+                              (int)element.u.shape.rank, LOOM_MAX_RANK);
     }
     size_t size = 0;
     LOOM_RETURN_IF_ERROR(loom__attr_encoded_size(&element, &size));

@@ -108,7 +108,7 @@ static loom_status_t reserve(loom_op_attrs_t* attrs, size_t extra_bytes,
                              void* out_stale[2]) {
   out_stale[0] = out_stale[1] = NULL;
   size_t needed_bytes = (size_t)attrs->bytes_used + extra_bytes;
-  if (needed_bytes > UINT32_MAX / 2) {
+  if (extra_bytes > UINT32_MAX / 2 || needed_bytes > UINT32_MAX / 2) {
     return loom_make_status(LOOM_STATUS_RESOURCE_EXHAUSTED,
                             "op attributes exceed 2 GiB");
   }

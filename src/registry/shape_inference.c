@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "registry/shape_inference_internal.h"
+#include "tensor/checked_size.h"
 
 const loom_op_def_t* loom_shape_inference_context_op(
     const loom_shape_inference_context_t* context) {
@@ -86,6 +87,16 @@ loom_status_t loom_shape_inference_context_set_output(
         loom_shape_initialize(&checked, shape->dims, shape->rank);
     return loom_status_annotate(status, "Op '%s': output %d", context->op->name,
                                 index);
+  }
+  // Nor one no tensor can have: more elements than int64 counts (a shape
+  // function that sums or multiplies user values without checking).
+  int64_t count;
+  if (loom_shape_is_fully_defined(shape) &&
+      !loom__size_product(shape->dims, shape->rank, &count)) {
+    char text[256];
+    return loom__size_overflow_error(
+        context->op->name, "output", "%d of shape %s", (int)index,
+        loom__format_int64s(shape->dims, shape->rank, text, sizeof(text)));
   }
   *loom__shape_context_output(context, index) = *shape;
   return loom_ok_status();

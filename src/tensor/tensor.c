@@ -9,6 +9,7 @@
 
 #include "base/ref_count.h"
 #include "tensor/buffer_internal.h"
+#include "tensor/checked_size.h"
 #include "tensor/shape_internal.h"
 #include "tensor/tensor_internal.h"
 
@@ -44,8 +45,7 @@ static loom_status_t check_shape(const char* name, const loom_shape_t* shape) {
 // Bytes for `count` elements of `element_size`, or an error on overflow.
 static loom_status_t element_bytes(const char* name, int64_t count,
                                    size_t element_size, size_t* out_bytes) {
-  if (__builtin_mul_overflow((uint64_t)count, (uint64_t)element_size,
-                             out_bytes)) {
+  if (!loom__size_bytes(count, element_size, out_bytes)) {
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                             "%s: %lld elements of %zu bytes overflow", name,
                             (long long)count, element_size);
@@ -134,9 +134,8 @@ static inline loom_status_t create_dense_counted(
   *out_tensor = NULL;
   size_t element_size = loom_dtype_size(dtype);
   size_t bytes = 0;
-  if (LOOM_UNLIKELY(element_size == 0 || count < 0 ||
-                    __builtin_mul_overflow((uint64_t)count,
-                                           (uint64_t)element_size, &bytes))) {
+  if (LOOM_UNLIKELY(element_size == 0 ||
+                    !loom__size_bytes(count, element_size, &bytes))) {
     return dense_error("loom_tensor_create_dense", dtype, shape);
   }
   return create_dense_sized(allocator, dtype, shape, count, bytes, out_tensor);

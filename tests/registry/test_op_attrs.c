@@ -649,6 +649,23 @@ static void every_allocation_failure_is_reported_without_leaks(void** state) {
       loom_test_fault_sweep(build_set, &context, LOOM_TEST_SWEEP_STRICT) >= 3);
 }
 
+static void list_sizes_past_int64_are_rejected(void** state) {
+  (void)state;
+  loom_op_attrs_t attrs;
+  loom_op_attrs_initialize(&attrs, loom_allocator_system());
+  // 2^61 int64s are 2^64 bytes: the size must not wrap to 0 and store a
+  // list longer than its bytes.
+  const int64_t values[2] = {1, 2};
+  LOOM_ASSERT_STATUS(
+      loom_op_attrs_set_list(&attrs, "big", LOOM_ATTR_KIND_I64, values,
+                             (int64_t)1 << 61),
+      LOOM_STATUS_INVALID_ARGUMENT,
+      "list of 2305843009213693952 elements of 8 bytes: the size overflows "
+      "int64");
+  assert_false(loom_op_attrs_get(&attrs, "big", NULL));
+  loom_op_attrs_deinitialize(&attrs);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(six_small_attributes_stay_inline),
@@ -669,6 +686,7 @@ int main(void) {
       cmocka_unit_test(equal_sets_compare_by_name_and_value),
       cmocka_unit_test(sets_built_alike_compare_as_bytes),
       cmocka_unit_test(every_allocation_failure_is_reported_without_leaks),
+      cmocka_unit_test(list_sizes_past_int64_are_rejected),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

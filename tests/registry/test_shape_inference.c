@@ -372,6 +372,17 @@ static void invalid_output_shapes_are_rejected(void** state) {
   raw.dims[1] = LOOM_UNKNOWN_DIM;
   LOOM_ASSERT_OK(infer("RawOutput", NULL, 0, &output, 1));
   assert_shape(&output, (int64_t[]){4, LOOM_UNKNOWN_DIM}, 2);
+  // No tensor has more elements than int64 counts; an empty one may have
+  // dims whose other product would.
+  raw.dims[0] = raw.dims[1] = (int64_t)1 << 32;
+  LOOM_ASSERT_STATUS(infer("RawOutput", NULL, 0, &output, 1),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "RawOutput: output 0 of shape [4294967296, 4294967296]: "
+                     "the size overflows int64");
+  raw.rank = 3;
+  raw.dims[2] = 0;
+  LOOM_ASSERT_OK(infer("RawOutput", NULL, 0, &output, 1));
+  assert_shape(&output, (int64_t[]){(int64_t)1 << 32, (int64_t)1 << 32, 0}, 3);
 }
 
 static void infer_shapes_rejects_bad_arguments(void** state) {

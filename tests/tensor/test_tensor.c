@@ -281,12 +281,21 @@ static void create_dense_rejects_an_overflowing_byte_size(void** state) {
       loom_tensor_create_dense(loom_allocator_system(), LOOM_DTYPE_DOUBLE,
                                &huge, &tensor),
       LOOM_STATUS_INVALID_ARGUMENT, expected);
+  // 2^60 doubles: 2^63 bytes fit size_t but not int64, as byte sizes must.
+  huge = vector_of((int64_t)1 << 60);
+  LOOM_ASSERT_STATUS(
+      loom_tensor_create_dense(loom_allocator_system(), LOOM_DTYPE_DOUBLE,
+                               &huge, &tensor),
+      LOOM_STATUS_INVALID_ARGUMENT,
+      "1152921504606846976 elements of 8 bytes overflow");
+  assert_null(tensor);
 }
 
 static void create_dense_reports_an_impossible_allocation(void** state) {
   (void)state;
-  // 2^60 doubles: representable, but more than any address space.
-  loom_shape_t huge = vector_of((int64_t)1 << 60);
+  // 2^59 doubles: 2^62 bytes, representable (byte sizes stay within
+  // int64), but more than any address space.
+  loom_shape_t huge = vector_of((int64_t)1 << 59);
   loom_tensor_t* tensor = NULL;
   LOOM_ASSERT_STATUS(
       loom_tensor_create_dense(loom_allocator_system(), LOOM_DTYPE_DOUBLE,
