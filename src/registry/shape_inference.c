@@ -102,10 +102,14 @@ loom_status_t loom_shape_inference_context_set_output(
   return loom_ok_status();
 }
 
-// Whether `message` already says "Op '<name>'" (the op name alone is not
-// enough: an op named "Shape" has messages saying "Shape must be ...").
+// Whether `message` already says "Op '<name>'" or starts with "<name>: ",
+// as the checked-size errors do (the op name alone is not enough: an op
+// named "Shape" has messages saying "Shape must be ...").
 static bool mentions_op(const char* message, const char* name) {
   size_t length = strlen(name);
+  if (strncmp(message, name, length) == 0 && message[length] == ':') {
+    return true;
+  }
   for (const char* at = strstr(message, "Op '"); at;
        at = strstr(at + 1, "Op '")) {
     if (strncmp(at + 4, name, length) == 0 && at[4 + length] == '\'') {
