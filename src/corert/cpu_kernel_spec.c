@@ -6,6 +6,7 @@
 // Lookups are lock-free: specs are published by a release store of the
 // count and never change afterwards. Adding one takes the op's mutex.
 
+#include <stdio.h>
 #include <string.h>
 
 #include "base/small_vector.h"
@@ -46,6 +47,36 @@ static loom_status_t output_dtypes(const loom_op_def_t* def,
   return loom_ok_status();
 }
 
+// An attr the op does not define is an error, as in TensorFlow (whose
+// message this follows); names starting with '_' are the runtime's own
+// (a kernel label) and always allowed.
+static loom_status_t check_attr_names(const loom_op_def_t* def,
+                                      const loom_op_attrs_t* caller_attrs) {
+  size_t count = loom_op_attrs_count(caller_attrs);
+  for (size_t i = 0; i < count; ++i) {
+    const char* name = NULL;
+    loom_attr_value_t value;
+    if (!loom_op_attrs_entry_at(caller_attrs, i, &name, &value)) continue;
+    if (name[0] == '_' || loom_op_def_find_attr(def, name)) continue;
+    char defined[256];
+    size_t length = 0;
+    defined[0] = '\0';
+    for (int32_t a = 0; a < def->num_attrs && length < sizeof(defined); ++a) {
+      int written = snprintf(defined + length, sizeof(defined) - length, "%s%s",
+                             a ? ", " : "", def->attrs[a].name);
+      if (written < 0) break;
+      length += (size_t)written;
+    }
+    return loom_make_status(
+        LOOM_STATUS_INVALID_ARGUMENT,
+        "NodeDef mentions attr '%s' not in Op<name=%s>: the op's attrs are "
+        "%s%s%s",
+        name, def->name, def->num_attrs ? "{" : "(none)", defined,
+        def->num_attrs ? "}" : "");
+  }
+  return loom_ok_status();
+}
+
 // Builds a spec: completes the attrs, finds and constructs the kernel.
 static loom_status_t create_spec(cpu_op_t* op,
                                  const loom_tensor_metadata_t* inputs,
@@ -67,6 +98,7 @@ static loom_status_t create_spec(cpu_op_t* op,
   for (int32_t i = 0; !status && i < num_inputs; ++i) {
     dtypes[i] = inputs[i].dtype;
   }
+  if (!status) status = check_attr_names(op->def, caller_attrs);
   if (!status) status = loom_op_attrs_merge(&attrs, caller_attrs);
   if (!status) {
     status = loom_op_def_complete_attrs(op->def, dtypes, num_inputs, &attrs);
