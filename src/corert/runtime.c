@@ -258,8 +258,9 @@ loom_status_t loom_runtime_prepare_op(loom_runtime_t* runtime,
                            out_op);
   }
   return loom_make_status(LOOM_STATUS_NOT_FOUND,
-                          "op '%s' is not supported by op handler '%s'",
-                          op_name, handler->vtable->type_name);
+                          "op '%s' is not supported by op handler '%s'%s",
+                          op_name, handler->vtable->type_name,
+                          def ? "" : " (it is not a registered op)");
 }
 
 loom_status_t loom_runtime_prepare_op_like(loom_prepared_op_t* sibling,

@@ -3,6 +3,7 @@
 // kernel registered late is found, a kernel of higher priority overrides,
 // a rolled-back plugin's kernel is no longer used, a removed op is gone.
 
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "eager_test_util.h"
@@ -36,6 +37,11 @@ static void compute_two(void* kernel, TF_OpKernelContext* ctx) {
 static void compute_three(void* kernel, TF_OpKernelContext* ctx) {
   (void)kernel;
   output_constant(ctx, 3.0f);
+}
+
+static void compute_four(void* kernel, TF_OpKernelContext* ctx) {
+  (void)kernel;
+  output_constant(ctx, 4.0f);
 }
 
 static void register_op(const char* name) {
@@ -183,12 +189,47 @@ static void a_removed_op_is_reported_as_not_registered(void** state) {
   fixture_close(&f);
 }
 
+// Overrides registered by another thread while ops run: each run uses one
+// of the kernels, never an older one than a run before it, and the first
+// run after the last registration uses the last kernel.
+static void* register_overrides(void* unused) {
+  (void)unused;
+  register_kernel("RegChangesRace", "RegChangesRaceTwo", compute_two, 1);
+  register_kernel("RegChangesRace", "RegChangesRaceThree", compute_three, 2);
+  register_kernel("RegChangesRace", "RegChangesRaceFour", compute_four, 3);
+  return NULL;
+}
+
+static void overrides_registered_while_ops_run(void** state) {
+  (void)state;
+  register_op("RegChangesRace");
+  register_kernel("RegChangesRace", "RegChangesRaceOne", compute_one, 0);
+  fixture_t f;
+  fixture_open(&f, "RegChangesRace");
+  assert_true(run(&f) == 1.0f);
+  pthread_t thread;
+  assert_int_equal(pthread_create(&thread, NULL, register_overrides, NULL), 0);
+  float last = 1.0f;
+  for (int i = 0; i < 500; ++i) {
+    float value = run(&f);
+    ASSERT_TF_OK(f.status);
+    if (value < last || value > 4.0f) {
+      fail_msg("run %d used kernel %g after kernel %g", i, value, last);
+    }
+    last = value;
+  }
+  pthread_join(thread, NULL);
+  assert_true(run(&f) == 4.0f);
+  fixture_close(&f);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(a_kernel_registered_after_a_failed_run_is_found),
       cmocka_unit_test(a_kernel_of_higher_priority_overrides_in_old_contexts),
       cmocka_unit_test(a_rolled_back_kernel_is_no_longer_used),
       cmocka_unit_test(a_removed_op_is_reported_as_not_registered),
+      cmocka_unit_test(overrides_registered_while_ops_run),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

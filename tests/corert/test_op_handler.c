@@ -129,8 +129,8 @@ static void prepare_reports_not_found_without_a_fallback(void** state) {
   LOOM_ASSERT_STATUS(
       loom_runtime_prepare_op(env->runtime, "NoSuchOp", lone_cpu, &op),
       LOOM_STATUS_NOT_FOUND,
-      "op 'NoSuchOp' is not supported by op handler "
-      "'cpu'");
+      "op 'NoSuchOp' is not supported by op handler 'cpu' (it is not a "
+      "registered op)");
   assert_null(op);
   loom_op_handler_release(lone_cpu);
 }
