@@ -503,23 +503,22 @@ static loom_status_t prepare_cached(loom_runtime_t* runtime,
   uint64_t head = 0;
   loom__hash_map_find(&runtime->prepared, key, &head);
   loom_prepared_op_t* raced = NULL;
-  // Drops the entries of (handler, op_name) prepared at another generation
-  // (holders keep their references), and finds one of this op's.
+  // Drops the entries of (handler, op_name) prepared at an older generation
+  // (holders keep their references), and finds one prepared meanwhile at
+  // this generation or a newer one.
   loom_prepared_op_t* stale = NULL;
   loom_prepared_op_t* first = (loom_prepared_op_t*)(uintptr_t)head;
   for (loom_prepared_op_t** link = &first; *link;) {
     loom_prepared_op_t* other = *link;
-    if (other->cache_key == key && other->requested == handler &&
-        strcmp(other->name, op_name) == 0 &&
-        other->generation != op->generation) {
+    bool same = other->cache_key == key && other->requested == handler &&
+                strcmp(other->name, op_name) == 0;
+    if (same && other->generation < op->generation) {
       *link = other->next_cached;
       other->next_cached = stale;
       stale = other;
       continue;
     }
-    if (!raced && cached_as(other, key, handler, op_name, op->generation)) {
-      raced = other;
-    }
+    if (same && !raced) raced = other;
     link = &other->next_cached;
   }
   if (stale) {
