@@ -14,7 +14,11 @@
 // registry and a kernel registry at once, and one counter keeps its check
 // to one load. A change in an unrelated registry (a test's own) only makes
 // the caches look once more.
-extern _Atomic uint64_t loom__registry_generation_counter;
+// Declared hidden (the library is built with hidden visibility, but an
+// extern declaration alone still makes the compiler go through the GOT):
+// the execute path then reads it with one instruction.
+extern __attribute__((visibility("hidden"))) _Atomic uint64_t
+    loom__registry_generation_counter;
 
 // The current generation. A cache records the value read *before* its
 // look-up: a change made during the look-up then moves the generation past
