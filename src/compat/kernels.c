@@ -62,8 +62,7 @@ static TF_Tensor* tf_tensor_of(loom_tensor_t* tensor) {
 // rolls back what the plugin registered), whether or not the plugin looks
 // at its TF_Status. Does not consume `status`.
 static void record_failure(loom_status_t status) {
-  loom__registration_journal_record_failure(
-      loom__registration_journal_current(), status);
+  loom__registration_journal_report(status);
 }
 
 // Reports `status` (consumed) through `tf_status` after recording it.
@@ -195,6 +194,19 @@ void TF_KernelBuilder_Label(TF_KernelBuilder* kernel_builder,
                                "TF_KernelBuilder_Label: label is NULL"));
 }
 
+static void free_registered_shell(void* shell) {
+  pthread_mutex_lock(&g_registered_mutex);
+  for (TF_KernelBuilder** link = &g_registered_shells; *link;
+       link = &(*link)->next_registered) {
+    if (*link == shell) {
+      *link = ((TF_KernelBuilder*)shell)->next_registered;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&g_registered_mutex);
+  loom__tagged_block_free(shell);
+}
+
 void TF_RegisterKernelBuilder(const char* kernel_name,
                               TF_KernelBuilder* builder, TF_Status* status) {
   if (!usable(builder, status, "TF_RegisterKernelBuilder")) return;
@@ -217,10 +229,14 @@ void TF_RegisterKernelBuilder(const char* kernel_name,
   }
   builder->builder = NULL;
   builder->registered = true;
+  // A plugin load that fails frees the shells its entry points registered
+  // (they have returned: nothing calls TF_DeleteKernelBuilder on them any
+  // more); other shells are kept for the life of the process.
   pthread_mutex_lock(&g_registered_mutex);
   builder->next_registered = g_registered_shells;
   g_registered_shells = builder;
   pthread_mutex_unlock(&g_registered_mutex);
+  loom__registration_journal_add_undo(free_registered_shell, builder);
   report(status, result);
 }
 

@@ -182,8 +182,7 @@ void TF_RegisterOpDefinition(TF_OpDefinitionBuilder* builder,
   // builder that could not be created never reached it. Recording them too
   // makes a plugin that registers such an op fail to load (and be rolled
   // back) even when it ignores `status`.
-  loom__registration_journal_record_failure(
-      loom__registration_journal_current(), result);
+  loom__registration_journal_report(result);
   loom__tf_status_set(status, result);
 }
 

@@ -66,6 +66,9 @@ struct loom_prepared_op_t {
   void* data;                    // the handler's per-op data
   struct loom_prepared_op_t* next_cached;  // runtime->prepared chain
   uint64_t cache_key;
+  // The registry generation before the op was looked up: the runtime's
+  // cache prepares it again once the registries changed.
+  uint64_t generation;
   char name[];
 };
 

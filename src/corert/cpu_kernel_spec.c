@@ -6,6 +6,7 @@
 // Lookups are lock-free: specs are published by a release store of the
 // count and never change afterwards. Adding one takes the op's mutex.
 
+#include <stdio.h>
 #include <string.h>
 
 #include "base/small_vector.h"
@@ -46,6 +47,36 @@ static loom_status_t output_dtypes(const loom_op_def_t* def,
   return loom_ok_status();
 }
 
+// An attr the op does not define is an error, as in TensorFlow (whose
+// message this follows); names starting with '_' are the runtime's own
+// (a kernel label) and always allowed.
+static loom_status_t check_attr_names(const loom_op_def_t* def,
+                                      const loom_op_attrs_t* caller_attrs) {
+  size_t count = loom_op_attrs_count(caller_attrs);
+  for (size_t i = 0; i < count; ++i) {
+    const char* name = NULL;
+    loom_attr_value_t value;
+    if (!loom_op_attrs_entry_at(caller_attrs, i, &name, &value)) continue;
+    if (name[0] == '_' || loom_op_def_find_attr(def, name)) continue;
+    char defined[256];
+    size_t length = 0;
+    defined[0] = '\0';
+    for (int32_t a = 0; a < def->num_attrs && length < sizeof(defined); ++a) {
+      int written = snprintf(defined + length, sizeof(defined) - length, "%s%s",
+                             a ? ", " : "", def->attrs[a].name);
+      if (written < 0) break;
+      length += (size_t)written;
+    }
+    return loom_make_status(
+        LOOM_STATUS_INVALID_ARGUMENT,
+        "NodeDef mentions attr '%s' not in Op<name=%s>: the op's attrs are "
+        "%s%s%s",
+        name, def->name, def->num_attrs ? "{" : "(none)", defined,
+        def->num_attrs ? "}" : "");
+  }
+  return loom_ok_status();
+}
+
 // Builds a spec: completes the attrs, finds and constructs the kernel.
 static loom_status_t create_spec(cpu_op_t* op,
                                  const loom_tensor_metadata_t* inputs,
@@ -67,6 +98,7 @@ static loom_status_t create_spec(cpu_op_t* op,
   for (int32_t i = 0; !status && i < num_inputs; ++i) {
     dtypes[i] = inputs[i].dtype;
   }
+  if (!status) status = check_attr_names(op->def, caller_attrs);
   if (!status) status = loom_op_attrs_merge(&attrs, caller_attrs);
   if (!status) {
     status = loom_op_def_complete_attrs(op->def, dtypes, num_inputs, &attrs);
@@ -140,6 +172,44 @@ static bool holds_tensors(const loom_op_attrs_t* attrs) {
   return false;
 }
 
+// Whether the registry still chooses `spec`'s kernel for its attributes.
+static bool spec_is_current(const cpu_op_t* op, const cpu_kernel_spec_t* spec) {
+  const loom_kernel_def_t* kernel = NULL;
+  loom_status_t status = loom_kernel_registry_lookup(
+      op->runtime->kernels, op->def, LOOM_DEVICE_CPU, spec->attrs, &kernel);
+  loom_status_free(status);
+  return !status && kernel == spec->kernel;
+}
+
+// After a registry change: publishes a table of the specs whose kernel is
+// still the one chosen and retires the others (a kernel rolled back,
+// overridden by a higher priority, ...). Call with the op's mutex held.
+// Readers that took the old table keep reading it (it stays allocated).
+static loom_status_t refresh_specs(cpu_op_t* op, uint64_t generation) {
+  cpu_spec_table_t* old =
+      atomic_load_explicit(&op->table, memory_order_relaxed);
+  cpu_spec_table_t* table = NULL;
+  LOOM_RETURN_IF_ERROR(loom_allocator_calloc(op->cpu->allocator, sizeof(*table),
+                                             (void**)&table));
+  int32_t count = atomic_load_explicit(&old->count, memory_order_relaxed);
+  int32_t kept = 0;
+  for (int32_t i = 0; i < count; ++i) {
+    cpu_kernel_spec_t* spec = old->specs[i];
+    if (spec_is_current(op, spec)) {
+      table->specs[kept++] = spec;
+    } else {
+      spec->next_retired = op->retired;
+      op->retired = spec;
+    }
+  }
+  atomic_init(&table->count, kept);
+  old->next_retired = op->retired_tables;
+  op->retired_tables = old;
+  atomic_store_explicit(&op->table, table, memory_order_release);
+  atomic_store_explicit(&op->generation, generation, memory_order_release);
+  return loom_ok_status();
+}
+
 loom_status_t loom__cpu_spec_create(cpu_op_t* op,
                                     const loom_tensor_metadata_t* inputs,
                                     int32_t num_inputs,
@@ -148,12 +218,26 @@ loom_status_t loom__cpu_spec_create(cpu_op_t* op,
                                     bool* out_owned) {
   *out_owned = false;
   pthread_mutex_lock(&op->specs_mutex);
+  // Read before the look-ups below, so that a change made during them
+  // moves the generation past the one recorded.
+  uint64_t generation = loom__registry_generation();
+  cpu_spec_table_t* table =
+      atomic_load_explicit(&op->table, memory_order_relaxed);
+  if (atomic_load_explicit(&op->generation, memory_order_relaxed) !=
+      generation) {
+    loom_status_t refreshed = refresh_specs(op, generation);
+    if (refreshed) {
+      pthread_mutex_unlock(&op->specs_mutex);
+      return refreshed;
+    }
+    table = atomic_load_explicit(&op->table, memory_order_relaxed);
+  }
   // Another thread may have added it since the caller looked.
-  int32_t now = atomic_load_explicit(&op->num_specs, memory_order_relaxed);
+  int32_t now = atomic_load_explicit(&table->count, memory_order_relaxed);
   for (int32_t i = 0; i < now; ++i) {
-    if (loom__cpu_spec_matches(op->specs[i], inputs, num_inputs,
+    if (loom__cpu_spec_matches(table->specs[i], inputs, num_inputs,
                                caller_attrs)) {
-      *out_spec = op->specs[i];
+      *out_spec = table->specs[i];
       pthread_mutex_unlock(&op->specs_mutex);
       return loom_ok_status();
     }
@@ -163,8 +247,8 @@ loom_status_t loom__cpu_spec_create(cpu_op_t* op,
       create_spec(op, inputs, num_inputs, caller_attrs, &spec);
   if (!status) {
     if (now < kCpuMaxSpecs && !holds_tensors(caller_attrs)) {
-      op->specs[now] = spec;
-      atomic_store_explicit(&op->num_specs, now + 1, memory_order_release);
+      table->specs[now] = spec;
+      atomic_store_explicit(&table->count, now + 1, memory_order_release);
     } else {
       *out_owned = true;  // the cache is full: this call's own kernel
     }

@@ -164,13 +164,30 @@ static void op_initialize(cpu_op_t* op, loom_op_handler_t* handler,
   op->native = native;
   op->def = def;
   pthread_mutex_init(&op->specs_mutex, NULL);
-  atomic_init(&op->num_specs, 0);
+  atomic_init(&op->generation, loom__registry_generation());
+  op->first_table.next_retired = NULL;
+  atomic_init(&op->first_table.count, 0);
+  atomic_init(&op->table, &op->first_table);
+  op->retired_tables = NULL;
+  op->retired = NULL;
 }
 
 static void op_destroy(cpu_op_t* op) {
-  int32_t count = atomic_load(&op->num_specs);
+  cpu_spec_table_t* table = atomic_load(&op->table);
+  int32_t count = atomic_load(&table->count);
   for (int32_t i = 0; i < count; ++i) {
-    loom__cpu_spec_destroy(op->cpu->allocator, op->specs[i]);
+    loom__cpu_spec_destroy(op->cpu->allocator, table->specs[i]);
+  }
+  for (cpu_spec_table_t* old = op->retired_tables; old;) {
+    cpu_spec_table_t* next = old->next_retired;
+    if (old != &op->first_table) loom_allocator_free(op->cpu->allocator, old);
+    old = next;
+  }
+  if (table != &op->first_table) loom_allocator_free(op->cpu->allocator, table);
+  for (cpu_kernel_spec_t* spec = op->retired; spec;) {
+    cpu_kernel_spec_t* next = spec->next_retired;
+    loom__cpu_spec_destroy(op->cpu->allocator, spec);
+    spec = next;
   }
   pthread_mutex_destroy(&op->specs_mutex);
   loom_allocator_free(op->cpu->allocator, op);
@@ -223,9 +240,11 @@ static loom_status_t cpu_prepare(loom_op_handler_t* handler,
       return loom_ok_status();
     }
   }
-  if (!native && (!def || loom_kernel_registry_count(handler->runtime->kernels,
-                                                     op_name) == 0)) {
-    return loom_make_status(LOOM_STATUS_NOT_FOUND, "op '%s' has no cpu kernel",
+  // A registered op is accepted even without a kernel now: its kernel is
+  // looked up per input dtypes when it executes, which then either finds
+  // one registered since or says which kernels there are.
+  if (!native && !def) {
+    return loom_make_status(LOOM_STATUS_NOT_FOUND, "op '%s' is not registered",
                             op_name);
   }
   cpu_op_t* op = NULL;

@@ -14,6 +14,7 @@
 #include "corert/corert_internal.h"
 #include "loom/cpu_op_handler.h"
 #include "registry/kernel_context.h"
+#include "registry/op_registry_generation.h"
 
 enum {
   // Arguments and results handled without heap arrays (an Adam update
@@ -52,11 +53,21 @@ typedef struct cpu_kernel_spec_t {
   const loom_kernel_def_t* kernel;
   void* instance;
   uint64_t serial;  // unique for the process's life (the shape memo)
+  struct cpu_kernel_spec_t* next_retired;  // cpu_op_t.retired
   int32_t num_inputs;
   int32_t num_outputs;
   loom_dtype_t* input_dtypes;   // num_inputs, after the struct
   loom_dtype_t* output_dtypes;  // num_outputs, after the inputs
 } cpu_kernel_spec_t;
+
+// An op's specialisations. Slots below `count` are written once, before the
+// count that publishes them; a reader takes the table once and reads it
+// without locks.
+typedef struct cpu_spec_table_t {
+  struct cpu_spec_table_t* next_retired;
+  _Atomic int32_t count;
+  cpu_kernel_spec_t* specs[kCpuMaxSpecs];
+} cpu_spec_table_t;
 
 // A prepared op's cpu data: one per op name (and native entry), shared by
 // every prepared op of that name, owned by the handler.
@@ -68,9 +79,18 @@ typedef struct cpu_op_t {
   loom_runtime_t* runtime;
   const cpu_native_op_t* native;  // or NULL for a TensorFlow op
   const loom_op_def_t* def;       // the registered definition, if any
-  pthread_mutex_t specs_mutex;    // serialises adding specialisations
-  _Atomic int32_t num_specs;
-  cpu_kernel_spec_t* specs[kCpuMaxSpecs];
+  pthread_mutex_t specs_mutex;    // serialises changing specialisations
+  // The registry generation the specs were found (or checked) at. Once it
+  // moved, the next look-up checks each spec's kernel again and publishes
+  // a new table of those still chosen, then the generation.
+  _Atomic uint64_t generation;
+  _Atomic(cpu_spec_table_t*) table;
+  cpu_spec_table_t first_table;  // the table until the registries change
+  // Tables replaced and specs whose kernel the registry no longer chooses.
+  // Another thread may still be reading or running them: they are freed
+  // with the op.
+  cpu_spec_table_t* retired_tables;
+  cpu_kernel_spec_t* retired;
 } cpu_op_t;
 
 // Prefixes an error with the op's name unless its message names the op
@@ -94,7 +114,8 @@ static inline bool loom__cpu_spec_matches(const cpu_kernel_spec_t* spec,
   return loom_op_attrs_equal(spec->caller_attrs, caller_attrs);
 }
 
-// loom__cpu_spec_get on a miss: looks again under the op's lock, else
+// loom__cpu_spec_get on a miss or after the registries changed: checks the
+// specs' kernels again if they did, looks again under the op's lock, else
 // creates the spec (and constructs its kernel).
 loom_status_t loom__cpu_spec_create(cpu_op_t* op,
                                     const loom_tensor_metadata_t* inputs,
@@ -113,11 +134,18 @@ static inline loom_status_t loom__cpu_spec_get(
     const loom_op_attrs_t* caller_attrs, cpu_kernel_spec_t** out_spec,
     bool* out_owned) {
   *out_owned = false;
-  int32_t count = atomic_load_explicit(&op->num_specs, memory_order_acquire);
+  cpu_kernel_spec_t* const* specs = op->first_table.specs;
+  int32_t count = 0;
+  if (LOOM_LIKELY(atomic_load_explicit(&op->generation, memory_order_acquire) ==
+                  loom__registry_generation())) {
+    const cpu_spec_table_t* table =
+        atomic_load_explicit(&op->table, memory_order_relaxed);
+    specs = table->specs;
+    count = atomic_load_explicit(&table->count, memory_order_acquire);
+  }
   for (int32_t i = 0; i < count; ++i) {
-    if (loom__cpu_spec_matches(op->specs[i], inputs, num_inputs,
-                               caller_attrs)) {
-      *out_spec = op->specs[i];
+    if (loom__cpu_spec_matches(specs[i], inputs, num_inputs, caller_attrs)) {
+      *out_spec = specs[i];
       return loom_ok_status();
     }
   }

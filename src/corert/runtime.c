@@ -7,6 +7,7 @@
 #include "loom/builtin_ops.h"
 #include "loom/cpu_op_handler.h"
 #include "loom/host_context.h"
+#include "registry/op_registry_generation.h"
 
 void loom_runtime_options_initialize(loom_runtime_options_t* options,
                                      loom_host_context_t* host) {
@@ -199,7 +200,7 @@ loom_op_handler_t* loom_runtime_get_op_handler(loom_runtime_t* runtime,
 // A prepared op of `op_name` on `handler` (which accepted it, with `data`),
 // requested of `requested`. On failure the data is released.
 static loom_status_t new_prepared_op(loom_runtime_t* runtime,
-                                     const char* op_name,
+                                     const char* op_name, uint64_t generation,
                                      const loom_op_def_t* def,
                                      loom_op_handler_t* requested,
                                      loom_op_handler_t* handler, void* data,
@@ -220,6 +221,7 @@ static loom_status_t new_prepared_op(loom_runtime_t* runtime,
   loom_op_handler_retain(requested);
   op->next_cached = NULL;
   op->cache_key = 0;
+  op->generation = generation;
   op->handler = handler;
   loom_op_handler_retain(handler);
   op->def = def;
@@ -242,6 +244,7 @@ loom_status_t loom_runtime_prepare_op(loom_runtime_t* runtime,
                                        : "out_op");
   }
   *out_op = NULL;
+  uint64_t generation = loom__registry_generation();
   const loom_op_def_t* def = loom_op_registry_find(runtime->ops, op_name);
   for (loom_op_handler_t* h = handler; h; h = h->fallback) {
     void* data = NULL;
@@ -251,11 +254,13 @@ loom_status_t loom_runtime_prepare_op(loom_runtime_t* runtime,
       continue;
     }
     LOOM_RETURN_IF_ERROR(status);
-    return new_prepared_op(runtime, op_name, def, handler, h, data, out_op);
+    return new_prepared_op(runtime, op_name, generation, def, handler, h, data,
+                           out_op);
   }
   return loom_make_status(LOOM_STATUS_NOT_FOUND,
-                          "op '%s' is not supported by op handler '%s'",
-                          op_name, handler->vtable->type_name);
+                          "op '%s' is not supported by op handler '%s'%s",
+                          op_name, handler->vtable->type_name,
+                          def ? "" : " (it is not a registered op)");
 }
 
 loom_status_t loom_runtime_prepare_op_like(loom_prepared_op_t* sibling,
@@ -279,8 +284,9 @@ loom_status_t loom_runtime_prepare_op_like(loom_prepared_op_t* sibling,
     loom_status_t status =
         vtable->reuse_op_data(handler, source, sibling->data, &data);
     if (!status) {
-      return new_prepared_op(handler->runtime, sibling->name, sibling->def,
-                             handler, handler, data, out_op);
+      return new_prepared_op(handler->runtime, sibling->name,
+                             sibling->generation, sibling->def, handler,
+                             handler, data, out_op);
     }
     if (loom_status_code(status) != LOOM_STATUS_NOT_FOUND) return status;
     loom_status_free(status);
@@ -421,18 +427,28 @@ static uint64_t cache_key(const loom_op_handler_t* handler,
          loom__hash_u64((uint64_t)(uintptr_t)handler);
 }
 
-// The cached prepared op for (handler, op_name), retained, or NULL.
+// Whether `op` is the cached prepared op of (handler, op_name) prepared
+// since the registries last changed.
+static bool cached_as(const loom_prepared_op_t* op, uint64_t key,
+                      const loom_op_handler_t* handler, const char* op_name,
+                      uint64_t generation) {
+  return op->cache_key == key && op->requested == handler &&
+         op->generation == generation && strcmp(op->name, op_name) == 0;
+}
+
+// The cached prepared op for (handler, op_name), retained, or NULL (also
+// when the one cached was prepared before the registries changed).
 static loom_prepared_op_t* find_prepared(loom_runtime_t* runtime,
                                          loom_op_handler_t* handler,
                                          const char* op_name, uint64_t key) {
   loom_prepared_op_t* found = NULL;
   uint64_t head = 0;
+  uint64_t generation = loom__registry_generation();
   pthread_rwlock_rdlock(&runtime->prepared_lock);
   if (loom__hash_map_find(&runtime->prepared, key, &head)) {
     for (loom_prepared_op_t* op = (loom_prepared_op_t*)(uintptr_t)head; op;
          op = op->next_cached) {
-      if (op->cache_key == key && op->requested == handler &&
-          strcmp(op->name, op_name) == 0) {
+      if (cached_as(op, key, handler, op_name, generation)) {
         found = op;
         loom_prepared_op_retain(found);
         break;
@@ -441,6 +457,16 @@ static loom_prepared_op_t* find_prepared(loom_runtime_t* runtime,
   }
   pthread_rwlock_unlock(&runtime->prepared_lock);
   return found;
+}
+
+// Releases the cache's references to a chain of dropped entries.
+static void release_chain(loom_prepared_op_t* op) {
+  while (op) {
+    loom_prepared_op_t* next = op->next_cached;
+    op->next_cached = NULL;
+    loom_prepared_op_release(op);
+    op = next;
+  }
 }
 
 // Prepares (handler, op_name) once: later calls by name reuse it. Returns
@@ -477,18 +503,38 @@ static loom_status_t prepare_cached(loom_runtime_t* runtime,
   uint64_t head = 0;
   loom__hash_map_find(&runtime->prepared, key, &head);
   loom_prepared_op_t* raced = NULL;
-  for (loom_prepared_op_t* other = (loom_prepared_op_t*)(uintptr_t)head; other;
-       other = other->next_cached) {
-    if (other->cache_key == key && other->requested == handler &&
-        strcmp(other->name, op_name) == 0) {
-      raced = other;
-      break;
+  // Drops the entries of (handler, op_name) prepared at an older generation
+  // (holders keep their references), and finds one prepared meanwhile at
+  // this generation or a newer one.
+  loom_prepared_op_t* stale = NULL;
+  loom_prepared_op_t* first = (loom_prepared_op_t*)(uintptr_t)head;
+  for (loom_prepared_op_t** link = &first; *link;) {
+    loom_prepared_op_t* other = *link;
+    bool same = other->cache_key == key && other->requested == handler &&
+                strcmp(other->name, op_name) == 0;
+    if (same && other->generation < op->generation) {
+      *link = other->next_cached;
+      other->next_cached = stale;
+      stale = other;
+      continue;
+    }
+    if (same && !raced) raced = other;
+    link = &other->next_cached;
+  }
+  if (stale) {
+    head = (uint64_t)(uintptr_t)first;
+    if (head) {
+      // Replacing the value of a present key allocates nothing.
+      loom_status_ignore(loom__hash_map_insert(&runtime->prepared, key, head));
+    } else {
+      loom__hash_map_remove(&runtime->prepared, key);
     }
   }
   if (raced) {
     // Another thread prepared it meanwhile: use theirs.
     loom_prepared_op_retain(raced);
     pthread_rwlock_unlock(&runtime->prepared_lock);
+    release_chain(stale);
     loom_prepared_op_release(op);
     *out_op = raced;
     return loom_ok_status();
@@ -505,6 +551,7 @@ static loom_status_t prepare_cached(loom_runtime_t* runtime,
     loom_prepared_op_retain(op);  // the cache's reference
   }
   pthread_rwlock_unlock(&runtime->prepared_lock);
+  release_chain(stale);
   *out_op = op;
   return loom_ok_status();
 }

@@ -37,12 +37,28 @@ static loom_status_t set_name(loom_eager_op_t* op, const char* op_name) {
                             "op name '%.64s...' is longer than %zu bytes",
                             op_name, sizeof(op->name) - 1);
   }
+  uint64_t generation = loom__registry_generation();
   const loom_op_def_t* def = NULL;
   LOOM_RETURN_IF_ERROR(loom_op_registry_lookup(
       loom_runtime_ops(op->context->runtime), op_name, &def));
-  if (op->def != def) loom__eager_op_drop_prepared(op);
+  if (op->def != def || op->generation != generation) {
+    loom__eager_op_drop_prepared(op);
+  }
   memcpy(op->name, op_name, length + 1);
   op->def = def;
+  op->generation = generation;
+  op->output_count = fixed_output_count(def);
+  return loom_ok_status();
+}
+
+loom_status_t loom__eager_op_refresh(loom_eager_op_t* op) {
+  uint64_t generation = loom__registry_generation();
+  loom__eager_op_drop_prepared(op);
+  const loom_op_def_t* def = NULL;
+  LOOM_RETURN_IF_ERROR(loom_op_registry_lookup(
+      loom_runtime_ops(op->context->runtime), op->name, &def));
+  op->def = def;
+  op->generation = generation;
   op->output_count = fixed_output_count(def);
   return loom_ok_status();
 }

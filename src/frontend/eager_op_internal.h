@@ -5,6 +5,7 @@
 #define LOOM_FRONTEND_EAGER_OP_INTERNAL_H_
 
 #include "frontend/frontend_internal.h"
+#include "registry/op_registry_generation.h"
 
 enum { kEagerInlineInputs = 12 };
 
@@ -12,6 +13,8 @@ struct loom_eager_op_t {
   loom_context_t* context;
   char name[128];
   const loom_op_def_t* def;
+  // The registry generation `def` and `prepared` were looked up at.
+  uint64_t generation;
   int32_t output_count;  // results of every execution, or -1: per attrs
   loom_op_attrs_t attrs;
   loom_tensor_handle_t** inputs;  // retained; NULL once consumed
@@ -27,6 +30,11 @@ struct loom_eager_op_t {
   loom_prepared_op_t* prepared;
   loom_tensor_handle_t* inline_inputs[kEagerInlineInputs];
 };
+
+// Looks the op's definition up again after the registries changed (it may
+// have been registered again, or removed) and drops the prepared op, whose
+// handler or kernels may differ now. NOT_FOUND when the op is gone.
+loom_status_t loom__eager_op_refresh(loom_eager_op_t* op);
 
 // Drops the prepared op (and the handler references it holds).
 void loom__eager_op_drop_prepared(loom_eager_op_t* op);

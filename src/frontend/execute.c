@@ -218,6 +218,9 @@ loom_status_t loom_eager_op_execute(loom_eager_op_t* op,
   }
   *out_count = 0;
   if (LOOM_UNLIKELY(op->error != NULL)) return loom_status_clone(op->error);
+  if (LOOM_UNLIKELY(op->generation != loom__registry_generation())) {
+    LOOM_RETURN_IF_ERROR(loom__eager_op_refresh(op));
+  }
   if (LOOM_UNLIKELY(op->num_consumed > 0)) {
     for (int32_t i = 0; i < op->num_inputs; ++i) {
       if (!op->inputs[i]) {

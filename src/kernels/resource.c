@@ -28,6 +28,7 @@
 #include "base/ref_count.h"
 #include "kernels/builtin_families.h"
 #include "kernels/kernel_registration.h"
+#include "registry/kernel_context.h"
 
 #define kVarMagic UINT64_C(0x6c6f6f6d56617221)  // "loomVar!"
 
@@ -171,13 +172,32 @@ static void* var_kernel_create(loom_kernel_construction_t* ctx) {
   }
   kernel->shape = loom_shape_unknown();
   kernel->ignore_lookup_error = true;
+  // (On failure the kernel is returned all the same: deleting it is the
+  // runtime's.)
+  const char* op_name = ctx->op ? ctx->op->name : "VarHandleOp";
   loom_attr_value_t value;
   if (loom_op_attrs_get(attrs, "dtype", &value) &&
       value.kind == LOOM_ATTR_KIND_DTYPE && !value.is_list) {
     kernel->dtype = value.u.dtype;
+    // A variable holds tensors of a real dtype.
+    if (!loom_dtype_is_valid(kernel->dtype) ||
+        kernel->dtype == LOOM_DTYPE_RESOURCE) {
+      loom_kernel_construction_fail(
+          ctx, loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                                "%s: attr 'dtype' is %s (%d), not the dtype "
+                                "of a variable",
+                                op_name, loom_dtype_name(value.u.dtype),
+                                (int)value.u.dtype));
+      return kernel;
+    }
   }
   if (loom_op_attrs_get(attrs, "shape", &value)) {
-    loom_status_free(loom_attr_value_to_shape(&value, &kernel->shape));
+    status = loom_attr_value_to_shape(&value, &kernel->shape);
+    if (status) {
+      loom_kernel_construction_fail(
+          ctx, loom_status_annotate(status, "%s: attr 'shape'", op_name));
+      return kernel;
+    }
   }
   if (loom_op_attrs_get(attrs, "validate_shape", &value) &&
       value.kind == LOOM_ATTR_KIND_BOOL) {

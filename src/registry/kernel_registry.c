@@ -10,13 +10,14 @@
 #include "base/hash_map.h"
 #include "base/rwlock.h"
 #include "registry/kernel_registry_internal.h"
+#include "registry/op_registry_generation.h"
 #include "registry/op_registry_internal.h"
 
 // The kernels of one op name; buckets whose names hash alike are chained.
 typedef struct op_bucket_t {
   struct op_bucket_t* next_same_hash;
   struct op_bucket_t* next_all;
-  const char* op_name;         // owned by the first kernel's arena
+  const char* op_name;         // after the struct
   loom_kernel_def_t* kernels;  // newest first, via next_for_op
 } op_bucket_t;
 
@@ -260,9 +261,13 @@ static loom_status_t add_to_bucket(loom_kernel_registry_t* registry,
   uint64_t hash = loom__hash_bytes(def->op_name, strlen(def->op_name));
   op_bucket_t* bucket = find_bucket(registry, def->op_name, hash);
   if (!bucket) {
+    // The bucket keeps its own name: its kernels may be freed (rollback).
+    size_t length = strlen(def->op_name);
     LOOM_RETURN_IF_ERROR(loom_allocator_calloc(
-        registry->allocator, sizeof(*bucket), (void**)&bucket));
-    bucket->op_name = def->op_name;
+        registry->allocator, sizeof(*bucket) + length + 1, (void**)&bucket));
+    char* name = (char*)(bucket + 1);
+    memcpy(name, def->op_name, length + 1);
+    bucket->op_name = name;
     uint64_t head = 0;
     loom__hash_map_find(&registry->buckets, hash, &head);
     bucket->next_same_hash = (op_bucket_t*)(uintptr_t)head;
@@ -282,7 +287,8 @@ static loom_status_t add_to_bucket(loom_kernel_registry_t* registry,
 
 static loom_status_t register_kernel(loom_kernel_registry_t* registry,
                                      const char* kernel_name,
-                                     loom_kernel_builder_t* builder) {
+                                     loom_kernel_builder_t* builder,
+                                     loom__registration_journal_t* journal) {
   if (!registry || !builder || !kernel_name) {
     loom_kernel_builder_destroy(builder);
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
@@ -304,7 +310,6 @@ static loom_status_t register_kernel(loom_kernel_registry_t* registry,
       def = NULL;
     }
   }
-  loom__registration_journal_t* journal = loom__registration_journal_current();
   if (!status && journal) {
     status = loom__registration_journal_reserve(journal);
     if (status) {
@@ -330,9 +335,11 @@ static loom_status_t register_kernel(loom_kernel_registry_t* registry,
   }
   def->id = registry->next_id++;
   def->registered = true;
+  atomic_init(&def->handed_out, false);
   def->next = registry->all;
   registry->all = def;
   pthread_rwlock_unlock(&registry->lock);
+  loom__registry_generation_advance();
   if (journal)
     loom__registration_journal_add_kernel(journal, registry, def->id);
   return loom_ok_status();
@@ -341,19 +348,45 @@ static loom_status_t register_kernel(loom_kernel_registry_t* registry,
 loom_status_t loom_kernel_registry_register(loom_kernel_registry_t* registry,
                                             const char* kernel_name,
                                             loom_kernel_builder_t* builder) {
-  loom_status_t status = register_kernel(registry, kernel_name, builder);
-  loom__registration_journal_record_failure(
-      loom__registration_journal_current(), status);
+  loom__registration_journal_t* journal = loom__registration_journal_begin();
+  loom_status_t status =
+      register_kernel(registry, kernel_name, builder, journal);
+  loom__registration_journal_record_failure(journal, status);
+  loom__registration_journal_end();
   return status;
 }
 
 void loom__kernel_registry_unregister(loom_kernel_registry_t* registry,
                                       uint64_t id) {
   pthread_rwlock_wrlock(&registry->lock);
-  for (loom_kernel_def_t* def = registry->all; def; def = def->next) {
-    if (def->id == id) def->registered = false;
+  loom_kernel_def_t* freed = NULL;
+  for (loom_kernel_def_t** link = &registry->all; *link;
+       link = &(*link)->next) {
+    loom_kernel_def_t* def = *link;
+    if (def->id != id) continue;
+    def->registered = false;
+    if (!atomic_load_explicit(&def->handed_out, memory_order_relaxed)) {
+      *link = def->next;
+      op_bucket_t* bucket =
+          find_bucket(registry, def->op_name,
+                      loom__hash_bytes(def->op_name, strlen(def->op_name)));
+      for (loom_kernel_def_t** in_bucket = bucket ? &bucket->kernels : NULL;
+           in_bucket && *in_bucket; in_bucket = &(*in_bucket)->next_for_op) {
+        if (*in_bucket == def) {
+          *in_bucket = def->next_for_op;
+          break;
+        }
+      }
+      freed = def;
+    }
+    break;
   }
   pthread_rwlock_unlock(&registry->lock);
+  loom__registry_generation_advance();
+  if (freed) {
+    free_def(freed);
+    loom_allocator_free(registry->allocator, freed);
+  }
 }
 
 size_t loom_kernel_registry_count(loom_kernel_registry_t* registry,
@@ -482,6 +515,10 @@ loom_status_t loom_kernel_registry_lookup(loom_kernel_registry_t* registry,
     }
   }
   if (best && !tie) {
+    loom_kernel_def_t* chosen = (loom_kernel_def_t*)best;
+    if (!atomic_load_explicit(&chosen->handed_out, memory_order_relaxed)) {
+      atomic_store_explicit(&chosen->handed_out, true, memory_order_relaxed);
+    }
     pthread_rwlock_unlock(&registry->lock);
     *out = best;
     return loom_ok_status();

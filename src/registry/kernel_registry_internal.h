@@ -4,6 +4,8 @@
 #ifndef LOOM_REGISTRY_KERNEL_REGISTRY_INTERNAL_H_
 #define LOOM_REGISTRY_KERNEL_REGISTRY_INTERNAL_H_
 
+#include <stdatomic.h>
+
 #include "base/arena.h"
 #include "loom/kernel.h"
 
@@ -31,6 +33,10 @@ struct loom_kernel_def_t {
   int32_t num_host_memory_args;
   loom__arena_t arena;
   bool registered;
+  // Whether a look-up returned the definition: then its holder (a cached
+  // kernel specialisation) may still use it, and it stays allocated after
+  // it is unregistered. One never handed out is freed when it is.
+  atomic_bool handed_out;
   struct loom_kernel_def_t* next;         // all kernels, newest first
   struct loom_kernel_def_t* next_for_op;  // the same op's kernels
 };
@@ -42,8 +48,9 @@ struct loom_kernel_builder_t {
   int32_t host_memory_capacity;
 };
 
-// Removes a kernel registered under `id` (plugin rollback). The definition
-// stays allocated until the registry is destroyed.
+// Removes a kernel registered under `id` (plugin rollback). A definition a
+// look-up returned stays allocated until the registry is destroyed; one
+// never handed out is freed.
 void loom__kernel_registry_unregister(loom_kernel_registry_t* registry,
                                       uint64_t id);
 

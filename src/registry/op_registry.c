@@ -3,6 +3,7 @@
 // pointers handed out stay valid even after an op is unregistered.
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include "base/hash_map.h"
 #include "base/rwlock.h"
 #include "registry/op_def_internal.h"
+#include "registry/op_registry_generation.h"
 #include "registry/op_registry_internal.h"
 
 typedef struct op_entry_t {
@@ -18,7 +20,13 @@ typedef struct op_entry_t {
   loom__arena_t arena;
   loom_op_def_t def;
   bool registered;
+  // Whether a look-up returned the definition: then its holder may still
+  // use it, and it stays allocated after it is unregistered. One never
+  // handed out (a failed plugin's) is freed when it is unregistered.
+  atomic_bool handed_out;
 } op_entry_t;
+
+_Atomic uint64_t loom__registry_generation_counter = 1;
 
 struct loom_op_registry_t {
   loom_allocator_t allocator;
@@ -295,7 +303,8 @@ static loom_status_t build_entry(loom_op_registry_t* registry,
 }
 
 static loom_status_t register_op(loom_op_registry_t* registry,
-                                 loom_op_def_builder_t* builder) {
+                                 loom_op_def_builder_t* builder,
+                                 loom__registration_journal_t* journal) {
   if (!registry || !builder) {
     loom_op_def_builder_destroy(builder);
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
@@ -306,7 +315,6 @@ static loom_status_t register_op(loom_op_registry_t* registry,
   loom_status_t status = build_entry(registry, builder, &entry);
   loom_op_def_builder_destroy(builder);
   if (status) return status;
-  loom__registration_journal_t* journal = loom__registration_journal_current();
   if (journal) {
     status = loom__registration_journal_reserve(journal);
     if (status) {
@@ -339,6 +347,7 @@ static loom_status_t register_op(loom_op_registry_t* registry,
   registry->all = entry;
   registry->count++;
   pthread_rwlock_unlock(&registry->lock);
+  loom__registry_generation_advance();
   if (journal)
     loom__registration_journal_add_op(journal, registry, &entry->def);
   return loom_ok_status();
@@ -367,6 +376,10 @@ const loom_op_def_t* loom_op_registry_find(loom_op_registry_t* registry,
   if (!registry || !name) return NULL;
   pthread_rwlock_rdlock(&registry->lock);
   op_entry_t* entry = find_locked(registry, name);
+  if (entry &&
+      !atomic_load_explicit(&entry->handed_out, memory_order_relaxed)) {
+    atomic_store_explicit(&entry->handed_out, true, memory_order_relaxed);
+  }
   pthread_rwlock_unlock(&registry->lock);
   return entry ? &entry->def : NULL;
 }
@@ -425,6 +438,34 @@ size_t loom_op_registry_list(loom_op_registry_t* registry, const char** names,
   return n;
 }
 
+// Removes `entry` from the registry's lists; call with the lock held for
+// writing.
+static void unlink_locked(loom_op_registry_t* registry, op_entry_t* entry) {
+  uint64_t key = loom__hash_bytes(entry->def.name, strlen(entry->def.name));
+  uint64_t head = 0;
+  loom__hash_map_find(&registry->by_hash, key, &head);
+  op_entry_t* first = (op_entry_t*)(uintptr_t)head;
+  for (op_entry_t** link = &first; *link; link = &(*link)->next_hash) {
+    if (*link == entry) {
+      *link = entry->next_hash;
+      break;
+    }
+  }
+  if (first) {
+    // Replacing the value of a present key allocates nothing.
+    loom_status_ignore(loom__hash_map_insert(&registry->by_hash, key,
+                                             (uint64_t)(uintptr_t)first));
+  } else {
+    loom__hash_map_remove(&registry->by_hash, key);
+  }
+  for (op_entry_t** link = &registry->all; *link; link = &(*link)->next_all) {
+    if (*link == entry) {
+      *link = entry->next_all;
+      break;
+    }
+  }
+}
+
 loom_status_t loom_op_registry_unregister(loom_op_registry_t* registry,
                                           const char* name) {
   if (!registry || !name) {
@@ -434,22 +475,31 @@ loom_status_t loom_op_registry_unregister(loom_op_registry_t* registry,
   }
   pthread_rwlock_wrlock(&registry->lock);
   op_entry_t* entry = find_locked(registry, name);
+  bool found = entry != NULL;
   if (entry) {
     entry->registered = false;
     registry->count--;
+    if (atomic_load_explicit(&entry->handed_out, memory_order_relaxed)) {
+      entry = NULL;  // kept: see op_entry_t
+    } else {
+      unlink_locked(registry, entry);
+    }
   }
   pthread_rwlock_unlock(&registry->lock);
-  if (!entry) {
+  if (!found) {
     return loom_make_status(LOOM_STATUS_NOT_FOUND,
                             "Op type not registered '%s'", name);
   }
+  loom__registry_generation_advance();
+  if (entry) entry_free(registry->allocator, entry);
   return loom_ok_status();
 }
 
 loom_status_t loom_op_registry_register(loom_op_registry_t* registry,
                                         loom_op_def_builder_t* builder) {
-  loom_status_t status = register_op(registry, builder);
-  loom__registration_journal_record_failure(
-      loom__registration_journal_current(), status);
+  loom__registration_journal_t* journal = loom__registration_journal_begin();
+  loom_status_t status = register_op(registry, builder, journal);
+  loom__registration_journal_record_failure(journal, status);
+  loom__registration_journal_end();
   return status;
 }

@@ -78,6 +78,56 @@ typedef struct parser_t {
 static loom_status_t parse_error(const parser_t* parser, const char* format,
                                  ...) LOOM_PRINTF_FORMAT(2, 3);
 
+enum {
+  // Quoted text longer than this is cut (at a character) and ends in "...".
+  kQuoteLimit = 80,
+  kQuoteCapacity = kQuoteLimit + 4,
+};
+
+// The length of the UTF-8 character at `s` (not at its end): 1 for an
+// ASCII byte or a byte that starts no valid sequence.
+static size_t utf8_length(const char* s) {
+  unsigned char c = (unsigned char)s[0];
+  size_t length = c < 0x80           ? 1
+                  : (c >> 5) == 0x6  ? 2
+                  : (c >> 4) == 0xe  ? 3
+                  : (c >> 3) == 0x1e ? 4
+                                     : 1;
+  for (size_t i = 1; i < length; ++i) {
+    if (((unsigned char)s[i] >> 6) != 0x2) return 1;  // truncated or invalid
+  }
+  return length;
+}
+
+// Copies `text` into out[kQuoteCapacity], whole characters only, cut after
+// kQuoteLimit bytes with "...".
+static void quote(const char* text, char* out) {
+  size_t length = 0;
+  while (text[length]) {
+    size_t next = utf8_length(text + length);
+    if (length + next > kQuoteLimit) {
+      memcpy(out, text, length);
+      memcpy(out + length, "...", 4);
+      return;
+    }
+    length += next;
+  }
+  memcpy(out, text, length + 1);
+}
+
+// The character at the parser (whole, however many bytes it takes), for
+// "found 'x'"; out has room for 8 bytes.
+static const char* current_char(const parser_t* parser, char* out) {
+  size_t length = utf8_length(parser->at);
+  if (length == 1 && (unsigned char)parser->at[0] >= 0x80) {
+    snprintf(out, 8, "\\x%02x", (unsigned char)parser->at[0]);
+  } else {
+    memcpy(out, parser->at, length);
+    out[length] = '\0';
+  }
+  return out;
+}
+
 static loom_status_t parse_error(const parser_t* parser, const char* format,
                                  ...) {
   char message[256];
@@ -85,10 +135,16 @@ static loom_status_t parse_error(const parser_t* parser, const char* format,
   va_start(args, format);
   vsnprintf(message, sizeof(message), format, args);
   va_end(args);
+  char spec[kQuoteCapacity];
+  quote(parser->spec, spec);
+  // The column counts characters, not bytes.
+  int column = 1;
+  for (const char* c = parser->spec; c < parser->at; ++c) {
+    if (((unsigned char)*c >> 6) != 0x2) column++;
+  }
   return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                           "invalid %s spec \"%s\": %s at column %d",
-                          parser->what, parser->spec, message,
-                          (int)(parser->at - parser->spec) + 1);
+                          parser->what, spec, message, column);
 }
 
 static void skip_space(parser_t* parser) {
@@ -111,8 +167,9 @@ static loom_status_t expect(parser_t* parser, char c, const char* context) {
   if (*parser->at == '\0') {
     return parse_error(parser, "expected '%c' %s, found the end", c, context);
   }
-  return parse_error(parser, "expected '%c' %s, found '%c'", c, context,
-                     *parser->at);
+  char found[8];
+  return parse_error(parser, "expected '%c' %s, found '%s'", c, context,
+                     current_char(parser, found));
 }
 
 typedef struct token_t {
@@ -144,7 +201,9 @@ static loom_status_t expect_identifier(parser_t* parser, const char* what,
   if (*parser->at == '\0') {
     return parse_error(parser, "expected %s, found the end", what);
   }
-  return parse_error(parser, "expected %s, found '%c'", what, *parser->at);
+  char found[8];
+  return parse_error(parser, "expected %s, found '%s'", what,
+                     current_char(parser, found));
 }
 
 static bool at_end(parser_t* parser) {
@@ -154,7 +213,9 @@ static bool at_end(parser_t* parser) {
 
 static loom_status_t expect_end(parser_t* parser) {
   if (at_end(parser)) return loom_ok_status();
-  return parse_error(parser, "unexpected '%s'", parser->at);
+  char rest[kQuoteCapacity];
+  quote(parser->at, rest);
+  return parse_error(parser, "unexpected '%s'", rest);
 }
 
 // A dtype from its TensorFlow name ("float") or enum name ("DT_FLOAT").
@@ -423,7 +484,9 @@ static loom_status_t read_number_token(parser_t* parser, char* buffer,
     if (*parser->at == '\0') {
       return parse_error(parser, "expected a number, found the end");
     }
-    return parse_error(parser, "expected a number, found '%c'", *parser->at);
+    char found[8];
+    return parse_error(parser, "expected a number, found '%s'",
+                       current_char(parser, found));
   }
   return loom_ok_status();
 }

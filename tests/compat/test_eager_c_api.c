@@ -1001,6 +1001,38 @@ static void host_address_space(void** state) {
   TF_DeleteBuffer(buffer);
 }
 
+// An attribute the op does not define is an error at execute, as in
+// TensorFlow; one named with a leading '_' is the runtime's and allowed.
+static void unknown_attr_is_an_error_at_execute(void** state) {
+  fixture_t* f = *state;
+  TFE_TensorHandle* x = scalar_handle(f->ctx, 2.0f);
+  TFE_Op* op = TFE_NewOp(f->ctx, "AddV2", f->status);
+  ASSERT_TF_OK(f->status);
+  TFE_OpAddInput(op, x, f->status);
+  TFE_OpAddInput(op, x, f->status);
+  TFE_OpSetAttrInt(op, "no_such_attr", 3);
+  ASSERT_TF_OK(f->status);
+  TFE_TensorHandle* y = NULL;
+  int n = 1;
+  TFE_Execute(op, &y, &n, f->status);
+  ASSERT_TF_ERROR(f->status, TF_INVALID_ARGUMENT,
+                  "NodeDef mentions attr 'no_such_attr' not in "
+                  "Op<name=AddV2>: the op's attrs are {T}");
+  assert_null(y);
+  // The same op without it runs; a '_'-prefixed attr is accepted.
+  TFE_OpReset(op, "AddV2", NULL, f->status);
+  TFE_OpAddInput(op, x, f->status);
+  TFE_OpAddInput(op, x, f->status);
+  TFE_OpSetAttrString(op, "_class", "loc:@x", 6);
+  n = 1;
+  TFE_Execute(op, &y, &n, f->status);
+  ASSERT_TF_OK(f->status);
+  assert_true(read_scalar(y) == 4.0f);
+  TFE_DeleteTensorHandle(y);
+  TFE_DeleteOp(op);
+  TFE_DeleteTensorHandle(x);
+}
+
 int main(void) {
 #define SYNC(test) cmocka_unit_test_setup_teardown(test, setup_sync, teardown)
 #define ASYNC(test) cmocka_unit_test_setup_teardown(test, setup_async, teardown)
@@ -1015,6 +1047,7 @@ int main(void) {
       SYNC(device_memory_is_wrapped_and_freed_once),
       SYNC(execute_add),
       ASYNC(execute_add),
+      SYNC(unknown_attr_is_an_error_at_execute),
       SYNC(execute_matmul),
       ASYNC(execute_matmul),
       SYNC(matmul_runtime_error_is_returned_by_execute),

@@ -212,6 +212,42 @@ static void updates_of_integer_and_complex_variables(void** state) {
   loom_tensor_handle_release(var);
 }
 
+// VarHandleOp with `dtype` and shape dims[0, rank); its status.
+static loom_status_t run_var_handle(fixture_t* f, loom_dtype_t dtype,
+                                    const int64_t* dims, int32_t rank) {
+  loom_eager_op_t* op = NULL;
+  LOOM_ASSERT_OK(loom_eager_op_create(f->context, "VarHandleOp", &op));
+  loom_op_attrs_t* attrs = loom_eager_op_attrs(op);
+  LOOM_ASSERT_OK(loom_op_attrs_set_dtype(attrs, "dtype", dtype));
+  LOOM_ASSERT_OK(loom_op_attrs_set_shape(attrs, "shape", dims, rank));
+  loom_tensor_handle_t* var = NULL;
+  int32_t count = 0;
+  loom_status_t status = loom_eager_op_execute(op, &var, 1, &count);
+  loom_tensor_handle_release(var);
+  loom_eager_op_destroy(op);
+  return status;
+}
+
+static void var_handle_rejects_an_invalid_shape_or_dtype(void** state) {
+  fixture_t* f = *state;
+  const int64_t bad_dims[2] = {3, -2};
+  LOOM_ASSERT_STATUS(run_var_handle(f, LOOM_DTYPE_FLOAT, bad_dims, 2),
+                     LOOM_STATUS_INVALID_ARGUMENT, "VarHandleOp: attr 'shape'");
+  LOOM_ASSERT_STATUS(run_var_handle(f, (loom_dtype_t)999, NULL, 0),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "VarHandleOp: attr 'dtype' is");
+  LOOM_ASSERT_STATUS(run_var_handle(f, (loom_dtype_t)999, NULL, 0),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "(999), not the dtype of a variable");
+  LOOM_ASSERT_STATUS(run_var_handle(f, LOOM_DTYPE_RESOURCE, NULL, 0),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "VarHandleOp: attr 'dtype' is");
+  // Unknown dimensions (-1) and an unknown rank are fine.
+  const int64_t partial[2] = {-1, 4};
+  LOOM_ASSERT_OK(run_var_handle(f, LOOM_DTYPE_FLOAT, partial, 2));
+  LOOM_ASSERT_OK(run_var_handle(f, LOOM_DTYPE_FLOAT, NULL, -1));
+}
+
 static void variable_errors_name_the_problem(void** state) {
   fixture_t* f = *state;
   loom_tensor_handle_t* var = new_var(f, LOOM_DTYPE_FLOAT, "");
@@ -394,6 +430,7 @@ int main(void) {
       TEST(reads_do_not_see_later_updates),
       TEST(updates_of_integer_and_complex_variables),
       TEST(variable_errors_name_the_problem),
+      TEST(var_handle_rejects_an_invalid_shape_or_dtype),
       TEST(a_forged_resource_tensor_is_refused),
       TEST(destroyed_variables_are_gone),
       TEST(shared_names_find_the_same_variable),

@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 
 #include "loom/kernel.h"
+#include "registry/op_registry_internal.h"
 #include "test_support.h"
 
 static loom_op_registry_t* g_ops;
@@ -934,12 +935,79 @@ static void kernel_run_rejects_invalid_arrays(void** state) {
   loom_host_context_destroy(host);
 }
 
+//===----------------------------------------------------------------------===//
+// Rollback
+//===----------------------------------------------------------------------===//
+
+// Registers a Unary kernel, made with `allocator`, under a journal and
+// rolls it back; `look_up` looks it up in between (as an execution on
+// another thread may). Returns the definition looked up, or NULL.
+static const loom_kernel_def_t* register_and_roll_back(
+    loom_kernel_registry_t* kernels, loom_allocator_t allocator, bool look_up) {
+  loom__registration_journal_t journal;
+  loom__registration_journal_initialize(&journal, loom_allocator_system());
+  loom__registration_journal_t* previous =
+      loom__registration_journal_swap(&journal);
+  loom_kernel_builder_t* builder = NULL;
+  LOOM_ASSERT_OK(loom_kernel_builder_create(
+      allocator, "Unary", "CPU", NULL, noop_compute, NULL, NULL, &builder));
+  LOOM_ASSERT_OK(
+      loom_kernel_builder_type_constraint(builder, "T", LOOM_DTYPE_FLOAT));
+  LOOM_ASSERT_OK(loom_kernel_registry_register(kernels, "Rolled", builder));
+  loom__registration_journal_swap(previous);
+  const loom_kernel_def_t* kernel = NULL;
+  if (look_up) {
+    loom_op_attrs_t attrs;
+    loom_op_attrs_initialize(&attrs, loom_allocator_system());
+    LOOM_ASSERT_OK(loom_op_attrs_set_dtype(&attrs, "T", LOOM_DTYPE_FLOAT));
+    LOOM_ASSERT_OK(loom_kernel_registry_lookup(
+        kernels, loom_op_registry_find(g_ops, "Unary"), "CPU", &attrs,
+        &kernel));
+    loom_op_attrs_deinitialize(&attrs);
+  }
+  assert_int_equal(loom_kernel_registry_count(kernels, "Unary"), 1);
+  loom__registration_journal_rollback(&journal);
+  loom__registration_journal_deinitialize(&journal);
+  assert_int_equal(loom_kernel_registry_count(kernels, "Unary"), 0);
+  return kernel;
+}
+
+// A rolled-back kernel no look-up returned is freed at once (a failed
+// plugin load keeps nothing); one a look-up returned stays valid until the
+// registry goes, since its holder may still run it.
+static void rolled_back_kernels_are_freed_unless_handed_out(void** state) {
+  (void)state;
+  loom_fault_allocator_t* counter = NULL;
+  LOOM_ASSERT_OK(
+      loom_fault_allocator_create(loom_allocator_system(), &counter));
+  loom_kernel_registry_t* kernels = NULL;
+  LOOM_ASSERT_OK(
+      loom_kernel_registry_create(loom_allocator_system(), &kernels));
+  loom_allocator_t allocator = loom_fault_allocator_allocator(counter);
+  for (int i = 0; i < 3; ++i) {
+    assert_null(register_and_roll_back(kernels, allocator, false));
+    assert_int_equal(loom_fault_allocator_live_count(counter), 0);
+  }
+  const loom_kernel_def_t* kept =
+      register_and_roll_back(kernels, allocator, true);
+  assert_non_null(kept);
+  assert_true(loom_fault_allocator_live_count(counter) > 0);
+  assert_string_equal(loom_kernel_def_name(kept), "Rolled");
+  assert_string_equal(loom_kernel_def_op_name(kept), "Unary");
+  // The same op's kernels register and roll back again after it.
+  assert_null(register_and_roll_back(kernels, allocator, false));
+  loom_kernel_registry_destroy(kernels);
+  assert_int_equal(loom_fault_allocator_live_count(counter), 0);
+  loom_fault_allocator_destroy(counter);
+}
+
 #define REGISTRY_TEST(name) \
   cmocka_unit_test_setup_teardown(name, setup, teardown)
 
 int main(void) {
   const struct CMUnitTest tests[] = {
       REGISTRY_TEST(registered_kernel_is_found_with_its_definition),
+      REGISTRY_TEST(rolled_back_kernels_are_freed_unless_handed_out),
       REGISTRY_TEST(async_kernel_definition_is_async),
       REGISTRY_TEST(count_counts_the_kernels_of_one_op),
       REGISTRY_TEST(host_memory_args_are_recorded),

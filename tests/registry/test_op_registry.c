@@ -461,9 +461,54 @@ static void every_allocation_failure_is_reported_without_leaks(void** state) {
   assert_true(allocations > 20);
 }
 
+// Registers "Temp" (made with `allocator`) in `registry` and unregisters
+// it; looks it up in between when `look_up`. Returns what the look-up gave.
+static const loom_op_def_t* register_and_unregister(
+    loom_op_registry_t* registry, loom_allocator_t allocator, bool look_up) {
+  loom_op_def_builder_t* builder = NULL;
+  LOOM_ASSERT_OK(loom_op_def_builder_create(allocator, "Temp", &builder));
+  LOOM_ASSERT_OK(loom_op_def_builder_add_attr(builder, "T: {float, int32}"));
+  LOOM_ASSERT_OK(loom_op_def_builder_add_input(builder, "x: T"));
+  LOOM_ASSERT_OK(loom_op_registry_register(registry, builder));
+  const loom_op_def_t* def =
+      look_up ? loom_op_registry_find(registry, "Temp") : NULL;
+  LOOM_ASSERT_OK(loom_op_registry_unregister(registry, "Temp"));
+  assert_null(loom_op_registry_find(registry, "Temp"));
+  return def;
+}
+
+// An unregistered definition no look-up returned is freed (a failed plugin
+// load keeps nothing); one handed out stays valid until the registry goes.
+static void unregistered_ops_are_freed_unless_handed_out(void** state) {
+  (void)state;
+  loom_fault_allocator_t* counter = NULL;
+  LOOM_ASSERT_OK(
+      loom_fault_allocator_create(loom_allocator_system(), &counter));
+  loom_allocator_t allocator = loom_fault_allocator_allocator(counter);
+  loom_op_registry_t* registry = NULL;
+  LOOM_ASSERT_OK(loom_op_registry_create(allocator, &registry));
+  assert_null(register_and_unregister(registry, allocator, false));
+  int64_t settled = loom_fault_allocator_live_count(counter);  // the map's
+  for (int i = 0; i < 3; ++i) {
+    assert_null(register_and_unregister(registry, allocator, false));
+    assert_int_equal(loom_fault_allocator_live_count(counter), settled);
+  }
+  const loom_op_def_t* kept =
+      register_and_unregister(registry, allocator, true);
+  assert_non_null(kept);
+  assert_true(loom_fault_allocator_live_count(counter) > settled);
+  assert_string_equal(kept->name, "Temp");
+  assert_int_equal(kept->num_inputs, 1);
+  assert_int_equal(loom_op_registry_list(registry, NULL, 0), 0);
+  loom_op_registry_destroy(registry);
+  assert_int_equal(loom_fault_allocator_live_count(counter), 0);
+  loom_fault_allocator_destroy(counter);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(lookup_returns_the_registered_definition),
+      cmocka_unit_test(unregistered_ops_are_freed_unless_handed_out),
       cmocka_unit_test(lookup_of_an_unknown_op_is_not_found),
       cmocka_unit_test(lookup_rejects_null_arguments),
       cmocka_unit_test(list_returns_names_in_sorted_order),

@@ -966,14 +966,18 @@ static void check_spec_errors(const char* prefix, const spec_error_t* cases,
     size_t capacity = strlen(cases[i].spec) + strlen(cases[i].problem) + 128;
     char* expected = malloc(capacity);
     assert_non_null(expected);
+    // Specs past 80 bytes are quoted cut, with "..." (these are ASCII).
+    char spec[96];
+    snprintf(spec, sizeof(spec), "%.80s%s", cases[i].spec,
+             strlen(cases[i].spec) > 80 ? "..." : "");
     if (cases[i].kind == ATTR) {
       snprintf(expected, capacity,
-               "Op '%s': invalid attr spec \"%s\": %s at column %d", name,
-               cases[i].spec, cases[i].problem, cases[i].column);
+               "Op '%s': invalid attr spec \"%s\": %s at column %d", name, spec,
+               cases[i].problem, cases[i].column);
     } else {
       snprintf(expected, capacity,
                "Op '%s': %s: invalid argument spec \"%s\": %s at column %d",
-               name, cases[i].kind == INPUT ? "input" : "output", cases[i].spec,
+               name, cases[i].kind == INPUT ? "input" : "output", spec,
                cases[i].problem, cases[i].column);
     }
     loom_op_def_builder_t* builder = NULL;
@@ -1265,6 +1269,70 @@ static void malformed_argument_specs_report_the_column(void** state) {
       {OUTPUT, "y: N * T * U", "unexpected '* U'", 10},
   };
   check_spec_errors("BadArg", kCases, COUNT_OF(kCases));
+}
+
+// The message of adding attr `spec` to a new builder (which must fail).
+static char* attr_spec_error(const char* spec) {
+  loom_op_def_builder_t* builder = NULL;
+  LOOM_ASSERT_OK(loom_op_def_builder_create(loom_allocator_system(), "Utf8Spec",
+                                            &builder));
+  loom_status_t status = add_spec(builder, ATTR, spec);
+  assert_int_equal(loom_status_code(status), LOOM_STATUS_INVALID_ARGUMENT);
+  char* message = strdup(loom_status_message(status));
+  loom_status_free(status);
+  loom_op_def_builder_destroy(builder);
+  return message;
+}
+
+// Errors quote whole UTF-8 characters (never half a sequence), count the
+// column in characters, and cut a long spec with "...".
+static void spec_errors_keep_utf8_characters_whole(void** state) {
+  (void)state;
+  // "ï" is two bytes; the column counts it once.
+  char* message = attr_spec_error("T: {float, \u00efnt32}");
+  assert_string_equal(message,
+                      "Op 'Utf8Spec': invalid attr spec \"T: {float, "
+                      "\u00efnt32}\": expected a type, found '\u00ef' "
+                      "at column 12");
+  free(message);
+  message = attr_spec_error("\u20acuro: int");  // '€' is three bytes
+  assert_non_null(strstr(message, "found '\u20ac' at column 1"));
+  free(message);
+  // A byte that starts no character is shown escaped.
+  message = attr_spec_error("T: \xff");
+  assert_non_null(strstr(message, "found '\\xff' at column 4"));
+  free(message);
+
+  // 78 bytes of ASCII, then "é" (2 bytes, ends at 80) and "ü" (past 80).
+  char spec[256];
+  memcpy(spec, "x: string = '", 13);
+  memset(spec + 13, 'a', 65);
+  snprintf(spec + 78, sizeof(spec) - 78, "\u00e9\u00fc' extra");
+  message = attr_spec_error(spec);
+  char expected[128];
+  memcpy(expected, spec, 78);
+  snprintf(expected + 78, sizeof(expected) - 78,
+           "\u00e9...\": unexpected 'extra' at column 83");
+  assert_non_null(strstr(message, expected));
+  assert_null(strstr(message, "\u00fc"));
+  free(message);
+  // 79 bytes of ASCII: "é" would end past 80, so the cut comes before it.
+  memset(spec + 13, 'a', 66);
+  snprintf(spec + 79, sizeof(spec) - 79, "\u00e9' extra");
+  message = attr_spec_error(spec);
+  memcpy(expected, spec, 79);
+  snprintf(expected + 79, sizeof(expected) - 79, "...\": unexpected 'extra'");
+  assert_non_null(strstr(message, expected));
+  assert_null(strstr(message, "\u00e9"));
+  free(message);
+  // The unexpected rest of a long spec is cut too.
+  memset(spec, 'b', 200);
+  memcpy(spec, "x: int = 1 ", 11);
+  spec[200] = '\0';
+  message = attr_spec_error(spec);
+  assert_true(strlen(message) < 300);
+  assert_non_null(strstr(message, "bbb...' at column 12"));
+  free(message);
 }
 
 static void null_specs_and_builders_are_rejected(void** state) {
@@ -1735,6 +1803,7 @@ int main(void) {
       cmocka_unit_test(malformed_tensor_defaults_report_the_column),
       cmocka_unit_test(malformed_func_defaults_report_the_column),
       cmocka_unit_test(malformed_argument_specs_report_the_column),
+      cmocka_unit_test(spec_errors_keep_utf8_characters_whole),
       cmocka_unit_test(null_specs_and_builders_are_rejected),
       // Registration.
       cmocka_unit_test(arguments_must_reference_defined_attrs),
