@@ -30,6 +30,8 @@
 // LOOM_FUZZ_OPS_ONLY (same form) fuzzes only the ops it names.
 // LOOM_FUZZ_OPS_LIST=1 prints the ops and the skipped ones at start-up;
 // LOOM_FUZZ_OPS_SEEDS=<dir> writes a seed input per op into <dir> and exits.
+// LOOM_FUZZ_OPS_HUGE_DIMS=0 keeps input dimensions small even beside a 0
+// (for a run that must not stop at a known overflow on such shapes).
 // LOOM_FUZZ_OPS_TRACE=1 prints what each input runs (ops, attrs, input
 // dtypes and shapes, results): run it on a reproducer to see what crashed.
 //
@@ -110,6 +112,7 @@ static uint64_t read_u64(reader_t* r) {
 //===----------------------------------------------------------------------===//
 
 static bool g_trace;
+static bool g_huge_dims = true;
 
 static void trace(const char* format, ...)
     __attribute__((format(printf, 1, 2)));
@@ -185,6 +188,8 @@ int LLVMFuzzerInitialize(int* argc, char*** argv) {
   g_num_names = loom_op_registry_list(registry, g_names, g_num_names);
   bool list = getenv("LOOM_FUZZ_OPS_LIST") != NULL;
   g_trace = getenv("LOOM_FUZZ_OPS_TRACE") != NULL;
+  const char* huge = getenv("LOOM_FUZZ_OPS_HUGE_DIMS");
+  g_huge_dims = !huge || strcmp(huge, "0") != 0;
   size_t skipped = 0;
   for (size_t i = 0; i < g_num_names; ++i) {
     const char* reason = skip_reason(g_names[i]);
@@ -424,7 +429,7 @@ static TF_Tensor* make_tensor(reader_t* r, TF_DataType dtype) {
     static const int64_t kDims[] = {2, 1, 3, 0, 4, 1, 2, 5,
                                     8, 16, 1, 2, 3, 64, 1, 2};
     uint8_t how = read_u8(r);
-    if (how >= 248) {
+    if (how >= 248 && (g_huge_dims || how == 255)) {
       dims[i] = how == 255 ? -1 : kHuge[how % 5];
     } else {
       dims[i] = kDims[how % 16];
