@@ -3,7 +3,8 @@
 # on a corpus kept between runs, and prints libFuzzer's final statistics.
 #
 # Usage: scripts/fuzz.sh [--seconds N] [--build DIR] [--dir DIR]
-#                        [--update-seeds] [name...] [-- libFuzzer flags...]
+#                        [--stop-on-crash] [--update-seeds] [name...]
+#                        [-- libFuzzer flags...]
 #   name            op_spec, program, ops, plugin_loader (default: all four)
 #   --seconds N     how long each fuzzer runs (default 3600)
 #   --build DIR     the sanitizer build with the fuzzers (default build/asan,
@@ -12,6 +13,10 @@
 #   --dir DIR       where the kept corpora and crash reproducers live
 #                   (default $LOOM_FUZZ_DIR, else ~/.cache/loom-fuzz):
 #                   DIR/corpus/<name> and DIR/artifacts/<name>
+#   --stop-on-crash stop a fuzzer at its first crash (by default each runs
+#                   in libFuzzer's fork mode, one process at a time, and
+#                   goes on after crashes, leaks and timeouts, saving each
+#                   reproducer)
 #   --update-seeds  afterwards, merge the kept corpus into the repository's
 #                   seed corpus fuzz/corpus/<name> (-merge=1 adds only inputs
 #                   with new coverage)
@@ -19,8 +24,8 @@
 #
 # Each run starts from the kept corpus and the repository's seeds; what it
 # finds lands in the kept corpus, which is then minimised with -merge=1.
-# A crash stops that fuzzer (its reproducer is in DIR/artifacts/<name>) and
-# the script goes on with the next; the exit status is 1 if any crashed.
+# Reproducers land in DIR/artifacts/<name>; the exit status is 1 if any
+# fuzzer found one in this run.
 # Reproduce one with: <build>/fuzz/fuzz_<name> <reproducer>.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -28,6 +33,7 @@ seconds=3600
 build="$root/build/asan"
 dir="${LOOM_FUZZ_DIR:-${HOME:-/tmp}/.cache/loom-fuzz}"
 update_seeds=0
+stop_on_crash=0
 names=()
 extra=()
 while [ $# -gt 0 ]; do
@@ -36,6 +42,7 @@ while [ $# -gt 0 ]; do
     --build) build=$2; shift 2 ;;
     --dir) dir=$2; shift 2 ;;
     --update-seeds) update_seeds=1; shift ;;
+    --stop-on-crash) stop_on_crash=1; shift ;;
     --) shift; extra=("$@"); break ;;
     -h|--help) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     op_spec|program|ops|plugin_loader) names+=("$1"); shift ;;
@@ -72,18 +79,22 @@ for name in "${names[@]}"; do
   if [ -f "$root/fuzz/$name.dict" ]; then
     flags+=(-dict="$root/fuzz/$name.dict")
   fi
-  if [ "$name" = plugin_loader ]; then
-    # The registries keep what a rollback unregistered, so one long process
-    # slows down: fork mode runs short ones (it stops at the first crash).
-    flags+=(-fork=1)
+  if [ $stop_on_crash = 0 ]; then
+    # Fork mode also suits fuzz_plugin_loader: the registries keep what a
+    # rollback unregistered, so one long process would slow down.
+    flags+=(-fork=1 -ignore_crashes=1 -ignore_ooms=1 -ignore_timeouts=1)
   fi
   echo "== fuzz_$name for $seconds s (corpus $kept)"
   status=0
+  stamp="$dir/.start-$name"
+  touch "$stamp"
   "$fuzzer" "${flags[@]}" -max_total_time="$seconds" "${extra[@]}" \
     "$kept" "$seeds" || status=$?
-  if [ $status != 0 ]; then
-    echo "== fuzz_$name stopped with status $status; reproducers:" \
-      "$(ls -t "$artifacts" | head -3 | tr '\n' ' ')"
+  found=$(find "$artifacts" -type f -newer "$stamp" | wc -l)
+  rm -f "$stamp"
+  if [ $status != 0 ] || [ "$found" != 0 ]; then
+    echo "== fuzz_$name: status $status, $found new reproducers in" \
+      "$artifacts"
     failed+=("$name")
   fi
   # Keep only the inputs that add coverage.
