@@ -30,7 +30,8 @@
 // LOOM_FUZZ_OPS_ONLY (same form) fuzzes only the ops it names.
 // LOOM_FUZZ_OPS_LIST=1 prints the ops and the skipped ones at start-up;
 // LOOM_FUZZ_OPS_SEEDS=<dir> writes a seed input per op into <dir> and exits.
-// LOOM_FUZZ_OPS_HUGE_DIMS=0 keeps input dimensions small even beside a 0
+// A reproducer replays the same ops only under the same switches (and op
+// list). LOOM_FUZZ_OPS_HUGE_DIMS=0 keeps input dimensions small even beside a 0
 // (for a run that must not stop at a known overflow on such shapes).
 // LOOM_FUZZ_OPS_TRACE=1 prints what each input runs (ops, attrs, input
 // dtypes and shapes, results): run it on a reproducer to see what crashed.
