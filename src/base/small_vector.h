@@ -31,6 +31,10 @@ loom_status_t loom__small_vector_grow(loom_allocator_t allocator,
                                       size_t* inout_capacity,
                                       size_t min_capacity, void** out_heap);
 
+// A vector defined in a .c file need not use every operation: clang warns
+// of unused static functions even when inline.
+#define LOOM__SMALL_VECTOR_FN __attribute__((unused)) static inline
+
 #define LOOM_DEFINE_SMALL_VECTOR(name, T, N)                                  \
   typedef struct name##_t {                                                   \
     size_t size;                                                              \
@@ -38,29 +42,29 @@ loom_status_t loom__small_vector_grow(loom_allocator_t allocator,
     T* heap;                                                                  \
     T inline_items[N];                                                        \
   } name##_t;                                                                 \
-  static inline void name##_initialize(name##_t* v) {                         \
+  LOOM__SMALL_VECTOR_FN void name##_initialize(name##_t* v) {                 \
     v->size = 0;                                                              \
     v->capacity = (N);                                                        \
     v->heap = NULL;                                                           \
   }                                                                           \
-  static inline void name##_deinitialize(name##_t* v,                         \
+  LOOM__SMALL_VECTOR_FN void name##_deinitialize(name##_t* v,                 \
                                          loom_allocator_t allocator) {        \
     if (v->heap) loom_allocator_free(allocator, v->heap);                     \
     name##_initialize(v);                                                     \
   }                                                                           \
-  static inline T* name##_data(name##_t* v) {                                 \
+  LOOM__SMALL_VECTOR_FN T* name##_data(name##_t* v) {                         \
     return v->heap ? v->heap : v->inline_items;                               \
   }                                                                           \
-  static inline T const* name##_const_data(const name##_t* v) {               \
+  LOOM__SMALL_VECTOR_FN T const* name##_const_data(const name##_t* v) {       \
     return v->heap ? v->heap : v->inline_items;                               \
   }                                                                           \
-  static inline size_t name##_size(const name##_t* v) {                       \
+  LOOM__SMALL_VECTOR_FN size_t name##_size(const name##_t* v) {               \
     return v->size;                                                           \
   }                                                                           \
-  static inline bool name##_is_inline(const name##_t* v) {                    \
+  LOOM__SMALL_VECTOR_FN bool name##_is_inline(const name##_t* v) {            \
     return v->heap == NULL;                                                   \
   }                                                                           \
-  LOOM_MUST_USE_RESULT static inline loom_status_t name##_reserve(            \
+  LOOM_MUST_USE_RESULT LOOM__SMALL_VECTOR_FN loom_status_t name##_reserve(    \
       name##_t* v, loom_allocator_t allocator, size_t min_capacity) {         \
     if (min_capacity <= v->capacity) return loom_ok_status();                 \
     void* heap = NULL;                                                        \
@@ -73,13 +77,13 @@ loom_status_t loom__small_vector_grow(loom_allocator_t allocator,
     v->heap = (T*)heap;                                                       \
     return loom_ok_status();                                                  \
   }                                                                           \
-  LOOM_MUST_USE_RESULT static inline loom_status_t name##_push(               \
+  LOOM_MUST_USE_RESULT LOOM__SMALL_VECTOR_FN loom_status_t name##_push(       \
       name##_t* v, loom_allocator_t allocator, T value) {                     \
     LOOM_RETURN_IF_ERROR(name##_reserve(v, allocator, v->size + 1));          \
     name##_data(v)[v->size++] = value;                                        \
     return loom_ok_status();                                                  \
   }                                                                           \
-  LOOM_MUST_USE_RESULT static inline loom_status_t name##_resize(             \
+  LOOM_MUST_USE_RESULT LOOM__SMALL_VECTOR_FN loom_status_t name##_resize(     \
       name##_t* v, loom_allocator_t allocator, size_t new_size) {             \
     LOOM_RETURN_IF_ERROR(name##_reserve(v, allocator, new_size));             \
     if (new_size > v->size) {                                                 \
@@ -88,17 +92,17 @@ loom_status_t loom__small_vector_grow(loom_allocator_t allocator,
     v->size = new_size;                                                       \
     return loom_ok_status();                                                  \
   }                                                                           \
-  static inline void name##_clear(name##_t* v) {                              \
+  LOOM__SMALL_VECTOR_FN void name##_clear(name##_t* v) {                      \
     v->size = 0;                                                              \
   }                                                                           \
   /* Removes element `index`, moving the last one into its place. */          \
-  static inline void name##_erase_unordered(name##_t* v, size_t index) {      \
+  LOOM__SMALL_VECTOR_FN void name##_erase_unordered(name##_t* v, size_t index) { \
     T* items = name##_data(v);                                                \
     items[index] = items[--v->size];                                          \
   }                                                                           \
   /* Like resize, but new elements are left uninitialised: for arrays the  */ \
   /* caller fills at once (no zeroing the caller would overwrite).         */ \
-  LOOM_MUST_USE_RESULT static inline loom_status_t                            \
+  LOOM_MUST_USE_RESULT LOOM__SMALL_VECTOR_FN loom_status_t                    \
       name##_resize_uninitialized(name##_t* v, loom_allocator_t allocator,    \
                                   size_t new_size) {                          \
     LOOM_RETURN_IF_ERROR(name##_reserve(v, allocator, new_size));             \

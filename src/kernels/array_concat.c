@@ -499,7 +499,10 @@ static void unpack_compute(void* kernel, loom_kernel_context_t* ctx) {
   loom__array_run(ctx, unpack_run);
 }
 
-static loom_status_t split_dim_check(const loom_shape_t* dim_shape, int64_t dim,
+// Reads split_dim only once its shape says it holds one value: a
+// zero-element split_dim of rank > 0 has nothing to read.
+static loom_status_t split_dim_check(const loom_shape_t* dim_shape,
+                                     const loom_tensor_t* dim_tensor,
                                      int32_t rank, int32_t* out_axis) {
   if (dim_shape->rank > 0) {
     char text[128];
@@ -507,6 +510,7 @@ static loom_status_t split_dim_check(const loom_shape_t* dim_shape, int64_t dim,
         "split_dim must be a scalar but has shape %s",
         loom__array_shape_text(dim_shape, text, sizeof(text)));
   }
+  int64_t dim = loom__array_index_at(dim_tensor, 0);
   int64_t axis = dim < 0 ? dim + rank : dim;
   if (axis < 0 || axis >= rank) {
     return loom__array_invalid(
@@ -525,8 +529,7 @@ static loom_status_t split_plan(const loom_shape_t* dim_shape,
                                 int64_t* sizes, loom_shape_t* shapes,
                                 int32_t* out_axis) {
   int32_t axis = 0;
-  LOOM_RETURN_IF_ERROR(split_dim_check(
-      dim_shape, loom__array_index_at(dim_tensor, 0), in->rank, &axis));
+  LOOM_RETURN_IF_ERROR(split_dim_check(dim_shape, dim_tensor, in->rank, &axis));
   int64_t dim = in->dims[axis];
   if (dim >= 0 && dim % n != 0) {
     return loom__array_invalid(
@@ -607,8 +610,7 @@ static loom_status_t split_v_plan(const loom_shape_t* in,
         sizes_shape->rank, count);
   }
   int32_t axis = 0;
-  LOOM_RETURN_IF_ERROR(split_dim_check(
-      dim_shape, loom__array_index_at(dim_tensor, 0), in->rank, &axis));
+  LOOM_RETURN_IF_ERROR(split_dim_check(dim_shape, dim_tensor, in->rank, &axis));
   int64_t dim = in->dims[axis];
   int64_t determined = 0, neg_one = -1;
   for (int32_t k = 0; k < n; ++k)

@@ -282,6 +282,8 @@ static void run_cases(const case_t* cases, size_t n) {
   { .dtype = LOOM_DTYPE_INT32, .rank = 0, .values = (v) }
 #define I64_SCALAR(v) \
   { .dtype = LOOM_DTYPE_INT64, .rank = 0, .values = (v) }
+#define I32_MATRIX(r, c, v) \
+  { .dtype = LOOM_DTYPE_INT32, .rank = 2, .dims = {(r), (c)}, .values = (v) }
 #define I64_MATRIX(r, c, v) \
   { .dtype = LOOM_DTYPE_INT64, .rank = 2, .dims = {(r), (c)}, .values = (v) }
 
@@ -445,6 +447,22 @@ static void concat_and_split_reject_overflowing_sums(void** state) {
        .num_outputs = 2,
        .expect = {"SplitV", "size_splits", "[9223372036854775807, 1]",
                   "overflows"}},
+      // A split_dim of no elements has no value to read (the fuzzer's
+      // heap overflow): its shape is refused first.
+      {.name = "Split with an empty split_dim of rank 2",
+       .op = "Split",
+       .num_inputs = 2,
+       .in = {I32_MATRIX(0, 3, NULL), F32(2, 1, 2)},
+       .attr_names = {"num_split"},
+       .attr_values = {1},
+       .expect = {"split_dim must be a scalar", "[0,3]"}},
+      {.name = "SplitV with an empty split_dim of rank 2",
+       .op = "SplitV",
+       .num_inputs = 3,
+       .in = {F32(2, 1, 2), I64(1, kAxis1), I32_MATRIX(0, 3, NULL)},
+       .attr_names = {"num_split"},
+       .attr_values = {1},
+       .expect = {"split_dim must be a scalar", "[0,3]"}},
       {.name = "Split an empty tensor with huge outer dims",
        .op = "Split",
        .num_inputs = 2,
