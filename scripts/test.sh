@@ -109,21 +109,13 @@ ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   -artifact_prefix="$fuzz_dir/artifacts/" -print_final_stats=1 \
   "$fuzz_dir/corpus_program"
 
-# fuzz_ops runs every registered op with random attrs and inputs; its
-# __asan_default_options caps single allocations, so a kernel asked for a
-# huge output must fail cleanly. Until their known crashes are fixed, it
-# leaves out Split (an empty split_dim is read), BiasAddGrad (a dimension
-# of 0 divides by zero), StridedSlice (an INT64_MIN mask overflows),
-# Reshape (a shape whose product overflows) and Slice (begin + size
-# overflows), and keeps dimensions beside a
-# 0 small (broadcasting overflows on their strides): drop each as its fix
-# lands (fuzz/fuzz_ops.c and docs/fuzzing.md say how to replay a crash).
-fuzz_ops_known_crashes=Split,BiasAddGrad,StridedSlice,Reshape,Slice
+# fuzz_ops runs every registered op with random attrs and inputs, huge
+# dimensions beside a 0 included; its __asan_default_options caps single
+# allocations, so a kernel asked for a huge output must fail cleanly.
 echo "== fuzzing every op (30 s)"
 rm -rf "$fuzz_dir/corpus_ops"
 mkdir -p "$fuzz_dir/corpus_ops"
 cp "$root"/fuzz/corpus/ops/* "$fuzz_dir/corpus_ops/"
-LOOM_FUZZ_OPS_SKIP=$fuzz_ops_known_crashes LOOM_FUZZ_OPS_HUGE_DIMS=0 \
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   "$fuzz_dir/fuzz/fuzz_ops" -max_total_time=30 -rss_limit_mb=2048 \
   -timeout=25 -artifact_prefix="$fuzz_dir/artifacts/" -print_final_stats=1 \
