@@ -45,6 +45,9 @@ typedef struct case_t {
   const char* list_name;
   const int64_t* list_values;
   int list_count;
+  // One string attr, when string_name is set (BiasAddGrad's data_format).
+  const char* string_name;
+  const char* string_value;
 } case_t;
 
 static loom_host_context_t* g_host;
@@ -164,6 +167,11 @@ static void set_attrs(const case_t* c, loom_op_attrs_t* attrs) {
                                           LOOM_ATTR_KIND_I64, c->list_values,
                                           c->list_count));
   }
+  if (c->string_name) {
+    LOOM_ASSERT_OK(loom_op_attrs_set_string(attrs, c->string_name,
+                                            c->string_value,
+                                            strlen(c->string_value)));
+  }
 }
 
 static void run_eager(const case_t* c) {
@@ -181,6 +189,10 @@ static void run_eager(const case_t* c) {
   }
   if (c->list_name) {
     TFE_OpSetAttrIntList(op, c->list_name, c->list_values, c->list_count);
+  }
+  if (c->string_name) {
+    TFE_OpSetAttrString(op, c->string_name, c->string_value,
+                        strlen(c->string_value));
   }
   TFE_TensorHandle* outputs[4] = {NULL};
   int num = c->num_outputs ? c->num_outputs : 1;
@@ -402,6 +414,44 @@ static void pad_tile_broadcast_to_reject_overflowing_sizes(void** state) {
 //===----------------------------------------------------------------------===//
 // ConcatV2, Pack, Split, SplitV, Unpack
 //===----------------------------------------------------------------------===//
+
+// BiasAddGrad of empty inputs (cases the op fuzzer found): NCHW with
+// empty inner dims divided by their count, and a huge dim beside a 0 made
+// the outer product overflow. The gradient is one sum per channel.
+static void bias_add_grad_of_empty_inputs(void** state) {
+  (void)state;
+  const case_t cases[] = {
+      {.name = "BiasAddGrad NCHW with empty inner dims",
+       .op = "BiasAddGrad",
+       .num_inputs = 1,
+       .in = {F32(3, 3, 2, 0)},
+       .string_name = "data_format",
+       .string_value = "NCHW",
+       .out_rank = 1,
+       .out_dims = {2}},
+      {.name = "BiasAddGrad NCHW of [5, 5, 0, 0, 0]",
+       .op = "BiasAddGrad",
+       .num_inputs = 1,
+       .in = {F32(5, 5, 5, 0, 0, 0)},
+       .string_name = "data_format",
+       .string_value = "NCHW",
+       .out_rank = 1,
+       .out_dims = {5}},
+      {.name = "BiasAddGrad NHWC with no channels",
+       .op = "BiasAddGrad",
+       .num_inputs = 1,
+       .in = {F32(3, 4, 2, 0)},
+       .out_rank = 1,
+       .out_dims = {0}},
+      {.name = "BiasAddGrad NHWC of a huge dim beside a 0",
+       .op = "BiasAddGrad",
+       .num_inputs = 1,
+       .in = {F32(6, P62, 1, 1, 4, 0, 4)},
+       .out_rank = 1,
+       .out_dims = {4}},
+  };
+  RUN(cases);
+}
 
 static const int64_t kSplitsMax[] = {INT64_MAX, 2, -1};
 static const int64_t kSplitsSum[] = {INT64_MAX, 1};
@@ -731,6 +781,7 @@ int main(void) {
       cmocka_unit_test(reshape_fill_range_reject_overflowing_sizes),
       cmocka_unit_test(pad_tile_broadcast_to_reject_overflowing_sizes),
       cmocka_unit_test(concat_and_split_reject_overflowing_sums),
+      cmocka_unit_test(bias_add_grad_of_empty_inputs),
       cmocka_unit_test(pack_and_unpack_handle_empty_tensors_with_huge_dims),
       cmocka_unit_test(slices_reject_out_of_range_values_as_given),
       cmocka_unit_test(indexing_ops_check_sizes_and_rank_limits),
