@@ -365,18 +365,22 @@ void loom__kernel_registry_unregister(loom_kernel_registry_t* registry,
     loom_kernel_def_t* def = *link;
     if (def->id != id) continue;
     def->registered = false;
+    // It leaves its op's bucket at once, so that look-ups do not slow down
+    // as a process registers and removes kernels; one handed out stays on
+    // the list of all kernels until the registry goes.
+    op_bucket_t* bucket =
+        find_bucket(registry, def->op_name,
+                    loom__hash_bytes(def->op_name, strlen(def->op_name)));
+    for (loom_kernel_def_t** in_bucket = bucket ? &bucket->kernels : NULL;
+         in_bucket && *in_bucket; in_bucket = &(*in_bucket)->next_for_op) {
+      if (*in_bucket == def) {
+        *in_bucket = def->next_for_op;
+        break;
+      }
+    }
+    def->next_for_op = NULL;
     if (!atomic_load_explicit(&def->handed_out, memory_order_relaxed)) {
       *link = def->next;
-      op_bucket_t* bucket =
-          find_bucket(registry, def->op_name,
-                      loom__hash_bytes(def->op_name, strlen(def->op_name)));
-      for (loom_kernel_def_t** in_bucket = bucket ? &bucket->kernels : NULL;
-           in_bucket && *in_bucket; in_bucket = &(*in_bucket)->next_for_op) {
-        if (*in_bucket == def) {
-          *in_bucket = def->next_for_op;
-          break;
-        }
-      }
       freed = def;
     }
     break;

@@ -438,9 +438,10 @@ size_t loom_op_registry_list(loom_op_registry_t* registry, const char** names,
   return n;
 }
 
-// Removes `entry` from the registry's lists; call with the lock held for
-// writing.
-static void unlink_locked(loom_op_registry_t* registry, op_entry_t* entry) {
+// Removes `entry` from the chain of its name's hash, so look-ups no longer
+// walk past it; call with the lock held for writing.
+static void unlink_hash_locked(loom_op_registry_t* registry,
+                               op_entry_t* entry) {
   uint64_t key = loom__hash_bytes(entry->def.name, strlen(entry->def.name));
   uint64_t head = 0;
   loom__hash_map_find(&registry->by_hash, key, &head);
@@ -451,6 +452,7 @@ static void unlink_locked(loom_op_registry_t* registry, op_entry_t* entry) {
       break;
     }
   }
+  entry->next_hash = NULL;
   if (first) {
     // Replacing the value of a present key allocates nothing.
     loom_status_ignore(loom__hash_map_insert(&registry->by_hash, key,
@@ -458,6 +460,12 @@ static void unlink_locked(loom_op_registry_t* registry, op_entry_t* entry) {
   } else {
     loom__hash_map_remove(&registry->by_hash, key);
   }
+}
+
+// Removes `entry` from the list of every entry, before freeing it; call
+// with the lock held for writing.
+static void unlink_all_locked(loom_op_registry_t* registry,
+                              op_entry_t* entry) {
   for (op_entry_t** link = &registry->all; *link; link = &(*link)->next_all) {
     if (*link == entry) {
       *link = entry->next_all;
@@ -479,10 +487,14 @@ loom_status_t loom_op_registry_unregister(loom_op_registry_t* registry,
   if (entry) {
     entry->registered = false;
     registry->count--;
+    // An unregistered entry leaves its hash chain at once, so that look-ups
+    // do not slow down as a process registers and removes ops; one handed
+    // out stays on the list of all entries until the registry goes.
+    unlink_hash_locked(registry, entry);
     if (atomic_load_explicit(&entry->handed_out, memory_order_relaxed)) {
       entry = NULL;  // kept: see op_entry_t
     } else {
-      unlink_locked(registry, entry);
+      unlink_all_locked(registry, entry);
     }
   }
   pthread_rwlock_unlock(&registry->lock);

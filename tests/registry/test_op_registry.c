@@ -505,10 +505,43 @@ static void unregistered_ops_are_freed_unless_handed_out(void** state) {
   loom_fault_allocator_destroy(counter);
 }
 
+// Many definitions of one name, each handed out and then unregistered:
+// every one stays valid, and a look-up finds the one registered now (the
+// unregistered ones have left the name's hash chain).
+static void reregistered_names_keep_every_handed_out_definition(
+    void** state) {
+  (void)state;
+  loom_allocator_t allocator = loom_allocator_system();
+  loom_op_registry_t* registry = NULL;
+  LOOM_ASSERT_OK(loom_op_registry_create(allocator, &registry));
+  enum { kRounds = 200 };
+  const loom_op_def_t* kept[kRounds];
+  for (int i = 0; i < kRounds; ++i) {
+    kept[i] = register_and_unregister(registry, allocator, true);
+    assert_non_null(kept[i]);
+  }
+  loom_op_def_builder_t* builder = NULL;
+  LOOM_ASSERT_OK(loom_op_def_builder_create(allocator, "Temp", &builder));
+  LOOM_ASSERT_OK(loom_op_def_builder_add_input(builder, "a: float"));
+  LOOM_ASSERT_OK(loom_op_def_builder_add_input(builder, "b: float"));
+  LOOM_ASSERT_OK(loom_op_registry_register(registry, builder));
+  const loom_op_def_t* current = loom_op_registry_find(registry, "Temp");
+  assert_non_null(current);
+  assert_int_equal(current->num_inputs, 2);
+  for (int i = 0; i < kRounds; ++i) {
+    assert_ptr_not_equal(kept[i], current);
+    assert_string_equal(kept[i]->name, "Temp");
+    assert_int_equal(kept[i]->num_inputs, 1);
+  }
+  assert_int_equal(loom_op_registry_list(registry, NULL, 0), 1);
+  loom_op_registry_destroy(registry);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(lookup_returns_the_registered_definition),
       cmocka_unit_test(unregistered_ops_are_freed_unless_handed_out),
+      cmocka_unit_test(reregistered_names_keep_every_handed_out_definition),
       cmocka_unit_test(lookup_of_an_unknown_op_is_not_found),
       cmocka_unit_test(lookup_rejects_null_arguments),
       cmocka_unit_test(list_returns_names_in_sorted_order),
