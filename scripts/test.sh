@@ -3,8 +3,8 @@
 #   1. builds with -Werror and runs every test (CTest);
 #   2. rebuilds with clang, AddressSanitizer + UndefinedBehaviorSanitizer
 #      (which includes LeakSanitizer) and the libFuzzer targets, and runs
-#      every test again (a second compiler's view of the code; -Werror is
-#      stage 1's);
+#      every test again (a second compiler's view of the code, its
+#      warnings errors too);
 #   3. rebuilds with ThreadSanitizer and runs the tests labelled "threaded";
 #   4. runs the other unit tests of build 1 under valgrind's memcheck;
 #   5. fuzzes, with the libFuzzer targets of build 2, the op spec parser for
@@ -33,7 +33,7 @@ run_ctest "$root/build/test"
 
 echo "== unit tests under ASan + UBSan (clang)"
 CC=clang CXX=clang++ "$root/scripts/build.sh" "$root/build/asan" \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLOOM_WERROR=ON \
   -DLOOM_SANITIZE=address,undefined -DLOOM_BUILD_FUZZERS=ON \
   -DLOOM_BUILD_BENCH=OFF
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:strict_string_checks=1 \

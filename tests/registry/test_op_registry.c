@@ -419,8 +419,8 @@ static loom_status_t full_lifecycle(loom_allocator_t allocator, void* context) {
       "types: list(type) = [DT_INT8, half]",
       "dims: shape = { dim { size: 2 } dim { size: -1 } }",
       "shapes: list(shape) = [[1], { unknown_rank: true }]",
-      "value: tensor = { dtype: DT_FLOAT tensor_shape { dim { size: 2 } } "
-      "float_val: 1 }",
+      ("value: tensor = { dtype: DT_FLOAT tensor_shape { dim { size: 2 } } "
+       "float_val: 1 }"),
       "values: list(tensor) = [{ dtype: DT_INT32 int_val: 3 }]",
       "body: func = { name: \"f\" }",
       "padding: {'SAME', 'VALID'} = 'SAME'",
