@@ -43,8 +43,8 @@
 // million elements took over 25 s under ASan: timeouts that said nothing.)
 
 #include <float.h>
-#include <stdarg.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -216,14 +216,14 @@ int LLVMFuzzerInitialize(int* argc, char*** argv) {
 //===----------------------------------------------------------------------===//
 
 static const TF_DataType kAnyDtypes[] = {
-    TF_FLOAT,      TF_INT32,      TF_INT64,           TF_DOUBLE,
-    TF_BOOL,       TF_STRING,     TF_UINT8,           TF_INT8,
-    TF_INT16,      TF_UINT16,     TF_UINT32,          TF_UINT64,
-    TF_HALF,       TF_BFLOAT16,   TF_COMPLEX64,       TF_COMPLEX128,
-    TF_QINT8,      TF_QUINT8,     TF_QINT16,          TF_QUINT16,
-    TF_QINT32,     TF_RESOURCE,   TF_VARIANT,         TF_FLOAT8_E5M2,
-    TF_FLOAT8_E4M3FN, TF_INT4,    TF_UINT4,           (TF_DataType)0,
-    (TF_DataType)33, (TF_DataType)-1, (TF_DataType)120,
+    TF_FLOAT,         TF_INT32,        TF_INT64,         TF_DOUBLE,
+    TF_BOOL,          TF_STRING,       TF_UINT8,         TF_INT8,
+    TF_INT16,         TF_UINT16,       TF_UINT32,        TF_UINT64,
+    TF_HALF,          TF_BFLOAT16,     TF_COMPLEX64,     TF_COMPLEX128,
+    TF_QINT8,         TF_QUINT8,       TF_QINT16,        TF_QUINT16,
+    TF_QINT32,        TF_RESOURCE,     TF_VARIANT,       TF_FLOAT8_E5M2,
+    TF_FLOAT8_E4M3FN, TF_INT4,         TF_UINT4,         (TF_DataType)0,
+    (TF_DataType)33,  (TF_DataType)-1, (TF_DataType)120,
 };
 #define NUM_ANY_DTYPES (sizeof(kAnyDtypes) / sizeof(kAnyDtypes[0]))
 
@@ -242,50 +242,78 @@ static TF_DataType pick_dtype(reader_t* r, const loom_attr_def_t* attr) {
 }
 
 static int64_t pick_int(reader_t* r, const loom_attr_def_t* attr) {
-  int64_t minimum = attr && attr->has_minimum && !attr->is_list
-                        ? attr->minimum
-                        : 0;
+  int64_t minimum =
+      attr && attr->has_minimum && !attr->is_list ? attr->minimum : 0;
   switch (read_u8(r) % 16) {
-    case 0: return minimum > 1 ? minimum : 1;
-    case 1: return 2;
-    case 2: return 0;
-    case 3: return -1;
-    case 4: return INT64_MAX;
-    case 5: return INT64_MIN;
-    case 6: return INT32_MAX;
-    case 7: return INT32_MIN;
-    case 8: return minimum;
-    case 9: return minimum - 1;
-    case 10: return (int8_t)read_u8(r);
-    case 11: return read_u16(r);
-    case 12: return (int64_t)read_u64(r);
-    case 13: return (int64_t)1 << 40;
-    default: return read_u8(r) % 8;
+    case 0:
+      return minimum > 1 ? minimum : 1;
+    case 1:
+      return 2;
+    case 2:
+      return 0;
+    case 3:
+      return -1;
+    case 4:
+      return INT64_MAX;
+    case 5:
+      return INT64_MIN;
+    case 6:
+      return INT32_MAX;
+    case 7:
+      return INT32_MIN;
+    case 8:
+      return minimum;
+    case 9:
+      return minimum - 1;
+    case 10:
+      return (int8_t)read_u8(r);
+    case 11:
+      return read_u16(r);
+    case 12:
+      return (int64_t)read_u64(r);
+    case 13:
+      return (int64_t)1 << 40;
+    default:
+      return read_u8(r) % 8;
   }
 }
 
 static float pick_float(reader_t* r) {
   switch (read_u8(r) % 16) {
-    case 0: return 0.5f;
-    case 1: return 0.0f;
-    case 2: return -0.0f;
-    case 3: return 1.0f;
-    case 4: return -1.0f;
-    case 5: return NAN;
-    case 6: return INFINITY;
-    case 7: return -INFINITY;
-    case 8: return FLT_MAX;
-    case 9: return -FLT_MAX;
-    case 10: return FLT_MIN;
-    case 11: return 1e-45f;  // the smallest denormal
-    case 12: return 1e-7f;
+    case 0:
+      return 0.5f;
+    case 1:
+      return 0.0f;
+    case 2:
+      return -0.0f;
+    case 3:
+      return 1.0f;
+    case 4:
+      return -1.0f;
+    case 5:
+      return NAN;
+    case 6:
+      return INFINITY;
+    case 7:
+      return -INFINITY;
+    case 8:
+      return FLT_MAX;
+    case 9:
+      return -FLT_MAX;
+    case 10:
+      return FLT_MIN;
+    case 11:
+      return 1e-45f;  // the smallest denormal
+    case 12:
+      return 1e-7f;
     case 13: {
       uint32_t bits = (uint32_t)read_u64(r);
       float value;
       memcpy(&value, &bits, sizeof(value));
       return value;
     }
-    default: return (float)(int8_t)read_u8(r);
+    default:
+      return (float)(int8_t)read_u8(r);
   }
 }
 
@@ -355,15 +383,20 @@ static uint16_t float_to_half(float value) {
 static void set_element(TF_DataType dtype, void* data, int64_t index,
                         int64_t int_value, double float_value, bool is_float) {
   double f = is_float ? float_value : (double)int_value;
-  int64_t i = is_float ? (isfinite(float_value) &&
-                                  fabs(float_value) < 9e18
+  int64_t i = is_float ? (isfinite(float_value) && fabs(float_value) < 9e18
                               ? (int64_t)float_value
                               : (signbit(float_value) ? INT64_MIN : INT64_MAX))
                        : int_value;
   switch (dtype) {
-    case TF_FLOAT: ((float*)data)[index] = (float)f; break;
-    case TF_DOUBLE: ((double*)data)[index] = f; break;
-    case TF_HALF: ((uint16_t*)data)[index] = float_to_half((float)f); break;
+    case TF_FLOAT:
+      ((float*)data)[index] = (float)f;
+      break;
+    case TF_DOUBLE:
+      ((double*)data)[index] = f;
+      break;
+    case TF_HALF:
+      ((uint16_t*)data)[index] = float_to_half((float)f);
+      break;
     case TF_BFLOAT16: {
       float narrow = (float)f;
       uint32_t bits;
@@ -379,14 +412,22 @@ static void set_element(TF_DataType dtype, void* data, int64_t index,
       ((double*)data)[2 * index] = f;
       ((double*)data)[2 * index + 1] = 0.0;
       break;
-    case TF_BOOL: ((uint8_t*)data)[index] = i != 0; break;
-    case TF_INT64: case TF_UINT64:
+    case TF_BOOL:
+      ((uint8_t*)data)[index] = i != 0;
+      break;
+    case TF_INT64:
+    case TF_UINT64:
       ((int64_t*)data)[index] = i;
       break;
-    case TF_INT32: case TF_UINT32: case TF_QINT32:
+    case TF_INT32:
+    case TF_UINT32:
+    case TF_QINT32:
       ((int32_t*)data)[index] = (int32_t)i;
       break;
-    case TF_INT16: case TF_UINT16: case TF_QINT16: case TF_QUINT16:
+    case TF_INT16:
+    case TF_UINT16:
+    case TF_QINT16:
+    case TF_QUINT16:
       ((int16_t*)data)[index] = (int16_t)i;
       break;
     default: {
@@ -400,13 +441,13 @@ static void set_element(TF_DataType dtype, void* data, int64_t index,
 // The extremes of a dtype's values, picked by `which`.
 static void set_extreme(TF_DataType dtype, void* data, int64_t index,
                         uint8_t which) {
-  bool floating = dtype == TF_FLOAT || dtype == TF_DOUBLE ||
-                  dtype == TF_HALF || dtype == TF_BFLOAT16 ||
-                  dtype == TF_COMPLEX64 || dtype == TF_COMPLEX128;
+  bool floating = dtype == TF_FLOAT || dtype == TF_DOUBLE || dtype == TF_HALF ||
+                  dtype == TF_BFLOAT16 || dtype == TF_COMPLEX64 ||
+                  dtype == TF_COMPLEX128;
   if (floating) {
-    static const double kValues[] = {NAN,     INFINITY, -INFINITY, DBL_MAX,
-                                     -DBL_MAX, 0.0,     -0.0,      1e-310,
-                                     FLT_MAX, 1.0,      -1.0,      65504.0};
+    static const double kValues[] = {NAN,      INFINITY, -INFINITY, DBL_MAX,
+                                     -DBL_MAX, 0.0,      -0.0,      1e-310,
+                                     FLT_MAX,  1.0,      -1.0,      65504.0};
     set_element(dtype, data, index, 0,
                 kValues[which % (sizeof(kValues) / sizeof(kValues[0]))], true);
     return;
@@ -428,7 +469,7 @@ static TF_Tensor* make_tensor(reader_t* r, TF_DataType dtype) {
   int64_t dims[16];
   bool has_zero = false;
   for (int i = 0; i < rank; ++i) {
-    static const int64_t kDims[] = {2, 1, 3, 0, 4, 1, 2, 5,
+    static const int64_t kDims[] = {2, 1,  3, 0, 4, 1,  2, 5,
                                     8, 16, 1, 2, 3, 64, 1, 2};
     uint8_t how = read_u8(r);
     if (how >= 248 && (g_huge_dims || how == 255)) {
@@ -479,9 +520,9 @@ static TF_Tensor* make_tensor(reader_t* r, TF_DataType dtype) {
   }
   uint8_t pattern = read_u8(r) % 8;
   int64_t constant = pick_int(r, NULL);
-  static const char* const kPatterns[] = {"small", "raw", "extremes", "zeros",
-                                          "iota", "constant", "small",
-                                          "small"};
+  static const char* const kPatterns[] = {"small", "raw",  "extremes",
+                                          "zeros", "iota", "constant",
+                                          "small", "small"};
   trace(" %s", kPatterns[pattern]);
   if (pattern == 5) trace(" %lld", (long long)constant);
   for (int64_t i = 0; i < elements; ++i) {
@@ -492,12 +533,20 @@ static TF_Tensor* make_tensor(reader_t* r, TF_DataType dtype) {
         }
         if (dtype == TF_BOOL) ((uint8_t*)data)[i] &= 1;
         break;
-      case 2: set_extreme(dtype, data, i, read_u8(r)); break;
-      case 3: set_element(dtype, data, i, 0, 0.0, false); break;
-      case 4: set_element(dtype, data, i, i, 0.0, false); break;
-      case 5: set_element(dtype, data, i, constant, 0.0, false); break;
+      case 2:
+        set_extreme(dtype, data, i, read_u8(r));
+        break;
+      case 3:
+        set_element(dtype, data, i, 0, 0.0, false);
+        break;
+      case 4:
+        set_element(dtype, data, i, i, 0.0, false);
+        break;
+      case 5:
+        set_element(dtype, data, i, constant, 0.0, false);
+        break;
       default: {
-        static const int64_t kSmall[] = {1, 2, 0, 3, -1, 4, 1, 2,
+        static const int64_t kSmall[] = {1, 2, 0,  3,  -1,  4,    1,   2,
                                          7, 8, 16, -2, 100, -100, 255, 1000};
         set_element(dtype, data, i, kSmall[read_u8(r) % 16], 0.0, false);
         break;
@@ -610,8 +659,8 @@ static void set_attr_value(run_t* run, reader_t* r, TFE_Op* op,
       for (int i = 0; i < length; ++i) {
         values[i] = i < 16 ? pick_dtype(r, attr) : TF_FLOAT;
       }
-      trace("types [%s, ...] (%d)\n",
-            loom_dtype_name((loom_dtype_t)values[0]), length);
+      trace("types [%s, ...] (%d)\n", loom_dtype_name((loom_dtype_t)values[0]),
+            length);
       TFE_OpSetAttrTypeList(op, name, values, length);
       free(values);
       break;
@@ -732,8 +781,8 @@ static void add_inputs(run_t* run, reader_t* r, TFE_Op* op, int count,
     if (source >= 200 && run->pool_size) {
       // A handle used before: an earlier op's output, an earlier input, or
       // (most often) the one just made.
-      int which = source >= 230 ? run->pool_size - 1
-                                : read_u8(r) % run->pool_size;
+      int which =
+          source >= 230 ? run->pool_size - 1 : read_u8(r) % run->pool_size;
       handle = run->pool[which];
       trace("    tensor %d: handle %d again\n", i, which);
     } else if (run->pool_size < MAX_POOL) {
@@ -838,8 +887,7 @@ static void run_op(run_t* run, reader_t* r, size_t index) {
     } else if (attr->kind == LOOM_ATTR_KIND_DTYPE) {
       trace("  attr %s = %d types\n", attr->name, choice->num_types);
       TFE_OpSetAttrTypeList(op, attr->name, choice->types, choice->num_types);
-    } else if (attr->kind == LOOM_ATTR_KIND_I64 && !attr->is_list &&
-               mode < 8) {
+    } else if (attr->kind == LOOM_ATTR_KIND_I64 && !attr->is_list && mode < 8) {
       trace("  attr %s = %lld\n", attr->name, (long long)choice->count);
       TFE_OpSetAttrInt(op, attr->name, choice->count);
     } else {

@@ -87,8 +87,7 @@ static void shape_fails(TF_ShapeInferenceContext* ctx, TF_Status* status) {
 }
 
 // Output 99 and input -1, which no op has.
-static void shape_bad_index(TF_ShapeInferenceContext* ctx,
-                            TF_Status* status) {
+static void shape_bad_index(TF_ShapeInferenceContext* ctx, TF_Status* status) {
   TF_ShapeHandle* shape = TF_NewShapeHandle();
   TF_ShapeInferenceContextGetInput(ctx, -1, shape, status);
   TF_SetStatus(status, TF_OK, "");
@@ -97,9 +96,8 @@ static void shape_bad_index(TF_ShapeInferenceContext* ctx,
 }
 
 typedef void (*shape_fn_t)(TF_ShapeInferenceContext*, TF_Status*);
-static const shape_fn_t kShapeFns[] = {shape_unknown, shape_scalar,
-                                       shape_input0, shape_fails,
-                                       shape_bad_index};
+static const shape_fn_t kShapeFns[] = {
+    shape_unknown, shape_scalar, shape_input0, shape_fails, shape_bad_index};
 
 static void* create_state(TF_OpKernelConstruction* ctx) {
   (void)ctx;
@@ -204,8 +202,10 @@ typedef struct script_t {
 // A failing registration call must leave its error on the journal.
 static void check_recorded(const script_t* s, bool failed, const char* what) {
   if (failed && !s->journal->failure) {
-    fprintf(stderr, "fuzz_plugin_loader: %s failed but the journal has no "
-                    "failure\n", what);
+    fprintf(stderr,
+            "fuzz_plugin_loader: %s failed but the journal has no "
+            "failure\n",
+            what);
     abort();
   }
 }
@@ -295,8 +295,7 @@ static void deprecate(script_t* s, const char* argument) {
   if (version < INT32_MIN) version = INT32_MIN;
   const char* explanation = *end == ' ' ? end + 1 : end;
   if (s->tf_builder) {
-    TF_OpDefinitionBuilderDeprecated(s->tf_builder, (int)version,
-                                     explanation);
+    TF_OpDefinitionBuilderDeprecated(s->tf_builder, (int)version, explanation);
   } else if (s->native_builder) {
     loom_status_free(loom_op_def_builder_set_deprecated(
         s->native_builder, (int)version, explanation));
@@ -317,9 +316,8 @@ static void start_kernel(script_t* s, const char* argument, bool async) {
   size_t pick = strlen(op);
   void* (*create)(TF_OpKernelConstruction*) =
       pick % 3 == 0 ? NULL : (pick % 3 == 1 ? create_state : create_fails);
-  void (*destroy)(void*) = create == create_state || pick % 5 == 0
-                               ? delete_state
-                               : NULL;
+  void (*destroy)(void*) =
+      create == create_state || pick % 5 == 0 ? delete_state : NULL;
   if (async) {
     s->kernel_builder =
         TF_NewAsyncKernelBuilder(op, device, create, compute_async, destroy);
@@ -349,8 +347,7 @@ static void register_kernel(script_t* s, const char* name) {
   if (!s->kernel_builder) return;
   TF_RegisterKernelBuilder(name, s->kernel_builder, s->status);
   s->kernel_builder = NULL;
-  check_recorded(s, TF_GetCode(s->status) != TF_OK,
-                 "TF_RegisterKernelBuilder");
+  check_recorded(s, TF_GetCode(s->status) != TF_OK, "TF_RegisterKernelBuilder");
 }
 
 // Runs `name` on float [2] inputs, as many as its definition has
@@ -408,7 +405,9 @@ static void run_command(script_t* s, char command, const char* argument) {
     case '@':
       add_spec(s, command, argument);
       break;
-    case 'F': set_flags(s, argument); break;
+    case 'F':
+      set_flags(s, argument);
+      break;
     case 'S':
       if (s->tf_builder) {
         TF_OpDefinitionBuilderSetShapeInferenceFunction(
@@ -417,14 +416,22 @@ static void run_command(script_t* s, char command, const char* argument) {
                       (sizeof(kShapeFns) / sizeof(kShapeFns[0]))]);
       }
       break;
-    case 'D': deprecate(s, argument); break;
-    case 'R': finish_op_builder(s, true); break;
-    case 'X': finish_op_builder(s, false); break;
+    case 'D':
+      deprecate(s, argument);
+      break;
+    case 'R':
+      finish_op_builder(s, true);
+      break;
+    case 'X':
+      finish_op_builder(s, false);
+      break;
     case 'K':
     case 'k':
       start_kernel(s, argument, command == 'k');
       break;
-    case 'T': type_constraint(s, argument); break;
+    case 'T':
+      type_constraint(s, argument);
+      break;
     case 'H':
       if (s->kernel_builder) {
         TF_KernelBuilder_HostMemory(s->kernel_builder, argument);
@@ -440,13 +447,18 @@ static void run_command(script_t* s, char command, const char* argument) {
         TF_KernelBuilder_Label(s->kernel_builder, argument);
       }
       break;
-    case 'G': register_kernel(s, argument); break;
+    case 'G':
+      register_kernel(s, argument);
+      break;
     case 'E':
       finish_op_builder(s, true);
       execute(s, argument);
       break;
-    case 'Z': loom__registration_journal_rollback(s->journal); break;
-    default: break;
+    case 'Z':
+      loom__registration_journal_rollback(s->journal);
+      break;
+    default:
+      break;
   }
 }
 
@@ -456,8 +468,10 @@ static void check_rolled_back(const script_t* s, size_t ops_before) {
   loom_op_registry_t* ops = loom_op_registry_global();
   size_t ops_after = loom_op_registry_list(ops, NULL, 0);
   if (ops_after != ops_before) {
-    fprintf(stderr, "fuzz_plugin_loader: %zu ops before, %zu after the "
-                    "rollback\n", ops_before, ops_after);
+    fprintf(stderr,
+            "fuzz_plugin_loader: %zu ops before, %zu after the "
+            "rollback\n",
+            ops_before, ops_after);
     abort();
   }
   for (int i = 0; i < s->num_names; ++i) {
@@ -465,8 +479,9 @@ static void check_rolled_back(const script_t* s, size_t ops_before) {
     size_t kernels =
         loom_kernel_registry_count(loom_kernel_registry_global(), s->names[i]);
     if (exists != s->existed[i] || kernels != s->kernels[i]) {
-      fprintf(stderr, "fuzz_plugin_loader: after the rollback op '%s' %s "
-                      "(before: %s) with %zu kernels (before: %zu)\n",
+      fprintf(stderr,
+              "fuzz_plugin_loader: after the rollback op '%s' %s "
+              "(before: %s) with %zu kernels (before: %zu)\n",
               s->names[i], exists ? "exists" : "is gone",
               s->existed[i] ? "existed" : "did not", kernels, s->kernels[i]);
       abort();

@@ -295,7 +295,7 @@ static void LOOM_ISA_FN(grad_apply_plane_f32)(const float* dy, const float* x,
 #define WINOGRAD_LOOPS(suffix, T)                                        \
   static void LOOM_ISA_FN(winograd_filter_##suffix)(                     \
       const T* g, int64_t g_stride, T* u, int64_t u_stride, int64_t n) { \
-    LOOM_IVDEP for (int64_t l = 0; l < n; ++l) {               \
+    LOOM_IVDEP for (int64_t l = 0; l < n; ++l) {                         \
       T a[4][3];                                                         \
       for (int c = 0; c < 3; ++c) {                                      \
         T g0 = g[c * g_stride + l], g1 = g[(3 + c) * g_stride + l];      \
@@ -332,7 +332,7 @@ static void LOOM_ISA_FN(grad_apply_plane_f32)(const float* dy, const float* x,
     T *v22 = v + 10 * v_stride, *v23 = v + 11 * v_stride;                \
     T *v30 = v + 12 * v_stride, *v31 = v + 13 * v_stride;                \
     T *v32 = v + 14 * v_stride, *v33 = v + 15 * v_stride;                \
-    LOOM_IVDEP for (int64_t l = 0; l < n; ++l) {               \
+    LOOM_IVDEP for (int64_t l = 0; l < n; ++l) {                         \
       /* t = B^T d, column by column; then V = t B, row by row. */       \
       T t00 = d00[l] - d20[l], t01 = d01[l] - d21[l];                    \
       T t02 = d02[l] - d22[l], t03 = d03[l] - d23[l];                    \
@@ -375,7 +375,7 @@ static void LOOM_ISA_FN(grad_apply_plane_f32)(const float* dy, const float* x,
     const T* m33 = m + 15 * m_stride;                                    \
     T *y0 = y[0], *y1 = y[1], *y2 = y[2];                                \
     T* y3 = y[3];                                                        \
-    LOOM_IVDEP for (int64_t l = 0; l < n; ++l) {               \
+    LOOM_IVDEP for (int64_t l = 0; l < n; ++l) {                         \
       /* s = A^T M, column by column; then Y = s A. */                   \
       T s00 = m00[l] + m10[l] + m20[l], s01 = m01[l] + m11[l] + m21[l];  \
       T s02 = m02[l] + m12[l] + m22[l], s03 = m03[l] + m13[l] + m23[l];  \

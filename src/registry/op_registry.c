@@ -464,8 +464,7 @@ static void unlink_hash_locked(loom_op_registry_t* registry,
 
 // Removes `entry` from the list of every entry, before freeing it; call
 // with the lock held for writing.
-static void unlink_all_locked(loom_op_registry_t* registry,
-                              op_entry_t* entry) {
+static void unlink_all_locked(loom_op_registry_t* registry, op_entry_t* entry) {
   for (op_entry_t** link = &registry->all; *link; link = &(*link)->next_all) {
     if (*link == entry) {
       *link = entry->next_all;

@@ -17,8 +17,8 @@
 // Declared hidden (the library is built with hidden visibility, but an
 // extern declaration alone still makes the compiler go through the GOT):
 // the execute path then reads it with one instruction.
-extern __attribute__((visibility("hidden"))) _Atomic uint64_t
-    loom__registry_generation_counter;
+extern __attribute__((
+    visibility("hidden"))) _Atomic uint64_t loom__registry_generation_counter;
 
 // The current generation. A cache records the value read *before* its
 // look-up: a change made during the look-up then moves the generation past

@@ -22,7 +22,8 @@ bool loom__window_output_size(int64_t input, int64_t window, int64_t dilation,
                               int64_t explicit_before, int64_t explicit_after,
                               int64_t* out_size, int64_t* pad_before) {
   int64_t extent;
-  if (input < 0 || stride < 1 || !loom__window_extent(window, dilation, &extent)) {
+  if (input < 0 || stride < 1 ||
+      !loom__window_extent(window, dilation, &extent)) {
     return false;
   }
   int64_t size, before = 0;
@@ -68,8 +69,7 @@ bool loom__window_output_size(int64_t input, int64_t window, int64_t dilation,
 }
 
 loom_status_t loom__size_overflow_error_at(const char* file, int line,
-                                           const char* op,
-                                           const char* argument,
+                                           const char* op, const char* argument,
                                            const char* format, ...) {
   char detail[256];
   va_list args;

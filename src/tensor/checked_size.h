@@ -124,7 +124,7 @@ LOOM_MUST_USE_RESULT bool loom__window_output_size(
 // INVALID_ARGUMENT "<op>: <argument> <detail>: the size overflows int64"
 // (detail is a printf format for the values, e.g. "[%lld, %lld]"). Records
 // the caller's location.
-#define loom__size_overflow_error(op, argument, ...)                   \
+#define loom__size_overflow_error(op, argument, ...)                 \
   loom__size_overflow_error_at(__FILE__, __LINE__, (op), (argument), \
                                __VA_ARGS__)
 

@@ -168,9 +168,8 @@ static void set_attrs(const case_t* c, loom_op_attrs_t* attrs) {
                                           c->list_count));
   }
   if (c->string_name) {
-    LOOM_ASSERT_OK(loom_op_attrs_set_string(attrs, c->string_name,
-                                            c->string_value,
-                                            strlen(c->string_value)));
+    LOOM_ASSERT_OK(loom_op_attrs_set_string(
+        attrs, c->string_name, c->string_value, strlen(c->string_value)));
   }
 }
 

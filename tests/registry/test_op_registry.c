@@ -508,8 +508,7 @@ static void unregistered_ops_are_freed_unless_handed_out(void** state) {
 // Many definitions of one name, each handed out and then unregistered:
 // every one stays valid, and a look-up finds the one registered now (the
 // unregistered ones have left the name's hash chain).
-static void reregistered_names_keep_every_handed_out_definition(
-    void** state) {
+static void reregistered_names_keep_every_handed_out_definition(void** state) {
   (void)state;
   loom_allocator_t allocator = loom_allocator_system();
   loom_op_registry_t* registry = NULL;

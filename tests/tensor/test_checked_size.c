@@ -57,21 +57,20 @@ static void windows_refuse_wrapping_arguments(void** state) {
   int64_t size = -7, before = -7, extent;
   // A dilation of 2^62 on a window of 5 spans more than int64_t holds.
   assert_false(loom__window_extent(5, (int64_t)1 << 62, &extent));
-  assert_false(loom__window_output_size(10, 5, (int64_t)1 << 62, 1,
-                                        LOOM_WINDOW_VALID, 0, 0, &size,
-                                        &before));
+  assert_false(loom__window_output_size(
+      10, 5, (int64_t)1 << 62, 1, LOOM_WINDOW_VALID, 0, 0, &size, &before));
   // A stride of INT64_MAX: one window, not a wrapped sum.
   assert_true(loom__window_output_size(10, 3, 1, INT64_MAX, LOOM_WINDOW_VALID,
                                        0, 0, &size, &before));
   assert_int_equal(size, 1);
-  assert_true(loom__window_output_size(10, 3, 1, INT64_MAX, LOOM_WINDOW_SAME,
-                                       0, 0, &size, &before));
+  assert_true(loom__window_output_size(10, 3, 1, INT64_MAX, LOOM_WINDOW_SAME, 0,
+                                       0, &size, &before));
   assert_int_equal(size, 1);
   // Explicit paddings near INT64_MAX.
   assert_false(loom__window_output_size(10, 3, 1, 1, LOOM_WINDOW_EXPLICIT,
                                         INT64_MAX, 1, &size, &before));
-  assert_false(loom__window_output_size(10, 3, 1, 1, LOOM_WINDOW_EXPLICIT,
-                                        -1, 0, &size, &before));
+  assert_false(loom__window_output_size(10, 3, 1, 1, LOOM_WINDOW_EXPLICIT, -1,
+                                        0, &size, &before));
   // A window that does not fit at all.
   assert_false(loom__window_output_size(1, 3, 1, 1, LOOM_WINDOW_VALID, 0, 0,
                                         &size, &before));
@@ -89,11 +88,12 @@ static void overflow_errors_name_op_argument_and_values(void** state) {
   int64_t dims[3] = {(int64_t)1 << 32, (int64_t)1 << 32, -1};
   char text[64];
   loom_status_t status = loom__size_overflow_error(
-      "Reshape", "shape", "%s", loom__format_int64s(dims, 3, text, sizeof(text)));
+      "Reshape", "shape", "%s",
+      loom__format_int64s(dims, 3, text, sizeof(text)));
   assert_int_equal(loom_status_code(status), LOOM_STATUS_INVALID_ARGUMENT);
-  assert_non_null(
-      strstr(loom_status_message(status),
-             "Reshape: shape [4294967296, 4294967296, -1]: the size overflows"));
+  assert_non_null(strstr(
+      loom_status_message(status),
+      "Reshape: shape [4294967296, 4294967296, -1]: the size overflows"));
   loom_status_free(status);
   // A cut list ends in "...".
   char small[12];
