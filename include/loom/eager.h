@@ -218,9 +218,10 @@ LOOM_API const char* loom_eager_op_name(const loom_eager_op_t* op);
 LOOM_API const loom_op_def_t* loom_eager_op_def(const loom_eager_op_t* op);
 LOOM_API loom_context_t* loom_eager_op_context(const loom_eager_op_t* op);
 
-// Places the op explicitly ("" or NULL: no explicit placement). The name is
-// checked when the op executes. An explicit placement wins over scopes and
-// inputs.
+// Places the op explicitly ("" or NULL: no explicit placement). A malformed
+// name is INVALID_ARGUMENT at once (the op keeps its device); whether a
+// device of that name exists is checked when the op executes. An explicit
+// placement wins over scopes and inputs.
 LOOM_API LOOM_MUST_USE_RESULT loom_status_t
 loom_eager_op_set_device(loom_eager_op_t* op, const char* device_name);
 LOOM_API const char* loom_eager_op_device(const loom_eager_op_t* op);
@@ -241,9 +242,10 @@ LOOM_API loom_tensor_handle_t* loom_eager_op_input(const loom_eager_op_t* op,
                                                    int32_t index);
 
 // The number of tensors the input (outputs == false) or output argument
-// `arg_name` stands for with the inputs and attributes given so far.
-// NOT_FOUND for an unknown name; INVALID_ARGUMENT when its length is not
-// known yet.
+// `arg_name` stands for with the attributes set so far (Split's `output`
+// once num_split is set) or, failing that, as the inputs added so far
+// complete them. INVALID_ARGUMENT for an unknown name ("Input 'x' not
+// found", TensorFlow's words) and when its length is not known yet.
 LOOM_API LOOM_MUST_USE_RESULT loom_status_t
 loom_eager_op_arg_length(loom_eager_op_t* op, bool outputs,
                          const char* arg_name, int32_t* out_length);

@@ -89,7 +89,7 @@ static loom_status_t call_execute(custom_device_t* device, loom_eager_op_t* op,
   *out_count = 0;
   if (expected > capacity) {
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                            "%s: expecting %d outputs, but %d were provided",
+                            "%s: Expecting %d outputs, but *num_retvals is %d",
                             loom_eager_op_name(op), expected, capacity);
   }
   for (int32_t i = 0; i < capacity; ++i) outputs[i] = NULL;

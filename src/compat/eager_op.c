@@ -4,6 +4,7 @@
 
 #include "base/small_vector.h"
 #include "compat/tf_status_internal.h"
+#include "frontend/frontend_internal.h"
 #include "loom/eager.h"
 #include "tensorflow/c/eager/c_api.h"
 #include "tensorflow/c/eager/c_api_experimental.h"
@@ -462,8 +463,18 @@ void TFE_Execute(TFE_Op* op, TFE_TensorHandle** retvals, int* num_retvals,
     return;
   }
   int32_t count = 0;
-  loom_status_t result = loom_eager_op_execute(
-      unwrap(op), (loom_tensor_handle_t**)retvals, *num_retvals, &count);
-  *num_retvals = count;
+  int32_t known = -1;
+  loom_status_t result = loom__eager_op_execute_counted(
+      unwrap(op), (loom_tensor_handle_t**)retvals, *num_retvals, &count,
+      &known);
+  if (LOOM_LIKELY(result == NULL)) {
+    *num_retvals = count;
+  } else if (known >= 0) {
+    // As TensorFlow: a failure once the kernel was found (inputs against
+    // it, or running it synchronously) leaves the output count and no
+    // handles; an earlier one leaves *num_retvals as it was.
+    *num_retvals = known;
+    for (int32_t i = 0; i < known; ++i) retvals[i] = NULL;
+  }
   loom__tf_status_set(status, result);
 }

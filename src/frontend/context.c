@@ -483,6 +483,35 @@ loom_status_t loom_context_add_named_handler(loom_context_t* context,
   return status;
 }
 
+bool loom__device_name_is_valid(const char* name) {
+  device_name_t parsed;
+  // A bare word is no device name (TensorFlow wants "/..." or "TYPE:N").
+  return parse_device_name(name, &parsed) &&
+         (name[0] == '/' || strchr(name, ':') != NULL);
+}
+
+loom_status_t loom__unknown_device_error(loom_context_t* context,
+                                         const char* name) {
+  char devices[1024];
+  size_t used = 0;
+  devices[0] = '\0';
+  pthread_mutex_lock(&context->mutex);
+  for (int32_t i = 0; i < context->num_handlers; ++i) {
+    if (!loom_op_handler_is_final(context->handlers[i].handler)) continue;
+    int n = snprintf(devices + used, sizeof(devices) - used, "%s%s",
+                     used ? ", " : "", context->handlers[i].name);
+    if (n < 0 || (size_t)n >= sizeof(devices) - used) break;
+    used += (size_t)n;
+  }
+  pthread_mutex_unlock(&context->mutex);
+  // TensorFlow's words when placement cannot be satisfied.
+  return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                          "Could not satisfy device specification '%s'. "
+                          "enable_soft_placement=0. Supported device types "
+                          "[CPU]. All available devices [%s].",
+                          name, devices);
+}
+
 loom_op_handler_t* loom_context_find_handler(loom_context_t* context,
                                              const char* name) {
   if (!context || !name) return NULL;

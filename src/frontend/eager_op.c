@@ -173,6 +173,13 @@ loom_status_t loom_eager_op_set_device(loom_eager_op_t* op,
                             "device name '%.64s...' is longer than %zu bytes",
                             device_name, sizeof(op->device) - 1);
   }
+  if (*device_name && !loom__device_name_is_valid(device_name)) {
+    // TensorFlow's words; the op keeps its previous device.
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                            "Malformed device specification '%s' in eager "
+                            "op: %s",
+                            device_name, op->name);
+  }
   memcpy(op->device, device_name, length + 1);
   op->device_handler = NULL;  // found when the op executes
   return loom_ok_status();
@@ -297,6 +304,20 @@ loom_status_t loom__eager_op_input_dtypes(loom_eager_op_t* op,
   return loom_ok_status();
 }
 
+// Whether the op's attrs set the length of every variadic argument up to
+// argument `index` (which then locate it).
+static bool lengths_are_set(const loom_eager_op_t* op, bool outputs,
+                            int32_t index) {
+  const loom_arg_def_t* args = outputs ? op->def->outputs : op->def->inputs;
+  for (int32_t a = 0; a <= index; ++a) {
+    const char* attr =
+        args[a].number_attr ? args[a].number_attr : args[a].type_list_attr;
+    loom_attr_value_t value;
+    if (attr && !loom_op_attrs_get(&op->attrs, attr, &value)) return false;
+  }
+  return true;
+}
+
 loom_status_t loom_eager_op_arg_length(loom_eager_op_t* op, bool outputs,
                                        const char* arg_name,
                                        int32_t* out_length) {
@@ -312,15 +333,28 @@ loom_status_t loom_eager_op_arg_length(loom_eager_op_t* op, bool outputs,
   int32_t index = outputs ? loom_op_def_find_output(def, arg_name)
                           : loom_op_def_find_input(def, arg_name);
   if (index < 0) {
-    return loom_make_status(LOOM_STATUS_NOT_FOUND,
-                            "Op '%s' has no %s named '%s'", op->name,
-                            outputs ? "output" : "input", arg_name);
+    // TensorFlow's code and words.
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT, "%s '%s' not found",
+                            outputs ? "Output" : "Input", arg_name);
   }
   const loom_arg_def_t* arg =
       outputs ? &def->outputs[index] : &def->inputs[index];
   if (!arg->number_attr && !arg->type_list_attr) {
     *out_length = 1;
     return loom_ok_status();
+  }
+  int32_t start = 0;
+  int32_t stop = 0;
+  // The attrs set so far may decide it (Split's num_split before any input
+  // is added, as TensorFlow answers from the attributes).
+  if (lengths_are_set(op, outputs, index)) {
+    loom_status_t from_attrs = loom_op_def_arg_range(def, &op->attrs, outputs,
+                                                     arg_name, &start, &stop);
+    if (!from_attrs) {
+      *out_length = stop - start;
+      return loom_ok_status();
+    }
+    loom_status_free(from_attrs);
   }
   // The length attrs as execution would complete them.
   loom_dtype_t stack_dtypes[16];
@@ -337,8 +371,6 @@ loom_status_t loom_eager_op_arg_length(loom_eager_op_t* op, bool outputs,
   if (!status) {
     status = loom_op_def_complete_attrs(def, dtypes, op->num_inputs, &attrs);
   }
-  int32_t start = 0;
-  int32_t stop = 0;
   if (!status) {
     status =
         loom_op_def_arg_range(def, &attrs, outputs, arg_name, &start, &stop);

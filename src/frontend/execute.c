@@ -34,8 +34,7 @@ static loom_status_t explicit_handler(loom_eager_op_t* op,
     op->device_handler = loom_context_find_handler(context, op->device);
     op->device_generation = generation;
     if (!op->device_handler) {
-      return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                              "%s: unknown device '%s'", op->name, op->device);
+      return loom__unknown_device_error(context, op->device);
     }
   }
   *out = op->device_handler;
@@ -101,6 +100,18 @@ static loom_status_t result_count(loom_eager_op_t* op, int32_t* out_count) {
   if (dtypes != stack_dtypes) {
     loom_allocator_free(op->context->allocator, dtypes);
   }
+  return status;
+}
+
+// Checks the inputs against the op's signature and attributes (what
+// result_count does when the count depends on them).
+static loom_status_t check_signature(loom_eager_op_t* op) {
+  if (op->output_count < 0) return loom_ok_status();  // checked already
+  int32_t count = 0;
+  int32_t fixed = op->output_count;
+  op->output_count = -1;
+  loom_status_t status = result_count(op, &count);
+  op->output_count = fixed;
   return status;
 }
 
@@ -210,6 +221,17 @@ static loom_async_value_t** stateful_chain(loom_eager_op_t* op,
 loom_status_t loom_eager_op_execute(loom_eager_op_t* op,
                                     loom_tensor_handle_t** results,
                                     int32_t capacity, int32_t* out_count) {
+  int32_t known = -1;
+  return loom__eager_op_execute_counted(op, results, capacity, out_count,
+                                        &known);
+}
+
+loom_status_t loom__eager_op_execute_counted(loom_eager_op_t* op,
+                                             loom_tensor_handle_t** results,
+                                             int32_t capacity,
+                                             int32_t* out_count,
+                                             int32_t* out_known_count) {
+  *out_known_count = -1;
   if (LOOM_UNLIKELY(!op || (capacity > 0 && !results) || capacity < 0 ||
                     !out_count)) {
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
@@ -253,8 +275,15 @@ loom_status_t loom_eager_op_execute(loom_eager_op_t* op,
   LOOM_RETURN_IF_ERROR(counted);
   if (LOOM_UNLIKELY(count > capacity)) {
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                            "%s: expecting %d outputs, but %d were provided",
+                            "%s: Expecting %d outputs, but *num_retvals is %d",
                             op->name, count, capacity);
+  }
+  *out_known_count = count;
+  if (LOOM_UNLIKELY(async)) {
+    // What is knowable before running fails the call itself, as in
+    // TensorFlow's asynchronous executors (input dtypes against the
+    // attributes; input counts were checked with the result count).
+    LOOM_RETURN_IF_ERROR(check_signature(op));
   }
   LOOM_RETURN_IF_ERROR(prepare(op, handler));
   loom_tensor_handle_t* stack_args[kEagerInlineInputs];

@@ -141,6 +141,23 @@ void loom__context_record_error(loom_context_t* context, loom_status_t error);
 // A copy of the recorded error (OK when none).
 loom_status_t loom__context_error(loom_context_t* context);
 
+// Whether `name` is a device name (TensorFlow's full, partial or legacy
+// forms), known or not.
+bool loom__device_name_is_valid(const char* name);
+// INVALID_ARGUMENT for a well-formed device name no device matches, in
+// TensorFlow's words, listing the context's devices.
+loom_status_t loom__unknown_device_error(loom_context_t* context,
+                                         const char* name);
+
+// loom_eager_op_execute, also giving the op's result count once it was
+// known (else -1) when the call fails after that: TFE_Execute then reports
+// it in *num_retvals, as TensorFlow does once it has found the kernel.
+loom_status_t loom__eager_op_execute_counted(loom_eager_op_t* op,
+                                             loom_tensor_handle_t** results,
+                                             int32_t capacity,
+                                             int32_t* out_count,
+                                             int32_t* out_known_count);
+
 // Executes op `op_name` (prepared on `handler`) on one input with one
 // attribute; the copy ops use it. *out_handle receives the result.
 loom_status_t loom__execute_unary(loom_context_t* context,

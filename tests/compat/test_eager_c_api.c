@@ -303,7 +303,8 @@ static void matmul_runtime_error_is_returned_by_execute(void** state) {
   int num_retvals = 1;
   TFE_Execute(matmul, &product, &num_retvals, f->status);
   ASSERT_TF_ERROR(f->status, TF_INVALID_ARGUMENT, kMatMulError);
-  assert_int_equal(num_retvals, 0);
+  // As TensorFlow: the output count once the kernel is known, no handle.
+  assert_int_equal(num_retvals, 1);
   assert_null(product);
   // A good op still runs: a synchronous error does not stick.
   TFE_Op* good = binary_op(f->ctx, "MatMul", m1, m1);
@@ -423,6 +424,21 @@ static void mismatched_input_types_are_errors(void** state) {
   ASSERT_TF_ERROR(f->status, TF_INVALID_ARGUMENT,
                   "Op 'AddV2': input 1 ('y') has dtype int32 but attr 'T' is "
                   "float");
+  // Known before running: TFE_Execute says so in asynchronous contexts too,
+  // with the output count and no handle (TensorFlow's behaviour).
+  assert_int_equal(num_retvals, 1);
+  assert_null(result);
+  TFE_DeleteOp(add);
+  // The error did not stick to the context: a good op runs.
+  add = binary_op(f->ctx, "AddV2", x, x);
+  TFE_Execute(add, &result, &num_retvals, f->status);
+  ASSERT_TF_OK(f->status);
+  TF_Tensor* sum = TFE_TensorHandleResolve(result, f->status);
+  ASSERT_TF_OK(f->status);
+  assert_float_equal(*(float*)TF_TensorData(sum), 2.0f, 0);
+  TF_DeleteTensor(sum);
+  TFE_DeleteTensorHandle(result);
+  result = NULL;
   TFE_DeleteOp(add);
   // An attribute contradicting the inputs.
   add = binary_op(f->ctx, "AddV2", x, x);
@@ -444,7 +460,7 @@ static void execute_needs_room_for_the_outputs(void** state) {
   int num_retvals = 0;
   TFE_Execute(add, NULL, &num_retvals, f->status);
   ASSERT_TF_ERROR(f->status, TF_INVALID_ARGUMENT,
-                  "AddV2: expecting 1 outputs, but 0 were provided");
+                  "AddV2: Expecting 1 outputs, but *num_retvals is 0");
   TFE_Execute(add, NULL, NULL, f->status);
   ASSERT_TF_ERROR(f->status, TF_INVALID_ARGUMENT,
                   "TFE_Execute: num_retvals is NULL");
@@ -462,13 +478,31 @@ static void unknown_ops_and_devices_are_errors(void** state) {
   TFE_Op* add = binary_op(f->ctx, "AddV2", x, x);
   TFE_OpSetDevice(add, "/job:localhost/replica:0/task:0/device:GPU:0",
                   f->status);
-  ASSERT_TF_OK(f->status);  // checked at execution
-  TFE_TensorHandle* result = NULL;
+  ASSERT_TF_OK(f->status);  // well formed: found at execution
+  TFE_TensorHandle* result = (TFE_TensorHandle*)&f;
   int num_retvals = 1;
   TFE_Execute(add, &result, &num_retvals, f->status);
   ASSERT_TF_ERROR(f->status, TF_INVALID_ARGUMENT,
-                  "AddV2: unknown device "
-                  "'/job:localhost/replica:0/task:0/device:GPU:0'");
+                  "Could not satisfy device specification "
+                  "'/job:localhost/replica:0/task:0/device:GPU:0'. "
+                  "enable_soft_placement=0. Supported device types [CPU]. "
+                  "All available devices "
+                  "[/job:localhost/replica:0/task:0/device:CPU:0");
+  // Failed before the output count was known: *num_retvals is untouched.
+  assert_int_equal(num_retvals, 1);
+  assert_ptr_equal(result, (TFE_TensorHandle*)&f);
+  // A malformed name is refused at once, and the op keeps its device.
+  TFE_OpSetDevice(add, "garbage", f->status);
+  ASSERT_TF_ERROR(f->status, TF_INVALID_ARGUMENT,
+                  "Malformed device specification 'garbage' in eager op: "
+                  "AddV2");
+  assert_string_equal(TFE_OpGetDevice(add, f->status),
+                      "/job:localhost/replica:0/task:0/device:GPU:0");
+  TFE_OpSetDevice(add, "/cpu:0", f->status);
+  ASSERT_TF_OK(f->status);
+  TFE_Execute(add, &result, &num_retvals, f->status);
+  ASSERT_TF_OK(f->status);
+  TFE_DeleteTensorHandle(result);
   TFE_DeleteOp(add);
   TFE_DeleteTensorHandle(x);
 }
@@ -533,7 +567,7 @@ static void input_and_output_lengths(void** state) {
   TFE_TensorHandle* a = matrix_handle(f->ctx);
   TFE_TensorHandle* b = matrix_handle(f->ctx);
   TFE_Op* op = TFE_NewOp(f->ctx, "IdentityN", f->status);
-  // Not known before the inputs.
+  // Not known before the inputs or the attribute T.
   assert_int_equal(TFE_OpGetInputLength(op, "input", f->status), -1);
   assert_int_not_equal(TF_GetCode(f->status), TF_OK);
   assert_int_equal(TFE_OpGetOutputLength(op, "output", f->status), -1);
@@ -552,10 +586,28 @@ static void input_and_output_lengths(void** state) {
   assert_int_equal(TFE_OpGetInputLength(op, "input", f->status), 2);
   assert_int_equal(TFE_OpGetOutputLength(op, "output", f->status), 2);
   assert_int_equal(TFE_OpGetInputLength(op, "nope", f->status), -1);
-  ASSERT_TF_ERROR(f->status, TF_NOT_FOUND,
-                  "Op 'IdentityN' has no input named 'nope'");
+  ASSERT_TF_ERROR(f->status, TF_INVALID_ARGUMENT, "Input 'nope' not found");
+  assert_int_equal(TFE_OpGetOutputLength(op, "nope", f->status), -1);
+  ASSERT_TF_ERROR(f->status, TF_INVALID_ARGUMENT, "Output 'nope' not found");
   TFE_DeleteTensorHandle(retvals[0]);
   TFE_DeleteTensorHandle(retvals[1]);
+  TFE_DeleteOp(op);
+  // Attributes alone may decide a length, before any input (TensorFlow
+  // answers from the attributes set).
+  op = TFE_NewOp(f->ctx, "Split", f->status);
+  assert_int_equal(TFE_OpGetOutputLength(op, "output", f->status), -1);
+  ASSERT_TF_ERROR(f->status, TF_INVALID_ARGUMENT,
+                  "the length of output 'output' of 'Split' is not known");
+  TFE_OpSetAttrInt(op, "num_split", 3);
+  assert_int_equal(TFE_OpGetOutputLength(op, "output", f->status), 3);
+  ASSERT_TF_OK(f->status);
+  TFE_DeleteOp(op);
+  op = TFE_NewOp(f->ctx, "IdentityN", f->status);
+  TF_DataType types[3] = {TF_FLOAT, TF_INT32, TF_FLOAT};
+  TFE_OpSetAttrTypeList(op, "T", types, 3);
+  assert_int_equal(TFE_OpGetInputLength(op, "input", f->status), 3);
+  assert_int_equal(TFE_OpGetOutputLength(op, "output", f->status), 3);
+  ASSERT_TF_OK(f->status);
   TFE_DeleteOp(op);
   // A single input argument has length one at once.
   op = TFE_NewOp(f->ctx, "AddV2", f->status);
@@ -1053,6 +1105,7 @@ int main(void) {
       SYNC(matmul_runtime_error_is_returned_by_execute),
       ASYNC(async_matmul_error_surfaces_at_resolve_and_wait),
       ASYNC(async_add_runs),
+      ASYNC(mismatched_input_types_are_errors),
       SYNC(execute_min),
       ASYNC(execute_min),
       SYNC(mismatched_input_types_are_errors),

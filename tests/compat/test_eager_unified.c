@@ -75,7 +75,7 @@ static void abstract_op_errors(void** state) {
   TF_AbstractTensor* inputs[2] = {at, at};
   TF_ExecuteOperation(op, 2, inputs, o, s);
   ASSERT_TF_ERROR(s, TF_INVALID_ARGUMENT,
-                  "AddV2: expecting 1 outputs, but 0 were provided");
+                  "AddV2: Expecting 1 outputs, but *num_retvals is 0");
   assert_int_equal(TF_OutputListNumOutputs(o), 0);
   TF_OutputListSetNumOutputs(o, -1, s);
   ASSERT_TF_ERROR(s, TF_INVALID_ARGUMENT,

@@ -397,7 +397,10 @@ static void an_explicit_device_wins_over_the_scope(void** state) {
   loom_tensor_handle_release(z);
   LOOM_ASSERT_STATUS(loom_eager_op_execute(op, &z, 1, &count),
                      LOOM_STATUS_INVALID_ARGUMENT,
-                     "AddV2: unknown device '/device:GPU:3'");
+                     "Could not satisfy device specification "
+                     "'/device:GPU:3'. enable_soft_placement=0. Supported "
+                     "device types [CPU]. All available devices "
+                     "[/job:localhost/replica:0/task:0/device:CPU:0");
   loom_eager_op_destroy(op);
   LOOM_ASSERT_OK(loom_context_exit_scope(f->context));
   loom_tensor_handle_release(x);

@@ -270,7 +270,12 @@ TF_CAPI_EXPORT extern int TFE_OpGetOutputLength(TFE_Op* op,
  * Synchronous contexts return the op's error here; asynchronous ones return
  * before it has run (see TFE_ContextOptionsSetAsync). An input that only
  * the op refers to (its handle was deleted) may have its buffer reused for
- * an output; the op then no longer has it. On failure *num_retvals is 0. */
+ * an output; the op then no longer has it. On failure, as in TensorFlow:
+ * *num_retvals is left as it was when the op failed before its output
+ * count was known (an unknown op, missing inputs or attributes, too few
+ * slots), else it is the output count and retvals[0, count) are NULL.
+ * Asynchronous contexts return the errors knowable before running (input
+ * dtypes and counts against the op's signature) here too. */
 TF_CAPI_EXPORT extern void TFE_Execute(TFE_Op* op, TFE_TensorHandle** retvals,
                                        int* num_retvals, TF_Status* status);
 
