@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "loom/allocator.h"
+#include "loom/cancellation.h"
 #include "loom/host_context.h"
 #include "loom/macros.h"
 #include "loom/op_attrs.h"
@@ -225,6 +226,14 @@ LOOM_API loom_context_t* loom_eager_op_context(const loom_eager_op_t* op);
 LOOM_API LOOM_MUST_USE_RESULT loom_status_t
 loom_eager_op_set_device(loom_eager_op_t* op, const char* device_name);
 LOOM_API const char* loom_eager_op_device(const loom_eager_op_t* op);
+
+// Executions of the op from now on run under `cancellation` (retained; NULL
+// for none; a reset clears it): an execution whose cancellation has started
+// fails with CANCELLED ("Operation was cancelled"), at once or, for an op
+// waiting for its inputs, when it would run (TensorFlow's
+// TFE_OpSetCancellationManager).
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_eager_op_set_cancellation(
+    loom_eager_op_t* op, loom_cancellation_t* cancellation);
 
 // Adds an input (a new reference is taken). INVALID_ARGUMENT "Invalid
 // handle" for NULL.

@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "loom/cancellation.h"
 #include "loom/macros.h"
 #include "loom/op_attrs.h"
 #include "loom/op_def.h"
@@ -58,6 +59,9 @@ typedef struct loom_op_invocation_t {
   // first; NULL when there are none (Execute starts with none). A handler
   // adds one before loom_op_invocation_forward and takes it off after.
   const loom_op_invocation_note_t* notes;
+  // Borrowed, may be NULL: once it is cancelled, the op fails with
+  // CANCELLED unless it has started (loom_runtime_execute_invocation).
+  loom_cancellation_t* cancellation;
 } loom_op_invocation_t;
 
 // The value of the last note left on `invocation` with `key`, or NULL.

@@ -146,6 +146,16 @@ LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_runtime_execute_prepared(
     const loom_op_attrs_t* attrs, loom_tensor_handle_t** results,
     int32_t num_results, loom_async_value_t** chain);
 
+// Executes `invocation` (op, location, arguments, attrs, results, chain and
+// cancellation set, notes NULL) with loom_runtime_execute_prepared's
+// contract: the form for callers that pass a cancellation. An invocation
+// whose cancellation is cancelled already fails with CANCELLED; one
+// cancelled before its kernel starts (a dispatch waiting for inputs) fails
+// with CANCELLED then.
+typedef struct loom_op_invocation_t loom_op_invocation_t;
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t
+loom_runtime_execute_invocation(loom_op_invocation_t* invocation);
+
 // Prepares `op_name` on `handler` and executes it.
 LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_runtime_execute(
     loom_runtime_t* runtime, const char* op_name, loom_op_handler_t* handler,

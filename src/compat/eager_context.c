@@ -57,6 +57,11 @@ void TFE_ContextOptionsSetConfig(TFE_ContextOptions* options, const void* proto,
                   : loom_ok_status());
 }
 
+void TFE_ContextOptionsSetTfrt(TFE_ContextOptions* options, bool use_tfrt) {
+  (void)options;
+  (void)use_tfrt;
+}
+
 void TFE_ContextOptionsSetAsync(TFE_ContextOptions* options,
                                 unsigned char enable) {
   if (options) options->async = enable != 0;

@@ -39,6 +39,7 @@ typedef struct dispatch_t {
   loom_tensor_metadata_t* result_metadata;  // NULL when not known
   loom_async_value_t* chain_in;             // retained, may be NULL
   loom_async_value_t* chain_out;            // retained, may be NULL
+  loom_cancellation_t* cancellation;        // retained, may be NULL
   _Atomic int32_t waiting;                  // inputs, then results, not yet set
   loom_async_waiter_t* waiters;
   // Where the arrays above live.
@@ -61,6 +62,7 @@ static void dispatch_free(dispatch_t* dispatch) {
   }
   loom_async_value_release(dispatch->chain_in);
   loom_async_value_release(dispatch->chain_out);
+  loom_cancellation_release(dispatch->cancellation);
   loom_op_attrs_release(dispatch->attrs);
   if (dispatch->spec_owned) {
     loom__cpu_spec_destroy(dispatch->cpu_op->cpu->allocator, dispatch->spec);
@@ -88,6 +90,8 @@ static loom_status_t create_dispatch(loom_op_invocation_t* invocation,
   loom_prepared_op_retain(prepared);
   dispatch->cpu_op = prepared->data;
   dispatch->location = invocation->location;
+  dispatch->cancellation = invocation->cancellation;
+  loom_cancellation_retain(dispatch->cancellation);
   handle_vector_initialize(&dispatch->argument_vector);
   tensor_vector_initialize(&dispatch->input_vector);
   value_vector_initialize(&dispatch->result_vector);
@@ -284,6 +288,11 @@ static loom_status_t specialise(dispatch_t* dispatch) {
 static void run_dispatch(dispatch_t* dispatch) {
   loom_runtime_t* runtime = dispatch->runtime;
   loom_status_t cancelled = loom_host_context_cancel_status(runtime->host);
+  if (!cancelled && LOOM_UNLIKELY(dispatch->cancellation != NULL) &&
+      (loom_cancellation_is_cancelled(dispatch->cancellation) ||
+       loom_cancellation_is_cancelling(dispatch->cancellation))) {
+    cancelled = loom_cancellation_error(dispatch->op->name);
+  }
   if (cancelled) {
     fail_results(dispatch, cancelled);
     finish_dispatch(dispatch);

@@ -384,6 +384,31 @@ loom_status_t loom_runtime_execute_prepared(
     loom_tensor_handle_t** arguments, int32_t num_arguments,
     const loom_op_attrs_t* attrs, loom_tensor_handle_t** results,
     int32_t num_results, loom_async_value_t** chain) {
+  loom_op_invocation_t invocation = {
+      .op = op,
+      .location = location,
+      .arguments = arguments,
+      .num_arguments = num_arguments,
+      .attrs = attrs,
+      .results = results,
+      .num_results = num_results,
+      .chain = chain,
+  };
+  return loom_runtime_execute_invocation(&invocation);
+}
+
+loom_status_t loom_runtime_execute_invocation(
+    loom_op_invocation_t* invocation) {
+  if (!invocation) {
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                            "Execute: the invocation is NULL");
+  }
+  loom_prepared_op_t* op = invocation->op;
+  loom_tensor_handle_t** arguments = invocation->arguments;
+  int32_t num_arguments = invocation->num_arguments;
+  loom_tensor_handle_t** results = invocation->results;
+  int32_t num_results = invocation->num_results;
+  loom_async_value_t** chain = invocation->chain;
   if (!op || (num_arguments > 0 && !arguments) || num_arguments < 0 ||
       (num_results > 0 && !results) || num_results < 0) {
     return reject(op, arguments, num_arguments, results, num_results,
@@ -400,21 +425,18 @@ loom_status_t loom_runtime_execute_prepared(
     }
   }
   loom_runtime_t* runtime = op->runtime;
-  loom_op_invocation_t invocation = {
-      .op = op,
-      .location = location,
-      .arguments = arguments,
-      .num_arguments = num_arguments,
-      .attrs = attrs,
-      .results = results,
-      .num_results = num_results,
-      .chain = chain,
-  };
+  invocation->notes = NULL;
   if (loom_host_context_is_cancelled(runtime->host)) {
     return loom_op_invocation_fail(
-        &invocation, loom_host_context_cancel_status(runtime->host), false);
+        invocation, loom_host_context_cancel_status(runtime->host), false);
   }
-  loom_status_t status = op->handler->vtable->execute(op->handler, &invocation);
+  if (LOOM_UNLIKELY(invocation->cancellation != NULL) &&
+      (loom_cancellation_is_cancelled(invocation->cancellation) ||
+       loom_cancellation_is_cancelling(invocation->cancellation))) {
+    return loom_op_invocation_fail(invocation,
+                                   loom_cancellation_error(op->name), false);
+  }
+  loom_status_t status = op->handler->vtable->execute(op->handler, invocation);
   if (runtime->synchronous) {
     wait_for_results(runtime, results, num_results, chain);
   }

@@ -94,6 +94,7 @@ void loom_eager_op_destroy(loom_eager_op_t* op) {
   clear_inputs(op);
   loom__eager_op_drop_prepared(op);
   loom_status_free(op->error);
+  loom_cancellation_release(op->cancellation);
   loom_op_attrs_deinitialize(&op->attrs);
   if (op->inputs != op->inline_inputs) {
     loom_allocator_free(op->context->allocator, op->inputs);
@@ -108,6 +109,10 @@ static loom_status_t reset(loom_eager_op_t* op, const char* op_name) {
   if (LOOM_UNLIKELY(op->error != NULL)) {
     loom_status_free(op->error);
     op->error = NULL;
+  }
+  if (LOOM_UNLIKELY(op->cancellation != NULL)) {
+    loom_cancellation_release(op->cancellation);
+    op->cancellation = NULL;
   }
   if (op_name && strcmp(op_name, op->name) != 0) return set_name(op, op_name);
   return loom_ok_status();
@@ -182,6 +187,18 @@ loom_status_t loom_eager_op_set_device(loom_eager_op_t* op,
   }
   memcpy(op->device, device_name, length + 1);
   op->device_handler = NULL;  // found when the op executes
+  return loom_ok_status();
+}
+
+loom_status_t loom_eager_op_set_cancellation(
+    loom_eager_op_t* op, loom_cancellation_t* cancellation) {
+  if (!op) {
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                            "loom_eager_op_set_cancellation: op is NULL");
+  }
+  loom_cancellation_retain(cancellation);
+  loom_cancellation_release(op->cancellation);
+  op->cancellation = cancellation;
   return loom_ok_status();
 }
 

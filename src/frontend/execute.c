@@ -312,8 +312,18 @@ loom_status_t loom__eager_op_execute_counted(loom_eager_op_t* op,
     loom__error_capture_t captured;
     if (LOOM_UNLIKELY(capture)) loom__capture_begin(context, &captured);
     loom_location_t location = {0};
-    status = loom_runtime_execute_prepared(op->prepared, location, args, n,
-                                           &op->attrs, results, count, chain);
+    loom_op_invocation_t invocation = {
+        .op = op->prepared,
+        .location = location,
+        .arguments = args,
+        .num_arguments = n,
+        .attrs = &op->attrs,
+        .results = results,
+        .num_results = count,
+        .chain = chain,
+        .cancellation = op->cancellation,
+    };
+    status = loom_runtime_execute_invocation(&invocation);
     if (LOOM_UNLIKELY(capture)) {
       loom_status_t error = loom__capture_end(&captured);
       if (status) {

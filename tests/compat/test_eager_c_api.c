@@ -618,6 +618,80 @@ static void input_and_output_lengths(void** state) {
   TFE_DeleteTensorHandle(b);
 }
 
+static void flag_callback(void* context) {
+  *(bool*)context = true;
+}
+
+static void cancellation_managers(void** state) {
+  fixture_t* f = *state;
+  TFE_CancellationManager* manager = TFE_NewCancellationManager();
+  assert_false(TFE_CancellationManagerIsCancelled(manager));
+  bool first = false, second = false, third = false;
+  TFE_CancelCallback callback1 = {flag_callback, &first};
+  TFE_CancelCallback callback2 = {flag_callback, &second};
+  TFE_CancelCallback callback3 = {flag_callback, &third};
+  TFE_CancellationToken token1 = TFE_CancellationManagerGetToken(manager);
+  TFE_CancellationToken token2 = TFE_CancellationManagerGetToken(manager);
+  TFE_CancellationToken token3 = TFE_CancellationManagerGetToken(manager);
+  assert_true(TFE_CancellationManagerRegisterCallback(manager, token1,
+                                                      &callback1, "first"));
+  assert_true(TFE_CancellationManagerRegisterCallback(manager, token2,
+                                                      &callback2, "second"));
+  assert_true(TFE_CancellationManagerRegisterCallback(manager, token3,
+                                                      &callback3, "third"));
+  assert_true(TFE_CancellationManagerDeregisterCallback(manager, token1));
+  assert_true(TFE_CancellationManagerTryDeregisterCallback(manager, token3));
+  // An op given the manager runs while it is not cancelled.
+  TFE_TensorHandle* x = scalar_handle(f->ctx, 1.0f);
+  TFE_Op* add = binary_op(f->ctx, "AddV2", x, x);
+  TFE_OpSetCancellationManager(add, manager, f->status);
+  ASSERT_TF_OK(f->status);
+  TFE_TensorHandle* result = NULL;
+  int num_retvals = 1;
+  TFE_Execute(add, &result, &num_retvals, f->status);
+  ASSERT_TF_OK(f->status);
+  TFE_DeleteTensorHandle(result);
+  TFE_CancellationManagerStartCancel(manager);
+  assert_true(TFE_CancellationManagerIsCancelled(manager));
+  assert_false(TFE_CancellationManagerIsCancelling(manager));
+  assert_false(first);
+  assert_true(second);
+  assert_false(third);
+  assert_false(TFE_CancellationManagerRegisterCallback(
+      manager, TFE_CancellationManagerGetToken(manager), &callback1, "late"));
+  // Now it fails with CANCELLED, before running: at once when synchronous,
+  // in its result when asynchronous.
+  bool async = TFE_ExecutorIsAsync(TFE_ContextGetExecutorForThread(f->ctx));
+  result = NULL;
+  TFE_Execute(add, &result, &num_retvals, f->status);
+  if (async) {
+    ASSERT_TF_OK(f->status);
+    TFE_TensorHandleGetStatus(result, f->status);
+    ASSERT_TF_ERROR(f->status, TF_CANCELLED, "AddV2: Operation was cancelled");
+    TFE_DeleteTensorHandle(result);
+  } else {
+    ASSERT_TF_ERROR(f->status, TF_CANCELLED, "AddV2: Operation was cancelled");
+    assert_null(result);
+  }
+  // The op keeps the manager alive; a reset drops it.
+  TFE_DeleteCancellationManager(manager);
+  TFE_OpReset(add, "AddV2", NULL, f->status);
+  TFE_OpAddInput(add, x, f->status);
+  TFE_OpAddInput(add, x, f->status);
+  TFE_Execute(add, &result, &num_retvals, f->status);
+  ASSERT_TF_OK(f->status);
+  TFE_DeleteTensorHandle(result);
+  TFE_OpSetCancellationManager(NULL, NULL, f->status);
+  ASSERT_TF_ERROR(f->status, TF_INVALID_ARGUMENT,
+                  "TFE_OpSetCancellationManager: op is NULL");
+  TFE_DeleteOp(add);
+  TFE_DeleteTensorHandle(x);
+  // Accepted, and changes nothing.
+  TFE_ContextOptions* options = TFE_NewContextOptions();
+  TFE_ContextOptionsSetTfrt(options, true);
+  TFE_DeleteContextOptions(options);
+}
+
 static void attr_types(void** state) {
   fixture_t* f = *state;
   unsigned char is_list = 7;
@@ -1109,6 +1183,8 @@ int main(void) {
       SYNC(execute_min),
       ASYNC(execute_min),
       SYNC(mismatched_input_types_are_errors),
+      SYNC(cancellation_managers),
+      ASYNC(cancellation_managers),
       SYNC(execute_needs_room_for_the_outputs),
       SYNC(unknown_ops_and_devices_are_errors),
       SYNC(op_reports_name_context_device_and_inputs),

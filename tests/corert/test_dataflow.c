@@ -392,6 +392,80 @@ static void cancel_fails_new_ops_at_once(void** state) {
   loom_host_context_restart(env->host);
 }
 
+// Executes TestAdd(x, y) (consumed) under `cancellation`.
+static loom_status_t add_cancellable(corert_test_env_t* env,
+                                     loom_tensor_handle_t* x,
+                                     loom_tensor_handle_t* y,
+                                     loom_cancellation_t* cancellation,
+                                     loom_tensor_handle_t** result) {
+  loom_prepared_op_t* op = NULL;
+  LOOM_ASSERT_OK(
+      loom_runtime_prepare_op(env->runtime, "TestAdd", env->cpu, &op));
+  loom_tensor_handle_t* args[2] = {x, y};
+  loom_op_invocation_t invocation = {
+      .op = op,
+      .location = CORERT_TEST_HERE(),
+      .arguments = args,
+      .num_arguments = 2,
+      .results = result,
+      .num_results = 1,
+      .cancellation = cancellation,
+  };
+  loom_status_t status = loom_runtime_execute_invocation(&invocation);
+  loom_prepared_op_release(op);
+  return status;
+}
+
+static void a_cancellation_fails_only_the_pending_ops_it_was_given(
+    void** state) {
+  corert_test_env_t* env = env_of(state);
+  const float x[2] = {1, 2};
+  loom_cancellation_t* cancellation = NULL;
+  LOOM_ASSERT_OK(
+      loom_cancellation_create(loom_allocator_default(), &cancellation));
+  corert_test_async_hold();
+  loom_tensor_handle_t* a =
+      unary(env, "TestAsyncIdentity", corert_test_float_vector(env, x, 2));
+  loom_tensor_handle_t* cancelled = NULL;
+  loom_tensor_handle_t* kept = NULL;
+  LOOM_ASSERT_OK(add_cancellable(env, corert_test_ref(a), corert_test_ref(a),
+                                 cancellation, &cancelled));
+  LOOM_ASSERT_OK(add_cancellable(env, corert_test_ref(a), corert_test_ref(a),
+                                 NULL, &kept));
+  corert_test_counts_t before = corert_test_counts();
+  loom_cancellation_start(cancellation);
+  // The op holds the cancellation until it has run.
+  loom_cancellation_release(cancellation);
+  corert_test_async_release();
+  corert_test_expect_error(cancelled, LOOM_STATUS_CANCELLED,
+                           "TestAdd: Operation was cancelled");
+  float expected[2] = {2, 4};
+  corert_test_expect_values(kept, LOOM_DTYPE_FLOAT, expected, 2);
+  assert_int_equal(corert_test_counts().add, before.add + 1);
+  loom_tensor_handle_t* all[3] = {a, cancelled, kept};
+  corert_test_release_all(all, 3);
+}
+
+static void a_started_cancellation_fails_the_op_at_once(void** state) {
+  corert_test_env_t* env = env_of(state);
+  const float x[2] = {1, 2};
+  loom_cancellation_t* cancellation = NULL;
+  LOOM_ASSERT_OK(
+      loom_cancellation_create(loom_allocator_default(), &cancellation));
+  loom_cancellation_start(cancellation);
+  loom_tensor_handle_t* result = NULL;
+  corert_test_counts_t before = corert_test_counts();
+  LOOM_ASSERT_STATUS(add_cancellable(env, corert_test_float_vector(env, x, 2),
+                                     corert_test_float_vector(env, x, 2),
+                                     cancellation, &result),
+                     LOOM_STATUS_CANCELLED, "TestAdd: Operation was cancelled");
+  corert_test_expect_error(result, LOOM_STATUS_CANCELLED,
+                           "Operation was cancelled");
+  assert_int_equal(corert_test_counts().add, before.add);
+  loom_tensor_handle_release(result);
+  loom_cancellation_release(cancellation);
+}
+
 static void restart_resumes_normal_execution(void** state) {
   corert_test_env_t* env = env_of(state);
   const float x[2] = {1, 2};
@@ -736,6 +810,8 @@ int main(void) {
       TEST(error_input_arriving_later_propagates),
       TEST(kernel_that_sets_no_output_fails),
       TEST(cancel_fails_pending_ops_with_cancelled),
+      TEST(a_cancellation_fails_only_the_pending_ops_it_was_given),
+      TEST(a_started_cancellation_fails_the_op_at_once),
       TEST(cancel_fails_new_ops_at_once),
       TEST(restart_resumes_normal_execution),
       TEST(side_effecting_op_needs_a_chain),

@@ -245,6 +245,59 @@ TF_CAPI_EXPORT extern TFE_TensorHandle* TFE_CreatePackedTensorHandle(
     TFE_Context* ctx, TFE_TensorHandle** handles, int* num_handles,
     TF_Status* status);
 
+/* ------------------------------------------------------------------------
+ * Cancellation (loom/cancellation.h)
+ *
+ * An op given a cancellation manager fails with CANCELLED ("Operation was
+ * cancelled") when the manager has started cancelling before the op runs:
+ * at TFE_Execute, or, for an op still waiting for its inputs, when it would
+ * run. Callbacks registered on the manager run once, on the thread that
+ * calls TFE_CancellationManagerStartCancel.
+ * ------------------------------------------------------------------------ */
+
+typedef struct TFE_CancellationManager TFE_CancellationManager;
+typedef int64_t TFE_CancellationToken;
+typedef struct TFE_CancelCallback {
+  void (*callback)(void* context);
+  void* context;
+} TFE_CancelCallback;
+
+TF_CAPI_EXPORT extern TFE_CancellationManager* TFE_NewCancellationManager(void);
+TF_CAPI_EXPORT extern bool TFE_CancellationManagerIsCancelled(
+    TFE_CancellationManager* manager);
+TF_CAPI_EXPORT extern bool TFE_CancellationManagerIsCancelling(
+    TFE_CancellationManager* manager);
+TF_CAPI_EXPORT extern void TFE_CancellationManagerStartCancel(
+    TFE_CancellationManager* manager);
+TF_CAPI_EXPORT extern TFE_CancellationToken TFE_CancellationManagerGetToken(
+    TFE_CancellationManager* manager);
+/* False (nothing registered) once cancellation has started. The name is
+ * for diagnostics only. */
+TF_CAPI_EXPORT extern bool TFE_CancellationManagerRegisterCallback(
+    TFE_CancellationManager* manager, TFE_CancellationToken token,
+    const TFE_CancelCallback* c_callback, const char* callback_name);
+/* True when the callback was removed before it ran; false once
+ * cancellation started (Deregister then waits for the callbacks to finish,
+ * TryDeregister does not). */
+TF_CAPI_EXPORT extern bool TFE_CancellationManagerDeregisterCallback(
+    TFE_CancellationManager* manager, TFE_CancellationToken token);
+TF_CAPI_EXPORT extern bool TFE_CancellationManagerTryDeregisterCallback(
+    TFE_CancellationManager* manager, TFE_CancellationToken token);
+/* Ops still waiting with it keep it alive until they have run. */
+TF_CAPI_EXPORT extern void TFE_DeleteCancellationManager(
+    TFE_CancellationManager* manager);
+
+/* Associates `cancellation_manager` (NULL: none) with the op's executions
+ * from now on; TFE_OpReset clears it. */
+TF_CAPI_EXPORT extern void TFE_OpSetCancellationManager(
+    TFE_Op* op, TFE_CancellationManager* cancellation_manager,
+    TF_Status* status);
+
+/* Accepted for TensorFlow's sake: Loom's runtime is TFRT's design already,
+ * so the choice changes nothing. */
+TF_CAPI_EXPORT extern void TFE_ContextOptionsSetTfrt(
+    TFE_ContextOptions* options, bool use_tfrt);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
