@@ -76,6 +76,13 @@ LOOM_API LOOM_MUST_USE_RESULT loom_status_t
 loom_cpu_op_handler_create(loom_runtime_t* runtime, loom_op_handler_t* fallback,
                            loom_op_handler_t** out_handler);
 
+// Names the device the handler is (default
+// "/job:localhost/replica:0/task:0/device:CPU:0"), as its handles report it:
+// a context's second CPU device is CPU:1. Call it before the handler is
+// used. INVALID_ARGUMENT for an empty name or one of 128 bytes or more.
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t
+loom_cpu_op_handler_set_device_name(loom_op_handler_t* cpu, const char* name);
+
 // Registers a native op on a cpu handler. ALREADY_EXISTS for a name
 // registered before. Register before the op is first prepared.
 LOOM_API LOOM_MUST_USE_RESULT loom_status_t

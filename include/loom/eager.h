@@ -56,6 +56,9 @@ typedef struct loom_context_options_t {
   // too, so as many threads compute as there are cores).
   int num_threads;
   loom_allocator_t allocator;  // everything the context makes
+  // CPU devices: CPU:0 .. CPU:n-1 (0 or 1: CPU:0 alone); see
+  // loom_context_set_cpu_device_count.
+  int32_t num_cpu_devices;
 } loom_context_options_t;
 
 LOOM_API void loom_context_options_initialize(loom_context_options_t* options);
@@ -114,6 +117,24 @@ loom_context_placement_policy(loom_context_t* context);
 //===----------------------------------------------------------------------===//
 // Devices and handlers
 //===----------------------------------------------------------------------===//
+
+// Gives the context at least `count` CPU devices, CPU:0 .. CPU:count-1
+// (TensorFlow's logical CPU devices): each added one is a cpu op handler of
+// its own on the context's runtime, sharing its thread pool, so that ops
+// placed on CPU:1 run beside those on CPU:0 as on separate devices. A count
+// at or below the current one changes nothing; INVALID_ARGUMENT outside
+// [1, 1024].
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t
+loom_context_set_cpu_device_count(loom_context_t* context, int32_t count);
+
+// Soft placement (TensorFlow's allow_soft_placement): an op placed on a
+// device the context does not have runs on CPU:0 instead of failing.
+LOOM_API void loom_context_set_soft_placement(loom_context_t* context,
+                                              bool enable);
+// Logs each op's device to stderr as it executes ("Executing op AddV2 in
+// device /job:localhost/replica:0/task:0/device:CPU:0").
+LOOM_API void loom_context_set_log_placement(loom_context_t* context,
+                                             bool enable);
 
 // Adds `handler` (a new reference is taken) under the next free name
 // "/job:localhost/replica:0/task:0/device:<type>:<index>", written to

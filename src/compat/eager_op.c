@@ -68,6 +68,15 @@ void TFE_OpAddInput(TFE_Op* op, TFE_TensorHandle* input, TF_Status* status) {
                                   unwrap(op), (loom_tensor_handle_t*)input));
 }
 
+void TFE_OpConsumeInput(TFE_Op* op, TFE_TensorHandle* h, TF_Status* status) {
+  loom_status_t result =
+      loom_eager_op_add_input(unwrap(op), (loom_tensor_handle_t*)h);
+  // The op holds its own reference now (or none, on failure): the caller's
+  // goes either way, as it was handed over.
+  loom_tensor_handle_release((loom_tensor_handle_t*)h);
+  loom__tf_status_set(status, result);
+}
+
 void TFE_OpAddInputList(TFE_Op* op, TFE_TensorHandle** inputs, int num_inputs,
                         TF_Status* status) {
   loom__tf_status_set(

@@ -388,3 +388,40 @@ TF_Tensor* TFE_AllocateHostTensor(TFE_Context* ctx, TF_DataType dtype,
   loom__tf_status_set(status, result);
   return (TF_Tensor*)tensor;
 }
+
+//===----------------------------------------------------------------------===//
+// Debug information
+//===----------------------------------------------------------------------===//
+
+struct TFE_TensorDebugInfo {
+  loom_shape_t shape;  // as the device holds the value: as it is in Loom
+};
+
+TFE_TensorDebugInfo* TFE_TensorHandleTensorDebugInfo(TFE_TensorHandle* h,
+                                                     TF_Status* status) {
+  loom_shape_t shape;
+  if (!shape_of(h, status, &shape)) return NULL;
+  TFE_TensorDebugInfo* info = NULL;
+  loom_status_t result = loom_allocator_malloc(loom_allocator_default(),
+                                               sizeof(*info), (void**)&info);
+  loom__tf_status_set(status, result);
+  if (result) return NULL;
+  info->shape = shape;
+  return info;
+}
+
+void TFE_DeleteTensorDebugInfo(TFE_TensorDebugInfo* debug_info) {
+  loom_allocator_free(loom_allocator_default(), debug_info);
+}
+
+int TFE_TensorDebugInfoOnDeviceNumDims(TFE_TensorDebugInfo* debug_info) {
+  return debug_info ? debug_info->shape.rank : -1;
+}
+
+int64_t TFE_TensorDebugInfoOnDeviceDim(TFE_TensorDebugInfo* debug_info,
+                                       int dim_index) {
+  if (!debug_info || dim_index < 0 || dim_index >= debug_info->shape.rank) {
+    return -1;
+  }
+  return debug_info->shape.dims[dim_index];
+}

@@ -670,8 +670,21 @@ static loom_status_t cpu_execute(loom_op_handler_t* handler,
 //===----------------------------------------------------------------------===//
 
 static const char* cpu_device_name(const loom_op_handler_t* handler) {
-  (void)handler;
-  return "/job:localhost/replica:0/task:0/device:CPU:0";
+  return cpu_state_of((loom_op_handler_t*)handler)->device_name;
+}
+
+loom_status_t loom_cpu_op_handler_set_device_name(loom_op_handler_t* cpu,
+                                                  const char* name) {
+  LOOM_RETURN_IF_ERROR(check_cpu(cpu, "loom_cpu_op_handler_set_device_name"));
+  if (!name || !*name ||
+      strlen(name) >= sizeof(cpu_state_of(cpu)->device_name)) {
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                            "loom_cpu_op_handler_set_device_name: the name "
+                            "must be 1 to %zu bytes",
+                            sizeof(cpu_state_of(cpu)->device_name) - 1);
+  }
+  strcpy(cpu_state_of(cpu)->device_name, name);
+  return loom_ok_status();
 }
 
 static void cpu_destroy(void* opaque) {
@@ -729,6 +742,7 @@ loom_status_t loom_cpu_op_handler_create(loom_runtime_t* runtime,
   LOOM_RETURN_IF_ERROR(
       loom_allocator_calloc(runtime->allocator, sizeof(*cpu), (void**)&cpu));
   cpu->allocator = runtime->allocator;
+  strcpy(cpu->device_name, "/job:localhost/replica:0/task:0/device:CPU:0");
   loom__rwlock_initialize(&cpu->lock);
   loom__hash_map_initialize(&cpu->natives, runtime->allocator);
   pthread_mutex_init(&cpu->ops_mutex, NULL);

@@ -34,6 +34,9 @@ typedef struct cpu_native_op_t {
 
 typedef struct cpu_state_t {
   loom_allocator_t allocator;
+  // The device it is ("/job:localhost/replica:0/task:0/device:CPU:0" unless
+  // loom_cpu_op_handler_set_device_name said otherwise before it was used).
+  char device_name[128];
   pthread_rwlock_t lock;
   loom__hash_map_t natives;  // loom__hash_bytes(name) -> cpu_native_op_t* chain
   // The ops prepared so far, kept until the handler is destroyed so that

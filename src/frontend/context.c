@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "frontend/frontend_internal.h"
+#include "loom/cpu_op_handler.h"
 
 // Context ids key the per-thread caches of scope stacks (scopes.c), which
 // span every context a thread uses: an id must never repeat in the process,
@@ -28,6 +29,8 @@ loom_context_t* loom_context_of_handle(const loom_tensor_handle_t* handle) {
   return loom__context_of_runtime(
       loom_op_handler_runtime(loom_tensor_handle_handler(handle)));
 }
+
+static bool same_text_ignoring_case(const char* a, const char* b);
 
 void loom_context_options_initialize(loom_context_options_t* options) {
   if (!options) return;
@@ -173,6 +176,8 @@ loom_status_t loom_context_create(const loom_context_options_t* options,
   atomic_init(&context->has_error, false);
   atomic_init(&context->generation, 0);
   atomic_init(&context->policy, LOOM_PLACEMENT_SILENT);
+  atomic_init(&context->soft_placement, false);
+  atomic_init(&context->log_placement, false);
   pthread_mutex_init(&context->mutex, NULL);
   pthread_mutex_init(&context->pool_mutex, NULL);
   loom_host_context_options_t host_options;
@@ -204,9 +209,66 @@ loom_status_t loom_context_create(const loom_context_options_t* options,
     return status;
   }
   context->cpu_name = context->handlers[0].name;
+  if (options->num_cpu_devices > 1) {
+    status =
+        loom_context_set_cpu_device_count(context, options->num_cpu_devices);
+    if (status) {
+      loom_context_destroy(context);
+      return status;
+    }
+  }
   atomic_store_explicit(&context->live, true, memory_order_release);
   *out_context = context;
   return loom_ok_status();
+}
+
+loom_status_t loom_context_set_cpu_device_count(loom_context_t* context,
+                                                int32_t count) {
+  if (!context) {
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                            "loom_context_set_cpu_device_count: context is "
+                            "NULL");
+  }
+  if (count < 1 || count > 1024) {
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                            "loom_context_set_cpu_device_count: %d CPU "
+                            "devices is outside [1, 1024]",
+                            (int)count);
+  }
+  for (;;) {
+    int32_t have = 0;
+    pthread_mutex_lock(&context->mutex);
+    for (int32_t i = 0; i < context->num_handlers; ++i) {
+      if (same_text_ignoring_case(context->handlers[i].type, "CPU") &&
+          loom_op_handler_is_final(context->handlers[i].handler)) {
+        have++;
+      }
+    }
+    pthread_mutex_unlock(&context->mutex);
+    if (have >= count) return loom_ok_status();
+    loom_op_handler_t* cpu = NULL;
+    LOOM_RETURN_IF_ERROR(
+        loom_cpu_op_handler_create(context->runtime, NULL, &cpu));
+    char name[64];
+    snprintf(name, sizeof(name),
+             "/job:localhost/replica:0/task:0/device:CPU:%d", (int)have);
+    loom_status_t status = loom_cpu_op_handler_set_device_name(cpu, name);
+    if (!status) {
+      pthread_mutex_lock(&context->mutex);
+      status = add_locked(context, name, "CPU", have, cpu);
+      pthread_mutex_unlock(&context->mutex);
+    }
+    loom_op_handler_release(cpu);
+    LOOM_RETURN_IF_ERROR(status);
+  }
+}
+
+void loom_context_set_soft_placement(loom_context_t* context, bool enable) {
+  if (context) atomic_store(&context->soft_placement, enable);
+}
+
+void loom_context_set_log_placement(loom_context_t* context, bool enable) {
+  if (context) atomic_store(&context->log_placement, enable);
 }
 
 void loom_context_destroy(loom_context_t* context) {

@@ -7,6 +7,7 @@
 // is a thread-local look-up, the prepared op is cached on the eager op, and
 // the arguments live on the stack.
 
+#include <stdio.h>
 #include <string.h>
 
 #include "frontend/eager_op_internal.h"
@@ -34,7 +35,12 @@ static loom_status_t explicit_handler(loom_eager_op_t* op,
     op->device_handler = loom_context_find_handler(context, op->device);
     op->device_generation = generation;
     if (!op->device_handler) {
-      return loom__unknown_device_error(context, op->device);
+      if (!atomic_load_explicit(&context->soft_placement,
+                                memory_order_relaxed)) {
+        return loom__unknown_device_error(context, op->device);
+      }
+      *out = context->cpu;  // soft placement, not remembered
+      return loom_ok_status();
     }
   }
   *out = op->device_handler;
@@ -264,6 +270,12 @@ loom_status_t loom__eager_op_execute_counted(loom_eager_op_t* op,
   loom_op_handler_t* handler = NULL;
   int32_t count = 0;
   LOOM_RETURN_IF_ERROR(place(op, stack, &handler));
+  if (LOOM_UNLIKELY(atomic_load_explicit(&context->log_placement,
+                                         memory_order_relaxed))) {
+    const char* device = loom_context_handler_name(context, handler);
+    fprintf(stderr, "Executing op %s in device %s\n", op->name,
+            device ? device : loom_op_handler_type_name(handler));
+  }
   loom_status_t counted = result_count(op, &count);
   const loom_op_handler_vtable_t* vtable = loom_op_handler_vtable(handler);
   if (LOOM_UNLIKELY(vtable->execute_eager_op != NULL)) {

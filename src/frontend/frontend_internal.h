@@ -70,6 +70,8 @@ struct loom_context_t {
   // by ops' explicit placements are looked up again.
   _Atomic uint32_t generation;
   _Atomic int policy;  // loom_placement_policy_t
+  _Atomic bool soft_placement;
+  _Atomic bool log_placement;
 
   pthread_mutex_t mutex;  // everything below
   named_handler_t* handlers;

@@ -279,6 +279,41 @@ TF_CAPI_EXPORT extern int TFE_OpGetOutputLength(TFE_Op* op,
 TF_CAPI_EXPORT extern void TFE_Execute(TFE_Op* op, TFE_TensorHandle** retvals,
                                        int* num_retvals, TF_Status* status);
 
+/* ------------------------------------------------------------------------
+ * Debug information, run metadata, steps and servers
+ * ------------------------------------------------------------------------ */
+
+/* The shape of a handle's value as its device holds it (Loom's devices hold
+ * it as it is). Waits for the value; NULL with the status on failure. */
+typedef struct TFE_TensorDebugInfo TFE_TensorDebugInfo;
+TF_CAPI_EXPORT extern TFE_TensorDebugInfo* TFE_TensorHandleTensorDebugInfo(
+    TFE_TensorHandle* h, TF_Status* status);
+TF_CAPI_EXPORT extern void TFE_DeleteTensorDebugInfo(
+    TFE_TensorDebugInfo* debug_info);
+TF_CAPI_EXPORT extern int TFE_TensorDebugInfoOnDeviceNumDims(
+    TFE_TensorDebugInfo* debug_info);
+TF_CAPI_EXPORT extern int64_t TFE_TensorDebugInfoOnDeviceDim(
+    TFE_TensorDebugInfo* debug_info, int dim_index);
+
+/* Loom records no step statistics: the exported RunMetadata is the empty
+ * message. */
+TF_CAPI_EXPORT extern void TFE_ContextEnableRunMetadata(TFE_Context* ctx);
+TF_CAPI_EXPORT extern void TFE_ContextDisableRunMetadata(TFE_Context* ctx);
+TF_CAPI_EXPORT extern void TFE_ContextExportRunMetadata(TFE_Context* ctx,
+                                                        TF_Buffer* buf,
+                                                        TF_Status* status);
+
+/* Accepted; Loom keeps no per-step state. */
+TF_CAPI_EXPORT extern void TFE_ContextStartStep(TFE_Context* ctx);
+TF_CAPI_EXPORT extern void TFE_ContextEndStep(TFE_Context* ctx);
+
+/* UNIMPLEMENTED: contexts run in one process, without remote workers. */
+TF_CAPI_EXPORT extern void TFE_ContextSetServerDef(TFE_Context* ctx,
+                                                   int keep_alive_secs,
+                                                   const void* proto,
+                                                   size_t proto_len,
+                                                   TF_Status* status);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -215,7 +215,7 @@ TF_CAPI_EXPORT extern bool TFE_IsCustomDevice(TFE_Context* ctx,
 
 /* What a custom device's tensor needs: its shape on demand, and how to free
  * its data. All required except `summarize`. */
-typedef struct TFE_CustomDeviceTensorHandle {
+typedef struct TFE_CustomDeviceTensorHandleMethods {
 #ifdef __cplusplus
   int version = TFE_CUSTOM_DEVICE_VERSION;
 #else
@@ -292,6 +292,72 @@ TF_CAPI_EXPORT extern void TFE_DeleteCancellationManager(
 TF_CAPI_EXPORT extern void TFE_OpSetCancellationManager(
     TFE_Op* op, TFE_CancellationManager* cancellation_manager,
     TF_Status* status);
+
+/* ------------------------------------------------------------------------
+ * Context settings
+ * ------------------------------------------------------------------------ */
+
+/* Adds the op's input `h`, taking the caller's reference (the caller must
+ * not delete `h`). */
+TF_CAPI_EXPORT extern void TFE_OpConsumeInput(TFE_Op* op, TFE_TensorHandle* h,
+                                              TF_Status* status);
+
+/* Gives the context `num_cpus` CPU devices, CPU:0 .. CPU:num_cpus-1, each a
+ * cpu op handler of its own sharing the context's thread pool
+ * (loom_context_set_cpu_device_count). `prefix` is NULL, "" or this
+ * process's "/job:localhost/replica:0/task:0". */
+TF_CAPI_EXPORT extern void TFE_SetLogicalCpuDevices(TFE_Context* ctx,
+                                                    int num_cpus,
+                                                    const char* prefix,
+                                                    TF_Status* status);
+
+/* Soft placement: ops placed on a device the context lacks run on CPU:0. */
+TF_CAPI_EXPORT extern void TFE_ContextSetSoftDevicePlacement(
+    TFE_Context* ctx, unsigned char enable, TF_Status* status);
+/* Logs "Executing op <op> in device <device>" to stderr for each op. */
+TF_CAPI_EXPORT extern void TFE_ContextSetLogDevicePlacement(
+    TFE_Context* ctx, unsigned char enable, TF_Status* status);
+/* Accepted; they change nothing in Loom. */
+TF_CAPI_EXPORT extern void TFE_ContextSetRunEagerOpAsFunction(
+    TFE_Context* ctx, unsigned char enable, TF_Status* status);
+TF_CAPI_EXPORT extern void TFE_ContextSetJitCompileRewrite(TFE_Context* ctx,
+                                                           unsigned char enable,
+                                                           TF_Status* status);
+
+/* The empty list (TensorFlow records it in TFRT debug builds only). */
+TF_CAPI_EXPORT extern void TFE_GetExecutedOpNames(TFE_Context* ctx,
+                                                  TF_Buffer* buf,
+                                                  TF_Status* status);
+
+/* Unique per context made in the process. */
+TF_CAPI_EXPORT extern uint64_t TFE_GetContextId(TFE_Context* ctx);
+
+/* The coordination service of a cluster: FAILED_PRECONDITION ("Coordination
+ * service agent is not enabled."), as TensorFlow answers for a local
+ * context. Servers: UNIMPLEMENTED. */
+TF_CAPI_EXPORT extern void TFE_InsertConfigKeyValue(TFE_Context* ctx,
+                                                    const char* key,
+                                                    const char* value,
+                                                    TF_Status* status);
+TF_CAPI_EXPORT extern void TFE_GetConfigKeyValue(TFE_Context* ctx,
+                                                 const char* key,
+                                                 TF_Buffer* value_buf,
+                                                 TF_Status* status);
+TF_CAPI_EXPORT extern void TFE_DeleteConfigKeyValue(TFE_Context* ctx,
+                                                    const char* key,
+                                                    TF_Status* status);
+TF_CAPI_EXPORT extern void TFE_ReportErrorToCluster(TFE_Context* ctx,
+                                                    int error_code,
+                                                    const char* error_message,
+                                                    TF_Status* status);
+TF_CAPI_EXPORT extern void TFE_ContextUpdateServerDef(TFE_Context* ctx,
+                                                      int keep_alive_secs,
+                                                      const void* proto,
+                                                      size_t proto_len,
+                                                      TF_Status* status);
+TF_CAPI_EXPORT extern bool TFE_ContextCheckAlive(TFE_Context* ctx,
+                                                 const char* worker_name,
+                                                 TF_Status* status);
 
 /* Accepted for TensorFlow's sake: Loom's runtime is TFRT's design already,
  * so the choice changes nothing. */
