@@ -102,7 +102,7 @@ static void get_op_handler_kernel(loom_program_frame_t* frame,
   if (!handler) {
     loom_program_frame_fail(
         frame, loom_make_status(LOOM_STATUS_NOT_FOUND,
-                                "op handler '%s' not found", name));
+                                "op_handler not found: %s", name));
     return;
   }
   set_or_fail(frame, loom_program_value_set_op_handler(

@@ -314,6 +314,17 @@ extern const program_dialect_t loom__parser_dialect_func;    // _ops.c
 extern const program_dialect_t loom__parser_dialect_tfrt;    // _tfrt.c
 extern const program_dialect_t loom__parser_dialect_corert;  // _corert.c
 extern const program_dialect_t loom__parser_dialect_ts;      // _ts.c
+extern const program_dialect_t loom__parser_dialect_corert_sync;  // _corert.c
+
+// corert's custom forms that corert_sync shares (program_parser_corert.c):
+// `executeop(%h) "op"(%args) {attrs} : N`, `const_dense_tensor dense<..>`,
+// and `name {attrs}` with a tensor handle result.
+bool loom__parser_corert_executeop(parser_t* p, function_builder_t* fb,
+                                   op_builder_t* b, const char* suffix);
+bool loom__parser_corert_const_dense(parser_t* p, function_builder_t* fb,
+                                     op_builder_t* b, const char* suffix);
+bool loom__parser_corert_handle_result(parser_t* p, function_builder_t* fb,
+                                       op_builder_t* b, const char* suffix);
 
 // The custom form of op `name` (exact names first, then families), or
 // NULL; *suffix: what follows a family's prefix, else "". `generic`: the

@@ -50,7 +50,7 @@ static bool parse_create_handler(parser_t* p, function_builder_t* fb,
 
 // corert.executeop(%h) "op"(%args) {attrs} {fn attrs} : N
 // corert.executeop.seq(%h, %ch) "op"(%args) {attrs} {fn attrs} : N
-static bool parse_executeop(parser_t* p, function_builder_t* fb,
+bool loom__parser_corert_executeop(parser_t* p, function_builder_t* fb,
                             op_builder_t* b, const char* suffix) {
   (void)suffix;
   bool seq = strcmp(b->name, "corert.executeop.seq") == 0;
@@ -128,7 +128,7 @@ static bool parse_executeop(parser_t* p, function_builder_t* fb,
   return true;
 }
 
-static bool parse_const_dense(parser_t* p, function_builder_t* fb,
+bool loom__parser_corert_const_dense(parser_t* p, function_builder_t* fb,
                               op_builder_t* b, const char* suffix) {
   (void)fb;
   (void)suffix;
@@ -147,7 +147,7 @@ static bool parse_const_dense(parser_t* p, function_builder_t* fb,
 
 // Kernels whose custom form is `name [operands] [attr-dict]` with a fixed
 // result.
-static bool parse_handle_result(parser_t* p, function_builder_t* fb,
+bool loom__parser_corert_handle_result(parser_t* p, function_builder_t* fb,
                                 op_builder_t* b, const char* suffix) {
   (void)suffix;
   return loom__parser_parse_simple(p, fb, b, 0) &&
@@ -233,15 +233,15 @@ static const program_custom_op_t kOps[] = {
     {.name = "corert.create_null_op_handler", .parse = parse_create_handler},
     {.name = "corert.create_cpu_op_handler", .parse = parse_create_handler},
     {.name = "corert.create_logging_op_handler", .parse = parse_create_handler},
-    {.name = "corert.executeop", .custom_only = true, .parse = parse_executeop},
+    {.name = "corert.executeop", .custom_only = true, .parse = loom__parser_corert_executeop},
     {.name = "corert.executeop.seq",
      .custom_only = true,
-     .parse = parse_executeop},
-    {.name = "corert.const_dense_tensor", .parse = parse_const_dense},
-    {.name = "corert.const_string_tensor", .parse = parse_handle_result},
+     .parse = loom__parser_corert_executeop},
+    {.name = "corert.const_dense_tensor", .parse = loom__parser_corert_const_dense},
+    {.name = "corert.const_string_tensor", .parse = loom__parser_corert_handle_result},
     {.name = "corert.create_dense_tensor.",
      .prefix = true,
-     .parse = parse_handle_result},
+     .parse = loom__parser_corert_handle_result},
     {.name = "corert.print_tensorhandle", .parse = parse_chain_result},
     {.name = "corert.tensorhandle_to_int32", .parse = parse_to_int32},
     {.name = "corert.tensorhandle_to_shape", .parse = parse_to_shape},
@@ -260,4 +260,66 @@ const program_dialect_t loom__parser_dialect_corert = {
     .name = "corert",
     .ops = kOps,
     .num_ops = sizeof(kOps) / sizeof(kOps[0]),
+};
+
+//===----------------------------------------------------------------------===//
+// corert_sync: the same ops for functions without chains ({tfrt.sync})
+//===----------------------------------------------------------------------===//
+
+// corert_sync.get_op_handler "name" {attrs}
+// corert_sync.register_op_handler %h "name" {attrs}
+static bool parse_sync_handler(parser_t* p, function_builder_t* fb,
+                               op_builder_t* b, const char* suffix) {
+  (void)suffix;
+  bool get = strcmp(b->name, "corert_sync.get_op_handler") == 0;
+  if (!get) {
+    if (!loom__parser_parse_operand(p, fb, b) ||
+        !loom__parser_check_operand_kind(p, fb, b, 0, PROGRAM_TYPE_OP_HANDLER,
+                                         "!corert.ophandler")) {
+      return false;
+    }
+    loom__parser_accept(p, TOKEN_COMMA);
+  }
+  if (p->tok.kind != TOKEN_STRING) {
+    return loom__parser_error_got(p,
+                                  "expected the op handler's name (a "
+                                  "string)");
+  }
+  program_attr_t name;
+  if (!loom__parser_parse_attr(p, NULL, &name) ||
+      !loom__parser_set_attr(p, &b->attrs, "op_handler_name", &name) ||
+      !loom__parser_parse_optional_attrs(p, b)) {
+    return false;
+  }
+  return !get || loom__parser_add_result_kind(p, b, PROGRAM_TYPE_OP_HANDLER,
+                                              "!corert.ophandler");
+}
+
+// corert_sync.print_tensorhandle %h (or (%h)): no result.
+static bool parse_sync_print(parser_t* p, function_builder_t* fb,
+                             op_builder_t* b, const char* suffix) {
+  (void)suffix;
+  return loom__parser_parse_simple(p, fb, b, 1) &&
+         loom__parser_check_operand_kind(
+             p, fb, b, 0, PROGRAM_TYPE_TENSOR_HANDLE, "!corert.tensorhandle");
+}
+
+static const program_custom_op_t kSyncOps[] = {
+    {.name = "corert_sync.get_op_handler", .parse = parse_sync_handler},
+    {.name = "corert_sync.register_op_handler", .parse = parse_sync_handler},
+    {.name = "corert_sync.executeop",
+     .custom_only = true,
+     .parse = loom__parser_corert_executeop},
+    {.name = "corert_sync.const_dense_tensor",
+     .parse = loom__parser_corert_const_dense},
+    {.name = "corert_sync.create_dense_tensor.",
+     .prefix = true,
+     .parse = loom__parser_corert_handle_result},
+    {.name = "corert_sync.print_tensorhandle", .parse = parse_sync_print},
+};
+
+const program_dialect_t loom__parser_dialect_corert_sync = {
+    .name = "corert_sync",
+    .ops = kSyncOps,
+    .num_ops = sizeof(kSyncOps) / sizeof(kSyncOps[0]),
 };

@@ -340,6 +340,7 @@ static const program_dialect_t* const kDialects[] = {
     &loom__parser_dialect_func,
     &loom__parser_dialect_tfrt,
     &loom__parser_dialect_corert,
+    &loom__parser_dialect_corert_sync,
     &loom__parser_dialect_ts,
 };
 

@@ -72,8 +72,8 @@ func.func @logging() -> !tfrt.chain {
 // CHECK-LABEL: --- Running 'unknown_handler'
 func.func @unknown_handler() -> !corert.ophandler {
   %ch0 = tfrt.new.chain
-  // CHECK-NEXT: op_handlers.mlir:[[@LINE+1]]:10: error: runtime error: op handler 'gpu' not found
+  // CHECK-NEXT: op_handlers.mlir:[[@LINE+1]]:10: error: runtime error: op_handler not found: gpu
   %gpu = corert.get_op_handler %ch0 "gpu"
   tfrt.return %gpu : !corert.ophandler
 }
-// CHECK-NEXT: 'unknown_handler' returned <<error: op handler 'gpu' not found>>
+// CHECK-NEXT: 'unknown_handler' returned <<error: op_handler not found: gpu>>
