@@ -103,6 +103,9 @@ typedef enum loom_program_value_kind_t {
   LOOM_PROGRAM_VALUE_OP_HANDLER = 7,     // !corert.ophandler
   LOOM_PROGRAM_VALUE_OP_ATTRS = 8,       // !corert.opattrs (shared, mutable)
   LOOM_PROGRAM_VALUE_SHAPE = 9,          // !ts.shape
+  // !corert.op: a composite op, a function of the running program
+  // (corert.make_composite_op).
+  LOOM_PROGRAM_VALUE_FUNCTION = 10,
 } loom_program_value_kind_t;
 
 typedef struct loom_program_op_attrs_t loom_program_op_attrs_t;
@@ -119,6 +122,7 @@ typedef struct loom_program_value_t {
     loom_op_handler_t* op_handler;        // one reference
     loom_program_op_attrs_t* op_attrs;    // one reference
     loom_shape_t shape;
+    const void* function;  // the program's, valid while it is
   } u;
 } loom_program_value_t;
 

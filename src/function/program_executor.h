@@ -124,6 +124,8 @@ loom_status_t loom__program_register_shape_kernels(
 // The corert_sync kernels wrap corert's: register them after those.
 loom_status_t loom__program_register_corert_sync_kernels(
     loom_program_executor_t* executor);
+loom_status_t loom__program_register_composite_kernels(
+    loom_program_executor_t* executor);
 
 // The kernel registered as `name`, or NULL.
 const program_kernel_t* loom__program_find_kernel(

@@ -193,6 +193,8 @@ const char* loom_program_value_kind_name(loom_program_value_kind_t kind) {
       return "!corert.opattrs";
     case LOOM_PROGRAM_VALUE_SHAPE:
       return "!ts.shape";
+    case LOOM_PROGRAM_VALUE_FUNCTION:
+      return "!corert.op";
   }
   return "unknown";
 }
