@@ -300,6 +300,10 @@ typedef struct program_custom_op_t {
   bool is_return;    // ends a function, also in the generic form
   bool custom_only;  // the generic form is rejected
   program_custom_parse_fn_t parse;
+  // Parses the generic form from its '(' when it needs more than the
+  // generic parser does (corert.executeop's op_name and op_attrs); NULL:
+  // the generic parser's.
+  program_custom_parse_fn_t parse_generic;
   program_check_callees_fn_t check_callees;  // may be NULL
 } program_custom_op_t;
 
@@ -368,6 +372,10 @@ bool loom__parser_parse_attr(parser_t* p, symbol_refs_t* refs,
 bool loom__parser_parse_attr_dict(parser_t* p, loom_op_attrs_t* attrs,
                                   symbol_refs_t* refs, symbol_refs_t* keys,
                                   bool as_functions);
+// Appends `name` (in the arena), written at `at`, to `refs` (NULL: none).
+bool loom__parser_add_symbol_ref(parser_t* p, symbol_refs_t* refs,
+                                 const char* name,
+                                 program_source_location_t at);
 // Sets attribute `name` of `attrs` from a parsed value, converting it to
 // Loom's attribute kinds (see program_attributes.c).
 bool loom__parser_set_attr(parser_t* p, loom_op_attrs_t* attrs,

@@ -624,7 +624,9 @@ bool loom__parser_parse_op(parser_t* p, program_builder_t* pb,
         const program_custom_op_t* custom =
             loom__parser_find_custom(name, true, &suffix);
         b.is_return = custom && custom->is_return;
-        if (custom && custom->custom_only) {
+        if (custom && custom->parse_generic) {
+          ok = custom->parse_generic(p, fb, &b, suffix);
+        } else if (custom && custom->custom_only) {
           loom__parser_error_at(p, b.location,
                                 "'%s' must be written in its "
                                 "custom form",

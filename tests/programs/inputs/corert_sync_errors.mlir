@@ -10,8 +10,8 @@ func.func @f() attributes {tfrt.sync} {
 
 func.func @f() attributes {tfrt.sync} {
   %cpu = corert_sync.get_op_handler "cpu"
-  // expected-error @+1 {{'corert_sync.executeop' must be written in its custom form}}
-  %a = "corert_sync.executeop"(%cpu) {op_attrs = [], op_name = "tf.X"} : (!corert.ophandler) -> !corert.tensorhandle
+  // expected-error @+1 {{expected the name of the op to execute (a string), got '{'}}
+  %a = corert_sync.executeop(%cpu) {op_attrs = [], op_name = "tf.X"} : 1
   tfrt.return
 }
 
