@@ -106,6 +106,8 @@ typedef enum loom_program_value_kind_t {
   // !corert.op: a composite op, a function of the running program
   // (corert.make_composite_op).
   LOOM_PROGRAM_VALUE_FUNCTION = 10,
+  // !corert.opattrs_ref: a frozen attribute set (one reference).
+  LOOM_PROGRAM_VALUE_FROZEN_OP_ATTRS = 11,
 } loom_program_value_kind_t;
 
 typedef struct loom_program_op_attrs_t loom_program_op_attrs_t;
@@ -123,6 +125,7 @@ typedef struct loom_program_value_t {
     loom_program_op_attrs_t* op_attrs;    // one reference
     loom_shape_t shape;
     const void* function;  // the program's, valid while it is
+    const loom_op_attrs_t* frozen_op_attrs;  // one reference
   } u;
 } loom_program_value_t;
 

@@ -53,6 +53,9 @@ static void retain_payload(const loom_program_value_t* value) {
     case LOOM_PROGRAM_VALUE_OP_ATTRS:
       loom__program_op_attrs_retain(value->u.op_attrs);
       break;
+    case LOOM_PROGRAM_VALUE_FROZEN_OP_ATTRS:
+      loom_op_attrs_retain(value->u.frozen_op_attrs);
+      break;
     default:
       break;
   }
@@ -69,6 +72,9 @@ static void destroy_payload(void* payload) {
       break;
     case LOOM_PROGRAM_VALUE_OP_ATTRS:
       loom__program_op_attrs_release(value->u.op_attrs);
+      break;
+    case LOOM_PROGRAM_VALUE_FROZEN_OP_ATTRS:
+      loom_op_attrs_release(value->u.frozen_op_attrs);
       break;
     default:
       break;
@@ -195,6 +201,8 @@ const char* loom_program_value_kind_name(loom_program_value_kind_t kind) {
       return "!ts.shape";
     case LOOM_PROGRAM_VALUE_FUNCTION:
       return "!corert.op";
+    case LOOM_PROGRAM_VALUE_FROZEN_OP_ATTRS:
+      return "!corert.opattrs_ref";
   }
   return "unknown";
 }

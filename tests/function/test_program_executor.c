@@ -674,6 +674,9 @@ static void values_check_their_state(void** state) {
                       "!ts.shape");
   assert_string_equal(
       loom_program_value_kind_name(LOOM_PROGRAM_VALUE_FUNCTION), "!corert.op");
+  assert_string_equal(
+      loom_program_value_kind_name(LOOM_PROGRAM_VALUE_FROZEN_OP_ATTRS),
+      "!corert.opattrs_ref");
   loom_async_value_release(chain);
   loom_async_value_release(value);
 }

@@ -17,6 +17,8 @@
 //   tfrt_test.partial_fail () -> (i32, i32)        1 and an error
 //   tfrt_test.report_error_async () -> i32         fails on the thread pool
 //   tfrt_test.corert.op_attrs_print (opattrs, chain) -> chain
+//   tfrt_test.corert.op_attrs_freeze (opattrs, chain) -> (opattrs_ref, chain)
+//   tfrt_test.corert.op_attrs_ref_print (opattrs_ref, chain) -> chain
 
 #include <math.h>
 #include <stdio.h>
@@ -919,6 +921,61 @@ static void op_attrs_print_kernel(loom_program_frame_t* frame,
       frame, loom_program_value_set_chain(loom_program_frame_result(frame, 0)));
 }
 
+static void print_attrs(loom_program_frame_t* frame,
+                        const loom_op_attrs_t* attrs) {
+  char text[4096];
+  loom_op_attrs_print(attrs, text, sizeof(text));
+  FILE* out = loom_program_frame_output(frame);
+  size_t length = strlen(text);
+  fprintf(out, "%s%s", text, length && text[length - 1] == '\n' ? "" : "\n");
+  fflush(out);
+}
+
+// (opattrs, chain) -> (opattrs_ref, chain): an immutable copy of the set as
+// it is now; later changes to the set do not reach it.
+static void op_attrs_freeze_kernel(loom_program_frame_t* frame,
+                                   void* user_data) {
+  (void)user_data;
+  loom_status_t status =
+      loom_program_frame_check_kind(frame, 0, LOOM_PROGRAM_VALUE_OP_ATTRS);
+  const loom_op_attrs_t* frozen = NULL;
+  if (!status) {
+    status = loom_op_attrs_freeze(
+        loom_program_op_attrs_get(
+            loom_program_frame_value(frame, 0)->u.op_attrs),
+        &frozen);
+  }
+  if (status) {
+    loom_program_frame_fail(frame, status);
+    return;
+  }
+  loom_program_value_t payload;
+  memset(&payload, 0, sizeof(payload));
+  payload.kind = LOOM_PROGRAM_VALUE_FROZEN_OP_ATTRS;
+  payload.u.frozen_op_attrs = frozen;
+  // The setter takes its own reference.
+  set_or_fail(frame,
+              loom_program_value_set(loom_program_frame_result(frame, 0),
+                                     &payload));
+  loom_op_attrs_release(frozen);
+  set_or_fail(
+      frame, loom_program_value_set_chain(loom_program_frame_result(frame, 1)));
+}
+
+static void op_attrs_ref_print_kernel(loom_program_frame_t* frame,
+                                      void* user_data) {
+  (void)user_data;
+  loom_status_t status = loom_program_frame_check_kind(
+      frame, 0, LOOM_PROGRAM_VALUE_FROZEN_OP_ATTRS);
+  if (status) {
+    loom_program_frame_fail(frame, status);
+    return;
+  }
+  print_attrs(frame, loom_program_frame_value(frame, 0)->u.frozen_op_attrs);
+  set_or_fail(
+      frame, loom_program_value_set_chain(loom_program_frame_result(frame, 0)));
+}
+
 typedef struct test_kernel_t {
   const char* name;
   loom_program_kernel_fn_t fn;
@@ -945,6 +1002,14 @@ static const test_kernel_t kKernels[] = {
      .num_results = 1},
     {.name = "tfrt_test.corert.op_attrs_print",
      .fn = op_attrs_print_kernel,
+     .num_arguments = 2,
+     .num_results = 1},
+    {.name = "tfrt_test.corert.op_attrs_freeze",
+     .fn = op_attrs_freeze_kernel,
+     .num_arguments = 2,
+     .num_results = 2},
+    {.name = "tfrt_test.corert.op_attrs_ref_print",
+     .fn = op_attrs_ref_print_kernel,
      .num_arguments = 2,
      .num_results = 1},
 };
