@@ -127,6 +127,12 @@ loom_status_t loom__program_register_corert_sync_kernels(
 loom_status_t loom__program_register_composite_kernels(
     loom_program_executor_t* executor);
 
+// A tensor's text as TFRT's programs print it, like snprintf: Loom's
+// loom_tensor_format but f16 and bf16 values as TFRT prints them,
+// `fp16(BITS)` and `bf16(BITS)` (program_tensor_format.c).
+size_t loom__program_format_tensor(const loom_tensor_t* tensor, char* buffer,
+                                   size_t capacity);
+
 // The kernel registered as `name`, or NULL.
 const program_kernel_t* loom__program_find_kernel(
     loom_program_executor_t* executor, const char* name);

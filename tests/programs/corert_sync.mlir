@@ -38,7 +38,7 @@ func.func @matmul_sync() attributes {tfrt.sync} {
   // CHECK-NEXT: DenseHostTensor dtype = i64, shape = [2], values = [10, 12]
   corert_sync.print_tensorhandle(%e)
   %f = corert_sync.create_dense_tensor.f16 {shape = [1], value = [0.5]}
-  // CHECK-NEXT: DenseHostTensor dtype = f16, shape = [1], values = [5.000000e-01]
+  // CHECK-NEXT: DenseHostTensor dtype = f16, shape = [1], values = [fp16(14336)]
   corert_sync.print_tensorhandle %f
   tfrt.return
 }
