@@ -43,7 +43,76 @@ static bool is_supported(loom_dtype_t dtype) {
   return dtype == LOOM_DTYPE_FLOAT || dtype == LOOM_DTYPE_DOUBLE ||
          dtype == LOOM_DTYPE_INT32 || dtype == LOOM_DTYPE_INT64 ||
          dtype == LOOM_DTYPE_BOOL || dtype == LOOM_DTYPE_INT8 ||
-         dtype == LOOM_DTYPE_INT16 || dtype == LOOM_DTYPE_UINT8;
+         dtype == LOOM_DTYPE_INT16 || dtype == LOOM_DTYPE_UINT8 ||
+         dtype == LOOM_DTYPE_HALF || dtype == LOOM_DTYPE_BFLOAT16;
+}
+
+// float to IEEE half, rounding to nearest even.
+static uint16_t to_half(float value) {
+  uint32_t bits;
+  memcpy(&bits, &value, sizeof(bits));
+  uint32_t sign = (bits >> 16) & 0x8000;
+  int32_t exponent = (int32_t)((bits >> 23) & 0xff) - 112;
+  uint32_t mantissa = bits & 0x7fffff;
+  if (((bits >> 23) & 0xff) == 0xff) {
+    return (uint16_t)(sign | 0x7c00 | (mantissa ? 0x200 : 0));
+  }
+  if (exponent >= 31) return (uint16_t)(sign | 0x7c00);
+  if (exponent <= 0) {
+    if (exponent < -10) return (uint16_t)sign;
+    mantissa |= 0x800000;
+    uint32_t shift = (uint32_t)(14 - exponent);
+    uint32_t half = mantissa >> shift;
+    uint32_t rest = mantissa & ((1u << shift) - 1);
+    uint32_t mid = 1u << (shift - 1);
+    if (rest > mid || (rest == mid && (half & 1))) half++;
+    return (uint16_t)(sign | half);
+  }
+  uint32_t half = sign | ((uint32_t)exponent << 10) | (mantissa >> 13);
+  uint32_t rest = mantissa & 0x1fff;
+  if (rest > 0x1000 || (rest == 0x1000 && (half & 1))) half++;
+  return (uint16_t)half;
+}
+
+static float from_half(uint16_t half) {
+  uint32_t sign = (uint32_t)(half & 0x8000) << 16;
+  uint32_t exponent = (half >> 10) & 0x1f;
+  uint32_t mantissa = half & 0x3ff;
+  uint32_t bits;
+  if (exponent == 0x1f) {
+    bits = sign | 0x7f800000 | (mantissa << 13);
+  } else if (exponent) {
+    bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
+  } else if (!mantissa) {
+    bits = sign;
+  } else {
+    // Subnormal: normalize.
+    exponent = 113;
+    while (!(mantissa & 0x400)) {
+      mantissa <<= 1;
+      exponent--;
+    }
+    bits = sign | (exponent << 23) | ((mantissa & 0x3ff) << 13);
+  }
+  float value;
+  memcpy(&value, &bits, sizeof(value));
+  return value;
+}
+
+// float to bfloat16, rounding to nearest even (NaN stays NaN).
+static uint16_t to_bf16(float value) {
+  uint32_t bits;
+  memcpy(&bits, &value, sizeof(bits));
+  if ((bits & 0x7fffffff) > 0x7f800000) return (uint16_t)((bits >> 16) | 0x40);
+  bits += 0x7fff + ((bits >> 16) & 1);
+  return (uint16_t)(bits >> 16);
+}
+
+static float from_bf16(uint16_t value) {
+  uint32_t bits = (uint32_t)value << 16;
+  float f;
+  memcpy(&f, &bits, sizeof(f));
+  return f;
 }
 
 // Element i of a dense or scalar tensor (a scalar tensor repeats its value).
@@ -66,6 +135,10 @@ static double get(const loom_tensor_t* tensor, int64_t i) {
     case LOOM_DTYPE_UINT8:
     case LOOM_DTYPE_BOOL:
       return ((const uint8_t*)data)[i];
+    case LOOM_DTYPE_HALF:
+      return from_half(((const uint16_t*)data)[i]);
+    case LOOM_DTYPE_BFLOAT16:
+      return from_bf16(((const uint16_t*)data)[i]);
     default:
       return 0;
   }
@@ -96,6 +169,12 @@ static void put(loom_dtype_t dtype, void* data, int64_t i, double value) {
       break;
     case LOOM_DTYPE_BOOL:
       ((uint8_t*)data)[i] = value != 0;
+      break;
+    case LOOM_DTYPE_HALF:
+      ((uint16_t*)data)[i] = to_half((float)value);
+      break;
+    case LOOM_DTYPE_BFLOAT16:
+      ((uint16_t*)data)[i] = to_bf16((float)value);
       break;
     default:
       break;
@@ -323,9 +402,13 @@ static loom_status_t cast_md(const loom_tensor_metadata_t* inputs,
     results[0].dtype = LOOM_DTYPE_FLOAT;
   } else if (strcmp(type.u.string.data, "f16") == 0) {
     results[0].dtype = LOOM_DTYPE_HALF;
+  } else if (strcmp(type.u.string.data, "bf16") == 0) {
+    results[0].dtype = LOOM_DTYPE_BFLOAT16;
   } else {
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                            "only casting to f32/f16 is supported");
+                            "tfrt_test.cast: only casting to f32, f16 and "
+                            "bf16 is supported, got type = \"%s\"",
+                            type.u.string.data);
   }
   results[0].shape = inputs[0].shape;
   return loom_ok_status();
@@ -549,32 +632,6 @@ static loom_status_t relu_dispatch(const loom_cpu_dispatch_context_t* ctx) {
   return loom_cpu_set_result(ctx->results[0], out);
 }
 
-// float to IEEE half, rounding to nearest even.
-static uint16_t to_half(float value) {
-  uint32_t bits;
-  memcpy(&bits, &value, sizeof(bits));
-  uint32_t sign = (bits >> 16) & 0x8000;
-  int32_t exponent = (int32_t)((bits >> 23) & 0xff) - 112;
-  uint32_t mantissa = bits & 0x7fffff;
-  if (((bits >> 23) & 0xff) == 0xff) {
-    return (uint16_t)(sign | 0x7c00 | (mantissa ? 0x200 : 0));
-  }
-  if (exponent >= 31) return (uint16_t)(sign | 0x7c00);
-  if (exponent <= 0) {
-    if (exponent < -10) return (uint16_t)sign;
-    mantissa |= 0x800000;
-    uint32_t shift = (uint32_t)(14 - exponent);
-    uint32_t half = mantissa >> shift;
-    uint32_t rest = mantissa & ((1u << shift) - 1);
-    uint32_t mid = 1u << (shift - 1);
-    if (rest > mid || (rest == mid && (half & 1))) half++;
-    return (uint16_t)(sign | half);
-  }
-  uint32_t half = sign | ((uint32_t)exponent << 10) | (mantissa >> 13);
-  uint32_t rest = mantissa & 0x1fff;
-  if (rest > 0x1000 || (rest == 0x1000 && (half & 1))) half++;
-  return (uint16_t)half;
-}
 
 static loom_status_t cast_dispatch(const loom_cpu_dispatch_context_t* ctx) {
   const loom_tensor_t* x = ctx->inputs[0];
@@ -583,12 +640,7 @@ static loom_status_t cast_dispatch(const loom_cpu_dispatch_context_t* ctx) {
   loom_tensor_t* out = NULL;
   LOOM_RETURN_IF_ERROR(new_dense(ctx, md->dtype, &md->shape, &out));
   for (int64_t i = 0; i < loom_tensor_num_elements(out); ++i) {
-    float v = (float)get(x, i);
-    if (md->dtype == LOOM_DTYPE_HALF) {
-      ((uint16_t*)loom_tensor_data(out))[i] = to_half(v);
-    } else {
-      ((float*)loom_tensor_data(out))[i] = v;
-    }
+    put(md->dtype, loom_tensor_data(out), i, (float)get(x, i));
   }
   return loom_cpu_set_result(ctx->results[0], out);
 }
