@@ -384,7 +384,11 @@ static void executeop_kernel(loom_program_frame_t* frame, void* user_data) {
   loom_tensor_handle_t** arguments = handle_vector_data(&handles);
   loom_tensor_handle_t** results = arguments + n;
   for (int32_t i = 0; i < n; ++i) {
-    // Execute consumes its arguments; the program's values keep theirs.
+    // Execute consumes its arguments: an argument no later operation reads
+    // moves out of its value (so that the op may reuse its buffer); the
+    // others' values keep theirs.
+    arguments[i] = loom__program_frame_take_handle(frame, first + i);
+    if (arguments[i]) continue;
     arguments[i] = loom_program_frame_value(frame, first + i)->u.tensor_handle;
     loom_tensor_handle_retain(arguments[i]);
   }

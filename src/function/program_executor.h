@@ -133,6 +133,14 @@ loom_status_t loom__program_register_composite_kernels(
 size_t loom__program_format_tensor(const loom_tensor_t* tensor, char* buffer,
                                    size_t capacity);
 
+// Operand `index` of the kernel's operation, a tensor handle, moved out of
+// its value when this operation is the value's last use and nothing else
+// holds the value (the caller owns the handle; the value holds nothing
+// from then on); NULL otherwise. What lets an op reuse (forward) the
+// buffer of an argument nobody reads after it, as TFRT does.
+loom_tensor_handle_t* loom__program_frame_take_handle(
+    const loom_program_frame_t* call, int32_t index);
+
 // The kernel registered as `name`, or NULL.
 const program_kernel_t* loom__program_find_kernel(
     loom_program_executor_t* executor, const char* name);

@@ -8,6 +8,7 @@
 //   tfrt_test.cast {type}   tfrt_test.broadcast {shape}   tfrt_test.argmax
 //   {axis}   tfrt_test.reduce_mean {axis}   tfrt_test.identity
 //   tfrt_test.print (needs a chain: corert.executeop.seq)
+//   tfrt_test.print_address (the buffer's address, to observe forwarding)
 //   tfrt_test.async.noop / async.noop_no_md (finishes on the thread pool)
 //   tfrt_test.error.tensor (fails at dispatch)   tfrt_test.odd_collector
 //   (data-dependent shape: no metadata function)
@@ -711,6 +712,24 @@ static loom_status_t reduce_mean_dispatch(
   return reduce(ctx, false);
 }
 
+// Where a tensor's values are: `DenseHostTensor: buffer=0x...`, to observe
+// that an op reused (forwarded) its argument's buffer.
+static loom_status_t print_address_dispatch(
+    const loom_cpu_dispatch_context_t* ctx) {
+  if (ctx->num_inputs != 1) {
+    return invalid("%s takes one argument", "tfrt_test.print_address");
+  }
+  const loom_tensor_t* x = ctx->inputs[0];
+  const char* kind = loom_tensor_kind(x) == LOOM_TENSOR_SCALAR
+                         ? "ScalarHostTensor"
+                     : loom_tensor_kind(x) == LOOM_TENSOR_STRING
+                         ? "StringHostTensor"
+                         : "DenseHostTensor";
+  printf("%s: buffer=%p\n", kind, loom_tensor_data(x));
+  fflush(stdout);
+  return loom_ok_status();
+}
+
 static loom_status_t print_dispatch(const loom_cpu_dispatch_context_t* ctx) {
   if (ctx->num_inputs != 1) {
     return invalid("%s takes one argument", "tfrt_test.print");
@@ -854,6 +873,9 @@ static const test_op_t kOps[] = {
     {.name = "tfrt_test.identity", .dispatch = identity_dispatch},
     {.name = "tfrt_test.print",
      .dispatch = print_dispatch,
+     .flags = LOOM_CPU_OP_SIDE_EFFECTING | LOOM_CPU_OP_ALLOWS_SCALAR},
+    {.name = "tfrt_test.print_address",
+     .dispatch = print_address_dispatch,
      .flags = LOOM_CPU_OP_SIDE_EFFECTING | LOOM_CPU_OP_ALLOWS_SCALAR},
     {.name = "tfrt_test.async.noop",
      .dispatch = async_noop_dispatch,
