@@ -48,8 +48,8 @@ static bool parse_create_handler(parser_t* p, function_builder_t* fb,
                                       "!corert.ophandler");
 }
 
-// corert.executeop(%h) "op"(%args) {attrs} {fn attrs} : N
-// corert.executeop.seq(%h, %ch) "op"(%args) {attrs} {fn attrs} : N
+// corert.executeop(%h) "op"(%args) {attrs} {fn attrs} [: N]
+// corert.executeop.seq(%h, %ch) "op"(%args) {attrs} {fn attrs} [: N]
 bool loom__parser_corert_executeop(parser_t* p, function_builder_t* fb,
                             op_builder_t* b, const char* suffix) {
   (void)suffix;
@@ -102,14 +102,15 @@ bool loom__parser_corert_executeop(parser_t* p, function_builder_t* fb,
                                     &b->execute_keys, true)) {
     return false;
   }
-  if (!loom__parser_expect(p, TOKEN_COLON, "before the number of results")) {
-    return false;
-  }
-  if (p->tok.kind != TOKEN_INTEGER) {
-    return loom__parser_error_got(p, "expected the number of results");
-  }
+  // `: N` may be left out for no results, as TFRT allows.
   program_attr_t count;
-  if (!loom__parser_parse_number(p, &count)) return false;
+  memset(&count, 0, sizeof(count));
+  if (loom__parser_accept(p, TOKEN_COLON)) {
+    if (p->tok.kind != TOKEN_INTEGER) {
+      return loom__parser_error_got(p, "expected the number of results");
+    }
+    if (!loom__parser_parse_number(p, &count)) return false;
+  }
   if (count.u.i < 0 || count.u.i > 4096) {
     return loom__parser_error_at(p, count.location,
                                  "the number of results "

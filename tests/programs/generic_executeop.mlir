@@ -1,7 +1,7 @@
 // The generic form of corert.executeop, corert.executeop.seq and
 // corert_sync.executeop, as TFRT prints them: the op's name in op_name, its
 // attributes as [key, value] pairs in op_attrs, function attributes in
-// op_func_attrs.
+// op_func_attrs. And the custom form without `: N`, for no results.
 // RUN: loom run --plugin %tfrt_test_ops %s | FileCheck %s
 // RUN: loom check --split-input-file --verify-diagnostics %S/inputs/generic_executeop_errors.mlir
 
@@ -37,3 +37,15 @@ func.func @generic_sync() attributes {tfrt.sync} {
   "corert_sync.print_tensorhandle"(%b) : (!corert.tensorhandle) -> ()
   tfrt.return
 }
+
+// CHECK-LABEL: --- Running 'no_result_count'
+func.func @no_result_count() -> !tfrt.chain {
+  %ch0 = tfrt.new.chain
+  %cpu = corert.get_op_handler %ch0 "cpu"
+  %a = corert.executeop(%cpu) "tfrt_test.create_dense_tensor"()
+      {shape = [1], values = [5 : i32]} : 1
+  // CHECK-NEXT: DenseHostTensor dtype = i32, shape = [1], values = [5]
+  %ch1 = corert.executeop.seq(%cpu, %ch0) "tfrt_test.print"(%a)
+  tfrt.return %ch1 : !tfrt.chain
+}
+// CHECK-NEXT: 'no_result_count' returned !tfrt.chain value
