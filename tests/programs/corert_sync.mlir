@@ -60,7 +60,7 @@ func.func @async_in_sync() attributes {tfrt.sync} {
 // CHECK-LABEL: --- Running 'logging_sync'
 func.func @logging_sync() attributes {tfrt.sync} {
   %log = corert_sync.get_op_handler "sync_log"
-  // CHECK-NEXT: [0] dispatch 'tfrt_test.create_dense_tensor' 0 arguments, 1 results, OpAttrs contains 2 entries:
+  // CHECK-NEXT: [0] dispatch 'tfrt_test.create_dense_tensor' 0 arguments, 1 result, OpAttrs contains 2 entries:
   %a = corert_sync.executeop(%log) "tfrt_test.create_dense_tensor"()
       {shape = [1], values = [7 : i32]} : 1
   // CHECK: DenseHostTensor dtype = i32, shape = [1], values = [7]

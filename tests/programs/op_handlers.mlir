@@ -51,13 +51,13 @@ func.func @null_handler() -> !tfrt.chain {
 func.func @logging() -> !tfrt.chain {
   %ch0 = tfrt.new.chain
   %log = corert.get_op_handler %ch0 "sync_logging"
-  // CHECK-NEXT: [0] dispatch 'tfrt_test.create_dense_tensor' 0 arguments, 1 results, OpAttrs contains 2 entries:
+  // CHECK-NEXT: [0] dispatch 'tfrt_test.create_dense_tensor' 0 arguments, 1 result, OpAttrs contains 2 entries:
   // CHECK-NEXT:   'shape' type=I64 value=[5]
   // CHECK-NEXT:   'values' type=I32 value=[1, 2, 3, 4, 5]
   // CHECK:        Result 0: DenseHostTensor dtype = i32, shape = [5], values = [1, 2, 3, 4, 5]
   %a = corert.executeop(%log) "tfrt_test.create_dense_tensor"()
       {shape = [5], values = [1 : i32, 2 : i32, 3 : i32, 4 : i32, 5 : i32]} : 1
-  // CHECK-NEXT: [1] dispatch 'tfrt_test.add' 2 arguments, 1 results, no attributes
+  // CHECK-NEXT: [1] dispatch 'tfrt_test.add' 2 arguments, 1 result, no attributes
   // CHECK-NEXT:   Arg 0: DenseHostTensor dtype = i32, shape = [5], values = [1, 2, 3, 4, 5]
   // CHECK-NEXT:   Arg 1: DenseHostTensor dtype = i32, shape = [5], values = [1, 2, 3, 4, 5]
   // CHECK-NEXT:   Result 0: DenseHostTensor dtype = i32, shape = [5], values = [2, 4, 6, 8, 10]
