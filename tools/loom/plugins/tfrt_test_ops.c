@@ -19,6 +19,10 @@
 //   tfrt_test.report_error_async () -> i32         fails on the thread pool
 //   tfrt_test.corert.op_attrs_print (opattrs, chain) -> chain
 //   tfrt_test.corert.op_attrs_freeze (opattrs, chain) -> (opattrs_ref, chain)
+//   tfrt_test.get_string () -> string {value}
+//   tfrt_test.print_string (string, chain) -> chain     `string = ...`
+//   tfrt_test.append_string (string, string) -> string
+//   tfrt_test.string_equal (string, string) -> i1
 //   tfrt_test.corert.op_attrs_ref_print (opattrs_ref, chain) -> chain
 
 #include <math.h>
@@ -1050,6 +1054,97 @@ static void op_attrs_ref_print_kernel(loom_program_frame_t* frame,
       frame, loom_program_value_set_chain(loom_program_frame_result(frame, 0)));
 }
 
+//===----------------------------------------------------------------------===//
+// Strings (!tfrt.string)
+//===----------------------------------------------------------------------===//
+
+static bool check_kinds(loom_program_frame_t* frame, int32_t count,
+                        loom_program_value_kind_t kind) {
+  for (int32_t i = 0; i < count; ++i) {
+    loom_status_t status = loom_program_frame_check_kind(frame, i, kind);
+    if (status) {
+      loom_program_frame_fail(frame, status);
+      return false;
+    }
+  }
+  return true;
+}
+
+static const char* string_arg(loom_program_frame_t* frame, int32_t index,
+                              size_t* size) {
+  return loom_program_string_data(
+      loom_program_frame_value(frame, index)->u.string, size);
+}
+
+// () -> string {value = "..."}
+static void get_string_kernel(loom_program_frame_t* frame, void* user_data) {
+  (void)user_data;
+  loom_attr_value_t value;
+  if (!loom_op_attrs_get(loom_program_frame_attrs(frame), "value", &value) ||
+      value.is_list || value.kind != LOOM_ATTR_KIND_STRING) {
+    loom_program_frame_fail(
+        frame, loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                                "tfrt_test.get_string needs a string "
+                                "attribute 'value'"));
+    return;
+  }
+  set_or_fail(frame, loom_program_value_set_string(
+                         loom_program_frame_result(frame, 0),
+                         value.u.string.data, value.u.string.size));
+}
+
+// (string, chain) -> chain: prints `string = ...`.
+static void print_string_kernel(loom_program_frame_t* frame, void* user_data) {
+  (void)user_data;
+  if (!check_kinds(frame, 1, LOOM_PROGRAM_VALUE_STRING)) return;
+  size_t size = 0;
+  const char* data = string_arg(frame, 0, &size);
+  FILE* out = loom_program_frame_output(frame);
+  fputs("string = ", out);
+  fwrite(data, 1, size, out);
+  fputc('\n', out);
+  fflush(out);
+  set_or_fail(
+      frame, loom_program_value_set_chain(loom_program_frame_result(frame, 0)));
+}
+
+// (string, string) -> string: the two joined.
+static void append_string_kernel(loom_program_frame_t* frame,
+                                 void* user_data) {
+  (void)user_data;
+  if (!check_kinds(frame, 2, LOOM_PROGRAM_VALUE_STRING)) return;
+  size_t a_size = 0;
+  size_t b_size = 0;
+  const char* a = string_arg(frame, 0, &a_size);
+  const char* b = string_arg(frame, 1, &b_size);
+  char* joined = NULL;
+  loom_status_t status = loom_allocator_malloc(
+      loom_allocator_default(), a_size + b_size + 1, (void**)&joined);
+  if (status) {
+    loom_program_frame_fail(frame, status);
+    return;
+  }
+  memcpy(joined, a, a_size);
+  memcpy(joined + a_size, b, b_size);
+  set_or_fail(frame,
+              loom_program_value_set_string(loom_program_frame_result(frame, 0),
+                                            joined, a_size + b_size));
+  loom_allocator_free(loom_allocator_default(), joined);
+}
+
+// (string, string) -> i1
+static void string_equal_kernel(loom_program_frame_t* frame, void* user_data) {
+  (void)user_data;
+  if (!check_kinds(frame, 2, LOOM_PROGRAM_VALUE_STRING)) return;
+  size_t a_size = 0;
+  size_t b_size = 0;
+  const char* a = string_arg(frame, 0, &a_size);
+  const char* b = string_arg(frame, 1, &b_size);
+  set_or_fail(frame, loom_program_value_set_bool(
+                         loom_program_frame_result(frame, 0),
+                         a_size == b_size && memcmp(a, b, a_size) == 0));
+}
+
 typedef struct test_kernel_t {
   const char* name;
   loom_program_kernel_fn_t fn;
@@ -1076,6 +1171,22 @@ static const test_kernel_t kKernels[] = {
      .num_results = 1},
     {.name = "tfrt_test.corert.op_attrs_print",
      .fn = op_attrs_print_kernel,
+     .num_arguments = 2,
+     .num_results = 1},
+    {.name = "tfrt_test.get_string",
+     .fn = get_string_kernel,
+     .num_arguments = 0,
+     .num_results = 1},
+    {.name = "tfrt_test.print_string",
+     .fn = print_string_kernel,
+     .num_arguments = 2,
+     .num_results = 1},
+    {.name = "tfrt_test.append_string",
+     .fn = append_string_kernel,
+     .num_arguments = 2,
+     .num_results = 1},
+    {.name = "tfrt_test.string_equal",
+     .fn = string_equal_kernel,
      .num_arguments = 2,
      .num_results = 1},
     {.name = "tfrt_test.corert.op_attrs_freeze",
