@@ -126,7 +126,7 @@ typedef struct loom_program_value_t {
     loom_op_handler_t* op_handler;        // one reference
     loom_program_op_attrs_t* op_attrs;    // one reference
     loom_shape_t shape;
-    const void* function;  // the program's, valid while it is
+    const void* function;                    // the program's, valid while it is
     const loom_op_attrs_t* frozen_op_attrs;  // one reference
     loom_program_string_t* string;           // one reference
   } u;

@@ -60,8 +60,9 @@ static loom_status_t logging_execute(loom_op_handler_t* handler,
   if (state->stream) {
     pthread_mutex_lock(&state->mutex);
     // TFRT's counts: "1 argument, 2 results".
-    fprintf(state->stream, "[%" PRId64 "] dispatch '%s' %d argument%s, %d result%s, ",
-            index, invocation->op->name, invocation->num_arguments,
+    fprintf(state->stream,
+            "[%" PRId64 "] dispatch '%s' %d argument%s, %d result%s, ", index,
+            invocation->op->name, invocation->num_arguments,
             invocation->num_arguments == 1 ? "" : "s", invocation->num_results,
             invocation->num_results == 1 ? "" : "s");
     if (!invocation->attrs || loom_op_attrs_count(invocation->attrs) == 0) {

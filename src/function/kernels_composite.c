@@ -20,10 +20,9 @@ static void make_composite_kernel(loom_program_frame_t* frame,
   (void)user_data;
   if (frame->op->num_callees != 1) {
     loom_program_frame_fail(
-        frame,
-        loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                         "'%s' needs one function (fn = @f), got %d",
-                         frame->op->name, frame->op->num_callees));
+        frame, loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                                "'%s' needs one function (fn = @f), got %d",
+                                frame->op->name, frame->op->num_callees));
     return;
   }
   loom_program_value_t payload;
@@ -65,16 +64,15 @@ static void execute_crt_kernel(loom_program_frame_t* frame, void* user_data) {
   bool chained = callee->num_arguments == n + 1 && callee->num_results == m + 1;
   if (!chained && (callee->num_arguments != n || callee->num_results != m)) {
     loom_program_frame_fail(
-        frame,
-        loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                         "'%s' passes %d tensor handle%s and expects %d "
-                         "result%s, but composite op @%s takes %d "
-                         "argument%s and returns %d (a leading !tfrt.chain "
-                         "in and out is also accepted)",
-                         name, n, n == 1 ? "" : "s", m, m == 1 ? "" : "s",
-                         callee->name, callee->num_arguments,
-                         callee->num_arguments == 1 ? "" : "s",
-                         callee->num_results));
+        frame, loom_make_status(
+                   LOOM_STATUS_INVALID_ARGUMENT,
+                   "'%s' passes %d tensor handle%s and expects %d "
+                   "result%s, but composite op @%s takes %d "
+                   "argument%s and returns %d (a leading !tfrt.chain "
+                   "in and out is also accepted)",
+                   name, n, n == 1 ? "" : "s", m, m == 1 ? "" : "s",
+                   callee->name, callee->num_arguments,
+                   callee->num_arguments == 1 ? "" : "s", callee->num_results));
     return;
   }
   loom_allocator_t allocator = frame->executor->allocator;
@@ -103,7 +101,8 @@ static void execute_crt_kernel(loom_program_frame_t* frame, void* user_data) {
     arguments[0] = chain;
     results[0] = chain_out;
   }
-  for (int32_t i = 0; i < n; ++i) arguments[extra + i] = frame->arguments[1 + i];
+  for (int32_t i = 0; i < n; ++i)
+    arguments[extra + i] = frame->arguments[1 + i];
   for (int32_t i = 0; i < m; ++i) results[extra + i] = frame->results[i];
   // A call that cannot start has set the results and reported why. The
   // callee's frame holds its own references to the values.
@@ -128,7 +127,7 @@ static loom_status_t add(loom_program_executor_t* executor, const char* name,
 
 loom_status_t loom__program_register_composite_kernels(
     loom_program_executor_t* executor) {
-  LOOM_RETURN_IF_ERROR(add(executor, "corert.make_composite_op",
-                           make_composite_kernel, 0, 1));
+  LOOM_RETURN_IF_ERROR(
+      add(executor, "corert.make_composite_op", make_composite_kernel, 0, 1));
   return add(executor, "corert.execute_crt_op", execute_crt_kernel, -1, -1);
 }

@@ -100,9 +100,9 @@ static void get_op_handler_kernel(loom_program_frame_t* frame,
   }
   loom_op_handler_t* handler = loom__program_get_handler(frame->executor, name);
   if (!handler) {
-    loom_program_frame_fail(
-        frame, loom_make_status(LOOM_STATUS_NOT_FOUND,
-                                "op_handler not found: %s", name));
+    loom_program_frame_fail(frame,
+                            loom_make_status(LOOM_STATUS_NOT_FOUND,
+                                             "op_handler not found: %s", name));
     return;
   }
   set_or_fail(frame, loom_program_value_set_op_handler(
@@ -626,7 +626,7 @@ static void print_tensorhandle_kernel(loom_program_frame_t* frame,
     loom_status_free(
         text_vector_resize_uninitialized(&text, allocator, kInlineText));
     size_t length = loom__program_format_tensor(tensor, text_vector_data(&text),
-                                       text_vector_size(&text));
+                                                text_vector_size(&text));
     if (length >= text_vector_size(&text)) {
       loom_status_t status =
           text_vector_resize_uninitialized(&text, allocator, length + 1);

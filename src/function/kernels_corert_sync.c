@@ -51,8 +51,7 @@ static void sync_kernel(loom_program_frame_t* frame, void* user_data) {
     return;
   }
   for (int32_t i = 0, j = 0; i < n; ++i) {
-    arguments[i] =
-        i == adapter->chain_argument ? chain : frame->arguments[j++];
+    arguments[i] = i == adapter->chain_argument ? chain : frame->arguments[j++];
   }
   if (extra_result) results[0] = chain_out;
   for (int32_t i = 0; i < frame->num_results; ++i) {
@@ -65,8 +64,8 @@ static void sync_kernel(loom_program_frame_t* frame, void* user_data) {
   call.num_results = m;
   adapter->wrapped->fn(&call, adapter->wrapped->user_data);
   // Errors were reported by the wrapped kernel and are in the results.
-  loom_status_free(loom_host_context_await(frame->executor->host, results,
-                                           (size_t)m));
+  loom_status_free(
+      loom_host_context_await(frame->executor->host, results, (size_t)m));
   loom_async_value_release(chain);
   loom_async_value_release(chain_out);
   program_value_vector_deinitialize(&values, allocator);

@@ -51,7 +51,7 @@ static bool parse_create_handler(parser_t* p, function_builder_t* fb,
 // corert.executeop(%h) "op"(%args) {attrs} {fn attrs} [: N]
 // corert.executeop.seq(%h, %ch) "op"(%args) {attrs} {fn attrs} [: N]
 bool loom__parser_corert_executeop(parser_t* p, function_builder_t* fb,
-                            op_builder_t* b, const char* suffix) {
+                                   op_builder_t* b, const char* suffix) {
   (void)suffix;
   bool seq = strcmp(b->name, "corert.executeop.seq") == 0;
   if (!loom__parser_parse_paren_operands(p, fb, b, "before the op handler") ||
@@ -203,7 +203,6 @@ static bool parse_executeop_generic(parser_t* p, function_builder_t* fb,
   bool named = false;
   if (!loom__parser_is(p, TOKEN_RBRACE)) {
     do {
-      program_source_location_t at = loom__parser_location(p);
       const char* key = NULL;
       if (p->tok.kind == TOKEN_BARE_ID) {
         if (!loom__parser_strndup(p, p->tok.text, p->tok.length, &key)) {
@@ -240,7 +239,6 @@ static bool parse_executeop_generic(parser_t* p, function_builder_t* fb,
       } else if (!loom__parser_set_attr(p, &b->attrs, key, &value)) {
         return false;
       }
-      (void)at;
     } while (loom__parser_accept(p, TOKEN_COMMA));
   }
   if (!loom__parser_expect(p, TOKEN_RBRACE,
@@ -258,12 +256,9 @@ static bool parse_executeop_generic(parser_t* p, function_builder_t* fb,
     return false;
   }
   if (b->num_operands < first) {
-    return loom__parser_error_at(p, b->location,
-                                 "'%s' needs %s as its first operand%s",
-                                 b->name,
-                                 seq ? "an op handler and a chain"
-                                     : "an op handler",
-                                 seq ? "s" : "");
+    return loom__parser_error_at(
+        p, b->location, "'%s' needs %s as its first operand%s", b->name,
+        seq ? "an op handler and a chain" : "an op handler", seq ? "s" : "");
   }
   if (!loom__parser_check_operand_kind(p, fb, b, 0, PROGRAM_TYPE_OP_HANDLER,
                                        "!corert.ophandler") ||
@@ -278,8 +273,8 @@ static bool parse_executeop_generic(parser_t* p, function_builder_t* fb,
     }
   }
   for (int32_t i = 0; i < b->num_results; ++i) {
-    program_type_kind_t kind = seq && i == 0 ? PROGRAM_TYPE_CHAIN
-                                             : PROGRAM_TYPE_TENSOR_HANDLE;
+    program_type_kind_t kind =
+        seq && i == 0 ? PROGRAM_TYPE_CHAIN : PROGRAM_TYPE_TENSOR_HANDLE;
     if (b->result_types[i]->kind != kind) {
       return loom__parser_error_at(
           p, b->location, "'%s' result #%d must be of type '%s', got '%s'",
@@ -296,7 +291,7 @@ static bool parse_executeop_generic(parser_t* p, function_builder_t* fb,
 }
 
 bool loom__parser_corert_const_dense(parser_t* p, function_builder_t* fb,
-                              op_builder_t* b, const char* suffix) {
+                                     op_builder_t* b, const char* suffix) {
   (void)fb;
   (void)suffix;
   if (!loom__parser_is_keyword(p, "dense")) {
@@ -315,7 +310,7 @@ bool loom__parser_corert_const_dense(parser_t* p, function_builder_t* fb,
 // Kernels whose custom form is `name [operands] [attr-dict]` with a fixed
 // result.
 bool loom__parser_corert_handle_result(parser_t* p, function_builder_t* fb,
-                                op_builder_t* b, const char* suffix) {
+                                       op_builder_t* b, const char* suffix) {
   (void)suffix;
   return loom__parser_parse_simple(p, fb, b, 0) &&
          loom__parser_add_result_kind(p, b, PROGRAM_TYPE_TENSOR_HANDLE,
@@ -406,8 +401,10 @@ static const program_custom_op_t kOps[] = {
     {.name = "corert.executeop.seq",
      .parse = loom__parser_corert_executeop,
      .parse_generic = parse_executeop_generic},
-    {.name = "corert.const_dense_tensor", .parse = loom__parser_corert_const_dense},
-    {.name = "corert.const_string_tensor", .parse = loom__parser_corert_handle_result},
+    {.name = "corert.const_dense_tensor",
+     .parse = loom__parser_corert_const_dense},
+    {.name = "corert.const_string_tensor",
+     .parse = loom__parser_corert_handle_result},
     {.name = "corert.create_dense_tensor.",
      .prefix = true,
      .parse = loom__parser_corert_handle_result},

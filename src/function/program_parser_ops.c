@@ -337,11 +337,11 @@ const program_dialect_t loom__parser_dialect_func = {
 };
 
 static const program_dialect_t* const kDialects[] = {
-    &loom__parser_dialect_func,
-    &loom__parser_dialect_tfrt,
-    &loom__parser_dialect_corert,
-    &loom__parser_dialect_corert_sync,
-    &loom__parser_dialect_ts,
+    &loom__parser_dialect_func,         // func.func, return
+    &loom__parser_dialect_tfrt,         // tfrt.*
+    &loom__parser_dialect_corert,       // corert.*
+    &loom__parser_dialect_corert_sync,  // corert_sync.*
+    &loom__parser_dialect_ts,           // ts.*
 };
 
 static const program_dialect_t* find_dialect(const char* name, bool generic) {

@@ -703,8 +703,8 @@ static void values_check_their_state(void** state) {
   assert_null(loom_program_value_get(chain));
   assert_string_equal(loom_program_value_kind_name(LOOM_PROGRAM_VALUE_SHAPE),
                       "!ts.shape");
-  assert_string_equal(
-      loom_program_value_kind_name(LOOM_PROGRAM_VALUE_FUNCTION), "!corert.op");
+  assert_string_equal(loom_program_value_kind_name(LOOM_PROGRAM_VALUE_FUNCTION),
+                      "!corert.op");
   assert_string_equal(
       loom_program_value_kind_name(LOOM_PROGRAM_VALUE_FROZEN_OP_ATTRS),
       "!corert.opattrs_ref");

@@ -78,7 +78,7 @@ typedef struct options_t {
   const char** plugins;
   int num_plugins;
   int threads;
-  bool single_threaded;  // --work_queue_type=s
+  bool single_threaded;     // --work_queue_type=s
   int max_call_depth;       // 0: the executor's default
   int max_calls_in_flight;  // 0: the executor's default
   bool timing;
@@ -281,8 +281,8 @@ static int parse_arguments(int argc, char** argv, options_t* options) {
             "(register others in a --test_init_function)",
             unknown);
       }
-    } else if ((value = option_value(name, argc, argv, &i,
-                                     "work_queue_type"))) {
+    } else if ((value =
+                    option_value(name, argc, argv, &i, "work_queue_type"))) {
       if (!parse_work_queue(value, options)) {
         return usage_error(
             "--work_queue_type needs s or mstd[:N[,M]] with N and M in [1, "

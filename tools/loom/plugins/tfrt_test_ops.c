@@ -637,7 +637,6 @@ static loom_status_t relu_dispatch(const loom_cpu_dispatch_context_t* ctx) {
   return loom_cpu_set_result(ctx->results[0], out);
 }
 
-
 static loom_status_t cast_dispatch(const loom_cpu_dispatch_context_t* ctx) {
   const loom_tensor_t* x = ctx->inputs[0];
   LOOM_RETURN_IF_ERROR(check_dtype("tfrt_test.cast", loom_tensor_dtype(x)));
@@ -724,11 +723,10 @@ static loom_status_t print_address_dispatch(
     return invalid("%s takes one argument", "tfrt_test.print_address");
   }
   const loom_tensor_t* x = ctx->inputs[0];
-  const char* kind = loom_tensor_kind(x) == LOOM_TENSOR_SCALAR
-                         ? "ScalarHostTensor"
-                     : loom_tensor_kind(x) == LOOM_TENSOR_STRING
-                         ? "StringHostTensor"
-                         : "DenseHostTensor";
+  const char* kind =
+      loom_tensor_kind(x) == LOOM_TENSOR_SCALAR   ? "ScalarHostTensor"
+      : loom_tensor_kind(x) == LOOM_TENSOR_STRING ? "StringHostTensor"
+                                                  : "DenseHostTensor";
   printf("%s: buffer=%p\n", kind, loom_tensor_data(x));
   fflush(stdout);
   return loom_ok_status();
@@ -1032,9 +1030,8 @@ static void op_attrs_freeze_kernel(loom_program_frame_t* frame,
   payload.kind = LOOM_PROGRAM_VALUE_FROZEN_OP_ATTRS;
   payload.u.frozen_op_attrs = frozen;
   // The setter takes its own reference.
-  set_or_fail(frame,
-              loom_program_value_set(loom_program_frame_result(frame, 0),
-                                     &payload));
+  set_or_fail(frame, loom_program_value_set(loom_program_frame_result(frame, 0),
+                                            &payload));
   loom_op_attrs_release(frozen);
   set_or_fail(
       frame, loom_program_value_set_chain(loom_program_frame_result(frame, 1)));
@@ -1109,8 +1106,7 @@ static void print_string_kernel(loom_program_frame_t* frame, void* user_data) {
 }
 
 // (string, string) -> string: the two joined.
-static void append_string_kernel(loom_program_frame_t* frame,
-                                 void* user_data) {
+static void append_string_kernel(loom_program_frame_t* frame, void* user_data) {
   (void)user_data;
   if (!check_kinds(frame, 2, LOOM_PROGRAM_VALUE_STRING)) return;
   size_t a_size = 0;
