@@ -625,14 +625,13 @@ static void print_tensorhandle_kernel(loom_program_frame_t* frame,
     text_vector_initialize(&text);
     loom_status_free(
         text_vector_resize_uninitialized(&text, allocator, kInlineText));
-    size_t length = loom__program_format_tensor(tensor, text_vector_data(&text),
-                                                text_vector_size(&text));
+    size_t length = loom_program_format_tensor(tensor, text_vector_data(&text),
+                                               text_vector_size(&text));
     if (length >= text_vector_size(&text)) {
       loom_status_t status =
           text_vector_resize_uninitialized(&text, allocator, length + 1);
       if (!status) {
-        loom__program_format_tensor(tensor, text_vector_data(&text),
-                                    length + 1);
+        loom_program_format_tensor(tensor, text_vector_data(&text), length + 1);
       }
       loom_status_free(status);
     }

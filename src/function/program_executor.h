@@ -127,12 +127,6 @@ loom_status_t loom__program_register_corert_sync_kernels(
 loom_status_t loom__program_register_composite_kernels(
     loom_program_executor_t* executor);
 
-// A tensor's text as TFRT's programs print it, like snprintf: Loom's
-// loom_tensor_format but f16 and bf16 values as TFRT prints them,
-// `fp16(BITS)` and `bf16(BITS)` (program_tensor_format.c).
-size_t loom__program_format_tensor(const loom_tensor_t* tensor, char* buffer,
-                                   size_t capacity);
-
 // Operand `index` of the kernel's operation, a tensor handle, moved out of
 // its value when this operation is the value's last use and nothing else
 // holds the value (the caller owns the handle; the value holds nothing

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "function/program_executor.h"
+#include "loom/program_kernel.h"
 #include "loom/tensor.h"
 
 enum { kMaxPrintedValues = 16 };  // as loom_tensor_format
@@ -26,8 +27,8 @@ static void append(char* buffer, size_t capacity, size_t* length,
   if (written > 0) *length += (size_t)written;
 }
 
-size_t loom__program_format_tensor(const loom_tensor_t* tensor, char* buffer,
-                                   size_t capacity) {
+size_t loom_program_format_tensor(const loom_tensor_t* tensor, char* buffer,
+                                  size_t capacity) {
   loom_dtype_t dtype = tensor ? loom_tensor_dtype(tensor) : LOOM_DTYPE_INVALID;
   loom_tensor_kind_t kind =
       tensor ? loom_tensor_kind(tensor) : LOOM_TENSOR_DENSE;

@@ -50,7 +50,10 @@ func.func @math_f16() -> !tfrt.chain {
   // CHECK-NEXT: DenseHostTensor dtype = i32, shape = [2], values = [1, 1]
   %x = corert.executeop(%cpu) "tfrt_test.argmax"(%h) {axis = 1 : i32} : 1
   %ch4 = corert.print_tensorhandle(%x, %ch3)
-  tfrt.return %ch4 : !tfrt.chain
+  // tfrt_test.print prints as print_tensorhandle does.
+  // CHECK-NEXT: DenseHostTensor dtype = f16, shape = [2, 2], values = [fp16(48640), fp16(11878), fp16(16512), fp16(25553)]
+  %ch5 = corert.executeop.seq(%cpu, %ch4) "tfrt_test.print"(%h) : 0
+  tfrt.return %ch5 : !tfrt.chain
 }
 // CHECK-NEXT: 'math_f16' returned !tfrt.chain value
 

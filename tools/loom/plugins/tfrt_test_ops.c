@@ -737,7 +737,8 @@ static loom_status_t print_dispatch(const loom_cpu_dispatch_context_t* ctx) {
     return invalid("%s takes one argument", "tfrt_test.print");
   }
   char small[1024];
-  size_t length = loom_tensor_format(ctx->inputs[0], small, sizeof(small));
+  size_t length =
+      loom_program_format_tensor(ctx->inputs[0], small, sizeof(small));
   (void)length;  // longer texts are cut (16 values at most are printed)
   printf("%s\n", small);
   fflush(stdout);
