@@ -121,7 +121,8 @@ LOOM_API const char* loom_program_value_kind_name(
 // A tensor's text as TFRT's programs print it (corert.print_tensorhandle),
 // like snprintf (buffer may be NULL when capacity is 0): the text of
 // loom_tensor_format, except that f16 and bf16 values are their bits, as
-// TFRT's placeholder types print them: `fp16(15360)`, `bf16(16256)`.
+// TFRT's placeholder types print them: `fp16(15360)`, `bf16(16256)`, and
+// that unsigned dtypes have TFRT's names: `dtype = u8`.
 LOOM_API size_t loom_program_format_tensor(const loom_tensor_t* tensor,
                                            char* buffer, size_t capacity);
 

@@ -1,6 +1,7 @@
 // Printing tensors as TFRT's programs print them (corert.print_tensorhandle):
 // Loom's host tensor text, except that f16 and bf16 values are their bits,
-// `fp16(15360)` and `bf16(16256)`, as TFRT's placeholder types print.
+// `fp16(15360)` and `bf16(16256)`, as TFRT's placeholder types print, and
+// that the unsigned dtypes are named as TFRT names them: u8, u16, u32, u64.
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -27,13 +28,49 @@ static void append(char* buffer, size_t capacity, size_t* length,
   if (written > 0) *length += (size_t)written;
 }
 
+static bool is_unsigned(loom_dtype_t dtype) {
+  return dtype == LOOM_DTYPE_UINT8 || dtype == LOOM_DTYPE_UINT16 ||
+         dtype == LOOM_DTYPE_UINT32 || dtype == LOOM_DTYPE_UINT64;
+}
+
+// loom_tensor_format's text with TFRT's names of the unsigned dtypes: u8,
+// not ui8.
+static size_t format_unsigned(const loom_tensor_t* tensor, char* buffer,
+                              size_t capacity) {
+  size_t length = loom_tensor_format(tensor, NULL, 0);
+  char* text = NULL;
+  loom_status_t status = loom_allocator_malloc(loom_allocator_default(),
+                                               length + 1, (void**)&text);
+  if (status) {
+    // Out of memory: Loom's names rather than nothing.
+    loom_status_free(status);
+    return loom_tensor_format(tensor, buffer, capacity);
+  }
+  loom_tensor_format(tensor, text, length + 1);
+  char* name = strstr(text, "dtype = ui");
+  if (name) {
+    memmove(name + 9, name + 10, strlen(name + 10) + 1);
+    length--;
+  }
+  if (buffer && capacity) {
+    size_t copied = length < capacity - 1 ? length : capacity - 1;
+    memcpy(buffer, text, copied);
+    buffer[copied] = '\0';
+  }
+  loom_allocator_free(loom_allocator_default(), text);
+  return length;
+}
+
 size_t loom_program_format_tensor(const loom_tensor_t* tensor, char* buffer,
                                   size_t capacity) {
   loom_dtype_t dtype = tensor ? loom_tensor_dtype(tensor) : LOOM_DTYPE_INVALID;
   loom_tensor_kind_t kind =
       tensor ? loom_tensor_kind(tensor) : LOOM_TENSOR_DENSE;
-  if ((dtype != LOOM_DTYPE_HALF && dtype != LOOM_DTYPE_BFLOAT16) ||
-      (kind != LOOM_TENSOR_DENSE && kind != LOOM_TENSOR_SCALAR)) {
+  if (kind != LOOM_TENSOR_DENSE && kind != LOOM_TENSOR_SCALAR) {
+    return loom_tensor_format(tensor, buffer, capacity);
+  }
+  if (is_unsigned(dtype)) return format_unsigned(tensor, buffer, capacity);
+  if (dtype != LOOM_DTYPE_HALF && dtype != LOOM_DTYPE_BFLOAT16) {
     return loom_tensor_format(tensor, buffer, capacity);
   }
   if (buffer && capacity) buffer[0] = '\0';

@@ -1,5 +1,6 @@
 // loom_program_format_tensor: TFRT's text of tensors, f16 and bf16 values as
-// their bits (expected bits from NumPy and PyTorch).
+// their bits (expected bits from NumPy and PyTorch), unsigned dtypes by
+// TFRT's names.
 
 #include <string.h>
 
@@ -11,8 +12,8 @@ static loom_tensor_t* dense(loom_dtype_t dtype, const int64_t* dims, int rank,
   loom_shape_t shape;
   LOOM_ASSERT_OK(loom_shape_initialize(&shape, dims, rank));
   loom_tensor_t* tensor = NULL;
-  LOOM_ASSERT_OK(
-      loom_tensor_create_dense(loom_allocator_system(), dtype, &shape, &tensor));
+  LOOM_ASSERT_OK(loom_tensor_create_dense(loom_allocator_system(), dtype,
+                                          &shape, &tensor));
   memcpy(loom_tensor_data(tensor), data, size);
   return tensor;
 }
@@ -66,6 +67,37 @@ static void bf16_scalars_and_long_tensors(void** state) {
   loom_tensor_release(tensor);
 }
 
+static void unsigned_dtypes_have_tfrt_names(void** state) {
+  (void)state;
+  const uint64_t values[2] = {2, UINT64_MAX};
+  const int64_t dims[1] = {2};
+  loom_tensor_t* tensor =
+      dense(LOOM_DTYPE_UINT64, dims, 1, values, sizeof(values));
+  char text[128];
+  size_t length = loom_program_format_tensor(tensor, text, sizeof(text));
+  const char* expected =
+      "DenseHostTensor dtype = u64, shape = [2], values = [2, "
+      "18446744073709551615]";
+  assert_string_equal(text, expected);
+  assert_int_equal(length, strlen(expected));
+  assert_int_equal(loom_program_format_tensor(tensor, NULL, 0), length);
+  char small[28];
+  assert_int_equal(loom_program_format_tensor(tensor, small, sizeof(small)),
+                   length);
+  assert_string_equal(small, "DenseHostTensor dtype = u64");
+  loom_tensor_release(tensor);
+  const uint16_t seven = 7;
+  loom_shape_t shape;
+  LOOM_ASSERT_OK(loom_shape_initialize(&shape, dims, 1));
+  loom_tensor_t* scalar = NULL;
+  LOOM_ASSERT_OK(loom_tensor_create_scalar(
+      loom_allocator_system(), LOOM_DTYPE_UINT16, &shape, &seven, &scalar));
+  loom_program_format_tensor(scalar, text, sizeof(text));
+  assert_string_equal(text,
+                      "ScalarHostTensor dtype = u16, shape = [2], value = 7");
+  loom_tensor_release(scalar);
+}
+
 static void other_dtypes_print_as_loom_tensor_format(void** state) {
   (void)state;
   const float values[2] = {1.5f, -2.0f};
@@ -86,6 +118,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(half_values_print_as_bits),
       cmocka_unit_test(bf16_scalars_and_long_tensors),
+      cmocka_unit_test(unsigned_dtypes_have_tfrt_names),
       cmocka_unit_test(other_dtypes_print_as_loom_tensor_format),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -25,7 +25,7 @@ func.func @dense_constants() -> !tfrt.chain {
   // CHECK-NEXT: DenseHostTensor dtype = f16, shape = [2], values = [fp16(14336), fp16(31743)]
   %f = corert.const_dense_tensor dense<[0.5, 65504.0]> : tensor<2xf16>
   %ch6 = corert.print_tensorhandle(%f, %ch5)
-  // CHECK-NEXT: DenseHostTensor dtype = ui8, shape = [1, 3], values = [0, 128, 255]
+  // CHECK-NEXT: DenseHostTensor dtype = u8, shape = [1, 3], values = [0, 128, 255]
   %g = corert.const_dense_tensor dense<[[0, 128, 255]]> : tensor<1x3xui8>
   %ch7 = corert.print_tensorhandle(%g, %ch6)
   // At most 16 values are printed.
@@ -63,7 +63,8 @@ func.func @typed_tensors() -> !tfrt.chain {
   // CHECK-NEXT: DenseHostTensor dtype = f32, shape = [1, 2], values = [1.000000e+00, 2.500000e+00]
   %b = corert.create_dense_tensor.f32 {shape = [1, 2], value = [1.0 : f32, 2.5 : f32]}
   %ch2 = corert.print_tensorhandle(%b, %ch1)
-  // CHECK-NEXT: DenseHostTensor dtype = ui8, shape = [2, 2], values = [255, 255, 255, 255]
+  // Unsigned dtypes print by TFRT's names (u8, u64).
+  // CHECK-NEXT: DenseHostTensor dtype = u8, shape = [2, 2], values = [255, 255, 255, 255]
   %c = corert.create_dense_tensor.ui8 {shape = [2, 2], value = [255 : i32]}
   %ch3 = corert.print_tensorhandle(%c, %ch2)
   // CHECK-NEXT: DenseHostTensor dtype = bf16, shape = [1], values = [bf16(16128)]
@@ -82,7 +83,13 @@ func.func @typed_tensors() -> !tfrt.chain {
   // CHECK-NEXT: DenseHostTensor dtype = f16, shape = [2], values = [fp16(15872), fp16(13312)]
   %h = corert.const_dense_tensor dense<[1.5, 0.25]> : tensor<2xf16>
   %ch8 = corert.print_tensorhandle(%h, %ch7)
-  tfrt.return %ch8 : !tfrt.chain
+  // CHECK-NEXT: DenseHostTensor dtype = u64, shape = [1], values = [2]
+  %u = corert.create_dense_tensor.ui64 {shape = [1], value = [2 : ui64]}
+  %ch9 = corert.print_tensorhandle(%u, %ch8)
+  // CHECK-NEXT: DenseHostTensor dtype = bf16, shape = [1], values = [bf16(16416)]
+  %v = corert.create_dense_tensor.bf16 {shape = [1], value = [2.5 : bf16]}
+  %ch10 = corert.print_tensorhandle(%v, %ch9)
+  tfrt.return %ch10 : !tfrt.chain
 }
 // CHECK-NEXT: 'typed_tensors' returned !tfrt.chain value
 
