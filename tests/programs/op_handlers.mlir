@@ -77,3 +77,29 @@ func.func @unknown_handler() -> !corert.ophandler {
   tfrt.return %gpu : !corert.ophandler
 }
 // CHECK-NEXT: 'unknown_handler' returned <<error: op_handler not found: gpu>>
+
+// Handlers registered while a function runs, ordered by chains: a get before
+// the registration fails with TFRT's text, a get after it finds the handler.
+// CHECK: --- Not running 'register_custom' because it has arguments.
+func.func @register_custom(%ch0: !tfrt.chain) -> !tfrt.chain {
+  %null = "corert.create_null_op_handler"() : () -> !corert.ophandler
+  %ch1 = corert.register_op_handler %null "custom0"
+  tfrt.return %ch1 : !tfrt.chain
+}
+
+// CHECK: --- Not running 'get_custom' because it has arguments.
+func.func @get_custom(%ch0: !tfrt.chain) -> (!tfrt.chain, !corert.ophandler) {
+  %h = corert.get_op_handler %ch0 "custom0"
+  tfrt.return %ch0, %h : !tfrt.chain, !corert.ophandler
+}
+
+// CHECK-LABEL: --- Running 'chain_registration'
+func.func @chain_registration() -> (!corert.ophandler, !corert.ophandler) {
+  %ch0 = tfrt.new.chain
+  // CHECK-NEXT: op_handlers.mlir:{{[0-9]+}}:8: error: runtime error: op_handler not found: custom0
+  %ch1, %before = tfrt.call @get_custom(%ch0) : (!tfrt.chain) -> (!tfrt.chain, !corert.ophandler)
+  %ch2 = tfrt.call @register_custom(%ch1) : (!tfrt.chain) -> !tfrt.chain
+  %ch3, %after = tfrt.call @get_custom(%ch2) : (!tfrt.chain) -> (!tfrt.chain, !corert.ophandler)
+  tfrt.return %before, %after : !corert.ophandler, !corert.ophandler
+}
+// CHECK-NEXT: 'chain_registration' returned <<error: op_handler not found: custom0>>,!corert.ophandler value
