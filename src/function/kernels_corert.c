@@ -8,6 +8,7 @@
 #include "function/program_dtype.h"
 #include "function/program_executor.h"
 #include "loom/cpu_op_handler.h"
+#include "loom/op_def.h"
 #include "loom/op_handler.h"
 #include "loom/tensor_handle.h"
 #include "tensor/checked_size.h"
@@ -307,6 +308,19 @@ static void deliver_chain(loom_async_value_t* chain,
   }
 }
 
+// The name to execute: "tf.X" runs Loom's op X; an X no registry defines
+// (a handler's native op, or none) keeps its name as written, so that
+// errors name it as TFRT does ("tf.X was not supported by NullOpHandler").
+static const char* execute_name(loom_runtime_t* runtime,
+                                const program_op_t* op) {
+  const char* written = op->execute_written_name;
+  if (!written || strcmp(written, op->execute_name) == 0 ||
+      loom_op_registry_find(loom_runtime_ops(runtime), op->execute_name)) {
+    return op->execute_name;
+  }
+  return written;
+}
+
 // Executes through the prepared op the binding caches for the op name and
 // the first handler it ran on, or by name for another handler.
 static loom_status_t execute(loom_program_frame_t* frame,
@@ -323,8 +337,8 @@ static loom_status_t execute(loom_program_frame_t* frame,
   program_prepared_t* cached = atomic_load_explicit(slot, memory_order_acquire);
   if (!cached) {
     loom_prepared_op_t* prepared = NULL;
-    loom_status_t status =
-        loom_runtime_prepare_op(runtime, op->execute_name, handler, &prepared);
+    loom_status_t status = loom_runtime_prepare_op(
+        runtime, execute_name(runtime, op), handler, &prepared);
     if (!status) {
       status = loom_allocator_malloc(frame->executor->allocator,
                                      sizeof(*cached), (void**)&cached);
@@ -349,9 +363,9 @@ static loom_status_t execute(loom_program_frame_t* frame,
                                          num_arguments, op->execute_attrs,
                                          results, num_results, chain);
   }
-  return loom_runtime_execute(runtime, op->execute_name, handler, location,
-                              arguments, num_arguments, op->execute_attrs,
-                              results, num_results, chain);
+  return loom_runtime_execute(runtime, execute_name(runtime, op), handler,
+                              location, arguments, num_arguments,
+                              op->execute_attrs, results, num_results, chain);
 }
 
 static void executeop_kernel(loom_program_frame_t* frame, void* user_data) {

@@ -181,6 +181,7 @@ typedef struct op_builder_t {
   loom_op_attrs_t attrs;
   bool is_return;
   const char* execute_name;  // set for corert.executeop / .seq
+  const char* execute_written_name;  // with its "tf." prefix
   loom_op_attrs_t execute_attrs;
   symbol_refs_t execute_keys;  // the names in execute_attrs, where written
   symbol_refs_t refs;

@@ -77,6 +77,7 @@ bool loom__parser_corert_executeop(parser_t* p, function_builder_t* fb,
   }
   // "tf.X" runs Loom's op X.
   b->execute_name = name.u.s.data;
+  b->execute_written_name = name.u.s.data;
   if (name.u.s.size > 3 && memcmp(name.u.s.data, "tf.", 3) == 0) {
     b->execute_name = name.u.s.data + 3;
   }
@@ -230,6 +231,7 @@ static bool parse_executeop_generic(parser_t* p, function_builder_t* fb,
         }
         named = true;
         b->execute_name = value.u.s.data;
+        b->execute_written_name = value.u.s.data;
         if (value.u.s.size > 3 && memcmp(value.u.s.data, "tf.", 3) == 0) {
           b->execute_name = value.u.s.data + 3;
         }

@@ -23,6 +23,7 @@ static void op_builder_initialize(parser_t* p, op_builder_t* b) {
   b->results_capacity = 0;
   b->is_return = false;
   b->execute_name = NULL;
+  b->execute_written_name = NULL;
   memset(&b->refs, 0, sizeof(b->refs));
   memset(&b->execute_keys, 0, sizeof(b->execute_keys));
   loom_op_attrs_initialize(&b->attrs, p->allocator);
@@ -545,6 +546,7 @@ static bool finish_op(parser_t* p, program_builder_t* pb,
         !freeze(p, &b->execute_attrs, &op->execute_attrs)) {
       return false;
     }
+    op->execute_written_name = b->execute_written_name;  // arena
     op->num_execute_keys = b->execute_keys.count;
     op->execute_keys = b->execute_keys.names;  // arena
     op->execute_key_locations = b->execute_keys.locations;

@@ -91,8 +91,8 @@ func.func @errors_sync() attributes {tfrt.sync} {
   // expected-error @+1 {{op_handler not found: gpu}}
   %gpu = corert_sync.get_op_handler "gpu"
   %cpu = corert_sync.get_op_handler "sync_cpu"
-  // CHECK-NEXT: corert_sync.mlir:[[@LINE+2]]:8: error: runtime error: invalidop was not supported by NullOpHandler
-  // expected-error @+1 {{invalidop was not supported by NullOpHandler}}
+  // CHECK-NEXT: corert_sync.mlir:[[@LINE+2]]:8: error: runtime error: tf.invalidop was not supported by NullOpHandler
+  // expected-error @+1 {{tf.invalidop was not supported by NullOpHandler}}
   %x = corert_sync.executeop(%cpu) "tf.invalidop"() : 1
   %a = corert_sync.executeop(%cpu) "tfrt_test.create_dense_tensor"()
       {shape = [1, 1], values = [2.0 : f32]} : 1
