@@ -103,9 +103,16 @@ typedef enum loom_program_value_kind_t {
   LOOM_PROGRAM_VALUE_OP_HANDLER = 7,     // !corert.ophandler
   LOOM_PROGRAM_VALUE_OP_ATTRS = 8,       // !corert.opattrs (shared, mutable)
   LOOM_PROGRAM_VALUE_SHAPE = 9,          // !ts.shape
+  // !corert.op: a composite op, a function of the running program
+  // (corert.make_composite_op).
+  LOOM_PROGRAM_VALUE_FUNCTION = 10,
+  // !corert.opattrs_ref: a frozen attribute set (one reference).
+  LOOM_PROGRAM_VALUE_FROZEN_OP_ATTRS = 11,
+  LOOM_PROGRAM_VALUE_STRING = 12,  // !tfrt.string (shared, immutable)
 } loom_program_value_kind_t;
 
 typedef struct loom_program_op_attrs_t loom_program_op_attrs_t;
+typedef struct loom_program_string_t loom_program_string_t;
 
 typedef struct loom_program_value_t {
   loom_program_value_kind_t kind;
@@ -119,6 +126,9 @@ typedef struct loom_program_value_t {
     loom_op_handler_t* op_handler;        // one reference
     loom_program_op_attrs_t* op_attrs;    // one reference
     loom_shape_t shape;
+    const void* function;                    // the program's, valid while it is
+    const loom_op_attrs_t* frozen_op_attrs;  // one reference
+    loom_program_string_t* string;           // one reference
   } u;
 } loom_program_value_t;
 
@@ -161,6 +171,14 @@ LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_program_value_set_op_handler(
     loom_async_value_t* value, loom_op_handler_t* handler);
 LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_program_value_set_shape(
     loom_async_value_t* value, const loom_shape_t* shape);
+// A STRING value holding a copy of data[0, size) (NULL data: size 0).
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_program_value_set_string(
+    loom_async_value_t* value, const char* data, size_t size);
+
+// The bytes of a STRING value's string, followed by a NUL; *out_size (may
+// be NULL) gets their count.
+LOOM_API const char* loom_program_string_data(
+    const loom_program_string_t* string, size_t* out_size);
 
 // The attribute set an OP_ATTRS value shares (mutable; programs order
 // their changes with chains).

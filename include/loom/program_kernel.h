@@ -32,6 +32,7 @@
 #include "loom/program.h"
 #include "loom/runtime.h"
 #include "loom/status.h"
+#include "loom/tensor.h"
 
 LOOM_EXTERN_C_BEGIN
 
@@ -116,6 +117,14 @@ loom_program_frame_check_kind(const loom_program_frame_t* frame, int32_t index,
 
 LOOM_API const char* loom_program_value_kind_name(
     loom_program_value_kind_t kind);
+
+// A tensor's text as TFRT's programs print it (corert.print_tensorhandle),
+// like snprintf (buffer may be NULL when capacity is 0): the text of
+// loom_tensor_format, except that f16 and bf16 values are their bits, as
+// TFRT's placeholder types print them: `fp16(15360)`, `bf16(16256)`, and
+// that unsigned dtypes have TFRT's names: `dtype = u8`.
+LOOM_API size_t loom_program_format_tensor(const loom_tensor_t* tensor,
+                                           char* buffer, size_t capacity);
 
 // Plugins.
 #define LOOM_PROGRAM_PLUGIN_ENTRY_POINT "loom_program_plugin_init"

@@ -59,12 +59,12 @@ static loom_status_t logging_execute(loom_op_handler_t* handler,
   int64_t index = atomic_fetch_add(&state->next_index, 1);
   if (state->stream) {
     pthread_mutex_lock(&state->mutex);
+    // TFRT's counts: "1 argument, 2 results".
     fprintf(state->stream,
-            "[%" PRId64
-            "] dispatch '%s' %d arguments, %d "
-            "results, ",
-            index, invocation->op->name, invocation->num_arguments,
-            invocation->num_results);
+            "[%" PRId64 "] dispatch '%s' %d argument%s, %d result%s, ", index,
+            invocation->op->name, invocation->num_arguments,
+            invocation->num_arguments == 1 ? "" : "s", invocation->num_results,
+            invocation->num_results == 1 ? "" : "s");
     if (!invocation->attrs || loom_op_attrs_count(invocation->attrs) == 0) {
       fprintf(state->stream, "no attributes\n");
     } else {

@@ -8,6 +8,7 @@
 #include "function/program_dtype.h"
 #include "function/program_executor.h"
 #include "loom/cpu_op_handler.h"
+#include "loom/op_def.h"
 #include "loom/op_handler.h"
 #include "loom/tensor_handle.h"
 #include "tensor/checked_size.h"
@@ -100,9 +101,9 @@ static void get_op_handler_kernel(loom_program_frame_t* frame,
   }
   loom_op_handler_t* handler = loom__program_get_handler(frame->executor, name);
   if (!handler) {
-    loom_program_frame_fail(
-        frame, loom_make_status(LOOM_STATUS_NOT_FOUND,
-                                "op handler '%s' not found", name));
+    loom_program_frame_fail(frame,
+                            loom_make_status(LOOM_STATUS_NOT_FOUND,
+                                             "op_handler not found: %s", name));
     return;
   }
   set_or_fail(frame, loom_program_value_set_op_handler(
@@ -307,6 +308,19 @@ static void deliver_chain(loom_async_value_t* chain,
   }
 }
 
+// The name to execute: "tf.X" runs Loom's op X; an X no registry defines
+// (a handler's native op, or none) keeps its name as written, so that
+// errors name it as TFRT does ("tf.X was not supported by NullOpHandler").
+static const char* execute_name(loom_runtime_t* runtime,
+                                const program_op_t* op) {
+  const char* written = op->execute_written_name;
+  if (!written || strcmp(written, op->execute_name) == 0 ||
+      loom_op_registry_find(loom_runtime_ops(runtime), op->execute_name)) {
+    return op->execute_name;
+  }
+  return written;
+}
+
 // Executes through the prepared op the binding caches for the op name and
 // the first handler it ran on, or by name for another handler.
 static loom_status_t execute(loom_program_frame_t* frame,
@@ -323,8 +337,8 @@ static loom_status_t execute(loom_program_frame_t* frame,
   program_prepared_t* cached = atomic_load_explicit(slot, memory_order_acquire);
   if (!cached) {
     loom_prepared_op_t* prepared = NULL;
-    loom_status_t status =
-        loom_runtime_prepare_op(runtime, op->execute_name, handler, &prepared);
+    loom_status_t status = loom_runtime_prepare_op(
+        runtime, execute_name(runtime, op), handler, &prepared);
     if (!status) {
       status = loom_allocator_malloc(frame->executor->allocator,
                                      sizeof(*cached), (void**)&cached);
@@ -349,9 +363,9 @@ static loom_status_t execute(loom_program_frame_t* frame,
                                          num_arguments, op->execute_attrs,
                                          results, num_results, chain);
   }
-  return loom_runtime_execute(runtime, op->execute_name, handler, location,
-                              arguments, num_arguments, op->execute_attrs,
-                              results, num_results, chain);
+  return loom_runtime_execute(runtime, execute_name(runtime, op), handler,
+                              location, arguments, num_arguments,
+                              op->execute_attrs, results, num_results, chain);
 }
 
 static void executeop_kernel(loom_program_frame_t* frame, void* user_data) {
@@ -384,7 +398,11 @@ static void executeop_kernel(loom_program_frame_t* frame, void* user_data) {
   loom_tensor_handle_t** arguments = handle_vector_data(&handles);
   loom_tensor_handle_t** results = arguments + n;
   for (int32_t i = 0; i < n; ++i) {
-    // Execute consumes its arguments; the program's values keep theirs.
+    // Execute consumes its arguments: an argument no later operation reads
+    // moves out of its value (so that the op may reuse its buffer); the
+    // others' values keep theirs.
+    arguments[i] = loom__program_frame_take_handle(frame, first + i);
+    if (arguments[i]) continue;
     arguments[i] = loom_program_frame_value(frame, first + i)->u.tensor_handle;
     loom_tensor_handle_retain(arguments[i]);
   }
@@ -621,13 +639,13 @@ static void print_tensorhandle_kernel(loom_program_frame_t* frame,
     text_vector_initialize(&text);
     loom_status_free(
         text_vector_resize_uninitialized(&text, allocator, kInlineText));
-    size_t length = loom_tensor_format(tensor, text_vector_data(&text),
-                                       text_vector_size(&text));
+    size_t length = loom_program_format_tensor(tensor, text_vector_data(&text),
+                                               text_vector_size(&text));
     if (length >= text_vector_size(&text)) {
       loom_status_t status =
           text_vector_resize_uninitialized(&text, allocator, length + 1);
       if (!status) {
-        loom_tensor_format(tensor, text_vector_data(&text), length + 1);
+        loom_program_format_tensor(tensor, text_vector_data(&text), length + 1);
       }
       loom_status_free(status);
     }

@@ -426,8 +426,9 @@ static bool parse_shape_attr(parser_t* p, program_attr_t* out) {
   return true;
 }
 
-static bool add_symbol_ref(parser_t* p, symbol_refs_t* refs, const char* name,
-                           program_source_location_t at) {
+bool loom__parser_add_symbol_ref(parser_t* p, symbol_refs_t* refs,
+                                 const char* name,
+                                 program_source_location_t at) {
   if (!refs) return true;
   int32_t capacity = refs->capacity;
   if (!loom__parser_reserve(p, (void**)&refs->names, &capacity, refs->count,
@@ -518,7 +519,7 @@ static bool parse_attr_depth(parser_t* p, symbol_refs_t* refs,
         out->u.s.size = p->tok.length - 1;
         loom__parser_advance(p);
       }
-      return add_symbol_ref(p, refs, out->u.s.data, out->location);
+      return loom__parser_add_symbol_ref(p, refs, out->u.s.data, out->location);
     }
     case TOKEN_ATTR_ID:
       return parse_shape_attr(p, out);
@@ -796,7 +797,7 @@ bool loom__parser_parse_attr_dict(parser_t* p, loom_op_attrs_t* attrs,
     } else {
       return loom__parser_error_got(p, "expected an attribute name");
     }
-    if (keys && !add_symbol_ref(p, keys, name, at)) return false;
+    if (keys && !loom__parser_add_symbol_ref(p, keys, name, at)) return false;
     program_attr_t value;
     memset(&value, 0, sizeof(value));
     value.kind = PROGRAM_ATTR_UNIT;

@@ -164,6 +164,8 @@ static loom_status_t register_builtin_kernels(
   LOOM_RETURN_IF_ERROR(loom__program_register_tfrt_kernels(executor));
   LOOM_RETURN_IF_ERROR(loom__program_register_control_flow_kernels(executor));
   LOOM_RETURN_IF_ERROR(loom__program_register_corert_kernels(executor));
+  LOOM_RETURN_IF_ERROR(loom__program_register_corert_sync_kernels(executor));
+  LOOM_RETURN_IF_ERROR(loom__program_register_composite_kernels(executor));
   return loom__program_register_shape_kernels(executor);
 }
 
@@ -321,6 +323,14 @@ static const program_kernel_t* find_kernel_locked(
     if (strcmp(kernel->name, name) == 0) return kernel;
   }
   return NULL;
+}
+
+const program_kernel_t* loom__program_find_kernel(
+    loom_program_executor_t* executor, const char* name) {
+  pthread_mutex_lock(&executor->mutex);
+  const program_kernel_t* kernel = find_kernel_locked(executor, name);
+  pthread_mutex_unlock(&executor->mutex);
+  return kernel;
 }
 
 loom_status_t loom_program_executor_add_kernel(

@@ -121,6 +121,23 @@ loom_status_t loom__program_register_corert_kernels(
     loom_program_executor_t* executor);
 loom_status_t loom__program_register_shape_kernels(
     loom_program_executor_t* executor);
+// The corert_sync kernels wrap corert's: register them after those.
+loom_status_t loom__program_register_corert_sync_kernels(
+    loom_program_executor_t* executor);
+loom_status_t loom__program_register_composite_kernels(
+    loom_program_executor_t* executor);
+
+// Operand `index` of the kernel's operation, a tensor handle, moved out of
+// its value when this operation is the value's last use and nothing else
+// holds the value (the caller owns the handle; the value holds nothing
+// from then on); NULL otherwise. What lets an op reuse (forward) the
+// buffer of an argument nobody reads after it, as TFRT does.
+loom_tensor_handle_t* loom__program_frame_take_handle(
+    const loom_program_frame_t* call, int32_t index);
+
+// The kernel registered as `name`, or NULL.
+const program_kernel_t* loom__program_find_kernel(
+    loom_program_executor_t* executor, const char* name);
 
 // Binds `program` (resolving its kernels once): the binding, or the first
 // binding error, also reported as a diagnostic.

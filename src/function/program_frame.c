@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "function/program_executor.h"
+#include "host/async_value_internal.h"
 #include "loom/host_context.h"
 
 typedef struct op_state_t {
@@ -158,6 +159,29 @@ static void frame_op_ran(program_frame_t* frame, const program_op_t* op) {
   for (int32_t i = 0; i < op->num_results; ++i) {
     frame_release_use(frame, op->first_result + i);
   }
+}
+
+loom_tensor_handle_t* loom__program_frame_take_handle(
+    const loom_program_frame_t* call, int32_t index) {
+  program_frame_t* frame = call->frame;
+  if (!frame || index < 0 || index >= call->op->num_operands) return NULL;
+  int32_t id = call->op->operands[index];
+  loom_async_value_t* value = frame->values[id];
+  // This operation is the value's last use (once among its operands), and
+  // the frame's reference the only one: nobody reads the value after it.
+  if (!value || value != call->arguments[index] ||
+      atomic_load_explicit(&frame->uses[id], memory_order_acquire) != 1 ||
+      !loom__async_value_is_unique(value) ||
+      !loom_async_value_is_available(value)) {
+    return NULL;
+  }
+  loom_program_value_t* payload = loom_async_value_payload(value);
+  if (payload->kind != LOOM_PROGRAM_VALUE_TENSOR_HANDLE) return NULL;
+  loom_tensor_handle_t* handle = payload->u.tensor_handle;
+  // Left holding nothing to release.
+  payload->kind = LOOM_PROGRAM_VALUE_CHAIN;
+  payload->u.tensor_handle = NULL;
+  return handle;
 }
 
 void loom__program_frame_fail_results(const loom_program_frame_t* frame,

@@ -181,6 +181,7 @@ typedef struct op_builder_t {
   loom_op_attrs_t attrs;
   bool is_return;
   const char* execute_name;  // set for corert.executeop / .seq
+  const char* execute_written_name;  // with its "tf." prefix
   loom_op_attrs_t execute_attrs;
   symbol_refs_t execute_keys;  // the names in execute_attrs, where written
   symbol_refs_t refs;
@@ -300,6 +301,10 @@ typedef struct program_custom_op_t {
   bool is_return;    // ends a function, also in the generic form
   bool custom_only;  // the generic form is rejected
   program_custom_parse_fn_t parse;
+  // Parses the generic form from its '(' when it needs more than the
+  // generic parser does (corert.executeop's op_name and op_attrs); NULL:
+  // the generic parser's.
+  program_custom_parse_fn_t parse_generic;
   program_check_callees_fn_t check_callees;  // may be NULL
 } program_custom_op_t;
 
@@ -314,6 +319,17 @@ extern const program_dialect_t loom__parser_dialect_func;    // _ops.c
 extern const program_dialect_t loom__parser_dialect_tfrt;    // _tfrt.c
 extern const program_dialect_t loom__parser_dialect_corert;  // _corert.c
 extern const program_dialect_t loom__parser_dialect_ts;      // _ts.c
+extern const program_dialect_t loom__parser_dialect_corert_sync;  // _corert.c
+
+// corert's custom forms that corert_sync shares (program_parser_corert.c):
+// `executeop(%h) "op"(%args) {attrs} : N`, `const_dense_tensor dense<..>`,
+// and `name {attrs}` with a tensor handle result.
+bool loom__parser_corert_executeop(parser_t* p, function_builder_t* fb,
+                                   op_builder_t* b, const char* suffix);
+bool loom__parser_corert_const_dense(parser_t* p, function_builder_t* fb,
+                                     op_builder_t* b, const char* suffix);
+bool loom__parser_corert_handle_result(parser_t* p, function_builder_t* fb,
+                                       op_builder_t* b, const char* suffix);
 
 // The custom form of op `name` (exact names first, then families), or
 // NULL; *suffix: what follows a family's prefix, else "". `generic`: the
@@ -357,6 +373,10 @@ bool loom__parser_parse_attr(parser_t* p, symbol_refs_t* refs,
 bool loom__parser_parse_attr_dict(parser_t* p, loom_op_attrs_t* attrs,
                                   symbol_refs_t* refs, symbol_refs_t* keys,
                                   bool as_functions);
+// Appends `name` (in the arena), written at `at`, to `refs` (NULL: none).
+bool loom__parser_add_symbol_ref(parser_t* p, symbol_refs_t* refs,
+                                 const char* name,
+                                 program_source_location_t at);
 // Sets attribute `name` of `attrs` from a parsed value, converting it to
 // Loom's attribute kinds (see program_attributes.c).
 bool loom__parser_set_attr(parser_t* p, loom_op_attrs_t* attrs,

@@ -23,6 +23,7 @@ static void op_builder_initialize(parser_t* p, op_builder_t* b) {
   b->results_capacity = 0;
   b->is_return = false;
   b->execute_name = NULL;
+  b->execute_written_name = NULL;
   memset(&b->refs, 0, sizeof(b->refs));
   memset(&b->execute_keys, 0, sizeof(b->execute_keys));
   loom_op_attrs_initialize(&b->attrs, p->allocator);
@@ -337,10 +338,11 @@ const program_dialect_t loom__parser_dialect_func = {
 };
 
 static const program_dialect_t* const kDialects[] = {
-    &loom__parser_dialect_func,
-    &loom__parser_dialect_tfrt,
-    &loom__parser_dialect_corert,
-    &loom__parser_dialect_ts,
+    &loom__parser_dialect_func,         // func.func, return
+    &loom__parser_dialect_tfrt,         // tfrt.*
+    &loom__parser_dialect_corert,       // corert.*
+    &loom__parser_dialect_corert_sync,  // corert_sync.*
+    &loom__parser_dialect_ts,           // ts.*
 };
 
 static const program_dialect_t* find_dialect(const char* name, bool generic) {
@@ -544,6 +546,7 @@ static bool finish_op(parser_t* p, program_builder_t* pb,
         !freeze(p, &b->execute_attrs, &op->execute_attrs)) {
       return false;
     }
+    op->execute_written_name = b->execute_written_name;  // arena
     op->num_execute_keys = b->execute_keys.count;
     op->execute_keys = b->execute_keys.names;  // arena
     op->execute_key_locations = b->execute_keys.locations;
@@ -623,7 +626,9 @@ bool loom__parser_parse_op(parser_t* p, program_builder_t* pb,
         const program_custom_op_t* custom =
             loom__parser_find_custom(name, true, &suffix);
         b.is_return = custom && custom->is_return;
-        if (custom && custom->custom_only) {
+        if (custom && custom->parse_generic) {
+          ok = custom->parse_generic(p, fb, &b, suffix);
+        } else if (custom && custom->custom_only) {
           loom__parser_error_at(p, b.location,
                                 "'%s' must be written in its "
                                 "custom form",

@@ -41,6 +41,24 @@ loom_op_attrs_t* loom_program_op_attrs_get(loom_program_op_attrs_t* attrs) {
   return attrs ? &attrs->attrs : NULL;
 }
 
+struct loom_program_string_t {
+  _Atomic int32_t ref_count;
+  loom_allocator_t allocator;
+  size_t size;
+  char data[];  // size bytes and a NUL
+};
+
+static void string_release(loom_program_string_t* string) {
+  if (!string || atomic_fetch_sub(&string->ref_count, 1) != 1) return;
+  loom_allocator_free(string->allocator, string);
+}
+
+const char* loom_program_string_data(const loom_program_string_t* string,
+                                     size_t* out_size) {
+  if (out_size) *out_size = string ? string->size : 0;
+  return string ? string->data : "";
+}
+
 // Takes a new reference to whatever the payload points to.
 static void retain_payload(const loom_program_value_t* value) {
   switch (value->kind) {
@@ -52,6 +70,13 @@ static void retain_payload(const loom_program_value_t* value) {
       break;
     case LOOM_PROGRAM_VALUE_OP_ATTRS:
       loom__program_op_attrs_retain(value->u.op_attrs);
+      break;
+    case LOOM_PROGRAM_VALUE_FROZEN_OP_ATTRS:
+      loom_op_attrs_retain(value->u.frozen_op_attrs);
+      break;
+    case LOOM_PROGRAM_VALUE_STRING:
+      atomic_fetch_add_explicit(&value->u.string->ref_count, 1,
+                                memory_order_relaxed);
       break;
     default:
       break;
@@ -69,6 +94,12 @@ static void destroy_payload(void* payload) {
       break;
     case LOOM_PROGRAM_VALUE_OP_ATTRS:
       loom__program_op_attrs_release(value->u.op_attrs);
+      break;
+    case LOOM_PROGRAM_VALUE_FROZEN_OP_ATTRS:
+      loom_op_attrs_release(value->u.frozen_op_attrs);
+      break;
+    case LOOM_PROGRAM_VALUE_STRING:
+      string_release(value->u.string);
       break;
     default:
       break;
@@ -171,6 +202,36 @@ loom_status_t loom_program_value_set_shape(loom_async_value_t* value,
   return loom_async_value_set_available(value);
 }
 
+loom_status_t loom_program_value_set_string(loom_async_value_t* value,
+                                            const char* data, size_t size) {
+  LOOM_RETURN_IF_ERROR(check_settable(value));
+  if (!data && size) {
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                            "loom_program_value_set_string: data is NULL and "
+                            "size is %zu",
+                            size);
+  }
+  if (size > ((size_t)1 << 40)) {
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                            "loom_program_value_set_string: size %zu is too "
+                            "large",
+                            size);
+  }
+  loom_allocator_t allocator = loom_allocator_default();
+  loom_program_string_t* string = NULL;
+  LOOM_RETURN_IF_ERROR(loom_allocator_malloc(
+      allocator, sizeof(*string) + size + 1, (void**)&string));
+  atomic_init(&string->ref_count, 1);
+  string->allocator = allocator;
+  string->size = size;
+  if (size) memcpy(string->data, data, size);
+  string->data[size] = '\0';
+  loom_program_value_t* payload = loom_async_value_payload(value);
+  payload->kind = LOOM_PROGRAM_VALUE_STRING;
+  payload->u.string = string;  // the new reference
+  return loom_async_value_set_available(value);
+}
+
 const char* loom_program_value_kind_name(loom_program_value_kind_t kind) {
   switch (kind) {
     case LOOM_PROGRAM_VALUE_CHAIN:
@@ -193,6 +254,12 @@ const char* loom_program_value_kind_name(loom_program_value_kind_t kind) {
       return "!corert.opattrs";
     case LOOM_PROGRAM_VALUE_SHAPE:
       return "!ts.shape";
+    case LOOM_PROGRAM_VALUE_FUNCTION:
+      return "!corert.op";
+    case LOOM_PROGRAM_VALUE_FROZEN_OP_ATTRS:
+      return "!corert.opattrs_ref";
+    case LOOM_PROGRAM_VALUE_STRING:
+      return "!tfrt.string";
   }
   return "unknown";
 }

@@ -691,11 +691,11 @@ static void logging_handler_prints_each_dispatch_then_runs_it(void** state) {
                                       1, NULL));
   char* text = read_all(stream);
   assert_string_equal(text,
-                      "[0] dispatch 'TestAdd' 2 arguments, 1 results, no "
+                      "[0] dispatch 'TestAdd' 2 arguments, 1 result, no "
                       "attributes\n"
-                      "[1] dispatch 'TestAdd' 2 arguments, 1 results, no "
+                      "[1] dispatch 'TestAdd' 2 arguments, 1 result, no "
                       "attributes\n"
-                      "[2] dispatch 'loom.to_dense' 1 arguments, 1 results, "
+                      "[2] dispatch 'loom.to_dense' 1 argument, 1 result, "
                       "no attributes\n");
   free(text);
   // The op ran on the wrapped handler.
@@ -728,7 +728,7 @@ static void logging_handler_prints_the_attributes_given(void** state) {
   loom_op_attrs_print(&attrs, printed, sizeof(printed));
   char expected[1024];
   snprintf(expected, sizeof(expected),
-           "[0] dispatch 'TestAdd' 2 arguments, 1 results, %s", printed);
+           "[0] dispatch 'TestAdd' 2 arguments, 1 result, %s", printed);
   char* text = read_all(stream);
   assert_string_equal(text, expected);
   corert_test_assert_contains(text, "'T'");
@@ -771,7 +771,7 @@ static void logging_handler_prints_arguments_and_results(void** state) {
   loom_tensor_release(tensor);
   char expected[1024];
   snprintf(expected, sizeof(expected),
-           "[0] dispatch 'TestAdd' 2 arguments, 1 results, no attributes\n"
+           "[0] dispatch 'TestAdd' 2 arguments, 1 result, no attributes\n"
            "  Arg 0: %s\n  Arg 1: %s\n  Result 0: %s\n",
            x_text, y_text, result_text);
   char* text = read_all(stream);
@@ -819,7 +819,7 @@ static void logging_handler_passes_synchronous_errors_on(void** state) {
   assert_int_equal(corert_test_diagnostic_count(env), 1);
   char* text = read_all(stream);
   assert_string_equal(text,
-                      "[0] dispatch 'TestAdd' 2 arguments, 1 results, no "
+                      "[0] dispatch 'TestAdd' 2 arguments, 1 result, no "
                       "attributes\n");
   free(text);
   loom_tensor_handle_release(result);

@@ -60,7 +60,11 @@ static const error_case_t kCases[] = {
      "redefinition of symbol named 'f'"},
     {"func.func @f() {\n  %x = \"corert.executeop\"() : () -> ()\n  "
      "tfrt.return\n}",
-     2, 8, "'corert.executeop' must be written in its custom form"},
+     2, 29,
+     "expected '{' to begin the attributes (op_name, op_attrs), got ':'"},
+    {"func.func @f(%h: !corert.ophandler) {\n  %x = \"corert.executeop\"(%h) "
+     "{op_attrs = []} : (!corert.ophandler) -> ()\n  tfrt.return\n}",
+     2, 8, "'corert.executeop' needs the op to execute: op_name = \"...\""},
     {"func.func @f() {\n  %x = foo.bar\n  tfrt.return\n}", 2, 8,
      "custom op 'foo.bar' is unknown; write it in the generic form "
      "\"foo.bar\"(...) : (...) -> (...)"},

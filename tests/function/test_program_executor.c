@@ -659,6 +659,37 @@ static void create_rejects_bad_options(void** state) {
   loom_program_executor_destroy(NULL);
 }
 
+static void string_values_hold_a_copy(void** state) {
+  (void)state;
+  loom_async_value_t* value = NULL;
+  LOOM_ASSERT_OK(loom_program_value_create(loom_allocator_system(), &value));
+  LOOM_ASSERT_STATUS(loom_program_value_set_string(value, NULL, 3),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "loom_program_value_set_string: data is NULL and size "
+                     "is 3");
+  char text[] = {'a', '\0', 'b'};
+  LOOM_ASSERT_OK(loom_program_value_set_string(value, text, sizeof(text)));
+  text[0] = 'z';
+  const loom_program_value_t* payload = loom_program_value_get(value);
+  assert_int_equal(payload->kind, LOOM_PROGRAM_VALUE_STRING);
+  size_t size = 0;
+  const char* data = loom_program_string_data(payload->u.string, &size);
+  assert_int_equal(size, 3);
+  assert_memory_equal(data, "a\0b", 4);
+  LOOM_ASSERT_STATUS(loom_program_value_set_string(value, "x", 1),
+                     LOOM_STATUS_FAILED_PRECONDITION, "already set");
+  // Another value shares the string.
+  loom_async_value_t* copy = NULL;
+  LOOM_ASSERT_OK(loom_program_value_create(loom_allocator_system(), &copy));
+  LOOM_ASSERT_OK(loom_program_value_set(copy, payload));
+  loom_async_value_release(value);
+  data = loom_program_string_data(loom_program_value_get(copy)->u.string, NULL);
+  assert_memory_equal(data, "a\0b", 4);
+  loom_async_value_release(copy);
+  assert_string_equal(loom_program_string_data(NULL, &size), "");
+  assert_int_equal(size, 0);
+}
+
 static void values_check_their_state(void** state) {
   (void)state;
   loom_async_value_t* value = i32_value(1);
@@ -672,6 +703,13 @@ static void values_check_their_state(void** state) {
   assert_null(loom_program_value_get(chain));
   assert_string_equal(loom_program_value_kind_name(LOOM_PROGRAM_VALUE_SHAPE),
                       "!ts.shape");
+  assert_string_equal(loom_program_value_kind_name(LOOM_PROGRAM_VALUE_FUNCTION),
+                      "!corert.op");
+  assert_string_equal(
+      loom_program_value_kind_name(LOOM_PROGRAM_VALUE_FROZEN_OP_ATTRS),
+      "!corert.opattrs_ref");
+  assert_string_equal(loom_program_value_kind_name(LOOM_PROGRAM_VALUE_STRING),
+                      "!tfrt.string");
   loom_async_value_release(chain);
   loom_async_value_release(value);
 }
@@ -716,6 +754,7 @@ int main(void) {
           teardown),
       cmocka_unit_test(create_rejects_bad_options),
       cmocka_unit_test(values_check_their_state),
+      cmocka_unit_test(string_values_hold_a_copy),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

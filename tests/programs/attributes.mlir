@@ -7,7 +7,7 @@
 // nested and mixed arrays (aggregates), dense tensors, types, shapes,
 // symbol references (functions) and unit attributes.
 // CHECK-LABEL: --- Running 'kinds'
-// CHECK-NEXT: [0] dispatch 'tfrt_test.create_from_scalar' 0 arguments, 1 results, OpAttrs contains 23 entries:
+// CHECK-NEXT: [0] dispatch 'tfrt_test.create_from_scalar' 0 arguments, 1 result, OpAttrs contains 23 entries:
 // CHECK-NEXT:   'b' type=F32 value=2.500000e+00
 // CHECK-NEXT:   'd' type=F64 value=2.500000e-01
 // CHECK-NEXT:   'dense' type=DENSE value=dtype=I64, rank=1, elt_count=2
@@ -92,7 +92,7 @@ func.func @op_attrs() -> !tfrt.chain {
 // Function attributes: a second dictionary in corert.executeop holds
 // function names.
 // CHECK-LABEL: --- Running 'function_attributes'
-// CHECK-NEXT: [0] dispatch 'tfrt_test.create_from_scalar' 0 arguments, 1 results, OpAttrs contains 4 entries:
+// CHECK-NEXT: [0] dispatch 'tfrt_test.create_from_scalar' 0 arguments, 1 result, OpAttrs contains 4 entries:
 // CHECK-NEXT:   'body' type=FUNC value=FUNC function_name: kinds
 // CHECK-NEXT:   'shape' type=I64 value=[]
 // CHECK-NEXT:   'then' type=FUNC value=FUNC function_name: op_attrs

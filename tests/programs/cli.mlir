@@ -7,6 +7,9 @@
 // HELP: --verify-diagnostics
 // HELP: --plugin=PATH
 // HELP: --split-input-file
+// HELP: --devices=cpu,null
+// HELP: --work_queue_type=T
+// HELP: --host_allocator_type=A
 // HELP: --max-call-depth=N
 // HELP: --max-calls-in-flight=N
 
@@ -31,6 +34,21 @@
 // PLUGIN: loom: error: cannot load plugin '{{.*}}no_plugin.so'
 // RUN: not loom run --functions=nowhere %s 2>&1 | FileCheck %s --check-prefix=NOFUNC
 // NOFUNC: loom: error: {{.*}}cli.mlir: couldn't find function 'nowhere'
+
+// bef_executor's flags, as TFRT's RUN lines give them: -devices names op
+// handlers the runtime has, --work_queue_type picks the threads, and
+// --host_allocator_type is accepted.
+// RUN: loom run -devices=cpu,null --work_queue_type=s --host_allocator_type=malloc -functions=first %s | FileCheck %s --check-prefix=BEF
+// RUN: loom run --work_queue_type=mstd:2,4 -functions=first %s | FileCheck %s --check-prefix=BEF
+// RUN: loom run --work_queue_type mstd -functions=first %s | FileCheck %s --check-prefix=BEF
+// BEF: --- Running 'first':
+// BEF-NEXT: 'first' returned 1
+// RUN: not loom run -devices=cpu,gpu %s 2>&1 | FileCheck %s --check-prefix=DEVICES
+// DEVICES: loom: --devices: no op handler 'gpu'; Loom's runtime has cpu and null (register others in a --test_init_function)
+// RUN: not loom run --work_queue_type=mstd:0 %s 2>&1 | FileCheck %s --check-prefix=QUEUE
+// QUEUE: loom: --work_queue_type needs s or mstd[:N[,M]] with N and M in [1, 1024], got 'mstd:0'
+// RUN: not loom run --work_queue_type=mstd:2,x %s 2>&1 | FileCheck %s --check-prefix=QUEUE2
+// QUEUE2: loom: --work_queue_type needs s or mstd[:N[,M]] with N and M in [1, 1024], got 'mstd:2,x'
 
 // --functions picks and orders functions; -name is --name.
 // RUN: loom run -functions=second,first %s | FileCheck %s --check-prefix=PICK

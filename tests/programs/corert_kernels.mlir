@@ -18,13 +18,14 @@ func.func @dense_constants() -> !tfrt.chain {
   // CHECK-NEXT: DenseHostTensor dtype = i64, shape = [], values = [-7]
   %d = corert.const_dense_tensor dense<-7> : tensor<i64>
   %ch4 = corert.print_tensorhandle(%d, %ch3)
-  // CHECK-NEXT: DenseHostTensor dtype = bf16, shape = [2], values = [1.000000e+00, -2.500000e+00]
+  // f16 and bf16 values print as their bits, as TFRT's fp16 and bf16 do.
+  // CHECK-NEXT: DenseHostTensor dtype = bf16, shape = [2], values = [bf16(16256), bf16(49184)]
   %e = corert.const_dense_tensor dense<[1.0, -2.5]> : tensor<2xbf16>
   %ch5 = corert.print_tensorhandle(%e, %ch4)
-  // CHECK-NEXT: DenseHostTensor dtype = f16, shape = [2], values = [5.000000e-01, 6.550400e+04]
+  // CHECK-NEXT: DenseHostTensor dtype = f16, shape = [2], values = [fp16(14336), fp16(31743)]
   %f = corert.const_dense_tensor dense<[0.5, 65504.0]> : tensor<2xf16>
   %ch6 = corert.print_tensorhandle(%f, %ch5)
-  // CHECK-NEXT: DenseHostTensor dtype = ui8, shape = [1, 3], values = [0, 128, 255]
+  // CHECK-NEXT: DenseHostTensor dtype = u8, shape = [1, 3], values = [0, 128, 255]
   %g = corert.const_dense_tensor dense<[[0, 128, 255]]> : tensor<1x3xui8>
   %ch7 = corert.print_tensorhandle(%g, %ch6)
   // At most 16 values are printed.
@@ -62,26 +63,33 @@ func.func @typed_tensors() -> !tfrt.chain {
   // CHECK-NEXT: DenseHostTensor dtype = f32, shape = [1, 2], values = [1.000000e+00, 2.500000e+00]
   %b = corert.create_dense_tensor.f32 {shape = [1, 2], value = [1.0 : f32, 2.5 : f32]}
   %ch2 = corert.print_tensorhandle(%b, %ch1)
-  // CHECK-NEXT: DenseHostTensor dtype = ui8, shape = [2, 2], values = [255, 255, 255, 255]
+  // Unsigned dtypes print by TFRT's names (u8, u64).
+  // CHECK-NEXT: DenseHostTensor dtype = u8, shape = [2, 2], values = [255, 255, 255, 255]
   %c = corert.create_dense_tensor.ui8 {shape = [2, 2], value = [255 : i32]}
   %ch3 = corert.print_tensorhandle(%c, %ch2)
-  // CHECK-NEXT: DenseHostTensor dtype = bf16, shape = [1], values = [5.000000e-01]
+  // CHECK-NEXT: DenseHostTensor dtype = bf16, shape = [1], values = [bf16(16128)]
   %d = corert.create_dense_tensor.bf16 {shape = [1], value = [0.5]}
   %ch4 = corert.print_tensorhandle(%d, %ch3)
   // CHECK-NEXT: DenseHostTensor dtype = i1, shape = [2], values = [1, 0]
   %e = corert.create_dense_tensor.i1 {shape = [2], value = [true, false]}
   %ch5 = corert.print_tensorhandle(%e, %ch4)
-  // CHECK-NEXT: DenseHostTensor dtype = f16, shape = [3], values = [5.000000e-01, -2.000000e+00, 6.550400e+04]
+  // CHECK-NEXT: DenseHostTensor dtype = f16, shape = [3], values = [fp16(14336), fp16(49152), fp16(31743)]
   %f = corert.create_dense_tensor.f16 {shape = [3], value = [0.5, -2.0, 65504.0]}
   %ch6 = corert.print_tensorhandle(%f, %ch5)
   // Every spelling of a dtype names it: si32 is i32.
   // CHECK-NEXT: DenseHostTensor dtype = i32, shape = [2], values = [-1, 7]
   %g = corert.create_dense_tensor.si32 {shape = [2], value = [-1, 7]}
   %ch7 = corert.print_tensorhandle(%g, %ch6)
-  // CHECK-NEXT: DenseHostTensor dtype = f16, shape = [2], values = [1.500000e+00, 2.500000e-01]
+  // CHECK-NEXT: DenseHostTensor dtype = f16, shape = [2], values = [fp16(15872), fp16(13312)]
   %h = corert.const_dense_tensor dense<[1.5, 0.25]> : tensor<2xf16>
   %ch8 = corert.print_tensorhandle(%h, %ch7)
-  tfrt.return %ch8 : !tfrt.chain
+  // CHECK-NEXT: DenseHostTensor dtype = u64, shape = [1], values = [2]
+  %u = corert.create_dense_tensor.ui64 {shape = [1], value = [2 : ui64]}
+  %ch9 = corert.print_tensorhandle(%u, %ch8)
+  // CHECK-NEXT: DenseHostTensor dtype = bf16, shape = [1], values = [bf16(16416)]
+  %v = corert.create_dense_tensor.bf16 {shape = [1], value = [2.5 : bf16]}
+  %ch10 = corert.print_tensorhandle(%v, %ch9)
+  tfrt.return %ch10 : !tfrt.chain
 }
 // CHECK-NEXT: 'typed_tensors' returned !tfrt.chain value
 

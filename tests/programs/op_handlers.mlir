@@ -51,13 +51,13 @@ func.func @null_handler() -> !tfrt.chain {
 func.func @logging() -> !tfrt.chain {
   %ch0 = tfrt.new.chain
   %log = corert.get_op_handler %ch0 "sync_logging"
-  // CHECK-NEXT: [0] dispatch 'tfrt_test.create_dense_tensor' 0 arguments, 1 results, OpAttrs contains 2 entries:
+  // CHECK-NEXT: [0] dispatch 'tfrt_test.create_dense_tensor' 0 arguments, 1 result, OpAttrs contains 2 entries:
   // CHECK-NEXT:   'shape' type=I64 value=[5]
   // CHECK-NEXT:   'values' type=I32 value=[1, 2, 3, 4, 5]
   // CHECK:        Result 0: DenseHostTensor dtype = i32, shape = [5], values = [1, 2, 3, 4, 5]
   %a = corert.executeop(%log) "tfrt_test.create_dense_tensor"()
       {shape = [5], values = [1 : i32, 2 : i32, 3 : i32, 4 : i32, 5 : i32]} : 1
-  // CHECK-NEXT: [1] dispatch 'tfrt_test.add' 2 arguments, 1 results, no attributes
+  // CHECK-NEXT: [1] dispatch 'tfrt_test.add' 2 arguments, 1 result, no attributes
   // CHECK-NEXT:   Arg 0: DenseHostTensor dtype = i32, shape = [5], values = [1, 2, 3, 4, 5]
   // CHECK-NEXT:   Arg 1: DenseHostTensor dtype = i32, shape = [5], values = [1, 2, 3, 4, 5]
   // CHECK-NEXT:   Result 0: DenseHostTensor dtype = i32, shape = [5], values = [2, 4, 6, 8, 10]
@@ -72,8 +72,34 @@ func.func @logging() -> !tfrt.chain {
 // CHECK-LABEL: --- Running 'unknown_handler'
 func.func @unknown_handler() -> !corert.ophandler {
   %ch0 = tfrt.new.chain
-  // CHECK-NEXT: op_handlers.mlir:[[@LINE+1]]:10: error: runtime error: op handler 'gpu' not found
+  // CHECK-NEXT: op_handlers.mlir:[[@LINE+1]]:10: error: runtime error: op_handler not found: gpu
   %gpu = corert.get_op_handler %ch0 "gpu"
   tfrt.return %gpu : !corert.ophandler
 }
-// CHECK-NEXT: 'unknown_handler' returned <<error: op handler 'gpu' not found>>
+// CHECK-NEXT: 'unknown_handler' returned <<error: op_handler not found: gpu>>
+
+// Handlers registered while a function runs, ordered by chains: a get before
+// the registration fails with TFRT's text, a get after it finds the handler.
+// CHECK: --- Not running 'register_custom' because it has arguments.
+func.func @register_custom(%ch0: !tfrt.chain) -> !tfrt.chain {
+  %null = "corert.create_null_op_handler"() : () -> !corert.ophandler
+  %ch1 = corert.register_op_handler %null "custom0"
+  tfrt.return %ch1 : !tfrt.chain
+}
+
+// CHECK: --- Not running 'get_custom' because it has arguments.
+func.func @get_custom(%ch0: !tfrt.chain) -> (!tfrt.chain, !corert.ophandler) {
+  %h = corert.get_op_handler %ch0 "custom0"
+  tfrt.return %ch0, %h : !tfrt.chain, !corert.ophandler
+}
+
+// CHECK-LABEL: --- Running 'chain_registration'
+func.func @chain_registration() -> (!corert.ophandler, !corert.ophandler) {
+  %ch0 = tfrt.new.chain
+  // CHECK-NEXT: op_handlers.mlir:{{[0-9]+}}:8: error: runtime error: op_handler not found: custom0
+  %ch1, %before = tfrt.call @get_custom(%ch0) : (!tfrt.chain) -> (!tfrt.chain, !corert.ophandler)
+  %ch2 = tfrt.call @register_custom(%ch1) : (!tfrt.chain) -> !tfrt.chain
+  %ch3, %after = tfrt.call @get_custom(%ch2) : (!tfrt.chain) -> (!tfrt.chain, !corert.ophandler)
+  tfrt.return %before, %after : !corert.ophandler, !corert.ophandler
+}
+// CHECK-NEXT: 'chain_registration' returned <<error: op_handler not found: custom0>>,!corert.ophandler value

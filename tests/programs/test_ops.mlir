@@ -79,7 +79,7 @@ func.func @math() -> !tfrt.chain {
   // CHECK-NEXT: DenseHostTensor dtype = f32, shape = [3], values = [1.000000e+00, 2.000000e+00, 3.000000e+00]
   %f = corert.executeop(%cpu) "tfrt_test.cast"(%i) {type = "f32"} : 1
   %ch7 = corert.print_tensorhandle(%f, %ch6)
-  // CHECK-NEXT: DenseHostTensor dtype = f16, shape = [3], values = [1.000000e+00, 2.000000e+00, 3.000000e+00]
+  // CHECK-NEXT: DenseHostTensor dtype = f16, shape = [3], values = [fp16(15360), fp16(16384), fp16(16896)]
   %h = corert.executeop(%cpu) "tfrt_test.cast"(%i) {type = "f16"} : 1
   %ch8 = corert.print_tensorhandle(%h, %ch7)
   // CHECK-NEXT: DenseHostTensor dtype = i32, shape = [2, 3], values = [1, 2, 3, 1, 2, 3]

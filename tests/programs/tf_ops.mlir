@@ -39,13 +39,14 @@ func.func @op_error() -> !corert.tensorhandle {
 }
 // CHECK-NEXT: 'op_error' returned <<error: {{.*}}AddV2{{.*}}>>
 
-// An op nobody registered goes to the cpu handler's fallback, "null".
+// An op nobody registered goes to the cpu handler's fallback, "null", and
+// keeps its name as written, as in TFRT's errors.
 // CHECK-LABEL: --- Running 'unknown_op'
 func.func @unknown_op() -> !corert.tensorhandle {
   %ch0 = tfrt.new.chain
   %cpu = corert.get_op_handler %ch0 "cpu"
-  // CHECK-NEXT: tf_ops.mlir:[[@LINE+1]]:8: error: runtime error: NoSuchOp was not supported by NullOpHandler
+  // CHECK-NEXT: tf_ops.mlir:[[@LINE+1]]:8: error: runtime error: tf.NoSuchOp was not supported by NullOpHandler
   %a = corert.executeop(%cpu) "tf.NoSuchOp"() : 1
   tfrt.return %a : !corert.tensorhandle
 }
-// CHECK-NEXT: 'unknown_op' returned <<error: NoSuchOp was not supported by NullOpHandler>>
+// CHECK-NEXT: 'unknown_op' returned <<error: tf.NoSuchOp was not supported by NullOpHandler>>

@@ -49,6 +49,12 @@ static const char kUsage[] =
     "lines\n"
     "                            as a program of its own (both commands)\n"
     "  --timing                  print the parse and run times to stderr\n"
+    "  --devices=cpu,null        bef_executor's: the op handlers the program\n"
+    "                            finds by name (Loom's runtime has both)\n"
+    "  --work_queue_type=T       bef_executor's: s (single-threaded, as\n"
+    "                            --threads=0) or mstd[:N[,M]] (N threads)\n"
+    "  --host_allocator_type=A   bef_executor's; accepted, Loom's allocator\n"
+    "                            serves every program\n"
     "  --max-call-depth=N        deepest nesting of function calls (default\n"
     "                            10000)\n"
     "  --max-calls-in-flight=N   most function calls started and not yet\n"
@@ -72,6 +78,7 @@ typedef struct options_t {
   const char** plugins;
   int num_plugins;
   int threads;
+  bool single_threaded;     // --work_queue_type=s
   int max_call_depth;       // 0: the executor's default
   int max_calls_in_flight;  // 0: the executor's default
   bool timing;
@@ -163,6 +170,47 @@ static bool parse_count(const char* text, long minimum, long maximum,
   return true;
 }
 
+// bef_executor's --devices: the op handlers a program finds by name, of
+// which Loom's runtime has "cpu" and "null" always. NULL when every name is
+// one of them, else the first other (cut at the comma in `buffer`).
+static const char* unknown_device(const char* list, char* buffer,
+                                  size_t capacity) {
+  const char* at = list;
+  for (;;) {
+    const char* comma = strchr(at, ',');
+    size_t length = comma ? (size_t)(comma - at) : strlen(at);
+    bool known = (length == 3 && strncmp(at, "cpu", 3) == 0) ||
+                 (length == 4 && strncmp(at, "null", 4) == 0);
+    if (!known) {
+      snprintf(buffer, capacity, "%.*s", (int)length, at);
+      return buffer;
+    }
+    if (!comma) return NULL;
+    at = comma + 1;
+  }
+}
+
+// bef_executor's --work_queue_type: s, mstd, mstd:N or mstd:N,M (N
+// threads; M, its blocking threads, is Loom's business).
+static bool parse_work_queue(const char* text, options_t* options) {
+  if (strcmp(text, "s") == 0) {
+    options->single_threaded = true;
+    return true;
+  }
+  if (strncmp(text, "mstd", 4) != 0) return false;
+  if (text[4] == '\0') return true;
+  if (text[4] != ':') return false;
+  char count[16];
+  const char* comma = strchr(text + 5, ',');
+  size_t length = comma ? (size_t)(comma - (text + 5)) : strlen(text + 5);
+  if (length == 0 || length >= sizeof(count)) return false;
+  memcpy(count, text + 5, length);
+  count[length] = '\0';
+  int blocking = 0;
+  if (comma && !parse_count(comma + 1, 1, 1024, &blocking)) return false;
+  return parse_count(count, 1, 1024, &options->threads);
+}
+
 static int parse_arguments(int argc, char** argv, options_t* options) {
   for (int i = 1; i < argc; ++i) {
     const char* arg = argv[i];
@@ -224,6 +272,25 @@ static int parse_arguments(int argc, char** argv, options_t* options) {
             "'%s'",
             value);
       }
+    } else if ((value = option_value(name, argc, argv, &i, "devices"))) {
+      char device[64];
+      const char* unknown = unknown_device(value, device, sizeof(device));
+      if (unknown) {
+        return usage_error(
+            "--devices: no op handler '%s'; Loom's runtime has cpu and null "
+            "(register others in a --test_init_function)",
+            unknown);
+      }
+    } else if ((value =
+                    option_value(name, argc, argv, &i, "work_queue_type"))) {
+      if (!parse_work_queue(value, options)) {
+        return usage_error(
+            "--work_queue_type needs s or mstd[:N[,M]] with N and M in [1, "
+            "1024], got '%s'",
+            value);
+      }
+    } else if (option_value(name, argc, argv, &i, "host_allocator_type")) {
+      // Accepted for bef_executor's command lines.
     } else if (strcmp(name, "verify-diagnostics") == 0) {
       options->verify = true;
     } else if (strcmp(name, "timing") == 0) {
@@ -393,6 +460,7 @@ static int run(const options_t* options) {
     loom_host_context_options_t host_options;
     loom_host_context_options_initialize(&host_options);
     if (options->threads > 0) host_options.num_threads = options->threads;
+    if (options->single_threaded) host_options.num_threads = 0;
     status = loom_host_context_create(&host_options, &host);
     loom_program_executor_options_t executor_options;
     loom_program_executor_options_initialize(&executor_options, host);

@@ -1,5 +1,6 @@
 // TFRT's test ops and kernels (the `tfrt_test` dialect its own tests use),
 // as a Loom program plugin: `loom run --plugin libloom_tfrt_test_ops.so`.
+// The ops are here, the kernels in tfrt_test_kernels.c.
 //
 // Ops, native ops of the cpu handler (metadata + dispatch function):
 //   tfrt_test.create_dense_tensor {shape, values} tfrt_test.create_from_scalar
@@ -8,6 +9,7 @@
 //   tfrt_test.cast {type}   tfrt_test.broadcast {shape}   tfrt_test.argmax
 //   {axis}   tfrt_test.reduce_mean {axis}   tfrt_test.identity
 //   tfrt_test.print (needs a chain: corert.executeop.seq)
+//   tfrt_test.print_address (the buffer's address, to observe forwarding)
 //   tfrt_test.async.noop / async.noop_no_md (finishes on the thread pool)
 //   tfrt_test.error.tensor (fails at dispatch)   tfrt_test.odd_collector
 //   (data-dependent shape: no metadata function)
@@ -17,6 +19,12 @@
 //   tfrt_test.partial_fail () -> (i32, i32)        1 and an error
 //   tfrt_test.report_error_async () -> i32         fails on the thread pool
 //   tfrt_test.corert.op_attrs_print (opattrs, chain) -> chain
+//   tfrt_test.corert.op_attrs_freeze (opattrs, chain) -> (opattrs_ref, chain)
+//   tfrt_test.get_string () -> string {value}
+//   tfrt_test.print_string (string, chain) -> chain     `string = ...`
+//   tfrt_test.append_string (string, string) -> string
+//   tfrt_test.string_equal (string, string) -> i1
+//   tfrt_test.corert.op_attrs_ref_print (opattrs_ref, chain) -> chain
 
 #include <math.h>
 #include <stdio.h>
@@ -25,6 +33,7 @@
 #include "loom/cpu_op_handler.h"
 #include "loom/program_kernel.h"
 #include "loom/tensor_handle.h"
+#include "tfrt_test_kernels.h"
 
 LOOM_PROGRAM_PLUGIN_EXPORT loom_status_t
 loom_program_plugin_init(loom_program_executor_t* executor);
@@ -41,7 +50,76 @@ static bool is_supported(loom_dtype_t dtype) {
   return dtype == LOOM_DTYPE_FLOAT || dtype == LOOM_DTYPE_DOUBLE ||
          dtype == LOOM_DTYPE_INT32 || dtype == LOOM_DTYPE_INT64 ||
          dtype == LOOM_DTYPE_BOOL || dtype == LOOM_DTYPE_INT8 ||
-         dtype == LOOM_DTYPE_INT16 || dtype == LOOM_DTYPE_UINT8;
+         dtype == LOOM_DTYPE_INT16 || dtype == LOOM_DTYPE_UINT8 ||
+         dtype == LOOM_DTYPE_HALF || dtype == LOOM_DTYPE_BFLOAT16;
+}
+
+// float to IEEE half, rounding to nearest even.
+static uint16_t to_half(float value) {
+  uint32_t bits;
+  memcpy(&bits, &value, sizeof(bits));
+  uint32_t sign = (bits >> 16) & 0x8000;
+  int32_t exponent = (int32_t)((bits >> 23) & 0xff) - 112;
+  uint32_t mantissa = bits & 0x7fffff;
+  if (((bits >> 23) & 0xff) == 0xff) {
+    return (uint16_t)(sign | 0x7c00 | (mantissa ? 0x200 : 0));
+  }
+  if (exponent >= 31) return (uint16_t)(sign | 0x7c00);
+  if (exponent <= 0) {
+    if (exponent < -10) return (uint16_t)sign;
+    mantissa |= 0x800000;
+    uint32_t shift = (uint32_t)(14 - exponent);
+    uint32_t half = mantissa >> shift;
+    uint32_t rest = mantissa & ((1u << shift) - 1);
+    uint32_t mid = 1u << (shift - 1);
+    if (rest > mid || (rest == mid && (half & 1))) half++;
+    return (uint16_t)(sign | half);
+  }
+  uint32_t half = sign | ((uint32_t)exponent << 10) | (mantissa >> 13);
+  uint32_t rest = mantissa & 0x1fff;
+  if (rest > 0x1000 || (rest == 0x1000 && (half & 1))) half++;
+  return (uint16_t)half;
+}
+
+static float from_half(uint16_t half) {
+  uint32_t sign = (uint32_t)(half & 0x8000) << 16;
+  uint32_t exponent = (half >> 10) & 0x1f;
+  uint32_t mantissa = half & 0x3ff;
+  uint32_t bits;
+  if (exponent == 0x1f) {
+    bits = sign | 0x7f800000 | (mantissa << 13);
+  } else if (exponent) {
+    bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
+  } else if (!mantissa) {
+    bits = sign;
+  } else {
+    // Subnormal: normalize.
+    exponent = 113;
+    while (!(mantissa & 0x400)) {
+      mantissa <<= 1;
+      exponent--;
+    }
+    bits = sign | (exponent << 23) | ((mantissa & 0x3ff) << 13);
+  }
+  float value;
+  memcpy(&value, &bits, sizeof(value));
+  return value;
+}
+
+// float to bfloat16, rounding to nearest even (NaN stays NaN).
+static uint16_t to_bf16(float value) {
+  uint32_t bits;
+  memcpy(&bits, &value, sizeof(bits));
+  if ((bits & 0x7fffffff) > 0x7f800000) return (uint16_t)((bits >> 16) | 0x40);
+  bits += 0x7fff + ((bits >> 16) & 1);
+  return (uint16_t)(bits >> 16);
+}
+
+static float from_bf16(uint16_t value) {
+  uint32_t bits = (uint32_t)value << 16;
+  float f;
+  memcpy(&f, &bits, sizeof(f));
+  return f;
 }
 
 // Element i of a dense or scalar tensor (a scalar tensor repeats its value).
@@ -64,6 +142,10 @@ static double get(const loom_tensor_t* tensor, int64_t i) {
     case LOOM_DTYPE_UINT8:
     case LOOM_DTYPE_BOOL:
       return ((const uint8_t*)data)[i];
+    case LOOM_DTYPE_HALF:
+      return from_half(((const uint16_t*)data)[i]);
+    case LOOM_DTYPE_BFLOAT16:
+      return from_bf16(((const uint16_t*)data)[i]);
     default:
       return 0;
   }
@@ -94,6 +176,12 @@ static void put(loom_dtype_t dtype, void* data, int64_t i, double value) {
       break;
     case LOOM_DTYPE_BOOL:
       ((uint8_t*)data)[i] = value != 0;
+      break;
+    case LOOM_DTYPE_HALF:
+      ((uint16_t*)data)[i] = to_half((float)value);
+      break;
+    case LOOM_DTYPE_BFLOAT16:
+      ((uint16_t*)data)[i] = to_bf16((float)value);
       break;
     default:
       break;
@@ -321,9 +409,13 @@ static loom_status_t cast_md(const loom_tensor_metadata_t* inputs,
     results[0].dtype = LOOM_DTYPE_FLOAT;
   } else if (strcmp(type.u.string.data, "f16") == 0) {
     results[0].dtype = LOOM_DTYPE_HALF;
+  } else if (strcmp(type.u.string.data, "bf16") == 0) {
+    results[0].dtype = LOOM_DTYPE_BFLOAT16;
   } else {
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                            "only casting to f32/f16 is supported");
+                            "tfrt_test.cast: only casting to f32, f16 and "
+                            "bf16 is supported, got type = \"%s\"",
+                            type.u.string.data);
   }
   results[0].shape = inputs[0].shape;
   return loom_ok_status();
@@ -547,33 +639,6 @@ static loom_status_t relu_dispatch(const loom_cpu_dispatch_context_t* ctx) {
   return loom_cpu_set_result(ctx->results[0], out);
 }
 
-// float to IEEE half, rounding to nearest even.
-static uint16_t to_half(float value) {
-  uint32_t bits;
-  memcpy(&bits, &value, sizeof(bits));
-  uint32_t sign = (bits >> 16) & 0x8000;
-  int32_t exponent = (int32_t)((bits >> 23) & 0xff) - 112;
-  uint32_t mantissa = bits & 0x7fffff;
-  if (((bits >> 23) & 0xff) == 0xff) {
-    return (uint16_t)(sign | 0x7c00 | (mantissa ? 0x200 : 0));
-  }
-  if (exponent >= 31) return (uint16_t)(sign | 0x7c00);
-  if (exponent <= 0) {
-    if (exponent < -10) return (uint16_t)sign;
-    mantissa |= 0x800000;
-    uint32_t shift = (uint32_t)(14 - exponent);
-    uint32_t half = mantissa >> shift;
-    uint32_t rest = mantissa & ((1u << shift) - 1);
-    uint32_t mid = 1u << (shift - 1);
-    if (rest > mid || (rest == mid && (half & 1))) half++;
-    return (uint16_t)(sign | half);
-  }
-  uint32_t half = sign | ((uint32_t)exponent << 10) | (mantissa >> 13);
-  uint32_t rest = mantissa & 0x1fff;
-  if (rest > 0x1000 || (rest == 0x1000 && (half & 1))) half++;
-  return (uint16_t)half;
-}
-
 static loom_status_t cast_dispatch(const loom_cpu_dispatch_context_t* ctx) {
   const loom_tensor_t* x = ctx->inputs[0];
   LOOM_RETURN_IF_ERROR(check_dtype("tfrt_test.cast", loom_tensor_dtype(x)));
@@ -581,12 +646,7 @@ static loom_status_t cast_dispatch(const loom_cpu_dispatch_context_t* ctx) {
   loom_tensor_t* out = NULL;
   LOOM_RETURN_IF_ERROR(new_dense(ctx, md->dtype, &md->shape, &out));
   for (int64_t i = 0; i < loom_tensor_num_elements(out); ++i) {
-    float v = (float)get(x, i);
-    if (md->dtype == LOOM_DTYPE_HALF) {
-      ((uint16_t*)loom_tensor_data(out))[i] = to_half(v);
-    } else {
-      ((float*)loom_tensor_data(out))[i] = v;
-    }
+    put(md->dtype, loom_tensor_data(out), i, (float)get(x, i));
   }
   return loom_cpu_set_result(ctx->results[0], out);
 }
@@ -657,12 +717,30 @@ static loom_status_t reduce_mean_dispatch(
   return reduce(ctx, false);
 }
 
+// Where a tensor's values are: `DenseHostTensor: buffer=0x...`, to observe
+// that an op reused (forwarded) its argument's buffer.
+static loom_status_t print_address_dispatch(
+    const loom_cpu_dispatch_context_t* ctx) {
+  if (ctx->num_inputs != 1) {
+    return invalid("%s takes one argument", "tfrt_test.print_address");
+  }
+  const loom_tensor_t* x = ctx->inputs[0];
+  const char* kind =
+      loom_tensor_kind(x) == LOOM_TENSOR_SCALAR   ? "ScalarHostTensor"
+      : loom_tensor_kind(x) == LOOM_TENSOR_STRING ? "StringHostTensor"
+                                                  : "DenseHostTensor";
+  printf("%s: buffer=%p\n", kind, loom_tensor_data(x));
+  fflush(stdout);
+  return loom_ok_status();
+}
+
 static loom_status_t print_dispatch(const loom_cpu_dispatch_context_t* ctx) {
   if (ctx->num_inputs != 1) {
     return invalid("%s takes one argument", "tfrt_test.print");
   }
   char small[1024];
-  size_t length = loom_tensor_format(ctx->inputs[0], small, sizeof(small));
+  size_t length =
+      loom_program_format_tensor(ctx->inputs[0], small, sizeof(small));
   (void)length;  // longer texts are cut (16 values at most are printed)
   printf("%s\n", small);
   fflush(stdout);
@@ -801,6 +879,9 @@ static const test_op_t kOps[] = {
     {.name = "tfrt_test.print",
      .dispatch = print_dispatch,
      .flags = LOOM_CPU_OP_SIDE_EFFECTING | LOOM_CPU_OP_ALLOWS_SCALAR},
+    {.name = "tfrt_test.print_address",
+     .dispatch = print_address_dispatch,
+     .flags = LOOM_CPU_OP_SIDE_EFFECTING | LOOM_CPU_OP_ALLOWS_SCALAR},
     {.name = "tfrt_test.async.noop",
      .dispatch = async_noop_dispatch,
      .metadata = unary_md,
@@ -828,135 +909,7 @@ static loom_status_t register_ops(loom_op_handler_t* cpu, void* user_data) {
   return loom_ok_status();
 }
 
-//===----------------------------------------------------------------------===//
-// Kernels
-//===----------------------------------------------------------------------===//
-
-static void set_or_fail(loom_program_frame_t* frame, loom_status_t status) {
-  if (status) loom_program_frame_fail(frame, status);
-}
-
-// Cancels the host, as TFRT's test does from inside a program (a client
-// would call loom_host_context_cancel itself).
-static void cancel_kernel(loom_program_frame_t* frame, void* user_data) {
-  (void)user_data;
-  loom_host_context_cancel(loom_program_frame_host(frame), "Cancelled");
-  set_or_fail(frame, loom_program_value_set_i32(
-                         loom_program_frame_result(frame, 0), 0));
-  set_or_fail(
-      frame, loom_program_value_set_chain(loom_program_frame_result(frame, 1)));
-}
-
-static void fail_kernel(loom_program_frame_t* frame, void* user_data) {
-  (void)user_data;
-  loom_program_frame_fail(
-      frame, loom_make_status(LOOM_STATUS_INTERNAL, "something bad happened"));
-}
-
-static void partial_fail_kernel(loom_program_frame_t* frame, void* user_data) {
-  (void)user_data;
-  set_or_fail(frame, loom_program_value_set_i32(
-                         loom_program_frame_result(frame, 0), 1));
-  loom_program_frame_fail(
-      frame, loom_make_status(LOOM_STATUS_INTERNAL, "something bad happened"));
-}
-
-typedef struct async_error_t {
-  loom_program_executor_t* executor;
-  loom_location_t location;
-  loom_async_value_t* result;
-} async_error_t;
-
-static void report_error_later(void* arg) {
-  async_error_t* job = arg;
-  loom_status_t error = loom_make_status(
-      LOOM_STATUS_INTERNAL, "something bad happened asynchronously");
-  loom_program_executor_report(job->executor, job->location, error);
-  loom_status_ignore(loom_async_value_set_error(job->result, error));
-  loom_async_value_release(job->result);
-  loom_allocator_free(loom_allocator_default(), job);
-}
-
-static void report_error_async_kernel(loom_program_frame_t* frame,
-                                      void* user_data) {
-  (void)user_data;
-  async_error_t* job = NULL;
-  loom_status_t status = loom_allocator_malloc(loom_allocator_default(),
-                                               sizeof(*job), (void**)&job);
-  if (!status) {
-    job->executor = loom_program_frame_executor(frame);
-    job->location = loom_program_frame_location(frame);
-    job->result = loom_program_frame_result(frame, 0);
-    loom_async_value_retain(job->result);
-    status = loom_host_context_enqueue(loom_program_frame_host(frame),
-                                       report_error_later, job);
-    if (status) {
-      loom_async_value_release(job->result);
-      loom_allocator_free(loom_allocator_default(), job);
-    }
-  }
-  if (status) loom_program_frame_fail(frame, status);
-}
-
-static void op_attrs_print_kernel(loom_program_frame_t* frame,
-                                  void* user_data) {
-  (void)user_data;
-  loom_status_t status =
-      loom_program_frame_check_kind(frame, 0, LOOM_PROGRAM_VALUE_OP_ATTRS);
-  if (status) {
-    loom_program_frame_fail(frame, status);
-    return;
-  }
-  loom_op_attrs_t* attrs =
-      loom_program_op_attrs_get(loom_program_frame_value(frame, 0)->u.op_attrs);
-  char text[4096];
-  loom_op_attrs_print(attrs, text, sizeof(text));
-  FILE* out = loom_program_frame_output(frame);
-  size_t length = strlen(text);
-  fprintf(out, "%s%s", text, length && text[length - 1] == '\n' ? "" : "\n");
-  fflush(out);
-  set_or_fail(
-      frame, loom_program_value_set_chain(loom_program_frame_result(frame, 0)));
-}
-
-typedef struct test_kernel_t {
-  const char* name;
-  loom_program_kernel_fn_t fn;
-  int32_t num_arguments;
-  int32_t num_results;
-} test_kernel_t;
-
-static const test_kernel_t kKernels[] = {
-    {.name = "tfrt_test.cancel",
-     .fn = cancel_kernel,
-     .num_arguments = 1,
-     .num_results = 2},
-    {.name = "tfrt_test.fail",
-     .fn = fail_kernel,
-     .num_arguments = 0,
-     .num_results = 1},
-    {.name = "tfrt_test.partial_fail",
-     .fn = partial_fail_kernel,
-     .num_arguments = 0,
-     .num_results = 2},
-    {.name = "tfrt_test.report_error_async",
-     .fn = report_error_async_kernel,
-     .num_arguments = 0,
-     .num_results = 1},
-    {.name = "tfrt_test.corert.op_attrs_print",
-     .fn = op_attrs_print_kernel,
-     .num_arguments = 2,
-     .num_results = 1},
-};
-
 loom_status_t loom_program_plugin_init(loom_program_executor_t* executor) {
-  for (size_t i = 0; i < sizeof(kKernels) / sizeof(kKernels[0]); ++i) {
-    loom_program_kernel_def_t def = {.struct_size = sizeof(def),
-                                     .name = kKernels[i].name,
-                                     .fn = kKernels[i].fn,
-                                     .num_arguments = kKernels[i].num_arguments,
-                                     .num_results = kKernels[i].num_results};
-    LOOM_RETURN_IF_ERROR(loom_program_executor_add_kernel(executor, &def));
-  }
+  LOOM_RETURN_IF_ERROR(loom__tfrt_test_add_kernels(executor));
   return loom_program_executor_add_cpu_ops(executor, register_ops, NULL);
 }
