@@ -2,6 +2,8 @@
 // shared layout that lets both APIs work on the same 24 bytes.
 
 #include "loom/tstring.h"
+#include "string_allocation_gate.h"
+#include "tensor/tstring_internal.h"
 #include "tensorflow/c/tf_tstring.h"
 #include "test_support.h"
 
@@ -636,7 +638,7 @@ static void move_of_a_small_string_copies_it(void** state) {
 }
 
 //===----------------------------------------------------------------------===//
-// Allocation failures through the default allocator
+// Allocation failures of the C heap, injected through the allocation gate
 //===----------------------------------------------------------------------===//
 
 // These functions report running out of memory only by leaving the string
@@ -667,7 +669,7 @@ static loom_status_t check_step(bool succeeded, const TF_TString* str,
 static loom_status_t grow_tf_strings(loom_allocator_t allocator,
                                      void* context) {
   (void)context;
-  loom_allocator_t previous = loom_allocator_set_default(allocator);
+  loom_test_gate_strings(&allocator);
   const size_t n = strlen(kLong);
   char before[512];
   char* resized = NULL;
@@ -689,7 +691,7 @@ static loom_status_t grow_tf_strings(loom_allocator_t allocator,
   TF_StringDealloc(&s);
   TF_StringDealloc(&other);
   TF_StringDealloc(&view);
-  loom_allocator_set_default(previous);
+  loom_test_ungate_strings();
   return status;
 }
 
@@ -697,6 +699,85 @@ static void every_string_allocation_failure_keeps_the_string(void** state) {
   (void)state;
   assert_int_equal(
       loom_test_fault_sweep(grow_tf_strings, NULL, LOOM_TEST_SWEEP_STRICT), 6);
+}
+
+//===----------------------------------------------------------------------===//
+// Arguments and messages
+//===----------------------------------------------------------------------===//
+
+static void null_strings_are_ignored(void** state) {
+  (void)state;
+  TF_TString_Init(NULL);
+  TF_TString_Dealloc(NULL);
+  TF_StringInit(NULL);
+  TF_StringDealloc(NULL);
+  assert_int_equal(TF_TString_GetSize(NULL), 0);
+  assert_int_equal(TF_TString_GetCapacity(NULL), 0);
+  assert_null(TF_TString_GetDataPointer(NULL));
+  assert_null(TF_TString_GetMutableDataPointer(NULL));
+  assert_null(TF_TString_ResizeUninitialized(NULL, 3));
+  assert_null(TF_TString_Resize(NULL, 3, 'x'));
+  TF_TString_Reserve(NULL, 100);
+  TF_TString_ReserveAmortized(NULL, 100);
+  TF_TString_AssignView(NULL, "x", 1);
+  TF_TString_AppendN(NULL, "x", 1);
+  TF_TString_Append(NULL, NULL);
+  TF_TString_Copy(NULL, "x", 1);
+  TF_TString_Assign(NULL, NULL);
+  TF_TString_Move(NULL, NULL);
+}
+
+static void reserve_amortized_rejects_a_null_string(void** state) {
+  (void)state;
+  LOOM_ASSERT_STATUS(loom_tstring_reserve_amortized(NULL, 1),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "loom_tstring_reserve_amortized: str is NULL");
+}
+
+static void too_large_a_size_names_the_function_and_argument(void** state) {
+  (void)state;
+  loom_tstring_t s;
+  loom_tstring_initialize(&s);
+  char expected[160];
+  snprintf(expected, sizeof(expected),
+           "loom_tstring_resize_uninitialized: new_size: a string of %zu bytes "
+           "is too large (at most %zu)",
+           SIZE_MAX, SIZE_MAX >> 2);
+  LOOM_ASSERT_STATUS(loom_tstring_resize_uninitialized(&s, SIZE_MAX, NULL),
+                     LOOM_STATUS_RESOURCE_EXHAUSTED, expected);
+  snprintf(expected, sizeof(expected),
+           "loom_tstring_reserve: capacity: a string of %zu bytes is too "
+           "large (at most %zu)",
+           SIZE_MAX, SIZE_MAX >> 2);
+  LOOM_ASSERT_STATUS(loom_tstring_reserve(&s, SIZE_MAX),
+                     LOOM_STATUS_RESOURCE_EXHAUSTED, expected);
+  assert_int_equal(loom_tstring_type(&s), LOOM_TSTRING_SMALL);
+}
+
+static bool refuse_everything(size_t size, void* context) {
+  (void)size;
+  ++*(int*)context;
+  return false;
+}
+
+static void failed_malloc_names_the_function_and_the_sizes(void** state) {
+  (void)state;
+  loom_tstring_t s;
+  loom_tstring_initialize(&s);
+  int refused = 0;
+  loom__tstring_set_allocation_gate(refuse_everything, &refused);
+  LOOM_ASSERT_STATUS(loom_tstring_copy(&s, kLong, 40),
+                     LOOM_STATUS_RESOURCE_EXHAUSTED,
+                     "loom_tstring_copy: out of memory for a string of 40 "
+                     "bytes (a block of 48 bytes)");
+  LOOM_ASSERT_STATUS(loom_tstring_reserve(&s, 100),
+                     LOOM_STATUS_RESOURCE_EXHAUSTED,
+                     "loom_tstring_reserve: out of memory for a string of 100 "
+                     "bytes (a block of 112 bytes)");
+  loom__tstring_set_allocation_gate(NULL, NULL);
+  assert_int_equal(refused, 2);
+  assert_int_equal(loom_tstring_type(&s), LOOM_TSTRING_SMALL);
+  assert_int_equal(loom_tstring_size(&s), 0);
 }
 
 int main(void) {
@@ -752,6 +833,10 @@ int main(void) {
       cmocka_unit_test(move_of_a_large_string_transfers_the_heap_block),
       cmocka_unit_test(move_of_a_small_string_copies_it),
       cmocka_unit_test(every_string_allocation_failure_keeps_the_string),
+      cmocka_unit_test(null_strings_are_ignored),
+      cmocka_unit_test(reserve_amortized_rejects_a_null_string),
+      cmocka_unit_test(too_large_a_size_names_the_function_and_argument),
+      cmocka_unit_test(failed_malloc_names_the_function_and_the_sizes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
