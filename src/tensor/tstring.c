@@ -12,6 +12,7 @@
 #include "loom/tstring.h"
 
 #include <assert.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -83,19 +84,19 @@ static size_t large_capacity_for(size_t size) {
 //===----------------------------------------------------------------------===//
 
 // Process-wide because the layout leaves no room for an allocator: see
-// loom__tstring_set_allocation_gate.
-static loom__tstring_allocation_gate_fn_t g_allocation_gate;
-static void* g_allocation_gate_context;
+// loom__tstring_set_allocation_gate. One atomic pointer, so that a string
+// another thread grows meanwhile sees a whole gate, old or new.
+static _Atomic(const loom__tstring_allocation_gate_t*) g_allocation_gate;
 
-void loom__tstring_set_allocation_gate(loom__tstring_allocation_gate_fn_t gate,
-                                       void* context) {
-  g_allocation_gate = gate;
-  g_allocation_gate_context = context;
+void loom__tstring_set_allocation_gate(
+    const loom__tstring_allocation_gate_t* gate) {
+  atomic_store_explicit(&g_allocation_gate, gate, memory_order_release);
 }
 
 static bool allocation_allowed(size_t size) {
-  return !g_allocation_gate ||
-         g_allocation_gate(size, g_allocation_gate_context);
+  const loom__tstring_allocation_gate_t* gate =
+      atomic_load_explicit(&g_allocation_gate, memory_order_acquire);
+  return !gate || gate->allow(size, gate->context);
 }
 
 static char* heap_allocate(size_t size) {

@@ -1362,7 +1362,11 @@ static void failed_malloc_names_the_function_and_the_sizes(void** state) {
   loom_tstring_t s;
   loom_tstring_initialize(&s);
   int refused = 0;
-  loom__tstring_set_allocation_gate(refuse_everything, &refused);
+  const loom__tstring_allocation_gate_t gate = {
+      .allow = refuse_everything,
+      .context = &refused,
+  };
+  loom__tstring_set_allocation_gate(&gate);
   LOOM_ASSERT_STATUS(loom_tstring_copy(&s, kLong, 40),
                      LOOM_STATUS_RESOURCE_EXHAUSTED,
                      "loom_tstring_copy: out of memory for a string of 40 "
@@ -1371,7 +1375,7 @@ static void failed_malloc_names_the_function_and_the_sizes(void** state) {
                      LOOM_STATUS_RESOURCE_EXHAUSTED,
                      "loom_tstring_reserve: out of memory for a string of 100 "
                      "bytes (a block of 112 bytes)");
-  loom__tstring_set_allocation_gate(NULL, NULL);
+  loom__tstring_set_allocation_gate(NULL);
   assert_int_equal(refused, 2);
   assert_int_equal(loom_tstring_type(&s), LOOM_TSTRING_SMALL);
   assert_int_equal(loom_tstring_size(&s), 0);

@@ -27,11 +27,14 @@ static inline bool loom_test_string_gate(size_t size, void* context) {
 // Until loom_test_ungate_strings, string allocations fail when *allocator
 // does (it must outlive the gate).
 static inline void loom_test_gate_strings(loom_allocator_t* allocator) {
-  loom__tstring_set_allocation_gate(loom_test_string_gate, allocator);
+  static loom__tstring_allocation_gate_t gate;
+  gate.allow = loom_test_string_gate;
+  gate.context = allocator;
+  loom__tstring_set_allocation_gate(&gate);
 }
 
 static inline void loom_test_ungate_strings(void) {
-  loom__tstring_set_allocation_gate(NULL, NULL);
+  loom__tstring_set_allocation_gate(NULL);
 }
 
 #endif  // LOOM_TESTS_SUPPORT_STRING_ALLOCATION_GATE_H_

@@ -1022,10 +1022,14 @@ static bool count_allocations(size_t size, void* context) {
 static void large_string_takes_its_bytes_from_malloc(void** state) {
   (void)state;
   int allocations = 0;
-  loom__tstring_set_allocation_gate(count_allocations, &allocations);
+  const loom__tstring_allocation_gate_t gate = {
+      .allow = count_allocations,
+      .context = &allocations,
+  };
+  loom__tstring_set_allocation_gate(&gate);
   loom_tstring_t s;
   init_copy(&s, kLong);
-  loom__tstring_set_allocation_gate(NULL, NULL);
+  loom__tstring_set_allocation_gate(NULL);
   assert_int_equal(allocations, 1);
   // A block of malloc's: free() takes it (AddressSanitizer checks).
   free(s.u.large.ptr);
