@@ -7,12 +7,16 @@
 //   LARGE  (1): heap memory owned by the string;
 //   OFFSET (2): bytes at a 32-bit offset from the string itself (read-only);
 //   VIEW   (3): borrowed memory (read-only; the owner keeps it alive).
-// Sizes are stored shifted left by two next to the type bits.
+// Sizes are stored shifted left by two next to the type bits (on a
+// big-endian target, the type bits are the low bits of the size word's high
+// byte, as TensorFlow does it).
 //
-// The string API takes no allocator: LARGE memory comes from
-// loom_allocator_default() (at the time it is allocated) and goes back to
-// that allocator, so only loom_tstring_* / TF_TString_* functions may free
-// it (not free(), and not code inlined from TensorFlow's own ctstring.h).
+// The rules are TensorFlow's too (its header-only ctstring, which plugins
+// compile into themselves): LARGE bytes come from malloc and are freed with
+// free(), capacities are 16-byte blocks minus the NUL, and strings grow and
+// shrink as ctstring's do. So a string made by a plugin's inline
+// TF_TString_* code may be grown or freed by Loom, and the reverse. The
+// string API takes no allocator for that reason.
 
 #ifndef LOOM_TSTRING_H_
 #define LOOM_TSTRING_H_
@@ -70,8 +74,10 @@ LOOM_API size_t loom_tstring_size(const loom_tstring_t* str);
 LOOM_API size_t loom_tstring_capacity(const loom_tstring_t* str);
 LOOM_API const char* loom_tstring_data(const loom_tstring_t* str);
 
-// Replaces the contents with a copy of data[0, size) (SMALL or LARGE).
-// RESOURCE_EXHAUSTED leaves the string unchanged.
+// Replaces the contents with a copy of data[0, size) (SMALL or LARGE); data
+// may lie in the string's own bytes. Every function that allocates returns
+// RESOURCE_EXHAUSTED, leaving the string unchanged, when malloc fails or a
+// size cannot be encoded.
 LOOM_API LOOM_MUST_USE_RESULT loom_status_t
 loom_tstring_copy(loom_tstring_t* str, const char* data, size_t size);
 
@@ -85,11 +91,19 @@ LOOM_API void loom_tstring_assign_view(loom_tstring_t* str, const char* data,
 LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_tstring_resize_uninitialized(
     loom_tstring_t* str, size_t new_size, char** out_data);
 
-// Ensures room for `capacity` bytes without changing the contents.
+// Ensures room for `capacity` bytes without changing the contents (nothing
+// to do up to the SMALL capacity: a VIEW or OFFSET string is copied when it
+// is next written).
 LOOM_API LOOM_MUST_USE_RESULT loom_status_t
 loom_tstring_reserve(loom_tstring_t* str, size_t capacity);
 
-// Appends data[0, size) with amortised growth.
+// loom_tstring_reserve of at least twice the current capacity, when
+// `capacity` exceeds it.
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t
+loom_tstring_reserve_amortized(loom_tstring_t* str, size_t capacity);
+
+// Appends data[0, size) (which may be the string's own bytes) with
+// amortised growth (loom_tstring_reserve_amortized).
 LOOM_API LOOM_MUST_USE_RESULT loom_status_t
 loom_tstring_append(loom_tstring_t* str, const char* data, size_t size);
 

@@ -1,14 +1,33 @@
-// TF_TString functions over loom_tstring_t (same layout). Functions that
-// cannot report an error leave the string unchanged when memory runs out.
+// TF_TString functions over loom_tstring_t: one layout and one set of rules
+// (TensorFlow's ctstring, malloc/free included), so these behave as the
+// inline copies plugins compile in. Functions that cannot report an error
+// leave the string unchanged when memory runs out.
 
 #include "tensorflow/c/tf_tstring.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #include "loom/tstring.h"
 
 _Static_assert(sizeof(TF_TString) == sizeof(loom_tstring_t),
                "TF_TString and loom_tstring_t share one layout");
+_Static_assert(sizeof(TF_TString) == 24, "TF_TString is 24 bytes");
+_Static_assert(TF_TString_SmallCapacity == LOOM_TSTRING_SMALL_CAPACITY &&
+                   TF_TString_SmallCapacity ==
+                       sizeof(TF_TString_Union) - 2 /* size byte, NUL */,
+               "22 inline bytes");
+_Static_assert(offsetof(TF_TString, u.large.cap) ==
+                       offsetof(loom_tstring_t, u.large.capacity) &&
+                   offsetof(TF_TString, u.large.ptr) ==
+                       offsetof(loom_tstring_t, u.large.ptr) &&
+                   offsetof(TF_TString, u.offset.offset) ==
+                       offsetof(loom_tstring_t, u.offset.offset) &&
+                   offsetof(TF_TString, u.view.ptr) ==
+                       offsetof(loom_tstring_t, u.view.ptr) &&
+                   offsetof(TF_TString, u.smll.str) ==
+                       offsetof(loom_tstring_t, u.small.str),
+               "every field at the same offset");
 
 static loom_tstring_t* L(TF_TString* str) {
   return (loom_tstring_t*)str;
@@ -22,7 +41,10 @@ void TF_TString_Init(TF_TString* str) {
 }
 
 void TF_TString_Dealloc(TF_TString* str) {
-  loom_tstring_deinitialize(L(str));
+  // As ctstring: only a LARGE string with a block changes.
+  if (str && TF_TString_GetType(str) == TF_TSTR_LARGE && str->u.large.ptr) {
+    loom_tstring_deinitialize(L(str));
+  }
 }
 
 TF_TString_Type TF_TString_GetType(const TF_TString* str) {
@@ -53,6 +75,7 @@ char* TF_TString_ResizeUninitialized(TF_TString* str, size_t new_size) {
 }
 
 char* TF_TString_GetMutableDataPointer(TF_TString* str) {
+  if (!str) return NULL;
   loom_tstring_type_t type = loom_tstring_type(L(str));
   if (type == LOOM_TSTRING_SMALL || type == LOOM_TSTRING_LARGE) {
     return (char*)loom_tstring_data(L(str));
@@ -75,10 +98,7 @@ void TF_TString_Reserve(TF_TString* str, size_t new_cap) {
 }
 
 void TF_TString_ReserveAmortized(TF_TString* str, size_t new_cap) {
-  size_t capacity = loom_tstring_capacity(L(str));
-  if (new_cap > capacity) {
-    TF_TString_Reserve(str, new_cap > 2 * capacity ? new_cap : 2 * capacity);
-  }
+  loom_status_ignore(loom_tstring_reserve_amortized(L(str), new_cap));
 }
 
 void TF_TString_AssignView(TF_TString* dst, const char* src, size_t size) {
@@ -90,6 +110,7 @@ void TF_TString_AppendN(TF_TString* dst, const char* src, size_t src_size) {
 }
 
 void TF_TString_Append(TF_TString* dst, const TF_TString* src) {
+  if (!src) return;
   TF_TString_AppendN(dst, TF_TString_GetDataPointer(src),
                      TF_TString_GetSize(src));
 }

@@ -3,6 +3,7 @@
 #include <stdalign.h>
 
 #include "loom/tensor.h"
+#include "string_allocation_gate.h"
 #include "tensorflow/c/tf_tensor.h"
 #include "tensorflow/c/tf_tstring.h"
 #include "test_support.h"
@@ -715,7 +716,8 @@ static void count_deallocation(void* data, size_t len, void* arg) {
   ((tf_sweep_t*)arg)->deallocations++;
 }
 
-// Makes a tensor with `allocator` as the default; NULL becomes an error. The
+// Makes a tensor with `allocator` as the default (and gating the C heap of
+// LARGE strings); NULL becomes an error. The
 // deallocator must have run exactly expected_per_call times once the tensor
 // is gone, whether it was made or not.
 static loom_status_t make_and_delete(loom_allocator_t allocator,
@@ -723,8 +725,10 @@ static loom_status_t make_and_delete(loom_allocator_t allocator,
   tf_sweep_t* sweep = context;
   int before = sweep->deallocations;
   loom_allocator_t previous = loom_allocator_set_default(allocator);
+  loom_test_gate_strings(&allocator);
   TF_Tensor* t = sweep->make(sweep);
   TF_DeleteTensor(t);
+  loom_test_ungate_strings();
   loom_allocator_set_default(previous);
   int calls = sweep->deallocations - before;
   if (calls != sweep->expected_per_call) {
@@ -801,8 +805,8 @@ static void every_allocate_tensor_failure_returns_null(void** state) {
 
 static void every_allocate_string_tensor_failure_returns_null(void** state) {
   (void)state;
-  // The tensor's two blocks, then the LARGE string's bytes (strings allocate
-  // from the default allocator too).
+  // The tensor's two blocks, then the LARGE string's bytes (malloc'ed, the
+  // sweep failing them through the string allocation gate).
   assert_int_equal(sweep(allocate_strings, 0), 3);
 }
 

@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 
 #include "loom/tensor.h"
+#include "string_allocation_gate.h"
 #include "test_support.h"
 
 // Sanitizers abort on an allocation larger than they support; malloc returns
@@ -1645,12 +1646,12 @@ static void every_scalar_allocation_failure_is_reported(void** state) {
                    1);
 }
 
-// LARGE strings take their bytes from the default allocator: the sweep's
-// allocator is the default while the operation runs, so those count too.
+// LARGE strings take their bytes from malloc, which the string allocation
+// gate fails when the sweep's allocator would: those count too.
 static loom_status_t string_create_fill_and_release(loom_allocator_t allocator,
                                                     void* context) {
   (void)context;
-  loom_allocator_t previous = loom_allocator_set_default(allocator);
+  loom_test_gate_strings(&allocator);
   const int64_t dims[2] = {2, 3};
   loom_shape_t shape;
   loom_status_t status = loom_shape_initialize(&shape, dims, 2);
@@ -1661,7 +1662,7 @@ static loom_status_t string_create_fill_and_release(loom_allocator_t allocator,
                                strlen(kLong));
   }
   loom_tensor_release(tensor);
-  loom_allocator_set_default(previous);
+  loom_test_ungate_strings();
   return status;
 }
 
@@ -1733,11 +1734,11 @@ static loom_status_t string_in_buffer_create_and_release(
   for (size_t i = 0; i < ARRAY_SIZE(strings->elements); ++i) {
     loom_tstring_initialize(&strings->elements[i]);
   }
-  // The LARGE string's bytes come from the sweep's allocator too.
-  loom_allocator_t previous = loom_allocator_set_default(allocator);
+  // The LARGE string's bytes fail when the sweep's allocator would.
+  loom_test_gate_strings(&allocator);
   loom_status_t copied =
       loom_tstring_copy(&strings->elements[0], kLong, strlen(kLong));
-  loom_allocator_set_default(previous);
+  loom_test_ungate_strings();
   LOOM_RETURN_IF_ERROR(copied);
   int before = strings->deallocations;
   loom_buffer_t* buffer = NULL;

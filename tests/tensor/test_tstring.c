@@ -1,7 +1,11 @@
 // TF_TString-compatible strings: the four representations, the SMALL/LARGE
 // boundary, copies, views, offsets, resizing, appending, assignment, moves.
 
+#include <stdlib.h>
+
 #include "loom/tstring.h"
+#include "string_allocation_gate.h"
+#include "tensor/tstring_internal.h"
 #include "test_support.h"
 
 // Sanitizers abort on an allocation larger than they support; malloc returns
@@ -623,9 +627,11 @@ static void reserve_rejects_a_capacity_that_cannot_be_encoded(void** state) {
   (void)state;
   loom_tstring_t s;
   init_copy(&s, "keep");
-  char expected[96];
-  snprintf(expected, sizeof(expected), "string capacity %zu is too large",
-           SIZE_MAX);
+  char expected[160];
+  snprintf(expected, sizeof(expected),
+           "loom_tstring_reserve: capacity: a string of %zu bytes is too "
+           "large (at most %zu)",
+           SIZE_MAX, SIZE_MAX >> 2);
   LOOM_ASSERT_STATUS(loom_tstring_reserve(&s, SIZE_MAX),
                      LOOM_STATUS_RESOURCE_EXHAUSTED, expected);
   assert_int_equal(loom_tstring_type(&s), LOOM_TSTRING_SMALL);
@@ -809,9 +815,11 @@ static void append_rejects_a_size_that_overflows(void** state) {
   (void)state;
   loom_tstring_t s;
   init_copy(&s, "keep");
-  char expected[96];
-  snprintf(expected, sizeof(expected), "appending %zu bytes overflows a string",
-           SIZE_MAX / 2);
+  char expected[160];
+  snprintf(expected, sizeof(expected),
+           "loom_tstring_append: size: appending %zu bytes to 4 overflows a "
+           "string (at most %zu)",
+           SIZE_MAX / 2, SIZE_MAX >> 2);
   // The size is checked before any byte is read.
   LOOM_ASSERT_STATUS(loom_tstring_append(&s, "x", SIZE_MAX / 2),
                      LOOM_STATUS_RESOURCE_EXHAUSTED, expected);
@@ -1002,39 +1010,44 @@ static void move_with_a_null_argument_is_ignored(void** state) {
 }
 
 //===----------------------------------------------------------------------===//
-// Memory: LARGE bytes come from the default allocator
+// Memory: LARGE bytes come from malloc, as in TensorFlow's inline code
 //===----------------------------------------------------------------------===//
 
-static void large_string_takes_its_bytes_from_the_default_allocator(
-    void** state) {
-  (void)state;
-  loom_fault_allocator_t* fault = NULL;
-  LOOM_ASSERT_OK(loom_fault_allocator_create(loom_allocator_system(), &fault));
-  loom_allocator_t previous =
-      loom_allocator_set_default(loom_fault_allocator_allocator(fault));
-  loom_tstring_t s;
-  init_copy(&s, kLong);
-  assert_int_equal(loom_fault_allocator_live_count(fault), 1);
-  loom_tstring_deinitialize(&s);
-  assert_int_equal(loom_fault_allocator_live_count(fault), 0);
-  loom_allocator_set_default(previous);
-  loom_fault_allocator_destroy(fault);
+static bool count_allocations(size_t size, void* context) {
+  (void)size;
+  ++*(int*)context;
+  return true;
 }
 
-static void large_string_is_freed_where_it_came_from_after_the_default_changed(
-    void** state) {
+static void large_string_takes_its_bytes_from_malloc(void** state) {
   (void)state;
-  loom_fault_allocator_t* fault = NULL;
-  LOOM_ASSERT_OK(loom_fault_allocator_create(loom_allocator_system(), &fault));
-  loom_allocator_t previous =
-      loom_allocator_set_default(loom_fault_allocator_allocator(fault));
+  int allocations = 0;
+  const loom__tstring_allocation_gate_t gate = {
+      .allow = count_allocations,
+      .context = &allocations,
+  };
+  loom__tstring_set_allocation_gate(&gate);
   loom_tstring_t s;
   init_copy(&s, kLong);
-  loom_allocator_set_default(previous);
-  LOOM_ASSERT_OK(loom_tstring_append(&s, kLong, strlen(kLong)));  // grows
-  assert_int_equal(loom_fault_allocator_live_count(fault), 0);
-  loom_tstring_deinitialize(&s);
-  loom_fault_allocator_destroy(fault);
+  loom__tstring_set_allocation_gate(NULL);
+  assert_int_equal(allocations, 1);
+  // A block of malloc's: free() takes it (AddressSanitizer checks).
+  free(s.u.large.ptr);
+}
+
+static void string_frees_a_block_that_malloc_made(void** state) {
+  (void)state;
+  loom_tstring_t s;
+  loom_tstring_initialize(&s);
+  char* block = malloc(48);
+  assert_non_null(block);
+  memcpy(block, kLong, strlen(kLong) + 1);
+  s.u.large.size = strlen(kLong) << 2 | LOOM_TSTRING_LARGE;
+  s.u.large.capacity = 47;
+  s.u.large.ptr = block;
+  LOOM_ASSERT_OK(loom_tstring_append(&s, kLong, strlen(kLong)));  // realloc
+  assert_int_equal(loom_tstring_size(&s), 2 * strlen(kLong));
+  loom_tstring_deinitialize(&s);  // free
 }
 
 // A failed step must leave the string as it was.
@@ -1064,7 +1077,7 @@ static loom_status_t check_unchanged(loom_status_t status,
 // append, reserve, resize, assign of a LARGE string.
 static loom_status_t grow_strings(loom_allocator_t allocator, void* context) {
   (void)context;
-  loom_allocator_t previous = loom_allocator_set_default(allocator);
+  loom_test_gate_strings(&allocator);
   char before[512];
   char* data = NULL;
   loom_tstring_t s, other;
@@ -1079,7 +1092,7 @@ static loom_status_t grow_strings(loom_allocator_t allocator, void* context) {
   GROWTH_STEP(&other, loom_tstring_assign(&other, &s));
   loom_tstring_deinitialize(&s);
   loom_tstring_deinitialize(&other);
-  loom_allocator_set_default(previous);
+  loom_test_ungate_strings();
   return status;
 }
 
@@ -1176,9 +1189,8 @@ int main(void) {
       cmocka_unit_test(move_frees_the_destinations_heap),
       cmocka_unit_test(move_to_itself_changes_nothing),
       cmocka_unit_test(move_with_a_null_argument_is_ignored),
-      cmocka_unit_test(large_string_takes_its_bytes_from_the_default_allocator),
-      cmocka_unit_test(
-          large_string_is_freed_where_it_came_from_after_the_default_changed),
+      cmocka_unit_test(large_string_takes_its_bytes_from_malloc),
+      cmocka_unit_test(string_frees_a_block_that_malloc_made),
       cmocka_unit_test(every_growth_failure_is_reported_and_keeps_the_string),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
