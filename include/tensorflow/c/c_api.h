@@ -74,9 +74,12 @@ TF_CAPI_EXPORT extern uint64_t TF_DeviceListIncarnation(
 /* A loaded plugin library. */
 typedef struct TF_Library TF_Library;
 
-/* Loads the shared library at `library_filename` and runs its registration
- * entry points (TF_InitPlugin, TF_InitKernel). On failure returns NULL and
- * sets `status`; nothing the library registered stays registered. */
+/* Loads the shared library at `library_filename`: its static initialisers
+ * register its ops and kernels as dlopen runs them, then its entry points
+ * run if it defines them (TF_InitPlugin, TF_InitKernel; neither is
+ * required). On failure returns NULL and sets `status`; nothing the library
+ * registered stays registered, and it is unmapped. Loading a loaded library
+ * again returns a new handle and registers nothing (loom/plugin.h). */
 TF_CAPI_EXPORT extern TF_Library* TF_LoadLibrary(const char* library_filename,
                                                  TF_Status* status);
 

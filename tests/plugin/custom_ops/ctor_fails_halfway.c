@@ -1,0 +1,51 @@
+/* A custom-op library whose static initialiser registers an op and its
+ * kernel, then an op whose attr spec names a type that does not exist:
+ * loading it must fail with that error and leave nothing of it registered.
+ * Its destructor records, in the environment, that it was unmapped. */
+
+#define _POSIX_C_SOURCE 200809L /* setenv */
+
+#include <stdlib.h>
+
+#include "tensorflow/c/kernels.h"
+#include "tensorflow/c/ops.h"
+
+#ifndef FIXTURE_UNMAPPED_VARIABLE
+#define FIXTURE_UNMAPPED_VARIABLE "LOOM_FIXTURE_CTOR_FAILS_HALFWAY_UNMAPPED"
+#endif
+
+static void identity_compute(void* kernel, TF_OpKernelContext* ctx) {
+  (void)kernel;
+  TF_Status* status = TF_NewStatus();
+  TF_Tensor* input = NULL;
+  TF_GetInput(ctx, 0, &input, status);
+  if (TF_GetCode(status) == TF_OK) TF_SetOutput(ctx, 0, input, status);
+  if (TF_GetCode(status) != TF_OK) TF_OpKernelContext_Failure(ctx, status);
+  TF_DeleteTensor(input);
+  TF_DeleteStatus(status);
+}
+
+static void register_ops(void) __attribute__((constructor));
+static void unmapped(void) __attribute__((destructor));
+
+static void register_ops(void) {
+  TF_Status* status = TF_NewStatus();
+  TF_OpDefinitionBuilder* good = TF_NewOpDefinitionBuilder("CtorHalfGood");
+  TF_OpDefinitionBuilderAddInput(good, "x: float");
+  TF_OpDefinitionBuilderAddOutput(good, "y: float");
+  TF_RegisterOpDefinition(good, status);
+  TF_RegisterKernelBuilder("CtorHalfGoodOp",
+                           TF_NewKernelBuilder("CtorHalfGood", DEVICE_CPU, NULL,
+                                               &identity_compute, NULL),
+                           status);
+  TF_OpDefinitionBuilder* bad = TF_NewOpDefinitionBuilder("CtorHalfBad");
+  TF_OpDefinitionBuilderAddAttr(bad, "T: {float, int33}");
+  TF_OpDefinitionBuilderAddInput(bad, "x: T");
+  TF_OpDefinitionBuilderAddOutput(bad, "y: T");
+  TF_RegisterOpDefinition(bad, status);
+  TF_DeleteStatus(status);
+}
+
+static void unmapped(void) {
+  setenv(FIXTURE_UNMAPPED_VARIABLE, "1", 1);
+}
