@@ -1,12 +1,14 @@
 /* A custom-op library whose static initialiser registers an op and its
  * kernel, then an op whose attr spec names a type that does not exist:
  * loading it must fail with that error and leave nothing of it registered.
- * Its destructor records, in the environment, that it was unmapped. */
+ * Its destructor records, in the environment, whether its kernel was
+ * still registered when the library was unmapped. */
 
 #define _POSIX_C_SOURCE 200809L /* setenv */
 
 #include <stdlib.h>
 
+#include "tensorflow/c/c_api.h"
 #include "tensorflow/c/kernels.h"
 #include "tensorflow/c/ops.h"
 
@@ -47,5 +49,12 @@ static void register_ops(void) {
 }
 
 static void unmapped(void) {
-  setenv(FIXTURE_UNMAPPED_VARIABLE, "1", 1);
+  TF_Status* status = TF_NewStatus();
+  TF_Buffer* kernels = TF_GetRegisteredKernelsForOp("CtorHalfGood", status);
+  const char* state = TF_GetCode(status) != TF_OK ? "error"
+                      : kernels->length == 0      ? "rolled back"
+                                                  : "registered";
+  setenv(FIXTURE_UNMAPPED_VARIABLE, state, 1);
+  TF_DeleteBuffer(kernels);
+  TF_DeleteStatus(status);
 }

@@ -1,7 +1,8 @@
 /* A custom-op library built the way TensorFlow builds them: no entry point;
  * its ops and kernel register from a static initialiser (a C constructor)
  * while dlopen runs. CtorAddDelta adds its `delta` attr to a float tensor;
- * CtorGather exists to give the op list every kind of argument and attr. */
+ * CtorGather and its kernel exist to give the op and kernel lists every
+ * kind of argument, attr and kernel constraint. */
 
 #include <stddef.h>
 #include <stdint.h>
@@ -59,6 +60,12 @@ static void add_delta_delete(void* kernel) {
   free(kernel);
 }
 
+/* CtorGather's kernel is never run: it is there to be listed. */
+static void gather_compute(void* kernel, TF_OpKernelContext* ctx) {
+  (void)kernel;
+  (void)ctx;
+}
+
 static void register_ops(void) __attribute__((constructor));
 
 static void register_ops(void) {
@@ -92,5 +99,12 @@ static void register_ops(void) {
   TF_OpDefinitionBuilderSetAllowsUninitializedInput(gather, 1);
   TF_OpDefinitionBuilderDeprecated(gather, 7, "use CtorAddDelta");
   TF_RegisterOpDefinition(gather, status);
+
+  TF_KernelBuilder* gather_kernel = TF_NewKernelBuilder(
+      "CtorGather", DEVICE_CPU, NULL, &gather_compute, NULL);
+  TF_KernelBuilder_TypeConstraint(gather_kernel, "T", TF_FLOAT, status);
+  TF_KernelBuilder_HostMemory(gather_kernel, "ref_count");
+  TF_KernelBuilder_Label(gather_kernel, "fast");
+  TF_RegisterKernelBuilder("CtorGatherOp", gather_kernel, status);
   TF_DeleteStatus(status);
 }
