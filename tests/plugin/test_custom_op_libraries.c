@@ -192,6 +192,7 @@ static void check_fails_halfway(const char* path, const char* prefix) {
   loom_op_registry_t* ops = loom_op_registry_global();
   assert_null(loom_op_registry_find(ops, "CtorHalfGood"));
   assert_null(loom_op_registry_find(ops, "CtorHalfBad"));
+  assert_null(loom_op_registry_find(ops, "CtorHalfHelper"));
   assert_int_equal(
       loom_kernel_registry_count(loom_kernel_registry_global(), "CtorHalfGood"),
       0);
@@ -202,11 +203,11 @@ static void check_fails_halfway(const char* path, const char* prefix) {
                      "Op type not registered 'CtorHalfGood'");
 }
 
-// A library whose constructor registers an op and its kernel and then
-// fails: the load fails, what it registered is rolled back, then the
-// library is unmapped; its op is not registered (not a crash in unmapped
-// code). A retry maps it afresh, runs the constructor again and fails the
-// same way.
+// A library whose constructor registers an op and its kernel, then fails
+// in a helper thread it starts: the load fails, what the constructor and
+// its thread registered is rolled back, then the library is unmapped; its op is
+// not registered (not a crash in unmapped code). A retry maps it afresh, runs
+// the constructor again and fails the same way.
 static void library_failing_halfway_is_rolled_back_then_unmapped(void** state) {
   (void)state;
   for (int attempt = 0; attempt < 2; ++attempt) {
