@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Loom needs for a task, skipping those already
 # present. Usage: scripts/install-deps.sh build|test|bench|demo
-#   build  compiler, CMake, Ninja, OpenBLAS, SLEEF
+#   build  compiler, CMake, Ninja, OpenBLAS, SLEEF, protobuf-c (protoc-c and
+#          libprotobuf-c: TensorFlow's serialized op and kernel lists)
 #   test   build + cmocka, valgrind, clang with libFuzzer, NumPy (the
 #          reference values of the kernel conformance tests), PyTorch (those
 #          of the gradient tests), LLVM's lit and FileCheck (llvm-14-tools:
-#          the programs of tests/programs)
+#          the programs of tests/programs), python3-protobuf (decodes
+#          the serialized op lists in tests/plugin)
 #   bench  build + NumPy, PyTorch and libtorch-dev (the reference
 #          implementations; libtorch-dev for bench/train_reference_libtorch)
 #   demo   build + zlib and Fashion-MNIST (dataset-fashion-mnist) for the
@@ -14,11 +16,11 @@ set -euo pipefail
 
 profile=${1:-build}
 packages=(build-essential cmake ninja-build pkg-config libopenblas-dev
-          libsleef-dev)
+          libsleef-dev protobuf-c-compiler libprotobuf-c-dev)
 case "$profile" in
   build) ;;
   test) packages+=(libcmocka-dev valgrind clang libclang-rt-14-dev python3-numpy
-                  python3-torch llvm-14-tools) ;;
+                  python3-torch llvm-14-tools python3-protobuf) ;;
   bench) packages+=(python3-numpy python3-torch libtorch-dev) ;;
   demo) packages+=(zlib1g-dev dataset-fashion-mnist) ;;
   *) echo "usage: $0 build|test|bench|demo" >&2; exit 2 ;;

@@ -2,9 +2,13 @@
 // TensorFlow's C API (tensorflow/c/ops.h, tensorflow/c/kernels.h), and
 // handler plugins that provide an op handler (see the end of this file).
 //
-// A plugin exports `void TF_InitPlugin(void)` (the kernel C API design's
-// entry point) and/or `void TF_InitKernel(void)` (TensorFlow's); Loom calls
-// each one present, in that order, and needs no static initialisers.
+// A plugin registers its ops and kernels the ways TensorFlow's custom-op
+// libraries do: from static initialisers that run while the library is
+// opened (C `__attribute__((constructor))` functions, C++ static objects,
+// as REGISTER_OP and the kernel C API's builders are used in a .so), and/or
+// from the entry points `void TF_InitPlugin(void)` (the kernel C API
+// design's) and `void TF_InitKernel(void)` (TensorFlow's), which Loom calls,
+// in that order, when the library itself defines them. Neither is needed.
 //
 // Loom calls TF_InitPlugin with no arguments, in the form the kernel C API
 // design gives it. TensorFlow's own plugin interfaces use other
@@ -13,12 +17,14 @@
 // TF_InitPlugin takes a plugin-info struct): Loom does not call those, and
 // a library whose TF_InitPlugin expects arguments must not be loaded.
 //
-// Every registration made while the entry points run is recorded, and so
-// is every registration call that fails (a spec that does not parse, a
-// kernel builder whose type constraint, host-memory argument or label was
-// rejected), whether or not the plugin checks its TF_Status: if any fails,
-// everything the plugin registered is rolled back and the load fails with
-// the first error.
+// The load's registration journal is installed before dlopen: every
+// registration made while the library loads (by its initialisers, its
+// entry points, threads either starts) is recorded, and so is every
+// registration call that fails (a spec that does not parse, a kernel
+// builder whose type constraint, host-memory argument or label was
+// rejected), whether or not the plugin checks its TF_Status. If any fails,
+// everything the library registered is rolled back, then the library is
+// unmapped, and the load fails with the first error.
 
 #ifndef LOOM_PLUGIN_H_
 #define LOOM_PLUGIN_H_
@@ -31,12 +37,17 @@ LOOM_EXTERN_C_BEGIN
 
 typedef struct loom_plugin_t loom_plugin_t;
 
-// Loads the library at `path` and runs its entry points. NOT_FOUND when the
-// file cannot be loaded or exports no entry point, or the first registration
-// error; every error names the library. Loading a library that is already
-// loaded (by any path) returns a new handle to it and runs nothing, as
-// TensorFlow's TF_LoadLibrary does; a library whose load failed is loaded
-// afresh.
+// Loads the library at `path` (running its static initialisers) and runs
+// its entry points. NOT_FOUND when the file cannot be loaded, or the first
+// registration error; every error names the library. Loading a library that
+// is already loaded (by any path) returns a new handle to it and runs
+// nothing, as TensorFlow's TF_LoadLibrary does. A library whose load failed
+// was unmapped after the rollback and is loaded afresh, its initialisers
+// running again; one that could not be unmapped (linked with -z nodelete,
+// or opened by someone else too) and whose initialisers registered
+// something fails again with the first load's error, since they do not run
+// twice. A library mapped before its first load (the program links it)
+// had its initialisers run outside any load: only its entry points count.
 LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_plugin_load(
     loom_allocator_t allocator, const char* path, loom_plugin_t** out_plugin);
 
@@ -45,6 +56,13 @@ LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_plugin_load(
 LOOM_API void loom_plugin_release(loom_plugin_t* plugin);
 
 LOOM_API const char* loom_plugin_path(const loom_plugin_t* plugin);
+
+// The ops the library registered in the global op registry while it loaded,
+// in registration order: writes up to `capacity` names to `names` and
+// returns the count (0 for NULL). The names live as long as the process;
+// every handle to the library lists the same ops.
+LOOM_API size_t loom_plugin_op_names(const loom_plugin_t* plugin,
+                                     const char** names, size_t capacity);
 
 //===----------------------------------------------------------------------===//
 // Handler plugins

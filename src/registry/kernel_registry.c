@@ -393,6 +393,22 @@ void loom__kernel_registry_unregister(loom_kernel_registry_t* registry,
   }
 }
 
+loom_status_t loom__kernel_registry_visit(
+    loom_kernel_registry_t* registry, const char* op_name,
+    loom_status_t (*visit)(const loom_kernel_def_t* def, void* user_data),
+    void* user_data) {
+  loom_status_t status = loom_ok_status();
+  pthread_rwlock_rdlock(&registry->lock);
+  for (loom_kernel_def_t* def = registry->all; def && !status;
+       def = def->next) {
+    if (def->registered && (!op_name || strcmp(def->op_name, op_name) == 0)) {
+      status = visit(def, user_data);
+    }
+  }
+  pthread_rwlock_unlock(&registry->lock);
+  return status;
+}
+
 size_t loom_kernel_registry_count(loom_kernel_registry_t* registry,
                                   const char* op_name) {
   if (!registry || !op_name) return 0;

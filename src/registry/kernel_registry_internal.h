@@ -54,4 +54,13 @@ struct loom_kernel_builder_t {
 void loom__kernel_registry_unregister(loom_kernel_registry_t* registry,
                                       uint64_t id);
 
+// Calls `visit` on every registered kernel of `op_name` (NULL: of every
+// op), newest first, with the registry's read lock held: `visit` must not
+// call the registry, and may use `def` only until it returns. Stops at and
+// returns the first error.
+LOOM_MUST_USE_RESULT loom_status_t loom__kernel_registry_visit(
+    loom_kernel_registry_t* registry, const char* op_name,
+    loom_status_t (*visit)(const loom_kernel_def_t* def, void* user_data),
+    void* user_data);
+
 #endif  // LOOM_REGISTRY_KERNEL_REGISTRY_INTERNAL_H_

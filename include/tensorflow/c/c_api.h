@@ -1,5 +1,6 @@
 /* The parts of TensorFlow's core C API that Loom provides: the version,
- * TF_StringView, TF_AttrType, device lists and loading op/kernel libraries.
+ * TF_StringView, TF_AttrType, device lists, loading op/kernel libraries and
+ * the serialized lists of registered ops and kernels.
  * (The graph and session API is not part of Loom.) Valid C11 and C++. */
 
 #ifndef TENSORFLOW_C_C_API_H_
@@ -74,15 +75,38 @@ TF_CAPI_EXPORT extern uint64_t TF_DeviceListIncarnation(
 /* A loaded plugin library. */
 typedef struct TF_Library TF_Library;
 
-/* Loads the shared library at `library_filename` and runs its registration
- * entry points (TF_InitPlugin, TF_InitKernel). On failure returns NULL and
- * sets `status`; nothing the library registered stays registered. */
+/* Loads the shared library at `library_filename`: its static initialisers
+ * register its ops and kernels as dlopen runs them, then its entry points
+ * run if it defines them (TF_InitPlugin, TF_InitKernel; neither is
+ * required). On failure returns NULL and sets `status`; nothing the library
+ * registered stays registered, and it is unmapped. Loading a loaded library
+ * again returns a new handle and registers nothing (loom/plugin.h). */
 TF_CAPI_EXPORT extern TF_Library* TF_LoadLibrary(const char* library_filename,
                                                  TF_Status* status);
 
 /* Frees the handle. The library stays loaded and its ops and kernels stay
  * registered, as in TensorFlow. */
 TF_CAPI_EXPORT extern void TF_DeleteLibraryHandle(TF_Library* lib_handle);
+
+/* The serialized tensorflow.OpList (op_def.proto) of the ops the library
+ * registered while it loaded (those still registered). The bytes belong to
+ * the handle: valid until TF_DeleteLibraryHandle, not freed by the caller.
+ * Empty for NULL. */
+TF_CAPI_EXPORT extern TF_Buffer TF_GetOpList(TF_Library* lib_handle);
+
+/* The serialized tensorflow.OpList of every registered op, sorted by name.
+ * The caller frees it with TF_DeleteBuffer; NULL when out of memory. */
+TF_CAPI_EXPORT extern TF_Buffer* TF_GetAllOpList(void);
+
+/* The serialized tensorflow.KernelList (kernel_def.proto) of every
+ * registered kernel, in registration order. The caller frees it with
+ * TF_DeleteBuffer. */
+TF_CAPI_EXPORT extern TF_Buffer* TF_GetAllRegisteredKernels(TF_Status* status);
+
+/* As TF_GetAllRegisteredKernels, for the kernels of op `name` only (an
+ * empty list for an op with none). INVALID_ARGUMENT for a NULL name. */
+TF_CAPI_EXPORT extern TF_Buffer* TF_GetRegisteredKernelsForOp(
+    const char* name, TF_Status* status);
 
 #ifdef __cplusplus
 } /* extern "C" */
