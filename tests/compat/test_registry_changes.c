@@ -59,7 +59,7 @@ static void register_kernel(const char* op_name, const char* kernel_name,
                             int32_t priority) {
   TF_Status* status = TF_NewStatus();
   TF_KernelBuilder* builder =
-      TF_NewKernelBuilder(op_name, DEVICE_CPU, NULL, compute, NULL);
+      TF_NewKernelBuilder(op_name, "CPU", NULL, compute, NULL);
   TF_KernelBuilder_Priority(builder, priority);
   TF_RegisterKernelBuilder(kernel_name, builder, status);
   ASSERT_TF_OK(status);

@@ -194,8 +194,8 @@ static void define_probe_op(const char* name, const char* const* attrs,
   char kernel_name[128];
   snprintf(kernel_name, sizeof(kernel_name), "%sKernel", name);
   register_kernel(kernel_name,
-                  TF_NewKernelBuilder(name, DEVICE_CPU, probe_create,
-                                      probe_compute, probe_delete));
+                  TF_NewKernelBuilder(name, "CPU", probe_create, probe_compute,
+                                      probe_delete));
 }
 
 static const char* const kScalarOutput[] = {"y: float", NULL};
@@ -243,7 +243,7 @@ static void define_add_one(const char* name, const TF_DataType* types,
   TF_Status* status = TF_NewStatus();
   for (int i = 0; i < count; ++i) {
     TF_KernelBuilder* builder =
-        TF_NewKernelBuilder(name, DEVICE_CPU, NULL, add_one_compute, NULL);
+        TF_NewKernelBuilder(name, "CPU", NULL, add_one_compute, NULL);
     TF_KernelBuilder_TypeConstraint(builder, "T", types[i], status);
     assert_int_equal(TF_GetCode(status), TF_OK);
     char kernel_name[128];
@@ -297,8 +297,8 @@ static void no_kernel_for_the_type_is_not_found_listing_kernels(void** state) {
 
 static void type_constraint_with_an_invalid_dtype_is_rejected(void** state) {
   (void)state;
-  TF_KernelBuilder* builder = TF_NewKernelBuilder("KBadConstraint", DEVICE_CPU,
-                                                  NULL, add_one_compute, NULL);
+  TF_KernelBuilder* builder =
+      TF_NewKernelBuilder("KBadConstraint", "CPU", NULL, add_one_compute, NULL);
   TF_Status* status = TF_NewStatus();
   TF_KernelBuilder_TypeConstraint(builder, "T", (TF_DataType)0, status);
   assert_int_equal(TF_GetCode(status), TF_INVALID_ARGUMENT);
@@ -319,7 +319,7 @@ static void constant_compute(void* kernel, TF_OpKernelContext* ctx);
 static void check_refused(void (*build)(TF_KernelBuilder*, TF_Status*),
                           const char* message) {
   TF_KernelBuilder* builder =
-      TF_NewKernelBuilder("KRefused", DEVICE_CPU, NULL, constant_compute, NULL);
+      TF_NewKernelBuilder("KRefused", "CPU", NULL, constant_compute, NULL);
   TF_Status* status = TF_NewStatus();
   build(builder, status);
   TF_RegisterKernelBuilder("KRefusedKernel", builder, status);
@@ -397,8 +397,8 @@ static void builder_functions_reject_a_null_builder(void** state) {
 static void registering_a_builder_twice_is_invalid_argument(void** state) {
   (void)state;
   register_op("KRegisterTwice", NULL, NULL, kScalarOutput);
-  TF_KernelBuilder* builder = TF_NewKernelBuilder("KRegisterTwice", DEVICE_CPU,
-                                                  NULL, add_one_compute, NULL);
+  TF_KernelBuilder* builder =
+      TF_NewKernelBuilder("KRegisterTwice", "CPU", NULL, add_one_compute, NULL);
   register_kernel("KRegisterTwiceKernel", builder);
   TF_Status* status = TF_NewStatus();
   TF_RegisterKernelBuilder("KRegisterTwiceKernel", builder, status);
@@ -421,8 +421,8 @@ static void constant_compute(void* kernel, TF_OpKernelContext* ctx) {
 static void deleting_a_registered_builder_is_harmless(void** state) {
   (void)state;
   register_op("KDeleteRegistered", NULL, NULL, kScalarOutput);
-  TF_KernelBuilder* builder = TF_NewKernelBuilder(
-      "KDeleteRegistered", DEVICE_CPU, NULL, constant_compute, NULL);
+  TF_KernelBuilder* builder = TF_NewKernelBuilder("KDeleteRegistered", "CPU",
+                                                  NULL, constant_compute, NULL);
   register_kernel("KDeleteRegisteredKernel", builder);
   TF_DeleteKernelBuilder(builder);
   // The registry owns the kernel: it still runs.
@@ -434,8 +434,8 @@ static void deleting_a_registered_builder_is_harmless(void** state) {
 static void deleting_an_unregistered_builder_frees_it(void** state) {
   (void)state;
   TF_DeleteKernelBuilder(NULL);
-  TF_KernelBuilder* builder = TF_NewKernelBuilder(
-      "KDeleteUnregistered", DEVICE_CPU, NULL, constant_compute, NULL);
+  TF_KernelBuilder* builder = TF_NewKernelBuilder("KDeleteUnregistered", "CPU",
+                                                  NULL, constant_compute, NULL);
   TF_Status* status = TF_NewStatus();
   TF_KernelBuilder_TypeConstraint(builder, "T", TF_FLOAT, status);
   TF_KernelBuilder_HostMemory(builder, "x");
@@ -457,11 +457,9 @@ static void async_noop(void* kernel, TF_OpKernelContext* ctx,
 
 static void builder_without_a_compute_function_is_null(void** state) {
   (void)state;
-  assert_null(TF_NewKernelBuilder("KNoCompute", DEVICE_CPU, NULL, NULL, NULL));
-  assert_null(
-      TF_NewAsyncKernelBuilder("KNoCompute", DEVICE_CPU, NULL, NULL, NULL));
-  assert_null(
-      TF_NewKernelBuilder(NULL, DEVICE_CPU, NULL, constant_compute, NULL));
+  assert_null(TF_NewKernelBuilder("KNoCompute", "CPU", NULL, NULL, NULL));
+  assert_null(TF_NewAsyncKernelBuilder("KNoCompute", "CPU", NULL, NULL, NULL));
+  assert_null(TF_NewKernelBuilder(NULL, "CPU", NULL, constant_compute, NULL));
   assert_null(
       TF_NewAsyncKernelBuilder("KNoCompute", NULL, NULL, async_noop, NULL));
 }
@@ -483,8 +481,8 @@ static void higher_priority_kernel_wins(void** state) {
                   {"KPriorityDefault", 0},
                   {"KPriorityNegative", -3}};
   for (size_t i = 0; i < sizeof(kKernels) / sizeof(kKernels[0]); ++i) {
-    TF_KernelBuilder* builder = TF_NewKernelBuilder(
-        "KPriority", DEVICE_CPU, NULL, priority_compute, NULL);
+    TF_KernelBuilder* builder =
+        TF_NewKernelBuilder("KPriority", "CPU", NULL, priority_compute, NULL);
     TF_KernelBuilder_Priority(builder, kKernels[i].priority);
     register_kernel(kKernels[i].name, builder);
   }
@@ -497,10 +495,10 @@ static void higher_priority_kernel_wins(void** state) {
 static void label_selects_the_kernel_named_by_the_kernel_attr(void** state) {
   (void)state;
   register_op("KLabel", NULL, NULL, kScalarOutput);
-  register_kernel("KLabelPlain", TF_NewKernelBuilder("KLabel", DEVICE_CPU, NULL,
+  register_kernel("KLabelPlain", TF_NewKernelBuilder("KLabel", "CPU", NULL,
                                                      priority_compute, NULL));
   TF_KernelBuilder* labelled =
-      TF_NewKernelBuilder("KLabel", DEVICE_CPU, NULL, priority_compute, NULL);
+      TF_NewKernelBuilder("KLabel", "CPU", NULL, priority_compute, NULL);
   TF_KernelBuilder_Label(labelled, "special");
   TF_KernelBuilder_Priority(labelled, 100);
   register_kernel("KLabelSpecial", labelled);
@@ -601,7 +599,7 @@ static void host_memory_query_out_of_range_is_out_of_range(void** state) {
   (void)state;
   register_op("KHostMemoryRange", NULL, kHostMemoryInputs, kHostMemoryOutputs);
   register_kernel("KHostMemoryRangeKernel",
-                  TF_NewKernelBuilder("KHostMemoryRange", DEVICE_CPU, NULL,
+                  TF_NewKernelBuilder("KHostMemoryRange", "CPU", NULL,
                                       host_memory_compute, NULL));
   run_host_memory_op("KHostMemoryRange", NULL);
   assert_string_equal(g_host_memory.input_message,
@@ -614,7 +612,7 @@ static void cpu_kernels_keep_every_argument_in_host_memory(void** state) {
   (void)state;
   register_op("KHostMemoryCpu", NULL, kHostMemoryInputs, kHostMemoryOutputs);
   register_kernel("KHostMemoryCpuKernel",
-                  TF_NewKernelBuilder("KHostMemoryCpu", DEVICE_CPU, NULL,
+                  TF_NewKernelBuilder("KHostMemoryCpu", "CPU", NULL,
                                       host_memory_compute, NULL));
   run_host_memory_op("KHostMemoryCpu", NULL);
   assert_string_equal(g_host_memory.device, "CPU");
@@ -686,9 +684,9 @@ static void reset_job(bool fail) {
 static void async_kernel_completes_when_done_is_called(void** state) {
   (void)state;
   register_op("KAsync", NULL, NULL, kScalarOutput);
-  register_kernel("KAsyncKernel",
-                  TF_NewAsyncKernelBuilder("KAsync", DEVICE_CPU, NULL,
-                                           async_compute, NULL));
+  register_kernel(
+      "KAsyncKernel",
+      TF_NewAsyncKernelBuilder("KAsync", "CPU", NULL, async_compute, NULL));
   reset_job(false);
   loom_tensor_t* outputs[1] = {NULL};
   run_ok("KAsync", NULL, 0, NULL, outputs, 1);
@@ -700,7 +698,7 @@ static void async_kernel_failure_is_returned(void** state) {
   (void)state;
   register_op("KAsyncFails", NULL, NULL, kScalarOutput);
   register_kernel("KAsyncFailsKernel",
-                  TF_NewAsyncKernelBuilder("KAsyncFails", DEVICE_CPU, NULL,
+                  TF_NewAsyncKernelBuilder("KAsyncFails", "CPU", NULL,
                                            async_compute, NULL));
   reset_job(true);
   loom_tensor_t* outputs[1] = {NULL};
@@ -2248,9 +2246,9 @@ static void async_negate(void* kernel, TF_OpKernelContext* ctx,
 static void allocation_failures_in_an_async_kernel_are_reported(void** state) {
   (void)state;
   register_op("KFaultAsync", NULL, kFloatInput, kScalarOutput);
-  register_kernel("KFaultAsyncKernel",
-                  TF_NewAsyncKernelBuilder("KFaultAsync", DEVICE_CPU, NULL,
-                                           async_negate, NULL));
+  register_kernel(
+      "KFaultAsyncKernel",
+      TF_NewAsyncKernelBuilder("KFaultAsync", "CPU", NULL, async_negate, NULL));
   assert_true(loom_test_fault_sweep(run_op_with, "KFaultAsync",
                                     LOOM_TEST_SWEEP_STRICT) > 3);
 }
@@ -2258,8 +2256,8 @@ static void allocation_failures_in_an_async_kernel_are_reported(void** state) {
 // Builds a KFaultRegister kernel the way a plugin would, looking at the
 // status only at the end, and registers it.
 static TF_Code build_and_register_kernel(TF_Status* status) {
-  TF_KernelBuilder* builder = TF_NewKernelBuilder("KFaultRegister", DEVICE_CPU,
-                                                  NULL, constant_compute, NULL);
+  TF_KernelBuilder* builder = TF_NewKernelBuilder("KFaultRegister", "CPU", NULL,
+                                                  constant_compute, NULL);
   TF_KernelBuilder_TypeConstraint(builder, "T", TF_FLOAT, status);
   TF_KernelBuilder_TypeConstraint(builder, "T", TF_INT32, status);
   TF_KernelBuilder_HostMemory(builder, "shape");

@@ -370,8 +370,7 @@ static void register_sync_created(const char* op, bool typed,
   char kernel_name[128];
   snprintf(kernel_name, sizeof(kernel_name), "%sKernel", op);
   register_kernel(kernel_name,
-                  TF_NewKernelBuilder(op, DEVICE_CPU, create, compute, NULL),
-                  typed);
+                  TF_NewKernelBuilder(op, "CPU", create, compute, NULL), typed);
 }
 
 static void register_sync(const char* op, bool typed, const char* const* inputs,
@@ -392,8 +391,8 @@ static void register_all(void) {
                         add_compute);
   register_op("TestAsyncIdentity", true, kX, kY, same_shape_fn);
   register_kernel("TestAsyncIdentityKernel",
-                  TF_NewAsyncKernelBuilder("TestAsyncIdentity", DEVICE_CPU,
-                                           NULL, async_compute, NULL),
+                  TF_NewAsyncKernelBuilder("TestAsyncIdentity", "CPU", NULL,
+                                           async_compute, NULL),
                   true);
   register_sync("TestFail", true, kX, kY, same_shape_fn, fail_compute);
   register_sync("TestBadShape", true, kX, kY, reject_shape_fn,

@@ -376,13 +376,13 @@ void TF_InitPlugin(void) {
    * first error. */
   if (TF_GetCode(status) == TF_OK) {
     TF_KernelBuilder* shared =
-        TF_NewKernelBuilder(BITCAST_PLUGIN_OP_NAME, DEVICE_CPU, &bitcast_create,
+        TF_NewKernelBuilder(BITCAST_PLUGIN_OP_NAME, "CPU", &bitcast_create,
                             &bitcast_compute_shared, &bitcast_delete);
     TF_RegisterKernelBuilder(BITCAST_PLUGIN_OP_NAME "Op", shared, status);
   }
   if (TF_GetCode(status) == TF_OK) {
     TF_KernelBuilder* copy =
-        TF_NewKernelBuilder(BITCAST_PLUGIN_OP_NAME, DEVICE_CPU, &bitcast_create,
+        TF_NewKernelBuilder(BITCAST_PLUGIN_OP_NAME, "CPU", &bitcast_create,
                             &bitcast_compute_copy, &bitcast_delete);
     TF_KernelBuilder_Label(copy, "copy");
     TF_RegisterKernelBuilder(BITCAST_PLUGIN_OP_NAME "CopyOp", copy, status);

@@ -1348,24 +1348,23 @@ void TF_InitPlugin(void) {
 
   showcase_register_kernel(
       "ShowcaseCombineOp",
-      TF_NewKernelBuilder("ShowcaseCombine", DEVICE_CPU,
-                          &showcase_combine_create, &showcase_combine_compute,
-                          &showcase_combine_delete),
+      TF_NewKernelBuilder("ShowcaseCombine", "CPU", &showcase_combine_create,
+                          &showcase_combine_compute, &showcase_combine_delete),
       status);
   showcase_register_kernel(
       "ShowcaseCastAsyncOp",
       TF_NewAsyncKernelBuilder(
-          "ShowcaseCastAsync", DEVICE_CPU, &showcase_cast_create,
+          "ShowcaseCastAsync", "CPU", &showcase_cast_create,
           &showcase_cast_compute_async, &showcase_cast_delete),
       status);
   showcase_register_kernel(
       "ShowcaseFillOp",
-      TF_NewKernelBuilder("ShowcaseFill", DEVICE_CPU, &showcase_fill_create,
+      TF_NewKernelBuilder("ShowcaseFill", "CPU", &showcase_fill_create,
                           &showcase_fill_compute, &showcase_fill_delete),
       status);
   showcase_register_kernel(
       "ShowcaseDescribeAttrsOp",
-      TF_NewKernelBuilder("ShowcaseDescribeAttrs", DEVICE_CPU,
+      TF_NewKernelBuilder("ShowcaseDescribeAttrs", "CPU",
                           &showcase_describe_create, &showcase_describe_compute,
                           &showcase_describe_delete),
       status);

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "tensorflow/c/c_api_macros.h"
+#include "tensorflow/c/tf_attrtype.h"
 #include "tensorflow/c/tf_buffer.h"
 #include "tensorflow/c/tf_datatype.h"
 #include "tensorflow/c/tf_status.h"
@@ -27,19 +28,6 @@ typedef struct TF_StringView {
   const char* data;
   size_t len;
 } TF_StringView;
-
-/* The kind of an op attribute. */
-typedef enum TF_AttrType {
-  TF_ATTR_STRING = 0,
-  TF_ATTR_INT = 1,
-  TF_ATTR_FLOAT = 2,
-  TF_ATTR_BOOL = 3,
-  TF_ATTR_TYPE = 4,
-  TF_ATTR_SHAPE = 5,
-  TF_ATTR_TENSOR = 6,
-  TF_ATTR_PLACEHOLDER = 7,
-  TF_ATTR_FUNC = 8
-} TF_AttrType;
 
 /* The devices of an eager context (TFE_ContextListDevices). */
 typedef struct TF_DeviceList TF_DeviceList;

@@ -2,7 +2,7 @@
  * kernel and op C API, as provided by Loom, plus the kernel thread-pool API
  * of TensorFlow's kernel C API design. Valid C11 and C++.
  *
- *   TF_KernelBuilder* b = TF_NewKernelBuilder("Bitcast", DEVICE_CPU,
+ *   TF_KernelBuilder* b = TF_NewKernelBuilder("Bitcast", "CPU",
  *                                             create, compute, destroy);
  *   TF_KernelBuilder_TypeConstraint(b, "T", TF_FLOAT, status);
  *   TF_RegisterKernelBuilder("BitcastOp", b, status);  // consumes b
@@ -26,10 +26,11 @@
 extern "C" {
 #endif
 
-/* The device type of host kernels. */
-#ifndef DEVICE_CPU
-#define DEVICE_CPU "CPU"
-#endif
+/* A device stream of TensorFlow's StreamExecutor C API
+ * (tensorflow/c/experimental/stream_executor/stream_executor.h); Loom has no
+ * such devices, so TF_GetStream never returns one. Repeating the typedef is
+ * valid C11 and C++ should that header be included too. */
+typedef struct SP_Stream_st* SP_Stream;
 
 typedef struct TF_KernelBuilder TF_KernelBuilder;
 typedef struct TF_OpKernelConstruction TF_OpKernelConstruction;
@@ -41,7 +42,12 @@ typedef struct TF_AsyncOpKernelDoneCallback TF_AsyncOpKernelDoneCallback;
 TF_CAPI_EXPORT extern void TF_RunAsyncOpKernelDoneCallback(
     TF_AsyncOpKernelDoneCallback* done);
 
-/* A builder for a kernel of op `op_name` on `device_name` (DEVICE_CPU).
+/* Implemented by a plugin (not by Loom) to register its kernels: Loom calls
+ * it when the plugin is loaded (TF_LoadLibrary). Declared exported, so that
+ * a plugin built with hidden visibility still exports it. */
+TF_CAPI_EXPORT extern void TF_InitKernel(void);
+
+/* A builder for a kernel of op `op_name` on `device_name` ("CPU").
  * create_func (optional) runs once per op instance and returns the kernel
  * state handed to compute_func and delete_func. Register the builder with
  * TF_RegisterKernelBuilder or free it with TF_DeleteKernelBuilder. */
@@ -83,6 +89,13 @@ TF_CAPI_EXPORT extern void TF_KernelBuilder_Label(
 TF_CAPI_EXPORT extern void TF_RegisterKernelBuilder(const char* kernel_name,
                                                     TF_KernelBuilder* builder,
                                                     TF_Status* status);
+
+/* As TF_RegisterKernelBuilder when serialized_kernel_def is NULL. A
+ * serialized KernelDef is not supported: TF_UNIMPLEMENTED, and the builder
+ * is freed (ownership was taken). */
+TF_CAPI_EXPORT extern void TF_RegisterKernelBuilderWithKernelDef(
+    const char* serialized_kernel_def, const char* name,
+    TF_KernelBuilder* builder, TF_Status* status);
 
 /* Frees an unregistered builder. NULL, and a builder already registered,
  * are ignored. */
@@ -155,11 +168,20 @@ TF_CAPI_EXPORT extern bool TF_OpKernelConstruction_HasAttr(
 /* The op instance's name. */
 TF_CAPI_EXPORT extern TF_StringView TF_OpKernelConstruction_GetName(
     TF_OpKernelConstruction* ctx);
+/* The op instance's NodeDef: Loom has no graph nodes, so NULL and
+ * TF_UNIMPLEMENTED. */
+TF_CAPI_EXPORT extern TF_Buffer* TF_OpKernelConstruction_GetNodeDef(
+    TF_OpKernelConstruction* ctx, TF_Status* status);
 /* Makes construction fail with (a copy of) `status`. */
 TF_CAPI_EXPORT extern void TF_OpKernelConstruction_Failure(
     TF_OpKernelConstruction* ctx, TF_Status* status);
 
 /* ---- Kernel compute ----------------------------------------------------- */
+
+/* Loom's kernels run on the host: NULL and TF_FAILED_PRECONDITION ("Accessing
+ * device stream is not supported for a CPU device."), as TensorFlow on CPU. */
+TF_CAPI_EXPORT extern SP_Stream TF_GetStream(TF_OpKernelContext* ctx,
+                                             TF_Status* status);
 
 TF_CAPI_EXPORT extern int TF_NumInputs(TF_OpKernelContext* ctx);
 TF_CAPI_EXPORT extern int TF_NumOutputs(TF_OpKernelContext* ctx);
@@ -202,6 +224,24 @@ TF_CAPI_EXPORT extern void TF_SetOutput(TF_OpKernelContext* ctx, int i,
 TF_CAPI_EXPORT extern TF_Tensor* TF_GetMutableOutput(TF_OpKernelContext* ctx,
                                                      int i, TF_Status* status);
 
+/* Loom runs no graph functions inside kernels: an empty FunctionDefLibrary
+ * (an empty buffer) and TF_OK. */
+TF_CAPI_EXPORT extern void TF_GetSerializedFunctionDefLibrary(
+    TF_OpKernelContext* ctx, TF_Buffer* serialized_function_def_library,
+    TF_Status* status);
+
+/* Loom has no session configuration: the default ConfigProto (an empty
+ * buffer) and TF_OK. */
+TF_CAPI_EXPORT extern void TF_GetSerializedConfigProto(
+    TF_OpKernelContext* ctx, TF_Buffer* serialized_config_proto,
+    TF_Status* status);
+
+/* Loom's resource tensors have no ResourceHandleProto form: TF_OUT_OF_RANGE
+ * for a bad index, else TF_UNIMPLEMENTED. */
+TF_CAPI_EXPORT extern void TF_GetSerializedResourceHandleProto(
+    TF_OpKernelContext* ctx, int i, TF_Buffer* serialized_resource_handle_proto,
+    TF_Status* status);
+
 /* Makes the compute fail with (a copy of) `status`. */
 TF_CAPI_EXPORT extern void TF_OpKernelContext_Failure(TF_OpKernelContext* ctx,
                                                       TF_Status* status);
@@ -221,6 +261,26 @@ TF_CAPI_EXPORT extern int64_t TF_GetStepId(TF_OpKernelContext* ctx);
 /* The kernel's name and its device's name (e.g. "CPU"). */
 TF_CAPI_EXPORT extern TF_StringView TF_GetOpKernelName(TF_OpKernelContext* ctx);
 TF_CAPI_EXPORT extern TF_StringView TF_GetDeviceName(TF_OpKernelContext* ctx);
+
+/* Loom runs no control-flow frames: frame 0 and iteration 0, the values of
+ * TensorFlow's root frame. */
+TF_CAPI_EXPORT extern uint64_t TF_GetFrameId(TF_OpKernelContext* ctx);
+TF_CAPI_EXPORT extern int64_t TF_GetIterId(TF_OpKernelContext* ctx);
+
+/* The id of the context's device: 0 (Loom has one host device). */
+TF_CAPI_EXPORT extern int TF_GetDeviceId(TF_OpKernelContext* ctx);
+
+/* Loom runs no GraphDefs: 0. */
+TF_CAPI_EXPORT extern int TF_GetGraphDefVersion(TF_OpKernelContext* ctx);
+
+/* "localhost", the default container of TensorFlow's resource manager. */
+TF_CAPI_EXPORT extern TF_StringView TF_GetResourceMgrDefaultContainerName(
+    TF_OpKernelContext* ctx);
+
+/* The NodeDef input string of input `index`; Loom's op instances are not
+ * graph nodes, so the empty string. */
+TF_CAPI_EXPORT extern TF_StringView TF_GetOpKernelRequestedInput(
+    TF_OpKernelContext* ctx, size_t index);
 
 /* Allocates output `index` (dtype must be the expected one) of shape dims
  * and returns a new TF_Tensor the caller owns. As in TensorFlow, `len` is
@@ -244,6 +304,12 @@ TF_CAPI_EXPORT extern TF_Tensor* TF_ForwardInputOrAllocateOutput(
 TF_CAPI_EXPORT extern TF_Tensor* TF_AllocateTemp(
     TF_OpKernelContext* context, TF_DataType dtype, const int64_t* dims,
     int num_dims, TF_AllocatorAttributes* alloc_attrs, TF_Status* status);
+
+/* Deferred-op accounting of TensorFlow's executor. Loom's asynchronous
+ * kernels report completion through their done callback, so these do
+ * nothing. */
+TF_CAPI_EXPORT extern void TF_IncNumDeferredOps(TF_OpKernelContext* context);
+TF_CAPI_EXPORT extern void TF_DecNumDeferredOps(TF_OpKernelContext* context);
 
 /* ---- Kernel thread pool -------------------------------------------------
  * The thread-pool API of TensorFlow's kernel C API design, on the runtime's
