@@ -55,10 +55,10 @@ static void register_ops(void) {
   TF_OpDefinitionBuilderAddInput(good, "x: float");
   TF_OpDefinitionBuilderAddOutput(good, "y: float");
   TF_RegisterOpDefinition(good, status);
-  TF_RegisterKernelBuilder("CtorHalfGoodOp",
-                           TF_NewKernelBuilder("CtorHalfGood", DEVICE_CPU, NULL,
-                                               &identity_compute, NULL),
-                           status);
+  TF_RegisterKernelBuilder(
+      "CtorHalfGoodOp",
+      TF_NewKernelBuilder("CtorHalfGood", "CPU", NULL, &identity_compute, NULL),
+      status);
   TF_DeleteStatus(status);
   pthread_t helper;
   if (pthread_create(&helper, NULL, register_from_helper, NULL) == 0) {

@@ -77,7 +77,7 @@ static void register_ops(void) {
   TF_RegisterOpDefinition(add, status);
 
   TF_KernelBuilder* kernel =
-      TF_NewKernelBuilder("CtorAddDelta", DEVICE_CPU, &add_delta_create,
+      TF_NewKernelBuilder("CtorAddDelta", "CPU", &add_delta_create,
                           &add_delta_compute, &add_delta_delete);
   TF_KernelBuilder_Priority(kernel, 3);
   TF_RegisterKernelBuilder("CtorAddDeltaOp", kernel, status);
@@ -100,8 +100,8 @@ static void register_ops(void) {
   TF_OpDefinitionBuilderDeprecated(gather, 7, "use CtorAddDelta");
   TF_RegisterOpDefinition(gather, status);
 
-  TF_KernelBuilder* gather_kernel = TF_NewKernelBuilder(
-      "CtorGather", DEVICE_CPU, NULL, &gather_compute, NULL);
+  TF_KernelBuilder* gather_kernel =
+      TF_NewKernelBuilder("CtorGather", "CPU", NULL, &gather_compute, NULL);
   TF_KernelBuilder_TypeConstraint(gather_kernel, "T", TF_FLOAT, status);
   TF_KernelBuilder_HostMemory(gather_kernel, "ref_count");
   TF_KernelBuilder_Label(gather_kernel, "fast");

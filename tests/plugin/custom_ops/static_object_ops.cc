@@ -45,7 +45,7 @@ class OpRegistrar {
     TF_OpDefinitionBuilderAddOutput(op, "y: float");
     TF_RegisterOpDefinition(op, status);
     TF_KernelBuilder* kernel = TF_NewKernelBuilder(
-        "StaticObjectNegate", DEVICE_CPU, nullptr, &negate_compute, nullptr);
+        "StaticObjectNegate", "CPU", nullptr, &negate_compute, nullptr);
     TF_RegisterKernelBuilder("StaticObjectNegateOp", kernel, status);
     registered_ = TF_GetCode(status) == TF_OK;
     TF_DeleteStatus(status);
