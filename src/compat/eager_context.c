@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "compat/tf_config.h"
 #include "compat/tf_status_internal.h"
 #include "loom/eager.h"
 #include "tensorflow/c/eager/c_api.h"
@@ -27,6 +28,7 @@ struct TFE_ContextOptions {
   loom_allocator_t allocator;
   bool async;
   TFE_ContextDevicePlacementPolicy policy;
+  loom__tf_config_t config;  // from TFE_ContextOptionsSetConfig
 };
 
 TFE_ContextOptions* TFE_NewContextOptions(void) {
@@ -45,16 +47,15 @@ TFE_ContextOptions* TFE_NewContextOptions(void) {
 
 void TFE_ContextOptionsSetConfig(TFE_ContextOptions* options, const void* proto,
                                  size_t proto_len, TF_Status* status) {
-  (void)proto;
-  loom__tf_status_set(
-      status, !options ? null_error("TFE_ContextOptionsSetConfig", "options")
-              : proto_len
-                  ? loom_make_status(LOOM_STATUS_UNIMPLEMENTED,
-                                     "TFE_ContextOptionsSetConfig: Loom does "
-                                     "not read ConfigProto; configure the "
-                                     "context with the TFE_ContextOptions "
-                                     "setters")
-                  : loom_ok_status());
+  if (!options || (!proto && proto_len)) {
+    loom__tf_status_set(status, null_error("TFE_ContextOptionsSetConfig",
+                                           !options ? "options" : "proto"));
+    return;
+  }
+  loom__tf_config_t config;
+  loom_status_t result = loom__tf_config_parse(proto, proto_len, &config);
+  if (!result) options->config = config;
+  loom__tf_status_set(status, result);
 }
 
 void TFE_ContextOptionsSetTfrt(TFE_ContextOptions* options, bool use_tfrt) {
@@ -79,10 +80,20 @@ void TFE_DeleteContextOptions(TFE_ContextOptions* options) {
 TFE_Context* TFE_NewContext(const TFE_ContextOptions* opts, TF_Status* status) {
   loom_context_options_t options;
   loom_context_options_initialize(&options);
-  if (opts) options.async = opts->async;
+  if (opts) {
+    options.async = opts->async;
+    options.num_cpu_devices = opts->config.num_cpu_devices;
+    // TensorFlow's intra-op pool counts every computing thread; Loom's
+    // calling thread computes too.
+    if (opts->config.num_threads > 0) {
+      options.num_threads = opts->config.num_threads - 1;
+    }
+  }
   loom_context_t* context = NULL;
   loom_status_t result = loom_context_create(&options, &context);
   if (!result && opts) {
+    loom_context_set_soft_placement(context, opts->config.allow_soft_placement);
+    loom_context_set_log_placement(context, opts->config.log_device_placement);
     loom_context_set_placement_policy(context, false,
                                       (loom_placement_policy_t)opts->policy);
   }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "eager_test_util.h"
+#include "tensorflow/c/c_api_experimental.h"
 
 typedef struct fixture_t {
   TFE_Context* ctx;
@@ -100,6 +101,50 @@ static void logical_cpu_devices_refuse_bad_requests(void** state) {
                   "process's task");
   TFE_SetLogicalCpuDevices(NULL, 2, NULL, f->status);
   ASSERT_TF_ERROR(f->status, TF_INVALID_ARGUMENT, "ctx is NULL");
+}
+
+// A context made from TF_CreateConfig's ConfigProto has its CPU devices,
+// and one made from a ConfigProto asking for soft placement places softly.
+static void config_protos_configure_contexts(void** state) {
+  fixture_t* f = *state;
+  TFE_ContextOptions* options = TFE_NewContextOptions();
+  TF_Buffer* config = TF_CreateConfig(0, 0, 3);
+  TFE_ContextOptionsSetConfig(options, config->data, config->length, f->status);
+  ASSERT_TF_OK(f->status);
+  TF_DeleteBuffer(config);
+  TFE_Context* ctx = TFE_NewContext(options, f->status);
+  ASSERT_TF_OK(f->status);
+  TF_DeviceList* devices = TFE_ContextListDevices(ctx, f->status);
+  assert_int_equal(TF_DeviceListCount(devices), 3);
+  assert_string_equal(TF_DeviceListName(devices, 2, f->status), kCpu2);
+  TF_DeleteDeviceList(devices);
+  TFE_DeleteContext(ctx);
+  // ConfigProto{allow_soft_placement: true, log_device_placement: false,
+  // intra_op_parallelism_threads: 2}: fields 7 and 2.
+  TFE_ContextOptionsSetConfig(options, "\x10\x02\x38\x01", 4, f->status);
+  ASSERT_TF_OK(f->status);
+  ctx = TFE_NewContext(options, f->status);
+  ASSERT_TF_OK(f->status);
+  TFE_TensorHandle* x = scalar_handle(ctx, 2.0f);
+  TFE_Op* add = binary_op(ctx, "AddV2", x, x);
+  TFE_OpSetDevice(add, "/device:GPU:0", f->status);
+  TFE_TensorHandle* sum = NULL;
+  int num_retvals = 1;
+  TFE_Execute(add, &sum, &num_retvals, f->status);
+  ASSERT_TF_OK(f->status);
+  assert_true(read_scalar(sum) == 4.0f);
+  TFE_DeleteTensorHandle(sum);
+  TFE_DeleteOp(add);
+  TFE_DeleteTensorHandle(x);
+  TFE_DeleteContext(ctx);
+  // device_count {"GPU": 1}: Loom has CPU devices only.
+  TFE_ContextOptionsSetConfig(options, "\x0a\x07\x0a\x03GPU\x10\x01", 9,
+                              f->status);
+  ASSERT_TF_ERROR(f->status, TF_INVALID_ARGUMENT,
+                  "asks for 1 'GPU' devices; Loom has CPU devices only");
+  TFE_ContextOptionsSetConfig(NULL, "", 0, f->status);
+  ASSERT_TF_ERROR(f->status, TF_INVALID_ARGUMENT, "options is NULL");
+  TFE_DeleteContextOptions(options);
 }
 
 static void soft_placement_falls_back_to_the_cpu(void** state) {
@@ -244,6 +289,7 @@ int main(void) {
 #define TEST(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
       TEST(logical_cpu_devices_are_devices),
       TEST(logical_cpu_devices_refuse_bad_requests),
+      TEST(config_protos_configure_contexts),
       TEST(soft_placement_falls_back_to_the_cpu),
       TEST(logged_placement_names_op_and_device),
       TEST(debug_info_gives_the_shape),
