@@ -20,33 +20,26 @@ loom_status_t loom_context_load_handler(loom_context_t* context,
   }
   *out_handler = NULL;
   if (out_name) *out_name = NULL;
-  // The library stays loaded for the life of the process: its handlers,
-  // and tensors on them, may outlive any handle to it.
-  void* library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (!library) {
-    const char* reason = dlerror();
-    return loom_make_status(LOOM_STATUS_NOT_FOUND,
-                            "could not load handler plugin '%s': %s", path,
-                            reason ? reason : "unknown error");
-  }
+  // Loaded as a plugin first, so that the ops and kernels it registers
+  // (from static initialisers or its entry points; handler-specific ops)
+  // belong to the load: all or nothing. The library then stays loaded for
+  // the life of the process: its handlers, and tensors on them, may outlive
+  // any handle to it.
+  loom_plugin_t* plugin = NULL;
+  loom_status_t loaded = loom_plugin_load(context->allocator, path, &plugin);
+  loom_plugin_release(plugin);
+  if (loaded) return loaded;  // names the library already
+  void* library = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
   loom_handler_plugin_create_fn_t create = NULL;
-  void* symbol = dlsym(library, LOOM_HANDLER_PLUGIN_ENTRY_POINT);
+  void* symbol =
+      library ? dlsym(library, LOOM_HANDLER_PLUGIN_ENTRY_POINT) : NULL;
   memcpy(&create, &symbol, sizeof(create));
   if (!create) {
-    dlclose(library);
     return loom_make_status(LOOM_STATUS_NOT_FOUND,
-                            "handler plugin '%s' does not export %s", path,
-                            LOOM_HANDLER_PLUGIN_ENTRY_POINT);
-  }
-  // Its ops and kernels first (handler-specific ops), all or nothing.
-  if (dlsym(library, "TF_InitPlugin") || dlsym(library, "TF_InitKernel")) {
-    loom_plugin_t* plugin = NULL;
-    loom_status_t status = loom_plugin_load(context->allocator, path, &plugin);
-    if (status) {
-      dlclose(library);
-      return status;
-    }
-    loom_plugin_release(plugin);
+                            "handler plugin '%s' does not export %s (the ops "
+                            "and kernels it registered stay, as a loaded "
+                            "library's do)",
+                            path, LOOM_HANDLER_PLUGIN_ENTRY_POINT);
   }
   loom_op_handler_t* handler = NULL;
   loom_status_t status = create(context, options, &handler);

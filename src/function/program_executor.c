@@ -477,30 +477,24 @@ loom_status_t loom_program_executor_load_plugin(
                             "loom_program_executor_load_plugin: %s is NULL",
                             !executor ? "executor" : "path");
   }
-  void* handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  // As TF_LoadLibrary loads it: whatever it registers (from static
+  // initialisers or TensorFlow's entry points) belongs to the load, all or
+  // nothing; a library with no entry point at all is fine.
+  loom_plugin_t* plugin = NULL;
+  loom_status_t status = loom_plugin_load(executor->allocator, path, &plugin);
+  loom_plugin_release(plugin);
+  if (status) return status;  // names the library already
+  // Loaded now: this only finds it (and holds a reference to it).
+  void* handle = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
   if (!handle) {
     const char* why = dlerror();
-    return loom_make_status(LOOM_STATUS_NOT_FOUND,
-                            "cannot load plugin '%s': %s", path,
+    return loom_make_status(LOOM_STATUS_INTERNAL,
+                            "plugin '%s' loaded but cannot be found: %s", path,
                             why ? why : "unknown error");
   }
   loom_program_plugin_init_fn_t init = NULL;
   void* symbol = dlsym(handle, LOOM_PROGRAM_PLUGIN_ENTRY_POINT);
   memcpy(&init, &symbol, sizeof(init));
-  bool has_tf =
-      dlsym(handle, "TF_InitPlugin") || dlsym(handle, "TF_InitKernel");
-  loom_status_t status = loom_ok_status();
-  if (!init && !has_tf) {
-    status = loom_make_status(LOOM_STATUS_NOT_FOUND,
-                              "plugin '%s' exports neither %s nor "
-                              "TF_InitPlugin / TF_InitKernel",
-                              path, LOOM_PROGRAM_PLUGIN_ENTRY_POINT);
-  }
-  if (!status && has_tf) {
-    loom_plugin_t* plugin = NULL;
-    status = loom_plugin_load(executor->allocator, path, &plugin);
-    loom_plugin_release(plugin);
-  }
   if (!status) {
     pthread_mutex_lock(&executor->mutex);
     status = reserve(executor, (void**)&executor->plugins,

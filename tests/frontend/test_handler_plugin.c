@@ -101,7 +101,7 @@ static void handler_plugin_errors(void** state) {
   LOOM_ASSERT_STATUS(loom_context_load_handler(f->context, "/no/such/lib.so",
                                                NULL, &handler, NULL),
                      LOOM_STATUS_NOT_FOUND,
-                     "could not load handler plugin '/no/such/lib.so'");
+                     "cannot load plugin '/no/such/lib.so'");
   LOOM_ASSERT_STATUS(
       loom_context_load_handler(f->context, LOOM_PLAIN_PLUGIN_PATH, NULL,
                                 &handler, NULL),
