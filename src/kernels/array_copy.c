@@ -118,21 +118,6 @@ bool loom__array_strides(const loom_shape_t* shape, int64_t* strides) {
   return ok;
 }
 
-loom_status_t loom__array_check_count_at(const char* file, int line,
-                                         const char* op, const char* argument,
-                                         const int64_t* values, int n,
-                                         const loom_shape_t* shape) {
-  if (!loom_shape_is_fully_defined(shape)) return loom_ok_status();
-  int64_t count;
-  if (loom__size_product(shape->dims, shape->rank, &count)) {
-    return loom_ok_status();
-  }
-  char text[256];
-  return loom__size_overflow_error_at(
-      file, line, op, argument, "%s",
-      loom__format_int64s(values, n, text, sizeof(text)));
-}
-
 loom_thread_pool_t* loom__array_pool(loom_kernel_context_t* ctx) {
   loom_host_context_t* host = loom_kernel_context_host(ctx);
   return host ? loom_host_context_thread_pool(host) : NULL;

@@ -19,6 +19,7 @@
 #include "loom/kernel.h"
 #include "loom/shape_inference.h"
 #include "loom/thread_pool.h"
+#include "tensor/checked_size.h"
 
 // Registration of each file's ops and kernels (array_ops.c calls them all).
 loom_status_t loom__register_array_shape_ops(void);
@@ -83,12 +84,11 @@ LOOM_MUST_USE_RESULT bool loom__array_strides(const loom_shape_t* shape,
 // size overflows int64", quoting values[0, n) as "[a, b, ...]".
 // Records the caller's location.
 #define loom__array_check_count(op, argument, values, n, shape)              \
-  loom__array_check_count_at(__FILE__, __LINE__, (op), (argument), (values), \
-                             (n), (shape))
-loom_status_t loom__array_check_count_at(const char* file, int line,
-                                         const char* op, const char* argument,
-                                         const int64_t* values, int n,
-                                         const loom_shape_t* shape);
+  (loom_shape_is_fully_defined(shape)                                        \
+       ? loom__size_product_checked_quoting((op), (argument), (shape)->dims, \
+                                            (shape)->rank, (values), (n),    \
+                                            NULL)                            \
+       : loom_ok_status())
 
 // The thread pool of the kernel's host, or NULL (then work runs serially).
 loom_thread_pool_t* loom__array_pool(loom_kernel_context_t* ctx);
