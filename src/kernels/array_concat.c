@@ -56,7 +56,7 @@ static loom_status_t concat_axis(const loom_shape_t* axis_shape,
     char text[128];
     return loom__array_invalid(
         "axis tensor should be a scalar integer, but got shape %s",
-        loom__array_shape_text(axis_shape, text, sizeof(text)));
+        loom__shape_debug_string(axis_shape, text, sizeof(text)));
   }
   if (axis_tensor) *out_axis = loom__array_index_at(axis_tensor, 0);
   return loom_ok_status();
@@ -84,8 +84,8 @@ static loom_status_t concat_plan(const loom_shape_t* shapes, int32_t n,
       return loom__array_invalid(
           "ConcatOp : Ranks of all input tensors should match: shape[0] = %s "
           "vs. shape[%d] = %s",
-          loom__array_shape_text(first, a, sizeof(a)), k,
-          loom__array_shape_text(s, b, sizeof(b)));
+          loom__shape_debug_string(first, a, sizeof(a)), k,
+          loom__shape_debug_string(s, b, sizeof(b)));
     }
     for (int32_t d = 0; d < rank; ++d) {
       if (d == ax) continue;
@@ -93,8 +93,8 @@ static loom_status_t concat_plan(const loom_shape_t* shapes, int32_t n,
         return loom__array_invalid(
             "ConcatOp : Dimensions of inputs should match: shape[0] = %s vs. "
             "shape[%d] = %s",
-            loom__array_shape_text(first, a, sizeof(a)), k,
-            loom__array_shape_text(s, b, sizeof(b)));
+            loom__shape_debug_string(first, a, sizeof(a)), k,
+            loom__shape_debug_string(s, b, sizeof(b)));
       }
       if (out->dims[d] < 0) out->dims[d] = s->dims[d];
     }
@@ -253,8 +253,8 @@ static loom_status_t pack_check_shapes(const loom_shape_t* a, int32_t k,
   return loom__array_invalid(
       "Shapes of all inputs must match: values[0].shape = %s != values[%d]."
       "shape = %s",
-      loom__array_shape_text(a, x, sizeof(x)), k,
-      loom__array_shape_text(b, y, sizeof(y)));
+      loom__shape_debug_string(a, x, sizeof(x)), k,
+      loom__shape_debug_string(b, y, sizeof(y)));
 }
 
 static loom_status_t pack_shape_fn(loom_shape_inference_context_t* c,
@@ -441,7 +441,7 @@ static loom_status_t unpack_plan(const loom_shape_t* in, int64_t num,
     char text[256];
     return loom__array_invalid(
         "Input shape axis %d must equal %" PRId64 ", got shape %s", ax, num,
-        loom__array_shape_text(in, text, sizeof(text)));
+        loom__shape_debug_string(in, text, sizeof(text)));
   }
   *out = loom_shape_scalar();
   for (int32_t d = 0; d < rank; ++d) {
@@ -508,7 +508,7 @@ static loom_status_t split_dim_check(const loom_shape_t* dim_shape,
     char text[128];
     return loom__array_invalid(
         "split_dim must be a scalar but has shape %s",
-        loom__array_shape_text(dim_shape, text, sizeof(text)));
+        loom__shape_debug_string(dim_shape, text, sizeof(text)));
   }
   int64_t dim = loom__array_index_at(dim_tensor, 0);
   int64_t axis = dim < 0 ? dim + rank : dim;

@@ -21,29 +21,6 @@ size_t loom__array_element_size(loom_dtype_t dtype) {
                                     : loom_dtype_size(dtype);
 }
 
-const char* loom__array_shape_text(const loom_shape_t* shape, char* buffer,
-                                   size_t capacity) {
-  if (capacity == 0) return buffer;
-  if (shape->rank < 0) {
-    snprintf(buffer, capacity, "<unknown>");
-    return buffer;
-  }
-  size_t used = 0;
-  buffer[0] = '\0';
-  used += (size_t)snprintf(buffer, capacity, "[");
-  for (int32_t i = 0; i < shape->rank && used < capacity; ++i) {
-    if (shape->dims[i] < 0) {
-      used +=
-          (size_t)snprintf(buffer + used, capacity - used, "%s?", i ? "," : "");
-    } else {
-      used += (size_t)snprintf(buffer + used, capacity - used, "%s%" PRId64,
-                               i ? "," : "", shape->dims[i]);
-    }
-  }
-  if (used < capacity) snprintf(buffer + used, capacity - used, "]");
-  return buffer;
-}
-
 int64_t loom__array_index_at(const loom_tensor_t* tensor, int64_t index) {
   const void* data = loom_tensor_data(tensor);
   if (loom_tensor_kind(tensor) == LOOM_TENSOR_SCALAR) index = 0;

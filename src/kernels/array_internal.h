@@ -16,6 +16,7 @@
 #include "base/small_vector.h"
 #include "kernels/isa.h"
 #include "kernels/kernel_registration.h"
+#include "kernels/shape_fns.h"
 #include "loom/kernel.h"
 #include "loom/shape_inference.h"
 #include "loom/thread_pool.h"
@@ -41,11 +42,6 @@ loom_status_t loom__register_array_gather_ops(void);
 
 // Bytes per element as stored (a loom_tstring_t for strings).
 size_t loom__array_element_size(loom_dtype_t dtype);
-
-// Writes `shape` as TensorFlow's DebugString does ("[2,3]", "[]",
-// "<unknown>") and returns `buffer`.
-const char* loom__array_shape_text(const loom_shape_t* shape, char* buffer,
-                                   size_t capacity);
 
 // Element `index` of an integer tensor as int64 (a SCALAR tensor gives its
 // one value for every index). Any integer dtype; 0 for others.

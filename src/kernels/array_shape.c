@@ -135,7 +135,7 @@ static loom_status_t check_vector(const loom_shape_t* shape, const char* what,
     char text[128];
     return loom__array_invalid(
         "%s %s 1-D, not %s", what, verb,
-        loom__array_shape_text(shape, text, sizeof(text)));
+        loom__shape_debug_string(shape, text, sizeof(text)));
   }
   return loom_ok_status();
 }
@@ -467,12 +467,12 @@ static loom_status_t fill_check(const loom_shape_t* dims,
   if (dims->rank >= 0 && dims->rank != 1) {
     return loom__array_invalid(
         "dims must be a vector, got shape %s",
-        loom__array_shape_text(dims, text, sizeof(text)));
+        loom__shape_debug_string(dims, text, sizeof(text)));
   }
   if (value->rank > 0) {
     return loom__array_invalid(
         "value must be a scalar, got shape %s",
-        loom__array_shape_text(value, text, sizeof(text)));
+        loom__shape_debug_string(value, text, sizeof(text)));
   }
   return loom_ok_status();
 }
@@ -605,8 +605,9 @@ static loom_status_t range_check_scalar(const loom_shape_t* shape,
     return loom_ok_status();
   }
   char text[128];
-  return loom__array_invalid("%s must be a scalar, not shape %s", name,
-                             loom__array_shape_text(shape, text, sizeof(text)));
+  return loom__array_invalid(
+      "%s must be a scalar, not shape %s", name,
+      loom__shape_debug_string(shape, text, sizeof(text)));
 }
 
 // The element count of Range(start, limit, delta).

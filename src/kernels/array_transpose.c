@@ -28,7 +28,7 @@ static loom_status_t check_perm(const loom_shape_t* perm_shape,
   if (perm_shape->rank != 1) {
     return loom__array_invalid(
         "perm must be rank 1, got shape %s",
-        loom__array_shape_text(perm_shape, text, sizeof(text)));
+        loom__shape_debug_string(perm_shape, text, sizeof(text)));
   }
   int64_t n = loom_tensor_num_elements(perm);
   if (n != rank) {
