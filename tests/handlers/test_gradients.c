@@ -1003,6 +1003,7 @@ static const char* const kKernelOps[] = {
     "Cast",
     "Ceil",
     "ClipByValue",
+    "Concat",
     "ConcatV2",
     "Const",
     "Conv2D",

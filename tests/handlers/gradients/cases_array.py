@@ -69,6 +69,13 @@ def _concat_pack(b):
     zs = [b.normal(2, 0), b.normal(2, 3)]
     b.add("ConcatV2_with_empty", "ConcatV2", zs + [np.array(1, I32)],
           lambda *t: torch.cat(t[:2], 1))
+    # Concat (v1) takes its axis first.
+    xs = [b.normal(2, 3), b.normal(1, 3), b.normal(3, 3)]
+    b.add("Concat_axis0", "Concat", [np.array(0, I32)] + xs,
+          lambda d, *t: torch.cat(t, 0), hvp=True)
+    zs = [b.normal(2, 2, 1), b.normal(2, 2, 3)]
+    b.add("Concat_negative_axis", "Concat", [np.array(-1, I32)] + zs,
+          lambda d, *t: torch.cat(t, -1))
     for axis in (0, 1, -1):
         xs = [b.normal(2, 3) for _ in range(3)]
         b.add("Pack_axis%d" % axis, "Pack", xs,

@@ -433,6 +433,49 @@ def _concat(rng):
     out.append(Case("ConcatV2_mixed_dtypes", "ConcatV2",
                     [a, np.zeros((2, 3), I32), np.array(0, I32)],
                     error=("INVALID_ARGUMENT", "ConcatV2")))
+    # Concat (v1): concat_dim (int32 only) comes before the values.
+    for dtype in ALL:
+        a, b = _make(rng, dtype, (2, 3)), _make(rng, dtype, (2, 2))
+        out.append(Case("Concat_%s" % dtype, "Concat",
+                        [np.array(1, I32), a, b],
+                        [_apply(lambda x, y: np.concatenate([x, y], 1),
+                                a, b)]))
+    xs = [_make(rng, "float32", (k, 2, 3)) for k in (1, 3, 2)]
+    out.append(Case("Concat_float32_three_axis0", "Concat",
+                    [np.array(0, I32)] + xs, [np.concatenate(xs, 0)]))
+    ys = [_make(rng, "float64", (2, 3, k)) for k in (4, 1)]
+    out.append(Case("Concat_float64_negative_axis", "Concat",
+                    [np.array(-1, I32)] + ys, [np.concatenate(ys, -1)]))
+    out.append(Case("Concat_float64_axis_as_vector", "Concat",
+                    [np.array([2], I32)] + ys, [np.concatenate(ys, 2)]))
+    e = np.zeros((2, 0, 4), F32)
+    f = _make(rng, "float32", (2, 3, 4))
+    out.append(Case("Concat_float32_with_empty", "Concat",
+                    [np.array(1, I32), e, f, e],
+                    [np.concatenate([e, f, e], 1)]))
+    big = [_big(rng, (200, 150)) for _ in range(3)]
+    out.append(Case("Concat_int32_large_axis1", "Concat",
+                    [np.array(1, I32)] + big, [np.concatenate(big, 1)]))
+    a = _make(rng, "float32", (2, 3))
+    out.append(_err("Concat_rank_mismatch", "Concat",
+                    [np.array(0, I32), a, np.zeros((3,), F32)],
+                    "ConcatOp : Ranks of all input tensors should match: "
+                    "shape[0] = [2,3] vs. shape[1] = [3]"))
+    out.append(_err("Concat_dims_mismatch", "Concat",
+                    [np.array(1, I32), a, np.zeros((3, 4), F32)],
+                    "ConcatOp : Dimensions of inputs should match: shape[0] = "
+                    "[2,3] vs. shape[1] = [3,4]"))
+    out.append(_err("Concat_axis_out_of_range", "Concat",
+                    [np.array(-3, I32), a, a],
+                    "ConcatOp : Expected concatenating dimensions in the "
+                    "range [-2, 2), but got -3"))
+    out.append(_err("Concat_axis_not_scalar", "Concat",
+                    [np.array([0, 1], I32), a, a],
+                    "concat_dim tensor should be a scalar integer, but got "
+                    "shape [2]"))
+    out.append(Case("Concat_int64_axis", "Concat",
+                    [np.array(0, I64), a, a],
+                    error=("INVALID_ARGUMENT", "Concat")))
     # Pack.
     for dtype in ALL:
         a, b = _make(rng, dtype, (2, 3)), _make(rng, dtype, (2, 3))
