@@ -1,7 +1,7 @@
-// Shape ops and constants: Identity, IdentityN, Reshape, Shape, Size, Rank,
-// ExpandDims, Squeeze, Const, Fill, ZerosLike, OnesLike, Range,
-// BroadcastGradientArgs. Reshape, ExpandDims, Squeeze and Identity never
-// copy: their output is a view of the input's buffer.
+// Shape ops and constants: Identity, IdentityN, StopGradient, Reshape, Shape,
+// Size, Rank, ExpandDims, Squeeze, Const, Fill, ZerosLike, OnesLike, Range,
+// BroadcastGradientArgs. Reshape, ExpandDims, Squeeze and the identities
+// never copy: their output is a view of the input's buffer.
 
 #include <inttypes.h>
 #include <math.h>
@@ -887,6 +887,11 @@ static const loom__builtin_op_t kOps[] = {
      .outputs = {"output: T"},
      .attrs = {"T: type"},
      .shape_fn = loom__shape_fn_unchanged},
+    {.name = "StopGradient",
+     .inputs = {"input: T"},
+     .outputs = {"output: T"},
+     .attrs = {"T: type"},
+     .shape_fn = loom__shape_fn_unchanged},
     {.name = "IdentityN",
      .inputs = {"input: T"},
      .outputs = {"output: T"},
@@ -960,6 +965,7 @@ static const loom__builtin_kernel_t kKernels[] = {
     // Identity passes any tensor through, resources and variants included.
     {.op_name = "Identity", .compute = identity_compute},
     {.op_name = "IdentityN", .compute = identity_compute},
+    {.op_name = "StopGradient", .compute = identity_compute},
     {.op_name = "Reshape",
      .compute = reshape_compute,
      .type_attr = "T",

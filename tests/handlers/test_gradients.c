@@ -1101,6 +1101,7 @@ static const char* const kKernelOps[] = {
     "SqrtGrad",
     "Square",
     "SquaredDifference",
+    "StopGradient",
     "Squeeze",
     "StridedSlice",
     "Sub",

@@ -54,6 +54,10 @@ def _shape_ops(b):
     # unconnected (NULL).
     b.add("IdentityN_one_upstream", "IdentityN", [x, b.normal(4)],
           lambda a, c: (a * 1, c * 1), outgrads=[None, "random"], none=(0,))
+    # StopGradient passes values and no gradient (TensorFlow's
+    # NotDifferentiable): its input is unconnected.
+    b.add("StopGradient", "StopGradient", [b.normal(2, 3)],
+          lambda t: t.detach() + 0 * t, none=(0,), fd=False)
 
 
 def _concat_pack(b):

@@ -83,6 +83,12 @@ def _shape_ops(rng):
     values = [_make(rng, "float32", (2, 3)), _make(rng, "string", (2,)),
               np.array(7, I64)]
     out.append(Case("IdentityN_mixed", "IdentityN", values, values))
+    # StopGradient: the identity in the forward pass.
+    for dtype in ("float32", "float64", "int32", "bool", "string"):
+        x = _make(rng, dtype, (2, 3))
+        out.append(Case("StopGradient_%s" % dtype, "StopGradient", [x], [x]))
+    out.append(Case("StopGradient_float32_empty", "StopGradient",
+                    [np.zeros((0, 3), F32)], [np.zeros((0, 3), F32)]))
     # Reshape.
     for dtype in ALL:
         x = _make(rng, dtype, (2, 3))
