@@ -59,4 +59,6 @@ loom_status_t loom__register_check_numerics_ops(void);
 // off handlers as ops (the identity on the CPU).
 loom_status_t loom__register_copy_ops(void);
 
+loom_status_t loom__register_logging_ops(void);
+
 #endif  // LOOM_KERNELS_BUILTIN_FAMILIES_H_

@@ -989,6 +989,7 @@ static const char* const kKernelOps[] = {
     "Any",
     "ArgMax",
     "ArgMin",
+    "Assert",
     "AssignAddVariableOp",
     "AssignSubVariableOp",
     "AssignVariableOp",

@@ -584,6 +584,7 @@ static const loom__gradient_row_t kGradients[] = {
 };
 
 static const char* const kNotDifferentiable[] = {
+    "Assert",
     "StopGradient",
     "Shape",
     "Size",
