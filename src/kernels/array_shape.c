@@ -1,7 +1,7 @@
-// Shape ops and constants: Identity, IdentityN, StopGradient, Reshape, Shape,
-// Size, Rank, ExpandDims, Squeeze, Const, Fill, ZerosLike, OnesLike, Range,
-// BroadcastGradientArgs. Reshape, ExpandDims, Squeeze and the identities
-// never copy: their output is a view of the input's buffer.
+// Shape ops and constants: Identity, IdentityN, StopGradient, Reshape,
+// Shape, ShapeN, Size, Rank, ExpandDims, Squeeze, Const, Fill, ZerosLike,
+// OnesLike, Range, BroadcastGradientArgs. Reshape, ExpandDims, Squeeze and
+// the identities never copy: their output is a view of the input's buffer.
 
 #include <inttypes.h>
 #include <math.h>
@@ -177,15 +177,20 @@ static void reshape_compute(void* kernel, loom_kernel_context_t* ctx) {
 // Shape, Size, Rank
 //===----------------------------------------------------------------------===//
 
+// Shape and ShapeN: output i is a vector of input i's rank.
 static loom_status_t shape_shape_fn(loom_shape_inference_context_t* c,
                                     void* user_data) {
   (void)user_data;
-  loom_shape_t in;
-  LOOM_RETURN_IF_ERROR(loom_shape_inference_context_input(c, 0, &in));
-  loom_shape_t out = loom_shape_scalar();
-  out.rank = 1;
-  out.dims[0] = in.rank < 0 ? LOOM_UNKNOWN_DIM : in.rank;
-  return loom_shape_inference_context_set_output(c, 0, &out);
+  int32_t n = loom_shape_inference_context_num_outputs(c);
+  for (int32_t i = 0; i < n; ++i) {
+    loom_shape_t in;
+    LOOM_RETURN_IF_ERROR(loom_shape_inference_context_input(c, i, &in));
+    loom_shape_t out = loom_shape_scalar();
+    out.rank = 1;
+    out.dims[0] = in.rank < 0 ? LOOM_UNKNOWN_DIM : in.rank;
+    LOOM_RETURN_IF_ERROR(loom_shape_inference_context_set_output(c, i, &out));
+  }
+  return loom_ok_status();
 }
 
 static loom_status_t scalar_shape_fn(loom_shape_inference_context_t* c,
@@ -211,19 +216,31 @@ static bool store_index(loom_tensor_t* out, int64_t index, int64_t value) {
   return true;
 }
 
+// Shape and ShapeN: output i holds input i's dims.
 static void shape_compute(void* kernel, loom_kernel_context_t* ctx) {
   (void)kernel;
-  const loom_shape_t* in = loom_tensor_shape(loom_kernel_context_input(ctx, 0));
-  loom_shape_t shape = loom_shape_scalar();
-  shape.rank = 1;
-  shape.dims[0] = in->rank;
-  loom_tensor_t* out = NULL;
-  loom_status_t status =
-      loom_kernel_context_allocate_output(ctx, 0, &shape, &out);
-  for (int32_t i = 0; !status && i < in->rank; ++i) {
-    if (!store_index(out, i, in->dims[i])) {
-      status = loom__array_invalid(
-          "Shape output type is 32-bit but dim %d is %" PRId64, i, in->dims[i]);
+  loom_status_t status = loom_ok_status();
+  int32_t n = loom_kernel_context_num_outputs(ctx);
+  bool n_form = strcmp(loom_kernel_context_op(ctx)->name, "ShapeN") == 0;
+  for (int32_t k = 0; !status && k < n; ++k) {
+    const loom_shape_t* in =
+        loom_tensor_shape(loom_kernel_context_input(ctx, k));
+    loom_shape_t shape = loom_shape_scalar();
+    shape.rank = 1;
+    shape.dims[0] = in->rank;
+    loom_tensor_t* out = NULL;
+    status = loom_kernel_context_allocate_output(ctx, k, &shape, &out);
+    for (int32_t i = 0; !status && i < in->rank; ++i) {
+      if (store_index(out, i, in->dims[i])) continue;
+      if (n_form) {
+        status = loom__array_invalid(
+            "ShapeN output type is 32-bit but shape %d dim %d is %" PRId64, k,
+            i, in->dims[i]);
+      } else {
+        status = loom__array_invalid(
+            "Shape output type is 32-bit but dim %d is %" PRId64, i,
+            in->dims[i]);
+      }
     }
   }
   if (status) loom_kernel_context_fail(ctx, status);
@@ -907,6 +924,11 @@ static const loom__builtin_op_t kOps[] = {
      .outputs = {"output: out_type"},
      .attrs = {"T: type", "out_type: {int32, int64} = DT_INT32"},
      .shape_fn = shape_shape_fn},
+    {.name = "ShapeN",
+     .inputs = {"input: N * T"},
+     .outputs = {"output: N * out_type"},
+     .attrs = {"N: int", "T: type", "out_type: {int32, int64} = DT_INT32"},
+     .shape_fn = shape_shape_fn},
     {.name = "Size",
      .inputs = {"input: T"},
      .outputs = {"output: out_type"},
@@ -972,6 +994,7 @@ static const loom__builtin_kernel_t kKernels[] = {
      .types = {LOOM_ARRAY_ALL_TYPES},
      .host_memory = {"shape"}},
     {.op_name = "Shape", .compute = shape_compute, .host_memory = {"output"}},
+    {.op_name = "ShapeN", .compute = shape_compute, .host_memory = {"output"}},
     {.op_name = "Size", .compute = size_compute, .host_memory = {"output"}},
     {.op_name = "Rank", .compute = rank_compute, .host_memory = {"output"}},
     {.op_name = "ExpandDims",

@@ -1088,6 +1088,7 @@ static const char* const kKernelOps[] = {
     "Selu",
     "SeluGrad",
     "Shape",
+    "ShapeN",
     "Sigmoid",
     "SigmoidGrad",
     "Sign",

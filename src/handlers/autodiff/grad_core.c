@@ -587,6 +587,7 @@ static const char* const kNotDifferentiable[] = {
     "Assert",
     "StopGradient",
     "Shape",
+    "ShapeN",
     "Size",
     "Rank",
     "Equal",

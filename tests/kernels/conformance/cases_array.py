@@ -135,6 +135,28 @@ def _shape_ops(rng):
                     attrs={"out_type": ("type", "int64")}))
     out.append(Case("Shape_float32_scalar", "Shape", [np.array(1.0, F32)],
                     [np.zeros((0,), I32)]))
+    # ShapeN: one shape vector per input.
+    xs = [_make(rng, "float32", (2, 3, 4)), _make(rng, "float32", (5,)),
+          np.array(7, F32), np.zeros((3, 0), F32)]
+    out.append(Case("ShapeN_float32_four", "ShapeN", xs,
+                    [np.array(x.shape, I32) for x in xs]))
+    strings = [_make(rng, "string", (2, 1)), _make(rng, "string", (4,))]
+    out.append(Case("ShapeN_string", "ShapeN", strings,
+                    [np.array(x.shape, I32) for x in strings]))
+    out.append(Case("ShapeN_int64", "ShapeN", xs[:2],
+                    [np.array(x.shape, I64) for x in xs[:2]],
+                    attrs={"out_type": ("type", "int64")}))
+    out.append(Case("ShapeN_one", "ShapeN", xs[:1],
+                    [np.array([2, 3, 4], I32)]))
+    huge = np.zeros((3, 2 ** 40, 0), F32)
+    out.append(Case("ShapeN_huge_dim_int64", "ShapeN", [xs[0], huge],
+                    [np.array([2, 3, 4], I64), np.array([3, 2 ** 40, 0], I64)],
+                    attrs={"out_type": ("type", "int64")}))
+    out.append(_err("ShapeN_huge_dim_int32", "ShapeN", [xs[0], huge],
+                    "ShapeN output type is 32-bit but shape 1 dim 1 is "
+                    "1099511627776", outputs=2))
+    out.append(_err("Shape_huge_dim_int32", "Shape", [huge],
+                    "Shape output type is 32-bit but dim 1 is 1099511627776"))
     for name, shape in (("matrix", (2, 3)), ("scalar", ()), ("empty", (4, 0))):
         x = _make(rng, "float32", shape)
         out.append(Case("Size_float32_%s" % name, "Size", [x],
