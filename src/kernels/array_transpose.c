@@ -3,7 +3,7 @@
 // copies contiguous rows; any other one is a batch of 2-D transposes between
 // the output's innermost dimension and the input's, done panel by panel
 // with the SIMD kernels of array_transpose_loops.c and split over the
-// thread pool.
+// thread pool. InvertPermutation, the permutation that undoes one.
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -255,12 +255,84 @@ static void transpose_compute(void* kernel, loom_kernel_context_t* ctx) {
   loom__array_run(ctx, transpose_run);
 }
 
+//===----------------------------------------------------------------------===//
+// InvertPermutation
+//===----------------------------------------------------------------------===//
+
+static loom_status_t invert_permutation_shape_fn(
+    loom_shape_inference_context_t* c, void* user_data) {
+  (void)user_data;
+  loom_shape_t in, out;
+  LOOM_RETURN_IF_ERROR(loom_shape_inference_context_input(c, 0, &in));
+  LOOM_RETURN_IF_ERROR(loom_shape_with_rank(&in, 1, &out));
+  return loom_shape_inference_context_set_output(c, 0, &out);
+}
+
+// y[x[i]] = i, TensorFlow's checks and messages: every x[i] in [0, n) and
+// none twice.
+static loom_status_t invert_permutation_run(loom_kernel_context_t* ctx,
+                                            loom_tensor_t* const* inputs) {
+  loom_tensor_t* x = inputs[0];
+  const loom_shape_t* shape = loom_tensor_shape(x);
+  if (shape->rank != 1) {
+    return loom__array_invalid("invert_permutation expects a 1D vector.");
+  }
+  int64_t n = shape->dims[0];
+  if (n > INT32_MAX) {
+    return loom__array_invalid(
+        "permutation of nonnegative int32s must have <= int32 max elements");
+  }
+  loom_tensor_t* y = NULL;
+  LOOM_RETURN_IF_ERROR(loom_kernel_context_allocate_output(ctx, 0, shape, &y));
+  bool wide = loom_tensor_dtype(y) == LOOM_DTYPE_INT64;
+  int32_t* y32 = loom_tensor_data(y);
+  int64_t* y64 = loom_tensor_data(y);
+  for (int64_t i = 0; i < n; ++i) {
+    if (wide) {
+      y64[i] = -1;
+    } else {
+      y32[i] = -1;
+    }
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t d = loom__array_index_at(x, i);
+    if (d < 0 || d >= n) {
+      return loom__array_invalid("%" PRId64 " is not between 0 and %" PRId64, d,
+                                 n);
+    }
+    if ((wide ? y64[d] : y32[d]) != -1) {
+      return loom__array_invalid("%" PRId64 " is duplicated in the input.", d);
+    }
+    if (wide) {
+      y64[d] = i;
+    } else {
+      y32[d] = (int32_t)i;
+    }
+  }
+  return loom_ok_status();
+}
+
+static void invert_permutation_compute(void* kernel,
+                                       loom_kernel_context_t* ctx) {
+  (void)kernel;
+  loom__array_run(ctx, invert_permutation_run);
+}
+
+//===----------------------------------------------------------------------===//
+// Registration
+//===----------------------------------------------------------------------===//
+
 static const loom__builtin_op_t kOps[] = {
     {.name = "Transpose",
      .inputs = {"x: T", "perm: Tperm"},
      .outputs = {"y: T"},
      .attrs = {"T: type", "Tperm: {int32, int64} = DT_INT32"},
      .shape_fn = transpose_shape_fn},
+    {.name = "InvertPermutation",
+     .inputs = {"x: T"},
+     .outputs = {"y: T"},
+     .attrs = {"T: {int32, int64} = DT_INT32"},
+     .shape_fn = invert_permutation_shape_fn},
 };
 
 static const loom__builtin_kernel_t kKernels[] = {
@@ -269,6 +341,10 @@ static const loom__builtin_kernel_t kKernels[] = {
      .type_attr = "T",
      .types = {LOOM_ARRAY_ALL_TYPES},
      .host_memory = {"perm"}},
+    {.op_name = "InvertPermutation",
+     .compute = invert_permutation_compute,
+     .type_attr = "T",
+     .types = {LOOM_DTYPE_INT32, LOOM_DTYPE_INT64}},
 };
 
 loom_status_t loom__register_array_transpose_ops(void) {

@@ -1033,6 +1033,7 @@ static const char* const kKernelOps[] = {
     "Identity",
     "IdentityN",
     "Inv",
+    "InvertPermutation",
     "InvGrad",
     "IsFinite",
     "IsInf",

@@ -659,7 +659,7 @@ static const loom__gradient_row_t kGradients[] = {
 
 // Constants, indices and index-valued ops (TensorFlow's NotDifferentiable).
 static const char* const kNotDifferentiable[] = {"Const", "OneHot", "Where",
-                                                 "Range"};
+                                                 "Range", "InvertPermutation"};
 
 loom_status_t loom__register_array_gradients(void) {
   return LOOM__REGISTER_GRADIENT_FAMILY(kGradients, kNotDifferentiable);

@@ -395,6 +395,31 @@ def _transpose(rng):
     return out
 
 
+def _invert_permutation(rng):
+    out = []
+    for dtype in (I32, I64):
+        for n in (0, 1, 7, 1000):
+            p = rng.permutation(n).astype(dtype)
+            out.append(Case("InvertPermutation_%s_%d" % (np.dtype(dtype).name,
+                                                         n),
+                            "InvertPermutation", [p],
+                            [np.argsort(p).astype(dtype)],
+                            attrs={"T": ("type", np.dtype(dtype).name)}))
+    out.append(_err("InvertPermutation_out_of_range", "InvertPermutation",
+                    [np.array([0, 3, 1], I32)], "3 is not between 0 and 3"))
+    out.append(_err("InvertPermutation_negative", "InvertPermutation",
+                    [np.array([0, -1], I64)], "-1 is not between 0 and 2"))
+    out.append(_err("InvertPermutation_duplicate", "InvertPermutation",
+                    [np.array([1, 0, 1], I32)], "1 is duplicated in the input."))
+    out.append(_err("InvertPermutation_matrix", "InvertPermutation",
+                    [np.zeros((2, 2), I32)], "Shape must be rank 1 but is "
+                    "rank 2"))
+    out.append(Case("InvertPermutation_float", "InvertPermutation",
+                    [np.zeros(2, F32)],
+                    error=("INVALID_ARGUMENT", "InvertPermutation")))
+    return out
+
+
 def _concat(rng):
     out = []
     for dtype in ALL:
@@ -995,7 +1020,7 @@ def _one_hot(indices, depth, on, off, axis):
 def cases():
     rng = np.random.default_rng(20261124)
     out = []
-    for group in (_shape_ops, _transpose, _concat, _split, _slices, _grow,
-                  _indexing):
+    for group in (_shape_ops, _transpose, _invert_permutation, _concat,
+                  _split, _slices, _grow, _indexing):
         out.extend(group(rng))
     return out
