@@ -1081,6 +1081,7 @@ static const char* const kKernelOps[] = {
     "Relu6Grad",
     "ReluGrad",
     "Reshape",
+    "ReverseV2",
     "Round",
     "Rsqrt",
     "RsqrtGrad",

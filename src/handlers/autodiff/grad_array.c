@@ -140,6 +140,16 @@ static loom_status_t concat_grad(grad_ctx_t* ctx, handle_t* const* dys,
   return s;
 }
 
+// ReverseV2(x, axis): dx = ReverseV2(dy, axis).
+static loom_status_t reverse_grad(grad_ctx_t* ctx, handle_t* const* dys,
+                                  handle_t** dxs, void* data) {
+  if (!dys[0]) return loom_ok_status();
+  return loom__grad_op(
+      ctx, "ReverseV2",
+      LOOM_GRAD_INPUTS(dys[0], loom_gradient_context_input(ctx, 1)),
+      LOOM_GRAD_NO_ATTRS, &dxs[0]);
+}
+
 // Pack: Unpack the gradient along the same axis.
 static loom_status_t pack_grad(grad_ctx_t* ctx, handle_t* const* dys,
                                handle_t** dxs, void* data) {
@@ -638,6 +648,7 @@ static const loom__gradient_row_t kGradients[] = {
      .data = "v1",
      .inputs = LOOM_GRADIENT_USES_ALL},
     {.op = "Pack", .fn = pack_grad},
+    {.op = "ReverseV2", .fn = reverse_grad, .inputs = USES(1)},
     {.op = "Unpack", .fn = unpack_grad},
     {.op = "Split", .fn = split_grad, .inputs = USES(0)},
     {.op = "SplitV", .fn = split_v_grad, .inputs = USES(2)},

@@ -119,6 +119,7 @@ static const struct {
     {"Cast", &kFirst},
     {"Reshape", &kFirst},
     {"Transpose", &kFirst},
+    {"ReverseV2", &kFirst},
     {"ExpandDims", &kFirst},
     {"Squeeze", &kFirst},
     {"Tile", &kFirst},

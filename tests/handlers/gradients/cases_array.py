@@ -54,6 +54,10 @@ def _shape_ops(b):
     # unconnected (NULL).
     b.add("IdentityN_one_upstream", "IdentityN", [x, b.normal(4)],
           lambda a, c: (a * 1, c * 1), outgrads=[None, "random"], none=(0,))
+    for axes in ([1], [0, 2], [-1]):
+        _moved(b, "ReverseV2_%s" % "_".join(str(a) for a in axes),
+               "ReverseV2", b.normal(2, 3, 4), [np.array(axes, I32)],
+               lambda a, axes=axes: np.flip(a, axes), hvp=axes == [1])
     # StopGradient passes values and no gradient (TensorFlow's
     # NotDifferentiable): its input is unconnected.
     b.add("StopGradient", "StopGradient", [b.normal(2, 3)],

@@ -420,6 +420,41 @@ def _invert_permutation(rng):
     return out
 
 
+def _reverse(rng):
+    out = []
+    for dtype in ALL:
+        x = _make(rng, dtype, (2, 3, 4))
+        out.append(Case("ReverseV2_%s" % dtype, "ReverseV2",
+                        [x, np.array([1], I32)],
+                        [_apply(lambda a: np.flip(a, 1).copy(), x)]))
+    x = _make(rng, "float32", (2, 3, 4))
+    for axes in ([], [0], [2], [-1], [0, 2], [2, 0, 1], [-3, -2]):
+        name = "_".join(str(a).replace("-", "m") for a in axes) or "none"
+        out.append(Case("ReverseV2_float32_axes_%s" % name, "ReverseV2",
+                        [x, np.array(axes, I64)],
+                        [np.flip(x, axes).copy() if axes else x]))
+    big = _big(rng, (300, 400))
+    out.append(Case("ReverseV2_int32_large", "ReverseV2",
+                    [big, np.array([0, 1], I32)], [np.flip(big).copy()]))
+    # A scalar or an empty tensor is its own reverse.
+    e = np.zeros((3, 0), F32)
+    out.append(Case("ReverseV2_float32_empty", "ReverseV2",
+                    [e, np.array([1], I32)], [e]))
+    out.append(_err("ReverseV2_axis_out_of_range", "ReverseV2",
+                    [x, np.array([3], I32)],
+                    "'axis'[0] = 3 is out of valid range [0, 2"))
+    out.append(_err("ReverseV2_axis_negative_out_of_range", "ReverseV2",
+                    [x, np.array([0, -4], I32)],
+                    "'axis'[1] = -4 is out of valid range [0, 2"))
+    out.append(_err("ReverseV2_axis_twice", "ReverseV2",
+                    [x, np.array([1, -2], I32)],
+                    "axis 1 specified more than once."))
+    out.append(_err("ReverseV2_axis_scalar", "ReverseV2",
+                    [x, np.array(1, I32)],
+                    "Shape must be rank 1 but is rank 0"))
+    return out
+
+
 def _concat(rng):
     out = []
     for dtype in ALL:
@@ -1020,7 +1055,7 @@ def _one_hot(indices, depth, on, off, axis):
 def cases():
     rng = np.random.default_rng(20261124)
     out = []
-    for group in (_shape_ops, _transpose, _invert_permutation, _concat,
-                  _split, _slices, _grow, _indexing):
+    for group in (_shape_ops, _transpose, _invert_permutation, _reverse,
+                  _concat, _split, _slices, _grow, _indexing):
         out.extend(group(rng))
     return out
