@@ -63,4 +63,6 @@ loom_status_t loom__register_logging_ops(void);
 
 loom_status_t loom__register_nn_activation_ops(void);
 
+loom_status_t loom__register_scan_ops(void);
+
 #endif  // LOOM_KERNELS_BUILTIN_FAMILIES_H_

@@ -120,6 +120,7 @@ static const struct {
     {"Reshape", &kFirst},
     {"Transpose", &kFirst},
     {"ReverseV2", &kFirst},
+    {"Cumsum", &kFirst},
     {"ExpandDims", &kFirst},
     {"Squeeze", &kFirst},
     {"Tile", &kFirst},
