@@ -1,5 +1,5 @@
-// Joining and splitting along an axis: ConcatV2, Pack, Unpack, Split,
-// SplitV. Each is a batch of 2-D block copies (array_copy.c) run in one
+// Joining and splitting along an axis: Concat, ConcatV2, Pack, Unpack,
+// Split, SplitV. Each is a batch of 2-D block copies (array_copy.c) run in one
 // parallel pass; a piece that is a contiguous, aligned run of the input
 // (splitting the outermost dimension) is a view instead of a copy.
 
@@ -45,18 +45,42 @@ static bool dims_compatible(int64_t a, int64_t b) {
 }
 
 //===----------------------------------------------------------------------===//
-// ConcatV2
+// Concat, ConcatV2
 //===----------------------------------------------------------------------===//
 
-static loom_status_t concat_axis(const loom_shape_t* axis_shape,
+// Where the two ops keep their axis: Concat (v1) takes concat_dim before
+// its values, ConcatV2 takes axis after them.
+typedef struct concat_form_t {
+  const char* op;
+  const char* axis_name;
+  bool axis_first;
+} concat_form_t;
+
+static const concat_form_t kConcatV1 = {
+    .op = "Concat", .axis_name = "concat_dim", .axis_first = true};
+static const concat_form_t kConcatV2 = {
+    .op = "ConcatV2", .axis_name = "axis", .axis_first = false};
+
+// The axis input's index and the first value's, for n values.
+static int32_t concat_axis_index(const concat_form_t* form, int32_t n) {
+  return form->axis_first ? 0 : n;
+}
+
+static int32_t concat_first_value(const concat_form_t* form) {
+  return form->axis_first ? 1 : 0;
+}
+
+static loom_status_t concat_axis(const concat_form_t* form,
+                                 const loom_shape_t* axis_shape,
                                  const loom_tensor_t* axis_tensor,
                                  int64_t* out_axis) {
   if (axis_shape->rank > 1 ||
       (axis_shape->rank == 1 && axis_shape->dims[0] != 1)) {
     char text[128];
     return loom__array_invalid(
-        "axis tensor should be a scalar integer, but got shape %s",
-        loom__array_shape_text(axis_shape, text, sizeof(text)));
+        "%s tensor should be a scalar integer, but got shape %s",
+        form->axis_name,
+        loom__shape_debug_string(axis_shape, text, sizeof(text)));
   }
   if (axis_tensor) *out_axis = loom__array_index_at(axis_tensor, 0);
   return loom_ok_status();
@@ -64,7 +88,8 @@ static loom_status_t concat_axis(const loom_shape_t* axis_shape,
 
 // The output shape of concatenating shapes[0, n) along `axis`; dims may be
 // unknown (they are then skipped by the checks and stay unknown).
-static loom_status_t concat_plan(const loom_shape_t* shapes, int32_t n,
+static loom_status_t concat_plan(const concat_form_t* form,
+                                 const loom_shape_t* shapes, int32_t n,
                                  int64_t axis, loom_shape_t* out,
                                  int32_t* out_axis) {
   char a[256], b[256];
@@ -84,8 +109,8 @@ static loom_status_t concat_plan(const loom_shape_t* shapes, int32_t n,
       return loom__array_invalid(
           "ConcatOp : Ranks of all input tensors should match: shape[0] = %s "
           "vs. shape[%d] = %s",
-          loom__array_shape_text(first, a, sizeof(a)), k,
-          loom__array_shape_text(s, b, sizeof(b)));
+          loom__shape_debug_string(first, a, sizeof(a)), k,
+          loom__shape_debug_string(s, b, sizeof(b)));
     }
     for (int32_t d = 0; d < rank; ++d) {
       if (d == ax) continue;
@@ -93,8 +118,8 @@ static loom_status_t concat_plan(const loom_shape_t* shapes, int32_t n,
         return loom__array_invalid(
             "ConcatOp : Dimensions of inputs should match: shape[0] = %s vs. "
             "shape[%d] = %s",
-            loom__array_shape_text(first, a, sizeof(a)), k,
-            loom__array_shape_text(s, b, sizeof(b)));
+            loom__shape_debug_string(first, a, sizeof(a)), k,
+            loom__shape_debug_string(s, b, sizeof(b)));
       }
       if (out->dims[d] < 0) out->dims[d] = s->dims[d];
     }
@@ -103,7 +128,7 @@ static loom_status_t concat_plan(const loom_shape_t* shapes, int32_t n,
       out->dims[ax] = LOOM_UNKNOWN_DIM;
     } else if (out->dims[ax] >= 0 &&
                !loom__size_add(out->dims[ax], s->dims[ax], &sum)) {
-      return loom__size_overflow_error("ConcatV2", "values",
+      return loom__size_overflow_error(form->op, "values",
                                        "sizes along dimension %d: %" PRId64
                                        " (values[0, %d)) + %" PRId64
                                        " (values[%d])",
@@ -113,20 +138,23 @@ static loom_status_t concat_plan(const loom_shape_t* shapes, int32_t n,
     }
   }
   *out_axis = ax;
-  return loom__array_check_count("ConcatV2", "values of output shape",
-                                 out->dims, out->rank, out);
+  return loom__array_check_count(form->op, "values of output shape", out->dims,
+                                 out->rank, out);
 }
 
 static loom_status_t concat_shape_fn(loom_shape_inference_context_t* c,
                                      void* user_data) {
-  (void)user_data;
+  const concat_form_t* form = user_data;
   int32_t n = loom_shape_inference_context_num_inputs(c) - 1;
+  int32_t axis_index = concat_axis_index(form, n);
+  int32_t first = concat_first_value(form);
   loom_shape_t axis_shape, out = loom_shape_unknown();
-  LOOM_RETURN_IF_ERROR(loom_shape_inference_context_input(c, n, &axis_shape));
+  LOOM_RETURN_IF_ERROR(
+      loom_shape_inference_context_input(c, axis_index, &axis_shape));
   const loom_tensor_t* axis_tensor =
-      loom_shape_inference_context_input_tensor(c, n);
+      loom_shape_inference_context_input_tensor(c, axis_index);
   int64_t axis = 0;
-  LOOM_RETURN_IF_ERROR(concat_axis(&axis_shape, axis_tensor, &axis));
+  LOOM_RETURN_IF_ERROR(concat_axis(form, &axis_shape, axis_tensor, &axis));
   shape_vector_t shape_storage;
   shape_vector_initialize(&shape_storage);
   LOOM_RETURN_IF_ERROR(shape_vector_resize_uninitialized(
@@ -136,13 +164,13 @@ static loom_status_t concat_shape_fn(loom_shape_inference_context_t* c,
   int32_t rank = LOOM_UNKNOWN_RANK;
   bool ranks_known = true;
   for (int32_t k = 0; k < n && !status; ++k) {
-    status = loom_shape_inference_context_input(c, k, &shapes[k]);
+    status = loom_shape_inference_context_input(c, first + k, &shapes[k]);
     if (shapes[k].rank < 0) ranks_known = false;
     if (shapes[k].rank >= 0) rank = shapes[k].rank;
   }
   if (!status && ranks_known && axis_tensor) {
     int32_t ax;
-    status = concat_plan(shapes, n, axis, &out, &ax);
+    status = concat_plan(form, shapes, n, axis, &out, &ax);
   } else if (!status && rank >= 0) {
     out.rank = rank;
     for (int32_t d = 0; d < rank; ++d) out.dims[d] = LOOM_UNKNOWN_DIM;
@@ -152,12 +180,15 @@ static loom_status_t concat_shape_fn(loom_shape_inference_context_t* c,
   return loom_shape_inference_context_set_output(c, 0, &out);
 }
 
-static loom_status_t concat_run(loom_kernel_context_t* ctx,
-                                loom_tensor_t* const* inputs) {
+static loom_status_t concat_run(const concat_form_t* form,
+                                loom_kernel_context_t* ctx,
+                                loom_tensor_t* const* all_inputs) {
   int32_t n = loom_kernel_context_num_inputs(ctx) - 1;
+  loom_tensor_t* axis_tensor = all_inputs[concat_axis_index(form, n)];
+  loom_tensor_t* const* inputs = all_inputs + concat_first_value(form);
   int64_t axis = 0;
   LOOM_RETURN_IF_ERROR(
-      concat_axis(loom_tensor_shape(inputs[n]), inputs[n], &axis));
+      concat_axis(form, loom_tensor_shape(axis_tensor), axis_tensor, &axis));
   shape_vector_t shape_storage;
   shape_vector_initialize(&shape_storage);
   LOOM_RETURN_IF_ERROR(shape_vector_resize_uninitialized(
@@ -166,7 +197,7 @@ static loom_status_t concat_run(loom_kernel_context_t* ctx,
   for (int32_t k = 0; k < n; ++k) shapes[k] = *loom_tensor_shape(inputs[k]);
   loom_shape_t out_shape;
   int32_t ax = 0;
-  loom_status_t status = concat_plan(shapes, n, axis, &out_shape, &ax);
+  loom_status_t status = concat_plan(form, shapes, n, axis, &out_shape, &ax);
   shape_vector_deinitialize(&shape_storage, loom_allocator_default());
   LOOM_RETURN_IF_ERROR(status);
   // One input holding every element: the output is that input.
@@ -211,9 +242,24 @@ static loom_status_t concat_run(loom_kernel_context_t* ctx,
   return status;
 }
 
-static void concat_compute(void* kernel, loom_kernel_context_t* ctx) {
+static loom_status_t concat_v1_run(loom_kernel_context_t* ctx,
+                                   loom_tensor_t* const* inputs) {
+  return concat_run(&kConcatV1, ctx, inputs);
+}
+
+static loom_status_t concat_v2_run(loom_kernel_context_t* ctx,
+                                   loom_tensor_t* const* inputs) {
+  return concat_run(&kConcatV2, ctx, inputs);
+}
+
+static void concat_v1_compute(void* kernel, loom_kernel_context_t* ctx) {
   (void)kernel;
-  loom__array_run(ctx, concat_run);
+  loom__array_run(ctx, concat_v1_run);
+}
+
+static void concat_v2_compute(void* kernel, loom_kernel_context_t* ctx) {
+  (void)kernel;
+  loom__array_run(ctx, concat_v2_run);
 }
 
 //===----------------------------------------------------------------------===//
@@ -253,8 +299,8 @@ static loom_status_t pack_check_shapes(const loom_shape_t* a, int32_t k,
   return loom__array_invalid(
       "Shapes of all inputs must match: values[0].shape = %s != values[%d]."
       "shape = %s",
-      loom__array_shape_text(a, x, sizeof(x)), k,
-      loom__array_shape_text(b, y, sizeof(y)));
+      loom__shape_debug_string(a, x, sizeof(x)), k,
+      loom__shape_debug_string(b, y, sizeof(y)));
 }
 
 static loom_status_t pack_shape_fn(loom_shape_inference_context_t* c,
@@ -441,7 +487,7 @@ static loom_status_t unpack_plan(const loom_shape_t* in, int64_t num,
     char text[256];
     return loom__array_invalid(
         "Input shape axis %d must equal %" PRId64 ", got shape %s", ax, num,
-        loom__array_shape_text(in, text, sizeof(text)));
+        loom__shape_debug_string(in, text, sizeof(text)));
   }
   *out = loom_shape_scalar();
   for (int32_t d = 0; d < rank; ++d) {
@@ -508,7 +554,7 @@ static loom_status_t split_dim_check(const loom_shape_t* dim_shape,
     char text[128];
     return loom__array_invalid(
         "split_dim must be a scalar but has shape %s",
-        loom__array_shape_text(dim_shape, text, sizeof(text)));
+        loom__shape_debug_string(dim_shape, text, sizeof(text)));
   }
   int64_t dim = loom__array_index_at(dim_tensor, 0);
   int64_t axis = dim < 0 ? dim + rank : dim;
@@ -712,11 +758,18 @@ static void split_v_compute(void* kernel, loom_kernel_context_t* ctx) {
 //===----------------------------------------------------------------------===//
 
 static const loom__builtin_op_t kOps[] = {
+    {.name = "Concat",
+     .inputs = {"concat_dim: int32", "values: N * T"},
+     .outputs = {"output: T"},
+     .attrs = {"N: int >= 2", "T: type"},
+     .shape_fn = concat_shape_fn,
+     .shape_fn_data = &kConcatV1},
     {.name = "ConcatV2",
      .inputs = {"values: N * T", "axis: Tidx"},
      .outputs = {"output: T"},
      .attrs = {"N: int >= 2", "T: type", "Tidx: {int32, int64} = DT_INT32"},
-     .shape_fn = concat_shape_fn},
+     .shape_fn = concat_shape_fn,
+     .shape_fn_data = &kConcatV2},
     {.name = "Pack",
      .inputs = {"values: N * T"},
      .outputs = {"output: T"},
@@ -741,8 +794,13 @@ static const loom__builtin_op_t kOps[] = {
 };
 
 static const loom__builtin_kernel_t kKernels[] = {
+    {.op_name = "Concat",
+     .compute = concat_v1_compute,
+     .type_attr = "T",
+     .types = {LOOM_ARRAY_ALL_TYPES},
+     .host_memory = {"concat_dim"}},
     {.op_name = "ConcatV2",
-     .compute = concat_compute,
+     .compute = concat_v2_compute,
      .type_attr = "T",
      .types = {LOOM_ARRAY_ALL_TYPES},
      .host_memory = {"axis"}},

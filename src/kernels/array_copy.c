@@ -21,29 +21,6 @@ size_t loom__array_element_size(loom_dtype_t dtype) {
                                     : loom_dtype_size(dtype);
 }
 
-const char* loom__array_shape_text(const loom_shape_t* shape, char* buffer,
-                                   size_t capacity) {
-  if (capacity == 0) return buffer;
-  if (shape->rank < 0) {
-    snprintf(buffer, capacity, "<unknown>");
-    return buffer;
-  }
-  size_t used = 0;
-  buffer[0] = '\0';
-  used += (size_t)snprintf(buffer, capacity, "[");
-  for (int32_t i = 0; i < shape->rank && used < capacity; ++i) {
-    if (shape->dims[i] < 0) {
-      used +=
-          (size_t)snprintf(buffer + used, capacity - used, "%s?", i ? "," : "");
-    } else {
-      used += (size_t)snprintf(buffer + used, capacity - used, "%s%" PRId64,
-                               i ? "," : "", shape->dims[i]);
-    }
-  }
-  if (used < capacity) snprintf(buffer + used, capacity - used, "]");
-  return buffer;
-}
-
 int64_t loom__array_index_at(const loom_tensor_t* tensor, int64_t index) {
   const void* data = loom_tensor_data(tensor);
   if (loom_tensor_kind(tensor) == LOOM_TENSOR_SCALAR) index = 0;
@@ -116,21 +93,6 @@ bool loom__array_strides(const loom_shape_t* shape, int64_t* strides) {
     if (ok && !loom__size_mul(stride, shape->dims[i], &stride)) ok = false;
   }
   return ok;
-}
-
-loom_status_t loom__array_check_count_at(const char* file, int line,
-                                         const char* op, const char* argument,
-                                         const int64_t* values, int n,
-                                         const loom_shape_t* shape) {
-  if (!loom_shape_is_fully_defined(shape)) return loom_ok_status();
-  int64_t count;
-  if (loom__size_product(shape->dims, shape->rank, &count)) {
-    return loom_ok_status();
-  }
-  char text[256];
-  return loom__size_overflow_error_at(
-      file, line, op, argument, "%s",
-      loom__format_int64s(values, n, text, sizeof(text)));
 }
 
 loom_thread_pool_t* loom__array_pool(loom_kernel_context_t* ctx) {

@@ -359,15 +359,17 @@ static loom_status_t one_hot_check(int64_t axis, int32_t indices_rank,
   if (depth->rank > 0) {
     return loom__array_invalid(
         "depth must be a scalar, but got: %s",
-        loom__array_shape_text(depth, text, sizeof(text)));
+        loom__shape_debug_string(depth, text, sizeof(text)));
   }
   if (on->rank > 0) {
-    return loom__array_invalid("on_value must be a scalar, but got: %s",
-                               loom__array_shape_text(on, text, sizeof(text)));
+    return loom__array_invalid(
+        "on_value must be a scalar, but got: %s",
+        loom__shape_debug_string(on, text, sizeof(text)));
   }
   if (off->rank > 0) {
-    return loom__array_invalid("off_value must be a scalar, but got: %s",
-                               loom__array_shape_text(off, text, sizeof(text)));
+    return loom__array_invalid(
+        "off_value must be a scalar, but got: %s",
+        loom__shape_debug_string(off, text, sizeof(text)));
   }
   return loom_ok_status();
 }

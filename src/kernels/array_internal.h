@@ -16,9 +16,11 @@
 #include "base/small_vector.h"
 #include "kernels/isa.h"
 #include "kernels/kernel_registration.h"
+#include "kernels/shape_fns.h"
 #include "loom/kernel.h"
 #include "loom/shape_inference.h"
 #include "loom/thread_pool.h"
+#include "tensor/checked_size.h"
 
 // Registration of each file's ops and kernels (array_ops.c calls them all).
 loom_status_t loom__register_array_shape_ops(void);
@@ -40,11 +42,6 @@ loom_status_t loom__register_array_gather_ops(void);
 
 // Bytes per element as stored (a loom_tstring_t for strings).
 size_t loom__array_element_size(loom_dtype_t dtype);
-
-// Writes `shape` as TensorFlow's DebugString does ("[2,3]", "[]",
-// "<unknown>") and returns `buffer`.
-const char* loom__array_shape_text(const loom_shape_t* shape, char* buffer,
-                                   size_t capacity);
 
 // Element `index` of an integer tensor as int64 (a SCALAR tensor gives its
 // one value for every index). Any integer dtype; 0 for others.
@@ -83,12 +80,11 @@ LOOM_MUST_USE_RESULT bool loom__array_strides(const loom_shape_t* shape,
 // size overflows int64", quoting values[0, n) as "[a, b, ...]".
 // Records the caller's location.
 #define loom__array_check_count(op, argument, values, n, shape)              \
-  loom__array_check_count_at(__FILE__, __LINE__, (op), (argument), (values), \
-                             (n), (shape))
-loom_status_t loom__array_check_count_at(const char* file, int line,
-                                         const char* op, const char* argument,
-                                         const int64_t* values, int n,
-                                         const loom_shape_t* shape);
+  (loom_shape_is_fully_defined(shape)                                        \
+       ? loom__size_product_checked_quoting((op), (argument), (shape)->dims, \
+                                            (shape)->rank, (values), (n),    \
+                                            NULL)                            \
+       : loom_ok_status())
 
 // The thread pool of the kernel's host, or NULL (then work runs serially).
 loom_thread_pool_t* loom__array_pool(loom_kernel_context_t* ctx);

@@ -139,15 +139,16 @@ static loom_status_t pad_check(const loom_shape_t* in,
   if (paddings->rank >= 0 &&
       (paddings->rank != 2 ||
        (paddings->dims[1] >= 0 && paddings->dims[1] != 2))) {
-    return loom__array_invalid("paddings must be a matrix with 2 columns: %s",
-                               loom__array_shape_text(paddings, a, sizeof(a)));
+    return loom__array_invalid(
+        "paddings must be a matrix with 2 columns: %s",
+        loom__shape_debug_string(paddings, a, sizeof(a)));
   }
   if (in->rank >= 0 && paddings->rank == 2 && paddings->dims[0] >= 0 &&
       paddings->dims[0] != in->rank) {
     return loom__array_invalid(
         "The first dimension of paddings must be the rank of inputs%s %s",
-        loom__array_shape_text(paddings, a, sizeof(a)),
-        loom__array_shape_text(in, b, sizeof(b)));
+        loom__shape_debug_string(paddings, a, sizeof(a)),
+        loom__shape_debug_string(in, b, sizeof(b)));
   }
   return loom_ok_status();
 }
@@ -192,7 +193,7 @@ static loom_status_t pad_shape_fn(loom_shape_inference_context_t* c,
       char text[128];
       return loom__array_invalid(
           "constant_values must be a scalar. Got: %s",
-          loom__array_shape_text(&value, text, sizeof(text)));
+          loom__shape_debug_string(&value, text, sizeof(text)));
     }
   }
   const loom_tensor_t* paddings =
@@ -359,7 +360,7 @@ static loom_status_t pad_op_run(loom_kernel_context_t* ctx,
       char text[128];
       return loom__array_invalid(
           "constant_values must be a scalar. Got: %s",
-          loom__array_shape_text(constant, text, sizeof(text)));
+          loom__shape_debug_string(constant, text, sizeof(text)));
     }
     value = loom_tensor_data(inputs[2]);
   }
@@ -398,14 +399,14 @@ static loom_status_t broadcast_to_check(const loom_shape_t* in,
       continue;
     }
     return loom__array_invalid("Incompatible shapes: %s vs. %s",
-                               loom__array_shape_text(in, a, sizeof(a)),
-                               loom__array_shape_text(out, b, sizeof(b)));
+                               loom__shape_debug_string(in, a, sizeof(a)),
+                               loom__shape_debug_string(out, b, sizeof(b)));
   }
   if (unable) {
     return loom__array_invalid(
         "Unable to broadcast tensor of shape %s to tensor of shape %s",
-        loom__array_shape_text(in, a, sizeof(a)),
-        loom__array_shape_text(out, b, sizeof(b)));
+        loom__shape_debug_string(in, a, sizeof(a)),
+        loom__shape_debug_string(out, b, sizeof(b)));
   }
   return loom_ok_status();
 }

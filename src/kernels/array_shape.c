@@ -1,7 +1,7 @@
-// Shape ops and constants: Identity, IdentityN, Reshape, Shape, Size, Rank,
-// ExpandDims, Squeeze, Const, Fill, ZerosLike, OnesLike, Range,
-// BroadcastGradientArgs. Reshape, ExpandDims, Squeeze and Identity never
-// copy: their output is a view of the input's buffer.
+// Shape ops and constants: Identity, IdentityN, StopGradient, Reshape,
+// Shape, ShapeN, Size, Rank, ExpandDims, Squeeze, Const, Fill, ZerosLike,
+// OnesLike, Range, BroadcastGradientArgs. Reshape, ExpandDims, Squeeze and
+// the identities never copy: their output is a view of the input's buffer.
 
 #include <inttypes.h>
 #include <math.h>
@@ -135,7 +135,7 @@ static loom_status_t check_vector(const loom_shape_t* shape, const char* what,
     char text[128];
     return loom__array_invalid(
         "%s %s 1-D, not %s", what, verb,
-        loom__array_shape_text(shape, text, sizeof(text)));
+        loom__shape_debug_string(shape, text, sizeof(text)));
   }
   return loom_ok_status();
 }
@@ -177,15 +177,20 @@ static void reshape_compute(void* kernel, loom_kernel_context_t* ctx) {
 // Shape, Size, Rank
 //===----------------------------------------------------------------------===//
 
+// Shape and ShapeN: output i is a vector of input i's rank.
 static loom_status_t shape_shape_fn(loom_shape_inference_context_t* c,
                                     void* user_data) {
   (void)user_data;
-  loom_shape_t in;
-  LOOM_RETURN_IF_ERROR(loom_shape_inference_context_input(c, 0, &in));
-  loom_shape_t out = loom_shape_scalar();
-  out.rank = 1;
-  out.dims[0] = in.rank < 0 ? LOOM_UNKNOWN_DIM : in.rank;
-  return loom_shape_inference_context_set_output(c, 0, &out);
+  int32_t n = loom_shape_inference_context_num_outputs(c);
+  for (int32_t i = 0; i < n; ++i) {
+    loom_shape_t in;
+    LOOM_RETURN_IF_ERROR(loom_shape_inference_context_input(c, i, &in));
+    loom_shape_t out = loom_shape_scalar();
+    out.rank = 1;
+    out.dims[0] = in.rank < 0 ? LOOM_UNKNOWN_DIM : in.rank;
+    LOOM_RETURN_IF_ERROR(loom_shape_inference_context_set_output(c, i, &out));
+  }
+  return loom_ok_status();
 }
 
 static loom_status_t scalar_shape_fn(loom_shape_inference_context_t* c,
@@ -211,19 +216,31 @@ static bool store_index(loom_tensor_t* out, int64_t index, int64_t value) {
   return true;
 }
 
+// Shape and ShapeN: output i holds input i's dims.
 static void shape_compute(void* kernel, loom_kernel_context_t* ctx) {
   (void)kernel;
-  const loom_shape_t* in = loom_tensor_shape(loom_kernel_context_input(ctx, 0));
-  loom_shape_t shape = loom_shape_scalar();
-  shape.rank = 1;
-  shape.dims[0] = in->rank;
-  loom_tensor_t* out = NULL;
-  loom_status_t status =
-      loom_kernel_context_allocate_output(ctx, 0, &shape, &out);
-  for (int32_t i = 0; !status && i < in->rank; ++i) {
-    if (!store_index(out, i, in->dims[i])) {
-      status = loom__array_invalid(
-          "Shape output type is 32-bit but dim %d is %" PRId64, i, in->dims[i]);
+  loom_status_t status = loom_ok_status();
+  int32_t n = loom_kernel_context_num_outputs(ctx);
+  bool n_form = strcmp(loom_kernel_context_op(ctx)->name, "ShapeN") == 0;
+  for (int32_t k = 0; !status && k < n; ++k) {
+    const loom_shape_t* in =
+        loom_tensor_shape(loom_kernel_context_input(ctx, k));
+    loom_shape_t shape = loom_shape_scalar();
+    shape.rank = 1;
+    shape.dims[0] = in->rank;
+    loom_tensor_t* out = NULL;
+    status = loom_kernel_context_allocate_output(ctx, k, &shape, &out);
+    for (int32_t i = 0; !status && i < in->rank; ++i) {
+      if (store_index(out, i, in->dims[i])) continue;
+      if (n_form) {
+        status = loom__array_invalid(
+            "ShapeN output type is 32-bit but shape %d dim %d is %" PRId64, k,
+            i, in->dims[i]);
+      } else {
+        status = loom__array_invalid(
+            "Shape output type is 32-bit but dim %d is %" PRId64, i,
+            in->dims[i]);
+      }
     }
   }
   if (status) loom_kernel_context_fail(ctx, status);
@@ -467,12 +484,12 @@ static loom_status_t fill_check(const loom_shape_t* dims,
   if (dims->rank >= 0 && dims->rank != 1) {
     return loom__array_invalid(
         "dims must be a vector, got shape %s",
-        loom__array_shape_text(dims, text, sizeof(text)));
+        loom__shape_debug_string(dims, text, sizeof(text)));
   }
   if (value->rank > 0) {
     return loom__array_invalid(
         "value must be a scalar, got shape %s",
-        loom__array_shape_text(value, text, sizeof(text)));
+        loom__shape_debug_string(value, text, sizeof(text)));
   }
   return loom_ok_status();
 }
@@ -605,8 +622,9 @@ static loom_status_t range_check_scalar(const loom_shape_t* shape,
     return loom_ok_status();
   }
   char text[128];
-  return loom__array_invalid("%s must be a scalar, not shape %s", name,
-                             loom__array_shape_text(shape, text, sizeof(text)));
+  return loom__array_invalid(
+      "%s must be a scalar, not shape %s", name,
+      loom__shape_debug_string(shape, text, sizeof(text)));
 }
 
 // The element count of Range(start, limit, delta).
@@ -886,6 +904,11 @@ static const loom__builtin_op_t kOps[] = {
      .outputs = {"output: T"},
      .attrs = {"T: type"},
      .shape_fn = loom__shape_fn_unchanged},
+    {.name = "StopGradient",
+     .inputs = {"input: T"},
+     .outputs = {"output: T"},
+     .attrs = {"T: type"},
+     .shape_fn = loom__shape_fn_unchanged},
     {.name = "IdentityN",
      .inputs = {"input: T"},
      .outputs = {"output: T"},
@@ -900,6 +923,11 @@ static const loom__builtin_op_t kOps[] = {
      .inputs = {"input: T"},
      .outputs = {"output: out_type"},
      .attrs = {"T: type", "out_type: {int32, int64} = DT_INT32"},
+     .shape_fn = shape_shape_fn},
+    {.name = "ShapeN",
+     .inputs = {"input: N * T"},
+     .outputs = {"output: N * out_type"},
+     .attrs = {"N: int", "T: type", "out_type: {int32, int64} = DT_INT32"},
      .shape_fn = shape_shape_fn},
     {.name = "Size",
      .inputs = {"input: T"},
@@ -959,12 +987,14 @@ static const loom__builtin_kernel_t kKernels[] = {
     // Identity passes any tensor through, resources and variants included.
     {.op_name = "Identity", .compute = identity_compute},
     {.op_name = "IdentityN", .compute = identity_compute},
+    {.op_name = "StopGradient", .compute = identity_compute},
     {.op_name = "Reshape",
      .compute = reshape_compute,
      .type_attr = "T",
      .types = {LOOM_ARRAY_ALL_TYPES},
      .host_memory = {"shape"}},
     {.op_name = "Shape", .compute = shape_compute, .host_memory = {"output"}},
+    {.op_name = "ShapeN", .compute = shape_compute, .host_memory = {"output"}},
     {.op_name = "Size", .compute = size_compute, .host_memory = {"output"}},
     {.op_name = "Rank", .compute = rank_compute, .host_memory = {"output"}},
     {.op_name = "ExpandDims",

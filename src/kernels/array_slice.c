@@ -102,8 +102,8 @@ static loom_status_t slice_plan(const loom_shape_t* in,
     return loom__array_invalid(
         "Expected begin and size arguments to be 1-D tensors of size %d, but "
         "got shapes %s and %s instead.",
-        rank, loom__array_shape_text(begin_shape, a, sizeof(a)),
-        loom__array_shape_text(size_shape, b, sizeof(b)));
+        rank, loom__shape_debug_string(begin_shape, a, sizeof(a)),
+        loom__shape_debug_string(size_shape, b, sizeof(b)));
   }
   for (int32_t i = 0; i < rank; ++i) {
     int64_t b = loom__array_index_at(begin_tensor, i);
@@ -241,9 +241,9 @@ static loom_status_t check_spec_shapes(const loom_shape_t* begin,
   return loom__array_invalid(
       "Expected begin, end, and strides to be 1D equal size tensors, but got "
       "shapes %s, %s, and %s instead.",
-      loom__array_shape_text(begin, a, sizeof(a)),
-      loom__array_shape_text(end, b, sizeof(b)),
-      loom__array_shape_text(strides, c, sizeof(c)));
+      loom__shape_debug_string(begin, a, sizeof(a)),
+      loom__shape_debug_string(end, b, sizeof(b)),
+      loom__shape_debug_string(strides, c, sizeof(c)));
 }
 
 // TensorFlow's strided-slice validation: expands the sparse spec (begin,

@@ -3,7 +3,8 @@
 // copies contiguous rows; any other one is a batch of 2-D transposes between
 // the output's innermost dimension and the input's, done panel by panel
 // with the SIMD kernels of array_transpose_loops.c and split over the
-// thread pool.
+// thread pool. InvertPermutation, the permutation that undoes one, and
+// ReverseV2, a strided copy that walks the reversed dims backwards.
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -28,7 +29,7 @@ static loom_status_t check_perm(const loom_shape_t* perm_shape,
   if (perm_shape->rank != 1) {
     return loom__array_invalid(
         "perm must be rank 1, got shape %s",
-        loom__array_shape_text(perm_shape, text, sizeof(text)));
+        loom__shape_debug_string(perm_shape, text, sizeof(text)));
   }
   int64_t n = loom_tensor_num_elements(perm);
   if (n != rank) {
@@ -255,12 +256,179 @@ static void transpose_compute(void* kernel, loom_kernel_context_t* ctx) {
   loom__array_run(ctx, transpose_run);
 }
 
+//===----------------------------------------------------------------------===//
+// InvertPermutation
+//===----------------------------------------------------------------------===//
+
+static loom_status_t invert_permutation_shape_fn(
+    loom_shape_inference_context_t* c, void* user_data) {
+  (void)user_data;
+  loom_shape_t in, out;
+  LOOM_RETURN_IF_ERROR(loom_shape_inference_context_input(c, 0, &in));
+  LOOM_RETURN_IF_ERROR(loom_shape_with_rank(&in, 1, &out));
+  return loom_shape_inference_context_set_output(c, 0, &out);
+}
+
+// y[x[i]] = i, TensorFlow's checks and messages: every x[i] in [0, n) and
+// none twice.
+static loom_status_t invert_permutation_run(loom_kernel_context_t* ctx,
+                                            loom_tensor_t* const* inputs) {
+  loom_tensor_t* x = inputs[0];
+  const loom_shape_t* shape = loom_tensor_shape(x);
+  if (shape->rank != 1) {
+    return loom__array_invalid("invert_permutation expects a 1D vector.");
+  }
+  int64_t n = shape->dims[0];
+  if (n > INT32_MAX) {
+    return loom__array_invalid(
+        "permutation of nonnegative int32s must have <= int32 max elements");
+  }
+  loom_tensor_t* y = NULL;
+  LOOM_RETURN_IF_ERROR(loom_kernel_context_allocate_output(ctx, 0, shape, &y));
+  bool wide = loom_tensor_dtype(y) == LOOM_DTYPE_INT64;
+  int32_t* y32 = loom_tensor_data(y);
+  int64_t* y64 = loom_tensor_data(y);
+  for (int64_t i = 0; i < n; ++i) {
+    if (wide) {
+      y64[i] = -1;
+    } else {
+      y32[i] = -1;
+    }
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t d = loom__array_index_at(x, i);
+    if (d < 0 || d >= n) {
+      return loom__array_invalid("%" PRId64 " is not between 0 and %" PRId64, d,
+                                 n);
+    }
+    if ((wide ? y64[d] : y32[d]) != -1) {
+      return loom__array_invalid("%" PRId64 " is duplicated in the input.", d);
+    }
+    if (wide) {
+      y64[d] = i;
+    } else {
+      y32[d] = (int32_t)i;
+    }
+  }
+  return loom_ok_status();
+}
+
+static void invert_permutation_compute(void* kernel,
+                                       loom_kernel_context_t* ctx) {
+  (void)kernel;
+  loom__array_run(ctx, invert_permutation_run);
+}
+
+//===----------------------------------------------------------------------===//
+// ReverseV2
+//===----------------------------------------------------------------------===//
+
+// Marks the axes in `axis` (any integer dtype, negative from the end) in
+// reversed[0, rank), with TensorFlow's messages.
+static loom_status_t reverse_axes(const loom_tensor_t* axis, int32_t rank,
+                                  bool* reversed) {
+  for (int32_t d = 0; d < rank; ++d) reversed[d] = false;
+  int64_t count = loom_tensor_num_elements(axis);
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t value = loom__array_index_at(axis, i);
+    int64_t canonical = value < 0 ? value + rank : value;
+    if (canonical < 0 || canonical >= rank) {
+      return loom__array_invalid("'axis'[%" PRId64 "] = %" PRId64
+                                 " is out of valid range [0, %d",
+                                 i, value, rank - 1);
+    }
+    if (reversed[canonical]) {
+      return loom__array_invalid("axis %" PRId64 " specified more than once.",
+                                 canonical);
+    }
+    reversed[canonical] = true;
+  }
+  return loom_ok_status();
+}
+
+static loom_status_t reverse_shape_fn(loom_shape_inference_context_t* c,
+                                      void* user_data) {
+  (void)user_data;
+  loom_shape_t in, axis_shape, axis_vector;
+  LOOM_RETURN_IF_ERROR(loom_shape_inference_context_input(c, 0, &in));
+  LOOM_RETURN_IF_ERROR(loom_shape_inference_context_input(c, 1, &axis_shape));
+  LOOM_RETURN_IF_ERROR(loom_shape_with_rank(&axis_shape, 1, &axis_vector));
+  const loom_tensor_t* axis = loom_shape_inference_context_input_tensor(c, 1);
+  if (axis && in.rank >= 0) {
+    bool reversed[LOOM_MAX_RANK];
+    LOOM_RETURN_IF_ERROR(reverse_axes(axis, in.rank, reversed));
+  }
+  return loom_shape_inference_context_set_output(c, 0, &in);
+}
+
+static loom_status_t reverse_run(loom_kernel_context_t* ctx,
+                                 loom_tensor_t* const* inputs) {
+  loom_tensor_t* input = inputs[0];
+  const loom_shape_t* in = loom_tensor_shape(input);
+  // As TensorFlow: a scalar or an empty tensor is its own reverse, whatever
+  // the axes.
+  if (in->rank == 0 || loom_tensor_num_elements(input) == 0) {
+    return loom__array_set_view(ctx, 0, input, 0, in);
+  }
+  const loom_shape_t* axis_shape = loom_tensor_shape(inputs[1]);
+  if (axis_shape->rank != 1) {
+    return loom__array_invalid("'dims' must be 1-dimension, not %d",
+                               axis_shape->rank);
+  }
+  bool reversed[LOOM_MAX_RANK];
+  LOOM_RETURN_IF_ERROR(reverse_axes(inputs[1], in->rank, reversed));
+  loom_tensor_t* output = NULL;
+  LOOM_RETURN_IF_ERROR(
+      loom_kernel_context_allocate_output(ctx, 0, in, &output));
+  // The input holds elements, so its strides and offsets fit int64.
+  int64_t strides[LOOM_MAX_RANK];
+  if (!loom__array_strides(in, strides)) {
+    return loom__array_invalid("ReverseV2: the input's strides overflow");
+  }
+  loom_dtype_t dtype = loom_tensor_dtype(input);
+  size_t size = loom__array_element_size(dtype);
+  loom__array_copy_t copy = {.rank = in->rank};
+  int64_t offset = 0;
+  for (int32_t d = 0; d < in->rank; ++d) {
+    copy.dims[d] = in->dims[d];
+    copy.dst_strides[d] = strides[d];
+    copy.src_strides[d] = reversed[d] ? -strides[d] : strides[d];
+    if (reversed[d]) offset += (in->dims[d] - 1) * strides[d];
+  }
+  return loom__array_copy(loom__array_pool(ctx), dtype,
+                          (const char*)loom_tensor_data(input) +
+                              (ptrdiff_t)offset * (ptrdiff_t)size,
+                          loom_tensor_data(output), &copy);
+}
+
+static void reverse_compute(void* kernel, loom_kernel_context_t* ctx) {
+  (void)kernel;
+  loom__array_run(ctx, reverse_run);
+}
+
+//===----------------------------------------------------------------------===//
+// Registration
+//===----------------------------------------------------------------------===//
+
 static const loom__builtin_op_t kOps[] = {
     {.name = "Transpose",
      .inputs = {"x: T", "perm: Tperm"},
      .outputs = {"y: T"},
      .attrs = {"T: type", "Tperm: {int32, int64} = DT_INT32"},
      .shape_fn = transpose_shape_fn},
+    {.name = "InvertPermutation",
+     .inputs = {"x: T"},
+     .outputs = {"y: T"},
+     .attrs = {"T: {int32, int64} = DT_INT32"},
+     .shape_fn = invert_permutation_shape_fn},
+    {.name = "ReverseV2",
+     .inputs = {"tensor: T", "axis: Tidx"},
+     .outputs = {"output: T"},
+     .attrs = {"Tidx: {int32, int64} = DT_INT32",
+               "T: {uint8, int8, uint16, int16, int32, uint32, int64, uint64, "
+               "bool, bfloat16, half, float, double, complex64, complex128, "
+               "string}"},
+     .shape_fn = reverse_shape_fn},
 };
 
 static const loom__builtin_kernel_t kKernels[] = {
@@ -269,6 +437,15 @@ static const loom__builtin_kernel_t kKernels[] = {
      .type_attr = "T",
      .types = {LOOM_ARRAY_ALL_TYPES},
      .host_memory = {"perm"}},
+    {.op_name = "InvertPermutation",
+     .compute = invert_permutation_compute,
+     .type_attr = "T",
+     .types = {LOOM_DTYPE_INT32, LOOM_DTYPE_INT64}},
+    {.op_name = "ReverseV2",
+     .compute = reverse_compute,
+     .type_attr = "T",
+     .types = {LOOM_ARRAY_ALL_TYPES},
+     .host_memory = {"axis"}},
 };
 
 loom_status_t loom__register_array_transpose_ops(void) {

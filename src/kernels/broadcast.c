@@ -5,16 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kernels/shape_fns.h"
 #include "tensor/checked_size.h"
-
-static void format_dims(const loom_shape_t* shape, char* text, size_t size) {
-  size_t length = (size_t)snprintf(text, size, "[");
-  for (int32_t i = 0; i < shape->rank && length < size; ++i) {
-    length += (size_t)snprintf(text + length, size - length, "%s%lld",
-                               i ? "," : "", (long long)shape->dims[i]);
-  }
-  if (length < size) snprintf(text + length, size - length, "]");
-}
 
 bool loom__broadcast_compatible(const loom_shape_t* a, const loom_shape_t* b) {
   int32_t rank = a->rank > b->rank ? a->rank : b->rank;
@@ -50,8 +42,8 @@ loom_status_t loom__broadcast_shapes(const char* op, const loom_shape_t* a,
     int64_t db = ib >= 0 ? b->dims[ib] : 1;
     if (da != db && da != 1 && db != 1) {
       char ta[LOOM_MAX_RANK * 21 + 3], tb[LOOM_MAX_RANK * 21 + 3];
-      format_dims(a, ta, sizeof(ta));
-      format_dims(b, tb, sizeof(tb));
+      loom__shape_debug_string(a, ta, sizeof(ta));
+      loom__shape_debug_string(b, tb, sizeof(tb));
       return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                               "Incompatible shapes: %s vs. %s", ta, tb);
     }

@@ -59,4 +59,10 @@ loom_status_t loom__register_check_numerics_ops(void);
 // off handlers as ops (the identity on the CPU).
 loom_status_t loom__register_copy_ops(void);
 
+loom_status_t loom__register_logging_ops(void);
+
+loom_status_t loom__register_nn_activation_ops(void);
+
+loom_status_t loom__register_scan_ops(void);
+
 #endif  // LOOM_KERNELS_BUILTIN_FAMILIES_H_

@@ -21,7 +21,8 @@ static const family_fn_t kFamilies[] = {
     loom__register_array_ops,         loom__register_nn_ops,
     loom__register_random_ops,        loom__register_resource_ops,
     loom__register_training_ops,      loom__register_check_numerics_ops,
-    loom__register_copy_ops,
+    loom__register_copy_ops,          loom__register_logging_ops,
+    loom__register_nn_activation_ops, loom__register_scan_ops,
 };
 
 static void register_all(void) {

@@ -168,32 +168,12 @@ void loom__unary_grad_compute(loom_kernel_context_t* ctx,
 // Shapes
 //===----------------------------------------------------------------------===//
 
-// "[2,3]", with "?" for unknown dims and "<unknown>" for an unknown rank,
-// as TensorFlow prints shapes.
-static void format_shape(const loom_shape_t* shape, char* text, size_t size) {
-  if (shape->rank < 0) {
-    snprintf(text, size, "<unknown>");
-    return;
-  }
-  size_t length = (size_t)snprintf(text, size, "[");
-  for (int32_t i = 0; i < shape->rank && length < size; ++i) {
-    if (shape->dims[i] < 0) {
-      length +=
-          (size_t)snprintf(text + length, size - length, "%s?", i ? "," : "");
-    } else {
-      length += (size_t)snprintf(text + length, size - length, "%s%" PRId64,
-                                 i ? "," : "", shape->dims[i]);
-    }
-  }
-  if (length < size) snprintf(text + length, size - length, "]");
-}
-
 static loom_status_t same_shape_error(const char* op_name,
                                       const loom_shape_t* a,
                                       const loom_shape_t* b) {
   char ta[LOOM_MAX_RANK * 21 + 16], tb[LOOM_MAX_RANK * 21 + 16];
-  format_shape(a, ta, sizeof(ta));
-  format_shape(b, tb, sizeof(tb));
+  loom__shape_debug_string(a, ta, sizeof(ta));
+  loom__shape_debug_string(b, tb, sizeof(tb));
   // TensorFlow's wording (OpKernelContext::ValidateInputsAreSameShape).
   return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                           "Inputs to operation %s of type %s must have the "

@@ -28,7 +28,8 @@ static loom_status_t register_op(loom_op_registry_t* registry,
   loom_op_def_builder_set_is_commutative(builder, op->is_commutative);
   loom_op_def_builder_set_is_stateful(builder, op->is_stateful);
   if (op->shape_fn) {
-    loom_op_def_builder_set_shape_fn(builder, op->shape_fn, NULL);
+    loom_op_def_builder_set_shape_fn(builder, op->shape_fn,
+                                     (void*)op->shape_fn_data);
   }
   // The shared shape functions have metadata functions: Execute then
   // computes those ops' shapes without a context.

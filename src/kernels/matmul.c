@@ -18,6 +18,7 @@
 
 #include "kernels/builtin_families.h"
 #include "kernels/kernel_registration.h"
+#include "kernels/shape_fns.h"
 #include "loom/thread_pool.h"
 #include "tensor/checked_size.h"
 
@@ -44,20 +45,11 @@ void loom__blas_single_threaded(void) {
 //===----------------------------------------------------------------------===//
 
 // A shape as TensorFlow's DebugString prints it: "[2,3]".
-static void format_dims(const loom_shape_t* shape, char* text, size_t size) {
-  size_t length = (size_t)snprintf(text, size, "[");
-  for (int32_t i = 0; i < shape->rank && length < size; ++i) {
-    length += (size_t)snprintf(text + length, size - length, "%s%lld",
-                               i ? "," : "", (long long)shape->dims[i]);
-  }
-  if (length < size) snprintf(text + length, size - length, "]");
-}
-
 static loom_status_t size_incompatible(const loom_shape_t* a,
                                        const loom_shape_t* b) {
   char ta[160], tb[160];
-  format_dims(a, ta, sizeof(ta));
-  format_dims(b, tb, sizeof(tb));
+  loom__shape_debug_string(a, ta, sizeof(ta));
+  loom__shape_debug_string(b, tb, sizeof(tb));
   return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                           "Matrix size-incompatible: In[0]: %s, In[1]: %s", ta,
                           tb);
@@ -90,8 +82,8 @@ static loom_status_t matmul_product(const loom_shape_t* a,
                                     bool transpose_b, product_t* p) {
   if (a->rank != b->rank) {
     char ta[160], tb[160];
-    format_dims(a, ta, sizeof(ta));
-    format_dims(b, tb, sizeof(tb));
+    loom__shape_debug_string(a, ta, sizeof(ta));
+    loom__shape_debug_string(b, tb, sizeof(tb));
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                             "In[0] and In[1] has different ndims: %s vs. %s",
                             ta, tb);
@@ -149,8 +141,8 @@ static loom_status_t batch_product(const loom_shape_t* a, const loom_shape_t* b,
       d = da < 0 ? db : da;  // unknown: assume it broadcasts
     } else {
       char ta[160], tb[160];
-      format_dims(a, ta, sizeof(ta));
-      format_dims(b, tb, sizeof(tb));
+      loom__shape_debug_string(a, ta, sizeof(ta));
+      loom__shape_debug_string(b, tb, sizeof(tb));
       return loom_make_status(
           LOOM_STATUS_INVALID_ARGUMENT,
           "In[0] and In[1] must have compatible batch dimensions: %s vs. %s",

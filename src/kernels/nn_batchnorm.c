@@ -87,18 +87,18 @@ static loom_status_t bn_layout(const loom_shape_t* x, const char* what,
   int32_t axis = layout->channel_axis;
   int64_t count;
   layout->channels = x->dims[axis];
-  LOOM_RETURN_IF_ERROR(
-      loom__nn_product("FusedBatchNorm", what, x->dims, x->rank, &count));
+  LOOM_RETURN_IF_ERROR(loom__size_product_checked("FusedBatchNorm", what,
+                                                  x->dims, x->rank, &count));
   if (layout->channels == 0) {
     // No channels, no work; the dims around them may multiply past int64.
     layout->outer = layout->inner = 0;
     return loom_ok_status();
   }
   // With channels > 0, each part divides the count: neither overflows.
-  LOOM_RETURN_IF_ERROR(
-      loom__nn_product("FusedBatchNorm", what, x->dims, axis, &layout->outer));
-  return loom__nn_product("FusedBatchNorm", what, x->dims + axis + 1,
-                          x->rank - axis - 1, &layout->inner);
+  LOOM_RETURN_IF_ERROR(loom__size_product_checked(
+      "FusedBatchNorm", what, x->dims, axis, &layout->outer));
+  return loom__size_product_checked("FusedBatchNorm", what, x->dims + axis + 1,
+                                    x->rank - axis - 1, &layout->inner);
 }
 
 // A per-channel vector argument: 1-D, and (when `check_size`) channels
@@ -470,8 +470,8 @@ static loom_status_t bn_job_init(loom_kernel_context_t* ctx,
   // Two sums per unit and channel (channels last) or per unit.
   int64_t dims[3] = {job->units, layout->inner == 1 ? layout->channels : 1, 2};
   int64_t count;
-  LOOM_RETURN_IF_ERROR(loom__nn_product(loom_kernel_context_op(ctx)->name,
-                                        "partial sums", dims, 3, &count));
+  LOOM_RETURN_IF_ERROR(loom__size_product_checked(
+      loom_kernel_context_op(ctx)->name, "partial sums", dims, 3, &count));
   LOOM_RETURN_IF_ERROR(loom__nn_scratch(ctx, "partial sums", 1, count,
                                         sizeof(double), partial_block, NULL));
   job->partial = (double*)*partial_block;

@@ -447,14 +447,6 @@ loom_status_t loom__nn_shape_from_tensor(const loom_tensor_t* tensor,
 // Scratch, threads and 16-bit floats
 //===----------------------------------------------------------------------===//
 
-loom_status_t loom__nn_product(const char* op, const char* what,
-                               const int64_t* dims, int n, int64_t* out) {
-  if (loom__size_product(dims, n, out)) return loom_ok_status();
-  char text[160];
-  return loom__size_overflow_error(
-      op, what, "%s", loom__format_int64s(dims, n, text, sizeof(text)));
-}
-
 loom_status_t loom__nn_scratch(loom_kernel_context_t* ctx, const char* what,
                                int64_t count, int64_t elements,
                                size_t element_size, char** out,

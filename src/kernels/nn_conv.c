@@ -372,20 +372,20 @@ static loom_status_t run_conv(loom_kernel_context_t* ctx, conv_kind_t kind,
   int64_t pixel_dims[2] = {g->out_h, g->out_w};
   int64_t image_dims[3] = {g->in_c, g->in_h, g->in_w};
   int64_t rows, image, filter_count;
-  LOOM_RETURN_IF_ERROR(
-      loom__nn_product(op, "filter patch", k_total_dims, 3, &job.k_total));
-  LOOM_RETURN_IF_ERROR(
-      loom__nn_product(op, "filter group", k_group_dims, 3, &job.k_group));
-  LOOM_RETURN_IF_ERROR(
-      loom__nn_product(op, "output image", pixel_dims, 2, &job.pixels));
+  LOOM_RETURN_IF_ERROR(loom__size_product_checked(
+      op, "filter patch", k_total_dims, 3, &job.k_total));
+  LOOM_RETURN_IF_ERROR(loom__size_product_checked(
+      op, "filter group", k_group_dims, 3, &job.k_group));
+  LOOM_RETURN_IF_ERROR(loom__size_product_checked(op, "output image",
+                                                  pixel_dims, 2, &job.pixels));
   int64_t rows_dims[2] = {g->batch, job.pixels};
   int64_t filter_dims[2] = {job.k_group, g->out_c};
   LOOM_RETURN_IF_ERROR(
-      loom__nn_product(op, "output rows", rows_dims, 2, &rows));
+      loom__size_product_checked(op, "output rows", rows_dims, 2, &rows));
   LOOM_RETURN_IF_ERROR(
-      loom__nn_product(op, "input image", image_dims, 3, &image));
+      loom__size_product_checked(op, "input image", image_dims, 3, &image));
   LOOM_RETURN_IF_ERROR(
-      loom__nn_product(op, "filter", filter_dims, 2, &filter_count));
+      loom__size_product_checked(op, "filter", filter_dims, 2, &filter_count));
   job.direct = g->k_h == 1 && g->k_w == 1 && g->stride_h == 1 &&
                g->stride_w == 1 && g->pad_top == 0 && g->pad_left == 0 &&
                g->out_h == g->in_h && g->out_w == g->in_w;
@@ -458,7 +458,8 @@ static loom_status_t run_conv(loom_kernel_context_t* ctx, conv_kind_t kind,
   if (!status && !job.direct) {
     // Per-worker im2col (or gradient column) blocks.
     int64_t block_dims[2] = {job.block, job.k_total}, block_count;
-    status = loom__nn_product(op, "im2col block", block_dims, 2, &block_count);
+    status = loom__size_product_checked(op, "im2col block", block_dims, 2,
+                                        &block_count);
     if (!status) {
       status = loom__nn_scratch(ctx, "im2col blocks", concurrency, block_count,
                                 size, &job.scratch, &job.scratch_stride);

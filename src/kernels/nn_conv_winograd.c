@@ -178,14 +178,17 @@ loom_status_t loom__nn_run_winograd(loom_kernel_context_t* ctx,
   int64_t in_dims[4] = {g->batch, g->in_h, g->in_w, c};
   int64_t out_dims[4] = {g->batch, g->out_h, g->out_w, o};
   int64_t u_count, in_count, out_count, lanes;
-  LOOM_RETURN_IF_ERROR(loom__nn_product(op, "tiles", tile_dims, 3, &job.tiles));
   LOOM_RETURN_IF_ERROR(
-      loom__nn_product(op, "transformed filter", u_dims, 3, &u_count));
-  LOOM_RETURN_IF_ERROR(loom__nn_product(op, "input", in_dims, 4, &in_count));
-  LOOM_RETURN_IF_ERROR(loom__nn_product(op, "output", out_dims, 4, &out_count));
+      loom__size_product_checked(op, "tiles", tile_dims, 3, &job.tiles));
+  LOOM_RETURN_IF_ERROR(loom__size_product_checked(op, "transformed filter",
+                                                  u_dims, 3, &u_count));
+  LOOM_RETURN_IF_ERROR(
+      loom__size_product_checked(op, "input", in_dims, 4, &in_count));
+  LOOM_RETURN_IF_ERROR(
+      loom__size_product_checked(op, "output", out_dims, 4, &out_count));
   int64_t lane_dims[2] = {16, c + o};  // c, o <= INT_MAX (run_conv)
   LOOM_RETURN_IF_ERROR(
-      loom__nn_product(op, "tile lanes", lane_dims, 2, &lanes));
+      loom__size_product_checked(op, "tile lanes", lane_dims, 2, &lanes));
   int64_t block = kWinogradBlockBytes / (lanes * (int64_t)size);
   if (block < 8) block = 8;
   int64_t units = (job.tiles + block - 1) / block;

@@ -112,11 +112,6 @@ loom_status_t loom__nn_scratch(loom_kernel_context_t* ctx, const char* what,
                                size_t element_size, char** out,
                                size_t* out_stride);
 
-// *out = dims[0] * ... * dims[n - 1], a size of a kernel's plan; an
-// overflow is an INVALID_ARGUMENT naming `op`, `what` and the dims.
-loom_status_t loom__nn_product(const char* op, const char* what,
-                               const int64_t* dims, int n, int64_t* out);
-
 // The number of threads that may run a parallel-for's body at once on the
 // kernel's pool (its workers and the calling thread).
 int64_t loom__nn_concurrency(loom_kernel_context_t* ctx);

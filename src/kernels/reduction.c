@@ -20,6 +20,7 @@
 #include "kernels/builtin_families.h"
 #include "kernels/kernel_registration.h"
 #include "kernels/reduction.h"
+#include "kernels/shape_fns.h"
 #include "loom/thread_pool.h"
 #include "tensor/checked_size.h"
 
@@ -54,15 +55,6 @@ const loom__arg_loops_t* loom__arg_loops(loom__arg_op_t op,
 //===----------------------------------------------------------------------===//
 
 // A shape as TensorFlow's DebugString prints it: "[2,3]".
-static void format_dims(const loom_shape_t* shape, char* text, size_t size) {
-  size_t length = (size_t)snprintf(text, size, "[");
-  for (int32_t i = 0; i < shape->rank && length < size; ++i) {
-    length += (size_t)snprintf(text + length, size - length, "%s%lld",
-                               i ? "," : "", (long long)shape->dims[i]);
-  }
-  if (length < size) snprintf(text + length, size - length, "]");
-}
-
 static bool read_index(const loom_tensor_t* indices, int64_t i,
                        int64_t* out_value) {
   const void* data = loom_tensor_data(indices);
@@ -178,7 +170,7 @@ static loom_status_t arg_axis(const loom_tensor_t* dimension,
   const loom_shape_t* shape = loom_tensor_shape(dimension);
   if (shape->rank != 0) {
     char text[160];
-    format_dims(shape, text, sizeof(text));
+    loom__shape_debug_string(shape, text, sizeof(text));
     return loom_make_status(
         LOOM_STATUS_INVALID_ARGUMENT,
         "dim must be a scalar, but received tensor of shape: %s", text);
@@ -199,7 +191,7 @@ static loom_status_t arg_axis(const loom_tensor_t* dimension,
   }
   if (input->dims[axis] == 0) {
     char text[160];
-    format_dims(input, text, sizeof(text));
+    loom__shape_debug_string(input, text, sizeof(text));
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                             "Reduction axis %lld is empty in shape %s",
                             (long long)dim, text);

@@ -2,6 +2,8 @@
 
 #include "kernels/shape_fns.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "kernels/broadcast.h"
@@ -98,4 +100,27 @@ bool loom__metadata_fn_broadcast(const loom_tensor_metadata_t* inputs,
     return false;
   }
   return true;
+}
+
+const char* loom__shape_debug_string(const loom_shape_t* shape, char* buffer,
+                                     size_t capacity) {
+  if (capacity == 0) return buffer;
+  if (shape->rank < 0) {
+    snprintf(buffer, capacity, "<unknown>");
+    return buffer;
+  }
+  size_t used = 0;
+  buffer[0] = '\0';
+  used += (size_t)snprintf(buffer, capacity, "[");
+  for (int32_t i = 0; i < shape->rank && used < capacity; ++i) {
+    if (shape->dims[i] < 0) {
+      used +=
+          (size_t)snprintf(buffer + used, capacity - used, "%s?", i ? "," : "");
+    } else {
+      used += (size_t)snprintf(buffer + used, capacity - used, "%s%" PRId64,
+                               i ? "," : "", shape->dims[i]);
+    }
+  }
+  if (used < capacity) snprintf(buffer + used, capacity - used, "]");
+  return buffer;
 }

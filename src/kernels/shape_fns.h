@@ -3,6 +3,8 @@
 #ifndef LOOM_KERNELS_SHAPE_FNS_H_
 #define LOOM_KERNELS_SHAPE_FNS_H_
 
+#include <stddef.h>
+
 #include "loom/op_def.h"
 #include "loom/shape_inference.h"
 
@@ -25,5 +27,11 @@ bool loom__metadata_fn_broadcast(const loom_tensor_metadata_t* inputs,
                                  int32_t num_inputs,
                                  loom_tensor_metadata_t* outputs,
                                  int32_t num_outputs);
+
+// Writes `shape` as TensorFlow's TensorShape::DebugString does ("[2,3]",
+// "[?,3]", "[]", "<unknown>"), the form TensorFlow's messages quote, cut
+// to `capacity`; returns `buffer`.
+const char* loom__shape_debug_string(const loom_shape_t* shape, char* buffer,
+                                     size_t capacity);
 
 #endif  // LOOM_KERNELS_SHAPE_FNS_H_

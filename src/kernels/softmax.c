@@ -13,6 +13,7 @@
 #include "kernels/builtin_families.h"
 #include "kernels/kernel_registration.h"
 #include "kernels/matmul.h"
+#include "kernels/shape_fns.h"
 #include "loom/thread_pool.h"
 #include "tensor/checked_size.h"
 
@@ -24,15 +25,6 @@ const loom__softmax_loops_t* loom__softmax_loops(void) {
 }
 
 // A shape as TensorFlow's DebugString prints it: "[2,3]".
-static void format_dims(const loom_shape_t* shape, char* text, size_t size) {
-  size_t length = (size_t)snprintf(text, size, "[");
-  for (int32_t i = 0; i < shape->rank && length < size; ++i) {
-    length += (size_t)snprintf(text + length, size - length, "%s%lld",
-                               i ? "," : "", (long long)shape->dims[i]);
-  }
-  if (length < size) snprintf(text + length, size - length, "]");
-}
-
 #define FAIL_AND_RETURN(ctx, status)       \
   do {                                     \
     loom_kernel_context_fail(ctx, status); \
@@ -72,8 +64,8 @@ static loom_status_t xent_shape(const loom_shape_t* features,
     int64_t db = ib >= 0 ? labels->dims[ib] : 1;
     if (da != db && da != 1 && db != 1 && da >= 0 && db >= 0) {
       char ta[160], tb[160];
-      format_dims(features, ta, sizeof(ta));
-      format_dims(labels, tb, sizeof(tb));
+      loom__shape_debug_string(features, ta, sizeof(ta));
+      loom__shape_debug_string(labels, tb, sizeof(tb));
       return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                               "logits and labels must be broadcastable: "
                               "logits_size=%s labels_size=%s",
@@ -115,8 +107,8 @@ static loom_status_t sparse_xent_shapes(const loom_shape_t* features,
     return loom_ok_status();  // the shapes are formatted for errors only
   }
   char ta[160], tb[160];
-  format_dims(features, ta, sizeof(ta));
-  format_dims(labels, tb, sizeof(tb));
+  loom__shape_debug_string(features, ta, sizeof(ta));
+  loom__shape_debug_string(labels, tb, sizeof(tb));
   if (features->rank != 2) {
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                             "logits must be 2-D, but got shape %s", ta);

@@ -19,6 +19,7 @@
 #include "kernels/builtin_families.h"
 #include "kernels/kernel_registration.h"
 #include "kernels/resource.h"
+#include "kernels/shape_fns.h"
 #include "kernels/training_ops.h"
 #include "loom/thread_pool.h"
 
@@ -106,28 +107,10 @@ static const train_spec_t kAdam = {
 };
 
 // TensorShape::DebugString's form: "[2,3]", "[]"; "?" for unknown dims.
-static void format_dims(const loom_shape_t* shape, char* text, size_t size) {
-  if (shape->rank < 0) {
-    snprintf(text, size, "<unknown>");
-    return;
-  }
-  size_t length = (size_t)snprintf(text, size, "[");
-  for (int32_t i = 0; i < shape->rank && length < size; ++i) {
-    if (shape->dims[i] < 0) {
-      length +=
-          (size_t)snprintf(text + length, size - length, "%s?", i ? "," : "");
-    } else {
-      length += (size_t)snprintf(text + length, size - length, "%s%lld",
-                                 i ? "," : "", (long long)shape->dims[i]);
-    }
-  }
-  if (length < size) snprintf(text + length, size - length, "]");
-}
-
 static loom_status_t not_scalar_error(const char* name,
                                       const loom_shape_t* shape) {
   char dims[LOOM_MAX_RANK * 21 + 8];
-  format_dims(shape, dims, sizeof(dims));
+  loom__shape_debug_string(shape, dims, sizeof(dims));
   return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                           "%s is not a scalar: %s", name, dims);
 }
@@ -139,8 +122,8 @@ static loom_status_t shape_mismatch_error(const char* a,
                                           const loom_shape_t* b_shape) {
   char a_dims[LOOM_MAX_RANK * 21 + 8];
   char b_dims[LOOM_MAX_RANK * 21 + 8];
-  format_dims(a_shape, a_dims, sizeof(a_dims));
-  format_dims(b_shape, b_dims, sizeof(b_dims));
+  loom__shape_debug_string(a_shape, a_dims, sizeof(a_dims));
+  loom__shape_debug_string(b_shape, b_dims, sizeof(b_dims));
   return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                           "%s and %s do not have the same shape%s %s", a, b,
                           a_dims, b_dims);

@@ -81,6 +81,23 @@ loom_status_t loom__size_overflow_error_at(const char* file, int line,
                              argument, detail);
 }
 
+loom_status_t loom__size_product_checked_at(const char* file, int line,
+                                            const char* op,
+                                            const char* argument,
+                                            const int64_t* dims, int n,
+                                            const int64_t* quoted,
+                                            int quoted_count, int64_t* out) {
+  int64_t product;
+  if (loom__size_product(dims, n, &product)) {
+    if (out) *out = product;
+    return loom_ok_status();
+  }
+  char text[256];
+  return loom__size_overflow_error_at(
+      file, line, op, argument, "%s",
+      loom__format_int64s(quoted, quoted_count, text, sizeof(text)));
+}
+
 const char* loom__format_int64s(const int64_t* values, int n, char* buffer,
                                 size_t capacity) {
   loom__text_t text = {.buffer = buffer, .capacity = capacity};

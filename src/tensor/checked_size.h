@@ -132,6 +132,27 @@ LOOM_MUST_USE_RESULT loom_status_t loom__size_overflow_error_at(
     const char* file, int line, const char* op, const char* argument,
     const char* format, ...) LOOM_PRINTF_FORMAT(5, 6);
 
+// *out = dims[0] * ... * dims[n - 1] as loom__size_product; when that
+// fails, INVALID_ARGUMENT "<op>: <argument> [d0, d1, ...]: the size
+// overflows int64" quoting the dims. `out` may be NULL (only the check).
+// Records the caller's location.
+#define loom__size_product_checked(op, argument, dims, n, out)                \
+  loom__size_product_checked_at(__FILE__, __LINE__, (op), (argument), (dims), \
+                                (n), (dims), (n), (out))
+
+// As loom__size_product_checked, but the message quotes quoted[0,
+// quoted_count), the user's values the dims were computed from (a Tile's
+// multiples rather than its output shape).
+#define loom__size_product_checked_quoting(op, argument, dims, n, quoted,     \
+                                           quoted_count, out)                 \
+  loom__size_product_checked_at(__FILE__, __LINE__, (op), (argument), (dims), \
+                                (n), (quoted), (quoted_count), (out))
+
+LOOM_MUST_USE_RESULT loom_status_t loom__size_product_checked_at(
+    const char* file, int line, const char* op, const char* argument,
+    const int64_t* dims, int n, const int64_t* quoted, int quoted_count,
+    int64_t* out);
+
 // Formats dims[0, n) as "[a, b, c]" into buffer (cut with "..." beyond
 // capacity), for the values an overflow message quotes. Returns buffer.
 const char* loom__format_int64s(const int64_t* values, int n, char* buffer,

@@ -1,8 +1,9 @@
 // The data-movement kernels beyond what the conformance cases see: outputs
 // that are views of their input (no copy), SCALAR host tensors handed to
 // kernels through loom_kernel_run, the transpose panels and row loops at
-// every ISA level this CPU runs, and outputs large enough for the paths
-// that stream (non-temporal stores) or split copies over the pool.
+// every ISA level this CPU runs, outputs large enough for the paths
+// that stream (non-temporal stores) or split copies over the pool, and the
+// checks only kernels make (loom_kernel_run has no shape function).
 
 #include <stdlib.h>
 
@@ -89,7 +90,12 @@ static void reshape_expand_squeeze_identity_share_the_buffer(void** state) {
   loom_tensor_t* same = NULL;
   run("Identity", in, 1, NULL, &same, 1);
   assert_ptr_equal(loom_tensor_data(same), data);
-  loom_tensor_release(same);
+
+  in[0] = same;
+  loom_tensor_t* stopped = NULL;
+  run("StopGradient", in, 1, NULL, &stopped, 1);
+  assert_ptr_equal(loom_tensor_data(stopped), data);
+  loom_tensor_release(stopped);
   loom_tensor_release(x);
 }
 
@@ -464,6 +470,22 @@ static void shape_functions_keep_what_is_unknown_unknown(void** state) {
   assert_true(out.rank == 2 && out.dims[0] == 4 && out.dims[1] == 3);
   loom_tensor_release(axis);
 
+  // Concat (v1: the axis first) keeps what is unknown unknown too.
+  loom_dtype_t concat_v1_types[3] = {LOOM_DTYPE_INT32, LOOM_DTYPE_FLOAT,
+                                     LOOM_DTYPE_FLOAT};
+  loom_shape_t concat_v1_in[3] = {loom_shape_scalar(), dims_of(2, 2, U, 0),
+                                  dims_of(2, 2, 3, 0)};
+  loom_tensor_t* dim = scalar_i32(1);
+  loom_tensor_t* concat_v1_values[3] = {dim, NULL, NULL};
+  out =
+      infer("Concat", concat_v1_in, concat_v1_types, concat_v1_values, 3, NULL);
+  assert_true(out.rank == 2 && out.dims[0] == 2 && out.dims[1] == U);
+  *(int32_t*)loom_tensor_data(dim) = 0;
+  out =
+      infer("Concat", concat_v1_in, concat_v1_types, concat_v1_values, 3, NULL);
+  assert_true(out.rank == 2 && out.dims[0] == 4 && out.dims[1] == 3);
+  loom_tensor_release(dim);
+
   // StridedSlice with strides known, bounds not: shrunk dims are gone,
   // masked dims whole, the others unknown.
   const int32_t strides[] = {1, 1, 1};
@@ -498,6 +520,55 @@ static void shape_functions_keep_what_is_unknown_unknown(void** state) {
   assert_true(out.rank == 4 && out.dims[0] == U);
 }
 
+//===----------------------------------------------------------------------===//
+// Checks only a kernel makes
+//===----------------------------------------------------------------------===//
+
+// Runs `op` (the inputs are consumed) expecting it to fail; returns the
+// status.
+static loom_status_t run_failing(const char* op, loom_tensor_t** inputs,
+                                 int32_t num_inputs, int32_t num_outputs) {
+  loom_kernel_run_options_t options = {.host = g_host};
+  loom_tensor_t* outputs[2] = {NULL, NULL};
+  int32_t produced = 0;
+  loom_status_t status = loom_kernel_run(&options, op, inputs, num_inputs, NULL,
+                                         outputs, num_outputs, &produced);
+  for (int32_t i = 0; i < produced; ++i) loom_tensor_release(outputs[i]);
+  return status;
+}
+
+// loom_kernel_run skips shape functions: these checks of TensorFlow's
+// kernels are the only ones such a caller meets.
+static void kernels_check_what_shape_functions_would(void** state) {
+  (void)state;
+  const int64_t square[] = {2, 2};
+  loom_tensor_t* x = make_f32(2, square);
+  loom_tensor_t* perm = NULL;
+  loom_shape_t shape;
+  LOOM_ASSERT_OK(loom_shape_initialize(&shape, square, 2));
+  LOOM_ASSERT_OK(loom_tensor_create_dense(loom_allocator_default(),
+                                          LOOM_DTYPE_INT32, &shape, &perm));
+  memset(loom_tensor_data(perm), 0, 4 * sizeof(int32_t));
+  LOOM_ASSERT_STATUS(run_failing("InvertPermutation", &perm, 1, 1),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "invert_permutation expects a 1D vector.");
+
+  loom_tensor_retain(x);
+  loom_tensor_t* reverse_in[2] = {x, scalar_i32(0)};
+  LOOM_ASSERT_STATUS(run_failing("ReverseV2", reverse_in, 2, 1),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "'dims' must be 1-dimension, not 0");
+
+  const int64_t wide[] = {2, 3}, tall[] = {3, 2};
+  loom_tensor_t* leaky_in[2] = {make_f32(2, wide), make_f32(2, tall)};
+  LOOM_ASSERT_STATUS(
+      run_failing("LeakyReluGrad", leaky_in, 2, 1),
+      LOOM_STATUS_INVALID_ARGUMENT,
+      "Inputs to operation LeakyReluGrad of type LeakyReluGrad must have the "
+      "same size and shape.  Input 0: [2,3] != input 1: [3,2]");
+  loom_tensor_release(x);
+}
+
 static int setup(void** state) {
   (void)state;
   LOOM_ASSERT_OK(loom_builtin_ops_register());
@@ -521,6 +592,7 @@ int main(void) {
       cmocka_unit_test(row_loops_match_a_naive_copy),
       cmocka_unit_test(large_outputs_are_written_correctly),
       cmocka_unit_test(shape_functions_keep_what_is_unknown_unknown),
+      cmocka_unit_test(kernels_check_what_shape_functions_would),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -411,7 +411,7 @@ static void pad_tile_broadcast_to_reject_overflowing_sizes(void** state) {
 }
 
 //===----------------------------------------------------------------------===//
-// ConcatV2, Pack, Split, SplitV, Unpack
+// Concat, ConcatV2, Pack, Split, SplitV, Unpack
 //===----------------------------------------------------------------------===//
 
 // BiasAddGrad of empty inputs (cases the op fuzzer found): NCHW with
@@ -473,6 +473,19 @@ static void concat_and_split_reject_overflowing_sums(void** state) {
        .num_inputs = 3,
        .in = {F32(2, P62, 0), F32(2, P62, 0), I32_SCALAR(kAxis0)},
        .expect = {"ConcatV2", "values", "4611686018427387904", "overflows"}},
+      {.name = "Concat of [0, 2^62] twice along 1",
+       .op = "Concat",
+       .num_inputs = 3,
+       .in = {I32_SCALAR(kAxis1), F32(2, 0, P62), F32(2, 0, P62)},
+       .expect = {"Concat", "values",
+                  "4611686018427387904 (values[0, 1)) + 4611686018427387904",
+                  "overflows"}},
+      {.name = "Concat of empty tensors with huge dims",
+       .op = "Concat",
+       .num_inputs = 3,
+       .in = {I32_SCALAR(kAxis1), F32(3, P40, P40, 0), F32(3, P40, P40, 0)},
+       .out_rank = 3,
+       .out_dims = {P40, 2 * P40, 0}},
       {.name = "ConcatV2 of empty tensors with huge dims",
        .op = "ConcatV2",
        .num_inputs = 3,

@@ -550,8 +550,9 @@ static void run_case(loom_runtime_t* runtime, case_t* c) {
   g_cases++;
   loom_op_handler_t* cpu = loom_runtime_get_op_handler(runtime, "cpu");
   // Cases with variables order their ops by a chain, which also carries
-  // the errors of ops without results.
-  bool chained = uses_variables(c);
+  // the errors of ops without results (Assert): those run on one too.
+  int num_results = c->expect_error ? c->outputs : c->num_expects;
+  bool chained = uses_variables(c) || num_results == 0;
   loom_async_value_t* chain =
       chained ? loom_host_context_ready_chain(loom_runtime_host(runtime))
               : NULL;
@@ -580,7 +581,6 @@ static void run_case(loom_runtime_t* runtime, case_t* c) {
       return;
     }
   }
-  int num_results = c->expect_error ? c->outputs : c->num_expects;
   loom_tensor_handle_t* results[kMaxTensors] = {NULL};
   loom_location_t location = {0};
   loom_status_t status = loom_runtime_execute(

@@ -5,7 +5,6 @@
 // one, the right result; never a wrapped size. Zero-element tensors with
 // huge dimensions are legal and must not overflow on the way.
 
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,8 +16,11 @@
 
 static loom_context_t* g_context;
 
+static float g_arange[50];
+
 static int setup(void** state) {
   (void)state;
+  for (int i = 0; i < 50; ++i) g_arange[i] = (float)i;
   LOOM_ASSERT_OK(loom_context_create(NULL, &g_context));
   return 0;
 }
@@ -57,25 +59,10 @@ static loom_tensor_handle_t* floats(const int64_t* dims, int rank,
   return tensor(LOOM_DTYPE_FLOAT, dims, rank, data);
 }
 
-static loom_tensor_handle_t* int64s(const int64_t* values, int64_t count) {
-  return tensor(LOOM_DTYPE_INT64, &count, 1, values);
-}
-
-static loom_tensor_handle_t* int32s(const int32_t* values, int64_t count) {
-  return tensor(LOOM_DTYPE_INT32, &count, 1, values);
-}
-
 static loom_eager_op_t* new_op(const char* name) {
   loom_eager_op_t* op = NULL;
   LOOM_ASSERT_OK(loom_eager_op_create(g_context, name, &op));
   return op;
-}
-
-static void set_ints(loom_eager_op_t* op, const char* name, int64_t a,
-                     int64_t b, int64_t c, int64_t d) {
-  int64_t values[4] = {a, b, c, d};
-  LOOM_ASSERT_OK(loom_op_attrs_set_list(loom_eager_op_attrs(op), name,
-                                        LOOM_ATTR_KIND_I64, values, 4));
 }
 
 static void set_string(loom_eager_op_t* op, const char* name,
@@ -103,30 +90,6 @@ static loom_status_t run(loom_eager_op_t* op, loom_tensor_handle_t** inputs,
   return status;
 }
 
-// Checks that status has `code` and that its message holds every one of
-// the NULL-ended substrings.
-static void expect_error(loom_status_t status, loom_status_code_t code, ...) {
-  assert_non_null(status);
-  char text[1024];
-  loom_status_format(status, text, sizeof(text));
-  if (loom_status_code(status) != code) {
-    loom_status_free(status);
-    fail_msg("expected %s, got: %s", loom_status_code_name(code), text);
-  }
-  const char* message = loom_status_message(status);
-  va_list args;
-  va_start(args, code);
-  for (const char* want; (want = va_arg(args, const char*)) != NULL;) {
-    if (!strstr(message, want)) {
-      va_end(args);
-      loom_status_free(status);
-      fail_msg("message lacks \"%s\": %s", want, text);
-    }
-  }
-  va_end(args);
-  loom_status_free(status);
-}
-
 static void expect_shape(const loom_tensor_t* t, const int64_t* dims,
                          int rank) {
   const loom_shape_t* shape = loom_tensor_shape(t);
@@ -135,514 +98,633 @@ static void expect_shape(const loom_tensor_t* t, const int64_t* dims,
 }
 
 //===----------------------------------------------------------------------===//
+// Cases
+//===----------------------------------------------------------------------===//
+
+enum { kMaxInputs = 6, kMaxAttrs = 6, kMaxExpect = 5 };
+
+typedef struct input_t {
+  loom_dtype_t dtype;
+  int rank;
+  int64_t dims[4];
+  const void* data;  // NULL: zeros
+} input_t;
+
+typedef enum attr_kind_t {
+  kAttrNone = 0,
+  kAttrInts,
+  kAttrString,
+  kAttrBool,
+  kAttrDtype,
+} attr_kind_t;
+
+typedef struct attr_t {
+  const char* name;
+  attr_kind_t kind;
+  int count;  // of ints
+  int64_t ints[8];
+  const char* string;
+  bool flag;
+  loom_dtype_t dtype;
+} attr_t;
+
+// One op run: INVALID_ARGUMENT with every substring of `expect`, or (no
+// expect) output 0 of shape out_dims[0, out_rank) whose first num_values
+// elements are `values`.
+typedef struct case_t {
+  const char* name;
+  const char* op;
+  int num_inputs;
+  input_t in[kMaxInputs];
+  attr_t attrs[kMaxAttrs];
+  int num_outputs;  // 0: 1
+  const char* expect[kMaxExpect];
+  int out_rank;
+  int64_t out_dims[4];
+  int num_values;
+  const float* values;
+} case_t;
+
+#define F32(r, ...)                                                 \
+  {                                                                 \
+    .dtype = LOOM_DTYPE_FLOAT, .rank = (r), .dims = { __VA_ARGS__ } \
+  }
+#define F32_DATA(values, r, ...)                                   \
+  {                                                                \
+    .dtype = LOOM_DTYPE_FLOAT, .rank = (r), .dims = {__VA_ARGS__}, \
+    .data = (values)                                               \
+  }
+#define I32_VECTOR(n, v) \
+  { .dtype = LOOM_DTYPE_INT32, .rank = 1, .dims = {(n)}, .data = (v) }
+#define I64_VECTOR(n, v) \
+  { .dtype = LOOM_DTYPE_INT64, .rank = 1, .dims = {(n)}, .data = (v) }
+#define I32_SCALAR(v) \
+  { .dtype = LOOM_DTYPE_INT32, .rank = 0, .data = (v) }
+
+#define INTS(n, ...)                                                    \
+  {                                                                     \
+    .name = (n), .kind = kAttrInts,                                     \
+    .count = (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), \
+    .ints = {                                                           \
+      __VA_ARGS__                                                       \
+    }                                                                   \
+  }
+#define STRING(n, v) \
+  { .name = (n), .kind = kAttrString, .string = (v) }
+#define FLAG(n, v) \
+  { .name = (n), .kind = kAttrBool, .flag = (v) }
+#define DTYPE(n, v) \
+  { .name = (n), .kind = kAttrDtype, .dtype = (v) }
+
+// A float Conv2D-like op: strides and dilations over H and W, a padding.
+#define CONV(padding, stride, dilation)                                    \
+  DTYPE("T", LOOM_DTYPE_FLOAT), INTS("strides", 1, (stride), (stride), 1), \
+      INTS("dilations", 1, (dilation), (dilation), 1),                     \
+      STRING("padding", (padding))
+// A float pool: a ksize and strides over H and W, a padding.
+#define POOL(padding, ksize, stride)                                   \
+  DTYPE("T", LOOM_DTYPE_FLOAT), INTS("ksize", 1, (ksize), (ksize), 1), \
+      INTS("strides", 1, (stride), (stride), 1), STRING("padding", (padding))
+
+#define RUN(cases) run_cases((cases), sizeof(cases) / sizeof((cases)[0]))
+
+static void set_attr(loom_eager_op_t* op, const attr_t* a) {
+  loom_op_attrs_t* attrs = loom_eager_op_attrs(op);
+  switch (a->kind) {
+    case kAttrInts:
+      LOOM_ASSERT_OK(loom_op_attrs_set_list(attrs, a->name, LOOM_ATTR_KIND_I64,
+                                            a->ints, a->count));
+      break;
+    case kAttrString:
+      set_string(op, a->name, a->string);
+      break;
+    case kAttrBool:
+      LOOM_ASSERT_OK(loom_op_attrs_set_bool(attrs, a->name, a->flag));
+      break;
+    case kAttrDtype:
+      LOOM_ASSERT_OK(loom_op_attrs_set_dtype(attrs, a->name, a->dtype));
+      break;
+    case kAttrNone:
+      break;
+  }
+}
+
+static void expect_messages(const case_t* c, loom_status_t status) {
+  if (!status) fail_msg("%s: expected INVALID_ARGUMENT, got OK", c->name);
+  char text[1024];
+  loom_status_format(status, text, sizeof(text));
+  loom_status_code_t code = loom_status_code(status);
+  const char* message = loom_status_message(status);
+  const char* missing = NULL;
+  for (int i = 0; i < kMaxExpect && c->expect[i] && !missing; ++i) {
+    if (!strstr(message, c->expect[i])) missing = c->expect[i];
+  }
+  loom_status_free(status);
+  if (code != LOOM_STATUS_INVALID_ARGUMENT) {
+    fail_msg("%s: expected INVALID_ARGUMENT, got: %s", c->name, text);
+  }
+  if (missing) fail_msg("%s: message lacks \"%s\": %s", c->name, missing, text);
+}
+
+static void run_case(const case_t* c) {
+  loom_eager_op_t* op = new_op(c->op);
+  for (int i = 0; i < kMaxAttrs && c->attrs[i].name; ++i) {
+    set_attr(op, &c->attrs[i]);
+  }
+  loom_tensor_handle_t* inputs[kMaxInputs] = {NULL};
+  for (int i = 0; i < c->num_inputs; ++i) {
+    inputs[i] =
+        tensor(c->in[i].dtype, c->in[i].dims, c->in[i].rank, c->in[i].data);
+  }
+  int outputs = c->num_outputs ? c->num_outputs : 1;
+  if (c->expect[0]) {
+    expect_messages(c, run(op, inputs, c->num_inputs, outputs, NULL));
+    return;
+  }
+  loom_tensor_t* out = NULL;
+  loom_status_t status = run(op, inputs, c->num_inputs, outputs, &out);
+  if (status) {
+    char text[1024];
+    loom_status_format(status, text, sizeof(text));
+    loom_status_free(status);
+    fail_msg("%s: expected OK, got: %s", c->name, text);
+  }
+  expect_shape(out, c->out_dims, c->out_rank);
+  const float* y = loom_tensor_data(out);
+  for (int i = 0; i < c->num_values; ++i) {
+    if (y[i] != c->values[i]) {
+      loom_tensor_release(out);
+      fail_msg("%s: element %d is %g, expected %g", c->name, i, (double)y[i],
+               (double)c->values[i]);
+    }
+  }
+  loom_tensor_release(out);
+}
+
+static void run_cases(const case_t* cases, size_t n) {
+  for (size_t i = 0; i < n; ++i) run_case(&cases[i]);
+}
+
+static const float kOnes[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
+static const float kFour = 4.0f;
+static const int32_t kHugeSizes[4] = {INT32_MAX, INT32_MAX, INT32_MAX, 1};
+
+//===----------------------------------------------------------------------===//
 // Convolutions
 //===----------------------------------------------------------------------===//
 
-static loom_eager_op_t* conv_op(const char* name, const char* padding,
-                                int64_t stride, int64_t dilation) {
-  loom_eager_op_t* op = new_op(name);
-  LOOM_ASSERT_OK(
-      loom_op_attrs_set_dtype(loom_eager_op_attrs(op), "T", LOOM_DTYPE_FLOAT));
-  set_ints(op, "strides", 1, stride, stride, 1);
-  set_ints(op, "dilations", 1, dilation, dilation, 1);
-  set_string(op, "padding", padding);
-  return op;
-}
-
-static void conv2d_dilation_that_overflows_is_an_error(void** state) {
+static void conv2d_sizes_that_overflow(void** state) {
   (void)state;
-  const char* paddings[2] = {"VALID", "SAME"};
-  for (int p = 0; p < 2; ++p) {
-    int64_t in_dims[4] = {1, 5, 5, 1}, f_dims[4] = {3, 3, 1, 1};
-    loom_tensor_handle_t* inputs[2] = {floats(in_dims, 4, NULL),
-                                       floats(f_dims, 4, NULL)};
-    expect_error(
-        run(conv_op("Conv2D", paddings[p], 1, P62), inputs, 2, 1, NULL),
-        LOOM_STATUS_INVALID_ARGUMENT, "Conv2D", "dilations",
-        "4611686018427387904", NULL);
-  }
-}
-
-static void conv2d_nchw_dilation_that_overflows_is_an_error(void** state) {
-  (void)state;
-  int64_t in_dims[4] = {1, 1, 5, 5}, f_dims[4] = {3, 3, 1, 1};
-  loom_tensor_handle_t* inputs[2] = {floats(in_dims, 4, NULL),
-                                     floats(f_dims, 4, NULL)};
-  loom_eager_op_t* op = conv_op("Conv2D", "SAME", 1, 1);
-  set_ints(op, "strides", 1, 1, 1, 1);
-  set_ints(op, "dilations", 1, 1, 2, INT64_MAX);
-  set_string(op, "data_format", "NCHW");
-  expect_error(run(op, inputs, 2, 1, NULL), LOOM_STATUS_INVALID_ARGUMENT,
-               "Conv2D", "dilations", "columns", "9223372036854775807", NULL);
-}
-
-static void conv2d_empty_filter_is_an_error(void** state) {
-  (void)state;
-  // TensorFlow: "filter must not have zero elements".
-  int64_t in_dims[4] = {1, 5, 5, 1}, f_dims[4] = {0, 3, 1, 1};
-  loom_tensor_handle_t* inputs[2] = {floats(in_dims, 4, NULL),
-                                     floats(f_dims, 4, NULL)};
-  expect_error(run(conv_op("Conv2D", "SAME", 1, 1), inputs, 2, 1, NULL),
-               LOOM_STATUS_INVALID_ARGUMENT, "Conv2D",
-               "filter must not have zero elements", NULL);
-}
-
-static void conv2d_huge_stride_gives_one_window(void** state) {
-  (void)state;
-  // One window for VALID (ceil((5 - 3 + 1) / s) = 1) and SAME
-  // (ceil(5 / s) = 1, padding max(0 * s + 3 - 5, 0) = 0): both at (0, 0).
-  // numpy: arange(25).reshape(5, 5)[0:3, 0:3].sum() = 54.
-  float x[25];
-  for (int i = 0; i < 25; ++i) x[i] = (float)i;
-  float f[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
-  const char* paddings[2] = {"VALID", "SAME"};
-  const float want[2] = {54.0f, 54.0f};
-  for (int p = 0; p < 2; ++p) {
-    int64_t in_dims[4] = {1, 5, 5, 1}, f_dims[4] = {3, 3, 1, 1};
-    loom_tensor_handle_t* inputs[2] = {floats(in_dims, 4, x),
-                                       floats(f_dims, 4, f)};
-    loom_tensor_t* out = NULL;
-    LOOM_ASSERT_OK(
-        run(conv_op("Conv2D", paddings[p], INT64_MAX, 1), inputs, 2, 1, &out));
-    int64_t dims[4] = {1, 1, 1, 1};
-    expect_shape(out, dims, 4);
-    assert_float_equal(((const float*)loom_tensor_data(out))[0], want[p], 0);
-    loom_tensor_release(out);
-  }
-}
-
-static void conv2d_explicit_padding_that_overflows_is_an_error(void** state) {
-  (void)state;
-  int64_t in_dims[4] = {1, 5, 5, 1}, f_dims[4] = {3, 3, 1, 1};
-  loom_tensor_handle_t* inputs[2] = {floats(in_dims, 4, NULL),
-                                     floats(f_dims, 4, NULL)};
-  loom_eager_op_t* op = conv_op("Conv2D", "EXPLICIT", 1, 1);
-  int64_t pads[8] = {0, 0, INT64_MAX, INT64_MAX, 0, 0, 0, 0};
-  LOOM_ASSERT_OK(loom_op_attrs_set_list(loom_eager_op_attrs(op),
-                                        "explicit_paddings", LOOM_ATTR_KIND_I64,
-                                        pads, 8));
-  expect_error(run(op, inputs, 2, 1, NULL), LOOM_STATUS_INVALID_ARGUMENT,
-               "Conv2D", "explicit_paddings", "9223372036854775807", NULL);
-}
-
-static void conv2d_output_that_overflows_is_an_error(void** state) {
-  (void)state;
-  // [2^62, 0, 0, 1] by a [1, 1, 1, 4] filter: the output [2^62, 0, 0, 4]
-  // is empty and fine. An input [2^62, 1, 1, 0] with a filter
-  // [1, 1, 1, 8] has an output [2^62, 1, 1, 8] of 2^65 elements.
-  int64_t in_dims[4] = {P62, 0, 0, 1}, f_dims[4] = {1, 1, 1, 4};
-  loom_tensor_handle_t* inputs[2] = {floats(in_dims, 4, NULL),
-                                     floats(f_dims, 4, NULL)};
-  loom_tensor_t* out = NULL;
-  LOOM_ASSERT_OK(run(conv_op("Conv2D", "VALID", 1, 1), inputs, 2, 1, &out));
-  int64_t want[4] = {P62, 0, 0, 4};
-  expect_shape(out, want, 4);
-  loom_tensor_release(out);
-
-  int64_t in2[4] = {P62, 1, 1, 0}, f2[4] = {1, 1, 1, 8};
-  loom_tensor_handle_t* inputs2[2] = {floats(in2, 4, NULL),
-                                      floats(f2, 4, NULL)};
-  expect_error(run(conv_op("Conv2D", "VALID", 1, 1), inputs2, 2, 1, NULL),
-               LOOM_STATUS_INVALID_ARGUMENT, "Conv2D", "output",
-               "4611686018427387904", NULL);
-}
-
-static void conv2d_backprop_input_sizes_that_overflow_are_an_error(
-    void** state) {
-  (void)state;
-  int32_t sizes[4] = {1, 5, 4, 1};
-  int64_t f_dims[4] = {3, 3, 1, 1}, dy_ok[4] = {1, 3, 2, 1};
-  loom_tensor_handle_t* inputs[3] = {int32s(sizes, 4), floats(f_dims, 4, NULL),
-                                     floats(dy_ok, 4, NULL)};
-  expect_error(
-      run(conv_op("Conv2DBackpropInput", "VALID", 1, P62), inputs, 3, 1, NULL),
-      LOOM_STATUS_INVALID_ARGUMENT, "Conv2DBackpropInput", "dilations",
-      "4611686018427387904", NULL);
-
-  int64_t x_dims[4] = {1, 5, 4, 1};
-  int32_t fsizes[4] = {3, 3, 1, 1};
-  loom_tensor_handle_t* inputs2[3] = {
-      floats(x_dims, 4, NULL), int32s(fsizes, 4), floats(dy_ok, 4, NULL)};
-  expect_error(
-      run(conv_op("Conv2DBackpropFilter", "SAME", 1, P62), inputs2, 3, 1, NULL),
-      LOOM_STATUS_INVALID_ARGUMENT, "Conv2DBackpropFilter", "dilations",
-      "4611686018427387904", NULL);
-
-  // A filter_sizes of (2^31 - 1)^3 elements: more than int64 holds.
-  int32_t huge[4] = {INT32_MAX, INT32_MAX, INT32_MAX, 1};
-  loom_tensor_handle_t* inputs3[3] = {floats(x_dims, 4, NULL), int32s(huge, 4),
-                                      floats(dy_ok, 4, NULL)};
-  expect_error(
-      run(conv_op("Conv2DBackpropFilter", "VALID", 1, 1), inputs3, 3, 1, NULL),
-      LOOM_STATUS_INVALID_ARGUMENT, "Conv2DBackpropFilter", "filter",
-      "2147483647", NULL);
-  // And an input_sizes of as many.
-  int32_t huge_x[4] = {INT32_MAX, INT32_MAX, INT32_MAX, 1};
-  loom_tensor_handle_t* inputs4[3] = {
-      int32s(huge_x, 4), floats(f_dims, 4, NULL), floats(dy_ok, 4, NULL)};
-  expect_error(
-      run(conv_op("Conv2DBackpropInput", "VALID", 1, 1), inputs4, 3, 1, NULL),
-      LOOM_STATUS_INVALID_ARGUMENT, "Conv2DBackpropInput", "input",
-      "2147483647", NULL);
+  static const int32_t kInputSizes[4] = {1, 5, 4, 1};
+  static const int32_t kFilterSizes[4] = {3, 3, 1, 1};
+  // numpy: arange(25).reshape(5, 5)[0:3, 0:3].sum() = 54: the one window
+  // of stride INT64_MAX, at (0, 0), for VALID (ceil((5 - 3 + 1) / s) = 1)
+  // and SAME (ceil(5 / s) = 1, padding max(0 * s + 3 - 5, 0) = 0).
+  static const float kWindowSum[1] = {54};
+  const case_t cases[] = {
+      {.name = "Conv2D VALID dilation 2^62",
+       .op = "Conv2D",
+       .num_inputs = 2,
+       .in = {F32(4, 1, 5, 5, 1), F32(4, 3, 3, 1, 1)},
+       .attrs = {CONV("VALID", 1, P62)},
+       .expect = {"Conv2D", "dilations", "4611686018427387904"}},
+      {.name = "Conv2D SAME dilation 2^62",
+       .op = "Conv2D",
+       .num_inputs = 2,
+       .in = {F32(4, 1, 5, 5, 1), F32(4, 3, 3, 1, 1)},
+       .attrs = {CONV("SAME", 1, P62)},
+       .expect = {"Conv2D", "dilations", "4611686018427387904"}},
+      {.name = "Conv2D NCHW dilation INT64_MAX over columns",
+       .op = "Conv2D",
+       .num_inputs = 2,
+       .in = {F32(4, 1, 1, 5, 5), F32(4, 3, 3, 1, 1)},
+       .attrs = {DTYPE("T", LOOM_DTYPE_FLOAT), INTS("strides", 1, 1, 1, 1),
+                 INTS("dilations", 1, 1, 2, INT64_MAX),
+                 STRING("padding", "SAME"), STRING("data_format", "NCHW")},
+       .expect = {"Conv2D", "dilations", "columns", "9223372036854775807"}},
+      // TensorFlow: "filter must not have zero elements".
+      {.name = "Conv2D empty filter",
+       .op = "Conv2D",
+       .num_inputs = 2,
+       .in = {F32(4, 1, 5, 5, 1), F32(4, 0, 3, 1, 1)},
+       .attrs = {CONV("SAME", 1, 1)},
+       .expect = {"Conv2D", "filter must not have zero elements"}},
+      {.name = "Conv2D VALID stride INT64_MAX",
+       .op = "Conv2D",
+       .num_inputs = 2,
+       .in = {F32_DATA(g_arange, 4, 1, 5, 5, 1),
+              F32_DATA(kOnes, 4, 3, 3, 1, 1)},
+       .attrs = {CONV("VALID", INT64_MAX, 1)},
+       .out_rank = 4,
+       .out_dims = {1, 1, 1, 1},
+       .num_values = 1,
+       .values = kWindowSum},
+      {.name = "Conv2D SAME stride INT64_MAX",
+       .op = "Conv2D",
+       .num_inputs = 2,
+       .in = {F32_DATA(g_arange, 4, 1, 5, 5, 1),
+              F32_DATA(kOnes, 4, 3, 3, 1, 1)},
+       .attrs = {CONV("SAME", INT64_MAX, 1)},
+       .out_rank = 4,
+       .out_dims = {1, 1, 1, 1},
+       .num_values = 1,
+       .values = kWindowSum},
+      {.name = "Conv2D explicit paddings INT64_MAX",
+       .op = "Conv2D",
+       .num_inputs = 2,
+       .in = {F32(4, 1, 5, 5, 1), F32(4, 3, 3, 1, 1)},
+       .attrs = {CONV("EXPLICIT", 1, 1),
+                 INTS("explicit_paddings", 0, 0, INT64_MAX, INT64_MAX, 0, 0, 0,
+                      0)},
+       .expect = {"Conv2D", "explicit_paddings", "9223372036854775807"}},
+      // [2^62, 0, 0, 1] by a [1, 1, 1, 4] filter: the output
+      // [2^62, 0, 0, 4] is empty and fine.
+      {.name = "Conv2D of a huge empty batch",
+       .op = "Conv2D",
+       .num_inputs = 2,
+       .in = {F32(4, P62, 0, 0, 1), F32(4, 1, 1, 1, 4)},
+       .attrs = {CONV("VALID", 1, 1)},
+       .out_rank = 4,
+       .out_dims = {P62, 0, 0, 4}},
+      // [2^62, 1, 1, 0] by a [1, 1, 1, 8] filter: an output
+      // [2^62, 1, 1, 8] of 2^65 elements.
+      {.name = "Conv2D output of 2^65 elements",
+       .op = "Conv2D",
+       .num_inputs = 2,
+       .in = {F32(4, P62, 1, 1, 0), F32(4, 1, 1, 1, 8)},
+       .attrs = {CONV("VALID", 1, 1)},
+       .expect = {"Conv2D", "output", "4611686018427387904"}},
+      {.name = "Conv2DBackpropInput dilation 2^62",
+       .op = "Conv2DBackpropInput",
+       .num_inputs = 3,
+       .in = {I32_VECTOR(4, kInputSizes), F32(4, 3, 3, 1, 1),
+              F32(4, 1, 3, 2, 1)},
+       .attrs = {CONV("VALID", 1, P62)},
+       .expect = {"Conv2DBackpropInput", "dilations", "4611686018427387904"}},
+      {.name = "Conv2DBackpropFilter dilation 2^62",
+       .op = "Conv2DBackpropFilter",
+       .num_inputs = 3,
+       .in = {F32(4, 1, 5, 4, 1), I32_VECTOR(4, kFilterSizes),
+              F32(4, 1, 3, 2, 1)},
+       .attrs = {CONV("SAME", 1, P62)},
+       .expect = {"Conv2DBackpropFilter", "dilations", "4611686018427387904"}},
+      // filter_sizes and input_sizes of (2^31 - 1)^3 elements: more than
+      // int64 holds.
+      {.name = "Conv2DBackpropFilter huge filter_sizes",
+       .op = "Conv2DBackpropFilter",
+       .num_inputs = 3,
+       .in = {F32(4, 1, 5, 4, 1), I32_VECTOR(4, kHugeSizes),
+              F32(4, 1, 3, 2, 1)},
+       .attrs = {CONV("VALID", 1, 1)},
+       .expect = {"Conv2DBackpropFilter", "filter", "2147483647"}},
+      {.name = "Conv2DBackpropInput huge input_sizes",
+       .op = "Conv2DBackpropInput",
+       .num_inputs = 3,
+       .in = {I32_VECTOR(4, kHugeSizes), F32(4, 3, 3, 1, 1),
+              F32(4, 1, 3, 2, 1)},
+       .attrs = {CONV("VALID", 1, 1)},
+       .expect = {"Conv2DBackpropInput", "input", "2147483647"}},
+  };
+  RUN(cases);
 }
 
 //===----------------------------------------------------------------------===//
 // Pooling
 //===----------------------------------------------------------------------===//
 
-static loom_eager_op_t* pool_op(const char* name, const char* padding,
-                                int64_t ksize, int64_t stride) {
-  loom_eager_op_t* op = new_op(name);
-  LOOM_ASSERT_OK(
-      loom_op_attrs_set_dtype(loom_eager_op_attrs(op), "T", LOOM_DTYPE_FLOAT));
-  set_ints(op, "ksize", 1, ksize, ksize, 1);
-  set_ints(op, "strides", 1, stride, stride, 1);
-  set_string(op, "padding", padding);
-  return op;
-}
-
-static void avg_pool_with_stride_int64_max_has_one_window(void** state) {
+static void pools_with_huge_windows_and_strides(void** state) {
   (void)state;
   // numpy: arange(25).reshape(5, 5); VALID: ceil((5 - 2 + 1) / s) = 1
-  // window at (0, 0): mean(x[0:2, 0:2]) = 3; SAME: ceil(5 / s) = 1,
+  // window at (0, 0): mean(x[0:2, 0:2]) = 3, max 6; SAME: ceil(5 / s) = 1,
   // padding max((1 - 1) * s + 2 - 5, 0) = 0: the same window.
-  float x[25];
-  for (int i = 0; i < 25; ++i) x[i] = (float)i;
-  const char* paddings[2] = {"VALID", "SAME"};
-  const char* ops[2] = {"AvgPool", "MaxPool"};
-  const float want[2] = {3.0f, 6.0f};
-  for (int o = 0; o < 2; ++o) {
-    for (int p = 0; p < 2; ++p) {
-      int64_t dims[4] = {1, 5, 5, 1};
-      loom_tensor_handle_t* input = floats(dims, 4, x);
-      loom_tensor_t* out = NULL;
-      LOOM_ASSERT_OK(
-          run(pool_op(ops[o], paddings[p], 2, INT64_MAX), &input, 1, 1, &out));
-      int64_t want_dims[4] = {1, 1, 1, 1};
-      expect_shape(out, want_dims, 4);
-      assert_float_equal(((const float*)loom_tensor_data(out))[0], want[o], 0);
-      loom_tensor_release(out);
-    }
-  }
-}
-
-static void pool_window_larger_than_the_input(void** state) {
-  (void)state;
-  // VALID with a window of INT64_MAX over 5 elements does not fit:
-  // TensorFlow's "Computed output size would be negative".
-  int64_t dims[4] = {1, 5, 5, 1};
-  loom_tensor_handle_t* input = floats(dims, 4, NULL);
-  expect_error(
-      run(pool_op("MaxPool", "VALID", INT64_MAX, 1), &input, 1, 1, NULL),
-      LOOM_STATUS_INVALID_ARGUMENT, "MaxPool", "9223372036854775807", NULL);
-  // SAME with that window: the padding it needs overflows.
-  input = floats(dims, 4, NULL);
-  expect_error(
-      run(pool_op("AvgPool", "SAME", INT64_MAX, 2), &input, 1, 1, NULL),
-      LOOM_STATUS_INVALID_ARGUMENT, "AvgPool", "ksize", "9223372036854775807",
-      NULL);
-}
-
-static void max_pool_explicit_padding_that_overflows_is_an_error(void** state) {
-  (void)state;
-  int64_t dims[4] = {1, 5, 5, 1};
-  loom_tensor_handle_t* input = floats(dims, 4, NULL);
-  loom_eager_op_t* op = pool_op("MaxPool", "EXPLICIT", 2, 1);
-  int64_t pads[8] = {0, 0, 1, 1, 3, INT64_MAX - 7, 0, 0};
-  LOOM_ASSERT_OK(loom_op_attrs_set_list(loom_eager_op_attrs(op),
-                                        "explicit_paddings", LOOM_ATTR_KIND_I64,
-                                        pads, 8));
-  expect_error(run(op, &input, 1, 1, NULL), LOOM_STATUS_INVALID_ARGUMENT,
-               "MaxPool", "explicit_paddings", "columns", "9223372036854775800",
-               NULL);
-}
-
-static void nchw_pools_with_stride_int64_max(void** state) {
-  (void)state;
+  static const float kMean[1] = {3}, kMax[1] = {6};
   // Two planes of arange(50).reshape(2, 5, 5): the 3x3 windows at (0, 0)
   // (numpy: max 12 and 37, mean 6 and 31).
-  float x[50];
-  for (int i = 0; i < 50; ++i) x[i] = (float)i;
-  const char* ops[2] = {"MaxPool", "AvgPool"};
-  const float want[2][2] = {{12.0f, 37.0f}, {6.0f, 31.0f}};
-  for (int o = 0; o < 2; ++o) {
-    int64_t dims[4] = {1, 2, 5, 5};
-    loom_tensor_handle_t* input = floats(dims, 4, x);
-    loom_eager_op_t* op = pool_op(ops[o], "SAME", 1, 1);
-    set_ints(op, "ksize", 1, 1, 3, 3);
-    set_ints(op, "strides", 1, 1, INT64_MAX, INT64_MAX);
-    set_string(op, "data_format", "NCHW");
-    loom_tensor_t* out = NULL;
-    LOOM_ASSERT_OK(run(op, &input, 1, 1, &out));
-    int64_t want_dims[4] = {1, 2, 1, 1};
-    expect_shape(out, want_dims, 4);
-    const float* y = loom_tensor_data(out);
-    assert_float_equal(y[0], want[o][0], 0);
-    assert_float_equal(y[1], want[o][1], 0);
-    loom_tensor_release(out);
-  }
-}
-
-static void pool_over_huge_empty_batches(void** state) {
-  (void)state;
-  int64_t dims[4] = {P62, 4, 4, 0};
-  const char* ops[2] = {"AvgPool", "MaxPool"};
-  for (int o = 0; o < 2; ++o) {
-    loom_tensor_handle_t* input = floats(dims, 4, NULL);
-    loom_tensor_t* out = NULL;
-    LOOM_ASSERT_OK(run(pool_op(ops[o], "VALID", 2, 2), &input, 1, 1, &out));
-    int64_t want[4] = {P62, 2, 2, 0};
-    expect_shape(out, want, 4);
-    loom_tensor_release(out);
-  }
+  static const float kPlaneMax[2] = {12, 37}, kPlaneMean[2] = {6, 31};
+  const case_t cases[] = {
+      {.name = "AvgPool VALID stride INT64_MAX",
+       .op = "AvgPool",
+       .num_inputs = 1,
+       .in = {F32_DATA(g_arange, 4, 1, 5, 5, 1)},
+       .attrs = {POOL("VALID", 2, INT64_MAX)},
+       .out_rank = 4,
+       .out_dims = {1, 1, 1, 1},
+       .num_values = 1,
+       .values = kMean},
+      {.name = "AvgPool SAME stride INT64_MAX",
+       .op = "AvgPool",
+       .num_inputs = 1,
+       .in = {F32_DATA(g_arange, 4, 1, 5, 5, 1)},
+       .attrs = {POOL("SAME", 2, INT64_MAX)},
+       .out_rank = 4,
+       .out_dims = {1, 1, 1, 1},
+       .num_values = 1,
+       .values = kMean},
+      {.name = "MaxPool VALID stride INT64_MAX",
+       .op = "MaxPool",
+       .num_inputs = 1,
+       .in = {F32_DATA(g_arange, 4, 1, 5, 5, 1)},
+       .attrs = {POOL("VALID", 2, INT64_MAX)},
+       .out_rank = 4,
+       .out_dims = {1, 1, 1, 1},
+       .num_values = 1,
+       .values = kMax},
+      {.name = "MaxPool SAME stride INT64_MAX",
+       .op = "MaxPool",
+       .num_inputs = 1,
+       .in = {F32_DATA(g_arange, 4, 1, 5, 5, 1)},
+       .attrs = {POOL("SAME", 2, INT64_MAX)},
+       .out_rank = 4,
+       .out_dims = {1, 1, 1, 1},
+       .num_values = 1,
+       .values = kMax},
+      // VALID with a window of INT64_MAX over 5 elements does not fit:
+      // TensorFlow's "Computed output size would be negative".
+      {.name = "MaxPool VALID window INT64_MAX",
+       .op = "MaxPool",
+       .num_inputs = 1,
+       .in = {F32(4, 1, 5, 5, 1)},
+       .attrs = {POOL("VALID", INT64_MAX, 1)},
+       .expect = {"MaxPool", "9223372036854775807"}},
+      // SAME with that window: the padding it needs overflows.
+      {.name = "AvgPool SAME window INT64_MAX",
+       .op = "AvgPool",
+       .num_inputs = 1,
+       .in = {F32(4, 1, 5, 5, 1)},
+       .attrs = {POOL("SAME", INT64_MAX, 2)},
+       .expect = {"AvgPool", "ksize", "9223372036854775807"}},
+      {.name = "MaxPool explicit paddings near INT64_MAX",
+       .op = "MaxPool",
+       .num_inputs = 1,
+       .in = {F32(4, 1, 5, 5, 1)},
+       .attrs = {POOL("EXPLICIT", 2, 1),
+                 INTS("explicit_paddings", 0, 0, 1, 1, 3, INT64_MAX - 7, 0, 0)},
+       .expect = {"MaxPool", "explicit_paddings", "columns",
+                  "9223372036854775800"}},
+      {.name = "MaxPool NCHW stride INT64_MAX",
+       .op = "MaxPool",
+       .num_inputs = 1,
+       .in = {F32_DATA(g_arange, 4, 1, 2, 5, 5)},
+       .attrs = {DTYPE("T", LOOM_DTYPE_FLOAT), INTS("ksize", 1, 1, 3, 3),
+                 INTS("strides", 1, 1, INT64_MAX, INT64_MAX),
+                 STRING("padding", "SAME"), STRING("data_format", "NCHW")},
+       .out_rank = 4,
+       .out_dims = {1, 2, 1, 1},
+       .num_values = 2,
+       .values = kPlaneMax},
+      {.name = "AvgPool NCHW stride INT64_MAX",
+       .op = "AvgPool",
+       .num_inputs = 1,
+       .in = {F32_DATA(g_arange, 4, 1, 2, 5, 5)},
+       .attrs = {DTYPE("T", LOOM_DTYPE_FLOAT), INTS("ksize", 1, 1, 3, 3),
+                 INTS("strides", 1, 1, INT64_MAX, INT64_MAX),
+                 STRING("padding", "SAME"), STRING("data_format", "NCHW")},
+       .out_rank = 4,
+       .out_dims = {1, 2, 1, 1},
+       .num_values = 2,
+       .values = kPlaneMean},
+      {.name = "AvgPool of a huge empty batch",
+       .op = "AvgPool",
+       .num_inputs = 1,
+       .in = {F32(4, P62, 4, 4, 0)},
+       .attrs = {POOL("VALID", 2, 2)},
+       .out_rank = 4,
+       .out_dims = {P62, 2, 2, 0}},
+      {.name = "MaxPool of a huge empty batch",
+       .op = "MaxPool",
+       .num_inputs = 1,
+       .in = {F32(4, P62, 4, 4, 0)},
+       .attrs = {POOL("VALID", 2, 2)},
+       .out_rank = 4,
+       .out_dims = {P62, 2, 2, 0}},
+  };
+  RUN(cases);
 }
 
 static void pool_grads_with_huge_values(void** state) {
   (void)state;
-  float x[25];
-  for (int i = 0; i < 25; ++i) x[i] = (float)i;
-  // AvgPoolGrad: orig_input_shape [1, 5, 5, 1], one window of stride
-  // INT64_MAX: the gradient 4 spreads as 1 over x[0:2, 0:2] (numpy).
-  int32_t orig[4] = {1, 5, 5, 1};
-  int64_t g_dims[4] = {1, 1, 1, 1};
-  float g = 4.0f;
-  loom_tensor_handle_t* inputs[2] = {int32s(orig, 4), floats(g_dims, 4, &g)};
-  loom_tensor_t* out = NULL;
-  LOOM_ASSERT_OK(
-      run(pool_op("AvgPoolGrad", "VALID", 2, INT64_MAX), inputs, 2, 1, &out));
-  const float* dx = loom_tensor_data(out);
-  for (int i = 0; i < 25; ++i) {
-    int r = i / 5, c = i % 5;
-    assert_float_equal(dx[i], r < 2 && c < 2 ? 1.0f : 0.0f, 0);
-  }
-  loom_tensor_release(out);
-
+  static const int32_t kOrig[4] = {1, 5, 5, 1};
+  // AvgPoolGrad: one window of stride INT64_MAX: the gradient 4 spreads as
+  // 1 over x[0:2, 0:2] (numpy).
+  static const float kSpread[25] = {1, 1, 0, 0, 0, 1, 1};
   // MaxPoolGrad: the gradient goes to the window's maximum, x[1][1].
-  int64_t x_dims[4] = {1, 5, 5, 1};
-  loom_tensor_handle_t* inputs2[3] = {
-      floats(x_dims, 4, x), floats(g_dims, 4, &g), floats(g_dims, 4, &g)};
-  LOOM_ASSERT_OK(
-      run(pool_op("MaxPoolGrad", "SAME", 2, INT64_MAX), inputs2, 3, 1, &out));
-  dx = loom_tensor_data(out);
-  for (int i = 0; i < 25; ++i) assert_float_equal(dx[i], i == 6 ? 4.0f : 0, 0);
-  loom_tensor_release(out);
-
-  // MaxPoolGradGrad: the output takes grad (shaped like x) at the
-  // window's maximum, x[1][1]: grad = x gives 6.
-  loom_tensor_handle_t* inputs4[3] = {
-      floats(x_dims, 4, x), floats(g_dims, 4, &g), floats(x_dims, 4, x)};
-  LOOM_ASSERT_OK(run(pool_op("MaxPoolGradGrad", "VALID", 2, INT64_MAX), inputs4,
-                     3, 1, &out));
-  expect_shape(out, g_dims, 4);
-  assert_float_equal(((const float*)loom_tensor_data(out))[0], 6.0f, 0);
-  loom_tensor_release(out);
-
-  // AvgPoolGrad with an orig_input_shape of (2^31 - 1)^3 elements: its
-  // size overflows.
-  int32_t huge[4] = {INT32_MAX, INT32_MAX, INT32_MAX, 1};
-  loom_tensor_handle_t* inputs3[2] = {int32s(huge, 4), floats(g_dims, 4, &g)};
-  loom_eager_op_t* op = pool_op("AvgPoolGrad", "VALID", 1, INT64_MAX);
-  expect_error(run(op, inputs3, 2, 1, NULL), LOOM_STATUS_INVALID_ARGUMENT,
-               "AvgPoolGrad", "input", "2147483647", NULL);
+  static const float kAtMax[25] = {0, 0, 0, 0, 0, 0, 4};
+  // MaxPoolGradGrad: the output takes grad (shaped like x) at the window's
+  // maximum, x[1][1]: grad = x gives 6.
+  static const float kSix[1] = {6};
+  const case_t cases[] = {
+      {.name = "AvgPoolGrad stride INT64_MAX",
+       .op = "AvgPoolGrad",
+       .num_inputs = 2,
+       .in = {I32_VECTOR(4, kOrig), F32_DATA(&kFour, 4, 1, 1, 1, 1)},
+       .attrs = {POOL("VALID", 2, INT64_MAX)},
+       .out_rank = 4,
+       .out_dims = {1, 5, 5, 1},
+       .num_values = 25,
+       .values = kSpread},
+      {.name = "MaxPoolGrad stride INT64_MAX",
+       .op = "MaxPoolGrad",
+       .num_inputs = 3,
+       .in = {F32_DATA(g_arange, 4, 1, 5, 5, 1),
+              F32_DATA(&kFour, 4, 1, 1, 1, 1), F32_DATA(&kFour, 4, 1, 1, 1, 1)},
+       .attrs = {POOL("SAME", 2, INT64_MAX)},
+       .out_rank = 4,
+       .out_dims = {1, 5, 5, 1},
+       .num_values = 25,
+       .values = kAtMax},
+      {.name = "MaxPoolGradGrad stride INT64_MAX",
+       .op = "MaxPoolGradGrad",
+       .num_inputs = 3,
+       .in = {F32_DATA(g_arange, 4, 1, 5, 5, 1),
+              F32_DATA(&kFour, 4, 1, 1, 1, 1),
+              F32_DATA(g_arange, 4, 1, 5, 5, 1)},
+       .attrs = {POOL("VALID", 2, INT64_MAX)},
+       .out_rank = 4,
+       .out_dims = {1, 1, 1, 1},
+       .num_values = 1,
+       .values = kSix},
+      // An orig_input_shape of (2^31 - 1)^3 elements: its size overflows.
+      {.name = "AvgPoolGrad huge orig_input_shape",
+       .op = "AvgPoolGrad",
+       .num_inputs = 2,
+       .in = {I32_VECTOR(4, kHugeSizes), F32_DATA(&kFour, 4, 1, 1, 1, 1)},
+       .attrs = {POOL("VALID", 1, INT64_MAX)},
+       .expect = {"AvgPoolGrad", "input", "2147483647"}},
+  };
+  RUN(cases);
 }
 
 //===----------------------------------------------------------------------===//
 // Batch normalisation
 //===----------------------------------------------------------------------===//
 
-static void fused_batch_norm_over_huge_empty_batches(void** state) {
+static void fused_batch_norm_over_huge_empty_shapes(void** state) {
   (void)state;
-  int64_t dims[4] = {P62, 8, 0, 2}, c = 2;
-  float ones[2] = {1, 1};
-  loom_tensor_handle_t* inputs[5] = {floats(dims, 4, NULL), floats(&c, 1, ones),
-                                     floats(&c, 1, NULL), floats(&c, 1, NULL),
-                                     floats(&c, 1, ones)};
-  loom_eager_op_t* op = new_op("FusedBatchNormV3");
-  LOOM_ASSERT_OK(
-      loom_op_attrs_set_bool(loom_eager_op_attrs(op), "is_training", true));
-  loom_tensor_t* out = NULL;
-  LOOM_ASSERT_OK(run(op, inputs, 5, 6, &out));
-  expect_shape(out, dims, 4);
-  loom_tensor_release(out);
-}
-
-static void fused_batch_norm_without_channels(void** state) {
-  (void)state;
-  // [2^62, 8, 1, 0]: no channels; the dims before them multiply past int64.
-  int64_t dims[4] = {P62, 8, 1, 0}, c = 0;
-  loom_tensor_handle_t* inputs[5] = {floats(dims, 4, NULL), floats(&c, 1, NULL),
-                                     floats(&c, 1, NULL), floats(&c, 1, NULL),
-                                     floats(&c, 1, NULL)};
-  loom_eager_op_t* op = new_op("FusedBatchNormV3");
-  LOOM_ASSERT_OK(
-      loom_op_attrs_set_bool(loom_eager_op_attrs(op), "is_training", true));
-  loom_tensor_t* out = NULL;
-  LOOM_ASSERT_OK(run(op, inputs, 5, 6, &out));
-  expect_shape(out, dims, 4);
-  loom_tensor_release(out);
-  loom_tensor_handle_t* grads[6] = {
-      floats(dims, 4, NULL), floats(dims, 4, NULL), floats(&c, 1, NULL),
-      floats(&c, 1, NULL),   floats(&c, 1, NULL),   floats(&c, 1, NULL)};
-  LOOM_ASSERT_OK(run(new_op("FusedBatchNormGradV3"), grads, 6, 5, &out));
-  expect_shape(out, dims, 4);
-  loom_tensor_release(out);
-}
-
-static void fused_batch_norm_grad_over_huge_empty_batches(void** state) {
-  (void)state;
-  int64_t dims[4] = {P62, 8, 0, 2}, c = 2;
-  float ones[2] = {1, 1};
-  loom_tensor_handle_t* inputs[6] = {
-      floats(dims, 4, NULL), floats(dims, 4, NULL), floats(&c, 1, ones),
-      floats(&c, 1, NULL),   floats(&c, 1, ones),   floats(&c, 1, NULL)};
-  loom_eager_op_t* op = new_op("FusedBatchNormGradV3");
-  LOOM_ASSERT_OK(
-      loom_op_attrs_set_bool(loom_eager_op_attrs(op), "is_training", true));
-  loom_tensor_t* out = NULL;
-  LOOM_ASSERT_OK(run(op, inputs, 6, 5, &out));
-  expect_shape(out, dims, 4);
-  loom_tensor_release(out);
+  static const float kTwoOnes[2] = {1, 1};
+  const case_t cases[] = {
+      {.name = "FusedBatchNormV3 of a huge empty batch",
+       .op = "FusedBatchNormV3",
+       .num_inputs = 5,
+       .in = {F32(4, P62, 8, 0, 2), F32_DATA(kTwoOnes, 1, 2), F32(1, 2),
+              F32(1, 2), F32_DATA(kTwoOnes, 1, 2)},
+       .attrs = {FLAG("is_training", true)},
+       .num_outputs = 6,
+       .out_rank = 4,
+       .out_dims = {P62, 8, 0, 2}},
+      // [2^62, 8, 1, 0]: no channels; the dims before them multiply past
+      // int64.
+      {.name = "FusedBatchNormV3 without channels",
+       .op = "FusedBatchNormV3",
+       .num_inputs = 5,
+       .in = {F32(4, P62, 8, 1, 0), F32(1, 0), F32(1, 0), F32(1, 0), F32(1, 0)},
+       .attrs = {FLAG("is_training", true)},
+       .num_outputs = 6,
+       .out_rank = 4,
+       .out_dims = {P62, 8, 1, 0}},
+      {.name = "FusedBatchNormGradV3 without channels",
+       .op = "FusedBatchNormGradV3",
+       .num_inputs = 6,
+       .in = {F32(4, P62, 8, 1, 0), F32(4, P62, 8, 1, 0), F32(1, 0), F32(1, 0),
+              F32(1, 0), F32(1, 0)},
+       .num_outputs = 5,
+       .out_rank = 4,
+       .out_dims = {P62, 8, 1, 0}},
+      {.name = "FusedBatchNormGradV3 of a huge empty batch",
+       .op = "FusedBatchNormGradV3",
+       .num_inputs = 6,
+       .in = {F32(4, P62, 8, 0, 2), F32(4, P62, 8, 0, 2),
+              F32_DATA(kTwoOnes, 1, 2), F32(1, 2), F32_DATA(kTwoOnes, 1, 2),
+              F32(1, 2)},
+       .attrs = {FLAG("is_training", true)},
+       .num_outputs = 5,
+       .out_rank = 4,
+       .out_dims = {P62, 8, 0, 2}},
+  };
+  RUN(cases);
 }
 
 //===----------------------------------------------------------------------===//
 // Matrix products
 //===----------------------------------------------------------------------===//
 
-static loom_eager_op_t* matmul_op(const char* name, bool ta, bool tb) {
-  loom_eager_op_t* op = new_op(name);
-  bool batch = strcmp(name, "MatMul") != 0;
-  LOOM_ASSERT_OK(loom_op_attrs_set_bool(loom_eager_op_attrs(op),
-                                        batch ? "adj_x" : "transpose_a", ta));
-  LOOM_ASSERT_OK(loom_op_attrs_set_bool(loom_eager_op_attrs(op),
-                                        batch ? "adj_y" : "transpose_b", tb));
-  return op;
-}
-
-static void matmul_output_that_overflows_is_an_error(void** state) {
+static void matrix_products_with_huge_dims(void** state) {
   (void)state;
-  // [2^62, 0] . [0, 8]: an output of 2^65 elements.
-  int64_t a[2] = {P62, 0}, b[2] = {0, 8};
-  loom_tensor_handle_t* inputs[2] = {floats(a, 2, NULL), floats(b, 2, NULL)};
-  expect_error(run(matmul_op("MatMul", false, false), inputs, 2, 1, NULL),
-               LOOM_STATUS_INVALID_ARGUMENT, "MatMul", "4611686018427387904",
-               NULL);
-  // Transposed: [0, 2^62]^T . [8, 0]^T.
-  int64_t at[2] = {0, P62}, bt[2] = {8, 0};
-  loom_tensor_handle_t* inputs2[2] = {floats(at, 2, NULL), floats(bt, 2, NULL)};
-  expect_error(run(matmul_op("MatMul", true, true), inputs2, 2, 1, NULL),
-               LOOM_STATUS_INVALID_ARGUMENT, "MatMul", "4611686018427387904",
-               NULL);
-  // A huge inner dimension with an empty output is fine.
-  int64_t ak[2] = {0, P62}, bk[2] = {P62, 0};
-  loom_tensor_handle_t* inputs3[2] = {floats(ak, 2, NULL), floats(bk, 2, NULL)};
-  loom_tensor_t* out = NULL;
-  LOOM_ASSERT_OK(run(matmul_op("MatMul", false, false), inputs3, 2, 1, &out));
-  int64_t want[2] = {0, 0};
-  expect_shape(out, want, 2);
-  loom_tensor_release(out);
-}
-
-static void batch_matmul_broadcast_with_huge_batches(void** state) {
-  (void)state;
-  // [2^62, 1, 0, 2] . [1, 4, 2, 3]: the broadcast batch 2^64 wraps, but the
-  // output [2^62, 4, 0, 3] is empty.
-  int64_t a[4] = {P62, 1, 0, 2}, b[4] = {1, 4, 2, 3};
-  loom_tensor_handle_t* inputs[2] = {floats(a, 4, NULL), floats(b, 4, NULL)};
-  loom_tensor_t* out = NULL;
-  LOOM_ASSERT_OK(
-      run(matmul_op("BatchMatMulV2", false, false), inputs, 2, 1, &out));
-  int64_t want[4] = {P62, 4, 0, 3};
-  expect_shape(out, want, 4);
-  loom_tensor_release(out);
-  // [2^62, 1, 2, 0] . [1, 4, 0, 3]: an output of 2^62 * 4 * 2 * 3.
-  int64_t a2[4] = {P62, 1, 2, 0}, b2[4] = {1, 4, 0, 3};
-  loom_tensor_handle_t* inputs2[2] = {floats(a2, 4, NULL), floats(b2, 4, NULL)};
-  expect_error(
-      run(matmul_op("BatchMatMulV2", false, false), inputs2, 2, 1, NULL),
-      LOOM_STATUS_INVALID_ARGUMENT, "BatchMatMulV2", "4611686018427387904",
-      NULL);
-  // Adjoint: [1, 0, 2^62] adj . [1, 0, 8] : an output [1, 2^62, 8].
-  int64_t a3[3] = {1, 0, P62}, b3[3] = {1, 0, 8};
-  loom_tensor_handle_t* inputs3[2] = {floats(a3, 3, NULL), floats(b3, 3, NULL)};
-  expect_error(
-      run(matmul_op("BatchMatMulV2", true, false), inputs3, 2, 1, NULL),
-      LOOM_STATUS_INVALID_ARGUMENT, "BatchMatMulV2", "4611686018427387904",
-      NULL);
+  const case_t cases[] = {
+      // [2^62, 0] . [0, 8]: an output of 2^65 elements.
+      {.name = "MatMul output of 2^65 elements",
+       .op = "MatMul",
+       .num_inputs = 2,
+       .in = {F32(2, P62, 0), F32(2, 0, 8)},
+       .expect = {"MatMul", "4611686018427387904"}},
+      // Transposed: [0, 2^62]^T . [8, 0]^T.
+      {.name = "MatMul transposed output of 2^65 elements",
+       .op = "MatMul",
+       .num_inputs = 2,
+       .in = {F32(2, 0, P62), F32(2, 8, 0)},
+       .attrs = {FLAG("transpose_a", true), FLAG("transpose_b", true)},
+       .expect = {"MatMul", "4611686018427387904"}},
+      // A huge inner dimension with an empty output is fine.
+      {.name = "MatMul huge inner dimension",
+       .op = "MatMul",
+       .num_inputs = 2,
+       .in = {F32(2, 0, P62), F32(2, P62, 0)},
+       .out_rank = 2,
+       .out_dims = {0, 0}},
+      // [2^62, 1, 0, 2] . [1, 4, 2, 3]: the broadcast batch 2^64 wraps,
+      // but the output [2^62, 4, 0, 3] is empty.
+      {.name = "BatchMatMulV2 huge empty broadcast batch",
+       .op = "BatchMatMulV2",
+       .num_inputs = 2,
+       .in = {F32(4, P62, 1, 0, 2), F32(4, 1, 4, 2, 3)},
+       .out_rank = 4,
+       .out_dims = {P62, 4, 0, 3}},
+      // [2^62, 1, 2, 0] . [1, 4, 0, 3]: an output of 2^62 * 4 * 2 * 3.
+      {.name = "BatchMatMulV2 output past int64",
+       .op = "BatchMatMulV2",
+       .num_inputs = 2,
+       .in = {F32(4, P62, 1, 2, 0), F32(4, 1, 4, 0, 3)},
+       .expect = {"BatchMatMulV2", "4611686018427387904"}},
+      // Adjoint: [1, 0, 2^62] adj . [1, 0, 8]: an output [1, 2^62, 8].
+      {.name = "BatchMatMulV2 adjoint output past int64",
+       .op = "BatchMatMulV2",
+       .num_inputs = 2,
+       .in = {F32(3, 1, 0, P62), F32(3, 1, 0, 8)},
+       .attrs = {FLAG("adj_x", true)},
+       .expect = {"BatchMatMulV2", "4611686018427387904"}},
+  };
+  RUN(cases);
 }
 
 //===----------------------------------------------------------------------===//
 // Reductions
 //===----------------------------------------------------------------------===//
 
-static loom_status_t reduce(const char* name, const int64_t* dims, int rank,
-                            const int32_t* axes, int count, bool keep,
-                            loom_tensor_t** out) {
-  loom_eager_op_t* op = new_op(name);
-  LOOM_ASSERT_OK(
-      loom_op_attrs_set_bool(loom_eager_op_attrs(op), "keep_dims", keep));
-  loom_tensor_handle_t* inputs[2] = {floats(dims, rank, NULL),
-                                     int32s(axes, count)};
-  return run(op, inputs, 2, 1, out);
-}
-
 static void reductions_over_huge_empty_shapes(void** state) {
   (void)state;
+  static const int32_t kAxis0[1] = {0}, kAxes01[2] = {0, 1}, kAxis1[1] = {1},
+                       kAxis2[1] = {2};
   const char* ops[] = {"Sum", "Mean", "Prod", "Max", "Min"};
-  int64_t dims[3] = {P62, 8, 0};
   for (size_t o = 0; o < sizeof(ops) / sizeof(ops[0]); ++o) {
     // Over axis 0 or axes {0, 1} (their product 2^65 wraps): empty
-    // outputs.
-    int32_t axis0 = 0, axes01[2] = {0, 1}, axis1 = 1;
-    loom_tensor_t* out = NULL;
-    LOOM_ASSERT_OK(reduce(ops[o], dims, 3, &axis0, 1, false, &out));
-    int64_t want0[2] = {8, 0};
-    expect_shape(out, want0, 2);
-    loom_tensor_release(out);
-    LOOM_ASSERT_OK(reduce(ops[o], dims, 3, axes01, 2, true, &out));
-    int64_t want01[3] = {1, 1, 0};
-    expect_shape(out, want01, 3);
-    loom_tensor_release(out);
-    LOOM_ASSERT_OK(reduce(ops[o], dims, 3, &axis1, 1, false, &out));
-    int64_t want1[2] = {P62, 0};
-    expect_shape(out, want1, 2);
-    loom_tensor_release(out);
-    // Over the empty axis: an output [2^62, 8] of 2^65 elements.
-    int32_t axis2 = 2;
-    expect_error(reduce(ops[o], dims, 3, &axis2, 1, false, NULL),
-                 LOOM_STATUS_INVALID_ARGUMENT, ops[o], "4611686018427387904",
-                 NULL);
+    // outputs; over the empty axis: an output [2^62, 8] of 2^65 elements.
+    const case_t cases[] = {
+        {.name = "over axis 0",
+         .op = ops[o],
+         .num_inputs = 2,
+         .in = {F32(3, P62, 8, 0), I32_VECTOR(1, kAxis0)},
+         .out_rank = 2,
+         .out_dims = {8, 0}},
+        {.name = "over axes 0 and 1, keep_dims",
+         .op = ops[o],
+         .num_inputs = 2,
+         .in = {F32(3, P62, 8, 0), I32_VECTOR(2, kAxes01)},
+         .attrs = {FLAG("keep_dims", true)},
+         .out_rank = 3,
+         .out_dims = {1, 1, 0}},
+        {.name = "over axis 1",
+         .op = ops[o],
+         .num_inputs = 2,
+         .in = {F32(3, P62, 8, 0), I32_VECTOR(1, kAxis1)},
+         .out_rank = 2,
+         .out_dims = {P62, 0}},
+        {.name = "over the empty axis",
+         .op = ops[o],
+         .num_inputs = 2,
+         .in = {F32(3, P62, 8, 0), I32_VECTOR(1, kAxis2)},
+         .expect = {ops[o], "4611686018427387904"}},
+    };
+    RUN(cases);
   }
 }
 
-static void reductions_of_empty_axes_fill_the_identity(void** state) {
+static void reductions_and_arg_max_of_empty_shapes(void** state) {
   (void)state;
-  // [3, 0, 2^62 ... ] is not representable; [0, 2^62] reduced over axis
-  // 0 is an output of 2^62 floats: too many bytes for an allocation.
-  int64_t dims[2] = {2, 0};
-  int32_t axis = 1;
-  loom_tensor_t* out = NULL;
-  LOOM_ASSERT_OK(reduce("Prod", dims, 2, &axis, 1, false, &out));
-  const float* y = loom_tensor_data(out);
-  assert_float_equal(y[0], 1.0f, 0);
-  assert_float_equal(y[1], 1.0f, 0);
-  loom_tensor_release(out);
-}
-
-static void arg_max_over_huge_empty_shapes(void** state) {
-  (void)state;
-  const char* ops[2] = {"ArgMax", "ArgMin"};
-  for (int o = 0; o < 2; ++o) {
-    int64_t dims[3] = {P62, 8, 0};
-    int32_t axis = 0;
-    loom_eager_op_t* op = new_op(ops[o]);
-    loom_tensor_handle_t* inputs[2] = {
-        floats(dims, 3, NULL), tensor(LOOM_DTYPE_INT32, NULL, 0, &axis)};
-    loom_tensor_t* out = NULL;
-    LOOM_ASSERT_OK(run(op, inputs, 2, 1, &out));
-    int64_t want[2] = {8, 0};
-    expect_shape(out, want, 2);
-    loom_tensor_release(out);
-  }
+  static const int32_t kAxis0 = 0, kAxis1[1] = {1};
+  // numpy: prod(zeros((2, 0)), axis=1) = [1, 1].
+  static const float kProducts[2] = {1, 1};
+  const case_t cases[] = {
+      {.name = "Prod over an empty axis",
+       .op = "Prod",
+       .num_inputs = 2,
+       .in = {F32(2, 2, 0), I32_VECTOR(1, kAxis1)},
+       .out_rank = 1,
+       .out_dims = {2},
+       .num_values = 2,
+       .values = kProducts},
+      {.name = "ArgMax of a huge empty shape",
+       .op = "ArgMax",
+       .num_inputs = 2,
+       .in = {F32(3, P62, 8, 0), I32_SCALAR(&kAxis0)},
+       .out_rank = 2,
+       .out_dims = {8, 0}},
+      {.name = "ArgMin of a huge empty shape",
+       .op = "ArgMin",
+       .num_inputs = 2,
+       .in = {F32(3, P62, 8, 0), I32_SCALAR(&kAxis0)},
+       .out_rank = 2,
+       .out_dims = {8, 0}},
+  };
+  RUN(cases);
 }
 
 //===----------------------------------------------------------------------===//
@@ -652,45 +734,59 @@ static void arg_max_over_huge_empty_shapes(void** state) {
 static void softmax_over_huge_empty_shapes(void** state) {
   (void)state;
   const char* ops[2] = {"Softmax", "LogSoftmax"};
-  int64_t shapes[3][3] = {{P62, 8, 0}, {0, 8, P62}, {8, 0, P62}};
   for (int o = 0; o < 2; ++o) {
-    for (int s = 0; s < 3; ++s) {
-      loom_tensor_handle_t* input = floats(shapes[s], 3, NULL);
-      loom_tensor_t* out = NULL;
-      LOOM_ASSERT_OK(run(new_op(ops[o]), &input, 1, 1, &out));
-      expect_shape(out, shapes[s], 3);
-      loom_tensor_release(out);
-    }
+    const case_t cases[] = {
+        {.name = "[2^62, 8, 0]",
+         .op = ops[o],
+         .num_inputs = 1,
+         .in = {F32(3, P62, 8, 0)},
+         .out_rank = 3,
+         .out_dims = {P62, 8, 0}},
+        {.name = "[0, 8, 2^62]",
+         .op = ops[o],
+         .num_inputs = 1,
+         .in = {F32(3, 0, 8, P62)},
+         .out_rank = 3,
+         .out_dims = {0, 8, P62}},
+        {.name = "[8, 0, 2^62]",
+         .op = ops[o],
+         .num_inputs = 1,
+         .in = {F32(3, 8, 0, P62)},
+         .out_rank = 3,
+         .out_dims = {8, 0, P62}},
+    };
+    RUN(cases);
   }
 }
 
 static void cross_entropy_with_huge_batches(void** state) {
   (void)state;
-  // Logits [2^62, 0]: the loss [2^62] has 2^62 floats, more bytes than
-  // int64 counts.
-  int64_t dims[2] = {P62, 0};
-  loom_tensor_handle_t* inputs[2] = {floats(dims, 2, NULL),
-                                     floats(dims, 2, NULL)};
-  expect_error(run(new_op("SoftmaxCrossEntropyWithLogits"), inputs, 2, 2, NULL),
-               LOOM_STATUS_INVALID_ARGUMENT, "SoftmaxCrossEntropyWithLogits",
-               "4611686018427387904", NULL);
-  // An empty batch of huge classes: empty loss, empty backprop.
-  int64_t dims2[2] = {0, P62};
-  loom_tensor_handle_t* inputs2[2] = {floats(dims2, 2, NULL),
-                                      floats(dims2, 2, NULL)};
-  loom_tensor_t* out = NULL;
-  LOOM_ASSERT_OK(
-      run(new_op("SoftmaxCrossEntropyWithLogits"), inputs2, 2, 2, &out));
-  int64_t want = 0;
-  expect_shape(out, &want, 1);
-  loom_tensor_release(out);
-  int64_t dims3[2] = {0, P62}, zero = 0;
-  loom_tensor_handle_t* inputs3[2] = {floats(dims3, 2, NULL),
-                                      tensor(LOOM_DTYPE_INT32, &zero, 1, NULL)};
-  LOOM_ASSERT_OK(
-      run(new_op("SparseSoftmaxCrossEntropyWithLogits"), inputs3, 2, 2, &out));
-  expect_shape(out, &want, 1);
-  loom_tensor_release(out);
+  const case_t cases[] = {
+      // Logits [2^62, 0]: the loss [2^62] has 2^62 floats, more bytes than
+      // int64 counts.
+      {.name = "SoftmaxCrossEntropyWithLogits loss of 2^62 floats",
+       .op = "SoftmaxCrossEntropyWithLogits",
+       .num_inputs = 2,
+       .in = {F32(2, P62, 0), F32(2, P62, 0)},
+       .num_outputs = 2,
+       .expect = {"SoftmaxCrossEntropyWithLogits", "4611686018427387904"}},
+      // An empty batch of huge classes: empty loss, empty backprop.
+      {.name = "SoftmaxCrossEntropyWithLogits empty batch",
+       .op = "SoftmaxCrossEntropyWithLogits",
+       .num_inputs = 2,
+       .in = {F32(2, 0, P62), F32(2, 0, P62)},
+       .num_outputs = 2,
+       .out_rank = 1,
+       .out_dims = {0}},
+      {.name = "SparseSoftmaxCrossEntropyWithLogits empty batch",
+       .op = "SparseSoftmaxCrossEntropyWithLogits",
+       .num_inputs = 2,
+       .in = {F32(2, 0, P62), I32_VECTOR(0, NULL)},
+       .num_outputs = 2,
+       .out_rank = 1,
+       .out_dims = {0}},
+  };
+  RUN(cases);
 }
 
 //===----------------------------------------------------------------------===//
@@ -699,48 +795,51 @@ static void cross_entropy_with_huge_batches(void** state) {
 
 static void random_of_huge_shapes_is_an_error(void** state) {
   (void)state;
+  // [2^40, 2^40]: 2^80 elements; [2^61, 2]: the elements fit, their bytes
+  // (of float) do not; a zero dimension after huge ones: an empty tensor.
+  static const int64_t kSquare40[2] = {P40, P40};
+  static const int64_t kBytes[2] = {(int64_t)1 << 61, 2};
+  static const int64_t kEmpty[3] = {P62, 8, 0};
   const char* ops[3] = {"RandomUniform", "RandomStandardNormal",
                         "TruncatedNormal"};
   for (int o = 0; o < 3; ++o) {
-    // [2^40, 2^40]: 2^80 elements.
-    int64_t dims[2] = {P40, P40};
-    loom_eager_op_t* op = new_op(ops[o]);
-    LOOM_ASSERT_OK(loom_op_attrs_set_dtype(loom_eager_op_attrs(op), "dtype",
-                                           LOOM_DTYPE_FLOAT));
-    loom_tensor_handle_t* shape = int64s(dims, 2);
-    expect_error(run(op, &shape, 1, 1, NULL), LOOM_STATUS_INVALID_ARGUMENT,
-                 ops[o], "shape", "1099511627776", NULL);
-    // [2^61, 2]: elements fit, bytes (of float) do not.
-    int64_t dims2[2] = {(int64_t)1 << 61, 2};
-    op = new_op(ops[o]);
-    LOOM_ASSERT_OK(loom_op_attrs_set_dtype(loom_eager_op_attrs(op), "dtype",
-                                           LOOM_DTYPE_FLOAT));
-    shape = int64s(dims2, 2);
-    expect_error(run(op, &shape, 1, 1, NULL), LOOM_STATUS_INVALID_ARGUMENT,
-                 ops[o], "2305843009213693952", NULL);
-    // A zero dimension after huge ones: an empty tensor.
-    int64_t dims3[3] = {P62, 8, 0};
-    op = new_op(ops[o]);
-    LOOM_ASSERT_OK(loom_op_attrs_set_dtype(loom_eager_op_attrs(op), "dtype",
-                                           LOOM_DTYPE_FLOAT));
-    shape = int64s(dims3, 3);
-    loom_tensor_t* out = NULL;
-    LOOM_ASSERT_OK(run(op, &shape, 1, 1, &out));
-    expect_shape(out, dims3, 3);
-    loom_tensor_release(out);
+    const case_t cases[] = {
+        {.name = "shape [2^40, 2^40]",
+         .op = ops[o],
+         .num_inputs = 1,
+         .in = {I64_VECTOR(2, kSquare40)},
+         .attrs = {DTYPE("dtype", LOOM_DTYPE_FLOAT)},
+         .expect = {ops[o], "shape", "1099511627776"}},
+        {.name = "shape [2^61, 2]",
+         .op = ops[o],
+         .num_inputs = 1,
+         .in = {I64_VECTOR(2, kBytes)},
+         .attrs = {DTYPE("dtype", LOOM_DTYPE_FLOAT)},
+         .expect = {ops[o], "2305843009213693952"}},
+        {.name = "shape [2^62, 8, 0]",
+         .op = ops[o],
+         .num_inputs = 1,
+         .in = {I64_VECTOR(3, kEmpty)},
+         .attrs = {DTYPE("dtype", LOOM_DTYPE_FLOAT)},
+         .out_rank = 3,
+         .out_dims = {P62, 8, 0}},
+    };
+    RUN(cases);
   }
 }
 
 static void check_numerics_over_huge_empty_shapes(void** state) {
   (void)state;
-  int64_t dims[3] = {P62, 8, 0};
-  loom_tensor_handle_t* input = floats(dims, 3, NULL);
-  loom_eager_op_t* op = new_op("CheckNumericsV2");
-  set_string(op, "message", "m");
-  loom_tensor_t* out = NULL;
-  LOOM_ASSERT_OK(run(op, &input, 1, 1, &out));
-  expect_shape(out, dims, 3);
-  loom_tensor_release(out);
+  const case_t cases[] = {
+      {.name = "CheckNumericsV2 [2^62, 8, 0]",
+       .op = "CheckNumericsV2",
+       .num_inputs = 1,
+       .in = {F32(3, P62, 8, 0)},
+       .attrs = {STRING("message", "m")},
+       .out_rank = 3,
+       .out_dims = {P62, 8, 0}},
+  };
+  RUN(cases);
 }
 
 //===----------------------------------------------------------------------===//
@@ -779,27 +878,13 @@ static void gradient_descent_on_a_huge_empty_variable(void** state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(conv2d_dilation_that_overflows_is_an_error),
-      cmocka_unit_test(conv2d_nchw_dilation_that_overflows_is_an_error),
-      cmocka_unit_test(conv2d_empty_filter_is_an_error),
-      cmocka_unit_test(conv2d_huge_stride_gives_one_window),
-      cmocka_unit_test(conv2d_explicit_padding_that_overflows_is_an_error),
-      cmocka_unit_test(conv2d_output_that_overflows_is_an_error),
-      cmocka_unit_test(conv2d_backprop_input_sizes_that_overflow_are_an_error),
-      cmocka_unit_test(avg_pool_with_stride_int64_max_has_one_window),
-      cmocka_unit_test(pool_window_larger_than_the_input),
-      cmocka_unit_test(max_pool_explicit_padding_that_overflows_is_an_error),
-      cmocka_unit_test(nchw_pools_with_stride_int64_max),
-      cmocka_unit_test(pool_over_huge_empty_batches),
+      cmocka_unit_test(conv2d_sizes_that_overflow),
+      cmocka_unit_test(pools_with_huge_windows_and_strides),
       cmocka_unit_test(pool_grads_with_huge_values),
-      cmocka_unit_test(fused_batch_norm_over_huge_empty_batches),
-      cmocka_unit_test(fused_batch_norm_grad_over_huge_empty_batches),
-      cmocka_unit_test(fused_batch_norm_without_channels),
-      cmocka_unit_test(matmul_output_that_overflows_is_an_error),
-      cmocka_unit_test(batch_matmul_broadcast_with_huge_batches),
+      cmocka_unit_test(fused_batch_norm_over_huge_empty_shapes),
+      cmocka_unit_test(matrix_products_with_huge_dims),
       cmocka_unit_test(reductions_over_huge_empty_shapes),
-      cmocka_unit_test(reductions_of_empty_axes_fill_the_identity),
-      cmocka_unit_test(arg_max_over_huge_empty_shapes),
+      cmocka_unit_test(reductions_and_arg_max_of_empty_shapes),
       cmocka_unit_test(softmax_over_huge_empty_shapes),
       cmocka_unit_test(cross_entropy_with_huge_batches),
       cmocka_unit_test(random_of_huge_shapes_is_an_error),

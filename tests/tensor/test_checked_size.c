@@ -101,6 +101,33 @@ static void overflow_errors_name_op_argument_and_values(void** state) {
   assert_string_equal(small, "[4294967...");
 }
 
+static void checked_products_give_the_product_or_an_error(void** state) {
+  (void)state;
+  int64_t dims[3] = {2, 3, 7}, product = 0;
+  assert_null(
+      loom__size_product_checked("Conv2D", "filter", dims, 3, &product));
+  assert_int_equal(product, 42);
+  assert_null(loom__size_product_checked("Conv2D", "filter", dims, 3, NULL));
+  int64_t huge[3] = {(int64_t)1 << 40, (int64_t)1 << 40, 1};
+  product = 5;
+  loom_status_t status =
+      loom__size_product_checked("Conv2D", "filter", huge, 3, &product);
+  assert_int_equal(loom_status_code(status), LOOM_STATUS_INVALID_ARGUMENT);
+  assert_non_null(strstr(loom_status_message(status),
+                         "Conv2D: filter [1099511627776, 1099511627776, 1]: "
+                         "the size overflows int64"));
+  loom_status_free(status);
+  assert_int_equal(product, 5);  // untouched on failure
+  // The quoting form names the user's values, not the dims multiplied.
+  int64_t multiples[2] = {(int64_t)1 << 40, (int64_t)1 << 40};
+  status = loom__size_product_checked_quoting("Tile", "multiples", huge, 3,
+                                              multiples, 2, NULL);
+  assert_non_null(strstr(loom_status_message(status),
+                         "Tile: multiples [1099511627776, 1099511627776]: "
+                         "the size overflows int64"));
+  loom_status_free(status);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(products_refuse_overflow_and_negative_dims),
@@ -108,6 +135,7 @@ int main(void) {
       cmocka_unit_test(sums_and_bytes_refuse_overflow),
       cmocka_unit_test(windows_refuse_wrapping_arguments),
       cmocka_unit_test(overflow_errors_name_op_argument_and_values),
+      cmocka_unit_test(checked_products_give_the_product_or_an_error),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

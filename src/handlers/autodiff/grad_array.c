@@ -96,25 +96,30 @@ static loom_status_t gradients_or_zeros(grad_ctx_t* ctx, handle_t* const* dys,
 // Concatenation and splitting
 //===----------------------------------------------------------------------===//
 
-// ConcatV2(values..., axis): each value's gradient is its slice of dy.
+// ConcatV2(values..., axis) and Concat(concat_dim, values...) (data
+// non-NULL): each value's gradient is its slice of dy.
 static loom_status_t concat_grad(grad_ctx_t* ctx, handle_t* const* dys,
                                  handle_t** dxs, void* data) {
   int32_t n = loom_gradient_context_num_inputs(ctx) - 1;
+  int32_t axis_input = data ? 0 : n, first = data ? 1 : 0;
   const loom_shape_t* out = output_shape(ctx, 0);
   LOOM_RETURN_IF_ERROR(need_known(ctx, out));
   int64_t axis_value = 0;
   int32_t count = 0;
-  LOOM_RETURN_IF_ERROR(loom__grad_input_ints(ctx, n, &axis_value, 1, &count));
+  LOOM_RETURN_IF_ERROR(
+      loom__grad_input_ints(ctx, axis_input, &axis_value, 1, &count));
   int32_t rank = out->rank;
   int64_t axis = axis_value < 0 ? axis_value + rank : axis_value;
   if (count != 1 || axis < 0 || axis >= rank) {
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                            "ConcatV2 (gradient): bad axis");
+                            "%s (gradient): bad axis %lld for rank %d",
+                            loom_gradient_context_op_name(ctx),
+                            (long long)axis_value, (int)rank);
   }
   int64_t begin[LOOM_MAX_RANK] = {0};
   loom_status_t s = loom_ok_status();
   for (int32_t i = 0; i < n && !s; ++i) {
-    const loom_shape_t* shape = input_shape(ctx, i);
+    const loom_shape_t* shape = input_shape(ctx, first + i);
     s = need_known(ctx, shape);
     handle_t* t[2] = {NULL};
     if (!s) {
@@ -126,13 +131,23 @@ static loom_status_t concat_grad(grad_ctx_t* ctx, handle_t* const* dys,
     }
     if (!s) {
       s = loom__grad_op(ctx, "Slice", LOOM_GRAD_INPUTS(dys[0], t[0], t[1]),
-                        LOOM_GRAD_NO_ATTRS, &dxs[i]);
+                        LOOM_GRAD_NO_ATTRS, &dxs[first + i]);
     }
     RELEASE(t);
     if (!s) begin[axis] += shape->dims[axis];
   }
-  if (s) loom__grad_release_all(dxs, n);
+  if (s) loom__grad_release_all(dxs + first, n);
   return s;
+}
+
+// ReverseV2(x, axis): dx = ReverseV2(dy, axis).
+static loom_status_t reverse_grad(grad_ctx_t* ctx, handle_t* const* dys,
+                                  handle_t** dxs, void* data) {
+  if (!dys[0]) return loom_ok_status();
+  return loom__grad_op(
+      ctx, "ReverseV2",
+      LOOM_GRAD_INPUTS(dys[0], loom_gradient_context_input(ctx, 1)),
+      LOOM_GRAD_NO_ATTRS, &dxs[0]);
 }
 
 // Pack: Unpack the gradient along the same axis.
@@ -628,7 +643,12 @@ static const loom__gradient_row_t kGradients[] = {
     {.op = "Transpose", .fn = transpose_grad, .inputs = USES(1)},
     // The axis is the last input; its index depends on N.
     {.op = "ConcatV2", .fn = concat_grad, .inputs = LOOM_GRADIENT_USES_ALL},
+    {.op = "Concat",
+     .fn = concat_grad,
+     .data = "v1",
+     .inputs = LOOM_GRADIENT_USES_ALL},
     {.op = "Pack", .fn = pack_grad},
+    {.op = "ReverseV2", .fn = reverse_grad, .inputs = USES(1)},
     {.op = "Unpack", .fn = unpack_grad},
     {.op = "Split", .fn = split_grad, .inputs = USES(0)},
     {.op = "SplitV", .fn = split_v_grad, .inputs = USES(2)},
@@ -650,7 +670,7 @@ static const loom__gradient_row_t kGradients[] = {
 
 // Constants, indices and index-valued ops (TensorFlow's NotDifferentiable).
 static const char* const kNotDifferentiable[] = {"Const", "OneHot", "Where",
-                                                 "Range"};
+                                                 "Range", "InvertPermutation"};
 
 loom_status_t loom__register_array_gradients(void) {
   return LOOM__REGISTER_GRADIENT_FAMILY(kGradients, kNotDifferentiable);

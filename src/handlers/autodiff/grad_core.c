@@ -584,7 +584,10 @@ static const loom__gradient_row_t kGradients[] = {
 };
 
 static const char* const kNotDifferentiable[] = {
+    "Assert",
+    "StopGradient",
     "Shape",
+    "ShapeN",
     "Size",
     "Rank",
     "Equal",

@@ -2,8 +2,9 @@
 // LogSoftmax, AvgPool (and AvgPoolGrad, for second order), MaxPoolGrad and
 // MaxPoolGradGrad (second and third order of MaxPool), the
 // convolution backprops (each one's gradient is the other two convolution
-// ops), BiasAddV1 / BiasAddGrad and FusedBatchNormV3 in training and
-// inference. TensorFlow's formulas (nn_grad.py).
+// ops), BiasAddV1 / BiasAddGrad, FusedBatchNormV3 in training and
+// inference, LeakyRelu (and LeakyReluGrad) and L2Loss. TensorFlow's
+// formulas (nn_grad.py).
 
 #include <string.h>
 
@@ -220,6 +221,45 @@ static loom_status_t conv_backprop_filter_grad(grad_ctx_t* ctx,
 //===----------------------------------------------------------------------===//
 // Bias
 //===----------------------------------------------------------------------===//
+
+//===----------------------------------------------------------------------===//
+// LeakyRelu, L2Loss
+//===----------------------------------------------------------------------===//
+
+static const char* const kAlphaAttrs[] = {"alpha"};
+
+// LeakyRelu(x): dx = LeakyReluGrad(dy, x) with the same alpha.
+static loom_status_t leaky_relu_grad(grad_ctx_t* ctx, handle_t* const* dys,
+                                     handle_t** dxs, void* data) {
+  if (!dys[0]) return loom_ok_status();
+  loom__grad_attr_t attrs[kMaxPassedAttrs];
+  int32_t n = pass_attrs(ctx, kAlphaAttrs, 1, attrs);
+  return loom__grad_op(
+      ctx, "LeakyReluGrad",
+      LOOM_GRAD_INPUTS(dys[0], loom_gradient_context_input(ctx, 0)), attrs, n,
+      &dxs[0]);
+}
+
+// LeakyReluGrad(g, x) is linear in g; x only selects the slope.
+static loom_status_t leaky_relu_grad_grad(grad_ctx_t* ctx, handle_t* const* dys,
+                                          handle_t** dxs, void* data) {
+  if (!dys[0]) return loom_ok_status();
+  handle_t* features = loom_gradient_context_input(ctx, 1);
+  loom__grad_attr_t attrs[kMaxPassedAttrs];
+  int32_t n = pass_attrs(ctx, kAlphaAttrs, 1, attrs);
+  LOOM_RETURN_IF_ERROR(loom__grad_op(ctx, "LeakyReluGrad",
+                                     LOOM_GRAD_INPUTS(dys[0], features), attrs,
+                                     n, &dxs[0]));
+  return loom__grad_zeros_like(ctx, features, &dxs[1]);
+}
+
+// L2Loss(t) = sum(t^2) / 2: dt = t * dy.
+static loom_status_t l2_loss_grad(grad_ctx_t* ctx, handle_t* const* dys,
+                                  handle_t** dxs, void* data) {
+  if (!dys[0]) return loom_ok_status();
+  return loom__grad_binary(ctx, "Mul", loom_gradient_context_input(ctx, 0),
+                           dys[0], &dxs[0]);
+}
 
 static loom_status_t bias_add_v1_grad(grad_ctx_t* ctx, handle_t* const* dys,
                                       handle_t** dxs, void* data) {
@@ -446,6 +486,9 @@ static const loom__gradient_row_t kGradients[] = {
      .fn = conv_backprop_filter_grad,
      .inputs = USES(0) | USES(2)},
     {.op = "BiasAddV1", .fn = bias_add_v1_grad},
+    {.op = "LeakyRelu", .fn = leaky_relu_grad, .inputs = USES(0)},
+    {.op = "LeakyReluGrad", .fn = leaky_relu_grad_grad, .inputs = USES(1)},
+    {.op = "L2Loss", .fn = l2_loss_grad, .inputs = USES(0)},
     {.op = "BiasAddGrad", .fn = bias_add_grad_grad},
     {.op = "FusedBatchNormV3",
      .fn = batch_norm_grad,

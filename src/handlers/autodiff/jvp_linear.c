@@ -95,6 +95,7 @@ static const linear_t kSecondAndThird = {IN(1) | IN(2), false};
 static const linear_t kFirstAndThird = {IN(0) | IN(2), false};
 static const linear_t kAll = {~(uint64_t)0, false};
 static const linear_t kAllButLast = {0, true};
+static const linear_t kAllButFirst = {~IN(0), false};
 
 static const struct {
   const char* op;
@@ -118,6 +119,8 @@ static const struct {
     {"Cast", &kFirst},
     {"Reshape", &kFirst},
     {"Transpose", &kFirst},
+    {"ReverseV2", &kFirst},
+    {"Cumsum", &kFirst},
     {"ExpandDims", &kFirst},
     {"Squeeze", &kFirst},
     {"Tile", &kFirst},
@@ -129,6 +132,7 @@ static const struct {
     {"Gather", &kFirst},
     {"GatherV2", &kFirst},
     {"ConcatV2", &kAllButLast},
+    {"Concat", &kAllButFirst},
     {"Pack", &kAll},
     {"Unpack", &kFirst},
     {"Split", &kSecond},

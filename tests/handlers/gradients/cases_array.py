@@ -54,6 +54,14 @@ def _shape_ops(b):
     # unconnected (NULL).
     b.add("IdentityN_one_upstream", "IdentityN", [x, b.normal(4)],
           lambda a, c: (a * 1, c * 1), outgrads=[None, "random"], none=(0,))
+    for axes in ([1], [0, 2], [-1]):
+        _moved(b, "ReverseV2_%s" % "_".join(str(a) for a in axes),
+               "ReverseV2", b.normal(2, 3, 4), [np.array(axes, I32)],
+               lambda a, axes=axes: np.flip(a, axes), hvp=axes == [1])
+    # StopGradient passes values and no gradient (TensorFlow's
+    # NotDifferentiable): its input is unconnected.
+    b.add("StopGradient", "StopGradient", [b.normal(2, 3)],
+          lambda t: t.detach() + 0 * t, none=(0,), fd=False)
 
 
 def _concat_pack(b):
@@ -69,6 +77,13 @@ def _concat_pack(b):
     zs = [b.normal(2, 0), b.normal(2, 3)]
     b.add("ConcatV2_with_empty", "ConcatV2", zs + [np.array(1, I32)],
           lambda *t: torch.cat(t[:2], 1))
+    # Concat (v1) takes its axis first.
+    xs = [b.normal(2, 3), b.normal(1, 3), b.normal(3, 3)]
+    b.add("Concat_axis0", "Concat", [np.array(0, I32)] + xs,
+          lambda d, *t: torch.cat(t, 0), hvp=True)
+    zs = [b.normal(2, 2, 1), b.normal(2, 2, 3)]
+    b.add("Concat_negative_axis", "Concat", [np.array(-1, I32)] + zs,
+          lambda d, *t: torch.cat(t, -1))
     for axis in (0, 1, -1):
         xs = [b.normal(2, 3) for _ in range(3)]
         b.add("Pack_axis%d" % axis, "Pack", xs,

@@ -116,6 +116,21 @@ BROADCASTS = [
 ]
 
 
+def _cumsum(b):
+    for exclusive in (False, True):
+        for reverse in (False, True):
+            def ref(x, a, exclusive=exclusive, reverse=reverse):
+                y = torch.flip(x, [1]) if reverse else x
+                out = torch.cumsum(y, 1)
+                if exclusive:
+                    out = out - y
+                return torch.flip(out, [1]) if reverse else out
+            b.add("Cumsum_%d%d" % (exclusive, reverse), "Cumsum",
+                  [b.normal(2, 4, 3), np.array(1, I32)], ref,
+                  attrs={"exclusive": a_bool(exclusive),
+                         "reverse": a_bool(reverse)}, hvp=not exclusive)
+
+
 def _binary(b):
     def floor_mod(x, y):
         return x - torch.floor(x / y) * y
@@ -326,6 +341,7 @@ def cases(b):
     _helpers(b)
     _binary(b)
     _reductions(b)
+    _cumsum(b)
     _matmul(b)
     _select(b)
     _misc(b)

@@ -71,6 +71,26 @@ def _bias(b):
           lambda g: g.sum((0, 2, 3)), attrs={"data_format": a_str("NCHW")})
 
 
+def _leaky_relu_l2_loss(b):
+    # alpha is a float attribute: double kernels use float32(alpha).
+    def f32(alpha):
+        return float(np.float32(alpha))
+
+    for alpha in (0.2, 0.01, 1.5, -0.5):
+        b.add("LeakyRelu_alpha%g" % alpha, "LeakyRelu", [b.away(3, 4)],
+              lambda x, a=f32(alpha): torch.where(x > 0, x, x * a),
+              attrs={"alpha": a_float(alpha)}, hvp=True)
+    b.add("LeakyRelu_default_alpha", "LeakyRelu", [b.away(2, 3)],
+          lambda x: F.leaky_relu(x, f32(0.2)))
+    b.add("LeakyReluGrad", "LeakyReluGrad", [b.normal(2, 3), b.away(2, 3)],
+          lambda g, x: torch.where(x > 0, g, g * f32(0.3)),
+          attrs={"alpha": a_float(0.3)})
+    b.add("L2Loss_matrix", "L2Loss", [b.normal(3, 4)],
+          lambda t: (t * t).sum() / 2, hvp=True)
+    b.add("L2Loss_scalar", "L2Loss", [np.array(1.5)],
+          lambda t: (t * t).sum() / 2)
+
+
 def _pads(size, k, stride, dilation, padding, explicit=(0, 0)):
     eff = (k - 1) * dilation + 1
     if padding == "VALID":
@@ -359,6 +379,7 @@ def _batch_norm(b):
 def cases(b):
     _softmax(b)
     _bias(b)
+    _leaky_relu_l2_loss(b)
     _convs(b)
     _pools(b)
     _batch_norm(b)

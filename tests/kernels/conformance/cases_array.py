@@ -83,6 +83,12 @@ def _shape_ops(rng):
     values = [_make(rng, "float32", (2, 3)), _make(rng, "string", (2,)),
               np.array(7, I64)]
     out.append(Case("IdentityN_mixed", "IdentityN", values, values))
+    # StopGradient: the identity in the forward pass.
+    for dtype in ("float32", "float64", "int32", "bool", "string"):
+        x = _make(rng, dtype, (2, 3))
+        out.append(Case("StopGradient_%s" % dtype, "StopGradient", [x], [x]))
+    out.append(Case("StopGradient_float32_empty", "StopGradient",
+                    [np.zeros((0, 3), F32)], [np.zeros((0, 3), F32)]))
     # Reshape.
     for dtype in ALL:
         x = _make(rng, dtype, (2, 3))
@@ -129,6 +135,28 @@ def _shape_ops(rng):
                     attrs={"out_type": ("type", "int64")}))
     out.append(Case("Shape_float32_scalar", "Shape", [np.array(1.0, F32)],
                     [np.zeros((0,), I32)]))
+    # ShapeN: one shape vector per input.
+    xs = [_make(rng, "float32", (2, 3, 4)), _make(rng, "float32", (5,)),
+          np.array(7, F32), np.zeros((3, 0), F32)]
+    out.append(Case("ShapeN_float32_four", "ShapeN", xs,
+                    [np.array(x.shape, I32) for x in xs]))
+    strings = [_make(rng, "string", (2, 1)), _make(rng, "string", (4,))]
+    out.append(Case("ShapeN_string", "ShapeN", strings,
+                    [np.array(x.shape, I32) for x in strings]))
+    out.append(Case("ShapeN_int64", "ShapeN", xs[:2],
+                    [np.array(x.shape, I64) for x in xs[:2]],
+                    attrs={"out_type": ("type", "int64")}))
+    out.append(Case("ShapeN_one", "ShapeN", xs[:1],
+                    [np.array([2, 3, 4], I32)]))
+    huge = np.zeros((3, 2 ** 40, 0), F32)
+    out.append(Case("ShapeN_huge_dim_int64", "ShapeN", [xs[0], huge],
+                    [np.array([2, 3, 4], I64), np.array([3, 2 ** 40, 0], I64)],
+                    attrs={"out_type": ("type", "int64")}))
+    out.append(_err("ShapeN_huge_dim_int32", "ShapeN", [xs[0], huge],
+                    "ShapeN output type is 32-bit but shape 1 dim 1 is "
+                    "1099511627776", outputs=2))
+    out.append(_err("Shape_huge_dim_int32", "Shape", [huge],
+                    "Shape output type is 32-bit but dim 1 is 1099511627776"))
     for name, shape in (("matrix", (2, 3)), ("scalar", ()), ("empty", (4, 0))):
         x = _make(rng, "float32", shape)
         out.append(Case("Size_float32_%s" % name, "Size", [x],
@@ -367,6 +395,66 @@ def _transpose(rng):
     return out
 
 
+def _invert_permutation(rng):
+    out = []
+    for dtype in (I32, I64):
+        for n in (0, 1, 7, 1000):
+            p = rng.permutation(n).astype(dtype)
+            out.append(Case("InvertPermutation_%s_%d" % (np.dtype(dtype).name,
+                                                         n),
+                            "InvertPermutation", [p],
+                            [np.argsort(p).astype(dtype)],
+                            attrs={"T": ("type", np.dtype(dtype).name)}))
+    out.append(_err("InvertPermutation_out_of_range", "InvertPermutation",
+                    [np.array([0, 3, 1], I32)], "3 is not between 0 and 3"))
+    out.append(_err("InvertPermutation_negative", "InvertPermutation",
+                    [np.array([0, -1], I64)], "-1 is not between 0 and 2"))
+    out.append(_err("InvertPermutation_duplicate", "InvertPermutation",
+                    [np.array([1, 0, 1], I32)], "1 is duplicated in the input."))
+    out.append(_err("InvertPermutation_matrix", "InvertPermutation",
+                    [np.zeros((2, 2), I32)], "Shape must be rank 1 but is "
+                    "rank 2"))
+    out.append(Case("InvertPermutation_float", "InvertPermutation",
+                    [np.zeros(2, F32)],
+                    error=("INVALID_ARGUMENT", "InvertPermutation")))
+    return out
+
+
+def _reverse(rng):
+    out = []
+    for dtype in ALL:
+        x = _make(rng, dtype, (2, 3, 4))
+        out.append(Case("ReverseV2_%s" % dtype, "ReverseV2",
+                        [x, np.array([1], I32)],
+                        [_apply(lambda a: np.flip(a, 1).copy(), x)]))
+    x = _make(rng, "float32", (2, 3, 4))
+    for axes in ([], [0], [2], [-1], [0, 2], [2, 0, 1], [-3, -2]):
+        name = "_".join(str(a).replace("-", "m") for a in axes) or "none"
+        out.append(Case("ReverseV2_float32_axes_%s" % name, "ReverseV2",
+                        [x, np.array(axes, I64)],
+                        [np.flip(x, axes).copy() if axes else x]))
+    big = _big(rng, (300, 400))
+    out.append(Case("ReverseV2_int32_large", "ReverseV2",
+                    [big, np.array([0, 1], I32)], [np.flip(big).copy()]))
+    # A scalar or an empty tensor is its own reverse.
+    e = np.zeros((3, 0), F32)
+    out.append(Case("ReverseV2_float32_empty", "ReverseV2",
+                    [e, np.array([1], I32)], [e]))
+    out.append(_err("ReverseV2_axis_out_of_range", "ReverseV2",
+                    [x, np.array([3], I32)],
+                    "'axis'[0] = 3 is out of valid range [0, 2"))
+    out.append(_err("ReverseV2_axis_negative_out_of_range", "ReverseV2",
+                    [x, np.array([0, -4], I32)],
+                    "'axis'[1] = -4 is out of valid range [0, 2"))
+    out.append(_err("ReverseV2_axis_twice", "ReverseV2",
+                    [x, np.array([1, -2], I32)],
+                    "axis 1 specified more than once."))
+    out.append(_err("ReverseV2_axis_scalar", "ReverseV2",
+                    [x, np.array(1, I32)],
+                    "Shape must be rank 1 but is rank 0"))
+    return out
+
+
 def _concat(rng):
     out = []
     for dtype in ALL:
@@ -433,6 +521,49 @@ def _concat(rng):
     out.append(Case("ConcatV2_mixed_dtypes", "ConcatV2",
                     [a, np.zeros((2, 3), I32), np.array(0, I32)],
                     error=("INVALID_ARGUMENT", "ConcatV2")))
+    # Concat (v1): concat_dim (int32 only) comes before the values.
+    for dtype in ALL:
+        a, b = _make(rng, dtype, (2, 3)), _make(rng, dtype, (2, 2))
+        out.append(Case("Concat_%s" % dtype, "Concat",
+                        [np.array(1, I32), a, b],
+                        [_apply(lambda x, y: np.concatenate([x, y], 1),
+                                a, b)]))
+    xs = [_make(rng, "float32", (k, 2, 3)) for k in (1, 3, 2)]
+    out.append(Case("Concat_float32_three_axis0", "Concat",
+                    [np.array(0, I32)] + xs, [np.concatenate(xs, 0)]))
+    ys = [_make(rng, "float64", (2, 3, k)) for k in (4, 1)]
+    out.append(Case("Concat_float64_negative_axis", "Concat",
+                    [np.array(-1, I32)] + ys, [np.concatenate(ys, -1)]))
+    out.append(Case("Concat_float64_axis_as_vector", "Concat",
+                    [np.array([2], I32)] + ys, [np.concatenate(ys, 2)]))
+    e = np.zeros((2, 0, 4), F32)
+    f = _make(rng, "float32", (2, 3, 4))
+    out.append(Case("Concat_float32_with_empty", "Concat",
+                    [np.array(1, I32), e, f, e],
+                    [np.concatenate([e, f, e], 1)]))
+    big = [_big(rng, (200, 150)) for _ in range(3)]
+    out.append(Case("Concat_int32_large_axis1", "Concat",
+                    [np.array(1, I32)] + big, [np.concatenate(big, 1)]))
+    a = _make(rng, "float32", (2, 3))
+    out.append(_err("Concat_rank_mismatch", "Concat",
+                    [np.array(0, I32), a, np.zeros((3,), F32)],
+                    "ConcatOp : Ranks of all input tensors should match: "
+                    "shape[0] = [2,3] vs. shape[1] = [3]"))
+    out.append(_err("Concat_dims_mismatch", "Concat",
+                    [np.array(1, I32), a, np.zeros((3, 4), F32)],
+                    "ConcatOp : Dimensions of inputs should match: shape[0] = "
+                    "[2,3] vs. shape[1] = [3,4]"))
+    out.append(_err("Concat_axis_out_of_range", "Concat",
+                    [np.array(-3, I32), a, a],
+                    "ConcatOp : Expected concatenating dimensions in the "
+                    "range [-2, 2), but got -3"))
+    out.append(_err("Concat_axis_not_scalar", "Concat",
+                    [np.array([0, 1], I32), a, a],
+                    "concat_dim tensor should be a scalar integer, but got "
+                    "shape [2]"))
+    out.append(Case("Concat_int64_axis", "Concat",
+                    [np.array(0, I64), a, a],
+                    error=("INVALID_ARGUMENT", "Concat")))
     # Pack.
     for dtype in ALL:
         a, b = _make(rng, dtype, (2, 3)), _make(rng, dtype, (2, 3))
@@ -924,7 +1055,7 @@ def _one_hot(indices, depth, on, off, axis):
 def cases():
     rng = np.random.default_rng(20261124)
     out = []
-    for group in (_shape_ops, _transpose, _concat, _split, _slices, _grow,
-                  _indexing):
+    for group in (_shape_ops, _transpose, _invert_permutation, _reverse,
+                  _concat, _split, _slices, _grow, _indexing):
         out.extend(group(rng))
     return out
