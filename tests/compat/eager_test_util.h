@@ -4,6 +4,8 @@
 #ifndef LOOM_TESTS_COMPAT_EAGER_TEST_UTIL_H_
 #define LOOM_TESTS_COMPAT_EAGER_TEST_UTIL_H_
 
+#include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tensorflow/c/eager/c_api.h"
@@ -121,6 +123,38 @@ static inline bool op_exists(TFE_Context* ctx, const char* name) {
   TFE_DeleteOp(op);
   TF_DeleteStatus(status);
   return exists;
+}
+
+// The fixture of the eager tests: a context (synchronous or not) and a
+// status, made before each test and freed after it.
+typedef struct eager_fixture_t {
+  TFE_Context* ctx;
+  TF_Status* status;
+} eager_fixture_t;
+
+static inline int eager_fixture_setup(void** state, bool async) {
+  eager_fixture_t* f = calloc(1, sizeof(*f));
+  if (!f) return -1;
+  f->ctx = new_context(async);
+  f->status = TF_NewStatus();
+  *state = f;
+  return 0;
+}
+
+static inline int eager_setup_sync(void** state) {
+  return eager_fixture_setup(state, false);
+}
+
+static inline int eager_setup_async(void** state) {
+  return eager_fixture_setup(state, true);
+}
+
+static inline int eager_teardown(void** state) {
+  eager_fixture_t* f = *state;
+  TFE_DeleteContext(f->ctx);
+  TF_DeleteStatus(f->status);
+  free(f);
+  return 0;
 }
 
 #endif  // LOOM_TESTS_COMPAT_EAGER_TEST_UTIL_H_

@@ -9,34 +9,7 @@
 #include "loom/eager.h"
 #include "loom/op_attrs.h"
 
-typedef struct fixture_t {
-  TFE_Context* ctx;
-  TF_Status* status;
-} fixture_t;
-
-static int setup_sync(void** state) {
-  fixture_t* f = calloc(1, sizeof(*f));
-  f->ctx = new_context(false);
-  f->status = TF_NewStatus();
-  *state = f;
-  return 0;
-}
-
-static int setup_async(void** state) {
-  fixture_t* f = calloc(1, sizeof(*f));
-  f->ctx = new_context(true);
-  f->status = TF_NewStatus();
-  *state = f;
-  return 0;
-}
-
-static int teardown(void** state) {
-  fixture_t* f = *state;
-  TFE_DeleteContext(f->ctx);
-  TF_DeleteStatus(f->status);
-  free(f);
-  return 0;
-}
+typedef eager_fixture_t fixture_t;
 
 //===----------------------------------------------------------------------===//
 // Contexts and devices
@@ -1161,8 +1134,10 @@ static void unknown_attr_is_an_error_at_execute(void** state) {
 }
 
 int main(void) {
-#define SYNC(test) cmocka_unit_test_setup_teardown(test, setup_sync, teardown)
-#define ASYNC(test) cmocka_unit_test_setup_teardown(test, setup_async, teardown)
+#define SYNC(test) \
+  cmocka_unit_test_setup_teardown(test, eager_setup_sync, eager_teardown)
+#define ASYNC(test) \
+  cmocka_unit_test_setup_teardown(test, eager_setup_async, eager_teardown)
   const struct CMUnitTest tests[] = {
       SYNC(context_lists_its_cpu),
       SYNC(options_take_a_config_proto),

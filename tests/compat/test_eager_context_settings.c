@@ -10,26 +10,7 @@
 #include "eager_test_util.h"
 #include "tensorflow/c/c_api_experimental.h"
 
-typedef struct fixture_t {
-  TFE_Context* ctx;
-  TF_Status* status;
-} fixture_t;
-
-static int setup(void** state) {
-  fixture_t* f = calloc(1, sizeof(*f));
-  f->ctx = new_context(false);
-  f->status = TF_NewStatus();
-  *state = f;
-  return 0;
-}
-
-static int teardown(void** state) {
-  fixture_t* f = *state;
-  TFE_DeleteContext(f->ctx);
-  TF_DeleteStatus(f->status);
-  free(f);
-  return 0;
-}
+typedef eager_fixture_t fixture_t;
 
 static const char kCpu1[] = "/job:localhost/replica:0/task:0/device:CPU:1";
 static const char kCpu2[] = "/job:localhost/replica:0/task:0/device:CPU:2";
@@ -286,7 +267,8 @@ static void cluster_calls_are_refused(void** state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-#define TEST(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+#define TEST(name) \
+  cmocka_unit_test_setup_teardown(name, eager_setup_sync, eager_teardown)
       TEST(logical_cpu_devices_are_devices),
       TEST(logical_cpu_devices_refuse_bad_requests),
       TEST(config_protos_configure_contexts),

@@ -8,6 +8,8 @@
 #include "loom/eager.h"
 #include "loom/op_handler.h"
 
+typedef eager_fixture_t fixture_t;
+
 typedef struct device_t {
   char name[128];
   bool strict;          // only explicitly placed ops
@@ -158,27 +160,6 @@ static const char kCustom0[] =
 static const char kCustom1[] =
     "/job:localhost/replica:0/task:0/device:CUSTOM:1";
 static const char kCpu[] = "/job:localhost/replica:0/task:0/device:CPU:0";
-
-typedef struct fixture_t {
-  TFE_Context* ctx;
-  TF_Status* status;
-} fixture_t;
-
-static int setup(void** state) {
-  fixture_t* f = calloc(1, sizeof(*f));
-  f->ctx = new_context(false);
-  f->status = TF_NewStatus();
-  *state = f;
-  return 0;
-}
-
-static int teardown(void** state) {
-  fixture_t* f = *state;
-  TFE_DeleteContext(f->ctx);
-  TF_DeleteStatus(f->status);
-  free(f);
-  return 0;
-}
 
 static TFE_TensorHandle* execute_add(fixture_t* f, TFE_TensorHandle* a,
                                      TFE_TensorHandle* b, const char* device) {
@@ -516,7 +497,8 @@ static void device_tensors_outlive_their_context(void** state) {
 }
 
 int main(void) {
-#define TEST(test) cmocka_unit_test_setup_teardown(test, setup, teardown)
+#define TEST(test) \
+  cmocka_unit_test_setup_teardown(test, eager_setup_sync, eager_teardown)
   const struct CMUnitTest tests[] = {
       TEST(register_copy_and_execute),
       TEST(reset_keeps_the_custom_device_name),
