@@ -596,6 +596,68 @@ loom_status_t loom__resource_writable_value(loom__resource_var_t* var,
   return status;
 }
 
+void loom__resource_retain(loom__resource_var_t* var) {
+  var_retain(var);
+}
+
+void loom__resource_release(loom__resource_var_t* var) {
+  var_release(var);
+}
+
+void loom__resource_lock(loom__resource_var_t* var) {
+  pthread_mutex_lock(&var->mutex);
+}
+
+void loom__resource_unlock(loom__resource_var_t* var) {
+  pthread_mutex_unlock(&var->mutex);
+}
+
+loom_dtype_t loom__resource_dtype(const loom__resource_var_t* var) {
+  return var->dtype;
+}
+
+static loom_status_t wrong_shape_error(const loom_shape_t* expected,
+                                       const loom_shape_t* got) {
+  char expected_text[96];
+  char got_text[96];
+  format_shape(expected, expected_text, sizeof(expected_text));
+  format_shape(got, got_text, sizeof(got_text));
+  return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                          "Trying to assign to variable with tensor with "
+                          "wrong shape. Expected %s got %s",
+                          expected_text, got_text);
+}
+
+loom_status_t loom__resource_assign(loom__resource_var_t* var,
+                                    loom_tensor_t* value, bool validate_shape) {
+  if (var->destroyed) return deleted_error(var);
+  if (var->dtype != loom_tensor_dtype(value)) {
+    return loom_make_status(
+        LOOM_STATUS_INVALID_ARGUMENT,
+        "Trying to assign variable with wrong dtype. Expected %s got %s",
+        loom_dtype_name(var->dtype), loom_dtype_name(loom_tensor_dtype(value)));
+  }
+  if (validate_shape) {
+    if (!loom_shape_is_compatible(&var->shape, loom_tensor_shape(value))) {
+      return wrong_shape_error(&var->shape, loom_tensor_shape(value));
+    }
+    if (var->value && !loom_shape_equal(loom_tensor_shape(var->value),
+                                        loom_tensor_shape(value))) {
+      return wrong_shape_error(loom_tensor_shape(var->value),
+                               loom_tensor_shape(value));
+    }
+  }
+  loom__resource_replace_value(var, value);
+  return loom_ok_status();
+}
+
+void loom__resource_replace_value(loom__resource_var_t* var,
+                                  loom_tensor_t* value) {
+  loom_tensor_retain(value);
+  loom_tensor_release(var->value);
+  var->value = value;
+}
+
 //===----------------------------------------------------------------------===//
 // Shape functions and registration
 //===----------------------------------------------------------------------===//

@@ -1,5 +1,6 @@
 // The variables of the variable ops (resource.c): their interface for
-// kernels that update them in place.
+// kernels that update them in place, and for TensorFlow's experimental
+// kernel API (src/compat/kernels_experimental.c).
 
 #ifndef LOOM_KERNELS_RESOURCE_H_
 #define LOOM_KERNELS_RESOURCE_H_
@@ -37,5 +38,32 @@ loom_status_t loom__resource_value(const loom__resource_var_t* var,
 loom_status_t loom__resource_writable_value(loom__resource_var_t* var,
                                             loom_allocator_t allocator,
                                             loom_tensor_t** out_value);
+
+// Keeps `var` alive past the kernel call that found it (a lock holder that
+// outlives the input tensor); release drops that reference.
+void loom__resource_retain(loom__resource_var_t* var);
+void loom__resource_release(loom__resource_var_t* var);
+
+// Locks (unlocks) one variable. Callers locking several take them in
+// loom__resource_lock_all's order: by increasing address.
+void loom__resource_lock(loom__resource_var_t* var);
+void loom__resource_unlock(loom__resource_var_t* var);
+
+// The dtype the variable was declared with (VarHandleOp's dtype).
+loom_dtype_t loom__resource_dtype(const loom__resource_var_t* var);
+
+// With `var` locked: makes `value` (a new reference is taken) the
+// variable's value, as TensorFlow's TF_AssignVariable does: FAILED_
+// PRECONDITION when the variable was destroyed, INVALID_ARGUMENT when
+// `value` has another dtype or, with validate_shape, a shape incompatible
+// with the declared one or different from the value already assigned.
+loom_status_t loom__resource_assign(loom__resource_var_t* var,
+                                    loom_tensor_t* value, bool validate_shape);
+
+// With `var` locked and its value checked: replaces the value by `value`
+// (a new reference is taken; same dtype and shape), for callers that made
+// the writable copy themselves.
+void loom__resource_replace_value(loom__resource_var_t* var,
+                                  loom_tensor_t* value);
 
 #endif  // LOOM_KERNELS_RESOURCE_H_
