@@ -87,6 +87,27 @@ done:
   TF_DeleteStatus(status);
 }
 
+// KexpIncrementBoth(a, b): a += 1 and b += 1 under both locks, taken
+// through a list that names `a` twice.
+static void increment_both_compute(void* kernel, TF_OpKernelContext* ctx) {
+  (void)kernel;
+  TF_Status* status = TF_NewStatus();
+  const int inputs[3] = {0, 1, 0};
+  TF_VariableInputLockHolder* holder = NULL;
+  TF_MaybeLockVariableInputMutexesInOrder(ctx, true, false, inputs, 3,
+                                          copy_func, &holder, status);
+  for (int i = 0; i < 2 && TF_GetCode(status) == TF_OK; ++i) {
+    TF_Tensor* var = NULL;
+    TF_GetInputTensorFromVariable(ctx, i, true, false, false, copy_func, &var,
+                                  status);
+    if (TF_GetCode(status) != TF_OK) break;
+    *(float*)TF_TensorData(var) += 1.0f;
+    TF_DeleteTensor(var);
+  }
+  TF_ReleaseVariableInputLockHolder(holder);
+  TF_DeleteStatus(status);
+}
+
 // KexpAssign(var, value) with attr validate_shape: TF_AssignVariable.
 static void* assign_create(TF_OpKernelConstruction* ctx) {
   TF_Bool* validate = calloc(1, sizeof(*validate));
@@ -246,6 +267,9 @@ static int register_ops(void** state) {
       (const char* const[]){"T: type", "validate_shape: bool = false", NULL},
       (const char* const[]){"var: resource", "value: T", NULL}, NULL);
   register_kernel("KexpAssign", assign_create, assign_compute, free);
+  register_op("KexpIncrementBoth", NULL,
+              (const char* const[]){"a: resource", "b: resource", NULL}, NULL);
+  register_kernel("KexpIncrementBoth", NULL, increment_both_compute, NULL);
   register_op("KexpByName", (const char* const[]){"N: int >= 1", NULL},
               (const char* const[]){"x: float", "ys: N * float", NULL},
               (const char* const[]){"out: float", NULL});
@@ -628,6 +652,62 @@ static void threads_updating_one_variable_lose_no_update(void** state) {
   TFE_DeleteTensorHandle(var);
 }
 
+typedef struct pair_args_t {
+  TFE_Context* ctx;
+  TFE_TensorHandle* first;
+  TFE_TensorHandle* second;
+  int failures;
+} pair_args_t;
+
+static void* increment_pair(void* opaque) {
+  pair_args_t* args = opaque;
+  TF_Status* status = TF_NewStatus();
+  for (int i = 0; i < kIncrements; ++i) {
+    TFE_TensorHandle* inputs[2] = {args->first, args->second};
+    run(args->ctx, "KexpIncrementBoth", NULL, TF_FLOAT, inputs, 2, status);
+    if (TF_GetCode(status) != TF_OK) args->failures++;
+  }
+  TF_DeleteStatus(status);
+  return NULL;
+}
+
+static void threads_locking_two_variables_in_either_order_do_not_deadlock(
+    void** state) {
+  eager_fixture_t* f = *state;
+  TFE_TensorHandle* a = new_variable(f->ctx, TF_FLOAT, NULL, 0);
+  TFE_TensorHandle* b = new_variable(f->ctx, TF_FLOAT, NULL, 0);
+  TFE_TensorHandle* zero = scalar_handle(f->ctx, 0.0f);
+  assign(f->ctx, a, zero, TF_FLOAT);
+  assign(f->ctx, b, zero, TF_FLOAT);
+  pair_args_t args[kThreads];
+  pthread_t threads[kThreads];
+  for (int t = 0; t < kThreads; ++t) {
+    // Threads 0 and 2 pass (a, b), thread 1 (b, a), the last (a, a),
+    // which locks `a` once.
+    bool swap = t % 2;
+    bool last = t == kThreads - 1;
+    args[t] = (pair_args_t){.ctx = f->ctx,
+                            .first = swap && !last ? b : a,
+                            .second = swap || last ? a : b};
+    assert_int_equal(
+        pthread_create(&threads[t], NULL, increment_pair, &args[t]), 0);
+  }
+  for (int t = 0; t < kThreads; ++t) {
+    pthread_join(threads[t], NULL);
+    assert_int_equal(args[t].failures, 0);
+  }
+  // Each call adds 1 to each input; (a, a) adds 2 to a.
+  float got_a = 0;
+  float got_b = 0;
+  read_float_variable(f->ctx, a, &got_a, 1);
+  read_float_variable(f->ctx, b, &got_b, 1);
+  assert_float_equal(got_a, (float)((kThreads + 1) * kIncrements), 0);
+  assert_float_equal(got_b, (float)((kThreads - 1) * kIncrements), 0);
+  TFE_DeleteTensorHandle(zero);
+  TFE_DeleteTensorHandle(b);
+  TFE_DeleteTensorHandle(a);
+}
+
 //===----------------------------------------------------------------------===//
 // Inputs by name, shape attrs, what Loom does not have
 //===----------------------------------------------------------------------===//
@@ -741,6 +821,7 @@ int main(void) {
       EAGER_TEST(assign_variable_checks_the_declared_shape),
       EAGER_TEST(assign_variable_with_another_dtype_is_invalid_argument),
       EAGER_TEST(threads_updating_one_variable_lose_no_update),
+      EAGER_TEST(threads_locking_two_variables_in_either_order_do_not_deadlock),
       EAGER_TEST(get_input_by_name_finds_inputs_of_the_op_def),
       EAGER_TEST(get_attr_tensor_shape_reads_the_dims),
       EAGER_TEST(get_attr_tensor_shape_with_a_wrong_size_is_invalid_argument),

@@ -9,6 +9,10 @@
 // Errors are reported in `status` and, as TensorFlow's OP_REQUIRES do,
 // also fail the kernel context: a kernel that returns on the error fails
 // its op with that message.
+//
+// copyFunc, the kernel's copy callback, copies `source` into `dest` (same
+// dtype and shape). As in TensorFlow, the callbacks own the tensors they
+// are given and free them with TF_DeleteTensor.
 
 #ifndef TENSORFLOW_C_KERNELS_EXPERIMENTAL_H_
 #define TENSORFLOW_C_KERNELS_EXPERIMENTAL_H_
@@ -30,10 +34,6 @@ extern "C" {
 // TF_ReleaseVariableInputLockHolder.
 typedef struct TF_VariableInputLockHolder TF_VariableInputLockHolder;
 
-// The copy callback of the calls below: copies `source` into `dest` (same
-// dtype and shape). As in TensorFlow, the callback owns both tensors and
-// frees them with TF_DeleteTensor.
-//
 // Assigns input `value_index` to the variable of resource input
 // `input_index`. The variable keeps the value tensor (no copy). Fails with
 // INVALID_ARGUMENT when the value's dtype is not the variable's or, with
