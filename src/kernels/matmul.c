@@ -223,8 +223,8 @@ static loom_status_t product_of(const char* op_name, const product_kind_t* kind,
       loom__format_int64s(p->out.dims, p->out.rank, text, sizeof(text)));
 }
 
-static loom_status_t matmul_shape_fn(loom_shape_inference_context_t* context,
-                                     void* user_data) {
+loom_status_t loom__matmul_shape_fn(loom_shape_inference_context_t* context,
+                                    void* user_data) {
   (void)user_data;
   loom_shape_t a, b;
   LOOM_RETURN_IF_ERROR(loom_shape_inference_context_input(context, 0, &a));
@@ -561,7 +561,7 @@ static const loom__builtin_op_t kOps[] = {
                "T: {bfloat16, half, float, double, int32, int64, uint8, "
                "uint16, uint32, uint64, complex64, complex128}",
                "grad_a: bool = false", "grad_b: bool = false"},
-     .shape_fn = matmul_shape_fn},
+     .shape_fn = loom__matmul_shape_fn},
     {.name = "BatchMatMulV2",
      .inputs = {"x: T", "y: T"},
      .outputs = {"output: T"},
@@ -569,7 +569,7 @@ static const loom__builtin_op_t kOps[] = {
                "uint8, uint16, uint32, uint64, complex64, complex128}",
                "adj_x: bool = false", "adj_y: bool = false",
                "grad_x: bool = false", "grad_y: bool = false"},
-     .shape_fn = matmul_shape_fn},
+     .shape_fn = loom__matmul_shape_fn},
 };
 
 #define MATMUL_TYPES                                                         \
@@ -593,6 +593,7 @@ loom_status_t loom__register_linalg_ops(void) {
   loom__blas_single_threaded();
   LOOM_RETURN_IF_ERROR(
       loom__register_builtin_ops(kOps, (int)(sizeof(kOps) / sizeof(kOps[0]))));
-  return loom__register_builtin_kernels(
-      kKernels, (int)(sizeof(kKernels) / sizeof(kKernels[0])));
+  LOOM_RETURN_IF_ERROR(loom__register_builtin_kernels(
+      kKernels, (int)(sizeof(kKernels) / sizeof(kKernels[0]))));
+  return loom__register_fused_matmul_ops();
 }

@@ -11,6 +11,7 @@
 #include "kernels/isa.h"
 #include "loom/kernel.h"
 #include "loom/shape.h"
+#include "loom/shape_inference.h"
 
 typedef struct loom__matmul_loops_t {
   // c[i, j] = sum_p a[i * a_row + p * a_col] * b[p * n + j] for i < m,
@@ -26,6 +27,10 @@ typedef struct loom__matmul_loops_t {
   void (*float_to_half)(const float* in, uint16_t* out, int64_t n);
   void (*bfloat16_to_float)(const uint16_t* in, float* out, int64_t n);
   void (*float_to_bfloat16)(const float* in, uint16_t* out, int64_t n);
+  // _FusedMatMul's epilogue: c[i, j] += bias[j] over `rows` rows of n; and
+  // x = x < 0 ? x * alpha : x (TensorFlow's fused LeakyRelu), in place.
+  void (*bias_rows_f32)(float* c, const float* bias, int64_t rows, int64_t n);
+  void (*leaky_relu_f32)(float* x, int64_t n, float alpha);
 } loom__matmul_loops_t;
 
 extern const loom__matmul_loops_t loom__matmul_loops_baseline;
@@ -61,6 +66,14 @@ loom_status_t loom__matmul_output_shape(const char* op_name,
                                         const loom_shape_t* a,
                                         const loom_shape_t* b, bool transpose_a,
                                         bool transpose_b, loom_shape_t* out);
+
+// MatMul's and BatchMatMulV2's shape function (by the op's name: MatMul's
+// rules for MatMul and _FusedMatMul).
+loom_status_t loom__matmul_shape_fn(loom_shape_inference_context_t* context,
+                                    void* user_data);
+
+// _FusedMatMul (matmul_fused.c); registered with the linear-algebra family.
+loom_status_t loom__register_fused_matmul_ops(void);
 
 // MatMul's kernel body: output 0 = op(input 0) . op(input 1), then
 // `epilogue` (NULL: none; floating-point dtypes only) over it. Failures go
