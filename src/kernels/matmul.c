@@ -256,6 +256,10 @@ loom_status_t loom__matmul_shape_fn(loom_shape_inference_context_t* context,
 enum { kMinParallelFlops = 1 << 21 };
 // Rows of C per block are a multiple of this (the GEMM kernels' tiles).
 enum { kRowAlign = 16 };
+// With an epilogue, blocks of C hold at most this many elements (a quarter
+// of a 1 MiB L2 in float) so the epilogue finds them in cache, but have at
+// least kEpilogueMinRows rows so that packing B once per block stays cheap.
+enum { kEpilogueBlock = 1 << 16, kEpilogueMinRows = 64 };
 
 typedef enum gemm_kind_t {
   GEMM_F32,  // also half and bfloat16, converted
@@ -366,6 +370,14 @@ static loom_status_t run_gemms(loom_kernel_context_t* ctx, gemm_job_t* job) {
   if (job->row_blocks > 1) {
     job->rows_per_block =
         (job->rows_per_block + kRowAlign - 1) / kRowAlign * kRowAlign;
+  }
+  if (job->epilogue && job->rows_per_block * p->n > kEpilogueBlock) {
+    int64_t rows = kEpilogueBlock / p->n / kRowAlign * kRowAlign;
+    if (rows < kEpilogueMinRows) rows = kEpilogueMinRows;
+    if (rows < job->rows_per_block) {
+      job->rows_per_block = rows;
+      job->row_blocks = (p->m + rows - 1) / rows;
+    }
   }
   int64_t units = p->batch * job->row_blocks;
   if (threads == 1 || units == 1 ||

@@ -109,6 +109,10 @@ def _value_cases(rng):
                      np.float32, "leakyrelu", (3, 4), (4, 5), alpha=0.3))
     out.append(_case(rng, "_FusedMatMul_float32_leakyrelu_alpha_above_1",
                      np.float32, "leakyrelu", (3, 4), (4, 5), alpha=1.5))
+    # A product too small to split over the pool whose result is larger
+    # than a block of C the epilogue keeps in cache: blocks of 208 rows.
+    out.append(_case(rng, "_FusedMatMul_float32_relu_cache_blocks",
+                     np.float32, "relu", (300, 8), (8, 300)))
     out.append(_case(rng, "_FusedMatMul_float32_large_transposed",
                      np.float32, "elu", (150, 120), (120, 130), ta=True,
                      tb=True))
