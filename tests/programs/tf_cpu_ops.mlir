@@ -1,10 +1,10 @@
 // TensorFlow ops as TFRT's CPU backend programs run them through
 // corert.executeop "tf.X": BiasAdd (NHWC and NCHW), Softmax, Mean, Pad,
 // Tile, ConcatV2, Less, Shape, ZerosLike, ExpandDims, RealDiv, MaxPool,
-// Conv2D, FusedBatchNormV3 and _FusedMatMul, with their errors. Loom's ops follow
-// TensorFlow: FusedBatchNormV3 takes 1-D scale, offset, mean and variance
-// (TFRT's CPU kernel also takes [1, 1, 1, C]). Expected values from NumPy
-// and PyTorch.
+// Conv2D, FusedBatchNormV3 and _FusedMatMul, with their errors. Loom's ops
+// follow TensorFlow: FusedBatchNormV3 takes 1-D scale, offset, mean and
+// variance (TFRT's CPU kernel also takes [1, 1, 1, C]; TensorFlow's kernel
+// and shape function refuse them). Expected values from NumPy and PyTorch.
 // RUN: not loom run %s 2>&1 | FileCheck %s
 // RUN: loom run --verify-diagnostics %s
 
