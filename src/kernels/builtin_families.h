@@ -27,7 +27,7 @@ loom_status_t loom__register_cast_ops(void);
 // Sum, Mean, Prod, Max, Min, All, Any, ArgMax, ArgMin.
 loom_status_t loom__register_reduction_ops(void);
 
-// MatMul, BatchMatMulV2 (OpenBLAS).
+// MatMul, BatchMatMulV2, _FusedMatMul (OpenBLAS).
 loom_status_t loom__register_linalg_ops(void);
 
 // Softmax, LogSoftmax, SoftmaxCrossEntropyWithLogits,

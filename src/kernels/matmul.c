@@ -203,7 +203,7 @@ static const product_kind_t* kind_of(bool batch, const loom_op_attrs_t* attrs) {
 
 // The product's geometry; with the output's dims known, its element count
 // must fit int64 (an error naming the op, the output and its dims).
-static loom_status_t product_of(const product_kind_t* kind,
+static loom_status_t product_of(const char* op_name, const product_kind_t* kind,
                                 const loom_shape_t* a, const loom_shape_t* b,
                                 product_t* p) {
   LOOM_RETURN_IF_ERROR(
@@ -219,21 +219,22 @@ static loom_status_t product_of(const product_kind_t* kind,
   }
   char text[160];
   return loom__size_overflow_error(
-      kind->batch ? "BatchMatMulV2" : "MatMul", "output",
-      "%s (batch dims, rows of op(a), columns of op(b))",
+      op_name, "output", "%s (batch dims, rows of op(a), columns of op(b))",
       loom__format_int64s(p->out.dims, p->out.rank, text, sizeof(text)));
 }
 
-static loom_status_t matmul_shape_fn(loom_shape_inference_context_t* context,
-                                     void* user_data) {
+loom_status_t loom__matmul_shape_fn(loom_shape_inference_context_t* context,
+                                    void* user_data) {
   (void)user_data;
   loom_shape_t a, b;
   LOOM_RETURN_IF_ERROR(loom_shape_inference_context_input(context, 0, &a));
   LOOM_RETURN_IF_ERROR(loom_shape_inference_context_input(context, 1, &b));
   const loom_op_def_t* op = loom_shape_inference_context_op(context);
+  // BatchMatMulV2's rules, or MatMul's (MatMul, _FusedMatMul).
+  bool batch = strcmp(op->name, "BatchMatMulV2") == 0;
   if (a.rank < 0 || b.rank < 0) {
     loom_shape_t unknown = loom_shape_unknown();
-    if (strcmp(op->name, "MatMul") == 0) {
+    if (!batch) {
       unknown = loom_shape_scalar();
       unknown.rank = 2;
       unknown.dims[0] = unknown.dims[1] = LOOM_UNKNOWN_DIM;
@@ -242,9 +243,8 @@ static loom_status_t matmul_shape_fn(loom_shape_inference_context_t* context,
   }
   product_t p;
   const product_kind_t* kind =
-      kind_of(strcmp(op->name, "MatMul") != 0,
-              loom_shape_inference_context_attrs(context));
-  LOOM_RETURN_IF_ERROR(product_of(kind, &a, &b, &p));
+      kind_of(batch, loom_shape_inference_context_attrs(context));
+  LOOM_RETURN_IF_ERROR(product_of(op->name, kind, &a, &b, &p));
   return loom_shape_inference_context_set_output(context, 0, &p.out);
 }
 
@@ -256,6 +256,10 @@ static loom_status_t matmul_shape_fn(loom_shape_inference_context_t* context,
 enum { kMinParallelFlops = 1 << 21 };
 // Rows of C per block are a multiple of this (the GEMM kernels' tiles).
 enum { kRowAlign = 16 };
+// With an epilogue, blocks of C hold at most this many elements (a quarter
+// of a 1 MiB L2 in float) so the epilogue finds them in cache, but have at
+// least kEpilogueMinRows rows so that packing B once per block stays cheap.
+enum { kEpilogueBlock = 1 << 16, kEpilogueMinRows = 64 };
 
 typedef enum gemm_kind_t {
   GEMM_F32,  // also half and bfloat16, converted
@@ -268,6 +272,7 @@ typedef struct gemm_job_t {
   const product_t* p;
   gemm_kind_t kind;
   const loom__matmul_loops_t* loops;
+  const loom__matmul_epilogue_t* epilogue;  // NULL: none
   const char* a;  // element data of A and B (converted to float for 16-bit)
   const char* b;  // for integers: op(B) row-major
   char* c;
@@ -333,6 +338,8 @@ static void gemm_block(const gemm_job_t* job, int64_t unit) {
                            (int64_t*)c, rows, n, k);
       break;
   }
+  // While the block is still in cache.
+  if (job->epilogue) job->epilogue->fn(job->epilogue->state, c, rows, n);
 }
 
 static void gemm_units(void* arg, int64_t begin, int64_t end) {
@@ -364,6 +371,14 @@ static loom_status_t run_gemms(loom_kernel_context_t* ctx, gemm_job_t* job) {
     job->rows_per_block =
         (job->rows_per_block + kRowAlign - 1) / kRowAlign * kRowAlign;
   }
+  if (job->epilogue && job->rows_per_block * p->n > kEpilogueBlock) {
+    int64_t rows = kEpilogueBlock / p->n / kRowAlign * kRowAlign;
+    if (rows < kEpilogueMinRows) rows = kEpilogueMinRows;
+    if (rows < job->rows_per_block) {
+      job->rows_per_block = rows;
+      job->row_blocks = (p->m + rows - 1) / rows;
+    }
+  }
   int64_t units = p->batch * job->row_blocks;
   if (threads == 1 || units == 1 ||
       flops * (double)p->batch < kMinParallelFlops) {
@@ -389,12 +404,25 @@ static void* batch_matmul_create(loom_kernel_construction_t* ctx) {
   return (void*)kind_of(true, loom_kernel_construction_attrs(ctx));
 }
 
-static void matmul_compute(void* kernel, loom_kernel_context_t* ctx) {
+loom_status_t loom__matmul_output_shape(const char* op_name,
+                                        const loom_shape_t* a,
+                                        const loom_shape_t* b, bool transpose_a,
+                                        bool transpose_b, loom_shape_t* out) {
+  product_t p;
+  LOOM_RETURN_IF_ERROR(product_of(
+      op_name, &kProductKinds[0][transpose_a][transpose_b], a, b, &p));
+  *out = p.out;
+  return loom_ok_status();
+}
+
+static void compute(loom_kernel_context_t* ctx, const product_kind_t* kind,
+                    const loom__matmul_epilogue_t* epilogue) {
   loom_tensor_t* a = loom_kernel_context_input(ctx, 0);
   loom_tensor_t* b = loom_kernel_context_input(ctx, 1);
+  const char* op_name = loom_kernel_context_op(ctx)->name;
   product_t p;
   loom_status_t status =
-      product_of(kernel, loom_tensor_shape(a), loom_tensor_shape(b), &p);
+      product_of(op_name, kind, loom_tensor_shape(a), loom_tensor_shape(b), &p);
   if (status) FAIL_AND_RETURN(ctx, status);
   loom_tensor_t* c = NULL;
   status = loom_kernel_context_allocate_output(ctx, 0, &p.out, &c);
@@ -403,24 +431,26 @@ static void matmul_compute(void* kernel, loom_kernel_context_t* ctx) {
   size_t size = loom_dtype_size(dtype);
   int64_t out_elements = loom_tensor_num_elements(c);
   if (out_elements == 0) return;
-  if (p.k == 0) {
+  if (p.k == 0 && !epilogue) {
     memset(loom_tensor_data(c), 0, loom_tensor_byte_size(c));  // 0 bits
     return;
   }
-  // From here A, B and C are non-empty: the batch, the strides and the
-  // matrix sizes are below their element counts.
+  // From here C is non-empty, and so are A and B unless k is 0 (with an
+  // epilogue): the batch, the strides and the matrix sizes are below their
+  // element counts.
   if (p.m > INT_MAX || p.n > INT_MAX || p.k > INT_MAX) {
     FAIL_AND_RETURN(
         ctx, loom_make_status(LOOM_STATUS_UNIMPLEMENTED,
                               "%s: matrix dimensions above %d are not "
                               "supported (m %lld, n %lld, k %lld)",
-                              loom_kernel_context_op(ctx)->name, INT_MAX,
-                              (long long)p.m, (long long)p.n, (long long)p.k));
+                              op_name, INT_MAX, (long long)p.m, (long long)p.n,
+                              (long long)p.k));
   }
   loom__blas_single_threaded();
   gemm_job_t job = {
       .p = &p,
       .loops = loom__matmul_loops(),
+      .epilogue = epilogue,
       .a = loom_tensor_data(a),
       .b = loom_tensor_data(b),
       .c = loom_tensor_data(c),
@@ -448,9 +478,9 @@ static void matmul_compute(void* kernel, loom_kernel_context_t* ctx) {
           !loom__size_bytes(total, sizeof(float), &bytes)) {
         FAIL_AND_RETURN(
             ctx, loom__size_overflow_error(
-                     loom_kernel_context_op(ctx)->name, "float copies",
-                     "(%lld + %lld + %lld floats)", (long long)a_elements,
-                     (long long)b_elements, (long long)out_elements));
+                     op_name, "float copies", "(%lld + %lld + %lld floats)",
+                     (long long)a_elements, (long long)b_elements,
+                     (long long)out_elements));
       }
       status = loom_allocator_malloc_aligned(allocator, bytes, 64, &scratch);
       if (status) FAIL_AND_RETURN(ctx, status);
@@ -471,6 +501,12 @@ static void matmul_compute(void* kernel, loom_kernel_context_t* ctx) {
     }
     case LOOM_DTYPE_INT32:
     case LOOM_DTYPE_INT64: {
+      if (epilogue) {
+        FAIL_AND_RETURN(
+            ctx, loom_make_status(LOOM_STATUS_UNIMPLEMENTED,
+                                  "%s: no fused computation for dtype %s",
+                                  op_name, loom_dtype_name(dtype)));
+      }
       job.kind = dtype == LOOM_DTYPE_INT32 ? GEMM_I32 : GEMM_I64;
       if (p.transpose_b) {
         // The loop wants op(B) row-major: transpose each matrix of B once.
@@ -498,7 +534,13 @@ static void matmul_compute(void* kernel, loom_kernel_context_t* ctx) {
                                             "no CPU kernel for dtype %s",
                                             loom_dtype_name(dtype)));
   }
-  status = run_gemms(ctx, &job);
+  if (p.k == 0) {
+    // op(A) . op(B) is all zeros: the epilogue still applies to it.
+    memset(job.c, 0, (size_t)out_elements * job.size);
+    epilogue->fn(epilogue->state, job.c, p.batch * p.m, p.n);
+  } else {
+    status = run_gemms(ctx, &job);
+  }
   if (!status && (dtype == LOOM_DTYPE_HALF || dtype == LOOM_DTYPE_BFLOAT16)) {
     void (*narrow)(const float*, uint16_t*, int64_t) =
         dtype == LOOM_DTYPE_HALF ? job.loops->float_to_half
@@ -507,6 +549,16 @@ static void matmul_compute(void* kernel, loom_kernel_context_t* ctx) {
   }
   loom_allocator_free(allocator, scratch);
   if (status) loom_kernel_context_fail(ctx, status);
+}
+
+static void matmul_compute(void* kernel, loom_kernel_context_t* ctx) {
+  compute(ctx, kernel, NULL);
+}
+
+void loom__matmul_compute(loom_kernel_context_t* ctx, bool transpose_a,
+                          bool transpose_b,
+                          const loom__matmul_epilogue_t* epilogue) {
+  compute(ctx, &kProductKinds[0][transpose_a][transpose_b], epilogue);
 }
 
 //===----------------------------------------------------------------------===//
@@ -521,7 +573,7 @@ static const loom__builtin_op_t kOps[] = {
                "T: {bfloat16, half, float, double, int32, int64, uint8, "
                "uint16, uint32, uint64, complex64, complex128}",
                "grad_a: bool = false", "grad_b: bool = false"},
-     .shape_fn = matmul_shape_fn},
+     .shape_fn = loom__matmul_shape_fn},
     {.name = "BatchMatMulV2",
      .inputs = {"x: T", "y: T"},
      .outputs = {"output: T"},
@@ -529,7 +581,7 @@ static const loom__builtin_op_t kOps[] = {
                "uint8, uint16, uint32, uint64, complex64, complex128}",
                "adj_x: bool = false", "adj_y: bool = false",
                "grad_x: bool = false", "grad_y: bool = false"},
-     .shape_fn = matmul_shape_fn},
+     .shape_fn = loom__matmul_shape_fn},
 };
 
 #define MATMUL_TYPES                                                         \
@@ -553,6 +605,7 @@ loom_status_t loom__register_linalg_ops(void) {
   loom__blas_single_threaded();
   LOOM_RETURN_IF_ERROR(
       loom__register_builtin_ops(kOps, (int)(sizeof(kOps) / sizeof(kOps[0]))));
-  return loom__register_builtin_kernels(
-      kKernels, (int)(sizeof(kKernels) / sizeof(kKernels[0])));
+  LOOM_RETURN_IF_ERROR(loom__register_builtin_kernels(
+      kKernels, (int)(sizeof(kKernels) / sizeof(kKernels[0]))));
+  return loom__register_fused_matmul_ops();
 }

@@ -5,9 +5,13 @@
 #ifndef LOOM_KERNELS_MATMUL_H_
 #define LOOM_KERNELS_MATMUL_H_
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "kernels/isa.h"
+#include "loom/kernel.h"
+#include "loom/shape.h"
+#include "loom/shape_inference.h"
 
 typedef struct loom__matmul_loops_t {
   // c[i, j] = sum_p a[i * a_row + p * a_col] * b[p * n + j] for i < m,
@@ -23,6 +27,10 @@ typedef struct loom__matmul_loops_t {
   void (*float_to_half)(const float* in, uint16_t* out, int64_t n);
   void (*bfloat16_to_float)(const uint16_t* in, float* out, int64_t n);
   void (*float_to_bfloat16)(const float* in, uint16_t* out, int64_t n);
+  // _FusedMatMul's epilogue: c[i, j] += bias[j] over `rows` rows of n; and
+  // x = x < 0 ? x * alpha : x (TensorFlow's fused LeakyRelu), in place.
+  void (*bias_rows_f32)(float* c, const float* bias, int64_t rows, int64_t n);
+  void (*leaky_relu_f32)(float* x, int64_t n, float alpha);
 } loom__matmul_loops_t;
 
 extern const loom__matmul_loops_t loom__matmul_loops_baseline;
@@ -39,5 +47,39 @@ const loom__matmul_loops_t* loom__matmul_loops(void);
 // before each product, should the embedding program have changed it.
 // Thread-safe.
 void loom__blas_single_threaded(void);
+
+// Work fused into a product (_FusedMatMul's bias and activation): run on
+// each block of rows of C as soon as its product is computed, while it is
+// in cache — `rows` full rows of n elements at `c`, in the type the product
+// is computed in (float for float, half and bfloat16, rounded to 16 bits
+// after the epilogue; double for double). Blocks are disjoint and may run
+// concurrently on the pool's threads. With k = 0 it runs once over the
+// whole (zero) product.
+typedef struct loom__matmul_epilogue_t {
+  void (*fn)(const void* state, void* c, int64_t rows, int64_t n);
+  const void* state;
+} loom__matmul_epilogue_t;
+
+// The shape of op(a) . op(b) under MatMul's rules (two matrices, inner
+// dims equal), with TensorFlow's messages; overflow errors name `op_name`.
+loom_status_t loom__matmul_output_shape(const char* op_name,
+                                        const loom_shape_t* a,
+                                        const loom_shape_t* b, bool transpose_a,
+                                        bool transpose_b, loom_shape_t* out);
+
+// MatMul's and BatchMatMulV2's shape function (by the op's name: MatMul's
+// rules for MatMul and _FusedMatMul).
+loom_status_t loom__matmul_shape_fn(loom_shape_inference_context_t* context,
+                                    void* user_data);
+
+// _FusedMatMul (matmul_fused.c); registered with the linear-algebra family.
+loom_status_t loom__register_fused_matmul_ops(void);
+
+// MatMul's kernel body: output 0 = op(input 0) . op(input 1), then
+// `epilogue` (NULL: none; floating-point dtypes only) over it. Failures go
+// to `ctx`.
+void loom__matmul_compute(loom_kernel_context_t* ctx, bool transpose_a,
+                          bool transpose_b,
+                          const loom__matmul_epilogue_t* epilogue);
 
 #endif  // LOOM_KERNELS_MATMUL_H_

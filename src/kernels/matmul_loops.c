@@ -83,6 +83,28 @@ static void LOOM_ISA_FN(float_to_bfloat16)(const float* restrict in,
   }
 }
 
+#define BIAS_ROWS(name, T)                                             \
+  static void LOOM_ISA_FN(name)(T* restrict c, const T* restrict bias, \
+                                int64_t rows, int64_t n) {             \
+    for (int64_t i = 0; i < rows; ++i) {                               \
+      T* restrict row = c + i * n;                                     \
+      for (int64_t j = 0; j < n; ++j) row[j] += bias[j];               \
+    }                                                                  \
+  }
+
+BIAS_ROWS(bias_rows_f32, float)
+
+// A select the compiler vectorises (NaN stays NaN: x * alpha).
+#define LEAKY_RELU(name, T)                                          \
+  static void LOOM_ISA_FN(name)(T* restrict x, int64_t n, T alpha) { \
+    for (int64_t i = 0; i < n; ++i) {                                \
+      T v = x[i];                                                    \
+      x[i] = v < 0 ? v * alpha : v;                                  \
+    }                                                                \
+  }
+
+LEAKY_RELU(leaky_relu_f32, float)
+
 const loom__matmul_loops_t LOOM_ISA_FN(loom__matmul_loops) = {
     .gemm_i32 = LOOM_ISA_FN(gemm_i32),
     .gemm_i64 = LOOM_ISA_FN(gemm_i64),
@@ -90,4 +112,6 @@ const loom__matmul_loops_t LOOM_ISA_FN(loom__matmul_loops) = {
     .float_to_half = LOOM_ISA_FN(float_to_half),
     .bfloat16_to_float = LOOM_ISA_FN(bfloat16_to_float),
     .float_to_bfloat16 = LOOM_ISA_FN(float_to_bfloat16),
+    .bias_rows_f32 = LOOM_ISA_FN(bias_rows_f32),
+    .leaky_relu_f32 = LOOM_ISA_FN(leaky_relu_f32),
 };

@@ -1126,11 +1126,15 @@ static const char* const kKernelOps[] = {
     "VarIsInitializedOp",
     "Where",
     "ZerosLike",
+    "_FusedMatMul",
 };
 
 // Ops with no gradient: TensorFlow differentiates them with ops the
-// library does not have (FusedBatchNormGradV3's grad).
-static const char* const kWithoutGradient[] = {"FusedBatchNormGradV3"};
+// library does not have (FusedBatchNormGradV3's grad), or registers none
+// (_FusedMatMul, which grappler makes after differentiation: taping it is
+// an error, as in TensorFlow, not a silent zero).
+static const char* const kWithoutGradient[] = {"FusedBatchNormGradV3",
+                                               "_FusedMatMul"};
 
 // Differentiable ops a case file cannot run (a resource input).
 static const char* const kNotInCases[] = {"ReadVariableOp"};

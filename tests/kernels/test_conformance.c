@@ -253,6 +253,24 @@ static int parse_attr(char** cursor, int line, loom_op_attrs_t* attrs) {
       dims[i] = strtoll(next_token(cursor), NULL, 10);
     }
     status = loom_op_attrs_set_shape(attrs, name, dims, rank);
+  } else if (strcmp(kind, "strings") == 0) {
+    // Each "x<hex of its bytes>", decoded in place in the line.
+    int count = atoi(next_token(cursor));
+    if (count < 0 || count > 64) return fail_parse(line, "attr: bad count");
+    loom_string_view_t views[64];
+    for (int i = 0; i < count; ++i) {
+      char* token = next_token(cursor);
+      if (!token || token[0] != 'x' || strlen(token + 1) % 2 != 0) {
+        return fail_parse(line, "attr: a string is x<hex>");
+      }
+      size_t size = strlen(token + 1) / 2;
+      for (size_t j = 0; j < size; ++j) {
+        char pair[3] = {token[1 + 2 * j], token[2 + 2 * j], '\0'};
+        token[j] = (char)strtol(pair, NULL, 16);
+      }
+      views[i] = (loom_string_view_t){.data = token, .size = size};
+    }
+    status = loom_op_attrs_set_string_list(attrs, name, views, count);
   } else if (strcmp(kind, "ints") == 0 || strcmp(kind, "floats") == 0 ||
              strcmp(kind, "bools") == 0 || strcmp(kind, "types") == 0) {
     int count = atoi(next_token(cursor));

@@ -1,10 +1,10 @@
 // TensorFlow ops as TFRT's CPU backend programs run them through
 // corert.executeop "tf.X": BiasAdd (NHWC and NCHW), Softmax, Mean, Pad,
 // Tile, ConcatV2, Less, Shape, ZerosLike, ExpandDims, RealDiv, MaxPool,
-// Conv2D and FusedBatchNormV3, with their errors. Loom's ops follow
-// TensorFlow: FusedBatchNormV3 takes 1-D scale, offset, mean and variance
-// (TFRT's CPU kernel also takes [1, 1, 1, C]). Expected values from NumPy
-// and PyTorch.
+// Conv2D, FusedBatchNormV3 and _FusedMatMul, with their errors. Loom's ops
+// follow TensorFlow: FusedBatchNormV3 takes 1-D scale, offset, mean and
+// variance (TFRT's CPU kernel also takes [1, 1, 1, C]; TensorFlow's kernel
+// and shape function refuse them). Expected values from NumPy and PyTorch.
 // RUN: not loom run %s 2>&1 | FileCheck %s
 // RUN: loom run --verify-diagnostics %s
 
@@ -128,3 +128,38 @@ func.func @errors() -> (!corert.tensorhandle, !corert.tensorhandle, !corert.tens
   tfrt.return %a, %b, %c, %d#0 : !corert.tensorhandle, !corert.tensorhandle, !corert.tensorhandle, !corert.tensorhandle
 }
 // CHECK-NEXT: 'errors' returned <<error: Op 'BiasAdd': value for attr 'data_format'{{.*}}>>,<<error: Op 'BiasAdd': Must provide{{.*}}>>,<<error: Op 'BiasAdd': Input tensor must be at least 2D: [2]>>,<<error: Op 'FusedBatchNormV3': scale must be 1-dimensional, got shape [1,1,1,1]>>
+
+// _FusedMatMul as grappler and TFRT's CPU programs write it: fused_ops only
+// (T and num_args come from the operands).
+// CHECK-LABEL: --- Running 'fused_matmul'
+func.func @fused_matmul() -> !corert.tensorhandle {
+  %ch0 = tfrt.new.chain
+  %cpu = corert.get_op_handler %ch0 "cpu"
+  %a = corert.executeop(%cpu) "tf.Const"()
+      {dtype = f32, value = dense<[[-1.0, -0.5, 0.0], [0.5, 1.0, 1.5]]> : tensor<2x3xf32>} : 1
+  %b = corert.executeop(%cpu) "tf.Const"()
+      {dtype = f32, value = dense<[[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]]> : tensor<3x2xf32>} : 1
+  %bias = corert.executeop(%cpu) "tf.Const"() {dtype = f32, value = dense<[1.0, -20.0]> : tensor<2xf32>} : 1
+  // CHECK-NEXT: DenseHostTensor dtype = f32, shape = [2, 2], values = [0.000000e+00, -2.250000e+01, 9.000000e+00, -9.000000e+00]
+  %f0 = corert.executeop(%cpu) "tf._FusedMatMul"(%a, %b, %bias)
+      {fused_ops = ["BiasAdd"], transpose_a = false, transpose_b = false} : 1
+  %ch1 = corert.print_tensorhandle(%f0, %ch0)
+  // CHECK-NEXT: DenseHostTensor dtype = f32, shape = [2, 2], values = [0.000000e+00, 0.000000e+00, 9.000000e+00, 0.000000e+00]
+  %f1 = corert.executeop(%cpu) "tf._FusedMatMul"(%a, %b, %bias) {fused_ops = ["BiasAdd", "Relu"]} : 1
+  %ch2 = corert.print_tensorhandle(%f1, %ch1)
+  // CHECK-NEXT: DenseHostTensor dtype = f32, shape = [2, 2], values = [0.000000e+00, 0.000000e+00, 6.000000e+00, 0.000000e+00]
+  %f2 = corert.executeop(%cpu) "tf._FusedMatMul"(%a, %b, %bias) {fused_ops = ["BiasAdd", "Relu6"]} : 1
+  %ch3 = corert.print_tensorhandle(%f2, %ch2)
+  // CHECK-NEXT: DenseHostTensor dtype = f32, shape = [2, 2], values = [0.000000e+00, -1.000000e+00, 9.000000e+00, -9.998766e-01]
+  %f3 = corert.executeop(%cpu) "tf._FusedMatMul"(%a, %b, %bias) {fused_ops = ["BiasAdd", "Elu"]} : 1
+  %ch4 = corert.print_tensorhandle(%f3, %ch3)
+  // CHECK-NEXT: DenseHostTensor dtype = f32, shape = [2, 2], values = [0.000000e+00, -2.250000e+00, 9.000000e+00, -9.000000e-01]
+  %f4 = corert.executeop(%cpu) "tf._FusedMatMul"(%a, %b, %bias)
+      {fused_ops = ["BiasAdd", "LeakyRelu"], leakyrelu_alpha = 0.1 : f32} : 1
+  %ch5 = corert.print_tensorhandle(%f4, %ch4)
+  // CHECK-NEXT: tf_cpu_ops.mlir:[[@LINE+2]]:8: error: runtime error: {{.*}}'_FusedMatMulCpu': Fusion is not implemented: [BiasAdd,Tanh]
+  // expected-error @+1 {{Fusion is not implemented: [BiasAdd,Tanh]}}
+  %e = corert.executeop(%cpu) "tf._FusedMatMul"(%a, %b, %bias) {fused_ops = ["BiasAdd", "Tanh"]} : 1
+  tfrt.return %e : !corert.tensorhandle
+}
+// CHECK-NEXT: 'fused_matmul' returned <<error: {{.*}}'_FusedMatMulCpu': Fusion is not implemented: [BiasAdd,Tanh]>>

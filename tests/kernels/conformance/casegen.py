@@ -23,7 +23,8 @@ nan / inf / -inf; complex numbers as "re,im" (two floats); strings as "x"
 followed by the hex of their bytes (NumPy str / bytes / object arrays are
 string tensors). Attr kinds: int, float, bool, type, string, shape
 (rank dims...; rank -1 = unknown), ints / floats / bools / types
-(count values...), tensor (a tensor as in input lines).
+(count values...), strings (count values..., each as in string
+tensors), tensor (a tensor as in input lines).
 
 Resource inputs: "input variable" makes a variable (VarHandleOp with the
 value's dtype and shape) holding the value and passes its resource
@@ -153,6 +154,9 @@ def _format_attr(name, value):
             return "attr %s shape -1" % name
         return "attr %s shape %d %s" % (name, len(payload),
                                         " ".join(str(d) for d in payload))
+    if kind == "strings":
+        items = [_format_value(p, "string") for p in payload]
+        return "attr %s strings %d %s" % (name, len(items), " ".join(items))
     if kind in ("ints", "floats", "bools", "types"):
         element = {"ints": "int", "floats": "float", "bools": "bool",
                    "types": "type"}[kind]
