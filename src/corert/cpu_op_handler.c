@@ -15,6 +15,7 @@
 #include "base/rwlock.h"
 #include "base/small_vector.h"
 #include "corert/cpu_op_handler_internal.h"
+#include "host/async_value_internal.h"
 #include "loom/host_context.h"
 
 typedef cpu_native_op_t native_op_t;
@@ -552,9 +553,39 @@ static inline uint64_t take_arguments(loom_op_invocation_t* invocation) {
   return owned;
 }
 
+// A TensorFlow kernel's direct entry, for a one-result op whose metadata is
+// known: the kernel runs without a kernel context and its output becomes
+// the result. *out_done is false when the entry declined (nothing done).
+static loom_status_t run_direct(execution_t* e, uint64_t owned,
+                                bool* out_done) {
+  loom_runtime_t* runtime = e->handler->runtime;
+  loom_op_invocation_t* invocation = e->invocation;
+  loom__kernel_direct_call_t call = {
+      .instance = e->spec->instance,
+      .host = runtime->host,
+      .allocator = runtime->allocator,
+      .inputs = e->tensors,
+      .num_inputs = invocation->num_arguments,
+      .owned_inputs = owned,
+      .output = &e->results[0],
+  };
+  loom_tensor_t* output = NULL;
+  loom_status_t status = loom_ok_status();
+  *out_done = e->spec->direct(&call, &output, &status);
+  if (!*out_done) return loom_ok_status();
+  if (LOOM_UNLIKELY(status != NULL)) {
+    return loom__cpu_annotate(status, invocation->op->name);
+  }
+  // The value was made by this Execute and nobody sees it yet.
+  *(loom_tensor_t**)loom_async_value_payload(e->values[0]) = output;
+  loom__async_value_set_available_unshared(e->values[0]);
+  return loom_ok_status();
+}
+
 // Runs the op's kernel on the available inputs: a native op's dispatch
-// function straight from its result metadata, else (a TensorFlow kernel, or
-// a native op whose result metadata is not known) through a call record.
+// function straight from its result metadata, a TensorFlow kernel's direct
+// entry when it has one that takes these inputs, else (a TensorFlow kernel,
+// or a native op whose result metadata is not known) through a call record.
 // Failures come back annotated with the op's name.
 static inline loom_status_t run_kernel(execution_t* e, uint64_t owned) {
   loom_runtime_t* runtime = e->handler->runtime;
@@ -580,6 +611,11 @@ static inline loom_status_t run_kernel(execution_t* e, uint64_t owned) {
       status = loom__cpu_annotate(status, invocation->op->name);
     }
     return status;
+  }
+  if (e->spec && e->spec->direct && metadata && invocation->num_results == 1) {
+    bool done = false;
+    loom_status_t status = run_direct(e, owned, &done);
+    if (done) return status;
   }
   cpu_call_t call = {
       .op = e->op,
