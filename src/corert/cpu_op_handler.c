@@ -659,7 +659,7 @@ static inline loom_status_t run_kernel(execution_t* e, uint64_t owned) {
 // to every result it did not set.
 static inline void finish_now(execution_t* e, loom_status_t status) {
   loom_op_invocation_t* invocation = e->invocation;
-  for (int32_t i = 0; !e->lent && i < invocation->num_arguments; ++i) {
+  for (int32_t i = 0; i < invocation->num_arguments && !e->lent; ++i) {
     if (invocation->arguments[i]) {
       loom_tensor_handle_release(invocation->arguments[i]);
       invocation->arguments[i] = NULL;
@@ -685,10 +685,15 @@ static inline loom_status_t run_now(execution_t* e) {
     return fail(e, status, true);
   }
   loom__runtime_count_dispatch(e->handler->runtime, true);
-  // Converted scalars are owned tensors in argument slots: not lent.
-  if (LOOM_UNLIKELY(e->scalars)) own_arguments(e);
-  uint64_t owned = e->lent ? 0 : take_arguments(e->invocation);
-  if (LOOM_UNLIKELY(e->scalars)) status = convert_scalars(e, &owned);
+  uint64_t owned = 0;
+  if (LOOM_UNLIKELY(e->scalars)) {
+    // Converted scalars are owned tensors in argument slots: not lent.
+    own_arguments(e);
+    owned = take_arguments(e->invocation);
+    status = convert_scalars(e, &owned);
+  } else if (!e->lent) {
+    owned = take_arguments(e->invocation);
+  }
   if (LOOM_LIKELY(status == NULL)) status = run_kernel(e, owned);
   finish_now(e, status);
   return loom_ok_status();
