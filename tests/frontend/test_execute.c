@@ -105,8 +105,7 @@ static void a_failing_execution_leaves_the_inputs_as_they_were(void** state) {
   loom_tensor_handle_release(y);
 }
 
-static void a_cancelled_execution_leaves_the_inputs_as_they_were(
-    void** state) {
+static void a_cancelled_execution_leaves_the_inputs_as_they_were(void** state) {
   (void)state;
   loom_tensor_handle_t* x = vector(kX, 2);
   loom_tensor_handle_t* y = vector(kY, 2);
