@@ -86,6 +86,19 @@ struct loom_tensor_handle_t {
   _Atomic uint64_t tag;  // loom_tensor_handle_tag; 0 when not set
 };
 
+// loom_runtime_execute_invocation for a caller that validated the
+// invocation (a prepared op, arrays of the counts, no NULL argument) and
+// lends its arguments: it keeps its references, and the handles stay alive
+// until this returns. The cpu handler's inline run reads them in place;
+// every other path takes references of its own first, so the handler sees
+// the invocation it always does.
+loom_status_t loom__runtime_execute_lent(loom_op_invocation_t* invocation);
+
+// The cpu handler's execute with lent arguments (cpu_op_handler.c).
+bool loom__is_cpu_handler(const loom_op_handler_t* handler);
+loom_status_t loom__cpu_execute_lent(loom_op_handler_t* handler,
+                                     loom_op_invocation_t* invocation);
+
 void loom__runtime_retain(loom_runtime_t* runtime);
 void loom__runtime_release(loom_runtime_t* runtime);
 

@@ -143,6 +143,7 @@ static loom_status_t create_spec(cpu_op_t* op,
     construction.node_name = op->def->name;
     spec->instance = kernel->create ? kernel->create(&construction) : NULL;
     spec->kernel = kernel;  // from here on destroy deletes the instance
+    spec->direct = loom__kernel_direct_entry(kernel->compute);
     if (construction.status) {
       status = loom_status_annotate(construction.status,
                                     "constructing kernel '%s'", kernel->name);

@@ -15,6 +15,7 @@
 #include "base/rwlock.h"
 #include "base/small_vector.h"
 #include "corert/cpu_op_handler_internal.h"
+#include "host/async_value_internal.h"
 #include "loom/host_context.h"
 
 typedef cpu_native_op_t native_op_t;
@@ -321,6 +322,11 @@ typedef struct execution_t {
   bool scalars;         // an argument is a SCALAR host tensor
   bool metadata_known;  // the results' metadata is in `results`
   bool spec_owned;
+  // The arguments are lent (loom__cpu_execute_lent): the caller keeps its
+  // references, the invocation's slots are read, never released or
+  // cleared. Only an inline run keeps them so; every other path takes
+  // references of its own first (own_arguments).
+  bool lent;
   int64_t elements;         // in the arguments whose shapes are known
   cpu_kernel_spec_t* spec;  // TensorFlow ops, once their dtypes are known
   // n argument metadata and tensors (NULL while unavailable), m result
@@ -333,7 +339,7 @@ typedef struct execution_t {
 
 static inline loom_status_t execution_initialize(
     execution_t* e, execution_block_t* block, loom_op_handler_t* handler,
-    loom_op_invocation_t* invocation) {
+    loom_op_invocation_t* invocation, bool lent) {
   *e = (execution_t){
       .handler = handler,
       .invocation = invocation,
@@ -341,6 +347,7 @@ static inline loom_status_t execution_initialize(
       .has_chain = invocation->chain && *invocation->chain,
       .ready = true,
       .known = true,
+      .lent = lent,
   };
   execution_block_initialize(block);
   size_t n = (size_t)invocation->num_arguments;
@@ -366,36 +373,50 @@ static inline void execution_deinitialize(execution_t* e,
   }
 }
 
+// Lent arguments become the invocation's own (one more reference each),
+// as every path but an inline run expects them.
+static void own_arguments(execution_t* e) {
+  if (LOOM_LIKELY(!e->lent)) return;
+  e->lent = false;
+  loom_op_invocation_t* invocation = e->invocation;
+  for (int32_t i = 0; i < invocation->num_arguments; ++i) {
+    loom_tensor_handle_retain(invocation->arguments[i]);
+  }
+}
+
+// loom_op_invocation_fail, which releases the arguments.
+static loom_status_t fail(execution_t* e, loom_status_t error, bool report) {
+  own_arguments(e);
+  return loom_op_invocation_fail(e->invocation, error, report);
+}
+
 // An argument (or the chain) is an error: the op does not run and its
 // results carry the same error, reported where it arose, not here.
-static loom_status_t propagate_error(loom_op_invocation_t* invocation,
-                                     loom_status_t error) {
-  loom_status_free(
-      loom_op_invocation_fail(invocation, loom_status_clone(error), false));
+static loom_status_t propagate_error(execution_t* e, loom_status_t error) {
+  loom_status_free(fail(e, loom_status_clone(error), false));
   return loom_ok_status();
 }
 
 // What the op itself requires before its arguments are looked at: a chain
 // for a side-effecting op, a chain that is not an error. Returns false,
 // having failed the invocation (*out_status), otherwise.
-static inline bool check_chain(const execution_t* e,
-                               loom_status_t* out_status) {
+static inline bool check_chain(execution_t* e, loom_status_t* out_status) {
   loom_op_invocation_t* invocation = e->invocation;
   const cpu_native_op_t* native = e->op->native;
   if (LOOM_UNLIKELY(native && (native->flags & LOOM_CPU_OP_SIDE_EFFECTING) &&
                     !e->has_chain)) {
-    *out_status = loom_op_invocation_fail(
-        invocation,
-        loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                         "op '%s' has side effects and needs a chain",
-                         invocation->op->name),
-        true);
+    *out_status =
+        fail(e,
+             loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                              "op '%s' has side effects and needs a chain",
+                              invocation->op->name),
+             true);
     return false;
   }
   if (LOOM_UNLIKELY(e->has_chain &&
                     loom_async_value_is_error(*invocation->chain))) {
     *out_status =
-        propagate_error(invocation, loom_async_value_error(*invocation->chain));
+        propagate_error(e, loom_async_value_error(*invocation->chain));
     return false;
   }
   return true;
@@ -410,14 +431,14 @@ static inline bool gather_arguments(execution_t* e, loom_status_t* out_status) {
     loom_tensor_handle_t* handle = invocation->arguments[i];
     loom_async_value_t* value = handle->value;
     if (LOOM_UNLIKELY(!value)) {
-      *out_status = loom_op_invocation_fail(
-          invocation,
-          loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                           "%s: argument %d lives on op handler '%s'; copy it "
-                           "onto the cpu handler first",
-                           invocation->op->name, i,
-                           handle->handler->vtable->type_name),
-          true);
+      *out_status =
+          fail(e,
+               loom_make_status(
+                   LOOM_STATUS_INVALID_ARGUMENT,
+                   "%s: argument %d lives on op handler '%s'; copy it "
+                   "onto the cpu handler first",
+                   invocation->op->name, i, handle->handler->vtable->type_name),
+               true);
       return false;
     }
     loom_async_value_state_t state = loom_async_value_state(value);
@@ -430,7 +451,7 @@ static inline bool gather_arguments(execution_t* e, loom_status_t* out_status) {
       continue;
     }
     if (state == LOOM_ASYNC_VALUE_ERROR) {
-      *out_status = propagate_error(invocation, loom_async_value_error(value));
+      *out_status = propagate_error(e, loom_async_value_error(value));
       return false;
     }
     e->tensors[i] = NULL;
@@ -552,9 +573,39 @@ static inline uint64_t take_arguments(loom_op_invocation_t* invocation) {
   return owned;
 }
 
+// A TensorFlow kernel's direct entry, for a one-result op whose metadata is
+// known: the kernel runs without a kernel context and its output becomes
+// the result. *out_done is false when the entry declined (nothing done).
+static loom_status_t run_direct(execution_t* e, uint64_t owned,
+                                bool* out_done) {
+  loom_runtime_t* runtime = e->handler->runtime;
+  loom_op_invocation_t* invocation = e->invocation;
+  loom__kernel_direct_call_t call = {
+      .instance = e->spec->instance,
+      .host = runtime->host,
+      .allocator = runtime->allocator,
+      .inputs = e->tensors,
+      .num_inputs = invocation->num_arguments,
+      .owned_inputs = owned,
+      .output = &e->results[0],
+  };
+  loom_tensor_t* output = NULL;
+  loom_status_t status = loom_ok_status();
+  *out_done = e->spec->direct(&call, &output, &status);
+  if (!*out_done) return loom_ok_status();
+  if (LOOM_UNLIKELY(status != NULL)) {
+    return loom__cpu_annotate(status, invocation->op->name);
+  }
+  // The value was made by this Execute and nobody sees it yet.
+  *(loom_tensor_t**)loom_async_value_payload(e->values[0]) = output;
+  loom__async_value_set_available_unshared(e->values[0]);
+  return loom_ok_status();
+}
+
 // Runs the op's kernel on the available inputs: a native op's dispatch
-// function straight from its result metadata, else (a TensorFlow kernel, or
-// a native op whose result metadata is not known) through a call record.
+// function straight from its result metadata, a TensorFlow kernel's direct
+// entry when it has one that takes these inputs, else (a TensorFlow kernel,
+// or a native op whose result metadata is not known) through a call record.
 // Failures come back annotated with the op's name.
 static inline loom_status_t run_kernel(execution_t* e, uint64_t owned) {
   loom_runtime_t* runtime = e->handler->runtime;
@@ -581,6 +632,11 @@ static inline loom_status_t run_kernel(execution_t* e, uint64_t owned) {
     }
     return status;
   }
+  if (e->spec && e->spec->direct && metadata && invocation->num_results == 1) {
+    bool done = false;
+    loom_status_t status = run_direct(e, owned, &done);
+    if (done) return status;
+  }
   cpu_call_t call = {
       .op = e->op,
       .op_name = invocation->op->name,
@@ -603,7 +659,7 @@ static inline loom_status_t run_kernel(execution_t* e, uint64_t owned) {
 // to every result it did not set.
 static inline void finish_now(execution_t* e, loom_status_t status) {
   loom_op_invocation_t* invocation = e->invocation;
-  for (int32_t i = 0; i < invocation->num_arguments; ++i) {
+  for (int32_t i = 0; i < invocation->num_arguments && !e->lent; ++i) {
     if (invocation->arguments[i]) {
       loom_tensor_handle_release(invocation->arguments[i]);
       invocation->arguments[i] = NULL;
@@ -626,33 +682,43 @@ static inline void finish_now(execution_t* e, loom_status_t status) {
 static inline loom_status_t run_now(execution_t* e) {
   loom_status_t status = create_results(e);
   if (LOOM_UNLIKELY(status != NULL)) {
-    return loom_op_invocation_fail(e->invocation, status, true);
+    return fail(e, status, true);
   }
   loom__runtime_count_dispatch(e->handler->runtime, true);
-  uint64_t owned = take_arguments(e->invocation);
-  if (LOOM_UNLIKELY(e->scalars)) status = convert_scalars(e, &owned);
+  uint64_t owned = 0;
+  if (LOOM_UNLIKELY(e->scalars)) {
+    // Converted scalars are owned tensors in argument slots: not lent.
+    own_arguments(e);
+    owned = take_arguments(e->invocation);
+    status = convert_scalars(e, &owned);
+  } else if (!e->lent) {
+    owned = take_arguments(e->invocation);
+  }
   if (LOOM_LIKELY(status == NULL)) status = run_kernel(e, owned);
   finish_now(e, status);
   return loom_ok_status();
 }
 
-static loom_status_t cpu_execute(loom_op_handler_t* handler,
-                                 loom_op_invocation_t* invocation) {
+static inline loom_status_t execute(loom_op_handler_t* handler,
+                                    loom_op_invocation_t* invocation,
+                                    bool lent) {
   execution_t e;
   execution_block_t block;
-  loom_status_t status = execution_initialize(&e, &block, handler, invocation);
+  loom_status_t status =
+      execution_initialize(&e, &block, handler, invocation, lent);
   if (LOOM_UNLIKELY(status != NULL)) {
     execution_deinitialize(&e, &block);
-    return loom_op_invocation_fail(invocation, status, true);
+    return fail(&e, status, true);
   }
   if (check_chain(&e, &status) && gather_arguments(&e, &status)) {
     status = infer_metadata(&e);
     bool expensive = false;
     if (LOOM_UNLIKELY(status != NULL)) {
-      status = loom_op_invocation_fail(invocation, status, true);
+      status = fail(&e, status, true);
     } else if (LOOM_LIKELY(runs_now(&e, &expensive))) {
       status = run_now(&e);
     } else {
+      own_arguments(&e);
       // The record takes the spec (and frees it if owned).
       bool owned = e.spec_owned;
       e.spec_owned = false;
@@ -663,6 +729,16 @@ static loom_status_t cpu_execute(loom_op_handler_t* handler,
   }
   execution_deinitialize(&e, &block);
   return status;
+}
+
+static loom_status_t cpu_execute(loom_op_handler_t* handler,
+                                 loom_op_invocation_t* invocation) {
+  return execute(handler, invocation, false);
+}
+
+loom_status_t loom__cpu_execute_lent(loom_op_handler_t* handler,
+                                     loom_op_invocation_t* invocation) {
+  return execute(handler, invocation, true);
 }
 
 //===----------------------------------------------------------------------===//
@@ -725,6 +801,10 @@ static const loom_op_handler_vtable_t kCpuVtable = {
 
 static bool is_cpu_handler(const loom_op_handler_t* handler) {
   return handler->vtable->execute == kCpuVtable.execute;
+}
+
+bool loom__is_cpu_handler(const loom_op_handler_t* handler) {
+  return is_cpu_handler(handler);
 }
 
 loom_status_t loom__cpu_register_builtin_ops(loom_op_handler_t* cpu);

@@ -55,6 +55,8 @@ typedef struct cpu_kernel_spec_t {
   const loom_op_attrs_t* attrs;         // frozen, complete
   const loom_kernel_def_t* kernel;
   void* instance;
+  // The kernel's direct entry (registry/kernel_context.h), or NULL.
+  loom__kernel_direct_fn_t direct;
   uint64_t serial;  // unique for the process's life (the shape memo)
   struct cpu_kernel_spec_t* next_retired;  // cpu_op_t.retired
   int32_t num_inputs;

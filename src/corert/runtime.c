@@ -362,9 +362,12 @@ static loom_status_t reject(loom_prepared_op_t* op,
   return error;
 }
 
-static void wait_for_results(loom_runtime_t* runtime,
-                             loom_tensor_handle_t** results,
-                             int32_t num_results, loom_async_value_t** chain) {
+// Inline: after an op that ran inline (the common case) it is a check of
+// each result, not worth a call.
+static inline void wait_for_results(loom_runtime_t* runtime,
+                                    loom_tensor_handle_t** results,
+                                    int32_t num_results,
+                                    loom_async_value_t** chain) {
   for (int32_t i = 0; i < num_results; ++i) {
     // Inline ops are done already: no call for them.
     if (!results[i] || !results[i]->value ||
@@ -439,6 +442,41 @@ loom_status_t loom_runtime_execute_invocation(
   loom_status_t status = op->handler->vtable->execute(op->handler, invocation);
   if (runtime->synchronous) {
     wait_for_results(runtime, results, num_results, chain);
+  }
+  return status;
+}
+
+loom_status_t loom__runtime_execute_lent(loom_op_invocation_t* invocation) {
+  loom_prepared_op_t* op = invocation->op;
+  loom_op_handler_t* handler = op->handler;
+  loom_runtime_t* runtime = op->runtime;
+  bool lent = loom__is_cpu_handler(handler);
+  if (!lent) {
+    for (int32_t i = 0; i < invocation->num_arguments; ++i) {
+      loom_tensor_handle_retain(invocation->arguments[i]);
+    }
+  }
+  invocation->notes = NULL;
+  loom_status_t cancelled = loom_ok_status();
+  if (LOOM_UNLIKELY(loom_host_context_is_cancelled(runtime->host))) {
+    cancelled = loom_host_context_cancel_status(runtime->host);
+  } else if (LOOM_UNLIKELY(invocation->cancellation != NULL) &&
+             (loom_cancellation_is_cancelled(invocation->cancellation) ||
+              loom_cancellation_is_cancelling(invocation->cancellation))) {
+    cancelled = loom_cancellation_error(op->name);
+  }
+  if (LOOM_UNLIKELY(cancelled != NULL)) {
+    // loom_op_invocation_fail releases the arguments: they become its.
+    for (int32_t i = 0; lent && i < invocation->num_arguments; ++i) {
+      loom_tensor_handle_retain(invocation->arguments[i]);
+    }
+    return loom_op_invocation_fail(invocation, cancelled, false);
+  }
+  loom_status_t status = lent ? loom__cpu_execute_lent(handler, invocation)
+                              : handler->vtable->execute(handler, invocation);
+  if (runtime->synchronous) {
+    wait_for_results(runtime, invocation->results, invocation->num_results,
+                     invocation->chain);
   }
   return status;
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "corert/corert_internal.h"
 #include "frontend/eager_op_internal.h"
 #include "loom/op_signature.h"
 
@@ -186,6 +187,26 @@ static loom_status_t make_arguments(loom_eager_op_t* op,
   return loom_ok_status();
 }
 
+// Whether the op's inputs can be lent to an execution on `handler`
+// (loom__runtime_execute_lent): each is there already and held elsewhere
+// too, so that neither a copy nor a move (for buffer reuse) is wanted.
+// Then args[0, n) are the inputs, without references of their own.
+static bool lend_arguments(loom_eager_op_t* op, loom_op_handler_t* handler,
+                           loom_tensor_handle_t** args) {
+  loom_context_t* context = op->context;
+  bool cpu_target = handler == context->cpu;
+  for (int32_t i = 0; i < op->num_inputs; ++i) {
+    loom_tensor_handle_t* input = op->inputs[i];
+    loom_op_handler_t* source = loom_tensor_handle_handler(input);
+    if (!(source == handler || (cpu_target && loom__is_cpu(context, source))) ||
+        loom_tensor_handle_is_unique(input)) {
+      return false;
+    }
+    args[i] = input;
+  }
+  return true;
+}
+
 static void release_results(loom_tensor_handle_t** results, int32_t count) {
   for (int32_t i = 0; i < count; ++i) {
     loom_tensor_handle_release(results[i]);
@@ -309,7 +330,9 @@ loom_status_t loom__eager_op_execute_counted(loom_eager_op_t* op,
         (void**)&args));
     moved = (bool*)(args + n);
   }
-  loom_status_t status = make_arguments(op, handler, args, moved);
+  bool lent = lend_arguments(op, handler, args);
+  loom_status_t status =
+      lent ? loom_ok_status() : make_arguments(op, handler, args, moved);
   if (LOOM_UNLIKELY(status != NULL)) {
     // Nothing ran: the results were not written.
     if (args != stack_args) loom_allocator_free(context->allocator, args);
@@ -335,7 +358,10 @@ loom_status_t loom__eager_op_execute_counted(loom_eager_op_t* op,
         .chain = chain,
         .cancellation = op->cancellation,
     };
-    status = loom_runtime_execute_invocation(&invocation);
+    // The front end checked what Execute would: the prepared op, the
+    // arrays and their counts, every input.
+    status = lent ? loom__runtime_execute_lent(&invocation)
+                  : loom_runtime_execute_invocation(&invocation);
     if (LOOM_UNLIKELY(capture)) {
       loom_status_t error = loom__capture_end(&captured);
       if (status) {

@@ -9,6 +9,7 @@
 #include "kernels/elementwise.h"
 #include "kernels/kernel_registration.h"
 #include "kernels/shape_fns.h"
+#include "registry/kernel_context.h"
 
 // A kernel's loops, resolved when it is constructed: its instance points at
 // the entry of its op and dtype, so compute looks nothing up. The entries
@@ -84,6 +85,58 @@ static void binary_compute(const binary_kernel_t* kernel,
     return;
   }
   loom__binary_compute_op(ctx, op, kCost[op]);
+}
+
+// The direct entry (registry/kernel_context.h): the result's shape is
+// known, so the common tiny case — operands of the result's shape, or one
+// of them a single element — is one loop into a forwarded or new output.
+// Anything else (broadcasting, large or checked ops, a kernel resolved per
+// call) is left to compute.
+static bool binary_direct(const loom__kernel_direct_call_t* call,
+                          loom_tensor_t** out_tensor,
+                          loom_status_t* out_status) {
+  const binary_kernel_t* kernel = call->instance;
+  if (!kernel || !kernel->resolved || call->num_inputs != 2 ||
+      !kernel->call.binary || kernel->call.forwardable) {
+    return false;
+  }
+  const loom_tensor_metadata_t* output = call->output;
+  loom_tensor_t* const* inputs = call->inputs;
+  if (output->dtype != kernel->dtype ||
+      loom_tensor_dtype(inputs[0]) != kernel->dtype ||
+      loom_tensor_dtype(inputs[1]) != kernel->dtype) {
+    return false;
+  }
+  int64_t total = loom_shape_num_elements(&output->shape);
+  int64_t counts[2] = {loom_tensor_num_elements(inputs[0]),
+                       loom_tensor_num_elements(inputs[1])};
+  int64_t cost = kernel->call.cost_per_element;
+  if (total <= 0 ||
+      total * (cost > 0 ? cost : 1) >= kElementwiseMinParallelWork) {
+    return false;
+  }
+  // An operand of the result's element count and rank has its shape (each
+  // of its dims is 1 or the result's, and their product is the result's):
+  // it may become the output. Others must be a single element.
+  int32_t candidates[2];
+  int32_t num_candidates = 0;
+  for (int32_t k = 0; k < 2; ++k) {
+    if (counts[k] == total &&
+        loom_tensor_shape(inputs[k])->rank == output->shape.rank) {
+      candidates[num_candidates++] = k;
+    } else if (counts[k] != 1) {
+      return false;
+    }
+  }
+  loom_tensor_t* z = NULL;
+  *out_status = loom__kernel_direct_forward_or_allocate(
+      call, candidates, num_candidates, total, &z);
+  if (LOOM_UNLIKELY(*out_status != NULL)) return true;
+  kernel->call.binary(loom_tensor_data(inputs[0]), counts[0] == total ? 1 : 0,
+                      loom_tensor_data(inputs[1]), counts[1] == total ? 1 : 0,
+                      loom_tensor_data(z), total);
+  *out_tensor = z;
+  return true;
 }
 
 // One create and compute function per op.
@@ -182,6 +235,9 @@ static const loom__builtin_kernel_t kKernels[] = {
 loom_status_t loom__register_binary_arithmetic(void) {
   LOOM_RETURN_IF_ERROR(
       loom__register_builtin_ops(kOps, (int)(sizeof(kOps) / sizeof(kOps[0]))));
+  for (size_t i = 0; i < sizeof(kKernels) / sizeof(kKernels[0]); ++i) {
+    loom__kernel_set_direct_entry(kKernels[i].compute, binary_direct);
+  }
   return loom__register_builtin_kernels(
       kKernels, (int)(sizeof(kKernels) / sizeof(kKernels[0])));
 }

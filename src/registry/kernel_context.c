@@ -3,6 +3,7 @@
 #include "registry/kernel_context.h"
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "host/host_context_internal.h"
@@ -10,6 +11,13 @@
 #include "tensor/tensor_internal.h"
 
 // The counters live in the host context the kernel runs on.
+static void count_host_output(loom_host_context_t* host, bool forwarded) {
+  loom__kernel_counters_t* counters = &host->kernel_counters;
+  atomic_fetch_add_explicit(
+      forwarded ? &counters->forwarded_buffers : &counters->allocated_outputs,
+      1, memory_order_relaxed);
+}
+
 static void count_output(const loom_kernel_context_t* context, bool forwarded) {
   loom__kernel_counters_t* counters = &context->host->kernel_counters;
   atomic_fetch_add_explicit(
@@ -234,6 +242,71 @@ loom_status_t loom__kernel_context_forward_or_allocate_same(
   }
   return allocate_checked_output(context, 0, context->output_dtypes[0], shape,
                                  count, false, out_tensor);
+}
+
+//===----------------------------------------------------------------------===//
+// Direct entries
+//===----------------------------------------------------------------------===//
+
+enum { kMaxDirectEntries = 64 };
+
+// compute -> direct, appended under the lock; an entry is published (for
+// readers without the lock) by the count that covers it.
+static struct {
+  loom_kernel_compute_fn_t compute;
+  loom__kernel_direct_fn_t direct;
+} g_direct[kMaxDirectEntries];
+static _Atomic int32_t g_direct_count;
+static pthread_mutex_t g_direct_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+void loom__kernel_set_direct_entry(loom_kernel_compute_fn_t compute,
+                                   loom__kernel_direct_fn_t direct) {
+  pthread_mutex_lock(&g_direct_mutex);
+  int32_t count = atomic_load_explicit(&g_direct_count, memory_order_relaxed);
+  bool known = false;
+  for (int32_t i = 0; i < count && !known; ++i) {
+    known = g_direct[i].compute == compute;
+  }
+  // Registered once per kernel; a full table only costs the short cut.
+  if (!known && count < kMaxDirectEntries) {
+    g_direct[count].compute = compute;
+    g_direct[count].direct = direct;
+    atomic_store_explicit(&g_direct_count, count + 1, memory_order_release);
+  }
+  pthread_mutex_unlock(&g_direct_mutex);
+}
+
+loom__kernel_direct_fn_t loom__kernel_direct_entry(
+    loom_kernel_compute_fn_t compute) {
+  int32_t count = atomic_load_explicit(&g_direct_count, memory_order_acquire);
+  for (int32_t i = 0; compute && i < count; ++i) {
+    if (g_direct[i].compute == compute) return g_direct[i].direct;
+  }
+  return NULL;
+}
+
+loom_status_t loom__kernel_direct_forward_or_allocate(
+    const loom__kernel_direct_call_t* call, const int32_t* candidates,
+    int32_t num_candidates, int64_t count, loom_tensor_t** out_tensor) {
+  for (int32_t c = 0; c < num_candidates; ++c) {
+    int32_t i = candidates[c];
+    if (i >= 64 || !(call->owned_inputs & ((uint64_t)1 << i))) continue;
+    loom_tensor_t* input = call->inputs[i];
+    if (loom_tensor_kind(input) != LOOM_TENSOR_DENSE ||
+        !loom_tensor_is_forwardable(input)) {
+      continue;
+    }
+    loom_tensor_retain(input);
+    count_host_output(call->host, true);
+    *out_tensor = input;
+    return loom_ok_status();
+  }
+  loom_status_t status = loom__tensor_create_dense_counted(
+      &call->allocator, call->output->dtype, &call->output->shape, count,
+      out_tensor);
+  if (status) return loom_status_annotate(status, "allocating output 0");
+  count_host_output(call->host, false);
+  return loom_ok_status();
 }
 
 bool loom__kernel_context_is_host_memory(const loom_kernel_context_t* context,

@@ -77,6 +77,44 @@ loom_status_t loom__kernel_context_forward_or_allocate_same(
     int32_t num_candidates, const loom_shape_t* shape, int64_t count,
     loom_tensor_t** out_tensor);
 
+// A direct entry of a kernel of Loom's own: what its compute does, for a
+// kernel of one output whose dtype and shape the op's metadata function has
+// already decided (the cpu handler knows them before it runs the kernel).
+// It takes no kernel context, so an element-wise op on a few elements costs
+// its loop and its output rather than the context's set-up and checks.
+typedef struct loom__kernel_direct_call_t {
+  void* instance;  // the kernel's, as create returned it
+  loom_host_context_t* host;
+  loom_allocator_t allocator;
+  loom_tensor_t* const* inputs;  // borrowed
+  int32_t num_inputs;
+  uint64_t owned_inputs;                 // as loom_kernel_context_t's
+  const loom_tensor_metadata_t* output;  // output 0's, fully defined
+} loom__kernel_direct_call_t;
+
+// Returns false, having done nothing, when it does not apply to these
+// inputs (the caller then runs compute); else true with the output in
+// *out_tensor (a new reference) or the failure in *out_status.
+typedef bool (*loom__kernel_direct_fn_t)(const loom__kernel_direct_call_t* call,
+                                         loom_tensor_t** out_tensor,
+                                         loom_status_t* out_status);
+
+// Makes `direct` the direct entry of the kernels that compute with
+// `compute` (built-in kernels register theirs with their definitions).
+void loom__kernel_set_direct_entry(loom_kernel_compute_fn_t compute,
+                                   loom__kernel_direct_fn_t direct);
+
+// The direct entry of kernels computing with `compute`, or NULL.
+loom__kernel_direct_fn_t loom__kernel_direct_entry(
+    loom_kernel_compute_fn_t compute);
+
+// loom__kernel_context_forward_or_allocate_same for a direct entry: the
+// first candidate input that is the call's alone, or a new dense tensor of
+// call->output (`count` elements). *out_tensor is a new reference.
+loom_status_t loom__kernel_direct_forward_or_allocate(
+    const loom__kernel_direct_call_t* call, const int32_t* candidates,
+    int32_t num_candidates, int64_t count, loom_tensor_t** out_tensor);
+
 // Whether flattened input (or output) `index` belongs to an argument the
 // kernel keeps in host memory.
 bool loom__kernel_context_is_host_memory(const loom_kernel_context_t* context,

@@ -1,0 +1,144 @@
+// Executing eager ops with inputs the caller keeps: the op passes them to
+// the cpu handler without references of its own, so every execution —
+// succeeding, failing, cancelled, repeated — must leave the caller's and
+// the op's references exactly as they were.
+
+#include "loom/loom.h"
+#include "test_support.h"
+
+static loom_context_t* g_context;
+
+static int setup(void** state) {
+  (void)state;
+  loom_context_options_t options;
+  loom_context_options_initialize(&options);
+  LOOM_ASSERT_OK(loom_context_create(&options, &g_context));
+  return 0;
+}
+
+static int teardown(void** state) {
+  (void)state;
+  loom_context_destroy(g_context);
+  return 0;
+}
+
+static loom_tensor_handle_t* vector(const float* values, int64_t count) {
+  loom_shape_t shape;
+  LOOM_ASSERT_OK(loom_shape_initialize(&shape, &count, 1));
+  loom_tensor_t* tensor = NULL;
+  LOOM_ASSERT_OK(loom_tensor_create_dense(loom_allocator_system(),
+                                          LOOM_DTYPE_FLOAT, &shape, &tensor));
+  float* data = loom_tensor_data(tensor);
+  for (int64_t i = 0; i < count; ++i) data[i] = values[i];
+  loom_tensor_handle_t* handle = NULL;
+  LOOM_ASSERT_OK(loom_context_new_handle(g_context, tensor, &handle));
+  loom_tensor_release(tensor);
+  return handle;
+}
+
+static void expect_values(loom_tensor_handle_t* handle, const float* expected,
+                          int64_t count) {
+  loom_tensor_t* tensor = NULL;
+  LOOM_ASSERT_OK(loom_context_resolve(g_context, handle, &tensor));
+  assert_int_equal(loom_tensor_num_elements(tensor), count);
+  const float* data = loom_tensor_data(tensor);
+  for (int64_t i = 0; i < count; ++i) assert_true(data[i] == expected[i]);
+  loom_tensor_release(tensor);
+}
+
+static const float kX[2] = {1.5f, -2};
+static const float kY[2] = {0.25f, 4};
+
+static loom_eager_op_t* binary_op(const char* name, loom_tensor_handle_t* x,
+                                  loom_tensor_handle_t* y) {
+  loom_eager_op_t* op = NULL;
+  LOOM_ASSERT_OK(loom_eager_op_create(g_context, name, &op));
+  LOOM_ASSERT_OK(loom_eager_op_add_input(op, x));
+  LOOM_ASSERT_OK(loom_eager_op_add_input(op, y));
+  return op;
+}
+
+static void repeated_executions_leave_the_inputs_as_they_were(void** state) {
+  (void)state;
+  loom_tensor_handle_t* x = vector(kX, 2);
+  loom_tensor_handle_t* y = vector(kY, 2);
+  loom_eager_op_t* op = binary_op("AddV2", x, y);
+  // NumPy: np.float32 arrays, a + b.
+  static const float kSum[2] = {1.75f, 2};
+  for (int i = 0; i < 3; ++i) {
+    loom_tensor_handle_t* z = NULL;
+    int32_t count = 0;
+    LOOM_ASSERT_OK(loom_eager_op_execute(op, &z, 1, &count));
+    assert_int_equal(count, 1);
+    expect_values(z, kSum, 2);
+    loom_tensor_handle_release(z);
+    assert_ptr_equal(loom_eager_op_input(op, 0), x);
+    assert_ptr_equal(loom_eager_op_input(op, 1), y);
+  }
+  loom_eager_op_destroy(op);
+  // The op's references went with it, and the executions kept none.
+  assert_true(loom_tensor_handle_is_unique(x));
+  assert_true(loom_tensor_handle_is_unique(y));
+  expect_values(x, kX, 2);
+  expect_values(y, kY, 2);
+  loom_tensor_handle_release(x);
+  loom_tensor_handle_release(y);
+}
+
+static void a_failing_execution_leaves_the_inputs_as_they_were(void** state) {
+  (void)state;
+  static const float kThree[3] = {1, 2, 3};
+  loom_tensor_handle_t* x = vector(kX, 2);
+  loom_tensor_handle_t* y = vector(kThree, 3);
+  loom_eager_op_t* op = binary_op("AddV2", x, y);
+  loom_tensor_handle_t* z = NULL;
+  int32_t count = 0;
+  LOOM_ASSERT_STATUS(loom_eager_op_execute(op, &z, 1, &count),
+                     LOOM_STATUS_INVALID_ARGUMENT, "[2] vs. [3]");
+  assert_int_equal(count, 0);
+  assert_ptr_equal(loom_eager_op_input(op, 0), x);
+  assert_ptr_equal(loom_eager_op_input(op, 1), y);
+  loom_eager_op_destroy(op);
+  assert_true(loom_tensor_handle_is_unique(x));
+  assert_true(loom_tensor_handle_is_unique(y));
+  loom_tensor_handle_release(x);
+  loom_tensor_handle_release(y);
+}
+
+static void a_cancelled_execution_leaves_the_inputs_as_they_were(void** state) {
+  (void)state;
+  loom_tensor_handle_t* x = vector(kX, 2);
+  loom_tensor_handle_t* y = vector(kY, 2);
+  loom_eager_op_t* op = binary_op("Mul", x, y);
+  loom_cancellation_t* cancellation = NULL;
+  LOOM_ASSERT_OK(
+      loom_cancellation_create(loom_allocator_system(), &cancellation));
+  LOOM_ASSERT_OK(loom_eager_op_set_cancellation(op, cancellation));
+  loom_cancellation_start(cancellation);
+  loom_tensor_handle_t* z = NULL;
+  int32_t count = 0;
+  LOOM_ASSERT_STATUS(loom_eager_op_execute(op, &z, 1, &count),
+                     LOOM_STATUS_CANCELLED, "Mul");
+  // Not cancelled any more: the same op runs.
+  LOOM_ASSERT_OK(loom_eager_op_set_cancellation(op, NULL));
+  LOOM_ASSERT_OK(loom_eager_op_execute(op, &z, 1, &count));
+  // NumPy: a * b.
+  static const float kProduct[2] = {0.375f, -8};
+  expect_values(z, kProduct, 2);
+  loom_tensor_handle_release(z);
+  loom_eager_op_destroy(op);
+  loom_cancellation_release(cancellation);
+  assert_true(loom_tensor_handle_is_unique(x));
+  assert_true(loom_tensor_handle_is_unique(y));
+  loom_tensor_handle_release(x);
+  loom_tensor_handle_release(y);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(repeated_executions_leave_the_inputs_as_they_were),
+      cmocka_unit_test(a_failing_execution_leaves_the_inputs_as_they_were),
+      cmocka_unit_test(a_cancelled_execution_leaves_the_inputs_as_they_were),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
