@@ -635,7 +635,9 @@ static void cancellation_managers(void** state) {
       manager, TFE_CancellationManagerGetToken(manager), &callback1, "late"));
   // Now it fails with CANCELLED, before running: at once when synchronous,
   // in its result when asynchronous.
-  bool async = TFE_ExecutorIsAsync(TFE_ContextGetExecutorForThread(f->ctx));
+  TFE_Executor* executor = TFE_ContextGetExecutorForThread(f->ctx);
+  bool async = TFE_ExecutorIsAsync(executor);
+  TFE_DeleteExecutor(executor);
   result = NULL;
   TFE_Execute(add, &result, &num_retvals, f->status);
   if (async) {
