@@ -1,6 +1,7 @@
 // Blocks tagged with the allocator they came from, for memory whose owner
-// has no room to record one (a TF_TString's LARGE bytes, TF_Buffer data,
-// whose layouts TensorFlow fixes). A small header just before the block
+// has no room to record one (TF_Buffer data, whose layout TensorFlow fixes;
+// a TF_TString's LARGE bytes come from malloc, as TensorFlow's inline code
+// frees them with free). A small header just before the block
 // holds the allocator's self and deallocate function, so the block is freed
 // where it came from even after loom_allocator_set_default changed the
 // default. Such a block may only be freed with loom__tagged_block_free.
