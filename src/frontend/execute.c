@@ -79,12 +79,10 @@ static loom_status_t place(loom_eager_op_t* op, scope_stack_t* stack,
   return loom_ok_status();
 }
 
-// The number of results the op produces with its inputs and attributes.
-static loom_status_t result_count(loom_eager_op_t* op, int32_t* out_count) {
-  if (LOOM_LIKELY(op->output_count >= 0)) {
-    *out_count = op->output_count;
-    return loom_ok_status();
-  }
+// The number of results the op's signature gives with its inputs and
+// attributes, checking the inputs against them.
+static loom_status_t count_by_signature(loom_eager_op_t* op,
+                                        int32_t* out_count) {
   loom_dtype_t stack_dtypes[16];
   loom_dtype_t* dtypes = stack_dtypes;
   if (op->num_inputs > 16) {
@@ -110,16 +108,22 @@ static loom_status_t result_count(loom_eager_op_t* op, int32_t* out_count) {
   return status;
 }
 
+// The number of results the op produces: fixed for most ops, else as the
+// signature gives it.
+static loom_status_t result_count(loom_eager_op_t* op, int32_t* out_count) {
+  if (LOOM_LIKELY(op->output_count >= 0)) {
+    *out_count = op->output_count;
+    return loom_ok_status();
+  }
+  return count_by_signature(op, out_count);
+}
+
 // Checks the inputs against the op's signature and attributes (what
 // result_count does when the count depends on them).
 static loom_status_t check_signature(loom_eager_op_t* op) {
   if (op->output_count < 0) return loom_ok_status();  // checked already
   int32_t count = 0;
-  int32_t fixed = op->output_count;
-  op->output_count = -1;
-  loom_status_t status = result_count(op, &count);
-  op->output_count = fixed;
-  return status;
+  return count_by_signature(op, &count);
 }
 
 static loom_status_t prepare(loom_eager_op_t* op, loom_op_handler_t* handler) {
