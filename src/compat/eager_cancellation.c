@@ -47,8 +47,8 @@ bool TFE_CancellationManagerRegisterCallback(
                                     c_callback->callback, c_callback->context);
 }
 
-bool TFE_CancellationManagerDeregisterCallback(
-    TFE_CancellationManager* manager, TFE_CancellationToken token) {
+bool TFE_CancellationManagerDeregisterCallback(TFE_CancellationManager* manager,
+                                               TFE_CancellationToken token) {
   return loom_cancellation_deregister(unwrap(manager), token);
 }
 

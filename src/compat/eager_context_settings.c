@@ -11,7 +11,9 @@
 #include "tensorflow/c/eager/c_api.h"
 #include "tensorflow/c/eager/c_api_experimental.h"
 
-static loom_context_t* unwrap(TFE_Context* ctx) { return (loom_context_t*)ctx; }
+static loom_context_t* unwrap(TFE_Context* ctx) {
+  return (loom_context_t*)ctx;
+}
 
 static loom_status_t null_context(const char* function) {
   return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT, "%s: ctx is NULL",
@@ -68,15 +70,19 @@ void TFE_ContextSetRunEagerOpAsFunction(TFE_Context* ctx, unsigned char enable,
 void TFE_ContextSetJitCompileRewrite(TFE_Context* ctx, unsigned char enable,
                                      TF_Status* status) {
   (void)enable;
-  loom__tf_status_set(status,
-                      ctx ? loom_ok_status()
-                          : null_context("TFE_ContextSetJitCompileRewrite"));
+  loom__tf_status_set(
+      status,
+      ctx ? loom_ok_status() : null_context("TFE_ContextSetJitCompileRewrite"));
 }
 
 // Steps group the ops of one training step in TensorFlow's step
 // containers; Loom keeps no per-step state.
-void TFE_ContextStartStep(TFE_Context* ctx) { (void)ctx; }
-void TFE_ContextEndStep(TFE_Context* ctx) { (void)ctx; }
+void TFE_ContextStartStep(TFE_Context* ctx) {
+  (void)ctx;
+}
+void TFE_ContextEndStep(TFE_Context* ctx) {
+  (void)ctx;
+}
 
 uint64_t TFE_GetContextId(TFE_Context* ctx) {
   return ctx ? unwrap(ctx)->id : 0;
@@ -84,8 +90,12 @@ uint64_t TFE_GetContextId(TFE_Context* ctx) {
 
 // Run metadata: Loom collects no step statistics, so the exported
 // RunMetadata is the empty message.
-void TFE_ContextEnableRunMetadata(TFE_Context* ctx) { (void)ctx; }
-void TFE_ContextDisableRunMetadata(TFE_Context* ctx) { (void)ctx; }
+void TFE_ContextEnableRunMetadata(TFE_Context* ctx) {
+  (void)ctx;
+}
+void TFE_ContextDisableRunMetadata(TFE_Context* ctx) {
+  (void)ctx;
+}
 
 static void set_empty(TF_Buffer* buf) {
   if (buf->data_deallocator) {
@@ -113,10 +123,10 @@ void TFE_ContextExportRunMetadata(TFE_Context* ctx, TF_Buffer* buf,
 void TFE_GetExecutedOpNames(TFE_Context* ctx, TF_Buffer* buf,
                             TF_Status* status) {
   if (!ctx || !buf) {
-    loom__tf_status_set(
-        status, loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                                 "TFE_GetExecutedOpNames: %s is NULL",
-                                 !ctx ? "ctx" : "buf"));
+    loom__tf_status_set(status,
+                        loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                                         "TFE_GetExecutedOpNames: %s is NULL",
+                                         !ctx ? "ctx" : "buf"));
     return;
   }
   set_empty(buf);

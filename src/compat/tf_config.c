@@ -35,8 +35,9 @@ TF_Buffer* TF_CreateConfig(unsigned char enable_xla_compilation,
   gpu.allow_growth = gpu_memory_allow_growth != 0;
   Tensorflow__OptimizerOptions optimizer = TENSORFLOW__OPTIMIZER_OPTIONS__INIT;
   optimizer.global_jit_level =
-      enable_xla_compilation ? TENSORFLOW__OPTIMIZER_OPTIONS__GLOBAL_JIT_LEVEL__ON_1
-                             : TENSORFLOW__OPTIMIZER_OPTIONS__GLOBAL_JIT_LEVEL__OFF;
+      enable_xla_compilation
+          ? TENSORFLOW__OPTIMIZER_OPTIONS__GLOBAL_JIT_LEVEL__ON_1
+          : TENSORFLOW__OPTIMIZER_OPTIONS__GLOBAL_JIT_LEVEL__OFF;
   Tensorflow__GraphOptions graph = TENSORFLOW__GRAPH_OPTIONS__INIT;
   graph.optimizer_options = &optimizer;
   Tensorflow__ConfigProto config = TENSORFLOW__CONFIG_PROTO__INIT;

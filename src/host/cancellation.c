@@ -38,8 +38,8 @@ loom_status_t loom_cancellation_create(loom_allocator_t allocator,
   }
   *out_cancellation = NULL;
   loom_cancellation_t* cancellation = NULL;
-  LOOM_RETURN_IF_ERROR(loom_allocator_calloc(
-      allocator, sizeof(*cancellation), (void**)&cancellation));
+  LOOM_RETURN_IF_ERROR(loom_allocator_calloc(allocator, sizeof(*cancellation),
+                                             (void**)&cancellation));
   cancellation->allocator = allocator;
   loom__ref_count_init(&cancellation->ref_count);
   atomic_init(&cancellation->state, kStateIdle);
@@ -87,15 +87,15 @@ void loom_cancellation_start(loom_cancellation_t* cancellation) {
 }
 
 bool loom_cancellation_is_cancelled(const loom_cancellation_t* cancellation) {
-  return cancellation && atomic_load_explicit(&cancellation->state,
-                                              memory_order_acquire) ==
-                             kStateCancelled;
+  return cancellation &&
+         atomic_load_explicit(&cancellation->state, memory_order_acquire) ==
+             kStateCancelled;
 }
 
 bool loom_cancellation_is_cancelling(const loom_cancellation_t* cancellation) {
-  return cancellation && atomic_load_explicit(&cancellation->state,
-                                              memory_order_acquire) ==
-                             kStateCancelling;
+  return cancellation &&
+         atomic_load_explicit(&cancellation->state, memory_order_acquire) ==
+             kStateCancelling;
 }
 
 loom_status_t loom_cancellation_error(const char* what) {
@@ -132,10 +132,9 @@ bool loom_cancellation_register(loom_cancellation_t* cancellation,
       int32_t capacity =
           cancellation->capacity ? 2 * cancellation->capacity : 4;
       callback_t* grown = NULL;
-      loom_status_t status =
-          loom_allocator_malloc(cancellation->allocator,
-                                sizeof(*grown) * (size_t)capacity,
-                                (void**)&grown);
+      loom_status_t status = loom_allocator_malloc(
+          cancellation->allocator, sizeof(*grown) * (size_t)capacity,
+          (void**)&grown);
       if (status) {
         loom_status_free(status);
       } else {

@@ -16,7 +16,9 @@ static loom_cancellation_t* make(void) {
   return cancellation;
 }
 
-static void count_call(void* arg) { (*(int*)arg)++; }
+static void count_call(void* arg) {
+  (*(int*)arg)++;
+}
 
 static void callbacks_run_once_and_deregistered_ones_never(void** state) {
   (void)state;
@@ -132,8 +134,8 @@ static void deregister_waits_for_running_callbacks(void** state) {
   assert_false(loom_cancellation_try_deregister(c, token));
   remover_t remover = {.cancellation = c, .token = token, .slow = &slow};
   pthread_t removing;
-  assert_int_equal(
-      pthread_create(&removing, NULL, deregister_thread, &remover), 0);
+  assert_int_equal(pthread_create(&removing, NULL, deregister_thread, &remover),
+                   0);
   usleep(2000);
   atomic_store(&slow.release, 1);
   pthread_join(removing, NULL);
