@@ -171,8 +171,9 @@ static void million_continuations_each_run_exactly_once(void** state) {
   assert_int_equal(on_setter + inline_runs, total);
   print_message("continuations: %ld total, %ld before set, %ld after\n", total,
                 on_setter, inline_runs);
-  assert_true(on_setter > 0);
-  assert_true(inline_runs > 0);
+  // How the runs split between the setter and the adders is the
+  // scheduler's choice (on a loaded machine one side may get none): a
+  // statistic, printed, not asserted.
   free(round);
 }
 
