@@ -86,18 +86,55 @@ struct loom_tensor_handle_t {
   _Atomic uint64_t tag;  // loom_tensor_handle_tag; 0 when not set
 };
 
+// What an inline run of a TensorFlow kernel's direct entry on the cpu
+// handler found for one eager op (its specialisation, its inputs' and its
+// result's metadata), so that the next execution of that op with inputs of
+// the same metadata runs the kernel at once (loom__cpu_execute_memo). The
+// eager op keeps it while it keeps `prepared`, and empties it when it drops
+// or changes that.
+enum { kCpuMemoMaxInputs = 4 };
+typedef struct loom__cpu_memo_t {
+  const loom_prepared_op_t* prepared;  // NULL: empty
+  const void* spec;                    // the cpu handler's cpu_kernel_spec_t
+  int32_t num_inputs;
+  int64_t elements;  // in the inputs
+  loom_tensor_metadata_t inputs[kCpuMemoMaxInputs];
+  loom_tensor_metadata_t result;
+  int64_t result_elements;
+} loom__cpu_memo_t;
+
 // loom_runtime_execute_invocation for a caller that validated the
 // invocation (a prepared op, arrays of the counts, no NULL argument) and
 // lends its arguments: it keeps its references, and the handles stay alive
 // until this returns. The cpu handler's inline run reads them in place;
 // every other path takes references of its own first, so the handler sees
 // the invocation it always does.
-loom_status_t loom__runtime_execute_lent(loom_op_invocation_t* invocation);
+//
+// `memo` (may be NULL) is the caller's loom__cpu_memo_t for this op: an
+// inline run of a TensorFlow kernel's direct entry on the cpu handler fills
+// it in.
+loom_status_t loom__runtime_execute_lent(loom_op_invocation_t* invocation,
+                                         loom__cpu_memo_t* memo);
 
 // The cpu handler's execute with lent arguments (cpu_op_handler.c).
 bool loom__is_cpu_handler(const loom_op_handler_t* handler);
 loom_status_t loom__cpu_execute_lent(loom_op_handler_t* handler,
-                                     loom_op_invocation_t* invocation);
+                                     loom_op_invocation_t* invocation,
+                                     loom__cpu_memo_t* memo);
+
+// Runs the op `memo` remembers again, inline, on inputs (lent, memo->
+// num_inputs of them) of the metadata it remembers, with caller attributes
+// equal to the first run's: the remembered specialisation's direct entry on
+// the remembered result metadata, with no placement, preparation, look-up
+// or shape inference. Returns true with a new handle in *out_result when it
+// ran and succeeded; false, having done nothing, when anything differs
+// (an input elsewhere, unavailable, held by nobody else, of other
+// metadata; other attributes; a cancelled host; a kernel that declines or
+// fails): the caller then executes the op as usual.
+bool loom__cpu_execute_memo(const loom__cpu_memo_t* memo,
+                            loom_tensor_handle_t* const* inputs,
+                            const loom_op_attrs_t* attrs,
+                            loom_tensor_handle_t** out_result);
 
 void loom__runtime_retain(loom_runtime_t* runtime);
 void loom__runtime_release(loom_runtime_t* runtime);

@@ -6,7 +6,10 @@
 // available, that is cheap and has no chain then runs inline: its kernel
 // computes before Execute returns, with no record, attribute copy or string
 // lookup — the prepared op caches the kernel per input dtypes. Everything
-// else goes through a dispatch record (cpu_dispatch.c).
+// else goes through a dispatch record (cpu_dispatch.c). An eager op run
+// inline through a kernel's direct entry leaves a memo for its next run
+// (cpu_memo.c); native ops registered on the handler are in
+// cpu_native_ops.c.
 
 #include "loom/cpu_op_handler.h"
 
@@ -20,139 +23,11 @@
 
 typedef cpu_native_op_t native_op_t;
 
-//===----------------------------------------------------------------------===//
-// Native op registry
-//===----------------------------------------------------------------------===//
-
 static cpu_state_t* cpu_state_of(loom_op_handler_t* handler) {
   return handler->state;
 }
 
-static native_op_t* find_native(cpu_state_t* cpu, const char* name) {
-  uint64_t head = 0;
-  pthread_rwlock_rdlock(&cpu->lock);
-  native_op_t* found = NULL;
-  if (loom__hash_map_find(&cpu->natives, loom__hash_bytes(name, strlen(name)),
-                          &head)) {
-    for (native_op_t* op = (native_op_t*)(uintptr_t)head; op; op = op->next) {
-      if (strcmp(op->name, name) == 0) {
-        found = op;
-        break;
-      }
-    }
-  }
-  pthread_rwlock_unlock(&cpu->lock);
-  return found;
-}
-
 static bool is_cpu_handler(const loom_op_handler_t* handler);
-
-static loom_status_t check_cpu(loom_op_handler_t* cpu, const char* function) {
-  if (!cpu || !is_cpu_handler(cpu)) {
-    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                            "%s: the handler is not a cpu handler", function);
-  }
-  return loom_ok_status();
-}
-
-// Finds or adds the native entry for `name`.
-static loom_status_t native_entry(cpu_state_t* cpu, const char* name,
-                                  native_op_t** out) {
-  uint64_t hash = loom__hash_bytes(name, strlen(name));
-  uint64_t head = 0;
-  loom__hash_map_find(&cpu->natives, hash, &head);
-  for (native_op_t* op = (native_op_t*)(uintptr_t)head; op; op = op->next) {
-    if (strcmp(op->name, name) == 0) {
-      *out = op;
-      return loom_ok_status();
-    }
-  }
-  native_op_t* op = NULL;
-  size_t length = strlen(name);
-  LOOM_RETURN_IF_ERROR(loom_allocator_calloc(
-      cpu->allocator, sizeof(*op) + length + 1, (void**)&op));
-  op->name = (char*)(op + 1);
-  memcpy(op->name, name, length + 1);
-  op->next = (native_op_t*)(uintptr_t)head;
-  loom_status_t status =
-      loom__hash_map_insert(&cpu->natives, hash, (uint64_t)(uintptr_t)op);
-  if (status) {
-    loom_allocator_free(cpu->allocator, op);
-    return status;
-  }
-  *out = op;
-  return loom_ok_status();
-}
-
-loom_status_t loom_cpu_op_handler_add_op(loom_op_handler_t* cpu,
-                                         const char* op_name,
-                                         loom_cpu_dispatch_fn_t dispatch,
-                                         uint32_t flags) {
-  LOOM_RETURN_IF_ERROR(check_cpu(cpu, "loom_cpu_op_handler_add_op"));
-  if (!op_name || !dispatch) {
-    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                            "loom_cpu_op_handler_add_op: %s is NULL",
-                            !op_name ? "op_name" : "dispatch");
-  }
-  cpu_state_t* state = cpu_state_of(cpu);
-  pthread_rwlock_wrlock(&state->lock);
-  native_op_t* op = NULL;
-  loom_status_t status = native_entry(state, op_name, &op);
-  if (!status && op->dispatch) {
-    status = loom_make_status(LOOM_STATUS_ALREADY_EXISTS,
-                              "op '%s' is already registered on the cpu "
-                              "handler",
-                              op_name);
-  }
-  if (!status) {
-    op->dispatch = dispatch;
-    op->flags = flags;
-  }
-  pthread_rwlock_unlock(&state->lock);
-  return status;
-}
-
-loom_status_t loom_cpu_op_handler_add_metadata_fn(
-    loom_op_handler_t* cpu, const char* op_name,
-    loom_cpu_metadata_fn_t metadata_fn) {
-  LOOM_RETURN_IF_ERROR(check_cpu(cpu, "loom_cpu_op_handler_add_metadata_fn"));
-  if (!op_name || !metadata_fn) {
-    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                            "loom_cpu_op_handler_add_metadata_fn: %s is NULL",
-                            !op_name ? "op_name" : "metadata_fn");
-  }
-  cpu_state_t* state = cpu_state_of(cpu);
-  pthread_rwlock_wrlock(&state->lock);
-  native_op_t* op = NULL;
-  loom_status_t status = native_entry(state, op_name, &op);
-  if (!status && op->metadata) {
-    status =
-        loom_make_status(LOOM_STATUS_ALREADY_EXISTS,
-                         "op '%s' already has a metadata function", op_name);
-  }
-  if (!status) op->metadata = metadata_fn;
-  pthread_rwlock_unlock(&state->lock);
-  return status;
-}
-
-loom_status_t loom_cpu_set_result(loom_async_value_t* result,
-                                  loom_tensor_t* tensor) {
-  if (!result || !tensor) {
-    loom_tensor_release(tensor);
-    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                            "loom_cpu_set_result: %s is NULL",
-                            !result ? "result" : "tensor");
-  }
-  if (loom_async_value_type(result) != &loom_async_value_type_tensor ||
-      loom_async_value_is_set(result)) {
-    loom_tensor_release(tensor);
-    return loom_make_status(LOOM_STATUS_FAILED_PRECONDITION,
-                            "loom_cpu_set_result: the result is not an unset "
-                            "tensor value");
-  }
-  *(loom_tensor_t**)loom_async_value_payload(result) = tensor;
-  return loom_async_value_set_available(result);
-}
 
 //===----------------------------------------------------------------------===//
 // Prepare
@@ -227,7 +102,7 @@ static loom_status_t cpu_prepare(loom_op_handler_t* handler,
                                  const char* op_name, const loom_op_def_t* def,
                                  void** out_op_data) {
   cpu_state_t* cpu = cpu_state_of(handler);
-  native_op_t* native = find_native(cpu, op_name);
+  native_op_t* native = loom__cpu_find_native(cpu, op_name);
   if (native && !native->dispatch) native = NULL;  // metadata only
   size_t length = strlen(op_name);
   uint64_t hash = loom__hash_bytes(op_name, length);
@@ -327,6 +202,7 @@ typedef struct execution_t {
   // cleared. Only an inline run keeps them so; every other path takes
   // references of its own first (own_arguments).
   bool lent;
+  bool ran_direct;          // run_direct ran the kernel, which succeeded
   int64_t elements;         // in the arguments whose shapes are known
   cpu_kernel_spec_t* spec;  // TensorFlow ops, once their dtypes are known
   // n argument metadata and tensors (NULL while unavailable), m result
@@ -588,6 +464,7 @@ static loom_status_t run_direct(execution_t* e, uint64_t owned,
       .num_inputs = invocation->num_arguments,
       .owned_inputs = owned,
       .output = &e->results[0],
+      .output_elements = -1,
   };
   loom_tensor_t* output = NULL;
   loom_status_t status = loom_ok_status();
@@ -599,7 +476,25 @@ static loom_status_t run_direct(execution_t* e, uint64_t owned,
   // The value was made by this Execute and nobody sees it yet.
   *(loom_tensor_t**)loom_async_value_payload(e->values[0]) = output;
   loom__async_value_set_available_unshared(e->values[0]);
+  e->ran_direct = true;
   return loom_ok_status();
+}
+
+// Fills `memo` after run_direct ran the kernel on lent arguments, when a
+// later run may skip straight to it: the spec is the op's (not owned by
+// this run), and the result's metadata follows from the inputs' alone (the
+// op's metadata function decides it, reading no input values).
+static void remember(const execution_t* e, loom__cpu_memo_t* memo) {
+  const loom_op_invocation_t* invocation = e->invocation;
+  int32_t n = invocation->num_arguments;
+  loom_metadata_fn_t metadata_fn = e->op->def->metadata_fn;
+  loom_tensor_metadata_t check;
+  if (e->spec_owned || !e->lent || n > kCpuMemoMaxInputs || !metadata_fn ||
+      !metadata_fn(e->inputs, n, &check, 1)) {
+    return;
+  }
+  loom__cpu_memo_fill(memo, invocation->op, e->spec, e->inputs, n, e->elements,
+                      &e->results[0]);
 }
 
 // Runs the op's kernel on the available inputs: a native op's dispatch
@@ -700,8 +595,8 @@ static inline loom_status_t run_now(execution_t* e) {
 }
 
 static inline loom_status_t execute(loom_op_handler_t* handler,
-                                    loom_op_invocation_t* invocation,
-                                    bool lent) {
+                                    loom_op_invocation_t* invocation, bool lent,
+                                    loom__cpu_memo_t* memo) {
   execution_t e;
   execution_block_t block;
   loom_status_t status =
@@ -717,6 +612,7 @@ static inline loom_status_t execute(loom_op_handler_t* handler,
       status = fail(&e, status, true);
     } else if (LOOM_LIKELY(runs_now(&e, &expensive))) {
       status = run_now(&e);
+      if (memo && e.ran_direct) remember(&e, memo);
     } else {
       own_arguments(&e);
       // The record takes the spec (and frees it if owned).
@@ -733,12 +629,13 @@ static inline loom_status_t execute(loom_op_handler_t* handler,
 
 static loom_status_t cpu_execute(loom_op_handler_t* handler,
                                  loom_op_invocation_t* invocation) {
-  return execute(handler, invocation, false);
+  return execute(handler, invocation, false, NULL);
 }
 
 loom_status_t loom__cpu_execute_lent(loom_op_handler_t* handler,
-                                     loom_op_invocation_t* invocation) {
-  return execute(handler, invocation, true);
+                                     loom_op_invocation_t* invocation,
+                                     loom__cpu_memo_t* memo) {
+  return execute(handler, invocation, true, memo);
 }
 
 //===----------------------------------------------------------------------===//
@@ -751,7 +648,8 @@ static const char* cpu_device_name(const loom_op_handler_t* handler) {
 
 loom_status_t loom_cpu_op_handler_set_device_name(loom_op_handler_t* cpu,
                                                   const char* name) {
-  LOOM_RETURN_IF_ERROR(check_cpu(cpu, "loom_cpu_op_handler_set_device_name"));
+  LOOM_RETURN_IF_ERROR(
+      loom__cpu_check_handler(cpu, "loom_cpu_op_handler_set_device_name"));
   if (!name || !*name ||
       strlen(name) >= sizeof(cpu_state_of(cpu)->device_name)) {
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,

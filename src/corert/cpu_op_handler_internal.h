@@ -189,6 +189,22 @@ static inline loom_status_t loom__cpu_spec_infer(
                                           num_results, results, out_known);
 }
 
+// The native op `name` registered on `cpu` (cpu_native_ops.c), or NULL.
+cpu_native_op_t* loom__cpu_find_native(cpu_state_t* cpu, const char* name);
+
+// INVALID_ARGUMENT naming `function` unless `cpu` is a cpu handler.
+loom_status_t loom__cpu_check_handler(loom_op_handler_t* cpu,
+                                      const char* function);
+
+// Fills `memo` (cpu_memo.c) after an inline run of `spec`'s direct entry
+// on lent inputs of `inputs` metadata (`elements` in all) gave `result`.
+void loom__cpu_memo_fill(loom__cpu_memo_t* memo,
+                         const loom_prepared_op_t* prepared,
+                         const cpu_kernel_spec_t* spec,
+                         const loom_tensor_metadata_t* inputs,
+                         int32_t num_inputs, int64_t elements,
+                         const loom_tensor_metadata_t* result);
+
 //===----------------------------------------------------------------------===//
 // Kernel calls (cpu_kernel_call.c)
 //===----------------------------------------------------------------------===//

@@ -446,7 +446,8 @@ loom_status_t loom_runtime_execute_invocation(
   return status;
 }
 
-loom_status_t loom__runtime_execute_lent(loom_op_invocation_t* invocation) {
+loom_status_t loom__runtime_execute_lent(loom_op_invocation_t* invocation,
+                                         loom__cpu_memo_t* memo) {
   loom_prepared_op_t* op = invocation->op;
   loom_op_handler_t* handler = op->handler;
   loom_runtime_t* runtime = op->runtime;
@@ -472,8 +473,9 @@ loom_status_t loom__runtime_execute_lent(loom_op_invocation_t* invocation) {
     }
     return loom_op_invocation_fail(invocation, cancelled, false);
   }
-  loom_status_t status = lent ? loom__cpu_execute_lent(handler, invocation)
-                              : handler->vtable->execute(handler, invocation);
+  loom_status_t status = lent
+                             ? loom__cpu_execute_lent(handler, invocation, memo)
+                             : handler->vtable->execute(handler, invocation);
   if (runtime->synchronous) {
     wait_for_results(runtime, invocation->results, invocation->num_results,
                      invocation->chain);

@@ -18,6 +18,7 @@ void loom__eager_op_drop_prepared(loom_eager_op_t* op) {
   loom_prepared_op_release(op->prepared);
   op->prepared = NULL;
   op->prepared_handler = NULL;
+  op->memo.prepared = NULL;
 }
 
 // Whether every output of `def` is one tensor (no N * T, no type lists):

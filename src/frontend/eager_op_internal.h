@@ -4,6 +4,7 @@
 #ifndef LOOM_FRONTEND_EAGER_OP_INTERNAL_H_
 #define LOOM_FRONTEND_EAGER_OP_INTERNAL_H_
 
+#include "corert/corert_internal.h"
 #include "frontend/frontend_internal.h"
 #include "registry/op_registry_generation.h"
 
@@ -29,6 +30,10 @@ struct loom_eager_op_t {
   // The op prepared on the handler it last executed on.
   loom_op_handler_t* prepared_handler;  // borrowed: the prepared op holds it
   loom_prepared_op_t* prepared;
+  // What the last inline run of a kernel's direct entry found, for the next
+  // execution with inputs like its (execute.c); empty (memo.prepared NULL)
+  // whenever `prepared` changes.
+  loom__cpu_memo_t memo;
   loom_tensor_handle_t* inline_inputs[kEagerInlineInputs];
 };
 

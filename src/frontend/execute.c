@@ -141,6 +141,7 @@ static loom_status_t prepare(loom_eager_op_t* op, loom_op_handler_t* handler) {
   loom_prepared_op_release(op->prepared);
   op->prepared = prepared;
   op->prepared_handler = handler;
+  op->memo.prepared = NULL;
   return loom_ok_status();
 }
 
@@ -249,6 +250,20 @@ static loom_async_value_t** stateful_chain(loom_eager_op_t* op,
   return (*stack)->chain ? &(*stack)->chain : NULL;
 }
 
+// Whether an execution of `op` here may run from, or fill, the op's memo
+// (loom__cpu_execute_memo): synchronous, on the CPU by default (no scope's
+// handler, no explicit device, no placement logging), one result, no
+// cancellation to watch. The memo itself checks the inputs.
+static inline bool memoizable_here(const loom_eager_op_t* op,
+                                   scope_stack_t* stack, bool async,
+                                   int32_t capacity) {
+  return !async && op->output_count == 1 && capacity >= 1 && !op->device[0] &&
+         !op->cancellation && op->num_inputs <= kCpuMemoMaxInputs &&
+         !loom__scope_stack_top(stack) &&
+         !atomic_load_explicit(&op->context->log_placement,
+                               memory_order_relaxed);
+}
+
 loom_status_t loom_eager_op_execute(loom_eager_op_t* op,
                                     loom_tensor_handle_t** results,
                                     int32_t capacity, int32_t* out_count) {
@@ -288,6 +303,14 @@ loom_status_t loom__eager_op_execute_counted(loom_eager_op_t* op,
   loom_context_t* context = op->context;
   scope_stack_t* stack = loom__scope_stack(context, false);
   bool async = loom__thread_async(context, stack);
+  bool memoizable = memoizable_here(op, stack, async, capacity);
+  if (memoizable && op->memo.prepared &&
+      op->num_inputs == op->memo.num_inputs &&
+      loom__cpu_execute_memo(&op->memo, op->inputs, &op->attrs, results)) {
+    *out_count = 1;
+    *out_known_count = 1;
+    return loom_ok_status();
+  }
   if (async) {
     // TensorFlow's executors: after an error, new ops fail until cleared.
     LOOM_RETURN_IF_ERROR(loom__context_error(context));
@@ -364,8 +387,11 @@ loom_status_t loom__eager_op_execute_counted(loom_eager_op_t* op,
     };
     // The front end checked what Execute would: the prepared op, the
     // arrays and their counts, every input.
-    status = lent ? loom__runtime_execute_lent(&invocation)
-                  : loom_runtime_execute_invocation(&invocation);
+    status = lent
+                 ? loom__runtime_execute_lent(
+                       &invocation,
+                       memoizable && handler == context->cpu ? &op->memo : NULL)
+                 : loom_runtime_execute_invocation(&invocation);
     if (LOOM_UNLIKELY(capture)) {
       loom_status_t error = loom__capture_end(&captured);
       if (status) {

@@ -107,7 +107,9 @@ static bool binary_direct(const loom__kernel_direct_call_t* call,
       loom_tensor_dtype(inputs[1]) != kernel->dtype) {
     return false;
   }
-  int64_t total = loom_shape_num_elements(&output->shape);
+  int64_t total = call->output_elements >= 0
+                      ? call->output_elements
+                      : loom_shape_num_elements(&output->shape);
   int64_t counts[2] = {loom_tensor_num_elements(inputs[0]),
                        loom_tensor_num_elements(inputs[1])};
   int64_t cost = kernel->call.cost_per_element;

@@ -90,6 +90,9 @@ typedef struct loom__kernel_direct_call_t {
   int32_t num_inputs;
   uint64_t owned_inputs;                 // as loom_kernel_context_t's
   const loom_tensor_metadata_t* output;  // output 0's, fully defined
+  // The number of elements in `output`, or -1 when the caller has not
+  // counted them.
+  int64_t output_elements;
 } loom__kernel_direct_call_t;
 
 // Returns false, having done nothing, when it does not apply to these
