@@ -96,7 +96,7 @@ int64_t TFE_TensorHandleDim(TFE_TensorHandle* h, int dim_index,
                                  dim_index, shape.rank, shape.rank));
     return -1;
   }
-  return shape.dims[dim_index];
+  return loom_shape_dims(&shape)[dim_index];
 }
 
 const char* TFE_TensorHandleDeviceName(TFE_TensorHandle* h, TF_Status* status) {
@@ -289,7 +289,7 @@ TFE_TensorHandle* TFE_NewTensorHandleFromDeviceMemory(
                               : !device_name ? "device_name is NULL"
                                              : "dims is NULL");
   }
-  if (!result) result = loom_shape_initialize(&shape, dims, num_dims);
+  if (!result) result = loom_shape_initialize_large(&shape, dims, num_dims);
   if (!result && !loom_shape_is_fully_defined(&shape)) {
     result = loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                               "TFE_NewTensorHandleFromDeviceMemory: every "
@@ -376,7 +376,7 @@ TF_Tensor* TFE_AllocateHostTensor(TFE_Context* ctx, TF_DataType dtype,
                               "TFE_AllocateHostTensor: %s is NULL",
                               !ctx ? "ctx" : "dims");
   }
-  if (!result) result = loom_shape_initialize(&shape, dims, num_dims);
+  if (!result) result = loom_shape_initialize_large(&shape, dims, num_dims);
   loom_tensor_t* tensor = NULL;
   if (!result) {
     loom_allocator_t allocator = loom_allocator_default();
@@ -423,5 +423,5 @@ int64_t TFE_TensorDebugInfoOnDeviceDim(TFE_TensorDebugInfo* debug_info,
   if (!debug_info || dim_index < 0 || dim_index >= debug_info->shape.rank) {
     return -1;
   }
-  return debug_info->shape.dims[dim_index];
+  return loom_shape_dims(&debug_info->shape)[dim_index];
 }

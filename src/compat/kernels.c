@@ -101,6 +101,9 @@ static TF_KernelBuilder* new_builder(const char* op_name,
                : loom_status_annotate(status,
                                       "creating a kernel builder for op '%s'",
                                       op_name ? op_name : "(null)");
+  // TensorFlow's kernels see shapes through TF_Dim, which reads spilled
+  // dims too.
+  if (!status) loom__kernel_builder_set_any_rank(builder->builder);
   if (status) {
     // The caller only sees NULL; a plugin load reports why.
     record_failure(status);
@@ -762,7 +765,7 @@ TF_StringView TF_GetDeviceName(TF_OpKernelContext* ctx) {
 // Builds a shape from TensorFlow's (dims, num_dims).
 static loom_status_t shape_of(const int64_t* dims, int num_dims,
                               loom_shape_t* out) {
-  return loom_shape_initialize(out, dims, num_dims);
+  return loom_shape_initialize_large(out, dims, num_dims);
 }
 
 TF_Tensor* TF_AllocateOutput(TF_OpKernelContext* context, int index,

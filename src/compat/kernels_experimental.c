@@ -411,7 +411,7 @@ void TF_OpKernelConstruction_GetAttrTensorShape(TF_OpKernelConstruction* ctx,
                               num_dims, (int)shape.rank);
   }
   for (int32_t i = 0; !result && i < shape.rank; ++i) {
-    dims[i] = shape.dims[i];
+    dims[i] = loom_shape_dims(&shape)[i];
   }
   loom__tf_status_set(status, result);
 }

@@ -22,7 +22,7 @@ static TF_Tensor* to_tf(loom_tensor_t* tensor) {
 static bool describe(TF_DataType dtype, const int64_t* dims, int num_dims,
                      loom_shape_t* out_shape, size_t* out_expected_len) {
   if (!loom_dtype_is_valid((loom_dtype_t)dtype)) return false;
-  loom_status_t status = loom_shape_initialize(out_shape, dims, num_dims);
+  loom_status_t status = loom_shape_initialize_large(out_shape, dims, num_dims);
   if (status || !loom_shape_is_fully_defined(out_shape)) {
     loom_status_free(status);
     return false;
@@ -135,7 +135,7 @@ TF_DataType TF_TensorType(const TF_Tensor* tensor) {
 void TF_SetShape(TF_Tensor* tensor, const int64_t* dims, int num_dims) {
   if (!tensor) return;
   loom_shape_t shape;
-  loom_status_t status = loom_shape_initialize(&shape, dims, num_dims);
+  loom_status_t status = loom_shape_initialize_large(&shape, dims, num_dims);
   if (!status) status = loom_tensor_set_shape(to_loom(tensor), &shape);
   loom_status_ignore(status);
 }
@@ -147,7 +147,7 @@ int TF_NumDims(const TF_Tensor* tensor) {
 int64_t TF_Dim(const TF_Tensor* tensor, int dim_index) {
   const loom_shape_t* shape = loom_tensor_shape(to_loom(tensor));
   if (dim_index < 0 || dim_index >= shape->rank) return -1;
-  return shape->dims[dim_index];
+  return loom_shape_dims(shape)[dim_index];
 }
 
 size_t TF_TensorByteSize(const TF_Tensor* tensor) {
@@ -172,7 +172,7 @@ void TF_TensorBitcastFrom(const TF_Tensor* from, TF_DataType type,
                               "TF_TensorBitcastFrom: %s is NULL",
                               !from ? "from" : "to");
   } else {
-    result = loom_shape_initialize(&shape, new_dims, num_new_dims);
+    result = loom_shape_initialize_large(&shape, new_dims, num_new_dims);
   }
   if (!result) {
     result = loom_tensor_bitcast_from(to_loom(to), to_loom(from),

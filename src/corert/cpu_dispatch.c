@@ -273,6 +273,10 @@ static loom_status_t specialise(dispatch_t* dispatch) {
     status = loom__cpu_spec_get(op, input_data, n, dispatch->attrs,
                                 &dispatch->spec, &dispatch->spec_owned);
   }
+  if (!status) {
+    status = loom__cpu_check_large_ranks(dispatch->spec, op->def->name,
+                                         input_data, n);
+  }
   bool known = false;
   if (!status) {
     status = loom__cpu_spec_infer(op, dispatch->spec, input_data,

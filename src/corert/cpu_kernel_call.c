@@ -61,6 +61,15 @@ LOOM_DEFINE_SMALL_VECTOR(metadata_vector, loom_tensor_metadata_t,
 
 static loom_status_t run_native(const cpu_call_t* call) {
   const cpu_native_op_t* native = call->op->native;
+  for (int32_t i = 0; i < call->num_inputs; ++i) {
+    // Native ops read dims in place (Execute checked inputs whose metadata
+    // it knew; these arrived since).
+    if (LOOM_UNLIKELY(loom_tensor_shape(call->inputs[i])->rank >
+                      LOOM_MAX_RANK)) {
+      return loom__cpu_large_rank_error(
+          call->op_name, i, loom_tensor_shape(call->inputs[i])->rank);
+    }
+  }
   if (call->result_metadata || !native->metadata) {
     return call_native(call, call->result_metadata);
   }

@@ -312,7 +312,9 @@ static void memo_key(const cpu_kernel_spec_t* spec,
   for (int32_t i = 0; i < spec->num_inputs; ++i) {
     const loom_shape_t* shape = &inputs[i].shape;
     int32_t rank = shape->rank;
-    if (rank < 0 || n + rank > kMemoDims) return;
+    // Unknown ranks, and spilled shapes (whose dims are not inline), are
+    // not remembered.
+    if (rank < 0 || rank > LOOM_MAX_RANK || n + rank > kMemoDims) return;
     key->ranks[i] = (int8_t)rank;
     uint64_t folded = (uint64_t)rank;
     for (int32_t d = 0; d < rank; ++d) {
@@ -359,6 +361,7 @@ static void memo_store(const cpu_kernel_spec_t* spec, const memo_key_t* key,
   for (int32_t o = 0; o < spec->num_outputs; ++o) {
     // Unknown output shapes are not remembered.
     if (results[o].shape.rank < 0) return;
+    if (results[o].shape.rank > LOOM_MAX_RANK) return;  // spilled
     n += results[o].shape.rank;
   }
   if (n > kMemoDims) return;
@@ -403,5 +406,27 @@ loom_status_t loom__cpu_spec_infer_by_shape_fn(
   }
   if (key.hash && !read_tensors) memo_store(spec, &key, results, known);
   *out_known = known;
+  return loom_ok_status();
+}
+
+loom_status_t loom__cpu_large_rank_error(const char* op_name, int32_t index,
+                                         int32_t rank) {
+  return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                          "Op '%s': input %d has rank %d; the kernel of '%s' "
+                          "takes ranks up to %d",
+                          op_name, (int)index, (int)rank, op_name,
+                          LOOM_MAX_RANK);
+}
+
+loom_status_t loom__cpu_check_large_ranks(const cpu_kernel_spec_t* spec,
+                                          const char* op_name,
+                                          const loom_tensor_metadata_t* inputs,
+                                          int32_t num_inputs) {
+  if (spec && spec->kernel->any_rank) return loom_ok_status();
+  for (int32_t i = 0; i < num_inputs; ++i) {
+    if (inputs[i].shape.rank > LOOM_MAX_RANK) {
+      return loom__cpu_large_rank_error(op_name, i, inputs[i].shape.rank);
+    }
+  }
   return loom_ok_status();
 }

@@ -202,6 +202,7 @@ typedef struct execution_t {
   // cleared. Only an inline run keeps them so; every other path takes
   // references of its own first (own_arguments).
   bool lent;
+  bool large_ranks;         // an argument's rank is above LOOM_MAX_RANK
   bool ran_direct;          // run_direct ran the kernel, which succeeded
   int64_t elements;         // in the arguments whose shapes are known
   cpu_kernel_spec_t* spec;  // TensorFlow ops, once their dtypes are known
@@ -322,6 +323,7 @@ static inline bool gather_arguments(execution_t* e, loom_status_t* out_status) {
       loom_tensor_t* tensor = loom__tensor_of_value(value);
       e->tensors[i] = tensor;
       e->inputs[i] = *loom_tensor_metadata(tensor);
+      e->large_ranks |= e->inputs[i].shape.rank > LOOM_MAX_RANK;
       e->elements += loom_tensor_num_elements(tensor);
       e->scalars |= loom_tensor_kind(tensor) == LOOM_TENSOR_SCALAR;
       continue;
@@ -334,6 +336,7 @@ static inline bool gather_arguments(execution_t* e, loom_status_t* out_status) {
     e->ready = false;
     if (handle->metadata_available) {
       e->inputs[i] = handle->metadata;
+      e->large_ranks |= e->inputs[i].shape.rank > LOOM_MAX_RANK;
       e->elements += loom_shape_num_elements(&e->inputs[i].shape);
     } else {
       e->known = false;
@@ -353,6 +356,10 @@ static inline loom_status_t infer_metadata(execution_t* e) {
   int32_t m = invocation->num_results;
   loom_status_t status = loom_ok_status();
   if (op->native) {
+    if (LOOM_UNLIKELY(e->large_ranks)) {
+      return loom__cpu_check_large_ranks(NULL, invocation->op->name, e->inputs,
+                                         n);
+    }
     if (!op->native->metadata) return loom_ok_status();
     status =
         op->native->metadata(e->inputs, n, invocation->attrs, e->results, m);
@@ -360,6 +367,10 @@ static inline loom_status_t infer_metadata(execution_t* e) {
   } else {
     status = loom__cpu_spec_get(op, e->inputs, n, invocation->attrs, &e->spec,
                                 &e->spec_owned);
+    if (LOOM_UNLIKELY(e->large_ranks) && status == NULL) {
+      status = loom__cpu_check_large_ranks(e->spec, invocation->op->name,
+                                           e->inputs, n);
+    }
     if (LOOM_LIKELY(status == NULL)) {
       status = loom__cpu_spec_infer(op, e->spec, e->inputs, e->tensors, m,
                                     e->results, &e->metadata_known);

@@ -162,6 +162,18 @@ void loom__cpu_spec_destroy(loom_allocator_t allocator,
 // A serial for a new spec (never 0, never repeated).
 uint64_t loom__cpu_spec_next_serial(void);
 
+// Inputs above LOOM_MAX_RANK (their dims spilled, loom/shape.h) reach only
+// kernels that read shapes through loom_shape_dims (spec->kernel->any_rank):
+// INVALID_ARGUMENT naming the op, the input and its rank otherwise. `spec`
+// is NULL for a native op (which never takes them).
+loom_status_t loom__cpu_check_large_ranks(const cpu_kernel_spec_t* spec,
+                                          const char* op_name,
+                                          const loom_tensor_metadata_t* inputs,
+                                          int32_t num_inputs);
+// The error of input `index` of rank `rank` reaching such a kernel.
+loom_status_t loom__cpu_large_rank_error(const char* op_name, int32_t index,
+                                         int32_t rank);
+
 // The results' metadata for these inputs: dtypes from the spec, shapes
 // from the op's metadata function when it decides (the common case, here
 // inline), else from its shape function with the spec's attrs (remembered

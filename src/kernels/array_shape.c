@@ -101,15 +101,16 @@ static loom_status_t reshape_plan(const loom_shape_t* in,
     // so that the other dims can still be inferred.
     int64_t nonzero = 1;
     bool has_zero = false;
+    const int64_t* in_dims = loom_shape_dims(in);  // the input may be large
     for (int32_t i = 0; i < in->rank; ++i) {
-      if (in->dims[i] == 0 && sizes_have_zero) {
+      if (in_dims[i] == 0 && sizes_have_zero) {
         has_zero = true;
-      } else if (!loom__size_mul(nonzero, in->dims[i], &nonzero)) {
+      } else if (!loom__size_mul(nonzero, in_dims[i], &nonzero)) {
         // Only an empty input's other dims can multiply past int64.
         char text[256];
         return loom__size_overflow_error(
             "Reshape", "tensor of shape", "%s",
-            loom__format_int64s(in->dims, in->rank, text, sizeof(text)));
+            loom__format_int64s(in_dims, in->rank, text, sizeof(text)));
       }
     }
     if (!has_zero && nonzero % product != 0) {
@@ -225,21 +226,22 @@ static void shape_compute(void* kernel, loom_kernel_context_t* ctx) {
   for (int32_t k = 0; !status && k < n; ++k) {
     const loom_shape_t* in =
         loom_tensor_shape(loom_kernel_context_input(ctx, k));
+    const int64_t* in_dims = loom_shape_dims(in);  // the input may be large
     loom_shape_t shape = loom_shape_scalar();
     shape.rank = 1;
     shape.dims[0] = in->rank;
     loom_tensor_t* out = NULL;
     status = loom_kernel_context_allocate_output(ctx, k, &shape, &out);
     for (int32_t i = 0; !status && i < in->rank; ++i) {
-      if (store_index(out, i, in->dims[i])) continue;
+      if (store_index(out, i, in_dims[i])) continue;
       if (n_form) {
         status = loom__array_invalid(
             "ShapeN output type is 32-bit but shape %d dim %d is %" PRId64, k,
-            i, in->dims[i]);
+            i, in_dims[i]);
       } else {
         status = loom__array_invalid(
             "Shape output type is 32-bit but dim %d is %" PRId64, i,
-            in->dims[i]);
+            in_dims[i]);
       }
     }
   }
@@ -985,18 +987,34 @@ static const loom__builtin_op_t kOps[] = {
 
 static const loom__builtin_kernel_t kKernels[] = {
     // Identity passes any tensor through, resources and variants included.
-    {.op_name = "Identity", .compute = identity_compute},
+    // These read shapes through loom_shape_dims: they take ranks above
+    // LOOM_MAX_RANK (Reshape's output stays within it; IdentityN's shape
+    // function does not take them).
+    {.op_name = "Identity", .compute = identity_compute, .any_rank = true},
     {.op_name = "IdentityN", .compute = identity_compute},
-    {.op_name = "StopGradient", .compute = identity_compute},
+    {.op_name = "StopGradient", .compute = identity_compute, .any_rank = true},
     {.op_name = "Reshape",
      .compute = reshape_compute,
      .type_attr = "T",
      .types = {LOOM_ARRAY_ALL_TYPES},
-     .host_memory = {"shape"}},
-    {.op_name = "Shape", .compute = shape_compute, .host_memory = {"output"}},
-    {.op_name = "ShapeN", .compute = shape_compute, .host_memory = {"output"}},
-    {.op_name = "Size", .compute = size_compute, .host_memory = {"output"}},
-    {.op_name = "Rank", .compute = rank_compute, .host_memory = {"output"}},
+     .host_memory = {"shape"},
+     .any_rank = true},
+    {.op_name = "Shape",
+     .compute = shape_compute,
+     .host_memory = {"output"},
+     .any_rank = true},
+    {.op_name = "ShapeN",
+     .compute = shape_compute,
+     .host_memory = {"output"},
+     .any_rank = true},
+    {.op_name = "Size",
+     .compute = size_compute,
+     .host_memory = {"output"},
+     .any_rank = true},
+    {.op_name = "Rank",
+     .compute = rank_compute,
+     .host_memory = {"output"},
+     .any_rank = true},
     {.op_name = "ExpandDims",
      .compute = expand_dims_compute,
      .type_attr = "T",

@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "kernels/shape_fns.h"
+#include "registry/kernel_registry_internal.h"
 
 static loom_status_t register_op(loom_op_registry_t* registry,
                                  const loom__builtin_op_t* op) {
@@ -74,6 +75,7 @@ static loom_status_t register_kernel(loom_kernel_registry_t* registry,
   for (int i = 0; !status && i < 4 && kernel->host_memory[i]; ++i) {
     status = loom_kernel_builder_host_memory(builder, kernel->host_memory[i]);
   }
+  if (kernel->any_rank) loom__kernel_builder_set_any_rank(builder);
   if (status) {
     loom_kernel_builder_destroy(builder);
     return status;

@@ -42,6 +42,9 @@ typedef struct loom__builtin_kernel_t {
   loom_dtype_t types[kBuiltinMaxTypes];
   // Arguments kept in host memory (NULL-terminated).
   const char* host_memory[4];
+  // Reads shapes only through loom_shape_dims: takes inputs above
+  // LOOM_MAX_RANK.
+  bool any_rank;
 } loom__builtin_kernel_t;
 
 // Registers ops[0, count); the first failure is returned, naming the op.

@@ -57,10 +57,12 @@ loom_status_t loom__shape_fn_broadcast(loom_shape_inference_context_t* context,
   return loom_shape_inference_context_set_output(context, 0, &out);
 }
 
+// Identity's input may be of any rank: its dims may be spilled.
 static inline bool fully_known(const loom_shape_t* shape) {
   if (shape->rank < 0) return false;
+  const int64_t* dims = loom_shape_dims(shape);
   for (int32_t i = 0; i < shape->rank; ++i) {
-    if (shape->dims[i] < 0) return false;
+    if (dims[i] < 0) return false;
   }
   return true;
 }

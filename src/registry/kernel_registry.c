@@ -222,6 +222,10 @@ loom_status_t loom_kernel_builder_host_memory(loom_kernel_builder_t* builder,
   return loom_ok_status();
 }
 
+void loom__kernel_builder_set_any_rank(loom_kernel_builder_t* builder) {
+  builder->def.any_rank = true;
+}
+
 void loom_kernel_builder_priority(loom_kernel_builder_t* builder,
                                   int32_t priority) {
   if (builder) builder->def.priority = priority;

@@ -32,6 +32,10 @@ struct loom_kernel_def_t {
   const char** host_memory_args;
   int32_t num_host_memory_args;
   loom__arena_t arena;
+  // The kernel reads shapes only through loom_shape_dims (or TensorFlow's
+  // TF_Dim): it takes inputs above LOOM_MAX_RANK, which the cpu handler
+  // refuses for every other kernel.
+  bool any_rank;
   bool registered;
   // Whether a look-up returned the definition: then its holder (a cached
   // kernel specialisation) may still use it, and it stays allocated after
@@ -62,5 +66,8 @@ LOOM_MUST_USE_RESULT loom_status_t loom__kernel_registry_visit(
     loom_kernel_registry_t* registry, const char* op_name,
     loom_status_t (*visit)(const loom_kernel_def_t* def, void* user_data),
     void* user_data);
+
+// Marks the builder's kernel as taking inputs of any rank (any_rank).
+void loom__kernel_builder_set_any_rank(loom_kernel_builder_t* builder);
 
 #endif  // LOOM_REGISTRY_KERNEL_REGISTRY_INTERNAL_H_

@@ -7,6 +7,7 @@
 
 #include "registry/shape_inference_internal.h"
 #include "tensor/checked_size.h"
+#include "tensor/shape_internal.h"
 
 const loom_op_def_t* loom_shape_inference_context_op(
     const loom_shape_inference_context_t* context) {
@@ -81,7 +82,13 @@ loom_status_t loom_shape_inference_context_set_output(
   for (int32_t i = 0; valid && i < shape->rank; ++i) {
     valid = shape->dims[i] >= LOOM_UNKNOWN_DIM;
   }
-  if (!valid) {
+  // A spilled shape (an input's passed on) is valid when the pool made it.
+  bool spilled = shape->rank > LOOM_MAX_RANK &&
+                 shape->rank <= LOOM_MAX_SHAPE_RANK &&
+                 loom__shape_pool_owns(shape->spilled, shape->rank);
+  if (spilled) {
+    valid = true;
+  } else if (!valid) {
     loom_shape_t checked;
     loom_status_t status =
         loom_shape_initialize(&checked, shape->dims, shape->rank);
@@ -91,12 +98,13 @@ loom_status_t loom_shape_inference_context_set_output(
   // Nor one no tensor can have: more elements than int64 counts (a shape
   // function that sums or multiplies user values without checking).
   int64_t count;
+  const int64_t* dims = loom_shape_dims(shape);
   if (loom_shape_is_fully_defined(shape) &&
-      !loom__size_product(shape->dims, shape->rank, &count)) {
+      !loom__size_product(dims, shape->rank, &count)) {
     char text[256];
     return loom__size_overflow_error(
         context->op->name, "output", "%d of shape %s", (int)index,
-        loom__format_int64s(shape->dims, shape->rank, text, sizeof(text)));
+        loom__format_int64s(dims, shape->rank, text, sizeof(text)));
   }
   *loom__shape_context_output(context, index) = *shape;
   return loom_ok_status();

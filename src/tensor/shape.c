@@ -1,4 +1,4 @@
-// Inline shapes.
+// Shapes: inline up to LOOM_MAX_RANK, spilled to the shape pool above.
 
 #include "loom/shape.h"
 
@@ -7,17 +7,15 @@
 
 #include "tensor/shape_internal.h"
 
-loom_status_t loom_shape_initialize(loom_shape_t* out_shape,
-                                    const int64_t* dims, int rank) {
+static loom_status_t initialize(loom_shape_t* out_shape, const int64_t* dims,
+                                int rank, int max_rank, const char* function) {
   if (!out_shape || (!dims && rank > 0)) {
-    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                            "loom_shape_initialize: %s is NULL",
-                            !out_shape ? "out_shape" : "dims");
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT, "%s: %s is NULL",
+                            function, !out_shape ? "out_shape" : "dims");
   }
-  if (rank < 0 || rank > LOOM_MAX_RANK) {
+  if (rank < 0 || rank > max_rank) {
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                            "shape rank %d is outside [0, %d]", rank,
-                            LOOM_MAX_RANK);
+                            "shape rank %d is outside [0, %d]", rank, max_rank);
   }
   for (int i = 0; i < rank; ++i) {
     if (dims[i] < 0 && dims[i] != LOOM_UNKNOWN_DIM) {
@@ -27,11 +25,30 @@ loom_status_t loom_shape_initialize(loom_shape_t* out_shape,
                               i, (long long)dims[i]);
     }
   }
+  if (rank > LOOM_MAX_RANK) {
+    const int64_t* spilled = NULL;
+    LOOM_RETURN_IF_ERROR(loom__shape_pool_intern(dims, rank, &spilled));
+    out_shape->rank = rank;
+    out_shape->spilled = spilled;
+    return loom_ok_status();
+  }
   out_shape->rank = rank;
   for (int i = 0; i < LOOM_MAX_RANK; ++i) {
     out_shape->dims[i] = i < rank ? dims[i] : 0;
   }
   return loom_ok_status();
+}
+
+loom_status_t loom_shape_initialize(loom_shape_t* out_shape,
+                                    const int64_t* dims, int rank) {
+  return initialize(out_shape, dims, rank, LOOM_MAX_RANK,
+                    "loom_shape_initialize");
+}
+
+loom_status_t loom_shape_initialize_large(loom_shape_t* out_shape,
+                                          const int64_t* dims, int rank) {
+  return initialize(out_shape, dims, rank, LOOM_MAX_SHAPE_RANK,
+                    "loom_shape_initialize_large");
 }
 
 loom_shape_t loom_shape_scalar(void) {
@@ -49,8 +66,9 @@ loom_shape_t loom_shape_unknown(void) {
 
 bool loom_shape_is_fully_defined(const loom_shape_t* shape) {
   if (shape->rank < 0) return false;
+  const int64_t* dims = loom_shape_dims(shape);
   for (int i = 0; i < shape->rank; ++i) {
-    if (shape->dims[i] < 0) return false;
+    if (dims[i] < 0) return false;
   }
   return true;
 }
@@ -61,8 +79,11 @@ int64_t loom_shape_num_elements(const loom_shape_t* shape) {
 
 bool loom_shape_equal(const loom_shape_t* a, const loom_shape_t* b) {
   if (a->rank != b->rank) return false;
+  const int64_t* a_dims = loom_shape_dims(a);
+  const int64_t* b_dims = loom_shape_dims(b);
+  if (a_dims == b_dims) return true;  // one pool entry, or the same shape
   for (int i = 0; i < a->rank; ++i) {
-    if (a->dims[i] != b->dims[i]) return false;
+    if (a_dims[i] != b_dims[i]) return false;
   }
   return true;
 }
@@ -70,8 +91,10 @@ bool loom_shape_equal(const loom_shape_t* a, const loom_shape_t* b) {
 bool loom_shape_is_compatible(const loom_shape_t* a, const loom_shape_t* b) {
   if (a->rank < 0 || b->rank < 0) return true;
   if (a->rank != b->rank) return false;
+  const int64_t* a_dims = loom_shape_dims(a);
+  const int64_t* b_dims = loom_shape_dims(b);
   for (int i = 0; i < a->rank; ++i) {
-    if (a->dims[i] >= 0 && b->dims[i] >= 0 && a->dims[i] != b->dims[i]) {
+    if (a_dims[i] >= 0 && b_dims[i] >= 0 && a_dims[i] != b_dims[i]) {
       return false;
     }
   }
@@ -80,22 +103,23 @@ bool loom_shape_is_compatible(const loom_shape_t* a, const loom_shape_t* b) {
 
 size_t loom_shape_format(const loom_shape_t* shape, char* buffer,
                          size_t capacity) {
-  char text[LOOM_MAX_RANK * 22 + 16];
+  char text[LOOM_SHAPE_FORMAT_MAX];
   size_t length = 0;
   if (shape->rank < 0) {
     length = (size_t)snprintf(text, sizeof(text), "<unknown>");
   } else {
+    const int64_t* dims = loom_shape_dims(shape);
     text[length++] = '[';
     for (int i = 0; i < shape->rank; ++i) {
       if (i) {
         text[length++] = ',';
         text[length++] = ' ';
       }
-      if (shape->dims[i] < 0) {
+      if (dims[i] < 0) {
         text[length++] = '?';
       } else {
         length += (size_t)snprintf(text + length, sizeof(text) - length, "%lld",
-                                   (long long)shape->dims[i]);
+                                   (long long)dims[i]);
       }
     }
     text[length++] = ']';

@@ -118,7 +118,7 @@ size_t loom_tensor_format(const loom_tensor_t* tensor, char* buffer,
     loom__text_append(&text, "<null tensor>");
     return text.length;
   }
-  char shape[LOOM_MAX_RANK * 22 + 16];
+  char shape[LOOM_SHAPE_FORMAT_MAX];
   loom_shape_format(loom_tensor_shape(tensor), shape, sizeof(shape));
   loom_dtype_t dtype = loom_tensor_dtype(tensor);
   int64_t count = loom_tensor_num_elements(tensor);

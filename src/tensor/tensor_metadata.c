@@ -11,7 +11,7 @@ bool loom_tensor_metadata_equal(const loom_tensor_metadata_t* a,
 
 size_t loom_tensor_metadata_format(const loom_tensor_metadata_t* metadata,
                                    char* buffer, size_t capacity) {
-  char shape[LOOM_MAX_RANK * 22 + 16];
+  char shape[LOOM_SHAPE_FORMAT_MAX];
   loom_shape_format(&metadata->shape, shape, sizeof(shape));
   int length = snprintf(buffer, capacity, "%s %s",
                         loom_dtype_short_name(metadata->dtype), shape);

@@ -152,12 +152,44 @@ static void new_tensor_with_an_unknown_dim_returns_null_and_deallocates(
   assert_int_equal(d.calls, 1);
 }
 
-static void new_tensor_of_rank_9_returns_null_and_deallocates(void** state) {
+static void new_tensor_of_rank_255_returns_null_and_deallocates(void** state) {
   (void)state;
-  const int64_t dims[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
+  int64_t dims[LOOM_MAX_SHAPE_RANK + 1];
+  for (int i = 0; i <= LOOM_MAX_SHAPE_RANK; ++i) dims[i] = 1;
   deallocation_t d = {0};
-  assert_null(TF_NewTensor(TF_FLOAT, dims, 9, g_storage, 4, record, &d));
+  assert_null(TF_NewTensor(TF_FLOAT, dims, LOOM_MAX_SHAPE_RANK + 1, g_storage,
+                           4, record, &d));
   assert_int_equal(d.calls, 1);
+}
+
+// TensorFlow's ranks go to 254; Loom spills dims beyond 8 (loom/shape.h).
+static void tensors_of_ranks_9_to_254_keep_their_dims(void** state) {
+  (void)state;
+  const int ranks[3] = {9, 17, LOOM_MAX_SHAPE_RANK};
+  for (int r = 0; r < 3; ++r) {
+    int64_t dims[LOOM_MAX_SHAPE_RANK];
+    for (int i = 0; i < ranks[r]; ++i) dims[i] = 1;
+    dims[0] = 2;
+    dims[ranks[r] - 1] = 3;
+    TF_Tensor* t =
+        TF_AllocateTensor(TF_FLOAT, dims, ranks[r], 6 * sizeof(float));
+    assert_non_null(t);
+    assert_int_equal(TF_NumDims(t), ranks[r]);
+    assert_int_equal(TF_Dim(t, 0), 2);
+    assert_int_equal(TF_Dim(t, ranks[r] - 1), 3);
+    assert_int_equal(TF_Dim(t, ranks[r] / 2), 1);
+    assert_int_equal(TF_Dim(t, ranks[r]), -1);
+    assert_int_equal(TF_TensorElementCount(t), 6);
+    assert_int_equal(TF_TensorByteSize(t), 6 * sizeof(float));
+    // The same dims again: the same shape, made without a second copy.
+    TF_Tensor* again =
+        TF_AllocateTensor(TF_FLOAT, dims, ranks[r], 6 * sizeof(float));
+    assert_non_null(again);
+    assert_true(loom_shape_equal(loom_tensor_shape((loom_tensor_t*)t),
+                                 loom_tensor_shape((loom_tensor_t*)again)));
+    TF_DeleteTensor(again);
+    TF_DeleteTensor(t);
+  }
 }
 
 static void new_tensor_of_negative_rank_returns_null_and_deallocates(
@@ -330,9 +362,11 @@ static void allocate_tensor_with_a_wrong_length_returns_null(void** state) {
 static void allocate_tensor_with_bad_dims_returns_null(void** state) {
   (void)state;
   const int64_t negative[1] = {-2};
-  const int64_t nine[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
+  int64_t ones[LOOM_MAX_SHAPE_RANK + 1];
+  for (int i = 0; i <= LOOM_MAX_SHAPE_RANK; ++i) ones[i] = 1;
   assert_null(TF_AllocateTensor(TF_FLOAT, negative, 1, 0));
-  assert_null(TF_AllocateTensor(TF_FLOAT, nine, 9, sizeof(float)));
+  assert_null(TF_AllocateTensor(TF_FLOAT, ones, LOOM_MAX_SHAPE_RANK + 1,
+                                sizeof(float)));
   assert_null(TF_AllocateTensor((TF_DataType)0, NULL, 0, 0));
 }
 
@@ -520,9 +554,10 @@ static void set_shape_with_invalid_dims_leaves_the_shape(void** state) {
   const int64_t dims[1] = {1};
   TF_Tensor* t = TF_AllocateTensor(TF_UINT8, dims, 1, 1);
   const int64_t negative[1] = {-1};
-  const int64_t nine[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
+  int64_t ones[LOOM_MAX_SHAPE_RANK + 1];
+  for (int i = 0; i <= LOOM_MAX_SHAPE_RANK; ++i) ones[i] = 1;
   TF_SetShape(t, negative, 1);
-  TF_SetShape(t, nine, 9);
+  TF_SetShape(t, ones, LOOM_MAX_SHAPE_RANK + 1);
   TF_SetShape(t, NULL, 2);
   assert_int_equal(TF_NumDims(t), 1);
   assert_int_equal(TF_Dim(t, 0), 1);
@@ -662,10 +697,13 @@ static void bitcast_with_invalid_dims_is_invalid(void** state) {
   TF_Tensor* from = make_float_source();
   TF_Tensor* to = TF_AllocateTensor(TF_INT8, NULL, 0, 1);
   TF_Status* status = TF_NewStatus();
-  const int64_t nine[9] = {1, 1, 1, 1, 1, 1, 1, 1, 4};
-  TF_TensorBitcastFrom(from, TF_FLOAT, to, nine, 9, status);
+  int64_t ones[LOOM_MAX_SHAPE_RANK + 1];
+  for (int i = 0; i <= LOOM_MAX_SHAPE_RANK; ++i) ones[i] = 1;
+  ones[LOOM_MAX_SHAPE_RANK] = 4;
+  TF_TensorBitcastFrom(from, TF_FLOAT, to, ones, LOOM_MAX_SHAPE_RANK + 1,
+                       status);
   ASSERT_TF_STATUS(status, TF_INVALID_ARGUMENT,
-                   "shape rank 9 is outside [0, 8]");
+                   "shape rank 255 is outside [0, 254]");
   TF_DeleteStatus(status);
   TF_DeleteTensor(to);
   TF_DeleteTensor(from);
@@ -850,7 +888,8 @@ int main(void) {
           new_tensor_with_a_negative_dim_returns_null_and_deallocates),
       cmocka_unit_test(
           new_tensor_with_an_unknown_dim_returns_null_and_deallocates),
-      cmocka_unit_test(new_tensor_of_rank_9_returns_null_and_deallocates),
+      cmocka_unit_test(new_tensor_of_rank_255_returns_null_and_deallocates),
+      cmocka_unit_test(tensors_of_ranks_9_to_254_keep_their_dims),
       cmocka_unit_test(
           new_tensor_of_negative_rank_returns_null_and_deallocates),
       cmocka_unit_test(new_tensor_with_null_dims_returns_null_and_deallocates),

@@ -1,5 +1,8 @@
-// Inline shapes: construction, element counts, comparisons, printing; and
-// the tensor metadata (dtype + shape) built on them.
+// Shapes: construction, element counts, comparisons, printing, large ranks
+// spilled to the shape pool; and the tensor metadata (dtype + shape) built
+// on them.
+
+#include <string.h>
 
 #include "loom/shape.h"
 #include "loom/tensor_metadata.h"
@@ -490,6 +493,110 @@ static void metadata_format_truncates_and_returns_the_full_length(
   assert_string_equal(text, "i64 <");
 }
 
+//===----------------------------------------------------------------------===//
+// Ranks above LOOM_MAX_RANK
+//===----------------------------------------------------------------------===//
+
+static loom_shape_t make_large(const int64_t* dims, int rank) {
+  loom_shape_t shape;
+  LOOM_ASSERT_OK(loom_shape_initialize_large(&shape, dims, rank));
+  return shape;
+}
+
+static void large_shapes_keep_their_dims_in_the_pool(void** state) {
+  (void)state;
+  int64_t dims[LOOM_MAX_SHAPE_RANK];
+  for (int i = 0; i < LOOM_MAX_SHAPE_RANK; ++i) dims[i] = 1;
+  dims[3] = 5;
+  dims[LOOM_MAX_SHAPE_RANK - 1] = 7;
+  loom_shape_t a = make_large(dims, LOOM_MAX_SHAPE_RANK);
+  assert_int_equal(a.rank, LOOM_MAX_SHAPE_RANK);
+  const int64_t* spilled = loom_shape_dims(&a);
+  assert_ptr_not_equal(spilled, dims);  // the pool's copy
+  assert_int_equal(spilled[3], 5);
+  assert_int_equal(spilled[LOOM_MAX_SHAPE_RANK - 1], 7);
+  assert_int_equal(loom_shape_num_elements(&a), 35);
+  assert_true(loom_shape_is_fully_defined(&a));
+  // The same dims share the pool's copy; other dims do not.
+  loom_shape_t b = make_large(dims, LOOM_MAX_SHAPE_RANK);
+  assert_ptr_equal(loom_shape_dims(&b), spilled);
+  assert_true(loom_shape_equal(&a, &b));
+  dims[3] = LOOM_UNKNOWN_DIM;
+  loom_shape_t c = make_large(dims, LOOM_MAX_SHAPE_RANK);
+  assert_false(loom_shape_equal(&a, &c));
+  assert_true(loom_shape_is_compatible(&a, &c));
+  assert_false(loom_shape_is_fully_defined(&c));
+  assert_int_equal(loom_shape_num_elements(&c), -1);
+  // A copy is a plain struct copy.
+  loom_shape_t copy = a;
+  assert_true(loom_shape_equal(&copy, &a));
+}
+
+static void large_initialize_keeps_small_ranks_inline(void** state) {
+  (void)state;
+  const int64_t dims[3] = {2, 3, 4};
+  loom_shape_t shape = make_large(dims, 3);
+  assert_ptr_equal(loom_shape_dims(&shape), shape.dims);
+  loom_shape_t inline_shape = make(dims, 3);
+  assert_true(loom_shape_equal(&shape, &inline_shape));
+}
+
+static void large_shapes_print_every_dim(void** state) {
+  (void)state;
+  const int64_t dims[10] = {2, 1, 1, 1, 1, 1, 1, 1, LOOM_UNKNOWN_DIM, 3};
+  loom_shape_t shape = make_large(dims, 10);
+  char text[64];
+  assert_int_equal(loom_shape_format(&shape, text, sizeof(text)),
+                   strlen("[2, 1, 1, 1, 1, 1, 1, 1, ?, 3]"));
+  assert_string_equal(text, "[2, 1, 1, 1, 1, 1, 1, 1, ?, 3]");
+  loom_tensor_metadata_t metadata = {.dtype = LOOM_DTYPE_FLOAT, .shape = shape};
+  assert_true(loom_tensor_metadata_format(&metadata, text, sizeof(text)) > 0);
+  assert_string_equal(text, "f32 [2, 1, 1, 1, 1, 1, 1, 1, ?, 3]");
+}
+
+static void large_initialize_rejects_rank_255_and_bad_dims(void** state) {
+  (void)state;
+  int64_t dims[LOOM_MAX_SHAPE_RANK + 1];
+  for (int i = 0; i <= LOOM_MAX_SHAPE_RANK; ++i) dims[i] = 1;
+  loom_shape_t shape;
+  LOOM_ASSERT_STATUS(
+      loom_shape_initialize_large(&shape, dims, LOOM_MAX_SHAPE_RANK + 1),
+      LOOM_STATUS_INVALID_ARGUMENT, "shape rank 255 is outside [0, 254]");
+  dims[9] = -2;
+  LOOM_ASSERT_STATUS(loom_shape_initialize_large(&shape, dims, 12),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "shape dimension 9 is -2; dimensions must be >= 0 or -1");
+  LOOM_ASSERT_STATUS(loom_shape_initialize_large(NULL, dims, 12),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "loom_shape_initialize_large: out_shape is NULL");
+}
+
+// Runs last: it fills the process's pool.
+static void a_full_pool_refuses_new_large_shapes_only(void** state) {
+  (void)state;
+  int64_t dims[LOOM_MAX_SHAPE_RANK];
+  for (int i = 0; i < LOOM_MAX_SHAPE_RANK; ++i) dims[i] = 1;
+  loom_shape_t kept = make_large(dims, LOOM_MAX_SHAPE_RANK);
+  loom_status_t status = loom_ok_status();
+  int64_t made = 0;
+  for (int64_t k = 2; status == NULL; ++k, ++made) {
+    dims[0] = k;  // distinct dims each time
+    loom_shape_t shape;
+    status = loom_shape_initialize_large(&shape, dims, LOOM_MAX_SHAPE_RANK);
+  }
+  // About LOOM_SHAPE_POOL_BYTES / (254 * 8 bytes).
+  assert_true(made > 4000 && made < 9000);
+  LOOM_ASSERT_STATUS(status, LOOM_STATUS_RESOURCE_EXHAUSTED,
+                     "the pool of shapes above rank 8 is full");
+  // Dims already in the pool are still found; small ranks are unaffected.
+  dims[0] = 1;
+  loom_shape_t again = make_large(dims, LOOM_MAX_SHAPE_RANK);
+  assert_ptr_equal(loom_shape_dims(&again), loom_shape_dims(&kept));
+  const int64_t small[2] = {3, 4};
+  loom_shape_t inline_shape = make_large(small, 2);
+  assert_int_equal(loom_shape_num_elements(&inline_shape), 12);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(initialize_copies_rank_and_dims),
@@ -548,6 +655,11 @@ int main(void) {
       cmocka_unit_test(metadata_with_different_shapes_are_not_equal),
       cmocka_unit_test(metadata_formats_short_dtype_name_and_shape),
       cmocka_unit_test(metadata_format_truncates_and_returns_the_full_length),
+      cmocka_unit_test(large_shapes_keep_their_dims_in_the_pool),
+      cmocka_unit_test(large_initialize_keeps_small_ranks_inline),
+      cmocka_unit_test(large_shapes_print_every_dim),
+      cmocka_unit_test(large_initialize_rejects_rank_255_and_bad_dims),
+      cmocka_unit_test(a_full_pool_refuses_new_large_shapes_only),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
