@@ -126,6 +126,9 @@ loom_status_t loom__program_register_corert_sync_kernels(
     loom_program_executor_t* executor);
 loom_status_t loom__program_register_composite_kernels(
     loom_program_executor_t* executor);
+// tfrt_test.benchmark (kernels_benchmark.c).
+loom_status_t loom__program_register_benchmark_kernels(
+    loom_program_executor_t* executor);
 
 // Operand `index` of the kernel's operation, a tensor handle, moved out of
 // its value when this operation is the value's last use and nothing else
