@@ -2,6 +2,7 @@
 
 #include "function/kernels_common.h"
 
+#include "base/half.h"
 #include "tensor/checked_size.h"
 
 void loom__kernel_set_or_fail(loom_program_frame_t* frame,
@@ -86,4 +87,78 @@ loom_status_t loom__kernel_add(loom_program_executor_t* executor,
                                    .num_arguments = num_arguments,
                                    .num_results = num_results};
   return loom_program_executor_add_kernel(executor, &def);
+}
+
+// A double as int64, saturating (a cast of a value out of range, or of a
+// NaN, is undefined behaviour).
+static int64_t saturate_to_int64(double x) {
+  if (x != x) return 0;
+  if (x >= 9223372036854775807.0) return INT64_MAX;
+  if (x <= -9223372036854775808.0) return INT64_MIN;
+  return (int64_t)x;
+}
+
+void loom__kernel_attr_number(const loom_attr_value_t* value, int64_t index,
+                              double* f, int64_t* i) {
+  const void* data = value->is_list ? value->u.list : (const void*)&value->u;
+  if (!value->is_list) index = 0;
+  switch (value->kind) {
+    case LOOM_ATTR_KIND_BOOL:
+      *i = ((const bool*)data)[index];
+      *f = (double)*i;
+      return;
+    case LOOM_ATTR_KIND_I32:
+      *i = ((const int32_t*)data)[index];
+      *f = (double)*i;
+      return;
+    case LOOM_ATTR_KIND_I64:
+      *i = ((const int64_t*)data)[index];
+      *f = (double)*i;
+      return;
+    case LOOM_ATTR_KIND_F32:
+      *f = ((const float*)data)[index];
+      *i = saturate_to_int64(*f);
+      return;
+    default:
+      *f = ((const double*)data)[index];
+      *i = saturate_to_int64(*f);
+      return;
+  }
+}
+
+void loom__kernel_store_number(loom_dtype_t dtype, void* data, int64_t k,
+                               double f, int64_t i) {
+  switch (dtype) {
+    case LOOM_DTYPE_BOOL:
+      ((uint8_t*)data)[k] = i != 0;
+      break;
+    case LOOM_DTYPE_INT8:
+    case LOOM_DTYPE_UINT8:
+      ((uint8_t*)data)[k] = (uint8_t)i;
+      break;
+    case LOOM_DTYPE_INT16:
+    case LOOM_DTYPE_UINT16:
+      ((uint16_t*)data)[k] = (uint16_t)i;
+      break;
+    case LOOM_DTYPE_INT32:
+    case LOOM_DTYPE_UINT32:
+      ((uint32_t*)data)[k] = (uint32_t)i;
+      break;
+    case LOOM_DTYPE_INT64:
+    case LOOM_DTYPE_UINT64:
+      ((uint64_t*)data)[k] = (uint64_t)i;
+      break;
+    case LOOM_DTYPE_HALF:
+      ((uint16_t*)data)[k] = loom__float_to_half((float)f);
+      break;
+    case LOOM_DTYPE_BFLOAT16:
+      ((uint16_t*)data)[k] = loom__float_to_bfloat16((float)f);
+      break;
+    case LOOM_DTYPE_FLOAT:
+      ((float*)data)[k] = (float)f;
+      break;
+    default:
+      ((double*)data)[k] = f;
+      break;
+  }
 }

@@ -31,6 +31,18 @@ loom_status_t loom__kernel_shape_attr(const loom_program_frame_t* frame,
 const char* loom__kernel_string_attr(const loom_program_frame_t* frame,
                                      const char* name);
 
+// Element `index` of a number attribute (BOOL, I32, I64, F32, F64; a list,
+// or a single value whose index is ignored) as a double and as an int64
+// (a float saturates; NaN is 0).
+void loom__kernel_attr_number(const loom_attr_value_t* value, int64_t index,
+                              double* f, int64_t* i);
+
+// Stores a number as element k of `data`, of a dtype of fixed size that is
+// not complex or quantized: integers (and bool: i != 0) from `i`, floats
+// from `f`.
+void loom__kernel_store_number(loom_dtype_t dtype, void* data, int64_t k,
+                               double f, int64_t i);
+
 // Registers a built-in kernel.
 loom_status_t loom__kernel_add(loom_program_executor_t* executor,
                                const char* name, loom_program_kernel_fn_t fn,

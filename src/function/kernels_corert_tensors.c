@@ -4,7 +4,6 @@
 
 #include <string.h>
 
-#include "base/half.h"
 #include "function/kernels_common.h"
 #include "function/program_dtype.h"
 #include "loom/op_handler.h"
@@ -83,42 +82,6 @@ static void const_string_kernel(loom_program_frame_t* frame, void* user_data) {
   set_tensor(frame, tensor);
 }
 
-// A double as int64, saturating (a cast of a value out of range, or of a
-// NaN, is undefined behaviour).
-static int64_t saturate_to_int64(double x) {
-  if (x != x) return 0;
-  if (x >= 9223372036854775807.0) return INT64_MAX;
-  if (x <= -9223372036854775808.0) return INT64_MIN;
-  return (int64_t)x;
-}
-
-// Element `index` of a list attribute value as double / int64.
-static void list_number(const loom_attr_value_t* list, int64_t index, double* f,
-                        int64_t* i) {
-  switch (list->kind) {
-    case LOOM_ATTR_KIND_BOOL:
-      *i = ((const bool*)list->u.list)[index];
-      *f = (double)*i;
-      return;
-    case LOOM_ATTR_KIND_I32:
-      *i = ((const int32_t*)list->u.list)[index];
-      *f = (double)*i;
-      return;
-    case LOOM_ATTR_KIND_I64:
-      *i = ((const int64_t*)list->u.list)[index];
-      *f = (double)*i;
-      return;
-    case LOOM_ATTR_KIND_F32:
-      *f = ((const float*)list->u.list)[index];
-      *i = saturate_to_int64(*f);
-      return;
-    default:
-      *f = ((const double*)list->u.list)[index];
-      *i = saturate_to_int64(*f);
-      return;
-  }
-}
-
 // corert.create_dense_tensor.<dtype> {shape = [...], value = [...]}
 static void create_dense_kernel(loom_program_frame_t* frame, void* user_data) {
   loom_dtype_t dtype = (loom_dtype_t)(intptr_t)user_data;
@@ -153,40 +116,8 @@ static void create_dense_kernel(loom_program_frame_t* frame, void* user_data) {
   for (int64_t k = 0; k < count; ++k) {
     double f = 0;
     int64_t i = 0;
-    list_number(&value, value.count == 1 ? 0 : k, &f, &i);
-    switch (dtype) {
-      case LOOM_DTYPE_BOOL:
-        ((uint8_t*)data)[k] = i != 0;
-        break;
-      case LOOM_DTYPE_INT8:
-      case LOOM_DTYPE_UINT8:
-        ((uint8_t*)data)[k] = (uint8_t)i;
-        break;
-      case LOOM_DTYPE_INT16:
-      case LOOM_DTYPE_UINT16:
-        ((uint16_t*)data)[k] = (uint16_t)i;
-        break;
-      case LOOM_DTYPE_INT32:
-      case LOOM_DTYPE_UINT32:
-        ((uint32_t*)data)[k] = (uint32_t)i;
-        break;
-      case LOOM_DTYPE_INT64:
-      case LOOM_DTYPE_UINT64:
-        ((uint64_t*)data)[k] = (uint64_t)i;
-        break;
-      case LOOM_DTYPE_HALF:
-        ((uint16_t*)data)[k] = loom__float_to_half((float)f);
-        break;
-      case LOOM_DTYPE_BFLOAT16:
-        ((uint16_t*)data)[k] = loom__float_to_bfloat16((float)f);
-        break;
-      case LOOM_DTYPE_FLOAT:
-        ((float*)data)[k] = (float)f;
-        break;
-      default:
-        ((double*)data)[k] = f;
-        break;
-    }
+    loom__kernel_attr_number(&value, value.count == 1 ? 0 : k, &f, &i);
+    loom__kernel_store_number(dtype, data, k, f, i);
   }
   set_tensor(frame, tensor);
 }

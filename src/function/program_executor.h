@@ -126,6 +126,12 @@ loom_status_t loom__program_register_corert_sync_kernels(
     loom_program_executor_t* executor);
 loom_status_t loom__program_register_composite_kernels(
     loom_program_executor_t* executor);
+// tfrt_dht and corert's tensor handle conversions (kernels_dht.c).
+loom_status_t loom__program_register_dht_kernels(
+    loom_program_executor_t* executor);
+// btf.* (kernels_btf.c).
+loom_status_t loom__program_register_btf_kernels(
+    loom_program_executor_t* executor);
 // tfrt_test.benchmark (kernels_benchmark.c).
 loom_status_t loom__program_register_benchmark_kernels(
     loom_program_executor_t* executor);
