@@ -6,6 +6,11 @@
 // The operands are what the region may use (TFRT makes them its
 // arguments); the keyword attributes are i32, num_warmup_runs 1 unless
 // given; the region returns one value; the result is a !tfrt.chain.
+//
+//   %r = tfrt_test.do.async %a, %b [attributes {...}] : (T, T) -> (R) {
+//     ... tfrt.return %x : R }
+//
+// runs its region with the values it uses; its results are the region's.
 
 #include <string.h>
 
@@ -85,7 +90,40 @@ static bool parse_benchmark(parser_t* p, function_builder_t* fb,
   return loom__parser_add_result_kind(p, b, PROGRAM_TYPE_CHAIN, "!tfrt.chain");
 }
 
+static bool parse_do_async(parser_t* p, function_builder_t* fb, op_builder_t* b,
+                           const char* suffix) {
+  (void)suffix;
+  if (!loom__parser_parse_operand_list(p, fb, b)) return false;
+  if (loom__parser_is_keyword(p, "attributes")) {
+    loom__parser_advance(p);
+    if (!loom__parser_parse_optional_attrs(p, b)) return false;
+  }
+  if (!loom__parser_expect(p, TOKEN_COLON, "before the operation's type") ||
+      !loom__parser_parse_signature(p, fb, b, 0, false)) {
+    return false;
+  }
+  if (!loom__parser_is(p, TOKEN_LBRACE)) {
+    return loom__parser_error_got(p, "expected '{' to begin the body");
+  }
+  if (!loom__parser_parse_region(p, fb, b)) return false;
+  const program_function_t* region = b->regions[0];
+  const program_op_t* ret = &region->ops[region->num_ops - 1];
+  bool same = region->num_results == b->num_results;
+  for (int32_t i = 0; same && i < b->num_results; ++i) {
+    same = region->result_types[i] == b->result_types[i];
+  }
+  if (!same) {
+    return loom__parser_error_at(p, ret->location,
+                                 "'%s' returns %d values from its region, "
+                                 "which do not match the %d results of its "
+                                 "type",
+                                 b->name, region->num_results, b->num_results);
+  }
+  return true;
+}
+
 static const program_custom_op_t kOps[] = {
+    {.name = "tfrt_test.do.async", .parse = parse_do_async},
     {.name = "tfrt_test.benchmark", .parse = parse_benchmark},
 };
 

@@ -3,7 +3,7 @@
 // enclosing function (captured), ends with tfrt.return, and may hold
 // regions of its own.
 // RUN: loom run --plugin %tfrt_test_ops --test_init_function=register_op_handlers_cpu -functions=BM_matmul,generic_form %s | FileCheck %s
-// RUN: loom run --plugin %tfrt_test_ops -functions=count_runs,nested %s | FileCheck %s --check-prefix=RUNS
+// RUN: loom run --plugin %tfrt_test_ops -functions=count_runs,nested,do_async %s | FileCheck %s --check-prefix=RUNS
 // RUN: not loom run --plugin %tfrt_test_ops -functions=failing_body,zero_count %s 2>%t.err | FileCheck %s --check-prefix=RESULTS
 // RUN: FileCheck %s --check-prefix=ERRORS < %t.err
 
@@ -104,6 +104,25 @@ func.func @nested() {
     tfrt.return %ch1 : !tfrt.chain
   }
   tfrt.return
+}
+
+// tfrt_test.do.async runs its region once, with the values it uses (named
+// among its operands or not); its results are the region's.
+// RUNS-LABEL: --- Running 'do_async'
+// RUNS-NEXT: int32 = 5
+// RUNS-NEXT: 'do_async' returned 6
+func.func @do_async() -> i32 {
+  %ch0 = tfrt.new.chain
+  %one = tfrt.constant.i32 1
+  %two = tfrt.constant.i32 2
+  %three = tfrt.constant.i32 3
+  %r, %ch = tfrt_test.do.async %two, %ch0 : (i32, !tfrt.chain) -> (i32, !tfrt.chain) {
+    %sum = tfrt.add.i32 %two, %three
+    %ch1 = tfrt.print.i32 %sum, %ch0
+    %next = tfrt.add.i32 %sum, %one
+    tfrt.return %next, %ch1 : i32, !tfrt.chain
+  }
+  tfrt.return %r : i32
 }
 
 // A failing run ends the benchmark: its error is reported once, where it

@@ -486,6 +486,17 @@ func.func @f() {
 
 // -----
 
+func.func @f() -> i32 {
+  %one = tfrt.constant.i32 1
+  %r = tfrt_test.do.async %one : (i32) -> (i32) {
+    // expected-error @+1 {{'tfrt_test.do.async' returns 2 values from its region, which do not match the 1 results of its type}}
+    tfrt.return %one, %one : i32, i32
+  }
+  tfrt.return %r : i32
+}
+
+// -----
+
 module {
   func.func @f() {
     tfrt.return
