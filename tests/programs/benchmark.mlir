@@ -4,7 +4,7 @@
 // regions of its own.
 // RUN: loom run --plugin %tfrt_test_ops --test_init_function=register_op_handlers_cpu -functions=BM_matmul,generic_form %s | FileCheck %s
 // RUN: loom run --plugin %tfrt_test_ops -functions=count_runs,nested,do_async %s | FileCheck %s --check-prefix=RUNS
-// RUN: not loom run --plugin %tfrt_test_ops -functions=failing_body,zero_count %s 2>%t.err | FileCheck %s --check-prefix=RESULTS
+// RUN: not loom run --plugin %tfrt_test_ops -functions=failing_body,zero_count,no_name %s 2>%t.err | FileCheck %s --check-prefix=RESULTS
 // RUN: FileCheck %s --check-prefix=ERRORS < %t.err
 
 func.func @register_op_handlers_cpu() {
@@ -148,5 +148,16 @@ func.func @zero_count() -> !tfrt.chain {
   %done = tfrt_test.benchmark "zero"(%ch0 : !tfrt.chain) max_count = 0, duration_secs = 1 {
     tfrt.return %ch0 : !tfrt.chain
   }
+  tfrt.return %done : !tfrt.chain
+}
+
+// RESULTS-LABEL: --- Running 'no_name'
+// RESULTS-NEXT: 'no_name' returned <<error: 'tfrt_test.benchmark' needs a 'name' attribute (a string)>>
+// ERRORS-NEXT: benchmark.mlir:[[@LINE+3]]:11: error: runtime error: 'tfrt_test.benchmark' needs a 'name' attribute (a string)
+func.func @no_name() -> !tfrt.chain {
+  %ch0 = tfrt.new.chain
+  %done = "tfrt_test.benchmark"(%ch0) ({
+    tfrt.return %ch0 : !tfrt.chain
+  }) {duration_secs = 1 : i32, max_count = 1 : i32} : (!tfrt.chain) -> !tfrt.chain
   tfrt.return %done : !tfrt.chain
 }

@@ -25,11 +25,12 @@ func.func @read() -> !tfrt.chain {
 }
 
 // CHECK-LABEL: --- Running 'read_errors'
-// CHECK: btf.mlir:[[@LINE+12]]:8: error: runtime error: 'btf.read_dense_tensor.f32.2': three_tensors.btf: tensor 0: it is a rank-2 tensor of i32, expected rank 2 of float
-// CHECK: btf.mlir:[[@LINE+12]]:8: error: runtime error: 'btf.read_dense_tensor.i32.2': three_tensors.btf: tensor 3: the file holds 3 tensors
-// CHECK: btf.mlir:[[@LINE+12]]:8: error: runtime error: 'btf.read_dense_tensor.i32.1': cannot open 'nowhere.btf'
+// CHECK: btf.mlir:[[@LINE+13]]:8: error: runtime error: 'btf.read_dense_tensor.f32.2': three_tensors.btf: tensor 0: it is a rank-2 tensor of i32, expected rank 2 of float
+// CHECK: btf.mlir:[[@LINE+13]]:8: error: runtime error: 'btf.read_dense_tensor.i32.2': three_tensors.btf: tensor 3: the file holds 3 tensors
+// CHECK: btf.mlir:[[@LINE+13]]:8: error: runtime error: 'btf.read_dense_tensor.i32.1': cannot open 'nowhere.btf'
+// CHECK: btf.mlir:[[@LINE+15]]:8: error: runtime error: 'btf.read_dense_tensor.f32.1': truncated.btf: tensor 0: its data is larger than the file
 // CHECK: 'read_errors' returned <<error
-func.func @read_errors() -> (!t.tensor, !t.tensor, !t.tensor) {
+func.func @read_errors() -> (!t.tensor, !t.tensor, !t.tensor, !t.tensor) {
   %ch0 = tfrt.new.chain
   %path = "tfrt_test.get_string"() {value = "three_tensors.btf"} : () -> !tfrt.string
   %missing = "tfrt_test.get_string"() {value = "nowhere.btf"} : () -> !tfrt.string
@@ -40,7 +41,10 @@ func.func @read_errors() -> (!t.tensor, !t.tensor, !t.tensor) {
   %a = "btf.read_dense_tensor.f32.2"(%path, %zero) : (!tfrt.string, i32) -> !t.tensor
   %b = "btf.read_dense_tensor.i32.2"(%path, %three) : (!tfrt.string, i32) -> !t.tensor
   %c = "btf.read_dense_tensor.i32.1"(%missing, %zero) : (!tfrt.string, i32) -> !t.tensor
-  tfrt.return %a, %b, %c : !t.tensor, !t.tensor, !t.tensor
+  // A header that promises more data than the file holds.
+  %truncated = "tfrt_test.get_string"() {value = "truncated.btf"} : () -> !tfrt.string
+  %d = "btf.read_dense_tensor.f32.1"(%truncated, %zero) : (!tfrt.string, i32) -> !t.tensor
+  tfrt.return %a, %b, %c, %d : !t.tensor, !t.tensor, !t.tensor, !t.tensor
 }
 
 // Functions run one after the other: the second reads what the first
