@@ -677,6 +677,41 @@ static loom_status_t add(loom_program_executor_t* executor, const char* name,
                           num_results);
 }
 
+// tfrt_dht_sync: the kernels above for functions without chains.
+static loom_status_t register_sync_kernels(loom_program_executor_t* executor) {
+  char name[96];
+  char wrapped[96];
+  for (int d = 0; d < kNumDtypes; ++d) {
+    const char* t = kDtypes[d].name;
+    for (int r = 0; r <= kMaxRank; ++r) {
+      snprintf(wrapped, sizeof(wrapped),
+               "tfrt_dht.create_uninitialized_tensor.%s.%d", t, r);
+      snprintf(name, sizeof(name),
+               "tfrt_dht_sync.create_uninitialized_tensor.%s.%d", t, r);
+      LOOM_RETURN_IF_ERROR(loom__program_add_sync_kernel(
+          executor, name, wrapped, -1, false, 0, 1));
+    }
+    snprintf(wrapped, sizeof(wrapped),
+             "tfrt_dht.set_tensor_with_constant_values.%s", t);
+    snprintf(name, sizeof(name),
+             "tfrt_dht_sync.set_tensor_with_constant_values.%s", t);
+    LOOM_RETURN_IF_ERROR(
+        loom__program_add_sync_kernel(executor, name, wrapped, 1, true, 1, 0));
+  }
+  LOOM_RETURN_IF_ERROR(
+      loom__program_add_sync_kernel(executor, "tfrt_dht_sync.print_tensor",
+                                    "tfrt_dht.print_tensor", 1, true, 1, 0));
+  LOOM_RETURN_IF_ERROR(loom__program_add_sync_kernel(
+      executor, "tfrt_dht_sync.get_tensor_shape", "tfrt_dht.get_tensor_shape",
+      -1, false, 1, 1));
+  LOOM_RETURN_IF_ERROR(loom__program_add_sync_kernel(
+      executor, "tfrt_dht_sync.allocate_buffer", "tfrt_dht.allocate_buffer", -1,
+      false, 2, 1));
+  return loom__program_add_sync_kernel(
+      executor, "tfrt_dht_sync.get_buffer_slice", "tfrt_dht.get_buffer_slice",
+      -1, false, 3, 1);
+}
+
 loom_status_t loom__program_register_dht_kernels(
     loom_program_executor_t* executor) {
   char name[96];
@@ -731,6 +766,7 @@ loom_status_t loom__program_register_dht_kernels(
       add(executor, "tfrt_dht.print_buffer", print_buffer_kernel, NULL, 2, 1));
   LOOM_RETURN_IF_ERROR(
       add(executor, "corert.tensorhandle_to_ht", to_ht_kernel, NULL, -1, 1));
+  LOOM_RETURN_IF_ERROR(register_sync_kernels(executor));
   return add(executor, "corert.ht_to_tensorhandle", to_handle_kernel, NULL, 2,
              1);
 }

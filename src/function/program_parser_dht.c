@@ -12,7 +12,10 @@
 //   %t, %c = tfrt_dht.make_tensor.f32 %buf, %shape, %ch
 //   %shape = tfrt_dht.get_tensor_shape %t
 //
-// The generic form of each works too.
+// and tfrt_dht_sync's, for functions without chains (`{tfrt.sync}`):
+// create_uninitialized_tensor, `set_tensor_with_constant_values.<dtype> %t
+// [...]`, `print_tensor %t`, get_tensor_shape, allocate_buffer,
+// get_buffer_slice. The generic form of each works too.
 
 #include "function/program_parser.h"
 
@@ -129,6 +132,43 @@ static bool parse_no_op(parser_t* p, function_builder_t* fb, op_builder_t* b,
   (void)suffix;
   return loom__parser_parse_simple(p, fb, b, 1) && add_chain(p, b);
 }
+
+// tfrt_dht_sync.set_tensor_with_constant_values.<dtype> %t [values]
+static bool parse_sync_set_values(parser_t* p, function_builder_t* fb,
+                                  op_builder_t* b, const char* suffix) {
+  (void)suffix;
+  program_attr_t values;
+  return loom__parser_parse_operand(p, fb, b) &&
+         loom__parser_parse_attr(p, NULL, &values) &&
+         loom__parser_set_attr(p, &b->attrs, "values", &values) &&
+         loom__parser_parse_optional_attrs(p, b);
+}
+
+// tfrt_dht_sync.print_tensor %t
+static bool parse_sync_print(parser_t* p, function_builder_t* fb,
+                             op_builder_t* b, const char* suffix) {
+  (void)suffix;
+  return loom__parser_parse_simple(p, fb, b, 1);
+}
+
+static const program_custom_op_t kSyncOps[] = {
+    {.name = "tfrt_dht_sync.print_tensor", .parse = parse_sync_print},
+    {.name = "tfrt_dht_sync.get_tensor_shape", .parse = parse_get_shape},
+    {.name = "tfrt_dht_sync.allocate_buffer", .parse = parse_allocate_buffer},
+    {.name = "tfrt_dht_sync.get_buffer_slice", .parse = parse_buffer_slice},
+    {.name = "tfrt_dht_sync.create_uninitialized_tensor.",
+     .prefix = true,
+     .parse = parse_create},
+    {.name = "tfrt_dht_sync.set_tensor_with_constant_values.",
+     .prefix = true,
+     .parse = parse_sync_set_values},
+};
+
+const program_dialect_t loom__parser_dialect_dht_sync = {
+    .name = "tfrt_dht_sync",
+    .ops = kSyncOps,
+    .num_ops = sizeof(kSyncOps) / sizeof(kSyncOps[0]),
+};
 
 static const program_custom_op_t kOps[] = {
     {.name = "tfrt_dht.print_tensor", .parse = parse_to_chain},

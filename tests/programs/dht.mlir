@@ -144,6 +144,28 @@ func.func @tensor_handles() -> !tfrt.chain {
   tfrt.return %c4 : !tfrt.chain
 }
 
+// tfrt_dht_sync: the same kernels in a function without chains, each
+// done before the next starts.
+// CHECK-LABEL: --- Running 'sync_tensors'
+// CHECK-NEXT: DenseHostTensor dtype = i32, shape = [2, 2], values = [4, -3, 2, -1]
+// CHECK-NEXT: [2, 2]
+// CHECK-NEXT: HostBuffer<pointer=0x{{[0-9a-f]+}}, size=4>
+func.func @sync_tensors() attributes {tfrt.sync} {
+  %t = tfrt_dht_sync.create_uninitialized_tensor.i32.2 [2 : i64, 2 : i64]
+  tfrt_dht_sync.set_tensor_with_constant_values.i32 %t [4 : i32, -3 : i32, 2 : i32, -1 : i32]
+  tfrt_dht_sync.print_tensor %t
+  %shape = tfrt_dht_sync.get_tensor_shape %t
+  %ch = tfrt.new.chain
+  %ch0 = "tfrt_dht.print_tensor_shape"(%shape, %ch) : (!ts.shape, !tfrt.chain) -> !tfrt.chain
+  %size = tfrt.constant.i64 16
+  %align = tfrt.constant.i64 16
+  %four = tfrt.constant.i64 4
+  %buf = tfrt_dht_sync.allocate_buffer %size, %align
+  %slice = tfrt_dht_sync.get_buffer_slice %buf, %four, %four
+  %ch1 = tfrt_dht.print_buffer %slice, %ch0
+  tfrt.return
+}
+
 // CHECK-LABEL: --- Running 'errors'
 // CHECK: dht.mlir:[[@LINE+10]]:9: error: runtime error: 'tfrt_dht.set_tensor_with_constant_values.i32': Incorrect number of values for the tensor: 2, but expected 3
 // CHECK: dht.mlir:[[@LINE+10]]:9: error: runtime error: 'tfrt_dht.fill_tensor_with_constant.f32': argument 0 is a tensor of int32, expected float
