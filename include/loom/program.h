@@ -31,12 +31,14 @@
 
 #include "loom/allocator.h"
 #include "loom/async_value.h"
+#include "loom/buffer.h"
 #include "loom/host_context.h"
 #include "loom/macros.h"
 #include "loom/op_attrs.h"
 #include "loom/runtime.h"
 #include "loom/shape.h"
 #include "loom/status.h"
+#include "loom/tensor.h"
 
 LOOM_EXTERN_C_BEGIN
 
@@ -109,6 +111,12 @@ typedef enum loom_program_value_kind_t {
   // !corert.opattrs_ref: a frozen attribute set (one reference).
   LOOM_PROGRAM_VALUE_FROZEN_OP_ATTRS = 11,
   LOOM_PROGRAM_VALUE_STRING = 12,  // !tfrt.string (shared, immutable)
+  // !t.tensor: a host tensor (one reference). TFRT's tfrt_dht kernels
+  // write its elements in place; programs order that with chains.
+  LOOM_PROGRAM_VALUE_TENSOR = 13,
+  // !ht.host_buffer: bytes [offset, offset + size) of a buffer (one
+  // reference to it), what tfrt_dht.get_buffer and get_buffer_slice make.
+  LOOM_PROGRAM_VALUE_HOST_BUFFER = 14,
 } loom_program_value_kind_t;
 
 typedef struct loom_program_op_attrs_t loom_program_op_attrs_t;
@@ -129,6 +137,12 @@ typedef struct loom_program_value_t {
     const void* function;                    // the program's, valid while it is
     const loom_op_attrs_t* frozen_op_attrs;  // one reference
     loom_program_string_t* string;           // one reference
+    loom_tensor_t* tensor;                   // one reference
+    struct {
+      loom_buffer_t* buffer;  // one reference
+      size_t offset;
+      size_t size;
+    } host_buffer;
   } u;
 } loom_program_value_t;
 

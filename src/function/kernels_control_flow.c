@@ -1,4 +1,5 @@
 // Control flow by calling functions: tfrt.call, tfrt.case, tfrt.cond,
+// tfrt_test.do.async (its region),
 // corert.cond and corert.while. Callees run in their own frames; their
 // results are forwarded into the kernel's results as they are set.
 
@@ -372,6 +373,21 @@ static void corert_while_kernel(loom_program_frame_t* frame, void* user_data) {
   while_iterate(state);
 }
 
+// tfrt_test.do.async: runs its region with the values it uses, into the
+// kernel's results.
+static void do_async_kernel(loom_program_frame_t* frame, void* user_data) {
+  (void)user_data;
+  const program_op_t* op = frame->op;
+  if (op->num_regions != 1) {
+    loom_program_frame_fail(
+        frame, loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                                "'%s' needs one region, got %d", op->name,
+                                op->num_regions));
+    return;
+  }
+  call_into_results(frame, op->regions[0], op->region_first[0]);
+}
+
 //===----------------------------------------------------------------------===//
 // Registration
 //===----------------------------------------------------------------------===//
@@ -392,5 +408,7 @@ loom_status_t loom__program_register_control_flow_kernels(
   LOOM_RETURN_IF_ERROR(add(executor, "tfrt.case", case_kernel, -1));
   LOOM_RETURN_IF_ERROR(add(executor, "tfrt.cond", tfrt_cond_kernel, -1));
   LOOM_RETURN_IF_ERROR(add(executor, "corert.cond", corert_cond_kernel, -1));
+  LOOM_RETURN_IF_ERROR(
+      add(executor, "tfrt_test.do.async", do_async_kernel, -1));
   return add(executor, "corert.while", corert_while_kernel, -1);
 }

@@ -71,10 +71,10 @@ static void sync_kernel(loom_program_frame_t* frame, void* user_data) {
   program_value_vector_deinitialize(&values, allocator);
 }
 
-static loom_status_t wrap(loom_program_executor_t* executor, const char* name,
-                          const char* wrapped, int32_t chain_argument,
-                          bool chain_result, int32_t num_arguments,
-                          int32_t num_results) {
+loom_status_t loom__program_add_sync_kernel(
+    loom_program_executor_t* executor, const char* name, const char* wrapped,
+    int32_t chain_argument, bool chain_result, int32_t num_arguments,
+    int32_t num_results) {
   const program_kernel_t* kernel = loom__program_find_kernel(executor, wrapped);
   if (!kernel) {
     return loom_make_status(LOOM_STATUS_INTERNAL,
@@ -97,6 +97,15 @@ static loom_status_t wrap(loom_program_executor_t* executor, const char* name,
                                    .num_arguments = num_arguments,
                                    .num_results = num_results};
   return loom_program_executor_add_kernel(executor, &def);
+}
+
+static loom_status_t wrap(loom_program_executor_t* executor, const char* name,
+                          const char* wrapped, int32_t chain_argument,
+                          bool chain_result, int32_t num_arguments,
+                          int32_t num_results) {
+  return loom__program_add_sync_kernel(executor, name, wrapped, chain_argument,
+                                       chain_result, num_arguments,
+                                       num_results);
 }
 
 loom_status_t loom__program_register_corert_sync_kernels(

@@ -166,6 +166,9 @@ static loom_status_t register_builtin_kernels(
   LOOM_RETURN_IF_ERROR(loom__program_register_corert_kernels(executor));
   LOOM_RETURN_IF_ERROR(loom__program_register_corert_sync_kernels(executor));
   LOOM_RETURN_IF_ERROR(loom__program_register_composite_kernels(executor));
+  LOOM_RETURN_IF_ERROR(loom__program_register_benchmark_kernels(executor));
+  LOOM_RETURN_IF_ERROR(loom__program_register_dht_kernels(executor));
+  LOOM_RETURN_IF_ERROR(loom__program_register_btf_kernels(executor));
   return loom__program_register_shape_kernels(executor);
 }
 

@@ -121,10 +121,28 @@ loom_status_t loom__program_register_corert_kernels(
     loom_program_executor_t* executor);
 loom_status_t loom__program_register_shape_kernels(
     loom_program_executor_t* executor);
+// Registers `name`, a synchronous kernel (for functions without chains)
+// that runs the registered kernel `wrapped` and waits for its results:
+// an available chain is passed as the wrapped kernel's argument
+// `chain_argument` (-1: none), and its result 0, a chain, is dropped when
+// `chain_result`. INTERNAL when `wrapped` is not registered.
+loom_status_t loom__program_add_sync_kernel(
+    loom_program_executor_t* executor, const char* name, const char* wrapped,
+    int32_t chain_argument, bool chain_result, int32_t num_arguments,
+    int32_t num_results);
 // The corert_sync kernels wrap corert's: register them after those.
 loom_status_t loom__program_register_corert_sync_kernels(
     loom_program_executor_t* executor);
 loom_status_t loom__program_register_composite_kernels(
+    loom_program_executor_t* executor);
+// tfrt_dht and corert's tensor handle conversions (kernels_dht.c).
+loom_status_t loom__program_register_dht_kernels(
+    loom_program_executor_t* executor);
+// btf.* (kernels_btf.c).
+loom_status_t loom__program_register_btf_kernels(
+    loom_program_executor_t* executor);
+// tfrt_test.benchmark (kernels_benchmark.c).
+loom_status_t loom__program_register_benchmark_kernels(
     loom_program_executor_t* executor);
 
 // Operand `index` of the kernel's operation, a tensor handle, moved out of

@@ -65,6 +65,14 @@ typedef struct program_op_t {
   int32_t num_callees;
   const program_function_t* const* callees;
   const char* const* callee_names;
+  // Regions (`{ ... }` bodies, as tfrt_test.benchmark's), each a function
+  // of its own whose arguments are the values it uses from the enclosing
+  // function: region i is called with operands region_first[i] ..
+  // region_first[i] + regions[i]->num_arguments - 1, which follow the
+  // operands as written.
+  int32_t num_regions;
+  const program_function_t* const* regions;
+  const int32_t* region_first;
   // corert.executeop / .seq: the op to execute and its attributes.
   const char* execute_name;  // "tf.X" became "X"
   const char* execute_written_name;  // "tf.X" as written
@@ -81,7 +89,9 @@ struct program_function_t {
   const loom_program_t* program;
   const char* name;
   program_source_location_t location;
-  int32_t index;
+  int32_t index;  // -1 for a region
+  // The function whose operation holds this region, or NULL.
+  const program_function_t* parent;
   int32_t num_arguments;  // values 0 .. num_arguments - 1
   int32_t num_results;
   const program_type_t* const* result_types;
@@ -103,6 +113,9 @@ struct loom_program_t {
   int32_t num_functions;
   program_function_t** functions;
   loom__hash_map_t functions_by_name;  // name hash -> index
+  // Regions, which are not functions one can name or run on their own.
+  int32_t num_regions;
+  program_function_t** regions;
   int32_t num_ops;
   const program_op_t** ops;   // by global index
   int32_t num_execute_names;  // distinct ops that corert.executeop names

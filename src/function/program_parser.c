@@ -208,6 +208,173 @@ bool loom__parser_add_value(parser_t* p, function_builder_t* fb,
   return true;
 }
 
+// Parses the operations of a body from its '{' up to (not past) its '}':
+// they end with a return. `what` names the body for messages.
+static bool parse_block(parser_t* p, program_builder_t* pb,
+                        function_builder_t* fb, const char* what) {
+  loom__parser_advance(p);  // {
+  while (!loom__parser_is(p, TOKEN_RBRACE)) {
+    if (fb->num_ops > 0 && fb->ops[fb->num_ops - 1].is_return) {
+      return loom__parser_error_got(p, "'%s' must be the last operation of %s",
+                                    fb->ops[fb->num_ops - 1].name, what);
+    }
+    if (!loom__parser_parse_op(p, pb, fb)) return false;
+  }
+  if (fb->num_ops == 0 || !fb->ops[fb->num_ops - 1].is_return) {
+    return loom__parser_error_got(p, "%s must end with 'tfrt.return'", what);
+  }
+  return true;
+}
+
+// Moves what the builder holds into its function and counts each value's
+// uses; passes `ok` through (false on error).
+static bool finish_function(parser_t* p, function_builder_t* fb, bool ok) {
+  program_function_t* function = fb->function;
+  function->num_values = fb->num_values;
+  function->value_types = fb->value_types;
+  function->num_ops = fb->num_ops;
+  function->ops = fb->ops;
+  function->num_operand_slots = fb->num_operand_slots;
+  for (int32_t i = 0; i < fb->num_ops; ++i) fb->ops[i].function = function;
+  int32_t* uses = NULL;
+  if (ok && fb->num_values > 0 &&
+      loom__parser_allocate(p, sizeof(int32_t) * (size_t)fb->num_values,
+                            (void**)&uses)) {
+    for (int32_t i = 0; i < fb->num_ops; ++i) {
+      for (int32_t j = 0; j < fb->ops[i].num_operands; ++j) {
+        uses[fb->ops[i].operands[j]]++;
+      }
+    }
+  }
+  function->value_uses = uses;
+  return ok && (uses || fb->num_values == 0);
+}
+
+//===----------------------------------------------------------------------===//
+// Regions
+//===----------------------------------------------------------------------===//
+
+const name_entry_t* loom__parser_resolve_name(parser_t* p,
+                                              function_builder_t* fb,
+                                              const char* name, size_t length,
+                                              program_source_location_t at) {
+  const name_entry_t* entry = loom__parser_find_name(fb, name, length);
+  if (entry || !fb->parent) return entry;
+  const name_entry_t* outer =
+      loom__parser_resolve_name(p, fb->parent, name, length, at);
+  if (!outer) return NULL;
+  // Captured: `count` new arguments of the region, and as many operands of
+  // the operation that holds it.
+  int32_t first = fb->num_values;
+  op_builder_t* owner = fb->owner;
+  for (int32_t i = 0; i < outer->count; ++i) {
+    int32_t id = 0;
+    if (!loom__parser_add_value(
+            p, fb, fb->parent->value_types[outer->first + i], &id) ||
+        !loom__parser_reserve(p, (void**)&fb->captures, &fb->captures_capacity,
+                              fb->num_captures, sizeof(int32_t)) ||
+        !loom__parser_reserve(p, (void**)&owner->captured,
+                              &owner->captured_capacity, owner->num_captured,
+                              sizeof(int32_t))) {
+      return NULL;
+    }
+    fb->captures[fb->num_captures++] = id;
+    owner->captured[owner->num_captured++] = outer->first + i;
+  }
+  if (!loom__parser_add_name(p, fb, name, length, first, outer->count, at)) {
+    return NULL;
+  }
+  return loom__parser_find_name(fb, name, length);
+}
+
+// Renumbers a region's values so that its captures, its arguments, come
+// first (in the order they were captured), the others after them in their
+// order (which keeps an operation's results consecutive).
+static bool number_captures_first(parser_t* p, function_builder_t* fb) {
+  if (fb->num_captures == 0) return true;
+  int32_t n = fb->num_values;
+  int32_t* new_id = NULL;
+  const program_type_t** types = NULL;
+  if (!loom__parser_allocate(p, sizeof(int32_t) * (size_t)n, (void**)&new_id) ||
+      !loom__parser_allocate(p, sizeof(*types) * (size_t)n, (void**)&types)) {
+    return false;
+  }
+  for (int32_t i = 0; i < n; ++i) new_id[i] = -1;
+  for (int32_t i = 0; i < fb->num_captures; ++i) new_id[fb->captures[i]] = i;
+  int32_t next = fb->num_captures;
+  for (int32_t i = 0; i < n; ++i) {
+    if (new_id[i] < 0) new_id[i] = next++;
+  }
+  for (int32_t i = 0; i < n; ++i) types[new_id[i]] = fb->value_types[i];
+  fb->value_types = types;
+  for (int32_t i = 0; i < fb->num_ops; ++i) {
+    program_op_t* op = &fb->ops[i];
+    int32_t* operands = (int32_t*)op->operands;  // in the arena
+    for (int32_t j = 0; j < op->num_operands; ++j) {
+      operands[j] = new_id[operands[j]];
+    }
+    if (op->num_results > 0) op->first_result = new_id[op->first_result];
+  }
+  return true;
+}
+
+bool loom__parser_parse_region(parser_t* p, function_builder_t* fb,
+                               op_builder_t* b) {
+  program_builder_t* pb = p->builder;
+  program_function_t* region = NULL;
+  if (!loom__parser_allocate(p, sizeof(*region), (void**)&region) ||
+      !loom__parser_reserve(p, (void**)&pb->regions, &pb->regions_capacity,
+                            pb->num_regions, sizeof(program_function_t*)) ||
+      !loom__parser_reserve(p, (void**)&b->regions, &b->regions_capacity,
+                            b->num_regions, sizeof(program_function_t*))) {
+    return false;
+  }
+  if (!loom__parser_reserve(p, (void**)&b->region_first,
+                            &b->region_first_capacity, b->num_regions,
+                            sizeof(int32_t))) {
+    return false;
+  }
+  // Named after its function and operation, for call stacks.
+  char name[256];
+  snprintf(name, sizeof(name), "%s/%s", fb->function->name, b->name);
+  region->program = p->program;
+  region->location = loom__parser_location(p);
+  region->index = -1;
+  region->parent = fb->function;
+  if (!loom__parser_strndup(p, name, strlen(name), &region->name)) return false;
+  pb->regions[pb->num_regions++] = region;
+  b->region_first[b->num_regions] = b->num_captured;
+  b->regions[b->num_regions++] = region;
+  function_builder_t rb;
+  memset(&rb, 0, sizeof(rb));
+  rb.function = region;
+  rb.parent = fb;
+  rb.owner = b;
+  loom__hash_map_initialize(&rb.names, p->allocator);
+  char what[320];
+  snprintf(what, sizeof(what), "the region of '%s'", b->name);
+  bool ok = parse_block(p, pb, &rb, what);
+  if (ok) loom__parser_advance(p);  // }
+  if (ok) {
+    // Its results are what it returns.
+    const program_op_t* ret = &rb.ops[rb.num_ops - 1];
+    const program_type_t** types = NULL;
+    ok = ret->num_operands == 0 ||
+         loom__parser_allocate(p, sizeof(*types) * (size_t)ret->num_operands,
+                               (void**)&types);
+    for (int32_t i = 0; ok && i < ret->num_operands; ++i) {
+      types[i] = rb.value_types[ret->operands[i]];
+    }
+    region->num_results = ret->num_operands;
+    region->result_types = types;
+    region->num_arguments = rb.num_captures;
+  }
+  ok = ok && number_captures_first(p, &rb);
+  ok = finish_function(p, &rb, ok);
+  loom__hash_map_deinitialize(&rb.names);
+  return ok;
+}
+
 //===----------------------------------------------------------------------===//
 // Functions
 //===----------------------------------------------------------------------===//
@@ -328,21 +495,9 @@ static bool parse_function(parser_t* p, program_builder_t* pb) {
                                 "function '%s'",
                                 name);
   }
-  if (ok) loom__parser_advance(p);
-  while (ok && !loom__parser_is(p, TOKEN_RBRACE)) {
-    if (fb.num_ops > 0 && fb.ops[fb.num_ops - 1].is_return) {
-      ok = loom__parser_error_got(p,
-                                  "'%s' must be the last operation of "
-                                  "function '%s'",
-                                  fb.ops[fb.num_ops - 1].name, name);
-      break;
-    }
-    ok = loom__parser_parse_op(p, pb, &fb);
-  }
-  if (ok && (fb.num_ops == 0 || !fb.ops[fb.num_ops - 1].is_return)) {
-    ok = loom__parser_error_got(p, "function '%s' must end with 'tfrt.return'",
-                                name);
-  }
+  char what[160];
+  snprintf(what, sizeof(what), "function '%s'", name);
+  ok = ok && parse_block(p, pb, &fb, what);
   if (ok) {
     program_op_t* ret = &fb.ops[fb.num_ops - 1];
     if (ret->num_operands != function->num_results) {
@@ -365,24 +520,7 @@ static bool parse_function(parser_t* p, program_builder_t* pb) {
     }
   }
   if (ok) loom__parser_advance(p);  // }
-  function->num_values = fb.num_values;
-  function->value_types = fb.value_types;
-  function->num_ops = fb.num_ops;
-  function->ops = fb.ops;
-  function->num_operand_slots = fb.num_operand_slots;
-  for (int32_t i = 0; i < fb.num_ops; ++i) fb.ops[i].function = function;
-  int32_t* uses = NULL;
-  if (ok && fb.num_values > 0 &&
-      loom__parser_allocate(p, sizeof(int32_t) * (size_t)fb.num_values,
-                            (void**)&uses)) {
-    for (int32_t i = 0; i < fb.num_ops; ++i) {
-      for (int32_t j = 0; j < fb.ops[i].num_operands; ++j) {
-        uses[fb.ops[i].operands[j]]++;
-      }
-    }
-  }
-  function->value_uses = uses;
-  ok = ok && (uses || fb.num_values == 0);
+  ok = finish_function(p, &fb, ok);
   loom__hash_map_deinitialize(&fb.names);
   return ok;
 }
@@ -431,8 +569,12 @@ bool loom__parser_check_call_signature(parser_t* p,
 
 static bool resolve_symbols(parser_t* p) {
   loom_program_t* program = p->program;
-  for (int32_t f = 0; f < program->num_functions; ++f) {
-    program_function_t* function = program->functions[f];
+  int32_t count = program->num_functions + program->num_regions;
+  for (int32_t f = 0; f < count; ++f) {
+    program_function_t* function =
+        f < program->num_functions
+            ? program->functions[f]
+            : program->regions[f - program->num_functions];
     for (int32_t i = 0; i < function->num_ops; ++i) {
       program_op_t* op = &function->ops[i];
       if (op->num_callees == 0) continue;
@@ -488,6 +630,7 @@ bool loom__program_parse_text(loom_program_t* program, const char* text,
   loom__parser_advance(&p);
   program_builder_t pb;
   memset(&pb, 0, sizeof(pb));
+  p.builder = &pb;
 
   bool ok = true;
   bool in_module = false;
@@ -521,6 +664,8 @@ bool loom__program_parse_text(loom_program_t* program, const char* text,
     }
   }
   program->num_ops = pb.num_ops;
+  program->num_regions = pb.num_regions;
+  program->regions = pb.regions;
   if (ok) ok = resolve_symbols(&p);
   if (ok && pb.num_ops > 0) {
     ok = loom__parser_allocate(&p, sizeof(program_op_t*) * (size_t)pb.num_ops,
@@ -529,6 +674,12 @@ bool loom__program_parse_text(loom_program_t* program, const char* text,
       program_function_t* function = program->functions[f];
       for (int32_t i = 0; i < function->num_ops; ++i) {
         program->ops[function->ops[i].global_index] = &function->ops[i];
+      }
+    }
+    for (int32_t r = 0; ok && r < program->num_regions; ++r) {
+      program_function_t* region = program->regions[r];
+      for (int32_t i = 0; i < region->num_ops; ++i) {
+        program->ops[region->ops[i].global_index] = &region->ops[i];
       }
     }
   }

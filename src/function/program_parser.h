@@ -22,8 +22,11 @@
 #include "loom/status.h"
 #include "loom/tensor.h"
 
+struct program_builder_t;
+
 typedef struct parser_t {
   loom_program_t* program;
+  struct program_builder_t* builder;  // the functions and regions so far
   loom__arena_t* arena;
   loom_allocator_t allocator;
   program_lexer_t lexer;
@@ -151,6 +154,15 @@ typedef struct name_entry_t {
 
 typedef struct function_builder_t {
   program_function_t* function;
+  // A region's: the builder of the enclosing function (or region) and of
+  // the operation that holds the region. A name the region does not define
+  // is looked up there and captured: it becomes an argument of the region
+  // (ids in `captures`, in order) and an operand of `owner`.
+  struct function_builder_t* parent;
+  struct op_builder_t* owner;
+  int32_t* captures;
+  int32_t num_captures;
+  int32_t captures_capacity;
   loom__hash_map_t names;  // name hash (+ probe) -> entry index
   name_entry_t* entries;
   int32_t num_entries;
@@ -185,6 +197,16 @@ typedef struct op_builder_t {
   loom_op_attrs_t execute_attrs;
   symbol_refs_t execute_keys;  // the names in execute_attrs, where written
   symbol_refs_t refs;
+  // The values its regions capture (ids in the enclosing function), which
+  // follow the operands as written, and its regions.
+  int32_t* captured;
+  int32_t num_captured;
+  int32_t captured_capacity;
+  const program_function_t** regions;
+  int32_t* region_first;  // index into captured where region i's begin
+  int32_t num_regions;
+  int32_t regions_capacity;
+  int32_t region_first_capacity;
 } op_builder_t;
 
 // The program's functions so far, and its operations' count (the next
@@ -193,6 +215,9 @@ typedef struct program_builder_t {
   program_function_t** functions;
   int32_t num_functions;
   int32_t functions_capacity;
+  program_function_t** regions;
+  int32_t num_regions;
+  int32_t regions_capacity;
   int32_t num_ops;
 } program_builder_t;
 
@@ -208,6 +233,19 @@ const name_entry_t* loom__parser_find_name(const function_builder_t* fb,
 bool loom__parser_add_name(parser_t* p, function_builder_t* fb,
                            const char* name, size_t length, int32_t first,
                            int32_t count, program_source_location_t at);
+// The entry of `name` in fb, or, in a region, in its enclosing functions
+// (captured into the region on first use); NULL when no function in scope
+// defines it (no error is recorded) and on error (p->error is set).
+const name_entry_t* loom__parser_resolve_name(parser_t* p,
+                                              function_builder_t* fb,
+                                              const char* name, size_t length,
+                                              program_source_location_t at);
+// Parses a region `{ op... tfrt.return ... }` of the operation being built
+// in `b` (the current token is '{'): a function of its own whose results
+// are what its return returns and whose arguments are the values it uses
+// from the enclosing function.
+bool loom__parser_parse_region(parser_t* p, function_builder_t* fb,
+                               op_builder_t* b);
 // A new value of `type`; *out_id is its id.
 bool loom__parser_add_value(parser_t* p, function_builder_t* fb,
                             const program_type_t* type, int32_t* out_id);
@@ -320,6 +358,9 @@ extern const program_dialect_t loom__parser_dialect_tfrt;    // _tfrt.c
 extern const program_dialect_t loom__parser_dialect_corert;  // _corert.c
 extern const program_dialect_t loom__parser_dialect_ts;      // _ts.c
 extern const program_dialect_t loom__parser_dialect_corert_sync;  // _corert.c
+extern const program_dialect_t loom__parser_dialect_tfrt_test;  // _tfrt_test.c
+extern const program_dialect_t loom__parser_dialect_dht;        // _dht.c
+extern const program_dialect_t loom__parser_dialect_dht_sync;   // _dht.c
 
 // corert's custom forms that corert_sync shares (program_parser_corert.c):
 // `executeop(%h) "op"(%args) {attrs} : N`, `const_dense_tensor dense<..>`,

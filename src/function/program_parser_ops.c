@@ -26,6 +26,14 @@ static void op_builder_initialize(parser_t* p, op_builder_t* b) {
   b->execute_written_name = NULL;
   memset(&b->refs, 0, sizeof(b->refs));
   memset(&b->execute_keys, 0, sizeof(b->execute_keys));
+  b->captured = NULL;
+  b->num_captured = 0;
+  b->captured_capacity = 0;
+  b->regions = NULL;
+  b->region_first = NULL;
+  b->num_regions = 0;
+  b->regions_capacity = 0;
+  b->region_first_capacity = 0;
   loom_op_attrs_initialize(&b->attrs, p->allocator);
   loom_op_attrs_initialize(&b->execute_attrs, p->allocator);
 }
@@ -62,7 +70,9 @@ bool loom__parser_parse_operand(parser_t* p, function_builder_t* fb,
   program_source_location_t at = loom__parser_location(p);
   const char* name = p->tok.text + 1;
   size_t length = p->tok.length - 1;
-  const name_entry_t* entry = loom__parser_find_name(fb, name, length);
+  const name_entry_t* entry =
+      loom__parser_resolve_name(p, fb, name, length, at);
+  if (p->error) return false;
   if (!entry) {
     return loom__parser_error_at(p, at, "use of undeclared SSA value '%%%.*s'",
                                  (int)(length > 64 ? 64 : length), name);
@@ -343,6 +353,9 @@ static const program_dialect_t* const kDialects[] = {
     &loom__parser_dialect_corert,       // corert.*
     &loom__parser_dialect_corert_sync,  // corert_sync.*
     &loom__parser_dialect_ts,           // ts.*
+    &loom__parser_dialect_tfrt_test,    // tfrt_test.benchmark
+    &loom__parser_dialect_dht,          // tfrt_dht.*
+    &loom__parser_dialect_dht_sync,     // tfrt_dht_sync.*
 };
 
 static const program_dialect_t* find_dialect(const char* name, bool generic) {
@@ -407,10 +420,16 @@ static bool parse_generic(parser_t* p, function_builder_t* fb,
                                   "successors are not supported: a function "
                                   "has one block");
   }
-  if (loom__parser_is(p, TOKEN_LPAREN)) {
-    return loom__parser_error_got(p,
-                                  "regions are not supported: call a "
-                                  "function instead");
+  if (loom__parser_accept(p, TOKEN_LPAREN)) {
+    do {
+      if (!loom__parser_is(p, TOKEN_LBRACE)) {
+        return loom__parser_error_got(p, "expected '{' to begin a region");
+      }
+      if (!loom__parser_parse_region(p, fb, b)) return false;
+    } while (loom__parser_accept(p, TOKEN_COMMA));
+    if (!loom__parser_expect(p, TOKEN_RPAREN, "to close the regions")) {
+      return false;
+    }
   }
   if (loom__parser_is(p, TOKEN_LESS)) {
     return loom__parser_error_got(p,
@@ -525,6 +544,30 @@ static bool finish_op(parser_t* p, program_builder_t* pb,
   op->global_index = pb->num_ops;
   op->num_operands = b->num_operands;
   op->operands = b->operands;  // arena
+  if (b->num_captured > 0) {
+    // The captured values follow the operands as written.
+    int32_t* operands = NULL;
+    if (!loom__parser_allocate(
+            p, sizeof(int32_t) * ((size_t)b->num_operands + b->num_captured),
+            (void**)&operands)) {
+      return false;
+    }
+    if (b->num_operands > 0) {
+      memcpy(operands, b->operands, sizeof(int32_t) * (size_t)b->num_operands);
+    }
+    memcpy(operands + b->num_operands, b->captured,
+           sizeof(int32_t) * (size_t)b->num_captured);
+    op->operands = operands;
+    op->num_operands = b->num_operands + b->num_captured;
+  }
+  if (b->num_regions > 0) {
+    for (int32_t i = 0; i < b->num_regions; ++i) {
+      b->region_first[i] += b->num_operands;
+    }
+    op->num_regions = b->num_regions;
+    op->regions = b->regions;  // arena
+    op->region_first = b->region_first;
+  }
   op->num_results = b->num_results;
   op->first_result = fb->num_values;
   for (int32_t i = 0; i < b->num_results; ++i) {
@@ -554,7 +597,7 @@ static bool finish_op(parser_t* p, program_builder_t* pb,
   // Resolved once every function is known.
   op->num_callees = b->refs.count;
   op->callee_names = b->refs.names;
-  fb->num_operand_slots += b->num_operands;
+  fb->num_operand_slots += op->num_operands;
   fb->num_ops++;
   pb->num_ops++;
   return true;

@@ -78,6 +78,12 @@ static void retain_payload(const loom_program_value_t* value) {
       atomic_fetch_add_explicit(&value->u.string->ref_count, 1,
                                 memory_order_relaxed);
       break;
+    case LOOM_PROGRAM_VALUE_TENSOR:
+      loom_tensor_retain(value->u.tensor);
+      break;
+    case LOOM_PROGRAM_VALUE_HOST_BUFFER:
+      loom_buffer_retain(value->u.host_buffer.buffer);
+      break;
     default:
       break;
   }
@@ -100,6 +106,12 @@ static void destroy_payload(void* payload) {
       break;
     case LOOM_PROGRAM_VALUE_STRING:
       string_release(value->u.string);
+      break;
+    case LOOM_PROGRAM_VALUE_TENSOR:
+      loom_tensor_release(value->u.tensor);
+      break;
+    case LOOM_PROGRAM_VALUE_HOST_BUFFER:
+      loom_buffer_release(value->u.host_buffer.buffer);
       break;
     default:
       break;
@@ -260,6 +272,10 @@ const char* loom_program_value_kind_name(loom_program_value_kind_t kind) {
       return "!corert.opattrs_ref";
     case LOOM_PROGRAM_VALUE_STRING:
       return "!tfrt.string";
+    case LOOM_PROGRAM_VALUE_TENSOR:
+      return "!t.tensor";
+    case LOOM_PROGRAM_VALUE_HOST_BUFFER:
+      return "!ht.host_buffer";
   }
   return "unknown";
 }

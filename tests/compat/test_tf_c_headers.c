@@ -11,6 +11,7 @@
 #include "tensorflow/c/c_api_experimental.h"
 #include "tensorflow/c/c_api_macros.h"
 #include "tensorflow/c/env.h"
+#include "tensorflow/c/experimental/next_pluggable_device/c_api.h"
 #include "tensorflow/c/kernels.h"
 #include "tensorflow/c/logging.h"
 #include "tensorflow/c/ops.h"

@@ -298,10 +298,87 @@ func.func @f() {
 
 func.func @f() {
   %c = tfrt.constant.i1 true
-  // expected-error @+1 {{regions are not supported: call a function instead, got '('}}
+  // expected-error @+1 {{expected '{' to begin a region, got '%c'}}
+  "tfrt.if"(%c) (%c) : (i1) -> ()
+  tfrt.return
+}
+
+// -----
+
+func.func @f() {
+  %c = tfrt.constant.i1 true
   "tfrt.if"(%c) ({
-    tfrt.return
+    %x = tfrt.constant.i32 1
+  // expected-error @+1 {{the region of 'tfrt.if' must end with 'tfrt.return', got '}'}}
   }) : (i1) -> ()
+  tfrt.return
+}
+
+// -----
+
+func.func @f() {
+  %c = tfrt.constant.i1 true
+  "tfrt.if"(%c) ({
+    // expected-error @+1 {{use of undeclared SSA value '%nowhere'}}
+    tfrt.return %nowhere : i32
+  }) : (i1) -> ()
+  tfrt.return
+}
+
+// -----
+
+func.func @f() {
+  %ch = tfrt.new.chain
+  tfrt_test.benchmark "inner"(%ch : !tfrt.chain) max_count = 1, duration_secs = 1 {
+    %inner = tfrt.constant.i32 1
+    tfrt.return %inner : i32
+  }
+  // A region's values stay in it.
+  // expected-error @+1 {{use of undeclared SSA value '%inner'}}
+  %ch1 = tfrt.print.i32 %inner, %ch
+  tfrt.return
+}
+
+// -----
+
+func.func @f() {
+  %ch = tfrt.new.chain
+  %one = tfrt.constant.i32 1
+  tfrt_test.benchmark "two"(%ch : !tfrt.chain) max_count = 1, duration_secs = 1 {
+    // expected-error @+1 {{'tfrt_test.benchmark' returns 2 values from its region: one is expected}}
+    tfrt.return %one, %one : i32, i32
+  }
+  tfrt.return
+}
+
+// -----
+
+func.func @f() {
+  %ch = tfrt.new.chain
+  // expected-error @+1 {{'tfrt_test.benchmark' expects operand #0 of type 'i32', got a value of type '!tfrt.chain'}}
+  tfrt_test.benchmark "typed"(%ch : i32) max_count = 1 {
+    tfrt.return %ch : !tfrt.chain
+  }
+  tfrt.return
+}
+
+// -----
+
+func.func @f() {
+  %ch = tfrt.new.chain
+  // expected-error @+1 {{expected an integer value of 'max_count', got '"x"'}}
+  tfrt_test.benchmark "typed"(%ch : !tfrt.chain) max_count = "x" {
+    tfrt.return %ch : !tfrt.chain
+  }
+  tfrt.return
+}
+
+// -----
+
+func.func @f() {
+  %ch = tfrt.new.chain
+  // expected-error @+2 {{expected '{' to begin the benchmark, got 'tfrt.return'}}
+  tfrt_test.benchmark "typed"(%ch : !tfrt.chain) max_count = 1
   tfrt.return
 }
 
@@ -405,6 +482,17 @@ func.func @f() {
   // expected-error @+1 {{expected a result number after '#'}}
   %ch = tfrt.merge.chains %x#
   tfrt.return
+}
+
+// -----
+
+func.func @f() -> i32 {
+  %one = tfrt.constant.i32 1
+  %r = tfrt_test.do.async %one : (i32) -> (i32) {
+    // expected-error @+1 {{'tfrt_test.do.async' returns 2 values from its region, which do not match the 1 results of its type}}
+    tfrt.return %one, %one : i32, i32
+  }
+  tfrt.return %r : i32
 }
 
 // -----

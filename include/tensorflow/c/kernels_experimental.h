@@ -143,9 +143,8 @@ TF_CAPI_EXPORT extern void TF_ZerosLikeVariant(
                             TF_Tensor* out),
     TF_Status* status);
 
-// Declared here by TensorFlow; its functions belong to
-// tensorflow/c/experimental/next_pluggable_device/c_api.h, which Loom does
-// not provide.
+// Declared here by TensorFlow; its functions are in
+// tensorflow/c/experimental/next_pluggable_device/c_api.h.
 typedef struct TF_CoordinationServiceAgent TF_CoordinationServiceAgent;
 
 #ifdef __cplusplus

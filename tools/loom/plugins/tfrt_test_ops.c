@@ -1,6 +1,7 @@
 // TFRT's test ops and kernels (the `tfrt_test` dialect its own tests use),
 // as a Loom program plugin: `loom run --plugin libloom_tfrt_test_ops.so`.
-// The ops are here, the kernels in tfrt_test_kernels.c.
+// The ops are here, the kernels in tfrt_test_kernels.c, the element access
+// they share in tfrt_test_elements.c.
 //
 // Ops, native ops of the cpu handler (metadata + dispatch function):
 //   tfrt_test.create_dense_tensor {shape, values} tfrt_test.create_from_scalar
@@ -33,6 +34,7 @@
 #include "loom/cpu_op_handler.h"
 #include "loom/program_kernel.h"
 #include "loom/tensor_handle.h"
+#include "tfrt_test_elements.h"
 #include "tfrt_test_kernels.h"
 
 LOOM_PROGRAM_PLUGIN_EXPORT loom_status_t
@@ -40,163 +42,6 @@ loom_program_plugin_init(loom_program_executor_t* executor);
 
 static loom_status_t invalid(const char* format, const char* op) {
   return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT, format, op);
-}
-
-//===----------------------------------------------------------------------===//
-// Element access
-//===----------------------------------------------------------------------===//
-
-static bool is_supported(loom_dtype_t dtype) {
-  return dtype == LOOM_DTYPE_FLOAT || dtype == LOOM_DTYPE_DOUBLE ||
-         dtype == LOOM_DTYPE_INT32 || dtype == LOOM_DTYPE_INT64 ||
-         dtype == LOOM_DTYPE_BOOL || dtype == LOOM_DTYPE_INT8 ||
-         dtype == LOOM_DTYPE_INT16 || dtype == LOOM_DTYPE_UINT8 ||
-         dtype == LOOM_DTYPE_HALF || dtype == LOOM_DTYPE_BFLOAT16;
-}
-
-// float to IEEE half, rounding to nearest even.
-static uint16_t to_half(float value) {
-  uint32_t bits;
-  memcpy(&bits, &value, sizeof(bits));
-  uint32_t sign = (bits >> 16) & 0x8000;
-  int32_t exponent = (int32_t)((bits >> 23) & 0xff) - 112;
-  uint32_t mantissa = bits & 0x7fffff;
-  if (((bits >> 23) & 0xff) == 0xff) {
-    return (uint16_t)(sign | 0x7c00 | (mantissa ? 0x200 : 0));
-  }
-  if (exponent >= 31) return (uint16_t)(sign | 0x7c00);
-  if (exponent <= 0) {
-    if (exponent < -10) return (uint16_t)sign;
-    mantissa |= 0x800000;
-    uint32_t shift = (uint32_t)(14 - exponent);
-    uint32_t half = mantissa >> shift;
-    uint32_t rest = mantissa & ((1u << shift) - 1);
-    uint32_t mid = 1u << (shift - 1);
-    if (rest > mid || (rest == mid && (half & 1))) half++;
-    return (uint16_t)(sign | half);
-  }
-  uint32_t half = sign | ((uint32_t)exponent << 10) | (mantissa >> 13);
-  uint32_t rest = mantissa & 0x1fff;
-  if (rest > 0x1000 || (rest == 0x1000 && (half & 1))) half++;
-  return (uint16_t)half;
-}
-
-static float from_half(uint16_t half) {
-  uint32_t sign = (uint32_t)(half & 0x8000) << 16;
-  uint32_t exponent = (half >> 10) & 0x1f;
-  uint32_t mantissa = half & 0x3ff;
-  uint32_t bits;
-  if (exponent == 0x1f) {
-    bits = sign | 0x7f800000 | (mantissa << 13);
-  } else if (exponent) {
-    bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
-  } else if (!mantissa) {
-    bits = sign;
-  } else {
-    // Subnormal: normalize.
-    exponent = 113;
-    while (!(mantissa & 0x400)) {
-      mantissa <<= 1;
-      exponent--;
-    }
-    bits = sign | (exponent << 23) | ((mantissa & 0x3ff) << 13);
-  }
-  float value;
-  memcpy(&value, &bits, sizeof(value));
-  return value;
-}
-
-// float to bfloat16, rounding to nearest even (NaN stays NaN).
-static uint16_t to_bf16(float value) {
-  uint32_t bits;
-  memcpy(&bits, &value, sizeof(bits));
-  if ((bits & 0x7fffffff) > 0x7f800000) return (uint16_t)((bits >> 16) | 0x40);
-  bits += 0x7fff + ((bits >> 16) & 1);
-  return (uint16_t)(bits >> 16);
-}
-
-static float from_bf16(uint16_t value) {
-  uint32_t bits = (uint32_t)value << 16;
-  float f;
-  memcpy(&f, &bits, sizeof(f));
-  return f;
-}
-
-// Element i of a dense or scalar tensor (a scalar tensor repeats its value).
-static double get(const loom_tensor_t* tensor, int64_t i) {
-  const void* data = loom_tensor_data(tensor);
-  if (loom_tensor_kind(tensor) == LOOM_TENSOR_SCALAR) i = 0;
-  switch (loom_tensor_dtype(tensor)) {
-    case LOOM_DTYPE_FLOAT:
-      return ((const float*)data)[i];
-    case LOOM_DTYPE_DOUBLE:
-      return ((const double*)data)[i];
-    case LOOM_DTYPE_INT32:
-      return ((const int32_t*)data)[i];
-    case LOOM_DTYPE_INT64:
-      return (double)((const int64_t*)data)[i];
-    case LOOM_DTYPE_INT16:
-      return ((const int16_t*)data)[i];
-    case LOOM_DTYPE_INT8:
-      return ((const int8_t*)data)[i];
-    case LOOM_DTYPE_UINT8:
-    case LOOM_DTYPE_BOOL:
-      return ((const uint8_t*)data)[i];
-    case LOOM_DTYPE_HALF:
-      return from_half(((const uint16_t*)data)[i]);
-    case LOOM_DTYPE_BFLOAT16:
-      return from_bf16(((const uint16_t*)data)[i]);
-    default:
-      return 0;
-  }
-}
-
-static void put(loom_dtype_t dtype, void* data, int64_t i, double value) {
-  switch (dtype) {
-    case LOOM_DTYPE_FLOAT:
-      ((float*)data)[i] = (float)value;
-      break;
-    case LOOM_DTYPE_DOUBLE:
-      ((double*)data)[i] = value;
-      break;
-    case LOOM_DTYPE_INT32:
-      ((int32_t*)data)[i] = (int32_t)value;
-      break;
-    case LOOM_DTYPE_INT64:
-      ((int64_t*)data)[i] = (int64_t)value;
-      break;
-    case LOOM_DTYPE_INT16:
-      ((int16_t*)data)[i] = (int16_t)value;
-      break;
-    case LOOM_DTYPE_INT8:
-      ((int8_t*)data)[i] = (int8_t)value;
-      break;
-    case LOOM_DTYPE_UINT8:
-      ((uint8_t*)data)[i] = (uint8_t)value;
-      break;
-    case LOOM_DTYPE_BOOL:
-      ((uint8_t*)data)[i] = value != 0;
-      break;
-    case LOOM_DTYPE_HALF:
-      ((uint16_t*)data)[i] = to_half((float)value);
-      break;
-    case LOOM_DTYPE_BFLOAT16:
-      ((uint16_t*)data)[i] = to_bf16((float)value);
-      break;
-    default:
-      break;
-  }
-}
-
-// Integer add that wraps instead of overflowing.
-static double add_values(loom_dtype_t dtype, double a, double b) {
-  if (dtype == LOOM_DTYPE_INT32) {
-    return (double)(int32_t)((uint32_t)(int32_t)a + (uint32_t)(int32_t)b);
-  }
-  if (dtype == LOOM_DTYPE_INT64) {
-    return (double)(int64_t)((uint64_t)(int64_t)a + (uint64_t)(int64_t)b);
-  }
-  return a + b;
 }
 
 static loom_status_t new_dense(const loom_cpu_dispatch_context_t* ctx,
@@ -498,7 +343,7 @@ static loom_status_t reduce_mean_md(const loom_tensor_metadata_t* inputs,
 //===----------------------------------------------------------------------===//
 
 static loom_status_t check_dtype(const char* op, loom_dtype_t dtype) {
-  if (is_supported(dtype)) return loom_ok_status();
+  if (loom__tfrt_test_is_supported(dtype)) return loom_ok_status();
   return loom_make_status(LOOM_STATUS_UNIMPLEMENTED, "%s: %s is not supported",
                           op, loom_dtype_short_name(dtype));
 }
@@ -567,11 +412,14 @@ static loom_status_t elementwise(const loom_cpu_dispatch_context_t* ctx,
   loom_tensor_t* out = NULL;
   if (loom_tensor_kind(a) == LOOM_TENSOR_SCALAR &&
       loom_tensor_kind(b) == LOOM_TENSOR_SCALAR) {
-    double value = is_equal ? (double)(get(a, 0) == get(b, 0))
-                            : add_values(dtype, get(a, 0), get(b, 0));
+    double value =
+        is_equal
+            ? (double)(loom__tfrt_test_get(a, 0) == loom__tfrt_test_get(b, 0))
+            : loom__tfrt_test_add_values(dtype, loom__tfrt_test_get(a, 0),
+                                         loom__tfrt_test_get(b, 0));
     unsigned char bytes[16];
     memset(bytes, 0, sizeof(bytes));
-    put(dtype, bytes, 0, value);
+    loom__tfrt_test_put(dtype, bytes, 0, value);
     LOOM_RETURN_IF_ERROR(loom_tensor_create_scalar(
         ctx->allocator, dtype, loom_tensor_shape(a), bytes, &out));
     return loom_cpu_set_result(ctx->results[0], out);
@@ -580,9 +428,11 @@ static loom_status_t elementwise(const loom_cpu_dispatch_context_t* ctx,
   int64_t count = loom_tensor_num_elements(out);
   void* data = loom_tensor_data(out);
   for (int64_t i = 0; i < count; ++i) {
-    double x = get(a, i);
-    double y = get(b, i);
-    put(dtype, data, i, is_equal ? (double)(x == y) : add_values(dtype, x, y));
+    double x = loom__tfrt_test_get(a, i);
+    double y = loom__tfrt_test_get(b, i);
+    loom__tfrt_test_put(
+        dtype, data, i,
+        is_equal ? (double)(x == y) : loom__tfrt_test_add_values(dtype, x, y));
   }
   return loom_cpu_set_result(ctx->results[0], out);
 }
@@ -615,11 +465,13 @@ static loom_status_t matmul_dispatch(const loom_cpu_dispatch_context_t* ctx) {
     for (int64_t j = 0; j < n; ++j) {
       double sum = 0;
       for (int64_t p = 0; p < k; ++p) {
-        double x = get(a, ta ? p * sa->dims[1] + i : i * sa->dims[1] + p);
-        double y = get(b, tb ? j * sb->dims[1] + p : p * sb->dims[1] + j);
+        double x = loom__tfrt_test_get(
+            a, ta ? p * sa->dims[1] + i : i * sa->dims[1] + p);
+        double y = loom__tfrt_test_get(
+            b, tb ? j * sb->dims[1] + p : p * sb->dims[1] + j);
         sum += x * y;
       }
-      put(dtype, data, i * n + j, sum);
+      loom__tfrt_test_put(dtype, data, i * n + j, sum);
     }
   }
   return loom_cpu_set_result(ctx->results[0], out);
@@ -633,8 +485,8 @@ static loom_status_t relu_dispatch(const loom_cpu_dispatch_context_t* ctx) {
   LOOM_RETURN_IF_ERROR(new_dense(ctx, dtype, loom_tensor_shape(x), &out));
   void* data = loom_tensor_data(out);
   for (int64_t i = 0; i < loom_tensor_num_elements(out); ++i) {
-    double v = get(x, i);
-    put(dtype, data, i, v > 0 ? v : 0);
+    double v = loom__tfrt_test_get(x, i);
+    loom__tfrt_test_put(dtype, data, i, v > 0 ? v : 0);
   }
   return loom_cpu_set_result(ctx->results[0], out);
 }
@@ -646,7 +498,8 @@ static loom_status_t cast_dispatch(const loom_cpu_dispatch_context_t* ctx) {
   loom_tensor_t* out = NULL;
   LOOM_RETURN_IF_ERROR(new_dense(ctx, md->dtype, &md->shape, &out));
   for (int64_t i = 0; i < loom_tensor_num_elements(out); ++i) {
-    put(md->dtype, loom_tensor_data(out), i, (float)get(x, i));
+    loom__tfrt_test_put(md->dtype, loom_tensor_data(out), i,
+                        (float)loom__tfrt_test_get(x, i));
   }
   return loom_cpu_set_result(ctx->results[0], out);
 }
@@ -661,7 +514,8 @@ static loom_status_t broadcast_dispatch(
   LOOM_RETURN_IF_ERROR(new_dense(ctx, dtype, &md->shape, &out));
   int64_t n = md->shape.dims[1];
   for (int64_t i = 0; i < loom_tensor_num_elements(out); ++i) {
-    put(dtype, loom_tensor_data(out), i, get(x, i % n));
+    loom__tfrt_test_put(dtype, loom_tensor_data(out), i,
+                        loom__tfrt_test_get(x, i % n));
   }
   return loom_cpu_set_result(ctx->results[0], out);
 }
@@ -693,7 +547,7 @@ static loom_status_t reduce(const loom_cpu_dispatch_context_t* ctx,
       int64_t best_index = 0;
       double sum = 0;
       for (int64_t k = 0; k < length; ++k) {
-        double v = get(x, (o * length + k) * inner + i);
+        double v = loom__tfrt_test_get(x, (o * length + k) * inner + i);
         sum += v;
         if (v > best) {
           best = v;
@@ -702,7 +556,7 @@ static loom_status_t reduce(const loom_cpu_dispatch_context_t* ctx,
       }
       double result =
           is_argmax ? (double)best_index : (length ? sum / (double)length : 0);
-      put(md->dtype, data, o * inner + i, result);
+      loom__tfrt_test_put(md->dtype, data, o * inner + i, result);
     }
   }
   return loom_cpu_set_result(ctx->results[0], out);
