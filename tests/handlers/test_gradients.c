@@ -1102,6 +1102,8 @@ static const char* const kKernelOps[] = {
     "SoftmaxCrossEntropyWithLogits",
     "Softplus",
     "SoftplusGrad",
+    "Softsign",
+    "SoftsignGrad",
     "SparseSoftmaxCrossEntropyWithLogits",
     "Split",
     "SplitV",
@@ -1131,10 +1133,10 @@ static const char* const kKernelOps[] = {
 
 // Ops with no gradient: TensorFlow differentiates them with ops the
 // library does not have (FusedBatchNormGradV3's grad), or registers none
-// (_FusedMatMul, which grappler makes after differentiation: taping it is
-// an error, as in TensorFlow, not a silent zero).
-static const char* const kWithoutGradient[] = {"FusedBatchNormGradV3",
-                                               "_FusedMatMul"};
+// (_FusedMatMul, which grappler makes after differentiation; SoftsignGrad:
+// taping them is an error, as in TensorFlow, not a silent zero).
+static const char* const kWithoutGradient[] = {
+    "FusedBatchNormGradV3", "SoftsignGrad", "_FusedMatMul"};
 
 // Differentiable ops a case file cannot run (a resource input).
 static const char* const kNotInCases[] = {"ReadVariableOp"};

@@ -106,7 +106,8 @@ static loom_status_t helper_of_output(grad_ctx_t* ctx, handle_t* const* dys,
                            &dxs[0]);
 }
 
-// dx = helper(dy, y) (Elu, Selu, Relu6) or helper(dy, x) (Softplus).
+// dx = helper(dy, y) (Elu, Selu, Relu6) or helper(dy, x) (Softplus,
+// Softsign).
 static loom_status_t helper_of_dy_output(grad_ctx_t* ctx, handle_t* const* dys,
                                          handle_t** dxs, void* data) {
   return loom__grad_binary(ctx, (const char*)data, dys[0],
@@ -722,6 +723,10 @@ static const loom__gradient_row_t kGradients[] = {
     {.op = "Softplus",
      .fn = helper_of_dy_input,
      .data = "SoftplusGrad",
+     .inputs = USES(0)},
+    {.op = "Softsign",
+     .fn = helper_of_dy_input,
+     .data = "SoftsignGrad",
      .inputs = USES(0)},
     {.op = "Erf", .fn = erf_grad, .inputs = USES(0)},
     {.op = "TanhGrad",

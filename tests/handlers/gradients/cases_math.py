@@ -50,6 +50,7 @@ def _unary(b):
         ("Elu", F.elu, b.away, False),
         ("Selu", torch.selu, b.away, False),
         ("Softplus", F.softplus, lambda *s: b.normal(*s, scale=3.0), False),
+        ("Softsign", F.softsign, b.away, False),
         ("Erf", torch.erf, b.normal, False),
         ("Floor", torch.floor, lambda *s: b.uniform(-3, 3, *s), True),
         ("Ceil", torch.ceil, lambda *s: b.uniform(-3, 3, *s), True),
