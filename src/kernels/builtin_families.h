@@ -65,4 +65,11 @@ loom_status_t loom__register_nn_activation_ops(void);
 
 loom_status_t loom__register_scan_ops(void);
 
+// GatherNd, ScatterNd, TensorScatterUpdate (nd_index.c and the files it
+// names).
+loom_status_t loom__register_nd_indexing_ops(void);
+
+// TopKV2.
+loom_status_t loom__register_top_k_ops(void);
+
 #endif  // LOOM_KERNELS_BUILTIN_FAMILIES_H_

@@ -1029,6 +1029,7 @@ static const char* const kKernelOps[] = {
     "FusedBatchNormV3",
     "Gather",
     "GatherV2",
+    "GatherNd",
     "Greater",
     "GreaterEqual",
     "Identity",
@@ -1085,6 +1086,7 @@ static const char* const kKernelOps[] = {
     "ReverseV2",
     "Round",
     "Rsqrt",
+    "ScatterNd",
     "RsqrtGrad",
     "Select",
     "SelectV2",
@@ -1117,8 +1119,10 @@ static const char* const kKernelOps[] = {
     "Sub",
     "Sum",
     "Tanh",
+    "TensorScatterUpdate",
     "TanhGrad",
     "Tile",
+    "TopKV2",
     "Transpose",
     "TruncateDiv",
     "TruncateMod",
@@ -1135,8 +1139,8 @@ static const char* const kKernelOps[] = {
 // library does not have (FusedBatchNormGradV3's grad), or registers none
 // (_FusedMatMul, which grappler makes after differentiation; SoftsignGrad:
 // taping them is an error, as in TensorFlow, not a silent zero).
-static const char* const kWithoutGradient[] = {
-    "FusedBatchNormGradV3", "SoftsignGrad", "_FusedMatMul"};
+static const char* const kWithoutGradient[] = {"FusedBatchNormGradV3",
+                                               "SoftsignGrad", "_FusedMatMul"};
 
 // Differentiable ops a case file cannot run (a resource input).
 static const char* const kNotInCases[] = {"ReadVariableOp"};
