@@ -1,8 +1,9 @@
-// Gradient functions of the N-d indexing and top-k ops, with TensorFlow's
-// formulas: GatherNd and ScatterNd are each other's transposes,
-// TensorScatterUpdate sends the gradient of the replaced entries to
-// `updates`, and TopKV2 scatters the values' gradient back to where they
-// came from.
+// Gradient functions of the N-d indexing, top-k and matrix band and
+// diagonal ops, with TensorFlow's formulas: GatherNd and ScatterNd are each
+// other's transposes, TensorScatterUpdate sends the gradient of the
+// replaced entries to `updates`, TopKV2 scatters the values' gradient back
+// to where they came from, and the band and diagonal ops are linear
+// projections whose gradients are the same projection or its adjoint.
 
 #include <stdlib.h>
 
@@ -170,6 +171,72 @@ static loom_status_t top_k_grad(grad_ctx_t* ctx, handle_t* const* dys,
   return s;
 }
 
+// MatrixBandPart(x, lower, upper): dx = MatrixBandPart(dy, lower, upper).
+static loom_status_t band_part_grad(grad_ctx_t* ctx, handle_t* const* dys,
+                                    handle_t** dxs, void* data) {
+  (void)data;
+  return loom__grad_op(
+      ctx, "MatrixBandPart",
+      LOOM_GRAD_INPUTS(dys[0], loom_gradient_context_input(ctx, 1),
+                       loom_gradient_context_input(ctx, 2)),
+      LOOM_GRAD_NO_ATTRS, &dxs[0]);
+}
+
+static loom__grad_attr_t align_attr(grad_ctx_t* ctx) {
+  loom_attr_value_t value;
+  if (!loom_gradient_context_attr(ctx, "align", &value)) {
+    value = (loom_attr_value_t){.kind = LOOM_ATTR_KIND_STRING,
+                                .u.string = {"RIGHT_LEFT", 10}};
+  }
+  return LOOM_GRAD_VALUE("align", value);
+}
+
+// MatrixDiagV3(diagonal, k, rows, cols, padding): ddiagonal =
+// MatrixDiagPartV3(dy, k, 0) (the padding's gradient is not defined, as
+// in TensorFlow).
+static loom_status_t matrix_diag_grad(grad_ctx_t* ctx, handle_t* const* dys,
+                                      handle_t** dxs, void* data) {
+  (void)data;
+  handle_t* zero = NULL;
+  loom_status_t s =
+      loom__grad_scalar(ctx, input_metadata(ctx, 0)->dtype, 0.0, &zero);
+  if (!s) {
+    s = loom__grad_op(
+        ctx, "MatrixDiagPartV3",
+        LOOM_GRAD_INPUTS(dys[0], loom_gradient_context_input(ctx, 1), zero),
+        LOOM_GRAD_ATTRS(align_attr(ctx)), &dxs[0]);
+  }
+  loom_tensor_handle_release(zero);
+  return s;
+}
+
+// MatrixDiagPartV3(input, k, padding): dinput = MatrixDiagV3(dy, k, rows,
+// cols, 0) with the input's rows and columns.
+static loom_status_t matrix_diag_part_grad(grad_ctx_t* ctx,
+                                           handle_t* const* dys, handle_t** dxs,
+                                           void* data) {
+  (void)data;
+  const loom_tensor_metadata_t* m = input_metadata(ctx, 0);
+  LOOM_RETURN_IF_ERROR(need_known(ctx, &m->shape));
+  handle_t* t[3] = {NULL, NULL, NULL};
+  int64_t rows = m->shape.dims[m->shape.rank - 2];
+  int64_t cols = m->shape.dims[m->shape.rank - 1];
+  loom_status_t s =
+      loom__grad_int_tensor(ctx, LOOM_DTYPE_INT32, NULL, 0, &rows, &t[0]);
+  if (!s)
+    s = loom__grad_int_tensor(ctx, LOOM_DTYPE_INT32, NULL, 0, &cols, &t[1]);
+  if (!s) s = loom__grad_scalar(ctx, m->dtype, 0.0, &t[2]);
+  if (!s) {
+    s = loom__grad_op(
+        ctx, "MatrixDiagV3",
+        LOOM_GRAD_INPUTS(dys[0], loom_gradient_context_input(ctx, 1), t[0],
+                         t[1], t[2]),
+        LOOM_GRAD_ATTRS(align_attr(ctx)), &dxs[0]);
+  }
+  RELEASE(t);
+  return s;
+}
+
 static const loom__gradient_row_t kGradients[] = {
     {.op = "GatherNd", .fn = gather_nd_grad, .inputs = USES(1)},
     {.op = "ScatterNd", .fn = scatter_nd_grad, .inputs = USES(0)},
@@ -177,6 +244,9 @@ static const loom__gradient_row_t kGradients[] = {
      .fn = tensor_scatter_update_grad,
      .inputs = USES(1)},
     {.op = "TopKV2", .fn = top_k_grad, .outputs = USES(1)},
+    {.op = "MatrixBandPart", .fn = band_part_grad, .inputs = USES(1) | USES(2)},
+    {.op = "MatrixDiagV3", .fn = matrix_diag_grad, .inputs = USES(1)},
+    {.op = "MatrixDiagPartV3", .fn = matrix_diag_part_grad, .inputs = USES(1)},
 };
 
 loom_status_t loom__register_indexing_gradients(void) {

@@ -48,7 +48,8 @@ loom_status_t loom__register_math_gradients(void);
 loom_status_t loom__register_array_gradients(void);
 // grad_nn.c: the other neural-network ops.
 loom_status_t loom__register_nn_gradients(void);
-// grad_indexing.c: GatherNd, ScatterNd, TensorScatterUpdate and TopKV2.
+// grad_indexing.c: GatherNd, ScatterNd, TensorScatterUpdate, TopKV2 and
+// the matrix band and diagonal ops.
 loom_status_t loom__register_indexing_gradients(void);
 // grad_training.c: the fused optimizer updates (not differentiable).
 loom_status_t loom__register_training_gradients(void);

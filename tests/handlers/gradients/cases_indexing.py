@@ -1,10 +1,13 @@
-"""GatherNd, ScatterNd, TensorScatterUpdate and TopKV2: torch indexing
-(index_put, topk) that torch differentiates."""
+"""GatherNd, ScatterNd, TensorScatterUpdate, TopKV2 and the matrix band
+and diagonal ops: torch indexing (index_put, topk) or gathers by flat
+index (gradcase.index_map, with the kernel conformance references of the
+diagonal ops applied to index arrays) that torch differentiates."""
 
 import numpy as np
 import torch
 
-from gradcase import F32, I32, I64
+from gradcase import F32, I32, I64, a_str, gather_ref, index_map
+import cases_matrix  # tests/kernels/conformance: the diagonal references
 
 
 def _tuple(indices):
@@ -48,6 +51,47 @@ def _top_k(b):
           attrs={"index_type": ("type", "int64")})
 
 
+def _band(b):
+    x = b.normal(2, 3, 4)
+    for lower, upper in ((1, 0), (-1, 1), (0, -1)):
+        rows = np.arange(3)[:, None]
+        cols = np.arange(4)[None, :]
+        keep = (((lower < 0) | (rows - cols <= lower)) &
+                ((upper < 0) | (cols - rows <= upper)))
+        mask = torch.tensor(keep.astype(np.float64))
+        b.add(("MatrixBandPart_%d_%d" % (lower, upper)).replace("-", "m"),
+              "MatrixBandPart", [x, np.array(lower, I64),
+                                 np.array(upper, I64)],
+              lambda t, lo, up, mask=mask: t * mask, watch=[0])
+
+
+def _diag(b):
+    x = b.normal(2, 3, 4)
+    for k, align in (((-1, 2), "RIGHT_LEFT"), ((0, 1), "LEFT_RIGHT"),
+                     (1, "RIGHT_RIGHT")):
+        kk = np.array(k, I32)
+        picks = index_map(x.shape, lambda a: cases_matrix._diag_part(
+            a, k, -1, align))
+        name = str(k).replace(", ", "_").strip("()").replace("-", "m")
+        b.add("MatrixDiagPartV3_%s_%s" % (name, align), "MatrixDiagPartV3",
+              [x, kk, np.array(0.5)],
+              lambda t, k_, p, picks=picks: gather_ref(t, picks) +
+              p * torch.tensor((picks < 0).astype(np.float64)),
+              watch=[0], attrs={"align": a_str(align)})
+        diagonal = cases_matrix._diag_part(x, k, 0.0, align)
+        rows, cols = x.shape[-2:]
+        picks = index_map(diagonal.shape, lambda a: cases_matrix._diag(
+            a, k, rows, cols, -1, align))
+        b.add("MatrixDiagV3_%s_%s" % (name, align), "MatrixDiagV3",
+              [diagonal, kk, np.array(rows, I32), np.array(cols, I32),
+               np.array(0.5)],
+              lambda d, k_, r, c, p, picks=picks: gather_ref(d, picks) +
+              p * torch.tensor((picks < 0).astype(np.float64)),
+              watch=[0], attrs={"align": a_str(align)})
+
+
 def cases(b):
     _nd(b)
     _top_k(b)
+    _band(b)
+    _diag(b)
