@@ -63,6 +63,7 @@ loom_status_t loom__register_logging_ops(void);
 
 loom_status_t loom__register_nn_activation_ops(void);
 
+// Cumsum, Cumprod.
 loom_status_t loom__register_scan_ops(void);
 
 // GatherNd, ScatterNd, TensorScatterUpdate (nd_index.c and the files it

@@ -1011,6 +1011,7 @@ static const char* const kKernelOps[] = {
     "Conv2DBackpropFilter",
     "Conv2DBackpropInput",
     "Cos",
+    "Cumprod",
     "Cumsum",
     "DestroyResourceOp",
     "Div",
