@@ -73,6 +73,9 @@ loom_status_t loom__register_nd_indexing_ops(void);
 // TopKV2.
 loom_status_t loom__register_top_k_ops(void);
 
+// Unique.
+loom_status_t loom__register_unique_ops(void);
+
 // MatrixBandPart (matrix_band.c, registered by matrix_diag.c's
 // loom__register_matrix_ops), MatrixDiagV3, MatrixDiagPartV3.
 loom_status_t loom__register_matrix_ops(void);

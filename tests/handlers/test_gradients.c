@@ -1131,6 +1131,7 @@ static const char* const kKernelOps[] = {
     "TruncateDiv",
     "TruncateMod",
     "TruncatedNormal",
+    "Unique",
     "Unpack",
     "VarHandleOp",
     "VarIsInitializedOp",

@@ -249,7 +249,9 @@ static const loom__gradient_row_t kGradients[] = {
     {.op = "MatrixDiagPartV3", .fn = matrix_diag_part_grad, .inputs = USES(1)},
 };
 
+// Index-valued, as in TensorFlow.
+static const char* const kNotDifferentiable[] = {"Unique"};
+
 loom_status_t loom__register_indexing_gradients(void) {
-  return loom__register_gradient_family(kGradients, LOOM__COUNT_OF(kGradients),
-                                        NULL, 0);
+  return LOOM__REGISTER_GRADIENT_FAMILY(kGradients, kNotDifferentiable);
 }
