@@ -46,6 +46,9 @@ int64_t loom__nd_index_slice(const loom__nd_index_t* index, int64_t i) {
 }
 
 int64_t loom__nd_index_first_bad(const loom__nd_index_t* index) {
+  // Empty tuples pick the whole target: none is bad (and indices of shape
+  // [2^62, 0] hold no elements, so their count is no bound to loop to).
+  if (index->depth == 0) return -1;
   for (int64_t i = 0; i < index->count; ++i) {
     if (loom__nd_index_slice(index, i) < 0) return i;
   }

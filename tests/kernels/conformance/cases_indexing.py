@@ -88,6 +88,10 @@ def _gather_nd_cases(rng):
                       ("depth0", np.zeros((2, 0), I32))):
         out.append(Case("GatherNd_float32_%s" % name, "GatherNd", [p, idx],
                         [_gather_nd(p, idx)]))
+    # Many empty tuples (no elements): nothing to check or copy.
+    out.append(Case("GatherNd_float32_huge_empty_tuples", "GatherNd",
+                    [np.zeros((0, 3), F32), np.zeros((2**40, 0), I32)],
+                    [np.zeros((2**40, 0, 3), F32)]))
     # Threaded: many slices.
     table = rng.integers(0, 100, size=(300, 40, 8)).astype(I32)
     idx = np.stack([rng.integers(0, 300, 2000),
