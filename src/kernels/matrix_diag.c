@@ -139,7 +139,9 @@ static loom_status_t part_plan(const loom_shape_t* input,
   out->rank -= 2;
   if (num_diags > 1) out->dims[out->rank++] = num_diags;
   out->dims[out->rank++] = plan->max_len;
-  return loom_ok_status();
+  return loom__array_check_count("MatrixDiagPartV3",
+                                 "input and k give diagonals of shape",
+                                 out->dims, out->rank, out);
 }
 
 static loom_status_t part_shape_fn(loom_shape_inference_context_t* c,
