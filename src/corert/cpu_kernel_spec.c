@@ -145,8 +145,11 @@ static loom_status_t create_spec(cpu_op_t* op,
     spec->kernel = kernel;  // from here on destroy deletes the instance
     spec->direct = loom__kernel_direct_entry(kernel->compute);
     if (construction.status) {
+      // As loom_kernel_run names it. The op's name must be in it: the
+      // kernel's name contains the op's, which stops Execute adding it.
       status = loom_status_annotate(construction.status,
-                                    "constructing kernel '%s'", kernel->name);
+                                    "Op '%s' (kernel '%s') construction",
+                                    op->def->name, kernel->name);
     }
   }
   dtype_vector_deinitialize(&output_dtype_vector, allocator);

@@ -95,6 +95,10 @@ static loom_status_t concat_plan(const concat_form_t* form,
   char a[256], b[256];
   const loom_shape_t* first = &shapes[0];
   int32_t rank = first->rank;
+  if (rank == 0) {
+    return loom__array_invalid(
+        "Can't concatenate scalars (use tf.stack instead)");
+  }
   if (axis < -rank || axis >= rank) {
     return loom__array_invalid(
         "ConcatOp : Expected concatenating dimensions "
@@ -171,6 +175,9 @@ static loom_status_t concat_shape_fn(loom_shape_inference_context_t* c,
   if (!status && ranks_known && axis_tensor) {
     int32_t ax;
     status = concat_plan(form, shapes, n, axis, &out, &ax);
+  } else if (!status && rank == 0) {
+    status =
+        loom__array_invalid("Can't concatenate scalars (use tf.stack instead)");
   } else if (!status && rank >= 0) {
     out.rank = rank;
     for (int32_t d = 0; d < rank; ++d) out.dims[d] = LOOM_UNKNOWN_DIM;

@@ -63,6 +63,22 @@ loom_status_t loom__register_logging_ops(void);
 
 loom_status_t loom__register_nn_activation_ops(void);
 
+// Cumsum, Cumprod.
 loom_status_t loom__register_scan_ops(void);
+
+// GatherNd, ScatterNd, TensorScatterUpdate (nd_index.c and the files it
+// names).
+loom_status_t loom__register_nd_indexing_ops(void);
+
+// TopKV2.
+loom_status_t loom__register_top_k_ops(void);
+
+// Unique.
+loom_status_t loom__register_unique_ops(void);
+
+// MatrixBandPart (matrix_band.c, registered by matrix_diag.c's
+// loom__register_matrix_ops), MatrixDiagV3, MatrixDiagPartV3.
+loom_status_t loom__register_matrix_ops(void);
+loom_status_t loom__register_matrix_band_ops(void);
 
 #endif  // LOOM_KERNELS_BUILTIN_FAMILIES_H_

@@ -1,10 +1,10 @@
 // Element-wise unary math and activations, and their gradient helpers, with
 // TensorFlow's signatures: Neg, Abs, Sign, Exp, Expm1, Log, Log1p, Sqrt,
 // Rsqrt, Square, Reciprocal, Inv, Sin, Cos, Tanh, Sigmoid, Relu, Relu6, Elu,
-// Selu, Softplus, Erf, Floor, Ceil, Round, LogicalNot; ReluGrad, Relu6Grad,
-// TanhGrad, SigmoidGrad, RsqrtGrad, SqrtGrad, ReciprocalGrad, InvGrad,
-// EluGrad, SeluGrad, SoftplusGrad. Also the unary driver Cast and the
-// float-class predicates share (cast.c).
+// Selu, Softplus, Softsign, Erf, Floor, Ceil, Round, LogicalNot; ReluGrad,
+// Relu6Grad, TanhGrad, SigmoidGrad, RsqrtGrad, SqrtGrad, ReciprocalGrad,
+// InvGrad, EluGrad, SeluGrad, SoftplusGrad, SoftsignGrad. Also the unary
+// driver Cast and the float-class predicates share (cast.c).
 
 #include "kernels/elementwise_unary.h"
 
@@ -241,6 +241,7 @@ UNARY_COMPUTE(relu6, LOOM_UNARY_RELU6, 1)
 UNARY_COMPUTE(elu, LOOM_UNARY_ELU, 2)
 UNARY_COMPUTE(selu, LOOM_UNARY_SELU, 2)
 UNARY_COMPUTE(softplus, LOOM_UNARY_SOFTPLUS, 5)
+UNARY_COMPUTE(softsign, LOOM_UNARY_SOFTSIGN, 1)
 UNARY_COMPUTE(erf, LOOM_UNARY_ERF, 4)
 UNARY_COMPUTE(floor, LOOM_UNARY_FLOOR, 1)
 UNARY_COMPUTE(ceil, LOOM_UNARY_CEIL, 1)
@@ -296,6 +297,7 @@ SAME_SHAPE_GRAD_COMPUTE(relu6_grad, LOOM_UNARY_GRAD_RELU6, 1)
 SAME_SHAPE_GRAD_COMPUTE(elu_grad, LOOM_UNARY_GRAD_ELU, 1)
 SAME_SHAPE_GRAD_COMPUTE(selu_grad, LOOM_UNARY_GRAD_SELU, 1)
 SAME_SHAPE_GRAD_COMPUTE(softplus_grad, LOOM_UNARY_GRAD_SOFTPLUS, 3)
+SAME_SHAPE_GRAD_COMPUTE(softsign_grad, LOOM_UNARY_GRAD_SOFTSIGN, 1)
 
 //===----------------------------------------------------------------------===//
 // Registration
@@ -353,6 +355,7 @@ static const loom__builtin_op_t kOps[] = {
     ACTIVATION_OP("Elu", FLOAT_TYPES),
     ACTIVATION_OP("Selu", FLOAT_TYPES),
     ACTIVATION_OP("Softplus", FLOAT_TYPES),
+    ACTIVATION_OP("Softsign", FLOAT_TYPES),
     UNARY_OP("Erf", FLOAT_TYPES),
     UNARY_OP("Floor", FLOAT_TYPES),
     UNARY_OP("Ceil", FLOAT_TYPES),
@@ -372,6 +375,7 @@ static const loom__builtin_op_t kOps[] = {
     BACKPROP_OP("EluGrad", "outputs: T", FLOAT_TYPES),
     BACKPROP_OP("SeluGrad", "outputs: T", FLOAT_TYPES),
     BACKPROP_OP("SoftplusGrad", "features: T", FLOAT_TYPES),
+    BACKPROP_OP("SoftsignGrad", "features: T", FLOAT_TYPES),
 };
 
 #define FLOATS \
@@ -410,6 +414,7 @@ static const loom__builtin_kernel_t kKernels[] = {
     KERNEL("Elu", elu, FLOATS),
     KERNEL("Selu", selu, FLOATS),
     KERNEL("Softplus", softplus, FLOATS),
+    KERNEL("Softsign", softsign, FLOATS),
     KERNEL("Erf", erf, FLOATS),
     KERNEL("Floor", floor, FLOATS),
     KERNEL("Ceil", ceil, FLOATS),
@@ -426,6 +431,7 @@ static const loom__builtin_kernel_t kKernels[] = {
     KERNEL("EluGrad", elu_grad, FLOATS),
     KERNEL("SeluGrad", selu_grad, FLOATS),
     KERNEL("SoftplusGrad", softplus_grad, FLOATS),
+    KERNEL("SoftsignGrad", softsign_grad, FLOATS),
 };
 
 loom_status_t loom__register_unary_ops(void) {

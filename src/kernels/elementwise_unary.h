@@ -43,6 +43,7 @@ typedef enum loom__unary_op_t {
   LOOM_UNARY_ELU,
   LOOM_UNARY_SELU,
   LOOM_UNARY_SOFTPLUS,
+  LOOM_UNARY_SOFTSIGN,
   LOOM_UNARY_ERF,
   LOOM_UNARY_FLOOR,
   LOOM_UNARY_CEIL,
@@ -53,8 +54,8 @@ typedef enum loom__unary_op_t {
 
 // Gradient helpers, with TensorFlow's argument order: (y, dy) for the
 // functions of the output (TanhGrad, SigmoidGrad, RsqrtGrad, SqrtGrad,
-// ReciprocalGrad), (gradients, features) for ReluGrad, Relu6Grad and
-// SoftplusGrad, (gradients, outputs) for EluGrad and SeluGrad.
+// ReciprocalGrad), (gradients, features) for ReluGrad, Relu6Grad,
+// SoftplusGrad and SoftsignGrad, (gradients, outputs) for EluGrad and SeluGrad.
 typedef enum loom__unary_grad_op_t {
   LOOM_UNARY_GRAD_RELU = 0,
   LOOM_UNARY_GRAD_RELU6,
@@ -66,6 +67,7 @@ typedef enum loom__unary_grad_op_t {
   LOOM_UNARY_GRAD_ELU,
   LOOM_UNARY_GRAD_SELU,
   LOOM_UNARY_GRAD_SOFTPLUS,
+  LOOM_UNARY_GRAD_SOFTSIGN,
   LOOM_UNARY_GRAD_OPS,
 } loom__unary_grad_op_t;
 

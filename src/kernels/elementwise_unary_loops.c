@@ -298,6 +298,7 @@ static inline vf64_t v_tanh_f64(vf64_t x) {
   VECTOR_LOOP(elu_##suffix, T, V, v_elu_##suffix)                      \
   VECTOR_LOOP(selu_##suffix, T, V, v_selu_##suffix)                    \
   VECTOR_LOOP(softplus_##suffix, T, V, v_softplus_##suffix)            \
+  MAP_LOOP(softsign_##suffix, T, T, x / ((T)1 + ABS(x)))               \
   /* Gradients, with TensorFlow's formulas (x, y: the two inputs). */  \
   MAP2_LOOP(relu_grad_##suffix, T, x*(T)(y > 0))                       \
   MAP2_LOOP(relu6_grad_##suffix, T, x*(T)((y > 0) & (y < 6)))          \
@@ -309,7 +310,8 @@ static inline vf64_t v_tanh_f64(vf64_t x) {
   MAP2_LOOP(elu_grad_##suffix, T, y < 0 ? (y + (T)1) * x : x)          \
   MAP2_LOOP(selu_grad_##suffix, T,                                     \
             y < 0 ? x * (y + (T)SELU_SCALE_ALPHA) : x * (T)SELU_SCALE) \
-  VECTOR_LOOP2(softplus_grad_##suffix, T, V, v_softplus_grad_##suffix)
+  VECTOR_LOOP2(softplus_grad_##suffix, T, V, v_softplus_grad_##suffix) \
+  MAP2_LOOP(softsign_grad_##suffix, T, x / (((T)1 + ABS(y)) * ((T)1 + ABS(y))))
 
 FLOAT_LOOPS(f32, float, vf32_t, floor_f32, fabsf, copysignf)
 FLOAT_LOOPS(f64, double, vf64_t, floor_f64, fabs, copysign)
@@ -373,6 +375,7 @@ FLOAT_LOOPS(f64, double, vf64_t, floor_f64, fabs, copysign)
   HALF_WRAP(elu, suffix, to_f32, from_f32)              \
   HALF_WRAP(selu, suffix, to_f32, from_f32)             \
   HALF_WRAP(softplus, suffix, to_f32, from_f32)         \
+  HALF_WRAP(softsign, suffix, to_f32, from_f32)         \
   HALF_WRAP2(relu_grad, suffix, to_f32, from_f32)       \
   HALF_WRAP2(relu6_grad, suffix, to_f32, from_f32)      \
   HALF_WRAP2(tanh_grad, suffix, to_f32, from_f32)       \
@@ -382,7 +385,8 @@ FLOAT_LOOPS(f64, double, vf64_t, floor_f64, fabs, copysign)
   HALF_WRAP2(reciprocal_grad, suffix, to_f32, from_f32) \
   HALF_WRAP2(elu_grad, suffix, to_f32, from_f32)        \
   HALF_WRAP2(selu_grad, suffix, to_f32, from_f32)       \
-  HALF_WRAP2(softplus_grad, suffix, to_f32, from_f32)
+  HALF_WRAP2(softplus_grad, suffix, to_f32, from_f32)   \
+  HALF_WRAP2(softsign_grad, suffix, to_f32, from_f32)
 
 HALF_LOOPS(f16, loom__f16_to_f32_block, loom__f32_to_f16_block)
 HALF_LOOPS(bf16, loom__bf16_to_f32_block, loom__f32_to_bf16_block)
@@ -467,6 +471,7 @@ const loom__unary_table_t LOOM_ISA_FN(loom__unary_loops) = {
     [LOOM_UNARY_ELU] = {ROW_FLOATS(elu)},
     [LOOM_UNARY_SELU] = {ROW_FLOATS(selu)},
     [LOOM_UNARY_SOFTPLUS] = {ROW_FLOATS(softplus)},
+    [LOOM_UNARY_SOFTSIGN] = {ROW_FLOATS(softsign)},
     [LOOM_UNARY_ERF] = {ROW_FLOATS(erf)},
     [LOOM_UNARY_FLOOR] = {ROW_FLOATS(floor)},
     [LOOM_UNARY_CEIL] = {ROW_FLOATS(ceil)},
@@ -488,4 +493,5 @@ const loom__unary_grad_table_t LOOM_ISA_FN(loom__unary_grad_loops) = {
     [LOOM_UNARY_GRAD_ELU] = {ROW_FLOATS(elu_grad)},
     [LOOM_UNARY_GRAD_SELU] = {ROW_FLOATS(selu_grad)},
     [LOOM_UNARY_GRAD_SOFTPLUS] = {ROW_FLOATS(softplus_grad)},
+    [LOOM_UNARY_GRAD_SOFTSIGN] = {ROW_FLOATS(softsign_grad)},
 };

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/half.h"
+#include "base/small_vector.h"
 #include "kernels/array_internal.h"
 #include "kernels/builtin_families.h"
 #include "kernels/kernel_registration.h"
@@ -174,31 +175,32 @@ static loom_status_t merge_inputs_shape_fn(loom_shape_inference_context_t* c,
 // L2Loss
 //===----------------------------------------------------------------------===//
 
-// sum(t * t) / 2, accumulated in double (float, double) or float (half,
-// bfloat16) and rounded to T once.
-static double l2_sum(loom_dtype_t dtype, const void* data, int64_t count) {
+// sum(t[begin, end) * t[begin, end)), accumulated in double (float, double)
+// or from float (half, bfloat16).
+static double l2_sum(loom_dtype_t dtype, const void* data, int64_t begin,
+                     int64_t end) {
   double sum = 0;
   switch (dtype) {
     case LOOM_DTYPE_FLOAT:
-      for (int64_t i = 0; i < count; ++i) {
+      for (int64_t i = begin; i < end; ++i) {
         double v = ((const float*)data)[i];
         sum += v * v;
       }
       break;
     case LOOM_DTYPE_DOUBLE:
-      for (int64_t i = 0; i < count; ++i) {
+      for (int64_t i = begin; i < end; ++i) {
         double v = ((const double*)data)[i];
         sum += v * v;
       }
       break;
     case LOOM_DTYPE_HALF:
-      for (int64_t i = 0; i < count; ++i) {
+      for (int64_t i = begin; i < end; ++i) {
         double v = loom__half_to_float(((const uint16_t*)data)[i]);
         sum += v * v;
       }
       break;
     case LOOM_DTYPE_BFLOAT16:
-      for (int64_t i = 0; i < count; ++i) {
+      for (int64_t i = begin; i < end; ++i) {
         double v = loom__bfloat16_to_float(((const uint16_t*)data)[i]);
         sum += v * v;
       }
@@ -206,7 +208,64 @@ static double l2_sum(loom_dtype_t dtype, const void* data, int64_t count) {
     default:
       break;
   }
-  return sum / 2;
+  return sum;
+}
+
+// The sum of squares is split into fixed chunks whatever the thread count;
+// the chunks' partial sums are added in chunk order, so the loss has the
+// same bits serially and on any pool (the reductions' rule).
+enum { kL2Chunk = 16 * kBlock };
+
+// Partial sums: up to 16 chunks without allocating.
+LOOM_DEFINE_SMALL_VECTOR(partial_vector, double, 16)
+
+typedef struct l2_job_t {
+  loom_dtype_t dtype;
+  const void* data;
+  int64_t count;
+  double* partial;  // one per chunk
+} l2_job_t;
+
+static void l2_chunks(void* arg, int64_t begin, int64_t end) {
+  l2_job_t* job = arg;
+  for (int64_t c = begin; c < end; ++c) {
+    int64_t lo = c * kL2Chunk;
+    int64_t hi = lo + kL2Chunk < job->count ? lo + kL2Chunk : job->count;
+    job->partial[c] = l2_sum(job->dtype, job->data, lo, hi);
+  }
+}
+
+// sum(t * t) / 2, rounded to T once by the caller.
+static loom_status_t l2_loss_value(loom_kernel_context_t* ctx,
+                                   loom_dtype_t dtype, const void* data,
+                                   int64_t count, double* out_loss) {
+  int64_t chunks = (count + kL2Chunk - 1) / kL2Chunk;
+  if (chunks <= 1) {
+    *out_loss = l2_sum(dtype, data, 0, count) / 2;
+    return loom_ok_status();
+  }
+  partial_vector_t partial;
+  partial_vector_initialize(&partial);
+  loom_allocator_t allocator = loom_allocator_default();
+  LOOM_RETURN_IF_ERROR(
+      partial_vector_resize_uninitialized(&partial, allocator, (size_t)chunks));
+  l2_job_t job = {.dtype = dtype,
+                  .data = data,
+                  .count = count,
+                  .partial = partial_vector_data(&partial)};
+  loom_thread_pool_t* pool = loom__array_pool(ctx);
+  loom_status_t status = loom_ok_status();
+  if (!pool) {
+    l2_chunks(&job, 0, chunks);
+  } else {
+    status = loom_thread_pool_parallel_for(pool, chunks, 2 * kL2Chunk,
+                                           l2_chunks, &job);
+  }
+  double sum = 0;
+  for (int64_t c = 0; !status && c < chunks; ++c) sum += job.partial[c];
+  partial_vector_deinitialize(&partial, allocator);
+  *out_loss = sum / 2;
+  return status;
 }
 
 static loom_status_t l2_loss_run(loom_kernel_context_t* ctx,
@@ -217,7 +276,9 @@ static loom_status_t l2_loss_run(loom_kernel_context_t* ctx,
   LOOM_RETURN_IF_ERROR(
       loom_kernel_context_allocate_output(ctx, 0, &scalar, &out));
   loom_dtype_t dtype = loom_tensor_dtype(t);
-  double loss = l2_sum(dtype, loom_tensor_data(t), loom_tensor_num_elements(t));
+  double loss = 0;
+  LOOM_RETURN_IF_ERROR(l2_loss_value(ctx, dtype, loom_tensor_data(t),
+                                     loom_tensor_num_elements(t), &loss));
   void* y = loom_tensor_data(out);
   switch (dtype) {
     case LOOM_DTYPE_FLOAT:

@@ -1011,6 +1011,7 @@ static const char* const kKernelOps[] = {
     "Conv2DBackpropFilter",
     "Conv2DBackpropInput",
     "Cos",
+    "Cumprod",
     "Cumsum",
     "DestroyResourceOp",
     "Div",
@@ -1029,6 +1030,7 @@ static const char* const kKernelOps[] = {
     "FusedBatchNormV3",
     "Gather",
     "GatherV2",
+    "GatherNd",
     "Greater",
     "GreaterEqual",
     "Identity",
@@ -1051,6 +1053,9 @@ static const char* const kKernelOps[] = {
     "LogicalNot",
     "LogicalOr",
     "MatMul",
+    "MatrixBandPart",
+    "MatrixDiagPartV3",
+    "MatrixDiagV3",
     "Max",
     "MaxPool",
     "MaxPoolGrad",
@@ -1085,6 +1090,7 @@ static const char* const kKernelOps[] = {
     "ReverseV2",
     "Round",
     "Rsqrt",
+    "ScatterNd",
     "RsqrtGrad",
     "Select",
     "SelectV2",
@@ -1102,6 +1108,8 @@ static const char* const kKernelOps[] = {
     "SoftmaxCrossEntropyWithLogits",
     "Softplus",
     "SoftplusGrad",
+    "Softsign",
+    "SoftsignGrad",
     "SparseSoftmaxCrossEntropyWithLogits",
     "Split",
     "SplitV",
@@ -1115,12 +1123,15 @@ static const char* const kKernelOps[] = {
     "Sub",
     "Sum",
     "Tanh",
+    "TensorScatterUpdate",
     "TanhGrad",
     "Tile",
+    "TopKV2",
     "Transpose",
     "TruncateDiv",
     "TruncateMod",
     "TruncatedNormal",
+    "Unique",
     "Unpack",
     "VarHandleOp",
     "VarIsInitializedOp",
@@ -1131,10 +1142,10 @@ static const char* const kKernelOps[] = {
 
 // Ops with no gradient: TensorFlow differentiates them with ops the
 // library does not have (FusedBatchNormGradV3's grad), or registers none
-// (_FusedMatMul, which grappler makes after differentiation: taping it is
-// an error, as in TensorFlow, not a silent zero).
+// (_FusedMatMul, which grappler makes after differentiation; SoftsignGrad:
+// taping them is an error, as in TensorFlow, not a silent zero).
 static const char* const kWithoutGradient[] = {"FusedBatchNormGradV3",
-                                               "_FusedMatMul"};
+                                               "SoftsignGrad", "_FusedMatMul"};
 
 // Differentiable ops a case file cannot run (a resource input).
 static const char* const kNotInCases[] = {"ReadVariableOp"};

@@ -157,9 +157,9 @@ func.func @fused_matmul() -> !corert.tensorhandle {
   %f4 = corert.executeop(%cpu) "tf._FusedMatMul"(%a, %b, %bias)
       {fused_ops = ["BiasAdd", "LeakyRelu"], leakyrelu_alpha = 0.1 : f32} : 1
   %ch5 = corert.print_tensorhandle(%f4, %ch4)
-  // CHECK-NEXT: tf_cpu_ops.mlir:[[@LINE+2]]:8: error: runtime error: {{.*}}'_FusedMatMulCpu': Fusion is not implemented: [BiasAdd,Tanh]
+  // CHECK-NEXT: tf_cpu_ops.mlir:[[@LINE+2]]:8: error: runtime error: Op '_FusedMatMul' (kernel '_FusedMatMulCpu') construction: Fusion is not implemented: [BiasAdd,Tanh]
   // expected-error @+1 {{Fusion is not implemented: [BiasAdd,Tanh]}}
   %e = corert.executeop(%cpu) "tf._FusedMatMul"(%a, %b, %bias) {fused_ops = ["BiasAdd", "Tanh"]} : 1
   tfrt.return %e : !corert.tensorhandle
 }
-// CHECK-NEXT: 'fused_matmul' returned <<error: {{.*}}'_FusedMatMulCpu': Fusion is not implemented: [BiasAdd,Tanh]>>
+// CHECK-NEXT: 'fused_matmul' returned <<error: Op '_FusedMatMul' (kernel '_FusedMatMulCpu') construction: Fusion is not implemented: [BiasAdd,Tanh]>>

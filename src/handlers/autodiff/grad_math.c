@@ -106,7 +106,8 @@ static loom_status_t helper_of_output(grad_ctx_t* ctx, handle_t* const* dys,
                            &dxs[0]);
 }
 
-// dx = helper(dy, y) (Elu, Selu, Relu6) or helper(dy, x) (Softplus).
+// dx = helper(dy, y) (Elu, Selu, Relu6) or helper(dy, x) (Softplus,
+// Softsign).
 static loom_status_t helper_of_dy_output(grad_ctx_t* ctx, handle_t* const* dys,
                                          handle_t** dxs, void* data) {
   return loom__grad_binary(ctx, (const char*)data, dys[0],
@@ -655,27 +656,9 @@ static loom_status_t select_v2_grad(grad_ctx_t* ctx, handle_t* const* dys,
 // Registration
 //===----------------------------------------------------------------------===//
 
-// Cumsum(x, axis): dx = Cumsum(dy, axis) with `exclusive` kept and
-// `reverse` flipped (TensorFlow's _CumsumGrad).
-static loom_status_t cumsum_grad(grad_ctx_t* ctx, handle_t* const* dys,
-                                 handle_t** dxs, void* data) {
-  if (!dys[0]) return loom_ok_status();
-  loom_attr_value_t exclusive = {.kind = LOOM_ATTR_KIND_BOOL, .u.b = false};
-  loom_attr_value_t reverse = {.kind = LOOM_ATTR_KIND_BOOL, .u.b = false};
-  loom_gradient_context_attr(ctx, "exclusive", &exclusive);
-  loom_gradient_context_attr(ctx, "reverse", &reverse);
-  return loom__grad_op(
-      ctx, "Cumsum",
-      LOOM_GRAD_INPUTS(dys[0], loom_gradient_context_input(ctx, 1)),
-      LOOM_GRAD_ATTRS(LOOM_GRAD_BOOL("exclusive", exclusive.u.b),
-                      LOOM_GRAD_BOOL("reverse", !reverse.u.b)),
-      &dxs[0]);
-}
-
 static const loom__gradient_row_t kGradients[] = {
     {.op = "Abs", .fn = abs_grad, .inputs = USES(0)},
     {.op = "Sign", .fn = sign_grad},
-    {.op = "Cumsum", .fn = cumsum_grad, .inputs = USES(1)},
     {.op = "Exp", .fn = exp_grad, .outputs = USES(0)},
     {.op = "Expm1", .fn = expm1_grad, .inputs = USES(0)},
     {.op = "Log", .fn = log_grad, .inputs = USES(0)},
@@ -722,6 +705,10 @@ static const loom__gradient_row_t kGradients[] = {
     {.op = "Softplus",
      .fn = helper_of_dy_input,
      .data = "SoftplusGrad",
+     .inputs = USES(0)},
+    {.op = "Softsign",
+     .fn = helper_of_dy_input,
+     .data = "SoftsignGrad",
      .inputs = USES(0)},
     {.op = "Erf", .fn = erf_grad, .inputs = USES(0)},
     {.op = "TanhGrad",

@@ -48,6 +48,11 @@ loom_status_t loom__register_math_gradients(void);
 loom_status_t loom__register_array_gradients(void);
 // grad_nn.c: the other neural-network ops.
 loom_status_t loom__register_nn_gradients(void);
+// grad_indexing.c: GatherNd, ScatterNd, TensorScatterUpdate, TopKV2 and
+// the matrix band and diagonal ops.
+loom_status_t loom__register_indexing_gradients(void);
+// grad_scan.c: Cumsum and Cumprod.
+loom_status_t loom__register_scan_gradients(void);
 // grad_training.c: the fused optimizer updates (not differentiable).
 loom_status_t loom__register_training_gradients(void);
 // jvp_<family>.c: the built-in JVP functions (forward mode runs them).
@@ -64,6 +69,8 @@ loom_status_t loom__register_batch_norm_jvps(void);
   X(loom__register_math_gradients)     \
   X(loom__register_array_gradients)    \
   X(loom__register_nn_gradients)       \
+  X(loom__register_indexing_gradients) \
+  X(loom__register_scan_gradients)     \
   X(loom__register_training_gradients) \
   X(loom__register_linear_jvps)        \
   X(loom__register_elementwise_jvps)   \

@@ -121,10 +121,10 @@ static loom_status_t squared_difference_jvp(loom_gradient_context_t* ctx,
 }
 
 static const char* const kDiagonal[] = {
-    "Abs",  "Sign",     "Exp",     "Expm1",      "Log",   "Log1p",
-    "Sqrt", "Rsqrt",    "Square",  "Reciprocal", "Inv",   "Sin",
-    "Cos",  "Tanh",     "Sigmoid", "Relu",       "Relu6", "Elu",
-    "Selu", "Softplus", "Erf",     "LeakyRelu",
+    "Abs",  "Sign",     "Exp",      "Expm1",      "Log",       "Log1p",
+    "Sqrt", "Rsqrt",    "Square",   "Reciprocal", "Inv",       "Sin",
+    "Cos",  "Tanh",     "Sigmoid",  "Relu",       "Relu6",     "Elu",
+    "Selu", "Softplus", "Softsign", "Erf",        "LeakyRelu",
 };
 
 static const struct {

@@ -93,6 +93,7 @@ static const linear_t kSecond = {IN(1), false};
 static const linear_t kFirstTwo = {IN(0) | IN(1), false};
 static const linear_t kSecondAndThird = {IN(1) | IN(2), false};
 static const linear_t kFirstAndThird = {IN(0) | IN(2), false};
+static const linear_t kFirstAndFifth = {IN(0) | IN(4), false};
 static const linear_t kAll = {~(uint64_t)0, false};
 static const linear_t kAllButLast = {0, true};
 static const linear_t kAllButFirst = {~IN(0), false};
@@ -131,6 +132,12 @@ static const struct {
     {"BroadcastTo", &kFirst},
     {"Gather", &kFirst},
     {"GatherV2", &kFirst},
+    {"GatherNd", &kFirst},
+    {"ScatterNd", &kSecond},
+    {"TensorScatterUpdate", &kFirstAndThird},
+    {"MatrixBandPart", &kFirst},
+    {"MatrixDiagV3", &kFirstAndFifth},
+    {"MatrixDiagPartV3", &kFirstAndThird},
     {"ConcatV2", &kAllButLast},
     {"Concat", &kAllButFirst},
     {"Pack", &kAll},

@@ -50,6 +50,7 @@ def _unary(b):
         ("Elu", F.elu, b.away, False),
         ("Selu", torch.selu, b.away, False),
         ("Softplus", F.softplus, lambda *s: b.normal(*s, scale=3.0), False),
+        ("Softsign", F.softsign, b.away, False),
         ("Erf", torch.erf, b.normal, False),
         ("Floor", torch.floor, lambda *s: b.uniform(-3, 3, *s), True),
         ("Ceil", torch.ceil, lambda *s: b.uniform(-3, 3, *s), True),
@@ -127,6 +128,22 @@ def _cumsum(b):
                 return torch.flip(out, [1]) if reverse else out
             b.add("Cumsum_%d%d" % (exclusive, reverse), "Cumsum",
                   [b.normal(2, 4, 3), np.array(1, I32)], ref,
+                  attrs={"exclusive": a_bool(exclusive),
+                         "reverse": a_bool(reverse)}, hvp=not exclusive)
+
+
+def _cumprod(b):
+    for exclusive in (False, True):
+        for reverse in (False, True):
+            def ref(x, a, exclusive=exclusive, reverse=reverse):
+                y = torch.flip(x, [1]) if reverse else x
+                out = torch.cumprod(y, 1)
+                if exclusive:
+                    ones = torch.ones_like(y[:, :1])
+                    out = torch.cat([ones, out[:, :-1]], 1)
+                return torch.flip(out, [1]) if reverse else out
+            b.add("Cumprod_%d%d" % (exclusive, reverse), "Cumprod",
+                  [b.away(2, 4, 3, lo=0.5, hi=1.5), np.array(1, I32)], ref,
                   attrs={"exclusive": a_bool(exclusive),
                          "reverse": a_bool(reverse)}, hvp=not exclusive)
 
@@ -342,6 +359,7 @@ def cases(b):
     _binary(b)
     _reductions(b)
     _cumsum(b)
+    _cumprod(b)
     _matmul(b)
     _select(b)
     _misc(b)

@@ -107,6 +107,11 @@ def cases():
                               special * F32(0.2)).astype(F32)]))
     out.append(Case("L2Loss_float32_inf", "L2Loss",
                     [np.array([1.0, -np.inf], F32)], [np.array(np.inf, F32)]))
+    # Several chunks (summed over the pool, added in order).
+    for dtype in ("float32", "float64"):
+        big = rng.standard_normal(200003).astype(dtype)
+        out.append(Case("L2Loss_%s_large" % dtype, "L2Loss", [big],
+                        [_l2(dtype, big)], rtol=TOLERANCE[dtype], atol=0.0))
     # Errors: mismatched shapes, dtypes outside the op's list.
     a = np.zeros((2, 3), F32)
     out.append(Case("LeakyReluGrad_shape_mismatch", "LeakyReluGrad",

@@ -513,7 +513,7 @@ def _concat(rng):
     out.append(_err("ConcatV2_scalars", "ConcatV2",
                     [np.array(1.0, F32), np.array(2.0, F32),
                      np.array(0, I32)],
-                    "Expected concatenating dimensions in the range [0, 0)"))
+                    "Can't concatenate scalars (use tf.stack instead)"))
     out.append(_err("ConcatV2_axis_not_scalar", "ConcatV2",
                     [a, a, np.array([0, 1], I32)],
                     "axis tensor should be a scalar integer, but got shape "

@@ -149,7 +149,9 @@ def _error_cases():
                     "Fusion is not implemented: [BiasAdd,Tanh]")),
         Case("_FusedMatMul_fusion_relu_alone", "_FusedMatMul", [a, b, bias],
              attrs=fused("Relu"),
-             error=("UNIMPLEMENTED", "Fusion is not implemented: [Relu]")),
+             error=("UNIMPLEMENTED",
+                    "Op '_FusedMatMul' (kernel '_FusedMatMulCpu') "
+                    "construction: Fusion is not implemented: [Relu]")),
         Case("_FusedMatMul_fusion_three_ops", "_FusedMatMul", [a, b, bias],
              attrs=fused("BiasAdd", "Relu", "Relu6"),
              error=("UNIMPLEMENTED",

@@ -180,4 +180,10 @@ def cases():
     out.append(Case("Assert_condition_not_bool", "Assert",
                     [np.array(1, I32), x],
                     error=("INVALID_ARGUMENT", "Assert"), outputs=0))
+    # `data` cannot be empty: TensorFlow's op def gives T (list(type))
+    # the minimum length 1 that an input list implies.
+    out.append(Case("Assert_empty_data", "Assert", [np.array(True)],
+                    error=("INVALID_ARGUMENT",
+                           "Op 'Assert': length for attr 'T' of 0 must be "
+                           "at least minimum 1"), outputs=0))
     return out

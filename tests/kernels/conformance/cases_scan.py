@@ -1,10 +1,10 @@
-"""Cumsum (src/kernels/scan.c) against NumPy.
+"""Cumsum and Cumprod (src/kernels/scan.c) against NumPy.
 
 NumPy's cumsum adds in order along the axis in the array's own dtype, as
 Loom does, so every dtype is exact: float32 and float64 give the same bits,
 integers wrap alike, and float16 rounds after every addition in both.
 Exclusive sums are the inclusive ones shifted by one (a zero first);
-reverse sums run from the end.
+reverse sums run from the end. Products likewise (cumprod, a one first).
 """
 
 import numpy as np
@@ -17,14 +17,16 @@ DTYPES = ["float32", "float64", "float16", "int8", "int16", "int32", "int64",
           "uint8", "uint16", "uint32", "uint64", "complex64", "complex128"]
 
 
-def cumsum(x, axis, exclusive=False, reverse=False):
+def cumsum(x, axis, exclusive=False, reverse=False, product=False):
     y = np.flip(x, axis) if reverse else x
-    out = np.cumsum(y, axis=axis, dtype=x.dtype)
+    with np.errstate(all="ignore"):
+        out = (np.cumprod if product else np.cumsum)(y, axis=axis,
+                                                     dtype=x.dtype)
     if exclusive:
         out = np.roll(out, 1, axis=axis)
         index = [slice(None)] * x.ndim
         index[axis] = 0
-        out[tuple(index)] = 0
+        out[tuple(index)] = 1 if product else 0
     return (np.flip(out, axis) if reverse else out).copy()
 
 
@@ -78,6 +80,28 @@ def cases():
                                     [cumsum(x, axis, exclusive, reverse)],
                                     attrs={"exclusive": ("bool", exclusive),
                                            "reverse": ("bool", reverse)}))
+    # Cumprod: every dtype, each direction (integers wrap alike).
+    for dtype in DTYPES:
+        x = _values(rng, dtype, (3, 4, 5))
+        for axis in (0, -1):
+            for exclusive in (False, True):
+                for reverse in (False, True):
+                    name = "Cumprod_%s_axis%d%s%s" % (
+                        dtype, axis, "_exclusive" if exclusive else "",
+                        "_reverse" if reverse else "")
+                    out.append(Case(name.replace("-", "m"), "Cumprod",
+                                    [x, np.array(axis, I64)],
+                                    [cumsum(x, axis, exclusive, reverse,
+                                            product=True)],
+                                    attrs={"exclusive": ("bool", exclusive),
+                                           "reverse": ("bool", reverse)}))
+    x = rng.choice(np.array([-1, 1, 2, 0.5], F32), size=(32, 1000))
+    out.append(Case("Cumprod_float32_large_axis1", "Cumprod",
+                    [x, np.array(1, I32)], [cumsum(x, 1, product=True)]))
+    out.append(Case("Cumprod_axis_out_of_range", "Cumprod",
+                    [np.zeros((2, 3), F32), np.array(2, I32)],
+                    error=("INVALID_ARGUMENT", "ScanOp: Expected scan axis in "
+                           "the range [-2, 2), but got 2")))
     b = BFloat16(rng.standard_normal(24).astype(F32))
     b.values = b.values.reshape(4, 6)
     for exclusive in (False, True):

@@ -108,6 +108,7 @@ FLOAT_OPS = {
     "Selu": (lambda x: np.where(x < 0, SELU_SCALE * SELU_ALPHA * np.expm1(x),
                                 SELU_SCALE * x), (-5, 5), False),
     "Softplus": (_softplus(13.942385152878742), (-20, 20), False),
+    "Softsign": (lambda x: x / (1 + np.abs(x)), (-10, 10), False),
     "Erf": (_erf, (-3, 3), False),
     "Floor": (np.floor, (-10, 10), True),
     "Ceil": (np.ceil, (-10, 10), True),
@@ -275,6 +276,7 @@ GRAD_OPS = {
                                        g * (o + SELU_SCALE * SELU_ALPHA),
                                        g * SELU_SCALE), (-3, 3), (-1.7, 3)),
     "SoftplusGrad": (lambda g, f: g / (1 + np.exp(-f)), (-3, 3), (-20, 20)),
+    "SoftsignGrad": (lambda g, f: g / (1 + np.abs(f)) ** 2, (-3, 3), (-10, 10)),
 }
 
 GRAD_INT_TYPES = {"ReluGrad": SIGNED + UNSIGNED,
