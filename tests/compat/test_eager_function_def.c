@@ -174,6 +174,97 @@ static void function_defs_from_protobuf_c(void** state) {
   ASSERT_TF_OK(f->status);
 }
 
+// twice(x: float) -> r: float = x * two, `two` a Const node whose value is
+// a TensorProto of one float_val (how TensorFlow writes small constants).
+static void const_nodes_decode_tensor_protos(void** state) {
+  eager_fixture_t* f = *state;
+  Tensorflow__OpDef signature;
+  tensorflow__op_def__init(&signature);
+  signature.name = "twice";
+  Tensorflow__OpDef__ArgDef x, r;
+  Tensorflow__OpDef__ArgDef* inputs[1] = {&x};
+  Tensorflow__OpDef__ArgDef* outputs[1] = {&r};
+  tensorflow__op_def__arg_def__init(&x);
+  tensorflow__op_def__arg_def__init(&r);
+  x.name = "x";
+  r.name = "r";
+  x.type = r.type = TF_FLOAT;
+  signature.input_arg = inputs;
+  signature.n_input_arg = 1;
+  signature.output_arg = outputs;
+  signature.n_output_arg = 1;
+
+  Tensorflow__TensorShapeProto scalar;
+  tensorflow__tensor_shape_proto__init(&scalar);
+  Tensorflow__TensorProto tensor;
+  tensorflow__tensor_proto__init(&tensor);
+  float two = 2;
+  tensor.dtype = TF_FLOAT;
+  tensor.tensor_shape = &scalar;
+  tensor.float_val = &two;
+  tensor.n_float_val = 1;
+  Tensorflow__AttrValue value, dtype;
+  tensorflow__attr_value__init(&value);
+  tensorflow__attr_value__init(&dtype);
+  value.value_case = TENSORFLOW__ATTR_VALUE__VALUE_TENSOR;
+  value.tensor = &tensor;
+  dtype.value_case = TENSORFLOW__ATTR_VALUE__VALUE_TYPE;
+  dtype.type = TF_FLOAT;
+  Tensorflow__NodeDef__AttrEntry value_entry, dtype_entry;
+  tensorflow__node_def__attr_entry__init(&value_entry);
+  tensorflow__node_def__attr_entry__init(&dtype_entry);
+  value_entry.key = "value";
+  value_entry.value = &value;
+  dtype_entry.key = "dtype";
+  dtype_entry.value = &dtype;
+  Tensorflow__NodeDef__AttrEntry* const_attrs[2] = {&value_entry,
+                                                    &dtype_entry};
+  Tensorflow__NodeDef constant;
+  tensorflow__node_def__init(&constant);
+  constant.name = "two";
+  constant.op = "Const";
+  constant.attr = const_attrs;
+  constant.n_attr = 2;
+  node_t mul;
+  make_node(&mul, "mul", "Mul", "x", "two:output:0", false);
+  Tensorflow__NodeDef* nodes[2] = {&constant, &mul.node};
+  Tensorflow__FunctionDef__RetEntry ret;
+  Tensorflow__FunctionDef__RetEntry* rets[1] = {&ret};
+  tensorflow__function_def__ret_entry__init(&ret);
+  ret.key = "r";
+  ret.value = "mul:z:0";
+  Tensorflow__FunctionDef def;
+  tensorflow__function_def__init(&def);
+  def.signature = &signature;
+  def.node_def = nodes;
+  def.n_node_def = 2;
+  def.ret = rets;
+  def.n_ret = 1;
+  size_t size = tensorflow__function_def__get_packed_size(&def);
+  uint8_t* bytes = malloc(size);
+  tensorflow__function_def__pack(&def, bytes);
+  TFE_ContextAddFunctionDef(f->ctx, (const char*)bytes, size, f->status);
+  ASSERT_TF_OK(f->status);
+  free(bytes);
+
+  TFE_TensorHandle* input = float_handle(f->ctx, kDims, 1, kX);
+  TFE_Op* op = TFE_NewOp(f->ctx, "twice", f->status);
+  ASSERT_TF_OK(f->status);
+  TFE_OpAddInput(op, input, f->status);
+  ASSERT_TF_OK(f->status);
+  TFE_TensorHandle* result = NULL;
+  int n = 1;
+  TFE_Execute(op, &result, &n, f->status);
+  ASSERT_TF_OK(f->status);
+  static const float kTwice[3] = {3, -4, 1};
+  float values[3];
+  read_floats(result, values, 3);
+  for (int i = 0; i < 3; ++i) assert_true(values[i] == kTwice[i]);
+  TFE_DeleteTensorHandle(result);
+  TFE_DeleteOp(op);
+  TFE_DeleteTensorHandle(input);
+}
+
 //===----------------------------------------------------------------------===//
 // A FunctionDef as TensorFlow serializes one (Python's protobuf)
 //===----------------------------------------------------------------------===//
@@ -313,6 +404,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(
           a_function_def_as_tensorflow_serializes_it, eager_setup_async,
           eager_teardown),
+      cmocka_unit_test_setup_teardown(const_nodes_decode_tensor_protos,
+                                      eager_setup_sync, eager_teardown),
       cmocka_unit_test_setup_teardown(errors, eager_setup_sync,
                                       eager_teardown),
   };
