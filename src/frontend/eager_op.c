@@ -65,6 +65,12 @@ static loom_status_t set_name(loom_eager_op_t* op, const char* op_name) {
 
 loom_status_t loom__eager_op_refresh(loom_eager_op_t* op) {
   loom__eager_op_drop_prepared(op);
+  if (op->function) {
+    // A function's signature is its own, whatever the registries hold; the
+    // op keeps calling the function it was made for.
+    op->generation = loom__registry_generation();
+    return loom_ok_status();
+  }
   return resolve(op, op->name);
 }
 

@@ -554,6 +554,9 @@ static void library_errors(void** state) {
   LOOM_ASSERT_OK(loom_eager_op_create(g_context, "f", &op));
   LOOM_ASSERT_OK(loom_context_remove_function(g_context, "f"));
   assert_false(loom_context_has_function(g_context, "f"));
+  // Even after the registries changed (making a function registers its
+  // signature in a registry of its own).
+  loom_function_release(make_f("other", NULL));
   loom_tensor_handle_t* x = vector(g_context, kX);
   loom_tensor_handle_t* y = vector(g_context, kY);
   LOOM_ASSERT_OK(loom_eager_op_add_input(op, x));
@@ -575,6 +578,58 @@ static void library_errors(void** state) {
                      LOOM_STATUS_INVALID_ARGUMENT, "context is NULL");
 }
 
+// Builds and destroys a polymorphic function with `allocator`, returning
+// the first error.
+static loom_status_t build_with(loom_allocator_t allocator, void* context) {
+  (void)context;
+  loom_function_builder_t* b = NULL;
+  LOOM_RETURN_IF_ERROR(loom_function_builder_create(allocator, "swept", &b));
+  const char* mul[] = {"x", "y"};
+  const char* add[] = {"mul:z:0", "x", "^mul"};
+  loom_op_attrs_t attrs;
+  loom_op_attrs_initialize(&attrs, allocator);
+  loom_status_t status = loom_op_attrs_set_string(&attrs, "note", "n", 1);
+  if (!status) status = loom_function_builder_add_attr(b, "T: {float, double}");
+  if (!status) {
+    status = loom_function_builder_add_input(b, "x", LOOM_DTYPE_INVALID, "T",
+                                             NULL);
+  }
+  if (!status) {
+    status = loom_function_builder_add_input(b, "y", LOOM_DTYPE_INVALID, "T",
+                                             NULL);
+  }
+  if (!status) {
+    status = loom_function_builder_add_node(b, "mul", "Mul", mul, 2, &attrs,
+                                            "CPU:0");
+  }
+  if (!status) {
+    status =
+        loom_function_builder_add_node(b, "add", "AddV2", add, 3, NULL, NULL);
+  }
+  if (!status) {
+    status = loom_function_builder_set_node_placeholder(b, "mul", "T", "T");
+  }
+  if (!status) {
+    status = loom_function_builder_add_output(b, "r", LOOM_DTYPE_INVALID, "T",
+                                              "add:z:0");
+  }
+  loom_op_attrs_deinitialize(&attrs);
+  if (status) {
+    loom_function_builder_destroy(b);
+    return status;
+  }
+  loom_function_t* function = NULL;
+  LOOM_RETURN_IF_ERROR(loom_function_builder_finish(b, &function));
+  loom_function_release(function);
+  return loom_ok_status();
+}
+
+static void building_fails_cleanly_when_memory_runs_out(void** state) {
+  (void)state;
+  assert_true(loom_test_fault_sweep(build_with, NULL,
+                                    LOOM_TEST_SWEEP_STRICT) > 10);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(call_by_name_and_partitioned_call),
@@ -585,6 +640,7 @@ int main(void) {
       cmocka_unit_test(recursion_is_limited),
       cmocka_unit_test(builder_errors),
       cmocka_unit_test(library_errors),
+      cmocka_unit_test(building_fails_cleanly_when_memory_runs_out),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
