@@ -55,6 +55,8 @@ static loom_tensor_handle_t* tensor_of(loom_context_t* context,
   for (int64_t i = 0; i < n; ++i) {
     if (dtype == LOOM_DTYPE_DOUBLE) {
       ((double*)loom_tensor_data(tensor))[i] = values[i];
+    } else if (dtype == LOOM_DTYPE_INT32) {
+      ((int32_t*)loom_tensor_data(tensor))[i] = (int32_t)values[i];
     } else {
       ((float*)loom_tensor_data(tensor))[i] = values[i];
     }
@@ -407,6 +409,57 @@ static void call_errors(void** state) {
   LOOM_ASSERT_OK(loom_context_remove_function(g_context, "f"));
 }
 
+// In an asynchronous context, a node's kernel error arrives at the wait
+// (and with the result), as any op's; what the call can check up front
+// (the inputs against the signature) fails the call. pick(x, i) = x[i].
+static void errors_in_asynchronous_contexts(void** state) {
+  (void)state;
+  loom_context_t* context = new_context(true);
+  loom_function_builder_t* b = NULL;
+  LOOM_ASSERT_OK(
+      loom_function_builder_create(loom_allocator_system(), "pick", &b));
+  LOOM_ASSERT_OK(
+      loom_function_builder_add_input(b, "x", LOOM_DTYPE_FLOAT, NULL, NULL));
+  LOOM_ASSERT_OK(
+      loom_function_builder_add_input(b, "i", LOOM_DTYPE_INT32, NULL, NULL));
+  const char* inputs[] = {"x", "i"};
+  LOOM_ASSERT_OK(loom_function_builder_add_node(b, "gather", "Gather", inputs,
+                                                2, NULL, NULL));
+  LOOM_ASSERT_OK(loom_function_builder_add_output(b, "r", LOOM_DTYPE_FLOAT,
+                                                  NULL, "gather:output:0"));
+  loom_function_t* function = NULL;
+  LOOM_ASSERT_OK(loom_function_builder_finish(b, &function));
+  LOOM_ASSERT_OK(loom_context_add_function(context, function));
+  loom_function_release(function);
+  loom_tensor_handle_t* x = vector(context, kX);
+  int64_t two = 2;
+  static const float kGood[2] = {2, 0};
+  static const float kBad[2] = {2, 7};
+  static const float kPicked[2] = {0.5f, 1.5f};  // NumPy: x[[2, 0]]
+  loom_tensor_handle_t* good =
+      tensor_of(context, LOOM_DTYPE_INT32, kGood, 1, &two);
+  loom_tensor_handle_t* bad = tensor_of(context, LOOM_DTYPE_INT32, kBad, 1,
+                                        &two);
+  loom_tensor_handle_t* r = NULL;
+  LOOM_ASSERT_OK(call2(context, "pick", NULL, x, good, &r));
+  expect_values(context, r, kPicked, 2);
+  loom_tensor_handle_release(r);
+  LOOM_ASSERT_OK(call2(context, "pick", NULL, x, bad, &r));
+  assert_non_null(r);
+  LOOM_ASSERT_STATUS(loom_context_wait(context), LOOM_STATUS_INVALID_ARGUMENT,
+                     "indices[1] = 7 is not in [0, 3)");
+  loom_context_clear_error(context);
+  loom_tensor_handle_release(r);
+  LOOM_ASSERT_STATUS(call2(context, "pick", NULL, x, x, &r),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "Op 'pick': input 1 ('i') has dtype float, expected "
+                     "int32");
+  loom_tensor_handle_release(x);
+  loom_tensor_handle_release(good);
+  loom_tensor_handle_release(bad);
+  loom_context_destroy(context);
+}
+
 static void recursion_is_limited(void** state) {
   (void)state;
   loom_function_builder_t* b = NULL;
@@ -637,6 +690,7 @@ int main(void) {
       cmocka_unit_test(list_outputs_and_control_inputs),
       cmocka_unit_test(a_tape_records_the_body_of_a_call),
       cmocka_unit_test(call_errors),
+      cmocka_unit_test(errors_in_asynchronous_contexts),
       cmocka_unit_test(recursion_is_limited),
       cmocka_unit_test(builder_errors),
       cmocka_unit_test(library_errors),
