@@ -61,9 +61,9 @@ typedef struct loom_function_builder_t loom_function_builder_t;
 
 // Starts function `name` (letters, digits, '_', '.', '-', starting with a
 // letter or '_').
-LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_function_builder_create(
-    loom_allocator_t allocator, const char* name,
-    loom_function_builder_t** out_builder);
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t
+loom_function_builder_create(loom_allocator_t allocator, const char* name,
+                             loom_function_builder_t** out_builder);
 LOOM_API void loom_function_builder_destroy(loom_function_builder_t* builder);
 
 // Declares an attr of the signature, in the op-definition language

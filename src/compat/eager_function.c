@@ -24,7 +24,8 @@ static loom_status_t null_argument(const char* function, const char* name) {
 TF_Function* TF_FunctionImportFunctionDef(const void* proto, size_t proto_len,
                                           TF_Status* status) {
   loom_function_t* function = NULL;
-  loom_status_t result = loom__tf_function_from_def(proto, proto_len, &function);
+  loom_status_t result =
+      loom__tf_function_from_def(proto, proto_len, &function);
   TF_Function* imported = NULL;
   if (!result) {
     result = loom_allocator_calloc(loom_allocator_system(), sizeof(*imported),
@@ -66,9 +67,9 @@ static void free_bytes(void* data, size_t length) {
 void TF_FunctionToFunctionDef(TF_Function* func, TF_Buffer* output_func_def,
                               TF_Status* status) {
   if (!func || !output_func_def) {
-    loom__tf_status_set(
-        status, null_argument("TF_FunctionToFunctionDef",
-                              !func ? "func" : "output_func_def"));
+    loom__tf_status_set(status,
+                        null_argument("TF_FunctionToFunctionDef",
+                                      !func ? "func" : "output_func_def"));
     return;
   }
   void* copy = NULL;
@@ -90,8 +91,8 @@ void TF_FunctionToFunctionDef(TF_Function* func, TF_Buffer* output_func_def,
 }
 
 void TFE_ContextAddFunctionDef(TFE_Context* ctx,
-                               const char* serialized_function_def,
-                               size_t size, TF_Status* status) {
+                               const char* serialized_function_def, size_t size,
+                               TF_Status* status) {
   if (!ctx) {
     loom__tf_status_set(status,
                         null_argument("TFE_ContextAddFunctionDef", "ctx"));

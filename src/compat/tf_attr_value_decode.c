@@ -30,13 +30,13 @@ static loom_status_t decode_shape(const Tensorflow__TensorShapeProto* proto,
 
 // Element i of a typed value array that TensorFlow may shorten: the last
 // value repeats.
-#define TYPED_FILL(type, array, count)                               \
-  do {                                                               \
-    type* data = loom_tensor_data(tensor);                           \
-    for (int64_t e = 0; e < n; ++e) {                                \
-      size_t from = (size_t)e < (count) ? (size_t)e : (count) - 1;   \
-      data[e] = (type)(array)[from];                                 \
-    }                                                                \
+#define TYPED_FILL(type, array, count)                           \
+  do {                                                           \
+    type* data = loom_tensor_data(tensor);                       \
+    for (int64_t e = 0; e < n; ++e) {                            \
+      size_t from = (size_t)e < (count) ? (size_t)e : (count)-1; \
+      data[e] = (type)(array)[from];                             \
+    }                                                            \
   } while (0)
 
 loom_status_t loom__tf_decode_tensor(const Tensorflow__TensorProto* proto,
@@ -89,7 +89,8 @@ loom_status_t loom__tf_decode_tensor(const Tensorflow__TensorProto* proto,
         }
         break;
       case LOOM_DTYPE_INT32:
-        if ((count = proto->n_int_val)) TYPED_FILL(int32_t, proto->int_val, count);
+        if ((count = proto->n_int_val))
+          TYPED_FILL(int32_t, proto->int_val, count);
         break;
       case LOOM_DTYPE_INT64:
         if ((count = proto->n_int64_val)) {
@@ -97,7 +98,8 @@ loom_status_t loom__tf_decode_tensor(const Tensorflow__TensorProto* proto,
         }
         break;
       case LOOM_DTYPE_BOOL:
-        if ((count = proto->n_bool_val)) TYPED_FILL(bool, proto->bool_val, count);
+        if ((count = proto->n_bool_val))
+          TYPED_FILL(bool, proto->bool_val, count);
         break;
       default:
         status = loom_make_status(LOOM_STATUS_UNIMPLEMENTED,
@@ -125,15 +127,14 @@ static loom_status_t set_list(loom_op_attrs_t* attrs, const char* name,
     loom_string_view_t* views = stack;
     if (list->n_s > 16) {
       LOOM_RETURN_IF_ERROR(loom_allocator_malloc(
-          loom_allocator_system(), sizeof(*views) * list->n_s,
-          (void**)&views));
+          loom_allocator_system(), sizeof(*views) * list->n_s, (void**)&views));
     }
     for (size_t i = 0; i < list->n_s; ++i) {
       views[i].data = (const char*)list->s[i].data;
       views[i].size = list->s[i].len;
     }
-    loom_status_t status = loom_op_attrs_set_string_list(
-        attrs, name, views, (int64_t)list->n_s);
+    loom_status_t status =
+        loom_op_attrs_set_string_list(attrs, name, views, (int64_t)list->n_s);
     if (views != stack) loom_allocator_free(loom_allocator_system(), views);
     return status;
   }
@@ -211,7 +212,8 @@ loom_status_t loom__tf_decode_attr_value(const Tensorflow__AttrValue* value,
     }
     case TENSORFLOW__ATTR_VALUE__VALUE_TENSOR: {
       loom_tensor_t* tensor = NULL;
-      LOOM_RETURN_IF_ERROR(loom__tf_decode_tensor(value->tensor, name, &tensor));
+      LOOM_RETURN_IF_ERROR(
+          loom__tf_decode_tensor(value->tensor, name, &tensor));
       loom_status_t status = loom_op_attrs_set_tensor(attrs, name, tensor);
       loom_tensor_release(tensor);
       return status;

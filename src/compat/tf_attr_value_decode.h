@@ -12,14 +12,14 @@
 // (the caller handles them); an empty list, whose kind the bytes do not
 // tell, leaves the attr unset. UNIMPLEMENTED for lists of tensors or
 // functions and for tensors of strings.
-LOOM_MUST_USE_RESULT loom_status_t loom__tf_decode_attr_value(
-    const Tensorflow__AttrValue* value, const char* name,
-    loom_op_attrs_t* attrs);
+LOOM_MUST_USE_RESULT loom_status_t
+loom__tf_decode_attr_value(const Tensorflow__AttrValue* value, const char* name,
+                           loom_op_attrs_t* attrs);
 
 // A host tensor (a new reference) from `proto`: tensor_content, or the
 // typed values (the last repeating, as TensorFlow fills), or zeros.
-LOOM_MUST_USE_RESULT loom_status_t loom__tf_decode_tensor(
-    const Tensorflow__TensorProto* proto, const char* attr_name,
-    loom_tensor_t** out_tensor);
+LOOM_MUST_USE_RESULT loom_status_t
+loom__tf_decode_tensor(const Tensorflow__TensorProto* proto,
+                       const char* attr_name, loom_tensor_t** out_tensor);
 
 #endif  // LOOM_COMPAT_TF_ATTR_VALUE_DECODE_H_

@@ -30,13 +30,13 @@ static void attr_spec(const Tensorflow__OpDef__AttrDef* attr, char* spec,
     }
     length += snprintf(spec + length, capacity - (size_t)length, "}");
   } else {
-    length += snprintf(spec + length, capacity - (size_t)length, "%s",
-                       attr->type);
+    length +=
+        snprintf(spec + length, capacity - (size_t)length, "%s", attr->type);
   }
   if ((size_t)length >= capacity) return;
   if (attr->has_minimum) {
-    length += snprintf(spec + length, capacity - (size_t)length,
-                       " >= %lld", (long long)attr->minimum);
+    length += snprintf(spec + length, capacity - (size_t)length, " >= %lld",
+                       (long long)attr->minimum);
   }
   const Tensorflow__AttrValue* value = attr->default_value;
   if (!value || (size_t)length >= capacity) return;
@@ -99,8 +99,8 @@ static loom_status_t add_signature(loom_function_builder_t* builder,
     if (proto && !proto->unknown_rank && proto->n_dim <= LOOM_MAX_RANK) {
       int64_t dims[LOOM_MAX_RANK];
       for (size_t d = 0; d < proto->n_dim; ++d) {
-        dims[d] = proto->dim[d]->size < 0 ? LOOM_UNKNOWN_DIM
-                                          : proto->dim[d]->size;
+        dims[d] =
+            proto->dim[d]->size < 0 ? LOOM_UNKNOWN_DIM : proto->dim[d]->size;
       }
       LOOM_RETURN_IF_ERROR(
           loom_shape_initialize(&shape, dims, (int32_t)proto->n_dim));
@@ -160,9 +160,8 @@ static loom_status_t add_node(loom_function_builder_t* builder,
     }
     const char* placeholder = entry->value->placeholder;
     if (placeholder[0] == '$') placeholder++;
-    status = loom_function_builder_set_node_placeholder(builder, node->name,
-                                                        entry->key,
-                                                        placeholder);
+    status = loom_function_builder_set_node_placeholder(
+        builder, node->name, entry->key, placeholder);
   }
   return loom_status_annotate(status, "function '%s': node '%s'", function,
                               node->name);

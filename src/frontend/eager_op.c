@@ -37,8 +37,8 @@ static loom_status_t resolve(loom_eager_op_t* op, const char* op_name) {
   const loom_op_def_t* def = NULL;
   void* function = NULL;
   bool calls = false;
-  LOOM_RETURN_IF_ERROR(loom__context_resolve_op(op->context, op_name, &def,
-                                                &function, &calls));
+  LOOM_RETURN_IF_ERROR(
+      loom__context_resolve_op(op->context, op_name, &def, &function, &calls));
   if (op->def != def || op->generation != generation) {
     loom__eager_op_drop_prepared(op);
   }

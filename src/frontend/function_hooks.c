@@ -17,11 +17,11 @@ loom_status_t loom__context_function_library(
     status = create(context, &library);
     if (!status) {
       context->functions_vtable = vtable;
-      atomic_store_explicit(&context->functions, library,
-                            memory_order_release);
+      atomic_store_explicit(&context->functions, library, memory_order_release);
     }
   }
-  *out_library = atomic_load_explicit(&context->functions, memory_order_relaxed);
+  *out_library =
+      atomic_load_explicit(&context->functions, memory_order_relaxed);
   pthread_mutex_unlock(&context->function_mutex);
   return status;
 }
@@ -74,8 +74,8 @@ loom_status_t loom__context_call_function(loom_context_t* context,
 }
 
 void loom__context_destroy_function_library(loom_context_t* context) {
-  void* library = atomic_load_explicit(&context->functions,
-                                       memory_order_acquire);
+  void* library =
+      atomic_load_explicit(&context->functions, memory_order_acquire);
   if (library) context->functions_vtable->destroy(library);
   atomic_store_explicit(&context->functions, NULL, memory_order_relaxed);
 }

@@ -52,8 +52,7 @@ void loom__context_release_function(loom_context_t* context, void* function);
 loom_status_t loom__context_call_function(loom_context_t* context,
                                           loom_eager_op_t* op, void* function,
                                           loom_tensor_handle_t** results,
-                                          int32_t capacity,
-                                          int32_t* out_count);
+                                          int32_t capacity, int32_t* out_count);
 
 // Frees the library (loom_context_destroy).
 void loom__context_destroy_function_library(loom_context_t* context);

@@ -117,9 +117,8 @@ loom_status_t loom__function_parse_ref(loom_function_t* function,
                             "without an output argument ('node:out:index')",
                             function->name, where, text, (int)head, text);
   }
-  size_t out_length = second_colon
-                          ? (size_t)(second_colon - first_colon - 1)
-                          : strlen(first_colon + 1);
+  size_t out_length = second_colon ? (size_t)(second_colon - first_colon - 1)
+                                   : strlen(first_colon + 1);
   LOOM_RETURN_IF_ERROR(loom__arena_strndup(&function->arena, first_colon + 1,
                                            out_length, &out->output));
   out->node = node;

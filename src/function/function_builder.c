@@ -78,8 +78,9 @@ static bool is_name_char(char c) {
 // use.
 static bool is_valid_name(const char* name, bool function_name) {
   if (!name || !*name) return false;
-  if (function_name && !((name[0] >= 'a' && name[0] <= 'z') ||
-                         (name[0] >= 'A' && name[0] <= 'Z') || name[0] == '_')) {
+  if (function_name &&
+      !((name[0] >= 'a' && name[0] <= 'z') ||
+        (name[0] >= 'A' && name[0] <= 'Z') || name[0] == '_')) {
     return false;
   }
   for (const char* c = name; *c; ++c) {
@@ -193,8 +194,7 @@ static loom_status_t check_arg(loom_function_builder_t* builder,
         LOOM_STATUS_INVALID_ARGUMENT,
         "function '%s': %s '%s' needs either a valid dtype (got %d) or a type "
         "attr (got %s), not both",
-        function->name, what, name, (int)dtype,
-        type_attr ? type_attr : "NULL");
+        function->name, what, name, (int)dtype, type_attr ? type_attr : "NULL");
   }
   return loom_ok_status();
 }
@@ -223,7 +223,8 @@ loom_status_t loom_function_builder_add_input(loom_function_builder_t* builder,
   }
   LOOM_RETURN_IF_ERROR(check_arg(builder, "input", name, dtype, type_attr));
   loom_function_t* function = builder->function;
-  if (shape && (shape->rank < LOOM_UNKNOWN_RANK || shape->rank > LOOM_MAX_RANK)) {
+  if (shape &&
+      (shape->rank < LOOM_UNKNOWN_RANK || shape->rank > LOOM_MAX_RANK)) {
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                             "function '%s': input '%s': rank %d is outside "
                             "[-1, %d]",
@@ -242,9 +243,11 @@ loom_status_t loom_function_builder_add_input(loom_function_builder_t* builder,
   return loom_ok_status();
 }
 
-loom_status_t loom_function_builder_add_output(
-    loom_function_builder_t* builder, const char* name, loom_dtype_t dtype,
-    const char* type_attr, const char* source) {
+loom_status_t loom_function_builder_add_output(loom_function_builder_t* builder,
+                                               const char* name,
+                                               loom_dtype_t dtype,
+                                               const char* type_attr,
+                                               const char* source) {
   if (!builder || !name || !source) {
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                             "loom_function_builder_add_output: %s is NULL",
@@ -313,11 +316,10 @@ loom_status_t loom_function_builder_add_node(loom_function_builder_t* builder,
                               function->name, name, i);
     }
   }
-  LOOM_RETURN_IF_ERROR(grow(function->allocator, (void**)&function->nodes,
-                            &builder->nodes_capacity, function->num_nodes,
-                            sizeof(loom__function_node_t),
-                            (void**)&builder->node_inputs,
-                            sizeof(const char**)));
+  LOOM_RETURN_IF_ERROR(grow(
+      function->allocator, (void**)&function->nodes, &builder->nodes_capacity,
+      function->num_nodes, sizeof(loom__function_node_t),
+      (void**)&builder->node_inputs, sizeof(const char**)));
   loom__function_node_t* node = &function->nodes[function->num_nodes];
   memset(node, 0, sizeof(*node));
   loom_op_attrs_initialize(&node->attrs, function->allocator);
@@ -361,10 +363,10 @@ loom_status_t loom_function_builder_set_node_placeholder(
                             "node",
                             function->name, attr_name, node);
   }
-  LOOM_RETURN_IF_ERROR(grow(
-      function->allocator, (void**)&builder->placeholders,
-      &builder->placeholders_capacity, builder->num_placeholders,
-      sizeof(pending_placeholder_t), NULL, 0));
+  LOOM_RETURN_IF_ERROR(grow(function->allocator, (void**)&builder->placeholders,
+                            &builder->placeholders_capacity,
+                            builder->num_placeholders,
+                            sizeof(pending_placeholder_t), NULL, 0));
   pending_placeholder_t* pending =
       &builder->placeholders[builder->num_placeholders];
   LOOM_RETURN_IF_ERROR(copy_string(function, node, &pending->node));
@@ -502,9 +504,9 @@ static loom_status_t parse_references(loom_function_builder_t* builder) {
 // algorithm, keeping the written order among independent nodes).
 static loom_status_t order_nodes(loom_function_t* function) {
   int32_t n = function->num_nodes;
-  LOOM_RETURN_IF_ERROR(loom__arena_allocate(
-      &function->arena, sizeof(int32_t) * (size_t)(n + 1),
-      (void**)&function->order));
+  LOOM_RETURN_IF_ERROR(loom__arena_allocate(&function->arena,
+                                            sizeof(int32_t) * (size_t)(n + 1),
+                                            (void**)&function->order));
   bool* done = NULL;
   LOOM_RETURN_IF_ERROR(
       loom_allocator_calloc(function->allocator, (size_t)n + 1, (void**)&done));

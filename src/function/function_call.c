@@ -28,7 +28,7 @@ typedef struct call_t {
   loom_context_t* context;
   loom_function_t* function;
   loom__arena_t arena;
-  loom_op_attrs_t attrs;  // the call's, complete
+  loom_op_attrs_t attrs;          // the call's, complete
   loom_tensor_handle_t** inputs;  // the call op's (borrowed)
   node_values_t* values;          // per node
   const char* device;             // the call's, or ""
@@ -68,8 +68,8 @@ static loom_status_t resolve_ref(call_t* call, const loom__function_ref_t* ref,
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                             "function '%s': %s: '%s': output '%s' of node '%s' "
                             "has %d tensor(s)",
-                            call->function->name, where, ref->text,
-                            ref->output, node->name, length);
+                            call->function->name, where, ref->text, ref->output,
+                            node->name, length);
   }
   *out_handles = values->handles + start + ref->index;
   *out_count = 1;
@@ -109,8 +109,7 @@ static loom_status_t count_results(call_t* call, loom_eager_op_t* op,
   loom_status_t status = loom_op_attrs_merge(&attrs, loom_eager_op_attrs(op));
   if (!status) status = loom_op_def_complete_attrs(def, dtypes, n, &attrs);
   if (!status) {
-    status =
-        loom_op_def_flat_types(def, &attrs, true, NULL, 0, &values->count);
+    status = loom_op_def_flat_types(def, &attrs, true, NULL, 0, &values->count);
   }
   for (int32_t a = 0; !status && a < def->num_outputs; ++a) {
     int32_t stop = 0;
@@ -147,8 +146,8 @@ static loom_status_t prepare_node(call_t* call, int32_t index,
     loom_tensor_handle_t** handles = NULL;
     int32_t count = 0;
     bool is_list = false;
-    LOOM_RETURN_IF_ERROR(resolve_ref(call, &node->inputs[i], where, &handles,
-                                     &count, &is_list));
+    LOOM_RETURN_IF_ERROR(
+        resolve_ref(call, &node->inputs[i], where, &handles, &count, &is_list));
     if (is_list) {
       LOOM_RETURN_IF_ERROR(loom_eager_op_add_input_list(op, handles, count));
       continue;
@@ -213,13 +212,12 @@ static loom_status_t check_type_list(const call_t* call, loom_eager_op_t* op,
                             attr_name);
   }
   if (value.count != count) {
-    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                            "%s: attr '%s' has %lld types, but function '%s' "
-                            "has %d %s",
-                            op_name, attr_name, (long long)value.count,
-                            call->function->name, count,
-                            strcmp(attr_name, "Tin") == 0 ? "inputs"
-                                                          : "outputs");
+    return loom_make_status(
+        LOOM_STATUS_INVALID_ARGUMENT,
+        "%s: attr '%s' has %lld types, but function '%s' "
+        "has %d %s",
+        op_name, attr_name, (long long)value.count, call->function->name, count,
+        strcmp(attr_name, "Tin") == 0 ? "inputs" : "outputs");
   }
   const loom_dtype_t* listed = value.u.list;
   for (int32_t i = 0; i < count; ++i) {
@@ -227,8 +225,7 @@ static loom_status_t check_type_list(const call_t* call, loom_eager_op_t* op,
       return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                               "%s: attr '%s' element %d is %s, but function "
                               "'%s' has %s there",
-                              op_name, attr_name, i,
-                              loom_dtype_name(listed[i]),
+                              op_name, attr_name, i, loom_dtype_name(listed[i]),
                               call->function->name, loom_dtype_name(dtypes[i]));
     }
   }
@@ -262,8 +259,7 @@ static loom_status_t bind(call_t* call, loom_eager_op_t* op, bool partitioned,
       char got[128];
       char expected[128];
       loom_shape_format(&metadata.shape, got, sizeof(got));
-      loom_shape_format(&function->inputs[i].shape, expected,
-                        sizeof(expected));
+      loom_shape_format(&function->inputs[i].shape, expected, sizeof(expected));
       return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                               "function '%s': input %d ('%s') has shape %s, "
                               "expected %s",
@@ -278,8 +274,8 @@ static loom_status_t bind(call_t* call, loom_eager_op_t* op, bool partitioned,
   LOOM_RETURN_IF_ERROR(
       loom_op_def_complete_attrs(function->signature, dtypes, n, &call->attrs));
   int32_t count = 0;
-  LOOM_RETURN_IF_ERROR(loom_op_def_flat_types(function->signature,
-                                              &call->attrs, true, output_dtypes,
+  LOOM_RETURN_IF_ERROR(loom_op_def_flat_types(function->signature, &call->attrs,
+                                              true, output_dtypes,
                                               function->num_outputs, &count));
   if (partitioned) {
     LOOM_RETURN_IF_ERROR(check_type_list(call, op, "Tin", dtypes, n));
@@ -310,12 +306,12 @@ static loom_status_t collect(call_t* call, const loom_dtype_t* dtypes,
     }
     loom_dtype_t dtype = status ? LOOM_DTYPE_INVALID : handle_dtype(handles[0]);
     if (!status && dtype != LOOM_DTYPE_INVALID && dtype != dtypes[o]) {
-      status = loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                                "function '%s': output %d ('%s') has dtype "
-                                "%s, expected %s",
-                                function->name, o, function->outputs[o].name,
-                                loom_dtype_name(dtype),
-                                loom_dtype_name(dtypes[o]));
+      status =
+          loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                           "function '%s': output %d ('%s') has dtype "
+                           "%s, expected %s",
+                           function->name, o, function->outputs[o].name,
+                           loom_dtype_name(dtype), loom_dtype_name(dtypes[o]));
     }
     if (status) {
       for (int32_t i = 0; i < o; ++i) {
@@ -340,7 +336,8 @@ static loom_status_t run(call_t* call, loom_eager_op_t* op, bool partitioned,
       (void**)&call->inputs));
   loom_dtype_t* output_dtypes = NULL;
   LOOM_RETURN_IF_ERROR(loom__arena_allocate(
-      &call->arena, sizeof(*output_dtypes) * (size_t)(function->num_outputs + 1),
+      &call->arena,
+      sizeof(*output_dtypes) * (size_t)(function->num_outputs + 1),
       (void**)&output_dtypes));
   LOOM_RETURN_IF_ERROR(bind(call, op, partitioned, output_dtypes));
   if (function->num_outputs > capacity) {

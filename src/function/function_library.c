@@ -54,9 +54,9 @@ static bool is_call_op_hook(void* state, const loom_op_def_t* def) {
          strcmp(def->name, "StatefulPartitionedCall") == 0;
 }
 
-static loom_status_t call_hook(void* state, loom_eager_op_t* op,
-                               void* function, loom_tensor_handle_t** results,
-                               int32_t capacity, int32_t* out_count) {
+static loom_status_t call_hook(void* state, loom_eager_op_t* op, void* function,
+                               loom_tensor_handle_t** results, int32_t capacity,
+                               int32_t* out_count) {
   loom_function_t* called = function;
   if (!called) {
     // PartitionedCall: the function attr `f` names.
@@ -90,9 +90,8 @@ static loom_status_t call_hook(void* state, loom_eager_op_t* op,
                               op_name, name);
     }
   }
-  loom_status_t status =
-      loom__function_call(op, called, function == NULL, results, capacity,
-                          out_count);
+  loom_status_t status = loom__function_call(op, called, function == NULL,
+                                             results, capacity, out_count);
   if (!function) loom_function_release(called);
   return status;
 }
@@ -124,9 +123,12 @@ static loom_status_t register_call_op(loom_op_registry_t* registry,
                                       const char* name, bool stateful) {
   if (loom_op_registry_find(registry, name)) return loom_ok_status();
   static const char* const kAttrs[] = {
-      "Tin: list(type) >= 0",       "Tout: list(type) >= 0",
-      "f: func",                    "config: string = ''",
-      "config_proto: string = ''", "executor_type: string = ''",
+      "Tin: list(type) >= 0",
+      "Tout: list(type) >= 0",
+      "f: func",
+      "config: string = ''",
+      "config_proto: string = ''",
+      "executor_type: string = ''",
   };
   loom_op_def_builder_t* builder = NULL;
   LOOM_RETURN_IF_ERROR(
@@ -153,7 +155,8 @@ static loom_status_t register_call_op(loom_op_registry_t* registry,
 
 static loom_status_t create_library(loom_context_t* context,
                                     void** out_library) {
-  loom_op_registry_t* registry = loom_runtime_ops(loom_context_runtime(context));
+  loom_op_registry_t* registry =
+      loom_runtime_ops(loom_context_runtime(context));
   LOOM_RETURN_IF_ERROR(register_call_op(registry, "PartitionedCall", false));
   LOOM_RETURN_IF_ERROR(
       register_call_op(registry, "StatefulPartitionedCall", true));
@@ -213,9 +216,8 @@ loom_status_t loom_context_add_function(loom_context_t* context,
   } else if (!existing && library->count == library->capacity) {
     int32_t capacity = library->capacity ? 2 * library->capacity : 8;
     loom_function_t** grown = NULL;
-    status = loom_allocator_calloc(library->allocator,
-                                   sizeof(*grown) * (size_t)capacity,
-                                   (void**)&grown);
+    status = loom_allocator_calloc(
+        library->allocator, sizeof(*grown) * (size_t)capacity, (void**)&grown);
     if (!status) {
       if (library->count) {
         memcpy(grown, library->functions,

@@ -130,8 +130,8 @@ static void add_poly(TFE_Context* ctx, const char* name, TF_Status* status) {
 
 // Calls `op_name` (a function, or a call op of function `f`) on x and y and
 // checks the result against kF.
-static void call_and_check(TFE_Context* ctx, const char* op_name,
-                           const char* f, bool f_as_function) {
+static void call_and_check(TFE_Context* ctx, const char* op_name, const char* f,
+                           bool f_as_function) {
   TF_Status* status = TF_NewStatus();
   TFE_TensorHandle* x = float_handle(ctx, kDims, 1, kX);
   TFE_TensorHandle* y = float_handle(ctx, kDims, 1, kY);
@@ -217,8 +217,7 @@ static void const_nodes_decode_tensor_protos(void** state) {
   value_entry.value = &value;
   dtype_entry.key = "dtype";
   dtype_entry.value = &dtype;
-  Tensorflow__NodeDef__AttrEntry* const_attrs[2] = {&value_entry,
-                                                    &dtype_entry};
+  Tensorflow__NodeDef__AttrEntry* const_attrs[2] = {&value_entry, &dtype_entry};
   Tensorflow__NodeDef constant;
   tensorflow__node_def__init(&constant);
   constant.name = "two";
@@ -406,8 +405,7 @@ int main(void) {
           eager_teardown),
       cmocka_unit_test_setup_teardown(const_nodes_decode_tensor_protos,
                                       eager_setup_sync, eager_teardown),
-      cmocka_unit_test_setup_teardown(errors, eager_setup_sync,
-                                      eager_teardown),
+      cmocka_unit_test_setup_teardown(errors, eager_setup_sync, eager_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

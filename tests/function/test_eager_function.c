@@ -73,9 +73,8 @@ static loom_tensor_handle_t* vector(loom_context_t* context,
   return tensor_of(context, LOOM_DTYPE_FLOAT, values, 1, &three);
 }
 
-static void expect_values(loom_context_t* context,
-                          loom_tensor_handle_t* handle, const float* expected,
-                          int64_t count) {
+static void expect_values(loom_context_t* context, loom_tensor_handle_t* handle,
+                          const float* expected, int64_t count) {
   assert_non_null(handle);
   loom_tensor_t* tensor = NULL;
   LOOM_ASSERT_OK(loom_context_resolve(context, handle, &tensor));
@@ -92,19 +91,19 @@ static void expect_values(loom_context_t* context,
 // f(x, y) = x * y + x, over float or (type_attr "T") any type T allows.
 static loom_function_t* make_f(const char* name, const char* type_attr) {
   loom_function_builder_t* b = NULL;
-  LOOM_ASSERT_OK(loom_function_builder_create(loom_allocator_system(), name,
-                                              &b));
+  LOOM_ASSERT_OK(
+      loom_function_builder_create(loom_allocator_system(), name, &b));
   loom_dtype_t dtype = type_attr ? LOOM_DTYPE_INVALID : LOOM_DTYPE_FLOAT;
   if (type_attr) {
     LOOM_ASSERT_OK(loom_function_builder_add_attr(b, "T: {float, double}"));
   }
-  LOOM_ASSERT_OK(loom_function_builder_add_input(b, "x", dtype, type_attr,
-                                                 NULL));
-  LOOM_ASSERT_OK(loom_function_builder_add_input(b, "y", dtype, type_attr,
-                                                 NULL));
+  LOOM_ASSERT_OK(
+      loom_function_builder_add_input(b, "x", dtype, type_attr, NULL));
+  LOOM_ASSERT_OK(
+      loom_function_builder_add_input(b, "y", dtype, type_attr, NULL));
   const char* mul_inputs[] = {"x", "y"};
-  LOOM_ASSERT_OK(loom_function_builder_add_node(b, "mul", "Mul", mul_inputs,
-                                                2, NULL, NULL));
+  LOOM_ASSERT_OK(loom_function_builder_add_node(b, "mul", "Mul", mul_inputs, 2,
+                                                NULL, NULL));
   const char* add_inputs[] = {"mul:z:0", "x:0"};
   LOOM_ASSERT_OK(loom_function_builder_add_node(b, "add", "AddV2", add_inputs,
                                                 2, NULL, NULL));
@@ -137,8 +136,7 @@ static loom_status_t call2(loom_context_t* context, const char* name,
   LOOM_RETURN_IF_ERROR(loom_eager_op_create(context, name, &op));
   loom_status_t status = loom_ok_status();
   if (f) {
-    status = loom_op_attrs_set_func(loom_eager_op_attrs(op), "f", f,
-                                    strlen(f));
+    status = loom_op_attrs_set_func(loom_eager_op_attrs(op), "f", f, strlen(f));
   }
   if (!status && x) status = loom_eager_op_add_input(op, x);
   if (!status && y) status = loom_eager_op_add_input(op, y);
@@ -187,11 +185,11 @@ static void nested_and_polymorphic_functions(void** state) {
   LOOM_ASSERT_OK(
       loom_function_builder_add_input(b, "y", LOOM_DTYPE_FLOAT, NULL, NULL));
   const char* call_inputs[] = {"x", "y"};
-  LOOM_ASSERT_OK(loom_function_builder_add_node(b, "call", "inner",
-                                                call_inputs, 2, NULL, NULL));
-  const char* mul_inputs[] = {"call:r:0", "y"};
-  LOOM_ASSERT_OK(loom_function_builder_add_node(b, "mul", "Mul", mul_inputs,
+  LOOM_ASSERT_OK(loom_function_builder_add_node(b, "call", "inner", call_inputs,
                                                 2, NULL, NULL));
+  const char* mul_inputs[] = {"call:r:0", "y"};
+  LOOM_ASSERT_OK(loom_function_builder_add_node(b, "mul", "Mul", mul_inputs, 2,
+                                                NULL, NULL));
   LOOM_ASSERT_OK(loom_function_builder_add_output(b, "out", LOOM_DTYPE_FLOAT,
                                                   NULL, "mul:z:0"));
   loom_function_t* outer = NULL;
@@ -360,8 +358,7 @@ static void call_errors(void** state) {
   // Tout disagreeing with the function.
   loom_eager_op_t* op = NULL;
   LOOM_ASSERT_OK(loom_eager_op_create(g_context, "PartitionedCall", &op));
-  LOOM_ASSERT_OK(
-      loom_op_attrs_set_func(loom_eager_op_attrs(op), "f", "f", 1));
+  LOOM_ASSERT_OK(loom_op_attrs_set_func(loom_eager_op_attrs(op), "f", "f", 1));
   loom_dtype_t tout = LOOM_DTYPE_INT32;
   LOOM_ASSERT_OK(loom_op_attrs_set_list(loom_eager_op_attrs(op), "Tout",
                                         LOOM_ATTR_KIND_DTYPE, &tout, 1));
@@ -392,8 +389,8 @@ static void call_errors(void** state) {
   LOOM_ASSERT_OK(
       loom_function_builder_add_input(b, "x", LOOM_DTYPE_FLOAT, NULL, NULL));
   const char* inputs[] = {"x", "x"};
-  LOOM_ASSERT_OK(loom_function_builder_add_node(b, "mm", "MatMul", inputs, 2,
-                                                NULL, NULL));
+  LOOM_ASSERT_OK(
+      loom_function_builder_add_node(b, "mm", "MatMul", inputs, 2, NULL, NULL));
   LOOM_ASSERT_OK(loom_function_builder_add_output(b, "r", LOOM_DTYPE_FLOAT,
                                                   NULL, "mm:product:0"));
   loom_function_t* bad = NULL;
@@ -438,8 +435,8 @@ static void errors_in_asynchronous_contexts(void** state) {
   static const float kPicked[2] = {0.5f, 1.5f};  // NumPy: x[[2, 0]]
   loom_tensor_handle_t* good =
       tensor_of(context, LOOM_DTYPE_INT32, kGood, 1, &two);
-  loom_tensor_handle_t* bad = tensor_of(context, LOOM_DTYPE_INT32, kBad, 1,
-                                        &two);
+  loom_tensor_handle_t* bad =
+      tensor_of(context, LOOM_DTYPE_INT32, kBad, 1, &two);
   loom_tensor_handle_t* r = NULL;
   LOOM_ASSERT_OK(call2(context, "pick", NULL, x, good, &r));
   expect_values(context, r, kPicked, 2);
@@ -540,8 +537,9 @@ static void builder_errors(void** state) {
     const char* output;
     const char* message;
   } cases[] = {
-      {"q", "n:z:0", "function 'g': node 'm': 'q' names neither an input nor "
-                     "a node"},
+      {"q", "n:z:0",
+       "function 'g': node 'm': 'q' names neither an input nor "
+       "a node"},
       {"n", "n:z:0", "node 'm': 'n' names node 'n' without an output"},
       {"n:z:x", "n:z:0", "node 'm': 'n:z:x': the index 'x' is not"},
       {"x:1", "n:z:0", "node 'm': 'x:1': input 'x' is one tensor"},
@@ -555,10 +553,10 @@ static void builder_errors(void** state) {
     LOOM_ASSERT_OK(
         loom_function_builder_add_node(b, "n", "Mul", inputs, 2, NULL, NULL));
     const char* m_inputs[] = {cases[i].input, "y"};
-    LOOM_ASSERT_OK(loom_function_builder_add_node(b, "m", "Mul", m_inputs, 2,
-                                                  NULL, NULL));
-    LOOM_ASSERT_OK(loom_function_builder_add_output(
-        b, "r", LOOM_DTYPE_FLOAT, NULL, cases[i].output));
+    LOOM_ASSERT_OK(
+        loom_function_builder_add_node(b, "m", "Mul", m_inputs, 2, NULL, NULL));
+    LOOM_ASSERT_OK(loom_function_builder_add_output(b, "r", LOOM_DTYPE_FLOAT,
+                                                    NULL, cases[i].output));
     expect_finish_error(b, cases[i].message);
   }
   // A control input before a data input; a placeholder nobody declares;
@@ -574,11 +572,12 @@ static void builder_errors(void** state) {
   LOOM_ASSERT_OK(
       loom_function_builder_add_node(b, "n", "Mul", inputs, 2, NULL, NULL));
   LOOM_ASSERT_OK(loom_function_builder_set_node_placeholder(b, "n", "T", "U"));
-  expect_finish_error(b, "attr 'T' of node 'n' takes '$U', which the "
-                         "signature does not declare");
+  expect_finish_error(b,
+                      "attr 'T' of node 'n' takes '$U', which the "
+                      "signature does not declare");
   b = builder_xy("g");
-  LOOM_ASSERT_OK(loom_function_builder_add_output(b, "r", LOOM_DTYPE_INVALID,
-                                                  "U", "x"));
+  LOOM_ASSERT_OK(
+      loom_function_builder_add_output(b, "r", LOOM_DTYPE_INVALID, "U", "x"));
   expect_finish_error(b, "the signature of function 'g'");
 }
 
@@ -644,12 +643,12 @@ static loom_status_t build_with(loom_allocator_t allocator, void* context) {
   loom_status_t status = loom_op_attrs_set_string(&attrs, "note", "n", 1);
   if (!status) status = loom_function_builder_add_attr(b, "T: {float, double}");
   if (!status) {
-    status = loom_function_builder_add_input(b, "x", LOOM_DTYPE_INVALID, "T",
-                                             NULL);
+    status =
+        loom_function_builder_add_input(b, "x", LOOM_DTYPE_INVALID, "T", NULL);
   }
   if (!status) {
-    status = loom_function_builder_add_input(b, "y", LOOM_DTYPE_INVALID, "T",
-                                             NULL);
+    status =
+        loom_function_builder_add_input(b, "y", LOOM_DTYPE_INVALID, "T", NULL);
   }
   if (!status) {
     status = loom_function_builder_add_node(b, "mul", "Mul", mul, 2, &attrs,
@@ -679,8 +678,8 @@ static loom_status_t build_with(loom_allocator_t allocator, void* context) {
 
 static void building_fails_cleanly_when_memory_runs_out(void** state) {
   (void)state;
-  assert_true(loom_test_fault_sweep(build_with, NULL,
-                                    LOOM_TEST_SWEEP_STRICT) > 10);
+  assert_true(loom_test_fault_sweep(build_with, NULL, LOOM_TEST_SWEEP_STRICT) >
+              10);
 }
 
 int main(void) {
