@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/arena.h"
+#include "frontend/eager_op_internal.h"
 #include "function/function_call.h"
 #include "function/function_internal.h"
 #include "loom/op_signature.h"
@@ -32,6 +33,7 @@ typedef struct call_t {
   loom_tensor_handle_t** inputs;  // the call op's (borrowed)
   node_values_t* values;          // per node
   const char* device;             // the call's, or ""
+  loom_cancellation_t* cancellation;  // the call's (borrowed), or NULL
 } call_t;
 
 // The handles `ref` designates: one, or a whole output argument.
@@ -127,6 +129,10 @@ static loom_status_t prepare_node(call_t* call, int32_t index,
   const loom__function_node_t* node = &call->function->nodes[index];
   const char* device = node->device[0] ? node->device : call->device;
   if (*device) LOOM_RETURN_IF_ERROR(loom_eager_op_set_device(op, device));
+  if (call->cancellation) {
+    LOOM_RETURN_IF_ERROR(
+        loom_eager_op_set_cancellation(op, call->cancellation));
+  }
   LOOM_RETURN_IF_ERROR(loom_eager_op_add_attrs(op, &node->attrs));
   for (int32_t p = 0; p < node->num_placeholders; ++p) {
     const loom__function_placeholder_t* placeholder = &node->placeholders[p];
@@ -380,6 +386,7 @@ loom_status_t loom__function_call(loom_eager_op_t* op,
       .context = loom_eager_op_context(op),
       .function = function,
       .device = loom_eager_op_device(op),
+      .cancellation = op->cancellation,
   };
   loom__arena_initialize(&call.arena, loom_allocator_system());
   loom_op_attrs_initialize(&call.attrs, loom_allocator_system());

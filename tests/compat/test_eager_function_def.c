@@ -164,6 +164,12 @@ static void function_defs_from_protobuf_c(void** state) {
   add_poly(f->ctx, "poly", f->status);
   ASSERT_TF_OK(f->status);
   assert_int_equal(TFE_ContextHasFunction(f->ctx, "poly"), 1);
+  unsigned char is_list = 1;
+  assert_int_equal(
+      TFE_OpNameGetAttrType(f->ctx, "poly", "T", &is_list, f->status),
+      TF_ATTR_TYPE);
+  ASSERT_TF_OK(f->status);
+  assert_int_equal(is_list, 0);
   call_and_check(f->ctx, "poly", NULL, false);
   call_and_check(f->ctx, "PartitionedCall", "poly", false);
   call_and_check(f->ctx, "StatefulPartitionedCall", "poly", true);

@@ -372,6 +372,21 @@ static void call_errors(void** state) {
   LOOM_ASSERT_STATUS(loom_eager_op_execute(op, &r, 0, &count),
                      LOOM_STATUS_INVALID_ARGUMENT, "Tout");
   loom_eager_op_destroy(op);
+  // A cancelled call: its body's ops run under the call's cancellation.
+  loom_cancellation_t* cancellation = NULL;
+  LOOM_ASSERT_OK(
+      loom_cancellation_create(loom_allocator_system(), &cancellation));
+  loom_cancellation_start(cancellation);
+  LOOM_ASSERT_OK(loom_eager_op_create(g_context, "f", &op));
+  LOOM_ASSERT_OK(loom_eager_op_set_cancellation(op, cancellation));
+  LOOM_ASSERT_OK(loom_eager_op_add_input(op, x));
+  LOOM_ASSERT_OK(loom_eager_op_add_input(op, y));
+  LOOM_ASSERT_STATUS(loom_eager_op_execute(op, &r, 1, &count),
+                     LOOM_STATUS_CANCELLED,
+                     "function 'f': node 'mul' (Mul): Mul: Operation was "
+                     "cancelled");
+  loom_eager_op_destroy(op);
+  loom_cancellation_release(cancellation);
   // Too few result slots.
   LOOM_ASSERT_OK(loom_eager_op_create(g_context, "f", &op));
   LOOM_ASSERT_OK(loom_eager_op_add_input(op, x));
