@@ -2,7 +2,8 @@
 // them by name and through PartitionedCall in synchronous and asynchronous
 // contexts, nested and polymorphic functions, list outputs, a gradient tape
 // around a call (the body's ops are recorded: the gradients equal those of
-// the same ops run eagerly), and the errors of each step.
+// the same ops run eagerly) and a forward accumulator, and the errors of
+// each step.
 //
 // Reference values from NumPy (float32):
 //   x = [1.5, -2, 0.5], y = [0.25, 4, -3]
@@ -324,6 +325,40 @@ static void a_tape_records_the_body_of_a_call(void** state) {
     loom_tensor_handle_release(eager[i]);
     loom_tensor_handle_release(called[i]);
   }
+  LOOM_ASSERT_OK(loom_context_remove_function(g_context, "f"));
+}
+
+// Forward mode: x watched with tangent ones, so the tangent of f(x, y) is
+// y + 1 (NumPy), as the accumulator sees the body's Mul and AddV2.
+static void a_forward_accumulator_sees_the_body_of_a_call(void** state) {
+  (void)state;
+  add_f(g_context, "f");
+  static const float kOnes[3] = {1, 1, 1};
+  static const float kDx[3] = {1.25f, 5, -2};
+  loom_tensor_handle_t* x = vector(g_context, kX);
+  loom_tensor_handle_t* y = vector(g_context, kY);
+  loom_tensor_handle_t* ones = vector(g_context, kOnes);
+  loom_op_handler_t* accumulator = NULL;
+  LOOM_ASSERT_OK(loom_forward_accumulator_create(g_context, &accumulator));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_context, accumulator));
+  loom_tensor_handle_t* watched = NULL;
+  LOOM_ASSERT_OK(
+      loom_forward_accumulator_watch(accumulator, x, ones, &watched));
+  loom_tensor_handle_t* r = NULL;
+  LOOM_ASSERT_OK(call2(g_context, "f", NULL, watched, y, &r));
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_context));
+  loom_tensor_handle_t* tangent = NULL;
+  LOOM_ASSERT_OK(loom_forward_accumulator_jvp(accumulator, r,
+                                              LOOM_UNCONNECTED_NONE, &tangent));
+  expect_values(g_context, tangent, kDx, 3);
+  expect_values(g_context, r, kF, 3);
+  loom_tensor_handle_release(tangent);
+  loom_tensor_handle_release(r);
+  loom_tensor_handle_release(watched);
+  loom_tensor_handle_release(ones);
+  loom_tensor_handle_release(x);
+  loom_tensor_handle_release(y);
+  loom_op_handler_release(accumulator);
   LOOM_ASSERT_OK(loom_context_remove_function(g_context, "f"));
 }
 
@@ -703,6 +738,7 @@ int main(void) {
       cmocka_unit_test(nested_and_polymorphic_functions),
       cmocka_unit_test(list_outputs_and_control_inputs),
       cmocka_unit_test(a_tape_records_the_body_of_a_call),
+      cmocka_unit_test(a_forward_accumulator_sees_the_body_of_a_call),
       cmocka_unit_test(call_errors),
       cmocka_unit_test(errors_in_asynchronous_contexts),
       cmocka_unit_test(recursion_is_limited),
