@@ -13,6 +13,7 @@
 #include "loom/dtype.h"
 #include "loom/eager.h"
 #include "loom/fault_allocator.h"
+#include "loom/function.h"
 #include "loom/handlers.h"
 #include "loom/host_context.h"
 #include "loom/kernel.h"

@@ -8,6 +8,7 @@
 #include "compat/tf_config.h"
 #include "compat/tf_status_internal.h"
 #include "loom/eager.h"
+#include "loom/function.h"
 #include "tensorflow/c/eager/c_api.h"
 #include "tensorflow/c/eager/c_api_experimental.h"
 
@@ -91,6 +92,14 @@ TFE_Context* TFE_NewContext(const TFE_ContextOptions* opts, TF_Status* status) {
   }
   loom_context_t* context = NULL;
   loom_status_t result = loom_context_create(&options, &context);
+  if (!result) {
+    // TFE_NewOp knows PartitionedCall from the start, as in TensorFlow.
+    result = loom_context_enable_functions(context);
+    if (result) {
+      loom_context_destroy(context);
+      context = NULL;
+    }
+  }
   if (!result && opts) {
     loom_context_set_soft_placement(context, opts->config.allow_soft_placement);
     loom_context_set_log_placement(context, opts->config.log_device_placement);

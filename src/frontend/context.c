@@ -178,8 +178,10 @@ loom_status_t loom_context_create(const loom_context_options_t* options,
   atomic_init(&context->policy, LOOM_PLACEMENT_SILENT);
   atomic_init(&context->soft_placement, false);
   atomic_init(&context->log_placement, false);
+  atomic_init(&context->functions, NULL);
   pthread_mutex_init(&context->mutex, NULL);
   pthread_mutex_init(&context->pool_mutex, NULL);
+  pthread_mutex_init(&context->function_mutex, NULL);
   loom_host_context_options_t host_options;
   loom_host_context_options_initialize(&host_options);
   host_options.allocator = options->allocator;
@@ -276,6 +278,7 @@ void loom_context_destroy(loom_context_t* context) {
   atomic_store_explicit(&context->live, false, memory_order_release);
   if (context->runtime) loom_runtime_quiesce(context->runtime);
   loom__eager_op_pool_clear(context);
+  loom__context_destroy_function_library(context);
   loom__scope_stacks_free(context);
   // Merges first: they reference the handlers below them.
   for (int32_t i = context->num_merges - 1; i >= 0; --i) {
@@ -294,6 +297,7 @@ void loom_context_destroy(loom_context_t* context) {
   if (context->owns_host) loom_host_context_destroy(context->host);
   loom_status_free(context->first_error);
   pthread_mutex_destroy(&context->pool_mutex);
+  pthread_mutex_destroy(&context->function_mutex);
   pthread_mutex_destroy(&context->mutex);
   loom_allocator_free(context->allocator, context);
 }

@@ -31,6 +31,27 @@ static int32_t fixed_output_count(const loom_op_def_t* def) {
   return def->num_outputs;
 }
 
+// Looks `op_name` up (an op, or a function of the context's library) and
+// makes it the op's.
+static loom_status_t resolve(loom_eager_op_t* op, const char* op_name) {
+  uint64_t generation = loom__registry_generation();
+  const loom_op_def_t* def = NULL;
+  void* function = NULL;
+  bool calls = false;
+  LOOM_RETURN_IF_ERROR(
+      loom__context_resolve_op(op->context, op_name, &def, &function, &calls));
+  if (op->def != def || op->generation != generation) {
+    loom__eager_op_drop_prepared(op);
+  }
+  loom__context_release_function(op->context, op->function);
+  op->function = function;
+  op->calls_function = calls;
+  op->def = def;
+  op->generation = generation;
+  op->output_count = fixed_output_count(def);
+  return loom_ok_status();
+}
+
 static loom_status_t set_name(loom_eager_op_t* op, const char* op_name) {
   size_t length = strlen(op_name);
   if (length >= sizeof(op->name)) {
@@ -38,30 +59,20 @@ static loom_status_t set_name(loom_eager_op_t* op, const char* op_name) {
                             "op name '%.64s...' is longer than %zu bytes",
                             op_name, sizeof(op->name) - 1);
   }
-  uint64_t generation = loom__registry_generation();
-  const loom_op_def_t* def = NULL;
-  LOOM_RETURN_IF_ERROR(loom_op_registry_lookup(
-      loom_runtime_ops(op->context->runtime), op_name, &def));
-  if (op->def != def || op->generation != generation) {
-    loom__eager_op_drop_prepared(op);
-  }
+  LOOM_RETURN_IF_ERROR(resolve(op, op_name));
   memcpy(op->name, op_name, length + 1);
-  op->def = def;
-  op->generation = generation;
-  op->output_count = fixed_output_count(def);
   return loom_ok_status();
 }
 
 loom_status_t loom__eager_op_refresh(loom_eager_op_t* op) {
-  uint64_t generation = loom__registry_generation();
   loom__eager_op_drop_prepared(op);
-  const loom_op_def_t* def = NULL;
-  LOOM_RETURN_IF_ERROR(loom_op_registry_lookup(
-      loom_runtime_ops(op->context->runtime), op->name, &def));
-  op->def = def;
-  op->generation = generation;
-  op->output_count = fixed_output_count(def);
-  return loom_ok_status();
+  if (op->function) {
+    // A function's signature is its own, whatever the registries hold; the
+    // op keeps calling the function it was made for.
+    op->generation = loom__registry_generation();
+    return loom_ok_status();
+  }
+  return resolve(op, op->name);
 }
 
 loom_status_t loom_eager_op_create(loom_context_t* context, const char* op_name,
@@ -94,6 +105,7 @@ void loom_eager_op_destroy(loom_eager_op_t* op) {
   if (!op) return;
   clear_inputs(op);
   loom__eager_op_drop_prepared(op);
+  loom__context_release_function(op->context, op->function);
   loom_status_free(op->error);
   loom_cancellation_release(op->cancellation);
   loom_op_attrs_deinitialize(&op->attrs);
@@ -433,15 +445,19 @@ loom_status_t loom_context_attr_kind(loom_context_t* context,
                             "loom_context_attr_kind: NULL argument");
   }
   const loom_op_def_t* def = NULL;
-  LOOM_RETURN_IF_ERROR(loom_op_registry_lookup(
-      loom_runtime_ops(context->runtime), op_name, &def));
+  void* function = NULL;
+  bool calls = false;
+  LOOM_RETURN_IF_ERROR(
+      loom__context_resolve_op(context, op_name, &def, &function, &calls));
   const loom_attr_def_t* attr = loom_op_def_find_attr(def, attr_name);
   if (!attr) {
+    loom__context_release_function(context, function);
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                             "Attribute '%s' does not exist for this operation",
                             attr_name);
   }
   *out_kind = attr->kind;
   *out_is_list = attr->is_list;
+  loom__context_release_function(context, function);
   return loom_ok_status();
 }

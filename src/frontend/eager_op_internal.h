@@ -14,6 +14,11 @@ struct loom_eager_op_t {
   loom_context_t* context;
   char name[128];
   const loom_op_def_t* def;
+  // An op that calls a function (a function's name, or PartitionedCall):
+  // its executions go to the context's function library. `function` is
+  // the function its name designates (retained), or NULL.
+  bool calls_function;
+  void* function;
   // The registry generation `def` and `prepared` were looked up at.
   uint64_t generation;
   int32_t output_count;  // results of every execution, or -1: per attrs

@@ -39,6 +39,11 @@ loom_status_t loom_eager_op_acquire(loom_context_t* context,
 void loom_eager_op_recycle(loom_eager_op_t* op) {
   if (!op) return;
   loom_context_t* context = op->context;
+  if (op->function) {
+    // Not kept: the function may be removed from the library, or replaced.
+    loom_eager_op_destroy(op);
+    return;
+  }
   loom_status_ignore(loom_eager_op_reset(op, NULL));
   // Only a final handler's prepared op is kept: another (a tape) would be
   // kept alive, with what it holds, by an idle op.

@@ -301,6 +301,11 @@ loom_status_t loom__eager_op_execute_counted(loom_eager_op_t* op,
     }
   }
   loom_context_t* context = op->context;
+  if (LOOM_UNLIKELY(op->calls_function)) {
+    // A function runs op by op: each of its ops is placed as any other.
+    return loom__context_call_function(context, op, op->function, results,
+                                       capacity, out_count);
+  }
   scope_stack_t* stack = loom__scope_stack(context, false);
   bool async = loom__thread_async(context, stack);
   bool memoizable = memoizable_here(op, stack, async, capacity);

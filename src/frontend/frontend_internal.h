@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "frontend/function_hooks.h"
 #include "loom/eager.h"
 
 // A handler known to the context by name.
@@ -88,6 +89,12 @@ struct loom_context_t {
   int32_t pool_count;
   uint64_t pool_hashes[kEagerOpPoolSize];  // of the ops' names
   loom_eager_op_t* pool[kEagerOpPoolSize];
+
+  // The function library the function layer installs (function_hooks.h):
+  // set once, under function_mutex; NULL until then.
+  pthread_mutex_t function_mutex;
+  void* _Atomic functions;
+  const loom__function_library_vtable_t* functions_vtable;
 };
 
 // Destroys the idle ops (when the context goes).

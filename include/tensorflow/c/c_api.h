@@ -60,6 +60,30 @@ TF_CAPI_EXPORT extern int64_t TF_DeviceListMemoryBytes(
 TF_CAPI_EXPORT extern uint64_t TF_DeviceListIncarnation(
     const TF_DeviceList* list, int index, TF_Status* status);
 
+/* A function: a FunctionDef imported (TF_FunctionImportFunctionDef), to add
+ * to an eager context (TFE_ContextAddFunction). Loom has no graphs, so
+ * TF_GraphToFunction does not exist. */
+typedef struct TF_Function TF_Function;
+
+/* Decodes proto[0, proto_len), a serialized tensorflow.FunctionDef. NULL
+ * and INVALID_ARGUMENT for bytes that are not one (or a body that does not
+ * check: an unknown reference, a cycle, ...), UNIMPLEMENTED for what Loom
+ * does not take yet (list arguments). */
+TF_CAPI_EXPORT extern TF_Function* TF_FunctionImportFunctionDef(
+    const void* proto, size_t proto_len, TF_Status* status);
+
+/* Frees the function (contexts it was added to keep their reference). */
+TF_CAPI_EXPORT extern void TF_DeleteFunction(TF_Function* func);
+
+/* The function's name (its signature's), valid while it lives. */
+TF_CAPI_EXPORT extern const char* TF_FunctionName(TF_Function* func);
+
+/* Writes the FunctionDef the function was imported from into
+ * output_func_def (its previous data freed by its deallocator). */
+TF_CAPI_EXPORT extern void TF_FunctionToFunctionDef(TF_Function* func,
+                                                    TF_Buffer* output_func_def,
+                                                    TF_Status* status);
+
 /* A loaded plugin library. */
 typedef struct TF_Library TF_Library;
 

@@ -20,9 +20,8 @@ extern "C" {
 
 /* Types of TensorFlow's graph and session API, which Loom does not provide:
  * no object of these types can be created, they are declared for the
- * signatures below. */
+ * signatures below. (TF_Function is c_api.h's: an imported FunctionDef.) */
 typedef struct TF_Graph TF_Graph;
-typedef struct TF_Function TF_Function;
 typedef struct TF_Session TF_Session;
 typedef struct TF_SessionOptions TF_SessionOptions;
 typedef struct TF_ImportGraphDefOptions TF_ImportGraphDefOptions;

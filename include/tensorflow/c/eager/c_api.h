@@ -280,6 +280,35 @@ TF_CAPI_EXPORT extern void TFE_Execute(TFE_Op* op, TFE_TensorHandle** retvals,
                                        int* num_retvals, TF_Status* status);
 
 /* ------------------------------------------------------------------------
+ * Functions
+ * ------------------------------------------------------------------------ */
+
+/* Adds a function, given as a serialized tensorflow.FunctionDef, to the
+ * context's function library (see loom/function.h): TFE_NewOp then takes
+ * its name, and PartitionedCall / StatefulPartitionedCall call it through
+ * their func attr `f`. ALREADY_EXISTS for a name a registered op or another
+ * function has. */
+TF_CAPI_EXPORT extern void TFE_ContextAddFunctionDef(
+    TFE_Context* ctx, const char* serialized_function_def, size_t size,
+    TF_Status* status);
+
+/* Adds an imported function (TF_FunctionImportFunctionDef); the context
+ * takes its own reference. */
+TF_CAPI_EXPORT extern void TFE_ContextAddFunction(TFE_Context* ctx,
+                                                  TF_Function* function,
+                                                  TF_Status* status);
+
+/* Removes function `name` (INVALID_ARGUMENT when there is none); ops made
+ * for it keep calling it. */
+TF_CAPI_EXPORT extern void TFE_ContextRemoveFunction(TFE_Context* ctx,
+                                                     const char* name,
+                                                     TF_Status* status);
+
+/* 1 when the context has function `name`. */
+TF_CAPI_EXPORT extern unsigned char TFE_ContextHasFunction(TFE_Context* ctx,
+                                                           const char* name);
+
+/* ------------------------------------------------------------------------
  * Debug information, run metadata, steps and servers
  * ------------------------------------------------------------------------ */
 

@@ -1,0 +1,162 @@
+// Functions of the eager API: a signature (typed inputs and outputs, attrs)
+// and a body of ops over symbolic values, kept by name in a context's
+// function library and called like an op — by the function's name
+// (loom_eager_op_create(ctx, "my_fn", ...), TensorFlow's TFE_NewOp with a
+// function name) or by PartitionedCall / StatefulPartitionedCall with the
+// function in attr `f`.
+//
+// A call runs the body op by op through the eager execution path
+// (loom_eager_op_execute) on the calling thread's handler stack, so a
+// gradient tape around a call records the body's ops.
+//
+//   loom_function_builder_t* b;
+//   LOOM_RETURN_IF_ERROR(loom_function_builder_create(alloc, "f", &b));
+//   loom_function_builder_add_input(b, "x", LOOM_DTYPE_FLOAT, NULL);
+//   loom_function_builder_add_input(b, "y", LOOM_DTYPE_FLOAT, NULL);
+//   const char* mul_inputs[] = {"x", "y"};
+//   loom_function_builder_add_node(b, "mul", "Mul", mul_inputs, 2, NULL,
+//                                  NULL);
+//   const char* add_inputs[] = {"mul:z:0", "x"};
+//   loom_function_builder_add_node(b, "add", "AddV2", add_inputs, 2, NULL,
+//                                  NULL);
+//   loom_function_builder_add_output(b, "r", LOOM_DTYPE_FLOAT, NULL,
+//                                    "add:z:0");
+//   loom_function_t* f;
+//   LOOM_RETURN_IF_ERROR(loom_function_builder_finish(b, &f));
+//   LOOM_RETURN_IF_ERROR(loom_context_add_function(ctx, f));
+//   loom_function_release(f);
+//
+// References to values use TensorFlow's FunctionDef forms: "x" (an input
+// of the function, or "x:0"), "node:out:index" (element `index` of output
+// argument `out` of the node's op: "mul:z:0"), "node:out" (all of that
+// argument) and, among a node's inputs, "^node" (a control input: the node
+// runs after `node`).
+
+#ifndef LOOM_FUNCTION_H_
+#define LOOM_FUNCTION_H_
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "loom/allocator.h"
+#include "loom/dtype.h"
+#include "loom/eager.h"
+#include "loom/macros.h"
+#include "loom/op_attrs.h"
+#include "loom/shape.h"
+#include "loom/status.h"
+
+LOOM_EXTERN_C_BEGIN
+
+typedef struct loom_function_t loom_function_t;
+typedef struct loom_function_builder_t loom_function_builder_t;
+
+// Calls nest at most this deep on a thread (a function calling itself
+// without end fails with RESOURCE_EXHAUSTED, not a stack overflow).
+#define LOOM_FUNCTION_MAX_CALL_DEPTH 100
+
+//===----------------------------------------------------------------------===//
+// Building
+//===----------------------------------------------------------------------===//
+
+// Starts function `name` (letters, digits, '_', '.', '-', starting with a
+// letter or '_').
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t
+loom_function_builder_create(loom_allocator_t allocator, const char* name,
+                             loom_function_builder_t** out_builder);
+LOOM_API void loom_function_builder_destroy(loom_function_builder_t* builder);
+
+// Declares an attr of the signature, in the op-definition language
+// ("T: {float, double}", "T: type", "n: int = 2"). A call sets it or
+// infers it from its inputs; the body reads it through placeholders.
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_function_builder_add_attr(
+    loom_function_builder_t* builder, const char* spec);
+
+// Adds an input (one tensor). Its dtype is `dtype`, or, when `type_attr`
+// is not NULL (dtype then LOOM_DTYPE_INVALID), the signature's type attr
+// of that name. `shape` (may be NULL: unknown; dims may be -1) is checked
+// against the tensors passed.
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_function_builder_add_input(
+    loom_function_builder_t* builder, const char* name, loom_dtype_t dtype,
+    const char* type_attr, const loom_shape_t* shape);
+
+// Adds an output (one tensor), the value `source` refers to.
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_function_builder_add_output(
+    loom_function_builder_t* builder, const char* name, loom_dtype_t dtype,
+    const char* type_attr, const char* source);
+
+// Adds node `name` running op `op` (a registered op or a function of the
+// library the function is called from) on `inputs` (references, control
+// inputs last), with `attrs` (copied; may be NULL) and an optional device
+// (NULL or "": the call's). Node names are unique.
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_function_builder_add_node(
+    loom_function_builder_t* builder, const char* name, const char* op,
+    const char* const* inputs, int32_t num_inputs, const loom_op_attrs_t* attrs,
+    const char* device);
+
+// Makes attr `attr_name` of node `node` take the value of the signature's
+// attr `placeholder` at each call (TensorFlow's "$T").
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t
+loom_function_builder_set_node_placeholder(loom_function_builder_t* builder,
+                                           const char* node,
+                                           const char* attr_name,
+                                           const char* placeholder);
+
+// Marks the function stateful (it is executed in order with the thread's
+// other stateful ops).
+LOOM_API void loom_function_builder_set_stateful(
+    loom_function_builder_t* builder, bool stateful);
+
+// Checks the function and makes it: every reference names an input or a
+// node (and an index within range), nodes form no cycle, every output has
+// a source, types name declared attrs. INVALID_ARGUMENT naming the
+// function, the node or output and the reference. Always consumes the
+// builder. Ops are looked up when the function is called.
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_function_builder_finish(
+    loom_function_builder_t* builder, loom_function_t** out_function);
+
+//===----------------------------------------------------------------------===//
+// Functions
+//===----------------------------------------------------------------------===//
+
+LOOM_API void loom_function_retain(loom_function_t* function);
+LOOM_API void loom_function_release(loom_function_t* function);
+
+LOOM_API const char* loom_function_name(const loom_function_t* function);
+// The function's signature as an op definition (inputs, outputs, attrs),
+// valid while the function lives.
+LOOM_API const loom_op_def_t* loom_function_signature(
+    const loom_function_t* function);
+LOOM_API int32_t loom_function_num_nodes(const loom_function_t* function);
+
+//===----------------------------------------------------------------------===//
+// A context's function library
+//===----------------------------------------------------------------------===//
+
+// Adds `function` (retained) under its name. ALREADY_EXISTS when the
+// context has another function of that name, or a registered op has it
+// (adding the same function again does nothing).
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t
+loom_context_add_function(loom_context_t* context, loom_function_t* function);
+
+LOOM_API bool loom_context_has_function(loom_context_t* context,
+                                        const char* name);
+
+// The function `name` (a new reference); NOT_FOUND when there is none.
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_context_find_function(
+    loom_context_t* context, const char* name, loom_function_t** out_function);
+
+// Removes function `name`; ops made for it before keep calling it.
+// INVALID_ARGUMENT when there is none (TensorFlow's code).
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t
+loom_context_remove_function(loom_context_t* context, const char* name);
+
+// Makes the context's function library now: PartitionedCall and
+// StatefulPartitionedCall are then known to its ops (adding a function
+// does this too).
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t
+loom_context_enable_functions(loom_context_t* context);
+
+LOOM_EXTERN_C_END
+
+#endif  // LOOM_FUNCTION_H_

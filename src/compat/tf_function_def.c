@@ -1,0 +1,203 @@
+// TensorFlow's serialized FunctionDef (function.proto) as a Loom function:
+// the signature's OpDef becomes the builder's attrs, inputs and outputs
+// (shapes from the arguments' "_output_shapes"), each NodeDef a node (its
+// attrs decoded, placeholders kept), `ret` the outputs' sources.
+
+#include "compat/tf_function_def.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "compat/tf_attr_value_decode.h"
+#include "tf_framework.pb-c.h"
+
+// The signature attr as an op-definition spec: "T: {float, double}",
+// "N: int >= 1", "T: type = DT_FLOAT".
+static void attr_spec(const Tensorflow__OpDef__AttrDef* attr, char* spec,
+                      size_t capacity) {
+  int length = snprintf(spec, capacity, "%s: ", attr->name);
+  const Tensorflow__AttrValue* allowed = attr->allowed_values;
+  bool is_type = strcmp(attr->type, "type") == 0;
+  if (is_type && allowed &&
+      allowed->value_case == TENSORFLOW__ATTR_VALUE__VALUE_LIST &&
+      allowed->list->n_type > 0) {
+    length += snprintf(spec + length, capacity - (size_t)length, "{");
+    for (size_t i = 0; i < allowed->list->n_type && (size_t)length < capacity;
+         ++i) {
+      length += snprintf(spec + length, capacity - (size_t)length, "%s%s",
+                         i ? ", " : "",
+                         loom_dtype_name((loom_dtype_t)allowed->list->type[i]));
+    }
+    length += snprintf(spec + length, capacity - (size_t)length, "}");
+  } else {
+    length +=
+        snprintf(spec + length, capacity - (size_t)length, "%s", attr->type);
+  }
+  if ((size_t)length >= capacity) return;
+  if (attr->has_minimum) {
+    length += snprintf(spec + length, capacity - (size_t)length, " >= %lld",
+                       (long long)attr->minimum);
+  }
+  const Tensorflow__AttrValue* value = attr->default_value;
+  if (!value || (size_t)length >= capacity) return;
+  if (value->value_case == TENSORFLOW__ATTR_VALUE__VALUE_TYPE) {
+    snprintf(spec + length, capacity - (size_t)length, " = %s",
+             loom_dtype_name((loom_dtype_t)value->type));
+  } else if (value->value_case == TENSORFLOW__ATTR_VALUE__VALUE_I) {
+    snprintf(spec + length, capacity - (size_t)length, " = %lld",
+             (long long)value->i);
+  } else if (value->value_case == TENSORFLOW__ATTR_VALUE__VALUE_B) {
+    snprintf(spec + length, capacity - (size_t)length, " = %s",
+             value->b ? "true" : "false");
+  }
+}
+
+// The shape "_output_shapes" gives argument `index`, if any.
+static const Tensorflow__TensorShapeProto* arg_shape(
+    const Tensorflow__FunctionDef* def, size_t index) {
+  for (size_t i = 0; i < def->n_arg_attr; ++i) {
+    const Tensorflow__FunctionDef__ArgAttrEntry* entry = def->arg_attr[i];
+    if (entry->key != index || !entry->value) continue;
+    for (size_t a = 0; a < entry->value->n_attr; ++a) {
+      const Tensorflow__FunctionDef__ArgAttrs__AttrEntry* attr =
+          entry->value->attr[a];
+      if (strcmp(attr->key, "_output_shapes") == 0 && attr->value &&
+          attr->value->value_case == TENSORFLOW__ATTR_VALUE__VALUE_LIST &&
+          attr->value->list->n_shape == 1) {
+        return attr->value->list->shape[0];
+      }
+    }
+  }
+  return NULL;
+}
+
+static loom_status_t check_single(const char* function, const char* what,
+                                  const Tensorflow__OpDef__ArgDef* arg) {
+  if (*arg->number_attr || *arg->type_list_attr) {
+    return loom_make_status(LOOM_STATUS_UNIMPLEMENTED,
+                            "function '%s': %s '%s' is a list of tensors; "
+                            "Loom's functions take and return single tensors "
+                            "so far",
+                            function, what, arg->name);
+  }
+  return loom_ok_status();
+}
+
+static loom_status_t add_signature(loom_function_builder_t* builder,
+                                   const Tensorflow__FunctionDef* def) {
+  const Tensorflow__OpDef* signature = def->signature;
+  char spec[512];
+  for (size_t i = 0; i < signature->n_attr; ++i) {
+    attr_spec(signature->attr[i], spec, sizeof(spec));
+    LOOM_RETURN_IF_ERROR(loom_function_builder_add_attr(builder, spec));
+  }
+  for (size_t i = 0; i < signature->n_input_arg; ++i) {
+    const Tensorflow__OpDef__ArgDef* arg = signature->input_arg[i];
+    LOOM_RETURN_IF_ERROR(check_single(signature->name, "input", arg));
+    loom_shape_t shape = loom_shape_unknown();
+    const Tensorflow__TensorShapeProto* proto = arg_shape(def, i);
+    if (proto && !proto->unknown_rank && proto->n_dim <= LOOM_MAX_RANK) {
+      int64_t dims[LOOM_MAX_RANK];
+      for (size_t d = 0; d < proto->n_dim; ++d) {
+        dims[d] =
+            proto->dim[d]->size < 0 ? LOOM_UNKNOWN_DIM : proto->dim[d]->size;
+      }
+      LOOM_RETURN_IF_ERROR(
+          loom_shape_initialize(&shape, dims, (int32_t)proto->n_dim));
+    }
+    LOOM_RETURN_IF_ERROR(loom_function_builder_add_input(
+        builder, arg->name, *arg->type_attr ? LOOM_DTYPE_INVALID : arg->type,
+        *arg->type_attr ? arg->type_attr : NULL, &shape));
+  }
+  for (size_t i = 0; i < signature->n_output_arg; ++i) {
+    const Tensorflow__OpDef__ArgDef* arg = signature->output_arg[i];
+    LOOM_RETURN_IF_ERROR(check_single(signature->name, "output", arg));
+    const char* source = NULL;
+    for (size_t r = 0; r < def->n_ret && !source; ++r) {
+      if (strcmp(def->ret[r]->key, arg->name) == 0) source = def->ret[r]->value;
+    }
+    if (!source) {
+      return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                              "function '%s': output '%s' has no entry in "
+                              "ret",
+                              signature->name, arg->name);
+    }
+    LOOM_RETURN_IF_ERROR(loom_function_builder_add_output(
+        builder, arg->name, *arg->type_attr ? LOOM_DTYPE_INVALID : arg->type,
+        *arg->type_attr ? arg->type_attr : NULL, source));
+  }
+  loom_function_builder_set_stateful(builder, signature->is_stateful);
+  return loom_ok_status();
+}
+
+static loom_status_t add_node(loom_function_builder_t* builder,
+                              const char* function,
+                              const Tensorflow__NodeDef* node) {
+  loom_op_attrs_t attrs;
+  loom_op_attrs_initialize(&attrs, loom_allocator_system());
+  loom_status_t status = loom_ok_status();
+  for (size_t i = 0; !status && i < node->n_attr; ++i) {
+    const Tensorflow__NodeDef__AttrEntry* entry = node->attr[i];
+    // Attrs of the graph builder and the runtime ("_output_shapes", ...),
+    // not the op's.
+    if (entry->key[0] == '_' || !entry->value ||
+        entry->value->value_case == TENSORFLOW__ATTR_VALUE__VALUE_PLACEHOLDER) {
+      continue;
+    }
+    status = loom__tf_decode_attr_value(entry->value, entry->key, &attrs);
+  }
+  if (!status) {
+    status = loom_function_builder_add_node(
+        builder, node->name, node->op, (const char* const*)node->input,
+        (int32_t)node->n_input, &attrs, node->device);
+  }
+  loom_op_attrs_deinitialize(&attrs);
+  for (size_t i = 0; !status && i < node->n_attr; ++i) {
+    const Tensorflow__NodeDef__AttrEntry* entry = node->attr[i];
+    if (!entry->value ||
+        entry->value->value_case != TENSORFLOW__ATTR_VALUE__VALUE_PLACEHOLDER) {
+      continue;
+    }
+    const char* placeholder = entry->value->placeholder;
+    if (placeholder[0] == '$') placeholder++;
+    status = loom_function_builder_set_node_placeholder(
+        builder, node->name, entry->key, placeholder);
+  }
+  return loom_status_annotate(status, "function '%s': node '%s'", function,
+                              node->name);
+}
+
+loom_status_t loom__tf_function_from_def(const void* data, size_t size,
+                                         loom_function_t** out_function) {
+  *out_function = NULL;
+  if (!data && size > 0) {
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                            "FunctionDef: %zu bytes at NULL", size);
+  }
+  Tensorflow__FunctionDef* def =
+      tensorflow__function_def__unpack(NULL, size, data);
+  if (!def) {
+    // TensorFlow's words.
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                            "Invalid FunctionDef proto (%zu bytes)", size);
+  }
+  if (!def->signature || !*def->signature->name) {
+    tensorflow__function_def__free_unpacked(def, NULL);
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                            "FunctionDef: the signature has no name");
+  }
+  loom_function_builder_t* builder = NULL;
+  loom_status_t status = loom_function_builder_create(
+      loom_allocator_system(), def->signature->name, &builder);
+  if (!status) status = add_signature(builder, def);
+  for (size_t i = 0; !status && i < def->n_node_def; ++i) {
+    status = add_node(builder, def->signature->name, def->node_def[i]);
+  }
+  if (!status) {
+    status = loom_function_builder_finish(builder, out_function);
+  } else {
+    loom_function_builder_destroy(builder);
+  }
+  tensorflow__function_def__free_unpacked(def, NULL);
+  return status;
+}

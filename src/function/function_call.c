@@ -1,0 +1,400 @@
+// Calling an eager function: the call's attrs are completed against the
+// signature (which checks the number and dtypes of the inputs), then each
+// node runs, in order, as an eager op of the calling context
+// (loom_eager_op_acquire / loom_eager_op_execute): placed by its inputs and
+// the thread's scopes like any other op, so that the handlers around the
+// call see the body's ops. A node naming a function calls it the same way.
+
+#include <stdio.h>
+#include <string.h>
+
+#include "base/arena.h"
+#include "frontend/eager_op_internal.h"
+#include "function/function_call.h"
+#include "function/function_internal.h"
+#include "loom/op_signature.h"
+
+// Calls nesting on this thread.
+static _Thread_local int32_t g_call_depth;
+
+// What a node produced.
+typedef struct node_values_t {
+  const loom_op_def_t* def;  // of the node's op
+  loom_tensor_handle_t** handles;
+  int32_t count;
+  int32_t* starts;  // where each output argument begins; [num_outputs] = count
+} node_values_t;
+
+typedef struct call_t {
+  loom_context_t* context;
+  loom_function_t* function;
+  loom__arena_t arena;
+  loom_op_attrs_t attrs;          // the call's, complete
+  loom_tensor_handle_t** inputs;  // the call op's (borrowed)
+  node_values_t* values;          // per node
+  const char* device;             // the call's, or ""
+  loom_cancellation_t* cancellation;  // the call's (borrowed), or NULL
+} call_t;
+
+// The handles `ref` designates: one, or a whole output argument.
+static loom_status_t resolve_ref(call_t* call, const loom__function_ref_t* ref,
+                                 const char* where,
+                                 loom_tensor_handle_t*** out_handles,
+                                 int32_t* out_count, bool* out_is_list) {
+  *out_is_list = false;
+  if (ref->node < 0) {
+    *out_handles = &call->inputs[ref->input];
+    *out_count = 1;
+    return loom_ok_status();
+  }
+  const node_values_t* values = &call->values[ref->node];
+  const loom__function_node_t* node = &call->function->nodes[ref->node];
+  int32_t arg = loom_op_def_find_output(values->def, ref->output);
+  if (arg < 0) {
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                            "function '%s': %s: '%s': op '%s' of node '%s' "
+                            "has no output argument '%s'",
+                            call->function->name, where, ref->text, node->op,
+                            node->name, ref->output);
+  }
+  int32_t start = values->starts[arg];
+  int32_t length = values->starts[arg + 1] - start;
+  if (ref->index < 0) {
+    const loom_arg_def_t* def = &values->def->outputs[arg];
+    *out_is_list = def->number_attr || def->type_list_attr;
+    *out_handles = values->handles + start;
+    *out_count = length;
+    return loom_ok_status();
+  }
+  if (ref->index >= length) {
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                            "function '%s': %s: '%s': output '%s' of node '%s' "
+                            "has %d tensor(s)",
+                            call->function->name, where, ref->text, ref->output,
+                            node->name, length);
+  }
+  *out_handles = values->handles + start + ref->index;
+  *out_count = 1;
+  return loom_ok_status();
+}
+
+static loom_dtype_t handle_dtype(loom_tensor_handle_t* handle) {
+  loom_dtype_t dtype = loom_tensor_handle_dtype(handle);
+  if (dtype != LOOM_DTYPE_INVALID) return dtype;
+  loom_tensor_metadata_t metadata;
+  loom_status_t status = loom_tensor_handle_wait_metadata(handle, &metadata);
+  if (status) {
+    loom_status_free(status);
+    return LOOM_DTYPE_INVALID;
+  }
+  return metadata.dtype;
+}
+
+// How many results `op` (inputs and attrs added) gives, and where each of
+// its output arguments begins, into `values`.
+static loom_status_t count_results(call_t* call, loom_eager_op_t* op,
+                                   node_values_t* values) {
+  const loom_op_def_t* def = loom_eager_op_def(op);
+  values->def = def;
+  int32_t n = loom_eager_op_num_inputs(op);
+  loom_dtype_t* dtypes = NULL;
+  LOOM_RETURN_IF_ERROR(loom__arena_allocate(
+      &call->arena, sizeof(*dtypes) * (size_t)(n + 1), (void**)&dtypes));
+  for (int32_t i = 0; i < n; ++i) {
+    dtypes[i] = handle_dtype(loom_eager_op_input(op, i));
+  }
+  LOOM_RETURN_IF_ERROR(loom__arena_allocate(
+      &call->arena, sizeof(int32_t) * (size_t)(def->num_outputs + 1),
+      (void**)&values->starts));
+  loom_op_attrs_t attrs;
+  loom_op_attrs_initialize(&attrs, loom_allocator_system());
+  loom_status_t status = loom_op_attrs_merge(&attrs, loom_eager_op_attrs(op));
+  if (!status) status = loom_op_def_complete_attrs(def, dtypes, n, &attrs);
+  if (!status) {
+    status = loom_op_def_flat_types(def, &attrs, true, NULL, 0, &values->count);
+  }
+  for (int32_t a = 0; !status && a < def->num_outputs; ++a) {
+    int32_t stop = 0;
+    status = loom_op_def_arg_range(def, &attrs, true, def->outputs[a].name,
+                                   &values->starts[a], &stop);
+  }
+  values->starts[def->num_outputs] = values->count;
+  loom_op_attrs_deinitialize(&attrs);
+  return status;
+}
+
+// Sets up `op` for node `index`: device, attrs, placeholders, inputs.
+static loom_status_t prepare_node(call_t* call, int32_t index,
+                                  loom_eager_op_t* op) {
+  const loom__function_node_t* node = &call->function->nodes[index];
+  const char* device = node->device[0] ? node->device : call->device;
+  if (*device) LOOM_RETURN_IF_ERROR(loom_eager_op_set_device(op, device));
+  if (call->cancellation) {
+    LOOM_RETURN_IF_ERROR(
+        loom_eager_op_set_cancellation(op, call->cancellation));
+  }
+  LOOM_RETURN_IF_ERROR(loom_eager_op_add_attrs(op, &node->attrs));
+  for (int32_t p = 0; p < node->num_placeholders; ++p) {
+    const loom__function_placeholder_t* placeholder = &node->placeholders[p];
+    loom_attr_value_t value;
+    if (!loom_op_attrs_get(&call->attrs, placeholder->placeholder, &value)) {
+      return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                              "attr '%s' takes '$%s', which this call does "
+                              "not set",
+                              placeholder->attr, placeholder->placeholder);
+    }
+    LOOM_RETURN_IF_ERROR(loom_op_attrs_set_value(loom_eager_op_attrs(op),
+                                                 placeholder->attr, &value));
+  }
+  char where[192];
+  snprintf(where, sizeof(where), "node '%s'", node->name);
+  for (int32_t i = 0; i < node->num_inputs; ++i) {
+    loom_tensor_handle_t** handles = NULL;
+    int32_t count = 0;
+    bool is_list = false;
+    LOOM_RETURN_IF_ERROR(
+        resolve_ref(call, &node->inputs[i], where, &handles, &count, &is_list));
+    if (is_list) {
+      LOOM_RETURN_IF_ERROR(loom_eager_op_add_input_list(op, handles, count));
+      continue;
+    }
+    for (int32_t j = 0; j < count; ++j) {
+      LOOM_RETURN_IF_ERROR(loom_eager_op_add_input(op, handles[j]));
+    }
+  }
+  return loom_ok_status();
+}
+
+static loom_status_t run_node(call_t* call, int32_t index) {
+  const loom__function_node_t* node = &call->function->nodes[index];
+  node_values_t* values = &call->values[index];
+  loom_eager_op_t* op = NULL;
+  loom_status_t status = loom_eager_op_acquire(call->context, node->op, &op);
+  if (!status) status = prepare_node(call, index, op);
+  if (!status) status = count_results(call, op, values);
+  if (!status) {
+    status = loom__arena_allocate(
+        &call->arena, sizeof(*values->handles) * (size_t)(values->count + 1),
+        (void**)&values->handles);
+  }
+  int32_t made = 0;
+  if (!status) {
+    status = loom_eager_op_execute(op, values->handles, values->count, &made);
+  }
+  if (!status && made != values->count) {
+    status = loom_make_status(LOOM_STATUS_INTERNAL,
+                              "op '%s' gave %d results, %d expected", node->op,
+                              made, values->count);
+  }
+  if (op) loom_eager_op_recycle(op);
+  if (status && !loom_context_has_function(call->context, node->op)) {
+    // A nested call names its own nodes.
+    status = loom_status_annotate(status, "function '%s': node '%s' (%s)",
+                                  call->function->name, node->name, node->op);
+  }
+  if (status) {
+    for (int32_t i = 0; i < made; ++i) {
+      loom_tensor_handle_release(values->handles[i]);
+    }
+    values->count = 0;
+  }
+  return status;
+}
+
+// Checks a PartitionedCall's Tin or Tout, when set, against the function's
+// types.
+static loom_status_t check_type_list(const call_t* call, loom_eager_op_t* op,
+                                     const char* attr_name,
+                                     const loom_dtype_t* dtypes,
+                                     int32_t count) {
+  loom_attr_value_t value;
+  if (!loom_op_attrs_get(loom_eager_op_attrs(op), attr_name, &value)) {
+    return loom_ok_status();
+  }
+  const char* op_name = loom_eager_op_name(op);
+  if (value.kind != LOOM_ATTR_KIND_DTYPE || !value.is_list) {
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                            "%s: attr '%s' is not a list of types", op_name,
+                            attr_name);
+  }
+  if (value.count != count) {
+    return loom_make_status(
+        LOOM_STATUS_INVALID_ARGUMENT,
+        "%s: attr '%s' has %lld types, but function '%s' "
+        "has %d %s",
+        op_name, attr_name, (long long)value.count, call->function->name, count,
+        strcmp(attr_name, "Tin") == 0 ? "inputs" : "outputs");
+  }
+  const loom_dtype_t* listed = value.u.list;
+  for (int32_t i = 0; i < count; ++i) {
+    if (listed[i] != dtypes[i]) {
+      return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                              "%s: attr '%s' element %d is %s, but function "
+                              "'%s' has %s there",
+                              op_name, attr_name, i, loom_dtype_name(listed[i]),
+                              call->function->name, loom_dtype_name(dtypes[i]));
+    }
+  }
+  return loom_ok_status();
+}
+
+// Checks the inputs against the signature and completes the call's attrs;
+// writes the output dtypes.
+static loom_status_t bind(call_t* call, loom_eager_op_t* op, bool partitioned,
+                          loom_dtype_t* output_dtypes) {
+  loom_function_t* function = call->function;
+  int32_t n = loom_eager_op_num_inputs(op);
+  loom_dtype_t* dtypes = NULL;
+  LOOM_RETURN_IF_ERROR(loom__arena_allocate(
+      &call->arena, sizeof(*dtypes) * (size_t)(n + 1), (void**)&dtypes));
+  for (int32_t i = 0; i < n; ++i) {
+    loom_tensor_handle_t* input = loom_eager_op_input(op, i);
+    if (!input) {
+      return loom_make_status(LOOM_STATUS_FAILED_PRECONDITION,
+                              "%s: input %d was handed to a previous "
+                              "execution; add the inputs again",
+                              loom_eager_op_name(op), i);
+    }
+    call->inputs[i] = input;
+    loom_tensor_metadata_t metadata;
+    LOOM_RETURN_IF_ERROR(loom_tensor_handle_wait_metadata(input, &metadata));
+    dtypes[i] = metadata.dtype;
+    if (i < function->num_inputs && function->inputs[i].has_shape &&
+        !loom_shape_is_compatible(&metadata.shape,
+                                  &function->inputs[i].shape)) {
+      char got[128];
+      char expected[128];
+      loom_shape_format(&metadata.shape, got, sizeof(got));
+      loom_shape_format(&function->inputs[i].shape, expected, sizeof(expected));
+      return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                              "function '%s': input %d ('%s') has shape %s, "
+                              "expected %s",
+                              function->name, i, function->inputs[i].name, got,
+                              expected);
+    }
+  }
+  if (!partitioned) {
+    LOOM_RETURN_IF_ERROR(
+        loom_op_attrs_merge(&call->attrs, loom_eager_op_attrs(op)));
+  }
+  LOOM_RETURN_IF_ERROR(
+      loom_op_def_complete_attrs(function->signature, dtypes, n, &call->attrs));
+  int32_t count = 0;
+  LOOM_RETURN_IF_ERROR(loom_op_def_flat_types(function->signature, &call->attrs,
+                                              true, output_dtypes,
+                                              function->num_outputs, &count));
+  if (partitioned) {
+    LOOM_RETURN_IF_ERROR(check_type_list(call, op, "Tin", dtypes, n));
+    LOOM_RETURN_IF_ERROR(
+        check_type_list(call, op, "Tout", output_dtypes, count));
+  }
+  return loom_ok_status();
+}
+
+// The results: each output's source, retained, checked against its dtype.
+static loom_status_t collect(call_t* call, const loom_dtype_t* dtypes,
+                             loom_tensor_handle_t** results) {
+  loom_function_t* function = call->function;
+  for (int32_t o = 0; o < function->num_outputs; ++o) {
+    char where[192];
+    snprintf(where, sizeof(where), "output '%s'", function->outputs[o].name);
+    loom_tensor_handle_t** handles = NULL;
+    int32_t count = 0;
+    bool is_list = false;
+    loom_status_t status = resolve_ref(call, &function->sources[o], where,
+                                       &handles, &count, &is_list);
+    if (!status && count != 1) {
+      status = loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                                "function '%s': %s: '%s' is %d tensors, not "
+                                "one",
+                                function->name, where,
+                                function->sources[o].text, count);
+    }
+    loom_dtype_t dtype = status ? LOOM_DTYPE_INVALID : handle_dtype(handles[0]);
+    if (!status && dtype != LOOM_DTYPE_INVALID && dtype != dtypes[o]) {
+      status =
+          loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                           "function '%s': output %d ('%s') has dtype "
+                           "%s, expected %s",
+                           function->name, o, function->outputs[o].name,
+                           loom_dtype_name(dtype), loom_dtype_name(dtypes[o]));
+    }
+    if (status) {
+      for (int32_t i = 0; i < o; ++i) {
+        loom_tensor_handle_release(results[i]);
+        results[i] = NULL;
+      }
+      return status;
+    }
+    loom_tensor_handle_retain(handles[0]);
+    results[o] = handles[0];
+  }
+  return loom_ok_status();
+}
+
+static loom_status_t run(call_t* call, loom_eager_op_t* op, bool partitioned,
+                         loom_tensor_handle_t** results, int32_t capacity,
+                         int32_t* out_count) {
+  loom_function_t* function = call->function;
+  int32_t n = loom_eager_op_num_inputs(op);
+  LOOM_RETURN_IF_ERROR(loom__arena_allocate(
+      &call->arena, sizeof(*call->inputs) * (size_t)(n + 1),
+      (void**)&call->inputs));
+  loom_dtype_t* output_dtypes = NULL;
+  LOOM_RETURN_IF_ERROR(loom__arena_allocate(
+      &call->arena,
+      sizeof(*output_dtypes) * (size_t)(function->num_outputs + 1),
+      (void**)&output_dtypes));
+  LOOM_RETURN_IF_ERROR(bind(call, op, partitioned, output_dtypes));
+  if (function->num_outputs > capacity) {
+    // The execute path's words.
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                            "%s: Expecting %d outputs, but *num_retvals is %d",
+                            loom_eager_op_name(op), function->num_outputs,
+                            capacity);
+  }
+  LOOM_RETURN_IF_ERROR(loom__arena_allocate(
+      &call->arena, sizeof(*call->values) * (size_t)(function->num_nodes + 1),
+      (void**)&call->values));
+  loom_status_t status = loom_ok_status();
+  for (int32_t i = 0; !status && i < function->num_nodes; ++i) {
+    status = run_node(call, function->order[i]);
+  }
+  if (!status) status = collect(call, output_dtypes, results);
+  if (!status) *out_count = function->num_outputs;
+  for (int32_t i = 0; i < function->num_nodes; ++i) {
+    node_values_t* values = &call->values[i];
+    for (int32_t j = 0; j < values->count; ++j) {
+      loom_tensor_handle_release(values->handles[j]);
+    }
+  }
+  return status;
+}
+
+loom_status_t loom__function_call(loom_eager_op_t* op,
+                                  loom_function_t* function, bool partitioned,
+                                  loom_tensor_handle_t** results,
+                                  int32_t capacity, int32_t* out_count) {
+  *out_count = 0;
+  if (g_call_depth >= LOOM_FUNCTION_MAX_CALL_DEPTH) {
+    return loom_make_status(LOOM_STATUS_RESOURCE_EXHAUSTED,
+                            "function '%s': calls nest more than %d deep "
+                            "(does a function call itself without end?)",
+                            function->name, LOOM_FUNCTION_MAX_CALL_DEPTH);
+  }
+  call_t call = {
+      .context = loom_eager_op_context(op),
+      .function = function,
+      .device = loom_eager_op_device(op),
+      .cancellation = op->cancellation,
+  };
+  loom__arena_initialize(&call.arena, loom_allocator_system());
+  loom_op_attrs_initialize(&call.attrs, loom_allocator_system());
+  g_call_depth++;
+  loom_status_t status =
+      run(&call, op, partitioned, results, capacity, out_count);
+  g_call_depth--;
+  loom_op_attrs_deinitialize(&call.attrs);
+  loom__arena_deinitialize(&call.arena);
+  return status;
+}

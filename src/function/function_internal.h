@@ -1,0 +1,78 @@
+// Eager functions (loom/function.h): the function object shared by
+// function_builder.c (building and checking), function_library.c (a
+// context's library and the front end's hooks) and function_call.c
+// (running a call op by op).
+
+#ifndef LOOM_FUNCTION_FUNCTION_INTERNAL_H_
+#define LOOM_FUNCTION_FUNCTION_INTERNAL_H_
+
+#include <stdatomic.h>
+
+#include "base/arena.h"
+#include "loom/function.h"
+
+// A reference to a value of the body.
+typedef struct loom__function_ref_t {
+  int32_t node;        // the node, or -1: an input of the function
+  int32_t input;       // the function's input (node == -1)
+  const char* output;  // the node's output argument (node >= 0)
+  int32_t index;       // the element, or -1: the whole argument
+  const char* text;    // as written, for messages
+} loom__function_ref_t;
+
+typedef struct loom__function_placeholder_t {
+  const char* attr;         // the node's attr
+  const char* placeholder;  // the signature's attr it takes
+} loom__function_placeholder_t;
+
+typedef struct loom__function_node_t {
+  const char* name;
+  const char* op;
+  const char* device;  // "" : the call's
+  loom__function_ref_t* inputs;
+  int32_t num_inputs;
+  int32_t* controls;  // nodes that run first
+  int32_t num_controls;
+  loom_op_attrs_t attrs;
+  loom__function_placeholder_t* placeholders;
+  int32_t num_placeholders;
+} loom__function_node_t;
+
+typedef struct loom__function_arg_t {
+  const char* name;
+  loom_dtype_t dtype;     // or LOOM_DTYPE_INVALID with type_attr
+  const char* type_attr;  // NULL for a fixed dtype
+  bool has_shape;
+  loom_shape_t shape;
+} loom__function_arg_t;
+
+struct loom_function_t {
+  _Atomic int32_t references;
+  loom_allocator_t allocator;
+  loom__arena_t arena;  // names, references, arrays
+  const char* name;
+  bool stateful;
+  // The signature as an op definition, in a registry of its own.
+  loom_op_registry_t* registry;
+  const loom_op_def_t* signature;
+  loom__function_arg_t* inputs;
+  int32_t num_inputs;
+  loom__function_arg_t* outputs;
+  loom__function_ref_t* sources;  // per output
+  int32_t num_outputs;
+  loom__function_node_t* nodes;
+  int32_t num_nodes;
+  int32_t* order;  // the nodes in an order that runs inputs first
+};
+
+// Parses reference `text` of function `function` (its inputs and nodes
+// known) into *out; `where` names the user for messages.
+loom_status_t loom__function_parse_ref(loom_function_t* function,
+                                       const char* text, const char* where,
+                                       loom__function_ref_t* out);
+
+// The node named `name`, or -1.
+int32_t loom__function_find_node(const loom_function_t* function,
+                                 const char* name);
+
+#endif  // LOOM_FUNCTION_FUNCTION_INTERNAL_H_

@@ -1,0 +1,306 @@
+// A context's function library (loom/function.h): functions by name, and
+// the hooks through which the eager front end finds and calls them
+// (frontend/function_hooks.h). Making a library registers PartitionedCall
+// and StatefulPartitionedCall, the ops that call the function their attr
+// `f` names.
+
+#include <pthread.h>
+#include <string.h>
+
+#include "frontend/function_hooks.h"
+#include "function/function_call.h"
+#include "function/function_internal.h"
+#include "loom/op_def.h"
+
+typedef struct library_t {
+  loom_allocator_t allocator;
+  pthread_mutex_t mutex;  // the array
+  loom_function_t** functions;
+  int32_t count;
+  int32_t capacity;
+} library_t;
+
+static loom_function_t* find_locked(library_t* library, const char* name) {
+  for (int32_t i = 0; i < library->count; ++i) {
+    if (strcmp(library->functions[i]->name, name) == 0) {
+      return library->functions[i];
+    }
+  }
+  return NULL;
+}
+
+static loom_status_t find_hook(void* state, const char* name,
+                               const loom_op_def_t** out_def,
+                               void** out_function) {
+  library_t* library = state;
+  pthread_mutex_lock(&library->mutex);
+  loom_function_t* function = find_locked(library, name);
+  loom_function_retain(function);
+  pthread_mutex_unlock(&library->mutex);
+  if (!function) {
+    return loom_make_status(LOOM_STATUS_NOT_FOUND,
+                            "function '%s' is not in the context's function "
+                            "library",
+                            name);
+  }
+  *out_def = function->signature;
+  *out_function = function;
+  return loom_ok_status();
+}
+
+static bool is_call_op_hook(void* state, const loom_op_def_t* def) {
+  (void)state;
+  return strcmp(def->name, "PartitionedCall") == 0 ||
+         strcmp(def->name, "StatefulPartitionedCall") == 0;
+}
+
+static loom_status_t call_hook(void* state, loom_eager_op_t* op, void* function,
+                               loom_tensor_handle_t** results, int32_t capacity,
+                               int32_t* out_count) {
+  loom_function_t* called = function;
+  if (!called) {
+    // PartitionedCall: the function attr `f` names.
+    const char* op_name = loom_eager_op_name(op);
+    loom_attr_value_t f;
+    if (!loom_op_attrs_get(loom_eager_op_attrs(op), "f", &f) ||
+        f.kind != LOOM_ATTR_KIND_FUNC || f.is_list) {
+      return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                              "%s: attr 'f' (the function to call) is not set "
+                              "to a function",
+                              op_name);
+    }
+    char name[256];
+    if (f.u.string.size >= sizeof(name)) {
+      return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                              "%s: attr 'f': function name of %zu bytes is "
+                              "too long",
+                              op_name, f.u.string.size);
+    }
+    memcpy(name, f.u.string.data, f.u.string.size);
+    name[f.u.string.size] = '\0';
+    library_t* library = state;
+    pthread_mutex_lock(&library->mutex);
+    called = find_locked(library, name);
+    loom_function_retain(called);
+    pthread_mutex_unlock(&library->mutex);
+    if (!called) {
+      return loom_make_status(LOOM_STATUS_NOT_FOUND,
+                              "%s: attr 'f': function '%s' is not in the "
+                              "context's function library",
+                              op_name, name);
+    }
+  }
+  loom_status_t status = loom__function_call(op, called, function == NULL,
+                                             results, capacity, out_count);
+  if (!function) loom_function_release(called);
+  return status;
+}
+
+static void release_function_hook(void* function) {
+  loom_function_release(function);
+}
+
+static void destroy_hook(void* state) {
+  library_t* library = state;
+  for (int32_t i = 0; i < library->count; ++i) {
+    loom_function_release(library->functions[i]);
+  }
+  loom_allocator_free(library->allocator, library->functions);
+  pthread_mutex_destroy(&library->mutex);
+  loom_allocator_free(library->allocator, library);
+}
+
+static const loom__function_library_vtable_t kLibraryVtable = {
+    .find = find_hook,
+    .is_call_op = is_call_op_hook,
+    .call = call_hook,
+    .release_function = release_function_hook,
+    .destroy = destroy_hook,
+};
+
+// Registers a call op in `registry` unless it is there.
+static loom_status_t register_call_op(loom_op_registry_t* registry,
+                                      const char* name, bool stateful) {
+  if (loom_op_registry_find(registry, name)) return loom_ok_status();
+  static const char* const kAttrs[] = {
+      "Tin: list(type) >= 0",
+      "Tout: list(type) >= 0",
+      "f: func",
+      "config: string = ''",
+      "config_proto: string = ''",
+      "executor_type: string = ''",
+  };
+  loom_op_def_builder_t* builder = NULL;
+  LOOM_RETURN_IF_ERROR(
+      loom_op_def_builder_create(loom_allocator_system(), name, &builder));
+  loom_status_t status = loom_op_def_builder_add_input(builder, "args: Tin");
+  if (!status) {
+    status = loom_op_def_builder_add_output(builder, "output: Tout");
+  }
+  for (size_t i = 0; !status && i < sizeof(kAttrs) / sizeof(kAttrs[0]); ++i) {
+    status = loom_op_def_builder_add_attr(builder, kAttrs[i]);
+  }
+  if (status) {
+    loom_op_def_builder_destroy(builder);
+    return status;
+  }
+  loom_op_def_builder_set_is_stateful(builder, stateful);
+  status = loom_op_registry_register(registry, builder);
+  if (loom_status_code(status) == LOOM_STATUS_ALREADY_EXISTS) {
+    loom_status_free(status);  // another thread registered it meanwhile
+    status = loom_ok_status();
+  }
+  return status;
+}
+
+static loom_status_t create_library(loom_context_t* context,
+                                    void** out_library) {
+  loom_op_registry_t* registry =
+      loom_runtime_ops(loom_context_runtime(context));
+  LOOM_RETURN_IF_ERROR(register_call_op(registry, "PartitionedCall", false));
+  LOOM_RETURN_IF_ERROR(
+      register_call_op(registry, "StatefulPartitionedCall", true));
+  library_t* library = NULL;
+  loom_allocator_t allocator = loom_allocator_system();
+  LOOM_RETURN_IF_ERROR(
+      loom_allocator_calloc(allocator, sizeof(*library), (void**)&library));
+  library->allocator = allocator;
+  pthread_mutex_init(&library->mutex, NULL);
+  *out_library = library;
+  return loom_ok_status();
+}
+
+static loom_status_t get_library(loom_context_t* context, bool create,
+                                 library_t** out_library) {
+  void* library = NULL;
+  LOOM_RETURN_IF_ERROR(loom__context_function_library(
+      context, &kLibraryVtable, create ? create_library : NULL, &library));
+  *out_library = library;
+  return loom_ok_status();
+}
+
+loom_status_t loom_context_enable_functions(loom_context_t* context) {
+  if (!context) {
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                            "loom_context_enable_functions: context is NULL");
+  }
+  library_t* library = NULL;
+  return get_library(context, true, &library);
+}
+
+loom_status_t loom_context_add_function(loom_context_t* context,
+                                        loom_function_t* function) {
+  if (!context || !function) {
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                            "loom_context_add_function: %s is NULL",
+                            !context ? "context" : "function");
+  }
+  if (loom_op_registry_find(loom_runtime_ops(loom_context_runtime(context)),
+                            function->name)) {
+    // TensorFlow's words.
+    return loom_make_status(LOOM_STATUS_ALREADY_EXISTS,
+                            "Cannot add function '%s' because an op with the "
+                            "same name already exists.",
+                            function->name);
+  }
+  library_t* library = NULL;
+  LOOM_RETURN_IF_ERROR(get_library(context, true, &library));
+  loom_status_t status = loom_ok_status();
+  pthread_mutex_lock(&library->mutex);
+  loom_function_t* existing = find_locked(library, function->name);
+  if (existing && existing != function) {
+    status = loom_make_status(LOOM_STATUS_ALREADY_EXISTS,
+                              "Cannot add function '%s' because a different "
+                              "function with the same name already exists.",
+                              function->name);
+  } else if (!existing && library->count == library->capacity) {
+    int32_t capacity = library->capacity ? 2 * library->capacity : 8;
+    loom_function_t** grown = NULL;
+    status = loom_allocator_calloc(
+        library->allocator, sizeof(*grown) * (size_t)capacity, (void**)&grown);
+    if (!status) {
+      if (library->count) {
+        memcpy(grown, library->functions,
+               sizeof(*grown) * (size_t)library->count);
+      }
+      loom_allocator_free(library->allocator, library->functions);
+      library->functions = grown;
+      library->capacity = capacity;
+    }
+  }
+  if (!status && !existing) {
+    loom_function_retain(function);
+    library->functions[library->count++] = function;
+  }
+  pthread_mutex_unlock(&library->mutex);
+  return status;
+}
+
+bool loom_context_has_function(loom_context_t* context, const char* name) {
+  if (!context || !name) return false;
+  library_t* library = NULL;
+  loom_status_t status = get_library(context, false, &library);
+  loom_status_free(status);
+  if (!library) return false;
+  pthread_mutex_lock(&library->mutex);
+  bool found = find_locked(library, name) != NULL;
+  pthread_mutex_unlock(&library->mutex);
+  return found;
+}
+
+loom_status_t loom_context_find_function(loom_context_t* context,
+                                         const char* name,
+                                         loom_function_t** out_function) {
+  if (!context || !name || !out_function) {
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                            "loom_context_find_function: %s is NULL",
+                            !context ? "context"
+                            : !name  ? "name"
+                                     : "out_function");
+  }
+  *out_function = NULL;
+  library_t* library = NULL;
+  LOOM_RETURN_IF_ERROR(get_library(context, false, &library));
+  if (library) {
+    const loom_op_def_t* def = NULL;
+    void* function = NULL;
+    loom_status_t status = find_hook(library, name, &def, &function);
+    *out_function = function;
+    return status;
+  }
+  return loom_make_status(LOOM_STATUS_NOT_FOUND,
+                          "function '%s' is not in the context's function "
+                          "library",
+                          name);
+}
+
+loom_status_t loom_context_remove_function(loom_context_t* context,
+                                           const char* name) {
+  if (!context || !name) {
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                            "loom_context_remove_function: %s is NULL",
+                            !context ? "context" : "name");
+  }
+  library_t* library = NULL;
+  LOOM_RETURN_IF_ERROR(get_library(context, false, &library));
+  loom_function_t* removed = NULL;
+  if (library) {
+    pthread_mutex_lock(&library->mutex);
+    for (int32_t i = 0; i < library->count; ++i) {
+      if (strcmp(library->functions[i]->name, name) == 0) {
+        removed = library->functions[i];
+        library->functions[i] = library->functions[--library->count];
+        break;
+      }
+    }
+    pthread_mutex_unlock(&library->mutex);
+  }
+  if (!removed) {
+    // TensorFlow's code and words.
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                            "Tried to remove non-existent function '%s'.",
+                            name);
+  }
+  loom_function_release(removed);
+  return loom_ok_status();
+}
