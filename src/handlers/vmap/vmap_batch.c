@@ -222,3 +222,109 @@ loom_status_t loom__vmap_materialized(loom__vmap_call_t* call, int32_t input,
                               &call->input_metadata[input].shape,
                               call->batch_size, out);
 }
+
+//===----------------------------------------------------------------------===//
+// Rule helpers
+//===----------------------------------------------------------------------===//
+
+// The largest per-example rank of the inputs.
+int32_t loom__vmap_max_rank(const loom__vmap_call_t* call) {
+  int32_t rank = 0;
+  for (int32_t i = 0; i < call->num_inputs; ++i) {
+    if (call->input_metadata[i].shape.rank > rank) {
+      rank = call->input_metadata[i].shape.rank;
+    }
+  }
+  return rank;
+}
+
+bool loom__vmap_batched(const loom__vmap_call_t* call, int32_t input) {
+  return call->inputs[input].axis != LOOM_VMAP_UNBATCHED;
+}
+
+// Runs `op_name` on inputs[0, n) (owned: released here) with the op's
+// attributes after `extra`, into every output, batched first.
+loom_status_t loom__vmap_run_into_outputs(loom__vmap_call_t* call,
+                                          const char* op_name,
+                                          loom_tensor_handle_t** inputs,
+                                          int32_t n, bool with_attrs,
+                                          const loom__grad_attr_t* extra,
+                                          int32_t num_extra) {
+  loom__handle_vector_t results;
+  loom__handle_vector_initialize(&results);
+  loom_allocator_t allocator = loom_allocator_default();
+  loom_status_t status = loom__handle_vector_resize(
+      &results, allocator, (size_t)(call->num_outputs ? call->num_outputs : 1));
+  if (!status) {
+    status =
+        loom__vmap_run(call->context, op_name, inputs, n,
+                       with_attrs ? call->attrs : NULL, extra, num_extra,
+                       loom__handle_vector_data(&results), call->num_outputs);
+  }
+  for (int32_t k = 0; k < call->num_outputs && !status; ++k) {
+    call->outputs[k].value = loom__handle_vector_data(&results)[k];
+    call->outputs[k].axis = 0;
+  }
+  loom__handle_vector_deinitialize(&results, allocator);
+  loom__grad_release_all(inputs, n);
+  return status;
+}
+
+loom_status_t loom__vmap_prepare_all(loom__vmap_call_t* call,
+                                     loom__vmap_prepare_fn_t prepare,
+                                     int32_t rank,
+                                     loom_tensor_handle_t** inputs) {
+  for (int32_t i = 0; i < call->num_inputs; ++i) inputs[i] = NULL;
+  for (int32_t i = 0; i < call->num_inputs; ++i) {
+    loom_status_t status = prepare(call, i, rank, &inputs[i]);
+    if (status) {
+      loom__grad_release_all(inputs, i);
+      return status;
+    }
+  }
+  return loom_ok_status();
+}
+
+loom_status_t loom__vmap_materialized_input(loom__vmap_call_t* call,
+                                            int32_t input, int32_t rank,
+                                            loom_tensor_handle_t** out) {
+  (void)rank;
+  return loom__vmap_materialized(call, input, out);
+}
+
+// Runs the op itself on the inputs after `prepare`.
+loom_status_t loom__vmap_same_op(loom__vmap_call_t* call,
+                                 loom__vmap_prepare_fn_t prepare,
+                                 int32_t rank) {
+  loom__handle_vector_t inputs;
+  loom__handle_vector_initialize(&inputs);
+  loom_allocator_t allocator = loom_allocator_default();
+  loom_status_t status = loom__handle_vector_resize(
+      &inputs, allocator, (size_t)(call->num_inputs ? call->num_inputs : 1));
+  if (!status) {
+    status = loom__vmap_prepare_all(call, prepare, rank,
+                                    loom__handle_vector_data(&inputs));
+  }
+  if (!status) {
+    status = loom__vmap_run_into_outputs(call, call->op_name,
+                                         loom__handle_vector_data(&inputs),
+                                         call->num_inputs, true, NULL, 0);
+  }
+  loom__handle_vector_deinitialize(&inputs, allocator);
+  return status;
+}
+
+// Normalizes an axis of an example of `rank` dimensions (TensorFlow's
+// negative axes) and shifts it past the batch dimension.
+loom_status_t loom__vmap_shift_axis(const loom__vmap_call_t* call,
+                                    int64_t* axis, int32_t rank) {
+  if (*axis < -rank || *axis >= (rank ? rank : 1)) {
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                            "%s: axis %lld is out of range for an input of "
+                            "rank %d (under vmap)",
+                            call->op_name, (long long)*axis, rank);
+  }
+  if (*axis < 0) *axis += rank;
+  *axis += 1;
+  return loom_ok_status();
+}

@@ -2,7 +2,9 @@
 //   vmap_handler.c   the handler, its tensors and the public API;
 //   vmap_batch.c     moving, padding and broadcasting batch dimensions, and
 //                    running ops on the outer handler;
-//   vmap_rules.c     the batching rules;
+//   vmap_rules.c     the batching rules and their table;
+//   vmap_rules_layout.c  the rules of the ops that move data around
+//                    (Reshape, Transpose, ConcatV2, Slice, ...);
 //   vmap_fallback.c  the per-example fallback for ops without a rule;
 //   vmap_table.c     every op's rule, or the reason it has none.
 
@@ -105,6 +107,62 @@ LOOM_MUST_USE_RESULT loom_status_t loom__vmap_int_vector(
 LOOM_MUST_USE_RESULT loom_status_t
 loom__vmap_read_ints(loom_context_t* context, loom_tensor_handle_t* handle,
                      int64_t* values, int32_t capacity, int32_t* out_count);
+
+// Rule helpers (vmap_batch.c).
+
+// Makes input `input` ready for an op: padded, materialized, ... (`rank`:
+// the largest rank of the op's examples, for padding).
+typedef loom_status_t (*loom__vmap_prepare_fn_t)(loom__vmap_call_t* call,
+                                                 int32_t input, int32_t rank,
+                                                 loom_tensor_handle_t** out);
+
+// The largest per-example rank of the inputs.
+int32_t loom__vmap_max_rank(const loom__vmap_call_t* call);
+
+// Whether input `input` is batched.
+bool loom__vmap_batched(const loom__vmap_call_t* call, int32_t input);
+
+// Runs `op_name` on inputs[0, n) (owned: released here) with the op's
+// attributes after `extra`, into every output, batched first.
+LOOM_MUST_USE_RESULT loom_status_t loom__vmap_run_into_outputs(
+    loom__vmap_call_t* call, const char* op_name, loom_tensor_handle_t** inputs,
+    int32_t n, bool with_attrs, const loom__grad_attr_t* extra,
+    int32_t num_extra);
+
+// Every input through `prepare` into inputs[0, num_inputs) (new
+// references; none on error).
+LOOM_MUST_USE_RESULT loom_status_t
+loom__vmap_prepare_all(loom__vmap_call_t* call, loom__vmap_prepare_fn_t prepare,
+                       int32_t rank, loom_tensor_handle_t** inputs);
+
+// A loom__vmap_prepare_fn_t: the input as [B, ...] (loom__vmap_materialized).
+LOOM_MUST_USE_RESULT loom_status_t
+loom__vmap_materialized_input(loom__vmap_call_t* call, int32_t input,
+                              int32_t rank, loom_tensor_handle_t** out);
+
+// Runs the op itself on the inputs after `prepare`.
+LOOM_MUST_USE_RESULT loom_status_t loom__vmap_same_op(
+    loom__vmap_call_t* call, loom__vmap_prepare_fn_t prepare, int32_t rank);
+
+// Normalizes an axis of an example of `rank` dimensions (TensorFlow's
+// negative axes) and shifts it past the batch dimension.
+LOOM_MUST_USE_RESULT loom_status_t loom__vmap_shift_axis(
+    const loom__vmap_call_t* call, int64_t* axis, int32_t rank);
+
+// The layout rules (vmap_rules_layout.c).
+#define LOOM__VMAP_RULE(name)                                \
+  LOOM_MUST_USE_RESULT loom_status_t loom__vmap_rule_##name( \
+      loom__vmap_call_t* call, bool* out_fallback)
+LOOM__VMAP_RULE(reshape);
+LOOM__VMAP_RULE(transpose);
+LOOM__VMAP_RULE(expand_dims);
+LOOM__VMAP_RULE(squeeze);
+LOOM__VMAP_RULE(concat);
+LOOM__VMAP_RULE(pack);
+LOOM__VMAP_RULE(slice);
+LOOM__VMAP_RULE(tile);
+LOOM__VMAP_RULE(broadcast_to);
+LOOM__VMAP_RULE(fill);
 
 // vmap_fallback.c: runs the op once per example and stacks the results.
 LOOM_MUST_USE_RESULT loom_status_t loom__vmap_fallback(loom__vmap_call_t* call);

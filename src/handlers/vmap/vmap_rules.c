@@ -6,107 +6,20 @@
 
 #include "handlers/vmap/vmap_internal.h"
 
-// The largest per-example rank of the inputs.
-static int32_t max_rank(const loom__vmap_call_t* call) {
-  int32_t rank = 0;
-  for (int32_t i = 0; i < call->num_inputs; ++i) {
-    if (call->input_metadata[i].shape.rank > rank) {
-      rank = call->input_metadata[i].shape.rank;
-    }
-  }
-  return rank;
-}
-
-static bool batched(const loom__vmap_call_t* call, int32_t input) {
-  return call->inputs[input].axis != LOOM_VMAP_UNBATCHED;
-}
-
-// Runs `op_name` on inputs[0, n) (owned: released here) with the op's
-// attributes after `extra`, into every output, batched first.
-static loom_status_t run_into_outputs(loom__vmap_call_t* call,
-                                      const char* op_name,
-                                      loom_tensor_handle_t** inputs, int32_t n,
-                                      bool with_attrs,
-                                      const loom__grad_attr_t* extra,
-                                      int32_t num_extra) {
-  loom__handle_vector_t results;
-  loom__handle_vector_initialize(&results);
-  loom_allocator_t allocator = loom_allocator_default();
-  loom_status_t status = loom__handle_vector_resize(
-      &results, allocator, (size_t)(call->num_outputs ? call->num_outputs : 1));
-  if (!status) {
-    status =
-        loom__vmap_run(call->context, op_name, inputs, n,
-                       with_attrs ? call->attrs : NULL, extra, num_extra,
-                       loom__handle_vector_data(&results), call->num_outputs);
-  }
-  for (int32_t k = 0; k < call->num_outputs && !status; ++k) {
-    call->outputs[k].value = loom__handle_vector_data(&results)[k];
-    call->outputs[k].axis = 0;
-  }
-  loom__handle_vector_deinitialize(&results, allocator);
-  loom__grad_release_all(inputs, n);
-  return status;
-}
-
-// Every input through `prepare` (padded, materialized, ...) into a vector.
-typedef loom_status_t (*prepare_fn_t)(loom__vmap_call_t* call, int32_t input,
-                                      int32_t rank, loom_tensor_handle_t** out);
-
-static loom_status_t prepare_all(loom__vmap_call_t* call, prepare_fn_t prepare,
-                                 int32_t rank, loom_tensor_handle_t** inputs) {
-  for (int32_t i = 0; i < call->num_inputs; ++i) inputs[i] = NULL;
-  for (int32_t i = 0; i < call->num_inputs; ++i) {
-    loom_status_t status = prepare(call, i, rank, &inputs[i]);
-    if (status) {
-      loom__grad_release_all(inputs, i);
-      return status;
-    }
-  }
-  return loom_ok_status();
-}
-
-static loom_status_t materialized(loom__vmap_call_t* call, int32_t input,
-                                  int32_t rank, loom_tensor_handle_t** out) {
-  (void)rank;
-  return loom__vmap_materialized(call, input, out);
-}
-
-// Runs the op itself on the inputs after `prepare`.
-static loom_status_t same_op(loom__vmap_call_t* call, prepare_fn_t prepare,
-                             int32_t rank) {
-  loom__handle_vector_t inputs;
-  loom__handle_vector_initialize(&inputs);
-  loom_allocator_t allocator = loom_allocator_default();
-  loom_status_t status = loom__handle_vector_resize(
-      &inputs, allocator, (size_t)(call->num_inputs ? call->num_inputs : 1));
-  if (!status) {
-    status =
-        prepare_all(call, prepare, rank, loom__handle_vector_data(&inputs));
-  }
-  if (!status) {
-    status =
-        run_into_outputs(call, call->op_name, loom__handle_vector_data(&inputs),
-                         call->num_inputs, true, NULL, 0);
-  }
-  loom__handle_vector_deinitialize(&inputs, allocator);
-  return status;
-}
-
 // Element-wise ops with broadcasting: batched inputs get the batch first
 // and 1s after it up to the largest rank, so that broadcasting lines the
 // examples' dimensions up; unbatched inputs broadcast over the batch.
 static loom_status_t rule_elementwise(loom__vmap_call_t* call,
                                       bool* out_fallback) {
   (void)out_fallback;
-  return same_op(call, loom__vmap_padded, max_rank(call));
+  return loom__vmap_same_op(call, loom__vmap_padded, loom__vmap_max_rank(call));
 }
 
 // Element-wise ops whose inputs have equal shapes: every input [B, ...].
 static loom_status_t rule_same_shape(loom__vmap_call_t* call,
                                      bool* out_fallback) {
   (void)out_fallback;
-  return same_op(call, materialized, 0);
+  return loom__vmap_same_op(call, loom__vmap_materialized_input, 0);
 }
 
 // Ops of one batched input (the others the same for every example) that
@@ -114,27 +27,12 @@ static loom_status_t rule_same_shape(loom__vmap_call_t* call,
 static loom_status_t rule_first_input(loom__vmap_call_t* call,
                                       bool* out_fallback) {
   for (int32_t i = 1; i < call->num_inputs; ++i) {
-    if (batched(call, i)) {
+    if (loom__vmap_batched(call, i)) {
       *out_fallback = true;
       return loom_ok_status();
     }
   }
-  return same_op(call, loom__vmap_padded, 0);
-}
-
-// Normalizes an axis of an example of `rank` dimensions (TensorFlow's
-// negative axes) and shifts it past the batch dimension.
-static loom_status_t shift_axis(const loom__vmap_call_t* call, int64_t* axis,
-                                int32_t rank) {
-  if (*axis < -rank || *axis >= (rank ? rank : 1)) {
-    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                            "%s: axis %lld is out of range for an input of "
-                            "rank %d (under vmap)",
-                            call->op_name, (long long)*axis, rank);
-  }
-  if (*axis < 0) *axis += rank;
-  *axis += 1;
-  return loom_ok_status();
+  return loom__vmap_same_op(call, loom__vmap_padded, 0);
 }
 
 // Ops whose input 1 lists axes of input 0 (reductions, ArgMax, ArgMin,
@@ -142,7 +40,8 @@ static loom_status_t shift_axis(const loom__vmap_call_t* call, int64_t* axis,
 // the axes shift by one, input 0 has the batch first.
 static loom_status_t rule_axes_input(loom__vmap_call_t* call,
                                      bool* out_fallback) {
-  if (call->num_inputs != 2 || batched(call, 1) || !batched(call, 0)) {
+  if (call->num_inputs != 2 || loom__vmap_batched(call, 1) ||
+      !loom__vmap_batched(call, 0)) {
     *out_fallback = true;
     return loom_ok_status();
   }
@@ -152,7 +51,7 @@ static loom_status_t rule_axes_input(loom__vmap_call_t* call,
       call->context, call->inputs[1].value, axes, LOOM_MAX_RANK, &count));
   int32_t rank = call->input_metadata[0].shape.rank;
   for (int32_t j = 0; j < count; ++j) {
-    LOOM_RETURN_IF_ERROR(shift_axis(call, &axes[j], rank));
+    LOOM_RETURN_IF_ERROR(loom__vmap_shift_axis(call, &axes[j], rank));
   }
   loom_tensor_handle_t* inputs[2] = {NULL, NULL};
   LOOM_RETURN_IF_ERROR(loom__vmap_int_vector(
@@ -163,7 +62,8 @@ static loom_status_t rule_axes_input(loom__vmap_call_t* call,
     loom__grad_release_all(inputs, 2);
     return status;
   }
-  return run_into_outputs(call, call->op_name, inputs, 2, true, NULL, 0);
+  return loom__vmap_run_into_outputs(call, call->op_name, inputs, 2, true, NULL,
+                                     0);
 }
 
 // MatMul becomes BatchMatMulV2 (a batched product); BatchMatMulV2 pads its
@@ -171,11 +71,13 @@ static loom_status_t rule_axes_input(loom__vmap_call_t* call,
 static loom_status_t rule_matmul(loom__vmap_call_t* call, bool* out_fallback) {
   (void)out_fallback;
   loom_tensor_handle_t* inputs[2] = {NULL, NULL};
-  int32_t rank = max_rank(call);
-  loom_status_t status = prepare_all(call, loom__vmap_padded, rank, inputs);
+  int32_t rank = loom__vmap_max_rank(call);
+  loom_status_t status =
+      loom__vmap_prepare_all(call, loom__vmap_padded, rank, inputs);
   if (status) return status;
   if (strcmp(call->op_name, "MatMul") != 0) {
-    return run_into_outputs(call, call->op_name, inputs, 2, true, NULL, 0);
+    return loom__vmap_run_into_outputs(call, call->op_name, inputs, 2, true,
+                                       NULL, 0);
   }
   bool transpose_a = false, transpose_b = false;
   loom_attr_value_t value;
@@ -185,191 +87,10 @@ static loom_status_t rule_matmul(loom__vmap_call_t* call, bool* out_fallback) {
   if (loom_op_attrs_get(call->attrs, "transpose_b", &value)) {
     transpose_b = value.u.b;
   }
-  return run_into_outputs(
+  return loom__vmap_run_into_outputs(
       call, "BatchMatMulV2", inputs, 2, false,
       LOOM_GRAD_ATTRS(LOOM_GRAD_BOOL("adj_x", transpose_a),
                       LOOM_GRAD_BOOL("adj_y", transpose_b)));
-}
-
-// Reshape: the batch dimension goes before the new shape (a -1 in it is
-// resolved from one example's size, which a batch of 0 would not give).
-static loom_status_t rule_reshape(loom__vmap_call_t* call, bool* out_fallback) {
-  if (batched(call, 1)) {
-    *out_fallback = true;
-    return loom_ok_status();
-  }
-  int64_t dims[LOOM_MAX_RANK + 1];
-  int32_t count = 0;
-  LOOM_RETURN_IF_ERROR(loom__vmap_read_ints(call->context,
-                                            call->inputs[1].value, dims + 1,
-                                            LOOM_MAX_RANK - 1, &count));
-  int64_t elements = loom_shape_num_elements(&call->input_metadata[0].shape);
-  int64_t known = 1;
-  int32_t unknown = -1;
-  for (int32_t j = 1; j <= count; ++j) {
-    if (dims[j] == -1 && unknown < 0) {
-      unknown = j;
-    } else {
-      known *= dims[j];
-    }
-  }
-  if (unknown > 0 && known > 0 && elements >= 0) {
-    dims[unknown] = elements / known;
-  }
-  dims[0] = call->batch_size;
-  loom_tensor_handle_t* front = NULL;
-  LOOM_RETURN_IF_ERROR(loom__vmap_to_front(call, 0, &front));
-  loom_tensor_handle_t* result = NULL;
-  loom_status_t status =
-      loom__vmap_reshape(call->context, front, dims, count + 1, &result);
-  loom_tensor_handle_release(front);
-  if (status) return status;
-  call->outputs[0].value = result;
-  call->outputs[0].axis = 0;
-  return loom_ok_status();
-}
-
-// Transpose: the permutation keeps the batch first.
-static loom_status_t rule_transpose(loom__vmap_call_t* call,
-                                    bool* out_fallback) {
-  if (batched(call, 1)) {
-    *out_fallback = true;
-    return loom_ok_status();
-  }
-  int64_t perm[LOOM_MAX_RANK];
-  int32_t count = 0;
-  LOOM_RETURN_IF_ERROR(loom__vmap_read_ints(call->context,
-                                            call->inputs[1].value, perm + 1,
-                                            LOOM_MAX_RANK - 1, &count));
-  perm[0] = 0;
-  for (int32_t j = 1; j <= count; ++j) perm[j] += 1;
-  loom_tensor_handle_t* inputs[2] = {NULL, NULL};
-  LOOM_RETURN_IF_ERROR(
-      loom__vmap_int_vector(call->context, call->input_metadata[1].dtype, perm,
-                            count + 1, false, &inputs[1]));
-  loom_status_t status = loom__vmap_to_front(call, 0, &inputs[0]);
-  if (status) {
-    loom__grad_release_all(inputs, 2);
-    return status;
-  }
-  return run_into_outputs(call, "Transpose", inputs, 2, false, NULL, 0);
-}
-
-// ExpandDims: the new axis (of a result one rank larger) shifts by one.
-static loom_status_t rule_expand_dims(loom__vmap_call_t* call,
-                                      bool* out_fallback) {
-  if (batched(call, 1)) {
-    *out_fallback = true;
-    return loom_ok_status();
-  }
-  int64_t axis = 0;
-  int32_t count = 0;
-  LOOM_RETURN_IF_ERROR(loom__vmap_read_ints(
-      call->context, call->inputs[1].value, &axis, 1, &count));
-  LOOM_RETURN_IF_ERROR(
-      shift_axis(call, &axis, call->input_metadata[0].shape.rank + 1));
-  loom_tensor_handle_t* inputs[2] = {NULL, NULL};
-  LOOM_RETURN_IF_ERROR(loom__vmap_int_vector(call->context,
-                                             call->input_metadata[1].dtype,
-                                             &axis, 1, true, &inputs[1]));
-  loom_status_t status = loom__vmap_to_front(call, 0, &inputs[0]);
-  if (status) {
-    loom__grad_release_all(inputs, 2);
-    return status;
-  }
-  return run_into_outputs(call, "ExpandDims", inputs, 2, false, NULL, 0);
-}
-
-// Squeeze: the listed axes shift; no list means every dimension of size 1
-// of one example (never the batch, even of size 1).
-static loom_status_t rule_squeeze(loom__vmap_call_t* call, bool* out_fallback) {
-  (void)out_fallback;
-  const loom_shape_t* shape = &call->input_metadata[0].shape;
-  int64_t axes[LOOM_MAX_RANK];
-  int32_t count = 0;
-  loom_attr_value_t value;
-  if (loom_op_attrs_get(call->attrs, "squeeze_dims", &value) &&
-      value.count > 0) {
-    if (value.count > LOOM_MAX_RANK) {
-      return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                              "Squeeze: %d squeeze_dims", (int)value.count);
-    }
-    for (int32_t j = 0; j < (int32_t)value.count; ++j) {
-      axes[count] = ((const int64_t*)value.u.list)[j];
-      LOOM_RETURN_IF_ERROR(shift_axis(call, &axes[count], shape->rank));
-      ++count;
-    }
-  } else {
-    for (int32_t d = 0; d < shape->rank; ++d) {
-      if (shape->dims[d] == 1) axes[count++] = d + 1;
-    }
-  }
-  loom_tensor_handle_t* inputs[1] = {NULL};
-  LOOM_RETURN_IF_ERROR(loom__vmap_to_front(call, 0, &inputs[0]));
-  return run_into_outputs(
-      call, "Squeeze", inputs, 1, false,
-      LOOM_GRAD_ATTRS(LOOM_GRAD_INTS("squeeze_dims", axes, count)));
-}
-
-// ConcatV2 (values..., axis): every value [B, ...], the axis shifted.
-static loom_status_t rule_concat(loom__vmap_call_t* call, bool* out_fallback) {
-  int32_t n = call->num_inputs - 1;
-  if (n < 1 || batched(call, n)) {
-    *out_fallback = true;
-    return loom_ok_status();
-  }
-  int64_t axis = 0;
-  int32_t count = 0;
-  LOOM_RETURN_IF_ERROR(loom__vmap_read_ints(
-      call->context, call->inputs[n].value, &axis, 1, &count));
-  LOOM_RETURN_IF_ERROR(
-      shift_axis(call, &axis, call->input_metadata[0].shape.rank));
-  loom__handle_vector_t inputs;
-  loom__handle_vector_initialize(&inputs);
-  loom_allocator_t allocator = loom_allocator_default();
-  LOOM_RETURN_IF_ERROR(
-      loom__handle_vector_resize(&inputs, allocator, (size_t)(n + 1)));
-  loom_tensor_handle_t** handles = loom__handle_vector_data(&inputs);
-  loom_status_t status = loom_ok_status();
-  for (int32_t i = 0; i < n && !status; ++i) {
-    status = loom__vmap_materialized(call, i, &handles[i]);
-  }
-  if (!status) {
-    status = loom__vmap_int_vector(call->context, call->input_metadata[n].dtype,
-                                   &axis, 1, true, &handles[n]);
-  }
-  if (!status) {
-    status = run_into_outputs(call, "ConcatV2", handles, n + 1, false, NULL, 0);
-  } else {
-    loom__grad_release_all(handles, n + 1);
-  }
-  loom__handle_vector_deinitialize(&inputs, allocator);
-  return status;
-}
-
-// Pack and Unpack: the axis attribute shifts.
-static loom_status_t rule_pack(loom__vmap_call_t* call, bool* out_fallback) {
-  (void)out_fallback;
-  bool pack = strcmp(call->op_name, "Pack") == 0;
-  int64_t axis = 0;
-  loom_attr_value_t value;
-  if (loom_op_attrs_get(call->attrs, "axis", &value)) axis = value.u.i64;
-  int32_t rank = call->input_metadata[0].shape.rank + (pack ? 1 : 0);
-  LOOM_RETURN_IF_ERROR(shift_axis(call, &axis, rank));
-  loom__handle_vector_t inputs;
-  loom__handle_vector_initialize(&inputs);
-  loom_allocator_t allocator = loom_allocator_default();
-  LOOM_RETURN_IF_ERROR(
-      loom__handle_vector_resize(&inputs, allocator, (size_t)call->num_inputs));
-  loom_status_t status =
-      prepare_all(call, materialized, 0, loom__handle_vector_data(&inputs));
-  if (!status) {
-    status = run_into_outputs(
-        call, call->op_name, loom__handle_vector_data(&inputs),
-        call->num_inputs, true, LOOM_GRAD_ATTRS(LOOM_GRAD_INT("axis", axis)));
-  }
-  loom__handle_vector_deinitialize(&inputs, allocator);
-  return status;
 }
 
 // BiasAdd: a batched value with an unbatched bias is BiasAdd itself; a
@@ -383,13 +104,14 @@ static loom_status_t rule_bias_add(loom__vmap_call_t* call,
     nchw =
         value.u.string.size == 4 && memcmp(value.u.string.data, "NCHW", 4) == 0;
   }
-  if (!nchw && !batched(call, 1)) return same_op(call, loom__vmap_padded, 0);
+  if (!nchw && !loom__vmap_batched(call, 1))
+    return loom__vmap_same_op(call, loom__vmap_padded, 0);
   const loom_shape_t* shape = &call->input_metadata[0].shape;
   int32_t rank = shape->rank;
   int32_t channel = nchw ? 1 : rank - 1;
   int64_t dims[LOOM_MAX_RANK];
   int32_t k = 0;
-  if (batched(call, 1)) dims[k++] = call->batch_size;
+  if (loom__vmap_batched(call, 1)) dims[k++] = call->batch_size;
   for (int32_t d = 0; d < rank; ++d) {
     dims[k++] = d == channel ? call->input_metadata[1].shape.dims[0] : 1;
   }
@@ -404,7 +126,7 @@ static loom_status_t rule_bias_add(loom__vmap_call_t* call,
     loom__grad_release_all(inputs, 2);
     return status;
   }
-  return run_into_outputs(call, "AddV2", inputs, 2, false, NULL, 0);
+  return loom__vmap_run_into_outputs(call, "AddV2", inputs, 2, false, NULL, 0);
 }
 
 // Shape, Size and Rank: one example's, the same for every example.
@@ -441,7 +163,7 @@ static loom_status_t fold(loom__vmap_call_t* call, uint32_t rows,
   int64_t n = -1;
   for (int32_t i = 0; i < call->num_inputs; ++i) {
     bool row = (rows >> i) & 1u;
-    if (!row && batched(call, i)) {
+    if (!row && loom__vmap_batched(call, i)) {
       *out_fallback = true;
       return loom_ok_status();
     }
@@ -477,8 +199,8 @@ static loom_status_t fold(loom__vmap_call_t* call, uint32_t rows,
     loom_tensor_handle_release(full);
   }
   if (!status) {
-    status = run_into_outputs(call, call->op_name, handles, call->num_inputs,
-                              true, NULL, 0);
+    status = loom__vmap_run_into_outputs(call, call->op_name, handles,
+                                         call->num_inputs, true, NULL, 0);
   } else {
     loom__grad_release_all(handles, call->num_inputs);
   }
@@ -514,85 +236,32 @@ static loom_status_t rule_fold_first_two(loom__vmap_call_t* call,
   return fold(call, 3u, out_fallback);
 }
 
-// Slice (x, begin, size): the batch is taken whole.
-static loom_status_t rule_slice(loom__vmap_call_t* call, bool* out_fallback) {
-  if (batched(call, 1) || batched(call, 2)) {
-    *out_fallback = true;
-    return loom_ok_status();
+// BiasAddGrad: one example's sum over every axis but the channel's.
+static loom_status_t rule_bias_add_grad(loom__vmap_call_t* call,
+                                        bool* out_fallback) {
+  (void)out_fallback;
+  bool nchw = false;
+  loom_attr_value_t value;
+  if (loom_op_attrs_get(call->attrs, "data_format", &value)) {
+    nchw =
+        value.u.string.size == 4 && memcmp(value.u.string.data, "NCHW", 4) == 0;
   }
-  int64_t begin[LOOM_MAX_RANK], size[LOOM_MAX_RANK];
-  int32_t count = 0, count_size = 0;
-  LOOM_RETURN_IF_ERROR(loom__vmap_read_ints(call->context,
-                                            call->inputs[1].value, begin + 1,
-                                            LOOM_MAX_RANK - 1, &count));
-  LOOM_RETURN_IF_ERROR(loom__vmap_read_ints(call->context,
-                                            call->inputs[2].value, size + 1,
-                                            LOOM_MAX_RANK - 1, &count_size));
-  begin[0] = 0;
-  size[0] = -1;
-  loom_tensor_handle_t* inputs[3] = {NULL, NULL, NULL};
-  loom_dtype_t dtype = call->input_metadata[1].dtype;
-  loom_status_t status = loom__vmap_int_vector(call->context, dtype, begin,
-                                               count + 1, false, &inputs[1]);
-  if (!status) {
-    status = loom__vmap_int_vector(call->context, dtype, size, count_size + 1,
-                                   false, &inputs[2]);
-  }
-  if (!status) status = loom__vmap_to_front(call, 0, &inputs[0]);
-  if (status) {
-    loom__grad_release_all(inputs, 3);
-    return status;
-  }
-  return run_into_outputs(call, "Slice", inputs, 3, false, NULL, 0);
-}
-
-// Tile (x, multiples): the batch is not repeated.
-static loom_status_t rule_tile(loom__vmap_call_t* call, bool* out_fallback) {
-  if (batched(call, 1)) {
-    *out_fallback = true;
-    return loom_ok_status();
-  }
-  int64_t multiples[LOOM_MAX_RANK];
+  int32_t rank = call->input_metadata[0].shape.rank;
+  int32_t channel = nchw ? 1 : rank - 1;
+  int64_t axes[LOOM_MAX_RANK];
   int32_t count = 0;
-  LOOM_RETURN_IF_ERROR(
-      loom__vmap_read_ints(call->context, call->inputs[1].value, multiples + 1,
-                           LOOM_MAX_RANK - 1, &count));
-  multiples[0] = 1;
+  for (int32_t d = 0; d < rank; ++d) {
+    if (d != channel) axes[count++] = d + 1;
+  }
   loom_tensor_handle_t* inputs[2] = {NULL, NULL};
-  loom_status_t status =
-      loom__vmap_int_vector(call->context, call->input_metadata[1].dtype,
-                            multiples, count + 1, false, &inputs[1]);
-  if (!status) status = loom__vmap_to_front(call, 0, &inputs[0]);
+  LOOM_RETURN_IF_ERROR(loom__vmap_int_vector(call->context, LOOM_DTYPE_INT32,
+                                             axes, count, false, &inputs[1]));
+  loom_status_t status = loom__vmap_to_front(call, 0, &inputs[0]);
   if (status) {
     loom__grad_release_all(inputs, 2);
     return status;
   }
-  return run_into_outputs(call, "Tile", inputs, 2, false, NULL, 0);
-}
-
-// BroadcastTo (x, shape): the shape gains the batch in front.
-static loom_status_t rule_broadcast_to(loom__vmap_call_t* call,
-                                       bool* out_fallback) {
-  if (batched(call, 1)) {
-    *out_fallback = true;
-    return loom_ok_status();
-  }
-  int64_t dims[LOOM_MAX_RANK];
-  int32_t count = 0;
-  LOOM_RETURN_IF_ERROR(loom__vmap_read_ints(call->context,
-                                            call->inputs[1].value, dims + 1,
-                                            LOOM_MAX_RANK - 1, &count));
-  dims[0] = call->batch_size;
-  loom_tensor_handle_t* inputs[2] = {NULL, NULL};
-  loom_status_t status =
-      loom__vmap_int_vector(call->context, call->input_metadata[1].dtype, dims,
-                            count + 1, false, &inputs[1]);
-  if (!status) status = loom__vmap_padded(call, 0, count, &inputs[0]);
-  if (status) {
-    loom__grad_release_all(inputs, 2);
-    return status;
-  }
-  return run_into_outputs(call, "BroadcastTo", inputs, 2, false, NULL, 0);
+  return loom__vmap_run_into_outputs(call, "Sum", inputs, 2, false, NULL, 0);
 }
 
 // IdentityN: each output is its input, batched as it is.
@@ -637,12 +306,14 @@ static const loom__vmap_rule_t kRules[] = {
     FOLD("AvgPool"),
     {"BatchMatMulV2", rule_matmul, "batched product, ranks padded"},
     {"BiasAdd", rule_bias_add, "BiasAdd, or AddV2 for a batched bias"},
-    {"BroadcastTo", rule_broadcast_to, "shape gains the batch in front"},
+    {"BiasAddGrad", rule_bias_add_grad, "Sum over the non-channel axes"},
+    {"BroadcastTo", loom__vmap_rule_broadcast_to,
+     "shape gains the batch in front"},
     ELEMENTWISE("Cast"),
     ELEMENTWISE("Ceil"),
     ELEMENTWISE("CheckNumericsV2"),
     {"ClipByValue", rule_first_input, "batch first (bounds unbatched)"},
-    {"ConcatV2", rule_concat, "values [B, ...], axis shifted"},
+    {"ConcatV2", loom__vmap_rule_concat, "values [B, ...], axis shifted"},
     FOLD("Conv2D"),
     ELEMENTWISE("Cos"),
     AXES("Cumsum"),
@@ -652,8 +323,9 @@ static const loom__vmap_rule_t kRules[] = {
     ELEMENTWISE("Equal"),
     ELEMENTWISE("Erf"),
     ELEMENTWISE("Exp"),
-    {"ExpandDims", rule_expand_dims, "axis shifted by one"},
+    {"ExpandDims", loom__vmap_rule_expand_dims, "axis shifted by one"},
     ELEMENTWISE("Expm1"),
+    {"Fill", loom__vmap_rule_fill, "batched value broadcast to [B, dims]"},
     ELEMENTWISE("Floor"),
     ELEMENTWISE("FloorDiv"),
     ELEMENTWISE("FloorMod"),
@@ -687,7 +359,7 @@ static const loom__vmap_rule_t kRules[] = {
     ELEMENTWISE("Neg"),
     ELEMENTWISE("NotEqual"),
     ELEMENTWISE("OnesLike"),
-    {"Pack", rule_pack, "values [B, ...], axis shifted"},
+    {"Pack", loom__vmap_rule_pack, "values [B, ...], axis shifted"},
     ELEMENTWISE("Pow"),
     AXES("Prod"),
     {"Rank", rule_shape, "one example's rank, unbatched"},
@@ -698,7 +370,8 @@ static const loom__vmap_rule_t kRules[] = {
     ELEMENTWISE("Relu6"),
     SAME_SHAPE("Relu6Grad"),
     SAME_SHAPE("ReluGrad"),
-    {"Reshape", rule_reshape, "batch dimension prepended to the shape"},
+    {"Reshape", loom__vmap_rule_reshape,
+     "batch dimension prepended to the shape"},
     AXES("ReverseV2"),
     ELEMENTWISE("Round"),
     ELEMENTWISE("Rsqrt"),
@@ -712,7 +385,7 @@ static const loom__vmap_rule_t kRules[] = {
     ELEMENTWISE("Sign"),
     ELEMENTWISE("Sin"),
     {"Size", rule_shape, "one example's size, unbatched"},
-    {"Slice", rule_slice, "begin and size gain the whole batch"},
+    {"Slice", loom__vmap_rule_slice, "begin and size gain the whole batch"},
     ELEMENTWISE("Softmax"),
     {"SoftmaxCrossEntropyWithLogits", rule_fold_first_two,
      "batch folded into the leading dimension of logits and labels"},
@@ -724,17 +397,18 @@ static const loom__vmap_rule_t kRules[] = {
     SAME_SHAPE("SqrtGrad"),
     ELEMENTWISE("Square"),
     ELEMENTWISE("SquaredDifference"),
-    {"Squeeze", rule_squeeze, "axes shifted; never the batch"},
+    {"Squeeze", loom__vmap_rule_squeeze, "axes shifted; never the batch"},
     ELEMENTWISE("StopGradient"),
     ELEMENTWISE("Sub"),
     AXES("Sum"),
     ELEMENTWISE("Tanh"),
     SAME_SHAPE("TanhGrad"),
-    {"Tile", rule_tile, "multiples gain a 1 for the batch"},
-    {"Transpose", rule_transpose, "permutation shifted, batch first"},
+    {"Tile", loom__vmap_rule_tile, "multiples gain a 1 for the batch"},
+    {"Transpose", loom__vmap_rule_transpose,
+     "permutation shifted, batch first"},
     ELEMENTWISE("TruncateDiv"),
     ELEMENTWISE("TruncateMod"),
-    {"Unpack", rule_pack, "value batch first, axis shifted"},
+    {"Unpack", loom__vmap_rule_pack, "value batch first, axis shifted"},
     ELEMENTWISE("ZerosLike"),
 };
 

@@ -31,9 +31,6 @@ static const no_rule_t kNoRule[] = {
     {"AssignSubVariableOp", STATEFUL},
     {"AssignVariableOp", STATEFUL},
     {"AvgPoolGrad", GRADIENT_OF_ROWS},
-    {"BiasAddGrad",
-     "not yet (the channel sums would have to keep the batch); the "
-     "per-example fallback"},
     {"BiasAddV1", NOT_YET},
     {"BroadcastGradientArgs",
      "shape arithmetic: its inputs are shapes, unbatched under vmap (Shape "
@@ -52,7 +49,6 @@ static const no_rule_t kNoRule[] = {
     {"CopyOn", "the vmap's own copy: a tensor of another handler is unbatched"},
     {"CopyOnGrad", NOT_YET},
     {"DestroyResourceOp", STATEFUL},
-    {"Fill", NOT_YET},
     {"FusedBatchNormGradV3", NOT_YET},
     {"FusedBatchNormV3",
      "not yet (statistics over N per example: a batched moments rule); the "
