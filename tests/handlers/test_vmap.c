@@ -1,13 +1,54 @@
-// The vmap handler: nested vmaps, batch sizes 1 and 0, per-example
-// gradients (a tape inside the vmap) and gradients of a vmap (a tape around
-// it) against loops with the untransformed function in f32 and f64, and
-// the errors of the API. (The batching rules: test_vmap_rules.)
+// The vmap handler: the kernels a batched op launches (one, whatever the
+// batch; the fallback one per example), nested vmaps, batch sizes 1 and 0,
+// per-example gradients (a tape inside the vmap) and gradients of a vmap (a
+// tape around it) against loops with the untransformed function in f32 and
+// f64, and the errors of the API. (The batching rules: test_vmap_rules.)
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "vmap_test_util.h"
+
+//===----------------------------------------------------------------------===//
+// Kernel launches: a batched rule runs its op once, whatever the batch
+//===----------------------------------------------------------------------===//
+
+static int64_t ops_executed(void) {
+  LOOM_ASSERT_OK(loom_context_wait(g_ctx));
+  return loom_runtime_statistics(loom_context_runtime(g_ctx)).ops_executed;
+}
+
+// The kernels one op under a vmap of `b` examples launches (its inputs
+// already entered, batch first).
+static int64_t launches(const char* op, int64_t b, bool fallback) {
+  int64_t xd[3] = {b, 4, 3}, wd[2] = {3, 5};
+  handle_t* xs = make(D, xd, 3, NULL);
+  handle_t* w = make(D, wd, 2, NULL);
+  loom_op_handler_t* vmap = new_vmap(b);
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, vmap));
+  handle_t* x = vin(vmap, xs, 0);
+  int64_t before = ops_executed();
+  handle_t* y = fallback ? un_op(op, x) : bin(op, x, w);
+  int64_t after = ops_executed();
+  loom_tensor_handle_release(y);
+  loom_tensor_handle_release(x);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  loom_op_handler_release(vmap);
+  loom_tensor_handle_release(w);
+  loom_tensor_handle_release(xs);
+  return after - before;
+}
+
+static void test_batched_rule_launches_once(void** state) {
+  (void)state;
+  // MatMul -> one BatchMatMulV2, for 2 examples as for 64.
+  assert_int_equal(launches("MatMul", 2, false), 1);
+  assert_int_equal(launches("MatMul", 64, false), 1);
+  // The fallback: an Unpack, one op per example, a Pack.
+  assert_int_equal(launches("L2Loss", 2, true), 2 + 2);
+  assert_int_equal(launches("L2Loss", 16, true), 16 + 2);
+}
 
 //===----------------------------------------------------------------------===//
 // Nested vmaps, batch sizes 1 and 0
@@ -362,6 +403,7 @@ static void test_errors(void** state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_batched_rule_launches_once),
       cmocka_unit_test(test_nested_vmap),
       cmocka_unit_test(test_batch_sizes_one_and_zero),
       cmocka_unit_test(test_per_example_gradients_f32),

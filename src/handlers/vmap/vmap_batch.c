@@ -44,19 +44,19 @@ loom_status_t loom__vmap_metadata(loom_tensor_handle_t* handle,
   return loom_tensor_handle_wait_metadata(handle, out);
 }
 
-loom_status_t loom__vmap_int_vector(loom_context_t* context, loom_dtype_t dtype,
-                                    const int64_t* values, int32_t count,
-                                    bool scalar, loom_tensor_handle_t** out) {
+loom_status_t loom__vmap_int_tensor(loom_context_t* context, loom_dtype_t dtype,
+                                    const int64_t* values, const int64_t* dims,
+                                    int32_t rank, loom_tensor_handle_t** out) {
   *out = NULL;
-  int64_t dims[1] = {count};
   loom_shape_t shape;
-  LOOM_RETURN_IF_ERROR(loom_shape_initialize(&shape, dims, scalar ? 0 : 1));
+  LOOM_RETURN_IF_ERROR(loom_shape_initialize(&shape, dims, rank));
   dtype = dtype == LOOM_DTYPE_INT64 ? LOOM_DTYPE_INT64 : LOOM_DTYPE_INT32;
   loom_tensor_t* tensor = NULL;
   LOOM_RETURN_IF_ERROR(loom_tensor_create_dense(loom_allocator_default(), dtype,
                                                 &shape, &tensor));
   void* data = loom_tensor_data(tensor);
-  for (int32_t i = 0; i < count; ++i) {
+  int64_t count = loom_shape_num_elements(&shape);
+  for (int64_t i = 0; i < count; ++i) {
     if (dtype == LOOM_DTYPE_INT64) {
       ((int64_t*)data)[i] = values[i];
     } else {
@@ -66,6 +66,14 @@ loom_status_t loom__vmap_int_vector(loom_context_t* context, loom_dtype_t dtype,
   loom_status_t status = loom_context_new_handle(context, tensor, out);
   loom_tensor_release(tensor);
   return status;
+}
+
+loom_status_t loom__vmap_int_vector(loom_context_t* context, loom_dtype_t dtype,
+                                    const int64_t* values, int32_t count,
+                                    bool scalar, loom_tensor_handle_t** out) {
+  int64_t dims[1] = {count};
+  return loom__vmap_int_tensor(context, dtype, values, dims, scalar ? 0 : 1,
+                               out);
 }
 
 loom_status_t loom__vmap_read_ints(loom_context_t* context,

@@ -99,7 +99,13 @@ LOOM_MUST_USE_RESULT loom_status_t loom__vmap_broadcast(
 LOOM_MUST_USE_RESULT loom_status_t loom__vmap_reshape(
     loom_context_t* context, loom_tensor_handle_t* value, const int64_t* dims,
     int32_t rank, loom_tensor_handle_t** out);
-// An int32 vector constant (int64 when `dtype` is INT64) on the host.
+// An int32 constant (int64 when `dtype` is INT64) of shape dims[0, rank)
+// holding `values`, on the host.
+LOOM_MUST_USE_RESULT loom_status_t loom__vmap_int_tensor(
+    loom_context_t* context, loom_dtype_t dtype, const int64_t* values,
+    const int64_t* dims, int32_t rank, loom_tensor_handle_t** out);
+// An int32 vector constant (int64 when `dtype` is INT64) on the host (a
+// scalar holding values[0] when `scalar`).
 LOOM_MUST_USE_RESULT loom_status_t loom__vmap_int_vector(
     loom_context_t* context, loom_dtype_t dtype, const int64_t* values,
     int32_t count, bool scalar, loom_tensor_handle_t** out);
@@ -163,6 +169,9 @@ LOOM__VMAP_RULE(slice);
 LOOM__VMAP_RULE(tile);
 LOOM__VMAP_RULE(broadcast_to);
 LOOM__VMAP_RULE(fill);
+LOOM__VMAP_RULE(strided_slice);
+LOOM__VMAP_RULE(pad);
+LOOM__VMAP_RULE(gather);
 
 // vmap_fallback.c: runs the op once per example and stacks the results.
 LOOM_MUST_USE_RESULT loom_status_t loom__vmap_fallback(loom__vmap_call_t* call);

@@ -1,7 +1,8 @@
 // The batching rules of the ops that move data around: Reshape, Transpose,
-// ExpandDims, Squeeze, ConcatV2, Pack, Unpack, Slice, Tile, BroadcastTo and
-// Fill. Shape-like inputs (a shape, a permutation, begin and size) must be
-// unbatched, else the op takes the fallback.
+// ExpandDims, Squeeze, ConcatV2, Pack, Unpack, Slice, StridedSlice, Tile,
+// BroadcastTo, Fill, Pad and GatherV2. Shape-like inputs (a shape, a
+// permutation, begin and size) must be unbatched, else the op takes the
+// fallback.
 
 #include <string.h>
 
@@ -314,4 +315,137 @@ loom_status_t loom__vmap_rule_fill(loom__vmap_call_t* call,
   }
   return loom__vmap_run_into_outputs(call, "BroadcastTo", inputs, 2, false,
                                      NULL, 0);
+}
+
+// Reads an integer attribute (0 when absent).
+static int64_t int_attr(const loom__vmap_call_t* call, const char* name) {
+  loom_attr_value_t value;
+  if (!loom_op_attrs_get(call->attrs, name, &value)) return 0;
+  return value.kind == LOOM_ATTR_KIND_I32 ? value.u.i32 : value.u.i64;
+}
+
+// StridedSlice (x, begin, end, strides): a whole first dimension is added
+// to the spec (begin and end masked, stride 1) and the masks shift.
+loom_status_t loom__vmap_rule_strided_slice(loom__vmap_call_t* call,
+                                            bool* out_fallback) {
+  for (int32_t i = 1; i < 4; ++i) {
+    if (loom__vmap_batched(call, i)) {
+      *out_fallback = true;
+      return loom_ok_status();
+    }
+  }
+  int64_t spec[3][LOOM_MAX_RANK + 1];
+  int32_t count = 0;
+  static const int64_t kFirst[3] = {0, 0, 1};
+  for (int32_t i = 0; i < 3; ++i) {
+    int32_t n = 0;
+    LOOM_RETURN_IF_ERROR(loom__vmap_read_ints(call->context,
+                                              call->inputs[i + 1].value,
+                                              spec[i] + 1, LOOM_MAX_RANK, &n));
+    if (i > 0 && n != count) {
+      return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                              "StridedSlice: begin, end and strides have %d, "
+                              "%d values (under vmap)",
+                              count, n);
+    }
+    count = n;
+    spec[i][0] = kFirst[i];
+  }
+  if (count + 1 > LOOM_MAX_RANK) {
+    *out_fallback = true;
+    return loom_ok_status();
+  }
+  loom_tensor_handle_t* inputs[4] = {NULL, NULL, NULL, NULL};
+  loom_status_t status = loom_ok_status();
+  for (int32_t i = 0; i < 3 && !status; ++i) {
+    status =
+        loom__vmap_int_vector(call->context, call->input_metadata[i + 1].dtype,
+                              spec[i], count + 1, false, &inputs[i + 1]);
+  }
+  if (!status) status = loom__vmap_to_front(call, 0, &inputs[0]);
+  if (status) {
+    loom__grad_release_all(inputs, 4);
+    return status;
+  }
+  int64_t begin_mask = (int_attr(call, "begin_mask") << 1) | 1;
+  int64_t end_mask = (int_attr(call, "end_mask") << 1) | 1;
+  return loom__vmap_run_into_outputs(
+      call, "StridedSlice", inputs, 4, true,
+      LOOM_GRAD_ATTRS(
+          LOOM_GRAD_INT("begin_mask", begin_mask),
+          LOOM_GRAD_INT("end_mask", end_mask),
+          LOOM_GRAD_INT("ellipsis_mask", int_attr(call, "ellipsis_mask") << 1),
+          LOOM_GRAD_INT("new_axis_mask", int_attr(call, "new_axis_mask") << 1),
+          LOOM_GRAD_INT("shrink_axis_mask", int_attr(call, "shrink_axis_mask")
+                                                << 1)));
+}
+
+// Pad and PadV2 (x, paddings[, constant]): the batch is not padded.
+loom_status_t loom__vmap_rule_pad(loom__vmap_call_t* call, bool* out_fallback) {
+  for (int32_t i = 1; i < call->num_inputs; ++i) {
+    if (loom__vmap_batched(call, i)) {
+      *out_fallback = true;
+      return loom_ok_status();
+    }
+  }
+  int64_t paddings[2 * LOOM_MAX_RANK];
+  int32_t count = 0;
+  LOOM_RETURN_IF_ERROR(loom__vmap_read_ints(call->context,
+                                            call->inputs[1].value, paddings + 2,
+                                            2 * (LOOM_MAX_RANK - 1), &count));
+  paddings[0] = paddings[1] = 0;
+  int64_t dims[2] = {count / 2 + 1, 2};
+  loom_tensor_handle_t* inputs[3] = {NULL, NULL, NULL};
+  loom_status_t status =
+      loom__vmap_int_tensor(call->context, call->input_metadata[1].dtype,
+                            paddings, dims, 2, &inputs[1]);
+  if (!status) status = loom__vmap_to_front(call, 0, &inputs[0]);
+  if (!status && call->num_inputs > 2) {
+    loom_tensor_handle_retain(call->inputs[2].value);
+    inputs[2] = call->inputs[2].value;
+  }
+  if (status) {
+    loom__grad_release_all(inputs, 3);
+    return status;
+  }
+  return loom__vmap_run_into_outputs(call, call->op_name, inputs,
+                                     call->num_inputs, true, NULL, 0);
+}
+
+// GatherV2 (params, indices, axis): batched params with unbatched indices
+// gather along the shifted axis; batched indices make the batch a batch
+// dimension of the gather (batch_dims + 1).
+loom_status_t loom__vmap_rule_gather(loom__vmap_call_t* call,
+                                     bool* out_fallback) {
+  int64_t batch_dims = int_attr(call, "batch_dims");
+  bool indices_batched = loom__vmap_batched(call, 1);
+  if (loom__vmap_batched(call, 2) || (!indices_batched && batch_dims != 0) ||
+      batch_dims < 0) {
+    *out_fallback = true;
+    return loom_ok_status();
+  }
+  int64_t axis = 0;
+  int32_t count = 0;
+  LOOM_RETURN_IF_ERROR(loom__vmap_read_ints(
+      call->context, call->inputs[2].value, &axis, 1, &count));
+  LOOM_RETURN_IF_ERROR(
+      loom__vmap_shift_axis(call, &axis, call->input_metadata[0].shape.rank));
+  loom_tensor_handle_t* inputs[3] = {NULL, NULL, NULL};
+  loom_status_t status = loom__vmap_int_vector(
+      call->context, call->input_metadata[2].dtype, &axis, 1, true, &inputs[2]);
+  if (!status) status = loom__vmap_materialized(call, 0, &inputs[0]);
+  if (!status && indices_batched) {
+    status = loom__vmap_to_front(call, 1, &inputs[1]);
+  } else if (!status) {
+    loom_tensor_handle_retain(call->inputs[1].value);
+    inputs[1] = call->inputs[1].value;
+  }
+  if (status) {
+    loom__grad_release_all(inputs, 3);
+    return status;
+  }
+  return loom__vmap_run_into_outputs(
+      call, "GatherV2", inputs, 3, true,
+      LOOM_GRAD_ATTRS(
+          LOOM_GRAD_INT("batch_dims", indices_batched ? batch_dims + 1 : 0)));
 }

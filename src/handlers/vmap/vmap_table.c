@@ -54,7 +54,6 @@ static const no_rule_t kNoRule[] = {
      "not yet (statistics over N per example: a batched moments rule); the "
      "per-example fallback"},
     {"Gather", NOT_YET},
-    {"GatherV2", NOT_YET},
     {"InvertPermutation", NOT_YET},
     {"L2Loss",
      "not yet (a Sum of squares over one example's axes would do); the "
@@ -62,8 +61,6 @@ static const no_rule_t kNoRule[] = {
     {"MaxPoolGrad", GRADIENT_OF_ROWS},
     {"MaxPoolGradGrad", GRADIENT_OF_ROWS},
     {"OneHot", NOT_YET},
-    {"Pad", NOT_YET},
-    {"PadV2", NOT_YET},
     {"RandomStandardNormal", RANDOM},
     {"RandomUniform", RANDOM},
     {"Range",
@@ -80,8 +77,6 @@ static const no_rule_t kNoRule[] = {
     {"ShapeN", "not yet (Shape has a rule); the per-example fallback"},
     {"Split", NOT_YET},
     {"SplitV", NOT_YET},
-    {"StridedSlice",
-     "not yet (the masks would shift); the per-example fallback"},
     {"TruncatedNormal", RANDOM},
     {"VarHandleOp", "no tensor inputs: one resource for every example"},
     {"VarIsInitializedOp", STATEFUL},
