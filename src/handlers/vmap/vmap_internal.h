@@ -172,6 +172,8 @@ LOOM__VMAP_RULE(fill);
 LOOM__VMAP_RULE(strided_slice);
 LOOM__VMAP_RULE(pad);
 LOOM__VMAP_RULE(gather);
+LOOM__VMAP_RULE(split);
+LOOM__VMAP_RULE(one_hot);
 
 // vmap_fallback.c: runs the op once per example and stacks the results.
 LOOM_MUST_USE_RESULT loom_status_t loom__vmap_fallback(loom__vmap_call_t* call);

@@ -1,8 +1,8 @@
 // The batching rules of the ops that move data around: Reshape, Transpose,
 // ExpandDims, Squeeze, ConcatV2, Pack, Unpack, Slice, StridedSlice, Tile,
-// BroadcastTo, Fill, Pad and GatherV2. Shape-like inputs (a shape, a
-// permutation, begin and size) must be unbatched, else the op takes the
-// fallback.
+// BroadcastTo, Fill, Pad, GatherV2, Split, SplitV and OneHot. Shape-like inputs
+// (a shape, a permutation, begin and size) must be unbatched, else the op takes
+// the fallback.
 
 #include <string.h>
 
@@ -317,10 +317,12 @@ loom_status_t loom__vmap_rule_fill(loom__vmap_call_t* call,
                                      NULL, 0);
 }
 
-// Reads an integer attribute (0 when absent).
-static int64_t int_attr(const loom__vmap_call_t* call, const char* name) {
+// Reads an integer attribute (`absent` when the op ran without it: its
+// default).
+static int64_t int_attr(const loom__vmap_call_t* call, const char* name,
+                        int64_t absent) {
   loom_attr_value_t value;
-  if (!loom_op_attrs_get(call->attrs, name, &value)) return 0;
+  if (!loom_op_attrs_get(call->attrs, name, &value)) return absent;
   return value.kind == LOOM_ATTR_KIND_I32 ? value.u.i32 : value.u.i64;
 }
 
@@ -367,17 +369,19 @@ loom_status_t loom__vmap_rule_strided_slice(loom__vmap_call_t* call,
     loom__grad_release_all(inputs, 4);
     return status;
   }
-  int64_t begin_mask = (int_attr(call, "begin_mask") << 1) | 1;
-  int64_t end_mask = (int_attr(call, "end_mask") << 1) | 1;
+  int64_t begin_mask = (int_attr(call, "begin_mask", 0) << 1) | 1;
+  int64_t end_mask = (int_attr(call, "end_mask", 0) << 1) | 1;
   return loom__vmap_run_into_outputs(
       call, "StridedSlice", inputs, 4, true,
       LOOM_GRAD_ATTRS(
           LOOM_GRAD_INT("begin_mask", begin_mask),
           LOOM_GRAD_INT("end_mask", end_mask),
-          LOOM_GRAD_INT("ellipsis_mask", int_attr(call, "ellipsis_mask") << 1),
-          LOOM_GRAD_INT("new_axis_mask", int_attr(call, "new_axis_mask") << 1),
-          LOOM_GRAD_INT("shrink_axis_mask", int_attr(call, "shrink_axis_mask")
-                                                << 1)));
+          LOOM_GRAD_INT("ellipsis_mask", int_attr(call, "ellipsis_mask", 0)
+                                             << 1),
+          LOOM_GRAD_INT("new_axis_mask", int_attr(call, "new_axis_mask", 0)
+                                             << 1),
+          LOOM_GRAD_INT("shrink_axis_mask",
+                        int_attr(call, "shrink_axis_mask", 0) << 1)));
 }
 
 // Pad and PadV2 (x, paddings[, constant]): the batch is not padded.
@@ -417,7 +421,7 @@ loom_status_t loom__vmap_rule_pad(loom__vmap_call_t* call, bool* out_fallback) {
 // dimension of the gather (batch_dims + 1).
 loom_status_t loom__vmap_rule_gather(loom__vmap_call_t* call,
                                      bool* out_fallback) {
-  int64_t batch_dims = int_attr(call, "batch_dims");
+  int64_t batch_dims = int_attr(call, "batch_dims", 0);
   bool indices_batched = loom__vmap_batched(call, 1);
   if (loom__vmap_batched(call, 2) || (!indices_batched && batch_dims != 0) ||
       batch_dims < 0) {
@@ -448,4 +452,71 @@ loom_status_t loom__vmap_rule_gather(loom__vmap_call_t* call,
       call, "GatherV2", inputs, 3, true,
       LOOM_GRAD_ATTRS(
           LOOM_GRAD_INT("batch_dims", indices_batched ? batch_dims + 1 : 0)));
+}
+
+// Split (axis, value) and SplitV (value, size_splits, axis): the axis
+// shifts; every output has the batch first.
+loom_status_t loom__vmap_rule_split(loom__vmap_call_t* call,
+                                    bool* out_fallback) {
+  bool v2 = strcmp(call->op_name, "SplitV") == 0;
+  int32_t value_index = v2 ? 0 : 1;
+  int32_t axis_index = v2 ? 2 : 0;
+  for (int32_t i = 0; i < call->num_inputs; ++i) {
+    if (i != value_index && loom__vmap_batched(call, i)) {
+      *out_fallback = true;
+      return loom_ok_status();
+    }
+  }
+  int64_t axis = 0;
+  int32_t count = 0;
+  LOOM_RETURN_IF_ERROR(loom__vmap_read_ints(
+      call->context, call->inputs[axis_index].value, &axis, 1, &count));
+  LOOM_RETURN_IF_ERROR(loom__vmap_shift_axis(
+      call, &axis, call->input_metadata[value_index].shape.rank));
+  loom_tensor_handle_t* inputs[3] = {NULL, NULL, NULL};
+  loom_status_t status = loom__vmap_int_vector(
+      call->context, call->input_metadata[axis_index].dtype, &axis, 1, true,
+      &inputs[axis_index]);
+  if (!status)
+    status = loom__vmap_to_front(call, value_index, &inputs[value_index]);
+  if (!status && v2) {
+    loom_tensor_handle_retain(call->inputs[1].value);
+    inputs[1] = call->inputs[1].value;
+  }
+  if (status) {
+    loom__grad_release_all(inputs, 3);
+    return status;
+  }
+  return loom__vmap_run_into_outputs(call, call->op_name, inputs,
+                                     call->num_inputs, true, NULL, 0);
+}
+
+// OneHot (indices, depth, on, off): the new axis shifts (-1, the end,
+// stays); only the indices may be batched.
+loom_status_t loom__vmap_rule_one_hot(loom__vmap_call_t* call,
+                                      bool* out_fallback) {
+  for (int32_t i = 1; i < call->num_inputs; ++i) {
+    if (loom__vmap_batched(call, i)) {
+      *out_fallback = true;
+      return loom_ok_status();
+    }
+  }
+  int64_t axis = int_attr(call, "axis", -1);
+  if (axis != -1) {
+    LOOM_RETURN_IF_ERROR(loom__vmap_shift_axis(
+        call, &axis, call->input_metadata[0].shape.rank + 1));
+  }
+  loom_tensor_handle_t* inputs[4] = {NULL, NULL, NULL, NULL};
+  loom_status_t status = loom__vmap_to_front(call, 0, &inputs[0]);
+  for (int32_t i = 1; i < call->num_inputs && !status; ++i) {
+    loom_tensor_handle_retain(call->inputs[i].value);
+    inputs[i] = call->inputs[i].value;
+  }
+  if (status) {
+    loom__grad_release_all(inputs, 4);
+    return status;
+  }
+  return loom__vmap_run_into_outputs(
+      call, "OneHot", inputs, call->num_inputs, true,
+      LOOM_GRAD_ATTRS(LOOM_GRAD_INT("axis", axis)));
 }

@@ -60,7 +60,6 @@ static const no_rule_t kNoRule[] = {
      "per-example fallback"},
     {"MaxPoolGrad", GRADIENT_OF_ROWS},
     {"MaxPoolGradGrad", GRADIENT_OF_ROWS},
-    {"OneHot", NOT_YET},
     {"RandomStandardNormal", RANDOM},
     {"RandomUniform", RANDOM},
     {"Range",
@@ -75,8 +74,6 @@ static const no_rule_t kNoRule[] = {
      "not yet (a vector condition selects rows, which padding would "
      "break; SelectV2 has a rule); the per-example fallback"},
     {"ShapeN", "not yet (Shape has a rule); the per-example fallback"},
-    {"Split", NOT_YET},
-    {"SplitV", NOT_YET},
     {"TruncatedNormal", RANDOM},
     {"VarHandleOp", "no tensor inputs: one resource for every example"},
     {"VarIsInitializedOp", STATEFUL},
