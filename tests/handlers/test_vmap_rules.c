@@ -1,7 +1,6 @@
 // The batching rules: each against a loop over the examples running the
 // same op unbatched (its inputs batched along various axes, or unbatched),
-// the per-example fallback (correct, and counted), and the table of rules
-// against the registered ops.
+// and the per-example fallback (correct, and counted).
 
 #include <math.h>
 #include <stdlib.h>
@@ -751,54 +750,9 @@ static void test_rules_against_loop(void** state) {
   }
 }
 
-//===----------------------------------------------------------------------===//
-// The table
-//===----------------------------------------------------------------------===//
-
-static void test_every_op_has_a_rule_or_a_reason(void** state) {
-  (void)state;
-  for (size_t i = 1; i < loom__vmap_rule_count(); ++i) {
-    if (strcmp(loom__vmap_rule_at(i - 1)->op_name,
-               loom__vmap_rule_at(i)->op_name) >= 0) {
-      fail_msg("the rules are not sorted at %s",
-               loom__vmap_rule_at(i)->op_name);
-    }
-  }
-  loom_op_registry_t* registry = loom_op_registry_global();
-  size_t count = loom_op_registry_list(registry, NULL, 0);
-  const char** names = calloc(count, sizeof(*names));
-  assert_non_null(names);
-  assert_int_equal(loom_op_registry_list(registry, names, count), count);
-  int missing = 0, rules = 0, reasons = 0;
-  for (size_t i = 0; i < count; ++i) {
-    const char* description = NULL;
-    loom_vmap_support_t support = loom_vmap_op_support(names[i], &description);
-    if (support == LOOM_VMAP_UNLISTED) {
-      print_error("no batching rule and no reason: %s\n", names[i]);
-      ++missing;
-      continue;
-    }
-    assert_non_null(description);
-    if (support == LOOM_VMAP_RULE) ++rules;
-    if (support == LOOM_VMAP_FALLBACK) ++reasons;
-  }
-  print_message("%d ops with a batching rule, %d without (reasons given)\n",
-                rules, reasons);
-  free(names);
-  assert_int_equal(missing, 0);
-  // Every rule is for a registered op.
-  for (size_t i = 0; i < loom__vmap_rule_count(); ++i) {
-    const char* name = loom__vmap_rule_at(i)->op_name;
-    if (!loom_op_registry_find(registry, name)) {
-      fail_msg("a rule for %s, which is not registered", name);
-    }
-  }
-}
-
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_rules_against_loop),
-      cmocka_unit_test(test_every_op_has_a_rule_or_a_reason),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
