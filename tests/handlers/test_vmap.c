@@ -389,6 +389,20 @@ static void test_errors(void** state) {
   LOOM_ASSERT_STATUS(loom_vmap_out(vmap, y, 3, &out),
                      LOOM_STATUS_INVALID_ARGUMENT,
                      "out_axis 3 is out of range for a result of rank 2");
+  // A rule's error is the op's, naming it and one example's values.
+  handle_t* axes = make(I, (int64_t[]){1}, 1, (double[]){5});
+  handle_t* sum[1] = {NULL};
+  loom_status_t status = loom__grad_execute_in(
+      g_ctx, "Sum", (handle_t*[]){y, axes}, 2, NULL, 0, sum, 1);
+  if (!status && sum[0]) {
+    status =
+        loom_tensor_handle_wait_metadata(sum[0], &(loom_tensor_metadata_t){0});
+  }
+  LOOM_ASSERT_STATUS(status, LOOM_STATUS_INVALID_ARGUMENT,
+                     "Sum: axis 5 is out of range for an input of rank 1 "
+                     "(under vmap)");
+  loom_tensor_handle_release(sum[0]);
+  loom_tensor_handle_release(axes);
   // An unbatched value goes out as it is, or broadcast.
   handle_t* same = vout(vmap, u, LOOM_VMAP_UNBATCHED);
   assert_ptr_equal(same, ys);
