@@ -333,6 +333,25 @@ static void test_gradient_of_vmap_f64(void** state) {
   gradient_of_vmap(D);
 }
 
+// The same on an asynchronous context with two threads: ops return before
+// their values exist, and the rules wait only for metadata and for the
+// small integer inputs they read (axes, shapes).
+static void test_async_context(void** state) {
+  (void)state;
+  loom_context_t* sync = g_ctx;
+  loom_context_options_t options;
+  loom_context_options_initialize(&options);
+  options.async = true;
+  options.num_threads = 2;
+  LOOM_ASSERT_OK(loom_context_create(&options, &g_ctx));
+  test_nested_vmap(NULL);
+  per_example_gradients(D);
+  gradient_of_vmap(F);
+  LOOM_ASSERT_OK(loom_context_wait(g_ctx));
+  loom_context_destroy(g_ctx);
+  g_ctx = sync;
+}
+
 //===----------------------------------------------------------------------===//
 // Errors
 //===----------------------------------------------------------------------===//
@@ -470,6 +489,7 @@ int main(void) {
       cmocka_unit_test(test_per_example_gradients_f64),
       cmocka_unit_test(test_gradient_of_vmap_f32),
       cmocka_unit_test(test_gradient_of_vmap_f64),
+      cmocka_unit_test(test_async_context),
       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_every_op_has_a_rule_or_a_reason),
   };
