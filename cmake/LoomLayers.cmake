@@ -72,6 +72,10 @@ loom_layer(handlers_numerics   handlers/numerics   base host tensor registry
 loom_layer(handlers_recompute  handlers/recompute  base host tensor registry
                                                    plugin corert frontend
                                                    handlers_autodiff)
+# vmap batches ops with the gradient helpers' op runner and vectors.
+loom_layer(handlers_vmap       handlers/vmap       base host tensor registry
+                                                   plugin corert frontend
+                                                   handlers_autodiff)
 loom_layer(function            function            base host tensor registry
                                                    plugin corert frontend
                                                    handlers_autodiff

@@ -35,5 +35,6 @@
 #include "loom/tensor_metadata.h"
 #include "loom/thread_pool.h"
 #include "loom/tstring.h"
+#include "loom/vmap.h"
 
 #endif  // LOOM_LOOM_H_

@@ -1,0 +1,181 @@
+// Shared by the files of src/handlers/vmap/:
+//   vmap_handler.c   the handler, its tensors and the public API;
+//   vmap_batch.c     moving, padding and broadcasting batch dimensions, and
+//                    running ops on the outer handler;
+//   vmap_rules.c     the batching rules and their table;
+//   vmap_rules_layout.c  the rules of the ops that move data around
+//                    (Reshape, Transpose, ConcatV2, Slice, ...);
+//   vmap_fallback.c  the per-example fallback for ops without a rule;
+//   vmap_table.c     every op's rule, or the reason it has none.
+
+#ifndef LOOM_HANDLERS_VMAP_VMAP_INTERNAL_H_
+#define LOOM_HANDLERS_VMAP_VMAP_INTERNAL_H_
+
+#include "frontend/passthrough_handler.h"
+#include "handlers/autodiff/grad_ops.h"
+#include "loom/vmap.h"
+
+// One example's view of a tensor: `value` is a tensor of the outer handler
+// (or of any other handler when unbatched), batched along `axis`, or the
+// same for every example when `axis` is LOOM_VMAP_UNBATCHED.
+typedef struct loom__vmap_value_t {
+  loom_tensor_handle_t* value;
+  int64_t axis;
+} loom__vmap_value_t;
+
+// One op's batching: what a rule sees and fills.
+typedef struct loom__vmap_call_t {
+  loom_context_t* context;  // ops run here, in the outer handler's scope
+  const char* op_name;
+  const loom_op_attrs_t* attrs;  // the op's (borrowed)
+  int64_t batch_size;
+  int32_t num_inputs;
+  const loom__vmap_value_t* inputs;              // borrowed
+  const loom_tensor_metadata_t* input_metadata;  // one example's
+  int32_t num_outputs;
+  loom__vmap_value_t* outputs;  // the rule stores new references
+} loom__vmap_call_t;
+
+// A batching rule: OK with every output set, or an error. *out_fallback:
+// the rule does not apply (a batched axis list, ...), the per-example
+// fallback runs instead (nothing is set).
+typedef loom_status_t (*loom__vmap_rule_fn_t)(loom__vmap_call_t* call,
+                                              bool* out_fallback);
+
+typedef struct loom__vmap_rule_t {
+  const char* op_name;
+  loom__vmap_rule_fn_t fn;
+  const char* description;
+} loom__vmap_rule_t;
+
+// The rule of `op_name`, or NULL; the table, sorted by name.
+const loom__vmap_rule_t* loom__vmap_find_rule(const char* op_name);
+size_t loom__vmap_rule_count(void);
+const loom__vmap_rule_t* loom__vmap_rule_at(size_t index);
+
+// vmap_table.c: the reason an op without a rule has none, or NULL.
+const char* loom__vmap_no_rule_reason(const char* op_name);
+
+// vmap_batch.c: ops on the outer handler (the caller is in its scope).
+
+// Runs `op_name` on inputs[0, n) with the attributes `extra` (they win),
+// then those of `attrs` (may be NULL); writes `num_results` results.
+LOOM_MUST_USE_RESULT loom_status_t loom__vmap_run(
+    loom_context_t* context, const char* op_name,
+    loom_tensor_handle_t* const* inputs, int32_t num_inputs,
+    const loom_op_attrs_t* attrs, const loom__grad_attr_t* extra,
+    int32_t num_extra, loom_tensor_handle_t** results, int32_t num_results);
+
+// The metadata of a tensor (waiting for it).
+LOOM_MUST_USE_RESULT loom_status_t
+loom__vmap_metadata(loom_tensor_handle_t* handle, loom_tensor_metadata_t* out);
+
+// `input` (batched) with the batch dimension first: a new reference.
+LOOM_MUST_USE_RESULT loom_status_t loom__vmap_to_front(
+    loom__vmap_call_t* call, int32_t input, loom_tensor_handle_t** out);
+// The same for any value of `rank` dimensions per example.
+LOOM_MUST_USE_RESULT loom_status_t
+loom__vmap_move_front(loom_context_t* context, const loom__vmap_value_t* value,
+                      int32_t rank, loom_tensor_handle_t** out);
+// A tensor with its batch dimension first moved to `axis` (0 <= axis <=
+// rank): a new reference.
+LOOM_MUST_USE_RESULT loom_status_t loom__vmap_move_from_front(
+    loom_context_t* context, loom_tensor_handle_t* value, int32_t rank,
+    int64_t axis, loom_tensor_handle_t** out);
+// Input `input` with the batch dimension first and 1s after it up to
+// `rank` dimensions per example (for broadcasting with operands of up to
+// that rank); an unbatched input is returned as it is.
+LOOM_MUST_USE_RESULT loom_status_t
+loom__vmap_padded(loom__vmap_call_t* call, int32_t input, int32_t rank,
+                  loom_tensor_handle_t** out);
+// Input `input` as a [B, ...] tensor, an unbatched one broadcast.
+LOOM_MUST_USE_RESULT loom_status_t loom__vmap_materialized(
+    loom__vmap_call_t* call, int32_t input, loom_tensor_handle_t** out);
+// Broadcasts an unbatched tensor of shape `shape` to [batch_size, shape].
+LOOM_MUST_USE_RESULT loom_status_t loom__vmap_broadcast(
+    loom_context_t* context, loom_tensor_handle_t* value,
+    const loom_shape_t* shape, int64_t batch_size, loom_tensor_handle_t** out);
+// Reshape to dims[0, rank).
+LOOM_MUST_USE_RESULT loom_status_t loom__vmap_reshape(
+    loom_context_t* context, loom_tensor_handle_t* value, const int64_t* dims,
+    int32_t rank, loom_tensor_handle_t** out);
+// An int32 constant (int64 when `dtype` is INT64) of shape dims[0, rank)
+// holding `values`, on the host.
+LOOM_MUST_USE_RESULT loom_status_t loom__vmap_int_tensor(
+    loom_context_t* context, loom_dtype_t dtype, const int64_t* values,
+    const int64_t* dims, int32_t rank, loom_tensor_handle_t** out);
+// An int32 vector constant (int64 when `dtype` is INT64) on the host (a
+// scalar holding values[0] when `scalar`).
+LOOM_MUST_USE_RESULT loom_status_t loom__vmap_int_vector(
+    loom_context_t* context, loom_dtype_t dtype, const int64_t* values,
+    int32_t count, bool scalar, loom_tensor_handle_t** out);
+// The values of an unbatched integer input (at most `capacity`).
+LOOM_MUST_USE_RESULT loom_status_t
+loom__vmap_read_ints(loom_context_t* context, loom_tensor_handle_t* handle,
+                     int64_t* values, int32_t capacity, int32_t* out_count);
+
+// Rule helpers (vmap_batch.c).
+
+// Makes input `input` ready for an op: padded, materialized, ... (`rank`:
+// the largest rank of the op's examples, for padding).
+typedef loom_status_t (*loom__vmap_prepare_fn_t)(loom__vmap_call_t* call,
+                                                 int32_t input, int32_t rank,
+                                                 loom_tensor_handle_t** out);
+
+// The largest per-example rank of the inputs.
+int32_t loom__vmap_max_rank(const loom__vmap_call_t* call);
+
+// Whether input `input` is batched.
+bool loom__vmap_batched(const loom__vmap_call_t* call, int32_t input);
+
+// Runs `op_name` on inputs[0, n) (owned: released here) with the op's
+// attributes after `extra`, into every output, batched first.
+LOOM_MUST_USE_RESULT loom_status_t loom__vmap_run_into_outputs(
+    loom__vmap_call_t* call, const char* op_name, loom_tensor_handle_t** inputs,
+    int32_t n, bool with_attrs, const loom__grad_attr_t* extra,
+    int32_t num_extra);
+
+// Every input through `prepare` into inputs[0, num_inputs) (new
+// references; none on error).
+LOOM_MUST_USE_RESULT loom_status_t
+loom__vmap_prepare_all(loom__vmap_call_t* call, loom__vmap_prepare_fn_t prepare,
+                       int32_t rank, loom_tensor_handle_t** inputs);
+
+// A loom__vmap_prepare_fn_t: the input as [B, ...] (loom__vmap_materialized).
+LOOM_MUST_USE_RESULT loom_status_t
+loom__vmap_materialized_input(loom__vmap_call_t* call, int32_t input,
+                              int32_t rank, loom_tensor_handle_t** out);
+
+// Runs the op itself on the inputs after `prepare`.
+LOOM_MUST_USE_RESULT loom_status_t loom__vmap_same_op(
+    loom__vmap_call_t* call, loom__vmap_prepare_fn_t prepare, int32_t rank);
+
+// Normalizes an axis of an example of `rank` dimensions (TensorFlow's
+// negative axes) and shifts it past the batch dimension.
+LOOM_MUST_USE_RESULT loom_status_t loom__vmap_shift_axis(
+    const loom__vmap_call_t* call, int64_t* axis, int32_t rank);
+
+// The layout rules (vmap_rules_layout.c).
+#define LOOM__VMAP_RULE(name)                                \
+  LOOM_MUST_USE_RESULT loom_status_t loom__vmap_rule_##name( \
+      loom__vmap_call_t* call, bool* out_fallback)
+LOOM__VMAP_RULE(reshape);
+LOOM__VMAP_RULE(transpose);
+LOOM__VMAP_RULE(expand_dims);
+LOOM__VMAP_RULE(squeeze);
+LOOM__VMAP_RULE(concat);
+LOOM__VMAP_RULE(pack);
+LOOM__VMAP_RULE(slice);
+LOOM__VMAP_RULE(tile);
+LOOM__VMAP_RULE(broadcast_to);
+LOOM__VMAP_RULE(fill);
+LOOM__VMAP_RULE(strided_slice);
+LOOM__VMAP_RULE(pad);
+LOOM__VMAP_RULE(gather);
+LOOM__VMAP_RULE(split);
+LOOM__VMAP_RULE(one_hot);
+
+// vmap_fallback.c: runs the op once per example and stacks the results.
+LOOM_MUST_USE_RESULT loom_status_t loom__vmap_fallback(loom__vmap_call_t* call);
+
+#endif  // LOOM_HANDLERS_VMAP_VMAP_INTERNAL_H_

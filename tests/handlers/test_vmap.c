@@ -1,0 +1,497 @@
+// The vmap handler: the kernels a batched op launches (one, whatever the
+// batch; the fallback one per example), nested vmaps, batch sizes 1 and 0,
+// per-example gradients (a tape inside the vmap) and gradients of a vmap (a
+// tape around it) against loops with the untransformed function in f32 and
+// f64, the errors of the API, and the table of rules against the registered
+// ops. (The batching rules: test_vmap_rules.)
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "handlers/vmap/vmap_internal.h"
+#include "vmap_test_util.h"
+
+//===----------------------------------------------------------------------===//
+// Kernel launches: a batched rule runs its op once, whatever the batch
+//===----------------------------------------------------------------------===//
+
+static int64_t ops_executed(void) {
+  LOOM_ASSERT_OK(loom_context_wait(g_ctx));
+  return loom_runtime_statistics(loom_context_runtime(g_ctx)).ops_executed;
+}
+
+// The kernels one op under a vmap of `b` examples launches (its inputs
+// already entered, batch first).
+static int64_t launches(const char* op, int64_t b, bool fallback) {
+  int64_t xd[3] = {b, 4, 3}, wd[2] = {3, 5};
+  handle_t* xs = make(D, xd, 3, NULL);
+  handle_t* w = make(D, wd, 2, NULL);
+  loom_op_handler_t* vmap = new_vmap(b);
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, vmap));
+  handle_t* x = vin(vmap, xs, 0);
+  int64_t before = ops_executed();
+  handle_t* y = fallback ? un_op(op, x) : bin(op, x, w);
+  int64_t after = ops_executed();
+  loom_tensor_handle_release(y);
+  loom_tensor_handle_release(x);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  loom_op_handler_release(vmap);
+  loom_tensor_handle_release(w);
+  loom_tensor_handle_release(xs);
+  return after - before;
+}
+
+static void test_batched_rule_launches_once(void** state) {
+  (void)state;
+  // MatMul -> one BatchMatMulV2, for 2 examples as for 64.
+  assert_int_equal(launches("MatMul", 2, false), 1);
+  assert_int_equal(launches("MatMul", 64, false), 1);
+  // The fallback: an Unpack, one op per example, a Pack.
+  assert_int_equal(launches("L2Loss", 2, true), 2 + 2);
+  assert_int_equal(launches("L2Loss", 16, true), 16 + 2);
+}
+
+//===----------------------------------------------------------------------===//
+// Nested vmaps, batch sizes 1 and 0
+//===----------------------------------------------------------------------===//
+
+// xs [2, 3, 4]: the outer vmap maps over axis 0, the inner one over axis 1
+// of xs (axis 0 of an outer example); each inner example [4] is multiplied
+// by w [4, 2] and summed: [2, 3] results against NumPy's
+// (xs @ w).sum(-1) (written out by /usr/bin/python3, below).
+static void test_nested_vmap(void** state) {
+  (void)state;
+  int64_t xd[3] = {2, 3, 4}, wd[2] = {4, 2};
+  double xv[24], wv[8];
+  for (int i = 0; i < 24; ++i) xv[i] = (double)(i % 7) - 3.0;
+  for (int i = 0; i < 8; ++i) wv[i] = 0.5 * (double)i - 1.0;
+  // python3 -c "import numpy as np; x=(np.arange(24)%7-3.).reshape(2,3,4);
+  //   w=(0.5*np.arange(8)-1).reshape(4,2); print((x@w).sum(-1).ravel())"
+  const double expected[6] = {1., -6.5, 7., -18., 13., -15.5};
+  handle_t* xs = make(D, xd, 3, xv);
+  handle_t* w = make(D, wd, 2, wv);
+  loom_op_handler_t* outer = new_vmap(2);
+  loom_op_handler_t* inner = new_vmap(LOOM_VMAP_BATCH_SIZE_UNKNOWN);
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, outer));
+  handle_t* xo = vin(outer, xs, 0);  // [3, 4] per outer example
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, inner));
+  handle_t* xi = vin(inner, xo, 0);  // [4] per inner example
+  assert_int_equal(loom_vmap_batch_size(inner), 3);
+  handle_t* row = make(I, (int64_t[]){2}, 1, (double[]){1, 4});
+  handle_t* x2 = bin("Reshape", xi, row);
+  handle_t* y = bin("MatMul", x2, w);  // [1, 2]
+  int64_t axes_dims[1] = {2};
+  handle_t* axes = make(I, axes_dims, 1, (double[]){0, 1});
+  handle_t* s = bin("Sum", y, axes);  // scalar
+  handle_t* so = vout(inner, s, 0);   // [3] per outer example
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  handle_t* result = vout(outer, so, 0);  // [2, 3]
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  double got[6];
+  assert_int_equal(read_values(result, got, 6), 6);
+  for (int i = 0; i < 6; ++i)
+    expect_close(got[i], expected[i], 1e-12, "nested", i);
+  handle_t* all[] = {xs, w, xo, xi, row, x2, y, axes, s, so, result};
+  loom__grad_release_all(all, 11);
+  loom_op_handler_release(inner);
+  loom_op_handler_release(outer);
+}
+
+static void test_batch_sizes_one_and_zero(void** state) {
+  (void)state;
+  // B = 1: Squeeze without a list squeezes one example's 1s, never the
+  // batch.
+  int64_t d1[3] = {1, 1, 3};
+  handle_t* xs = make(D, d1, 3, (double[]){1, 2, 3});
+  loom_op_handler_t* vmap = new_vmap(1);
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, vmap));
+  handle_t* x = vin(vmap, xs, 0);     // [1, 3]
+  handle_t* y = un_op("Squeeze", x);  // [3]
+  handle_t* ys = vout(vmap, y, 0);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  loom_tensor_metadata_t metadata;
+  LOOM_ASSERT_OK(loom_tensor_handle_wait_metadata(ys, &metadata));
+  assert_int_equal(metadata.shape.rank, 2);
+  assert_int_equal(metadata.shape.dims[0], 1);
+  assert_int_equal(metadata.shape.dims[1], 3);
+  handle_t* one[] = {xs, x, y, ys};
+  loom__grad_release_all(one, 4);
+  loom_op_handler_release(vmap);
+
+  // B = 0: rules run on empty batches (a Reshape with -1 too); the
+  // fallback says it cannot.
+  int64_t d0[3] = {0, 2, 3};
+  xs = make(D, d0, 3, NULL);
+  vmap = new_vmap(0);
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, vmap));
+  x = vin(vmap, xs, 0);
+  handle_t* e = un_op("Exp", x);
+  handle_t* shape = make(I, (int64_t[]){1}, 1, (double[]){-1});
+  handle_t* r = bin("Reshape", e, shape);  // [6] per example
+  handle_t* rs = vout(vmap, r, 1);
+  handle_t* fallback[1] = {NULL};
+  loom_status_t status =
+      loom__grad_execute_in(g_ctx, "L2Loss", &x, 1, NULL, 0, fallback, 1);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  LOOM_ASSERT_OK(loom_tensor_handle_wait_metadata(rs, &metadata));
+  assert_int_equal(metadata.shape.rank, 2);
+  assert_int_equal(metadata.shape.dims[0], 6);
+  assert_int_equal(metadata.shape.dims[1], 0);
+  // The error is the op's: on its result, or the call's.
+  if (!status && fallback[0]) {
+    status = loom_tensor_handle_wait_metadata(fallback[0], &metadata);
+  }
+  LOOM_ASSERT_STATUS(status, LOOM_STATUS_UNIMPLEMENTED,
+                     "L2Loss has no batching rule");
+  loom_tensor_handle_release(fallback[0]);
+  handle_t* zero[] = {xs, x, e, shape, r, rs};
+  loom__grad_release_all(zero, 6);
+  loom_op_handler_release(vmap);
+}
+
+//===----------------------------------------------------------------------===//
+// With the gradient tape
+//===----------------------------------------------------------------------===//
+
+enum { kB = 4, kIn = 3, kOut = 2 };
+
+// One example's loss: sum(tanh(x w + b)^2), x [3] reshaped to [1, 3].
+static handle_t* loss_of(loom_dtype_t dtype, handle_t* x, handle_t* w,
+                         handle_t* b) {
+  handle_t* shape = make(I, (int64_t[]){2}, 1, (double[]){1, kIn});
+  handle_t* x2 = bin("Reshape", x, shape);
+  handle_t* h = bin("MatMul", x2, w);
+  handle_t* z = bin("BiasAdd", h, b);
+  handle_t* y = un_op("Tanh", z);
+  handle_t* sq = un_op("Square", y);
+  handle_t* axes = make(I, (int64_t[]){2}, 1, (double[]){0, 1});
+  handle_t* loss = bin("Sum", sq, axes);
+  (void)dtype;
+  handle_t* all[] = {shape, x2, h, z, y, sq, axes};
+  loom__grad_release_all(all, 7);
+  return loss;
+}
+
+typedef struct model_t {
+  double xs[kB * kIn], w[kIn * kOut], b[kOut];
+} model_t;
+
+static void model_init(model_t* m) {
+  for (int i = 0; i < kB * kIn; ++i) m->xs[i] = uniform(-1, 1);
+  for (int i = 0; i < kIn * kOut; ++i) m->w[i] = uniform(-1, 1);
+  for (int i = 0; i < kOut; ++i) m->b[i] = uniform(-0.5, 0.5);
+}
+
+// The loop: per-example losses and gradients (dx [B, 3], dw [B, 3, 2]) of
+// the untransformed function, each example on its own tape.
+static void loop_gradients(loom_dtype_t dtype, const model_t* m, double* losses,
+                           double* dx, double* dw) {
+  int64_t wd[2] = {kIn, kOut}, bd[1] = {kOut}, xd[1] = {kIn};
+  for (int e = 0; e < kB; ++e) {
+    handle_t* x = make(dtype, xd, 1, m->xs + e * kIn);
+    handle_t* w = make(dtype, wd, 2, m->w);
+    handle_t* b = make(dtype, bd, 1, m->b);
+    loom_op_handler_t* tape = NULL;
+    LOOM_ASSERT_OK(loom_tape_create(g_ctx, NULL, &tape));
+    LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, tape));
+    LOOM_ASSERT_OK(loom_tape_watch(tape, x));
+    LOOM_ASSERT_OK(loom_tape_watch(tape, w));
+    handle_t* loss = loss_of(dtype, x, w, b);
+    LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+    handle_t* sources[2] = {x, w};
+    handle_t* grads[2] = {NULL, NULL};
+    LOOM_ASSERT_OK(loom_tape_gradient(tape, &loss, 1, sources, 2, NULL,
+                                      LOOM_UNCONNECTED_ZERO, grads));
+    losses[e] = read_scalar(loss);
+    assert_int_equal(read_values(grads[0], dx + e * kIn, kIn), kIn);
+    assert_int_equal(read_values(grads[1], dw + e * kIn * kOut, kIn * kOut),
+                     kIn * kOut);
+    loom_op_handler_release(tape);
+    handle_t* all[] = {x, w, b, loss, grads[0], grads[1]};
+    loom__grad_release_all(all, 6);
+  }
+}
+
+static void expect_all_close(const double* got, const double* expected, int n,
+                             double tolerance, const char* what) {
+  for (int i = 0; i < n; ++i)
+    expect_close(got[i], expected[i], tolerance, what, i);
+}
+
+// A tape inside the vmap: per-example gradients in one batched backward
+// pass.
+static void per_example_gradients(loom_dtype_t dtype) {
+  model_t m;
+  model_init(&m);
+  double losses[kB], dx[kB * kIn], dw[kB * kIn * kOut];
+  loop_gradients(dtype, &m, losses, dx, dw);
+  int64_t xsd[2] = {kB, kIn}, wd[2] = {kIn, kOut}, bd[1] = {kOut};
+  handle_t* xs = make(dtype, xsd, 2, m.xs);
+  handle_t* w = make(dtype, wd, 2, m.w);
+  handle_t* b = make(dtype, bd, 1, m.b);
+  loom_op_handler_t* vmap = new_vmap(kB);
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, vmap));
+  handle_t* x = vin(vmap, xs, 0);
+  loom_op_handler_t* tape = NULL;
+  LOOM_ASSERT_OK(loom_tape_create(g_ctx, NULL, &tape));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, tape));
+  LOOM_ASSERT_OK(loom_tape_watch(tape, x));
+  LOOM_ASSERT_OK(loom_tape_watch(tape, w));
+  handle_t* loss = loss_of(dtype, x, w, b);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  handle_t* sources[2] = {x, w};
+  handle_t* grads[2] = {NULL, NULL};
+  LOOM_ASSERT_OK(loom_tape_gradient(tape, &loss, 1, sources, 2, NULL,
+                                    LOOM_UNCONNECTED_ZERO, grads));
+  handle_t* losses_v = vout(vmap, loss, 0);
+  handle_t* dx_v = vout(vmap, grads[0], 0);
+  handle_t* dw_v = vout(vmap, grads[1], 0);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  double got[kB * kIn * kOut];
+  double tolerance = dtype == F ? 1e-5 : 1e-12;
+  assert_int_equal(read_values(losses_v, got, kB), kB);
+  expect_all_close(got, losses, kB, tolerance, "per-example loss");
+  assert_int_equal(read_values(dx_v, got, kB * kIn), kB * kIn);
+  expect_all_close(got, dx, kB * kIn, tolerance, "per-example dx");
+  assert_int_equal(read_values(dw_v, got, kB * kIn * kOut), kB * kIn * kOut);
+  expect_all_close(got, dw, kB * kIn * kOut, tolerance, "per-example dw");
+  // One batched backward pass: every op had a rule.
+  assert_int_equal(total_fallbacks(vmap), 0);
+  loom_op_handler_release(tape);
+  loom_op_handler_release(vmap);
+  handle_t* all[] = {xs,       w,        b,        x,    loss,
+                     grads[0], grads[1], losses_v, dx_v, dw_v};
+  loom__grad_release_all(all, 10);
+}
+
+static void test_per_example_gradients_f32(void** state) {
+  (void)state;
+  per_example_gradients(F);
+}
+
+static void test_per_example_gradients_f64(void** state) {
+  (void)state;
+  per_example_gradients(D);
+}
+
+// A tape around the vmap: the gradient of the summed batched losses is the
+// sum of the per-example gradients.
+static void gradient_of_vmap(loom_dtype_t dtype) {
+  model_t m;
+  model_init(&m);
+  double losses[kB], dx[kB * kIn], dw[kB * kIn * kOut];
+  loop_gradients(dtype, &m, losses, dx, dw);
+  double dw_sum[kIn * kOut] = {0};
+  for (int e = 0; e < kB; ++e) {
+    for (int j = 0; j < kIn * kOut; ++j) dw_sum[j] += dw[e * kIn * kOut + j];
+  }
+  int64_t xsd[2] = {kB, kIn}, wd[2] = {kIn, kOut}, bd[1] = {kOut};
+  handle_t* xs = make(dtype, xsd, 2, m.xs);
+  handle_t* w = make(dtype, wd, 2, m.w);
+  handle_t* b = make(dtype, bd, 1, m.b);
+  loom_op_handler_t* tape = NULL;
+  LOOM_ASSERT_OK(loom_tape_create(g_ctx, NULL, &tape));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, tape));
+  LOOM_ASSERT_OK(loom_tape_watch(tape, xs));
+  LOOM_ASSERT_OK(loom_tape_watch(tape, w));
+  loom_op_handler_t* vmap = new_vmap(LOOM_VMAP_BATCH_SIZE_UNKNOWN);
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, vmap));
+  handle_t* x = vin(vmap, xs, 0);
+  handle_t* loss = loss_of(dtype, x, w, b);
+  handle_t* ls = vout(vmap, loss, 0);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  handle_t* axis = make(I, NULL, 0, (double[]){0});
+  handle_t* total = bin("Sum", ls, axis);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  handle_t* sources[2] = {xs, w};
+  handle_t* grads[2] = {NULL, NULL};
+  LOOM_ASSERT_OK(loom_tape_gradient(tape, &total, 1, sources, 2, NULL,
+                                    LOOM_UNCONNECTED_ZERO, grads));
+  double got[kB * kIn];
+  double tolerance = dtype == F ? 1e-5 : 1e-12;
+  assert_int_equal(read_values(ls, got, kB), kB);
+  expect_all_close(got, losses, kB, tolerance, "losses");
+  assert_int_equal(read_values(grads[0], got, kB * kIn), kB * kIn);
+  expect_all_close(got, dx, kB * kIn, tolerance, "dxs");
+  assert_int_equal(read_values(grads[1], got, kIn * kOut), kIn * kOut);
+  expect_all_close(got, dw_sum, kIn * kOut, tolerance, "dw");
+  assert_int_equal(total_fallbacks(vmap), 0);
+  loom_op_handler_release(vmap);
+  loom_op_handler_release(tape);
+  handle_t* all[] = {xs, w, b, x, loss, ls, axis, total, grads[0], grads[1]};
+  loom__grad_release_all(all, 10);
+}
+
+static void test_gradient_of_vmap_f32(void** state) {
+  (void)state;
+  gradient_of_vmap(F);
+}
+
+static void test_gradient_of_vmap_f64(void** state) {
+  (void)state;
+  gradient_of_vmap(D);
+}
+
+// The same on an asynchronous context with two threads: ops return before
+// their values exist, and the rules wait only for metadata and for the
+// small integer inputs they read (axes, shapes).
+static void test_async_context(void** state) {
+  (void)state;
+  loom_context_t* sync = g_ctx;
+  loom_context_options_t options;
+  loom_context_options_initialize(&options);
+  options.async = true;
+  options.num_threads = 2;
+  LOOM_ASSERT_OK(loom_context_create(&options, &g_ctx));
+  test_nested_vmap(NULL);
+  per_example_gradients(D);
+  gradient_of_vmap(F);
+  LOOM_ASSERT_OK(loom_context_wait(g_ctx));
+  loom_context_destroy(g_ctx);
+  g_ctx = sync;
+}
+
+//===----------------------------------------------------------------------===//
+// Errors
+//===----------------------------------------------------------------------===//
+
+static void test_errors(void** state) {
+  (void)state;
+  loom_op_handler_t* vmap = NULL;
+  LOOM_ASSERT_STATUS(loom_vmap_create(NULL, 2, &vmap),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "loom_vmap_create: context is NULL");
+  LOOM_ASSERT_STATUS(loom_vmap_create(g_ctx, -5, &vmap),
+                     LOOM_STATUS_INVALID_ARGUMENT, "batch_size is -5");
+  vmap = new_vmap(3);
+  int64_t dims[2] = {4, 2};
+  handle_t* xs = make(D, dims, 2, NULL);
+  handle_t* out = NULL;
+  LOOM_ASSERT_STATUS(loom_vmap_in(loom_context_cpu(g_ctx), xs, 0, &out),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "loom_vmap_in: the handler is not a vmap handler");
+  LOOM_ASSERT_STATUS(loom_vmap_in(vmap, NULL, 0, &out),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "loom_vmap_in: batched is NULL");
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, vmap));
+  // Mismatched batch sizes.
+  LOOM_ASSERT_STATUS(loom_vmap_in(vmap, xs, 0, &out),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "dimension 0 of the [4, 2] tensor has size 4; the "
+                     "vmap's batch size is 3");
+  LOOM_ASSERT_STATUS(loom_vmap_in(vmap, xs, 2, &out),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "in_axis 2 is out of range for a tensor of rank 2");
+  int64_t good[2] = {2, 3};
+  handle_t* ys = make(D, good, 2, NULL);
+  LOOM_ASSERT_STATUS(
+      loom_vmap_in(vmap, ys, -2, &out), LOOM_STATUS_INVALID_ARGUMENT,
+      "in_axis -2 is out of range for a tensor of rank 2 "
+      "(expected LOOM_VMAP_UNBATCHED (-1) or an axis in [0, 2))");
+  handle_t* y = vin(vmap, ys, 1);  // [2] per example
+  handle_t* u = vin(vmap, ys, LOOM_VMAP_UNBATCHED);
+  // CopyOff of a batched value names the handler; an unbatched one is its
+  // value.
+  loom_tensor_t* tensor = NULL;
+  LOOM_ASSERT_STATUS(loom_context_resolve(g_ctx, y, &tensor),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "CopyOff of a tensor of vmap handler 'VMAP' that is "
+                     "batched (batch size 3, axis 1)");
+  LOOM_ASSERT_OK(loom_context_resolve(g_ctx, u, &tensor));
+  assert_int_equal(loom_tensor_num_elements(tensor), 6);
+  loom_tensor_release(tensor);
+  LOOM_ASSERT_STATUS(loom_vmap_out(vmap, y, LOOM_VMAP_UNBATCHED, &out),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "out_axis is LOOM_VMAP_UNBATCHED but the tensor is "
+                     "batched (axis 1)");
+  LOOM_ASSERT_STATUS(loom_vmap_out(vmap, y, 3, &out),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "out_axis 3 is out of range for a result of rank 2");
+  // A rule's error is the op's, naming it and one example's values.
+  handle_t* axes = make(I, (int64_t[]){1}, 1, (double[]){5});
+  handle_t* sum[1] = {NULL};
+  loom_status_t status = loom__grad_execute_in(
+      g_ctx, "Sum", (handle_t*[]){y, axes}, 2, NULL, 0, sum, 1);
+  if (!status && sum[0]) {
+    status =
+        loom_tensor_handle_wait_metadata(sum[0], &(loom_tensor_metadata_t){0});
+  }
+  LOOM_ASSERT_STATUS(status, LOOM_STATUS_INVALID_ARGUMENT,
+                     "Sum: axis 5 is out of range for an input of rank 1 "
+                     "(under vmap)");
+  loom_tensor_handle_release(sum[0]);
+  loom_tensor_handle_release(axes);
+  // An unbatched value goes out as it is, or broadcast.
+  handle_t* same = vout(vmap, u, LOOM_VMAP_UNBATCHED);
+  assert_ptr_equal(same, ys);
+  handle_t* broadcast = vout(vmap, u, 2);
+  loom_tensor_metadata_t metadata;
+  LOOM_ASSERT_OK(loom_tensor_handle_wait_metadata(broadcast, &metadata));
+  assert_int_equal(metadata.shape.rank, 3);
+  assert_int_equal(metadata.shape.dims[2], 3);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  handle_t* all[] = {xs, ys, y, u, same, broadcast};
+  loom__grad_release_all(all, 6);
+  loom_op_handler_release(vmap);
+}
+
+//===----------------------------------------------------------------------===//
+// The table
+//===----------------------------------------------------------------------===//
+
+static void test_every_op_has_a_rule_or_a_reason(void** state) {
+  (void)state;
+  for (size_t i = 1; i < loom__vmap_rule_count(); ++i) {
+    if (strcmp(loom__vmap_rule_at(i - 1)->op_name,
+               loom__vmap_rule_at(i)->op_name) >= 0) {
+      fail_msg("the rules are not sorted at %s",
+               loom__vmap_rule_at(i)->op_name);
+    }
+  }
+  loom_op_registry_t* registry = loom_op_registry_global();
+  size_t count = loom_op_registry_list(registry, NULL, 0);
+  const char** names = calloc(count, sizeof(*names));
+  assert_non_null(names);
+  assert_int_equal(loom_op_registry_list(registry, names, count), count);
+  int missing = 0, rules = 0, reasons = 0;
+  for (size_t i = 0; i < count; ++i) {
+    const char* description = NULL;
+    loom_vmap_support_t support = loom_vmap_op_support(names[i], &description);
+    if (support == LOOM_VMAP_UNLISTED) {
+      print_error("no batching rule and no reason: %s\n", names[i]);
+      ++missing;
+      continue;
+    }
+    assert_non_null(description);
+    if (support == LOOM_VMAP_RULE) ++rules;
+    if (support == LOOM_VMAP_FALLBACK) ++reasons;
+  }
+  print_message("%d ops with a batching rule, %d without (reasons given)\n",
+                rules, reasons);
+  free(names);
+  assert_int_equal(missing, 0);
+  // Every rule is for a registered op.
+  for (size_t i = 0; i < loom__vmap_rule_count(); ++i) {
+    const char* name = loom__vmap_rule_at(i)->op_name;
+    if (!loom_op_registry_find(registry, name)) {
+      fail_msg("a rule for %s, which is not registered", name);
+    }
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_batched_rule_launches_once),
+      cmocka_unit_test(test_nested_vmap),
+      cmocka_unit_test(test_batch_sizes_one_and_zero),
+      cmocka_unit_test(test_per_example_gradients_f32),
+      cmocka_unit_test(test_per_example_gradients_f64),
+      cmocka_unit_test(test_gradient_of_vmap_f32),
+      cmocka_unit_test(test_gradient_of_vmap_f64),
+      cmocka_unit_test(test_async_context),
+      cmocka_unit_test(test_errors),
+      cmocka_unit_test(test_every_op_has_a_rule_or_a_reason),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
