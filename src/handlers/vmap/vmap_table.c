@@ -54,10 +54,16 @@ static const no_rule_t kNoRule[] = {
      "not yet (statistics over N per example: a batched moments rule); the "
      "per-example fallback"},
     {"Gather", NOT_YET},
+    {"GatherNd",
+     "not yet (indices index one example's leading dims: a batch dim of "
+     "indices would do); the per-example fallback"},
     {"InvertPermutation", NOT_YET},
     {"L2Loss",
      "not yet (a Sum of squares over one example's axes would do); the "
      "per-example fallback"},
+    {"MatrixBandPart", NOT_YET},
+    {"MatrixDiagPartV3", NOT_YET},
+    {"MatrixDiagV3", NOT_YET},
     {"MaxPoolGrad", GRADIENT_OF_ROWS},
     {"MaxPoolGradGrad", GRADIENT_OF_ROWS},
     {"RandomStandardNormal", RANDOM},
@@ -70,11 +76,19 @@ static const no_rule_t kNoRule[] = {
     {"ResourceApplyGradientDescent", STATEFUL},
     {"ResourceApplyKerasMomentum", STATEFUL},
     {"ResourceApplyMomentum", STATEFUL},
+    {"ScatterNd", NOT_YET},
     {"Select",
      "not yet (a vector condition selects rows, which padding would "
      "break; SelectV2 has a rule); the per-example fallback"},
     {"ShapeN", "not yet (Shape has a rule); the per-example fallback"},
+    {"TensorScatterUpdate", NOT_YET},
+    {"TopKV2",
+     "not yet (k along the last axis, which a leading batch dim leaves as "
+     "it is, would do); the per-example fallback"},
     {"TruncatedNormal", RANDOM},
+    {"Unique",
+     "its output's size is the number of distinct values: examples of "
+     "different sizes; the per-example fallback stacks equal ones"},
     {"VarHandleOp", "no tensor inputs: one resource for every example"},
     {"VarIsInitializedOp", STATEFUL},
     {"Where",
