@@ -75,6 +75,10 @@ loom_layer(handlers_numerics   handlers/numerics   base host tensor registry
 loom_layer(handlers_recompute  handlers/recompute  base host tensor registry
                                                    plugin corert frontend
                                                    handlers_autodiff)
+# The parallel handler registers the gradients of pack and unpack.
+loom_layer(handlers_parallel   handlers/parallel   base host tensor registry
+                                                   plugin corert frontend
+                                                   handlers_autodiff)
 loom_layer(function            function            base host tensor registry
                                                    plugin corert frontend
                                                    handlers_autodiff
