@@ -7,6 +7,7 @@
 // collective). Collectives between threads: test_collective_ops. Reference
 // values come from NumPy (the expressions are given beside them).
 
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -243,6 +244,60 @@ static void matmul_per_component(void** state) {
   expect_components(y, y0, y1, 4);
   handle_t* all[] = {a0, a1, b, a, y};
   for (int i = 0; i < 5; ++i) loom_tensor_handle_release(all[i]);
+}
+
+typedef struct caller_t {
+  handle_t* x;
+  double scale;
+  int failures;
+} caller_t;
+
+// Placed by its input (no scope: scopes are per thread), x * scale twenty
+// times over, checked each time.
+static void* caller_main(void* opaque) {
+  caller_t* caller = opaque;
+  handle_t* s = vec3("CPU:0", caller->scale, caller->scale, caller->scale);
+  for (int i = 0; i < 20; ++i) {
+    handle_t* y = NULL;
+    handle_t* inputs[] = {caller->x, s};
+    loom_status_t status = run("Mul", inputs, 2, NULL, 0, &y);
+    handle_t* parts[2] = {NULL, NULL};
+    if (!status) status = loom_parallel_unpack(g_parallel, y, parts, 2);
+    loom_tensor_t* value = NULL;
+    if (!status) status = loom_context_resolve(g_ctx, parts[1], &value);
+    // numpy: [4, 5, 6] * scale, element 2
+    if (status || ((const float*)loom_tensor_data(value))[2] !=
+                      (float)(6 * caller->scale)) {
+      caller->failures++;
+    }
+    loom_status_free(status);
+    loom_tensor_release(value);
+    loom_tensor_handle_release(parts[0]);
+    loom_tensor_handle_release(parts[1]);
+    loom_tensor_handle_release(y);
+  }
+  loom_tensor_handle_release(s);
+  return NULL;
+}
+
+// Two threads run ops on the same handler at once: their batches take
+// turns on the component threads.
+static void callers_on_several_threads(void** state) {
+  (void)state;
+  handle_t* x0 = vec3("CPU:0", 1, 2, 3);
+  handle_t* x1 = vec3("CPU:1", 4, 5, 6);
+  handle_t* x = pack2(x0, x1);
+  caller_t callers[2] = {{x, 2, 0}, {x, -0.5, 0}};
+  pthread_t threads[2];
+  for (int t = 0; t < 2; ++t) {
+    assert_int_equal(
+        pthread_create(&threads[t], NULL, caller_main, &callers[t]), 0);
+  }
+  for (int t = 0; t < 2; ++t) pthread_join(threads[t], NULL);
+  assert_int_equal(callers[0].failures, 0);
+  assert_int_equal(callers[1].failures, 0);
+  handle_t* all[] = {x0, x1, x};
+  for (int i = 0; i < 3; ++i) loom_tensor_handle_release(all[i]);
 }
 
 //===----------------------------------------------------------------------===//
@@ -504,6 +559,7 @@ int main(void) {
       cmocka_unit_test(broadcast_round_trip),
       cmocka_unit_test(elementwise_ops_per_component),
       cmocka_unit_test(matmul_per_component),
+      cmocka_unit_test(callers_on_several_threads),
       cmocka_unit_test(collective_reduce_between_components),
       cmocka_unit_test(copy_on_grad_sums_back_to_the_cpu),
       cmocka_unit_test(gradient_through_pack_and_unpack),
