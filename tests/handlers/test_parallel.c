@@ -553,6 +553,38 @@ static void collective_with_mismatched_shapes_fails(void** state) {
   for (int i = 0; i < 3; ++i) loom_tensor_handle_release(all[i]);
 }
 
+// An asynchronous context: component ops run ahead; a collective's
+// participants wait on the context's pool.
+static void asynchronous_context(void** state) {
+  (void)state;
+  loom_context_t* saved = g_ctx;
+  loom_op_handler_t* saved_parallel = g_parallel;
+  loom_context_options_t options;
+  loom_context_options_initialize(&options);
+  options.async = true;
+  options.num_cpu_devices = 2;
+  LOOM_ASSERT_OK(loom_context_create(&options, &g_ctx));
+  const char* devices[] = {"CPU:0", "CPU:1"};
+  LOOM_ASSERT_OK(loom_parallel_handler_create(g_ctx, devices, 2, &g_parallel));
+  handle_t* x0 = vec3("CPU:0", 1, 2, 3);
+  handle_t* x1 = vec3("CPU:1", 4, 5, 6);
+  handle_t* x = pack2(x0, x1);
+  handle_t* xx = run_ok("Mul", (handle_t*[]){x, x}, 2);
+  handle_t* y = NULL;
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, g_parallel));
+  LOOM_ASSERT_OK(collective(xx, 2, 1, 500, "Add", "Id", 10, &y));
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  // numpy: x0**2 + x1**2
+  const double sum[] = {17, 29, 45};
+  expect_components(y, sum, sum, 3);
+  handle_t* all[] = {x0, x1, x, xx, y};
+  for (int i = 0; i < 5; ++i) loom_tensor_handle_release(all[i]);
+  loom_op_handler_release(g_parallel);
+  loom_context_destroy(g_ctx);
+  g_ctx = saved;
+  g_parallel = saved_parallel;
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(pack_unpack_round_trip),
@@ -566,6 +598,7 @@ int main(void) {
       cmocka_unit_test(copy_off_of_a_parallel_value_fails),
       cmocka_unit_test(mismatched_component_counts_fail),
       cmocka_unit_test(collective_with_mismatched_shapes_fails),
+      cmocka_unit_test(asynchronous_context),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
