@@ -577,6 +577,11 @@ static void asynchronous_context(void** state) {
   // numpy: x0**2 + x1**2
   const double sum[] = {17, 29, 45};
   expect_components(y, sum, sum, 3);
+  // Every component holds the sum: the value copies off (once computed).
+  expect_values(y, NULL, sum, 3);
+  loom_tensor_t* value = NULL;
+  LOOM_ASSERT_STATUS(loom_context_resolve(g_ctx, xx, &value),
+                     LOOM_STATUS_INVALID_ARGUMENT, "its components differ");
   handle_t* all[] = {x0, x1, x, xx, y};
   for (int i = 0; i < 5; ++i) loom_tensor_handle_release(all[i]);
   loom_op_handler_release(g_parallel);

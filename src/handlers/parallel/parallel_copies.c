@@ -131,6 +131,15 @@ static loom_status_t copy_off(const loom__parallel_t* shared,
                               loom_tensor_handle_t* input,
                               const char* new_device,
                               loom_tensor_handle_t** out) {
+  // The components' values, once computed (an asynchronous context may
+  // still be running them; a component's error is the copy's).
+  loom__parallel_tensor_t* tensor = loom_tensor_handle_representation(input);
+  for (int32_t k = 0; k < tensor->num_components; ++k) {
+    loom_tensor_t* component = NULL;
+    LOOM_RETURN_IF_ERROR(loom_context_resolve(
+        shared->context, tensor->components[k], &component));
+    loom_tensor_release(component);
+  }
   loom_tensor_t* value = NULL;
   loom_status_t status = loom_tensor_handle_static_value(input, &value);
   if (status) {
@@ -150,7 +159,6 @@ static loom_status_t copy_off(const loom__parallel_t* shared,
         loom_context_find_handler(shared->context, new_device);
     if (found && loom_op_handler_is_final(found)) target = found;
   }
-  loom__parallel_tensor_t* tensor = loom_tensor_handle_representation(input);
   return loom_context_copy_to(shared->context, tensor->components[0], target,
                               out);
 }
