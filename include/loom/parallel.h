@@ -38,7 +38,9 @@ LOOM_EXTERN_C_BEGIN
 // devices[0, num_devices) of `context` (names as the context accepts them:
 // "CPU:1", a custom device's full name; each at most once), and adds it to
 // the context as "/job:localhost/replica:0/task:0/device:PARALLEL:<n>",
-// the device name its tensors show. It starts one thread per component.
+// the device name its tensors show. It starts one thread per component;
+// the context holds the handler, and so its threads, until the context is
+// destroyed.
 // INVALID_ARGUMENT for a device the context does not have, a repeated one,
 // or a count outside [1, 1024].
 LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_parallel_handler_create(
