@@ -43,8 +43,11 @@ loom_layer(host                host                base)
 loom_layer(tensor              tensor              base)
 loom_layer(registry            registry            base host tensor)
 loom_layer(plugin              plugin              base host tensor registry)
+# Collectives: one interface, an in-process backend (MPI later).
+loom_layer(collective          collective          base host tensor)
 # Kernels register through the registry, as a plugin's would.
-loom_layer(kernels             kernels             base host tensor registry)
+loom_layer(kernels             kernels             base host tensor registry
+                                                   collective)
 # The runtime registers the built-in ops.
 loom_layer(corert              corert              base host tensor registry
                                                    kernels)
@@ -74,6 +77,10 @@ loom_layer(handlers_recompute  handlers/recompute  base host tensor registry
                                                    handlers_autodiff)
 # vmap batches ops with the gradient helpers' op runner and vectors.
 loom_layer(handlers_vmap       handlers/vmap       base host tensor registry
+                                                   plugin corert frontend
+                                                   handlers_autodiff)
+# The parallel handler registers the gradients of pack and unpack.
+loom_layer(handlers_parallel   handlers/parallel   base host tensor registry
                                                    plugin corert frontend
                                                    handlers_autodiff)
 loom_layer(function            function            base host tensor registry

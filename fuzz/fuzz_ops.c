@@ -75,10 +75,13 @@ typedef struct skipped_op_t {
   const char* reason;
 } skipped_op_t;
 
-// None of the built-in ops needs it at present: none sleeps, blocks on a
-// queue, reads or writes files or ends the process. An op that does goes
-// here with its reason (a NULL name ends the table).
+// Ops that sleep, block on a queue or on other participants, read or write
+// files or end the process go here with their reason (a NULL name ends the
+// table).
 static const skipped_op_t kSkippedOps[] = {
+    {"Collective*",
+     "waits for the other participants of its group (for ever with "
+     "timeout_seconds 0)"},
     {NULL, NULL},
 };
 

@@ -22,6 +22,7 @@
 #include "loom/op_def.h"
 #include "loom/op_handler.h"
 #include "loom/op_signature.h"
+#include "loom/parallel.h"
 #include "loom/plugin.h"
 #include "loom/program.h"
 #include "loom/program_kernel.h"

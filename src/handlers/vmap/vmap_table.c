@@ -36,6 +36,10 @@ static const no_rule_t kNoRule[] = {
      "shape arithmetic: its inputs are shapes, unbatched under vmap (Shape "
      "gives one example's), so it runs as it is; batched shapes take the "
      "fallback"},
+    {"CollectiveReduceV2",
+     "a collective meets its group once per call: batched, each example "
+     "would be a round of its own (the per-example fallback runs them in "
+     "turn)"},
     {"Concat", "not yet (ConcatV2 has a rule); the per-example fallback"},
     {"Const", "no inputs: the same value for every example"},
     {"Conv2DBackpropFilter",
@@ -66,6 +70,12 @@ static const no_rule_t kNoRule[] = {
     {"MatrixDiagV3", NOT_YET},
     {"MaxPoolGrad", GRADIENT_OF_ROWS},
     {"MaxPoolGradGrad", GRADIENT_OF_ROWS},
+    {"ParallelPack",
+     "the parallel handler's own op: a vmap value entered into a parallel "
+     "value takes the per-example fallback"},
+    {"ParallelUnpack",
+     "the parallel handler's own op: a vmap value entered into a parallel "
+     "value takes the per-example fallback"},
     {"RandomStandardNormal", RANDOM},
     {"RandomUniform", RANDOM},
     {"Range",

@@ -1,0 +1,609 @@
+// The parallel handler (loom/parallel.h) and CollectiveReduceV2: pack,
+// unpack and broadcast round trips; element-wise ops and MatMul per
+// component with different component values; collectives between the
+// components and between threads; the gradient of a broadcast summed back
+// (the op-handler design's CopyOnGrad example) and of pack and unpack; and
+// the errors (CopyOff of a parallel value, component counts, shapes in a
+// collective). Collectives between threads: test_collective_ops. Reference
+// values come from NumPy (the expressions are given beside them).
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "loom/autodiff.h"
+#include "loom/loom.h"
+#include "loom/parallel.h"
+#include "test_support.h"
+
+typedef loom_tensor_handle_t handle_t;
+
+static loom_context_t* g_ctx;
+static loom_op_handler_t* g_parallel;  // over CPU:0, CPU:1
+
+static int setup(void** state) {
+  (void)state;
+  LOOM_ASSERT_OK(loom_context_create(NULL, &g_ctx));
+  LOOM_ASSERT_OK(loom_context_set_cpu_device_count(g_ctx, 3));
+  const char* devices[] = {"CPU:0", "CPU:1"};
+  LOOM_ASSERT_OK(loom_parallel_handler_create(g_ctx, devices, 2, &g_parallel));
+  return 0;
+}
+
+static int teardown(void** state) {
+  (void)state;
+  loom_op_handler_release(g_parallel);
+  loom_context_destroy(g_ctx);
+  return 0;
+}
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+// A tensor of `dtype` (float or double) with `values` on `device`.
+static handle_t* make_on(const char* device, loom_dtype_t dtype,
+                         const int64_t* dims, int32_t rank,
+                         const double* values) {
+  loom_shape_t shape;
+  LOOM_ASSERT_OK(loom_shape_initialize(&shape, dims, rank));
+  loom_tensor_t* tensor = NULL;
+  LOOM_ASSERT_OK(loom_tensor_create_dense(loom_allocator_default(), dtype,
+                                          &shape, &tensor));
+  int64_t n = loom_tensor_num_elements(tensor);
+  for (int64_t i = 0; i < n; ++i) {
+    if (dtype == LOOM_DTYPE_FLOAT) {
+      ((float*)loom_tensor_data(tensor))[i] = (float)values[i];
+    } else {
+      ((double*)loom_tensor_data(tensor))[i] = values[i];
+    }
+  }
+  handle_t* cpu = NULL;
+  LOOM_ASSERT_OK(loom_context_new_handle(g_ctx, tensor, &cpu));
+  loom_tensor_release(tensor);
+  loom_op_handler_t* target = loom_context_find_handler(g_ctx, device);
+  assert_non_null(target);
+  handle_t* out = NULL;
+  LOOM_ASSERT_OK(loom_context_copy_to(g_ctx, cpu, target, &out));
+  loom_tensor_handle_release(cpu);
+  return out;
+}
+
+static handle_t* vec3(const char* device, double a, double b, double c) {
+  const int64_t dims[] = {3};
+  const double values[] = {a, b, c};
+  return make_on(device, LOOM_DTYPE_FLOAT, dims, 1, values);
+}
+
+static handle_t* int_scalar(int32_t value) {
+  loom_tensor_t* tensor = NULL;
+  loom_shape_t shape;
+  LOOM_ASSERT_OK(loom_shape_initialize(&shape, NULL, 0));
+  LOOM_ASSERT_OK(loom_tensor_create_dense(loom_allocator_default(),
+                                          LOOM_DTYPE_INT32, &shape, &tensor));
+  *(int32_t*)loom_tensor_data(tensor) = value;
+  handle_t* handle = NULL;
+  LOOM_ASSERT_OK(loom_context_new_handle(g_ctx, tensor, &handle));
+  loom_tensor_release(tensor);
+  return handle;
+}
+
+// Runs `name` on inputs[0, n) with string attributes attrs[0, 2 * m)
+// (name, value pairs); returns its status and its one result.
+static loom_status_t run(const char* name, handle_t* const* inputs, int n,
+                         const char* const* attrs, int m, handle_t** out) {
+  loom_eager_op_t* op = NULL;
+  loom_status_t status = loom_eager_op_create(g_ctx, name, &op);
+  for (int i = 0; i < n && !status; ++i) {
+    status = loom_eager_op_add_input(op, inputs[i]);
+  }
+  for (int j = 0; j < m && !status; ++j) {
+    status =
+        loom_op_attrs_set_string(loom_eager_op_attrs(op), attrs[2 * j],
+                                 attrs[2 * j + 1], strlen(attrs[2 * j + 1]));
+  }
+  int32_t count = 0;
+  *out = NULL;
+  if (!status) status = loom_eager_op_execute(op, out, 1, &count);
+  loom_eager_op_destroy(op);
+  return status;
+}
+
+static handle_t* run_ok(const char* name, handle_t* const* inputs, int n) {
+  handle_t* out = NULL;
+  LOOM_ASSERT_OK(run(name, inputs, n, NULL, 0, &out));
+  return out;
+}
+
+static void expect_values(handle_t* handle, const char* device,
+                          const double* expected, int64_t n) {
+  if (device) {
+    const char* name = loom_context_device_name(g_ctx, handle);
+    assert_non_null(name);
+    assert_non_null(strstr(name, device));
+  }
+  loom_tensor_t* tensor = NULL;
+  LOOM_ASSERT_OK(loom_context_resolve(g_ctx, handle, &tensor));
+  assert_int_equal(loom_tensor_num_elements(tensor), n);
+  for (int64_t i = 0; i < n; ++i) {
+    double got = loom_tensor_dtype(tensor) == LOOM_DTYPE_FLOAT
+                     ? (double)((const float*)loom_tensor_data(tensor))[i]
+                     : ((const double*)loom_tensor_data(tensor))[i];
+    if (got < expected[i] - 1e-5 || got > expected[i] + 1e-5) {
+      fail_msg("element %lld: got %g, expected %g", (long long)i, got,
+               expected[i]);
+    }
+  }
+  loom_tensor_release(tensor);
+}
+
+// Unpacks `value` of g_parallel and checks each component.
+static void expect_components(handle_t* value, const double* c0,
+                              const double* c1, int64_t n) {
+  handle_t* parts[2] = {NULL, NULL};
+  LOOM_ASSERT_OK(loom_parallel_unpack(g_parallel, value, parts, 2));
+  expect_values(parts[0], "CPU:0", c0, n);
+  expect_values(parts[1], "CPU:1", c1, n);
+  loom_tensor_handle_release(parts[0]);
+  loom_tensor_handle_release(parts[1]);
+}
+
+static handle_t* pack2(handle_t* a, handle_t* b) {
+  handle_t* parts[2] = {a, b};
+  handle_t* value = NULL;
+  LOOM_ASSERT_OK(loom_parallel_pack(g_parallel, parts, 2, &value));
+  return value;
+}
+
+//===----------------------------------------------------------------------===//
+// Pack, unpack, broadcast
+//===----------------------------------------------------------------------===//
+
+static void pack_unpack_round_trip(void** state) {
+  (void)state;
+  handle_t* x0 = vec3("CPU:0", 1, 2, 3);
+  handle_t* x1 = vec3("CPU:0", 4, 5, 6);  // packing moves it to CPU:1
+  handle_t* x = pack2(x0, x1);
+  assert_true(loom_parallel_is_parallel_value(x));
+  assert_string_equal(loom_context_device_name(g_ctx, x),
+                      "/job:localhost/replica:0/task:0/device:PARALLEL:0");
+  assert_string_equal(loom_op_handler_type_name(loom_tensor_handle_handler(x)),
+                      "PARALLEL");
+  loom_tensor_metadata_t metadata;
+  LOOM_ASSERT_OK(loom_tensor_handle_wait_metadata(x, &metadata));
+  assert_int_equal(metadata.dtype, LOOM_DTYPE_FLOAT);
+  assert_int_equal(metadata.shape.rank, 1);
+  assert_int_equal(metadata.shape.dims[0], 3);
+  const double c0[] = {1, 2, 3}, c1[] = {4, 5, 6};
+  expect_components(x, c0, c1, 3);
+  char text[256];
+  loom_tensor_handle_debug_string(x, text, sizeof(text));
+  assert_non_null(strstr(text, "ParallelValue({"));
+  assert_non_null(strstr(text, "device:CPU:1"));
+  handle_t* all[] = {x0, x1, x};
+  for (int i = 0; i < 3; ++i) loom_tensor_handle_release(all[i]);
+}
+
+// CopyOn of a CPU tensor broadcasts it; every component holds the same
+// value, so it may be copied off again.
+static void broadcast_round_trip(void** state) {
+  (void)state;
+  handle_t* c = vec3("CPU:0", 0.5, -1, 2);
+  handle_t* x = NULL;
+  LOOM_ASSERT_OK(loom_context_copy_to(g_ctx, c, g_parallel, &x));
+  assert_true(loom_parallel_is_parallel_value(x));
+  const double values[] = {0.5, -1, 2};
+  expect_components(x, values, values, 3);
+  loom_tensor_t* off = NULL;
+  LOOM_ASSERT_OK(loom_context_resolve(g_ctx, x, &off));
+  assert_float_equal(((const float*)loom_tensor_data(off))[1], -1.0f, 0);
+  loom_tensor_release(off);
+  loom_tensor_handle_release(x);
+  loom_tensor_handle_release(c);
+}
+
+//===----------------------------------------------------------------------===//
+// Ops per component
+//===----------------------------------------------------------------------===//
+
+// In the handler's scope, x * c + x with x = pack([1, 2, 3], [4, 5, 6])
+// and c = [0.5, -1, 2] on the CPU (broadcast).
+static void elementwise_ops_per_component(void** state) {
+  (void)state;
+  handle_t* x0 = vec3("CPU:0", 1, 2, 3);
+  handle_t* x1 = vec3("CPU:1", 4, 5, 6);
+  handle_t* x = pack2(x0, x1);
+  handle_t* c = vec3("CPU:0", 0.5, -1, 2);
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, g_parallel));
+  handle_t* xc = run_ok("Mul", (handle_t*[]){x, c}, 2);
+  handle_t* y = run_ok("AddV2", (handle_t*[]){xc, x}, 2);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  assert_true(loom_parallel_is_parallel_value(y));
+  // numpy: x0 * c + x0, x1 * c + x1
+  const double y0[] = {1.5, 0, 9}, y1[] = {6, 0, 18};
+  expect_components(y, y0, y1, 3);
+  handle_t* all[] = {x0, x1, x, c, xc, y};
+  for (int i = 0; i < 6; ++i) loom_tensor_handle_release(all[i]);
+}
+
+// MatMul of a = pack(a0, a1) (2 x 3) by b (3 x 2, broadcast), placed on
+// the handler by its input (no scope).
+static void matmul_per_component(void** state) {
+  (void)state;
+  const int64_t a_dims[] = {2, 3}, b_dims[] = {3, 2};
+  const double a0_values[] = {0, 1, 2, 3, 4, 5};  // arange(6)
+  const double a1_values[] = {-1.25, -0.75, -0.25, 0.25, 0.75, 1.25};
+  const double b_values[] = {1, 2, 0, -1, 3, 0.5};
+  handle_t* a0 = make_on("CPU:0", LOOM_DTYPE_FLOAT, a_dims, 2, a0_values);
+  handle_t* a1 = make_on("CPU:1", LOOM_DTYPE_FLOAT, a_dims, 2, a1_values);
+  handle_t* b = make_on("CPU:0", LOOM_DTYPE_FLOAT, b_dims, 2, b_values);
+  handle_t* a = pack2(a0, a1);
+  handle_t* y = run_ok("MatMul", (handle_t*[]){a, b}, 2);
+  // numpy: a0 @ b, a1 @ b
+  const double y0[] = {6, 0, 18, 4.5}, y1[] = {-2, -1.875, 4, 0.375};
+  expect_components(y, y0, y1, 4);
+  handle_t* all[] = {a0, a1, b, a, y};
+  for (int i = 0; i < 5; ++i) loom_tensor_handle_release(all[i]);
+}
+
+typedef struct caller_t {
+  handle_t* x;
+  double scale;
+  int failures;
+} caller_t;
+
+// Placed by its input (no scope: scopes are per thread), x * scale twenty
+// times over, checked each time.
+static void* caller_main(void* opaque) {
+  caller_t* caller = opaque;
+  handle_t* s = vec3("CPU:0", caller->scale, caller->scale, caller->scale);
+  for (int i = 0; i < 20; ++i) {
+    handle_t* y = NULL;
+    handle_t* inputs[] = {caller->x, s};
+    loom_status_t status = run("Mul", inputs, 2, NULL, 0, &y);
+    handle_t* parts[2] = {NULL, NULL};
+    if (!status) status = loom_parallel_unpack(g_parallel, y, parts, 2);
+    loom_tensor_t* value = NULL;
+    if (!status) status = loom_context_resolve(g_ctx, parts[1], &value);
+    // numpy: [4, 5, 6] * scale, element 2
+    if (status || ((const float*)loom_tensor_data(value))[2] !=
+                      (float)(6 * caller->scale)) {
+      caller->failures++;
+    }
+    loom_status_free(status);
+    loom_tensor_release(value);
+    loom_tensor_handle_release(parts[0]);
+    loom_tensor_handle_release(parts[1]);
+    loom_tensor_handle_release(y);
+  }
+  loom_tensor_handle_release(s);
+  return NULL;
+}
+
+// Two threads run ops on the same handler at once: their batches take
+// turns on the component threads.
+static void callers_on_several_threads(void** state) {
+  (void)state;
+  handle_t* x0 = vec3("CPU:0", 1, 2, 3);
+  handle_t* x1 = vec3("CPU:1", 4, 5, 6);
+  handle_t* x = pack2(x0, x1);
+  caller_t callers[2] = {{x, 2, 0}, {x, -0.5, 0}};
+  pthread_t threads[2];
+  for (int t = 0; t < 2; ++t) {
+    assert_int_equal(
+        pthread_create(&threads[t], NULL, caller_main, &callers[t]), 0);
+  }
+  for (int t = 0; t < 2; ++t) pthread_join(threads[t], NULL);
+  assert_int_equal(callers[0].failures, 0);
+  assert_int_equal(callers[1].failures, 0);
+  handle_t* all[] = {x0, x1, x};
+  for (int i = 0; i < 3; ++i) loom_tensor_handle_release(all[i]);
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+static loom_status_t collective(handle_t* input, int32_t group_size,
+                                int32_t group_key, int32_t instance_key,
+                                const char* merge, const char* final_op,
+                                float timeout, handle_t** out) {
+  handle_t* size = int_scalar(group_size);
+  handle_t* group = int_scalar(group_key);
+  handle_t* instance = int_scalar(instance_key);
+  loom_eager_op_t* op = NULL;
+  loom_status_t status = loom_eager_op_create(g_ctx, "CollectiveReduceV2", &op);
+  handle_t* inputs[] = {input, size, group, instance};
+  for (int i = 0; i < 4 && !status; ++i) {
+    status = loom_eager_op_add_input(op, inputs[i]);
+  }
+  loom_op_attrs_t* attrs = status ? NULL : loom_eager_op_attrs(op);
+  if (!status) {
+    status = loom_op_attrs_set_string(attrs, "merge_op", merge, strlen(merge));
+  }
+  if (!status) {
+    status =
+        loom_op_attrs_set_string(attrs, "final_op", final_op, strlen(final_op));
+  }
+  if (!status)
+    status = loom_op_attrs_set_f32(attrs, "timeout_seconds", timeout);
+  int32_t count = 0;
+  *out = NULL;
+  if (!status) status = loom_eager_op_execute(op, out, 1, &count);
+  loom_eager_op_destroy(op);
+  loom_tensor_handle_release(size);
+  loom_tensor_handle_release(group);
+  loom_tensor_handle_release(instance);
+  return status;
+}
+
+// Sum, mean, max and min of pack([1, 2, 3], [4, 5, 6]) between the two
+// components: every component gets the reduction.
+static void collective_reduce_between_components(void** state) {
+  (void)state;
+  handle_t* x0 = vec3("CPU:0", 1, 2, 3);
+  handle_t* x1 = vec3("CPU:1", 4, 5, 6);
+  handle_t* x = pack2(x0, x1);
+  static const struct {
+    const char* merge;
+    const char* final_op;
+    double expected[3];
+  } kCases[] = {
+      {"Add", "Id", {5, 7, 9}},         // numpy: x0 + x1
+      {"Add", "Div", {2.5, 3.5, 4.5}},  // numpy: (x0 + x1) / 2
+      {"Max", "Id", {4, 5, 6}},         // numpy: maximum(x0, x1)
+      {"Min", "Id", {1, 2, 3}},         // numpy: minimum(x0, x1)
+  };
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, g_parallel));
+  for (int i = 0; i < 4; ++i) {
+    handle_t* y = NULL;
+    LOOM_ASSERT_OK(collective(x, 2, 1, 100 + i, kCases[i].merge,
+                              kCases[i].final_op, 10, &y));
+    assert_true(loom_parallel_is_parallel_value(y));
+    expect_components(y, kCases[i].expected, kCases[i].expected, 3);
+    loom_tensor_handle_release(y);
+  }
+  // The same keys again: a new round.
+  handle_t* y = NULL;
+  LOOM_ASSERT_OK(collective(x, 2, 1, 100, "Add", "Id", 10, &y));
+  expect_components(y, kCases[0].expected, kCases[0].expected, 3);
+  loom_tensor_handle_release(y);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  handle_t* all[] = {x0, x1, x};
+  for (int i = 0; i < 3; ++i) loom_tensor_handle_release(all[i]);
+}
+
+//===----------------------------------------------------------------------===//
+// Gradients
+//===----------------------------------------------------------------------===//
+
+// The design's example: a tape inside the parallel scope sees the ops
+// un-replicated; `a` on the CPU is broadcast (CopyOn) and its gradient
+// summed back (CopyOnGrad) onto the CPU:
+//   a = 2.; with parallel: with tape: watch(a); b = fill([], 3.);
+//   watch(b); c = a * b; first_c = unpack(c)[0]
+//   tape.gradient(first_c, [a, b]) -> 3., ParallelValue(2., 0.)
+static void copy_on_grad_sums_back_to_the_cpu(void** state) {
+  (void)state;
+  handle_t* a = loom_test_scalar(g_ctx, 2.0f);
+  loom_op_handler_t* tape = NULL;
+  LOOM_ASSERT_OK(loom_tape_create(g_ctx, NULL, &tape));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, g_parallel));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, tape));
+  LOOM_ASSERT_OK(loom_tape_watch(tape, a));
+  handle_t* dims = NULL;
+  {
+    loom_tensor_t* empty = NULL;
+    const int64_t zero[] = {0};
+    loom_shape_t shape;
+    LOOM_ASSERT_OK(loom_shape_initialize(&shape, zero, 1));
+    LOOM_ASSERT_OK(loom_tensor_create_dense(loom_allocator_default(),
+                                            LOOM_DTYPE_INT32, &shape, &empty));
+    LOOM_ASSERT_OK(loom_context_new_handle(g_ctx, empty, &dims));
+    loom_tensor_release(empty);
+  }
+  handle_t* three = loom_test_scalar(g_ctx, 3.0f);
+  handle_t* b = run_ok("Fill", (handle_t*[]){dims, three}, 2);
+  assert_true(loom_parallel_is_parallel_value(b));
+  LOOM_ASSERT_OK(loom_tape_watch(tape, b));
+  handle_t* c = run_ok("Mul", (handle_t*[]){a, b}, 2);
+  handle_t* parts[2] = {NULL, NULL};
+  LOOM_ASSERT_OK(loom_parallel_unpack(g_parallel, c, parts, 2));
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  handle_t* sources[2] = {a, b};
+  handle_t* grads[2] = {NULL, NULL};
+  LOOM_ASSERT_OK(loom_tape_gradient(tape, &parts[0], 1, sources, 2, NULL,
+                                    LOOM_UNCONNECTED_NONE, grads));
+  // numpy: dc = [1, 0]; a_grad = sum(dc * b) = 3; b_grad = dc * a = [2, 0]
+  assert_ptr_equal(loom_tensor_handle_handler(grads[0]),
+                   loom_tensor_handle_handler(a));
+  const double a_grad[] = {3}, b_grad0[] = {2}, b_grad1[] = {0};
+  expect_values(grads[0], "CPU:0", a_grad, 1);
+  assert_true(loom_parallel_is_parallel_value(grads[1]));
+  expect_components(grads[1], b_grad0, b_grad1, 1);
+  handle_t* all[] = {a,        dims,     three,    b,       c,
+                     parts[0], parts[1], grads[0], grads[1]};
+  for (int i = 0; i < 9; ++i) loom_tensor_handle_release(all[i]);
+  loom_op_handler_release(tape);
+}
+
+// Different components: a = [1, 2, 3] on the CPU, b = pack([0.5, 1, 2],
+// [3, -1, 4]); loss = unpack(Sum((a * b)^2))[1]:
+//   numpy: da = 2 * a * b1**2 = [18, 4, 96]; db = [0, 0, 0],
+//   2 * a**2 * b1 = [6, -8, 72].
+static void gradient_through_pack_and_unpack(void** state) {
+  (void)state;
+  handle_t* a = vec3("CPU:0", 1, 2, 3);
+  handle_t* b0 = vec3("CPU:0", 0.5, 1, 2);
+  handle_t* b1 = vec3("CPU:1", 3, -1, 4);
+  handle_t* b = pack2(b0, b1);
+  handle_t* axis = int_scalar(0);
+  loom_op_handler_t* tape = NULL;
+  LOOM_ASSERT_OK(loom_tape_create(g_ctx, NULL, &tape));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, g_parallel));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, tape));
+  LOOM_ASSERT_OK(loom_tape_watch(tape, a));
+  LOOM_ASSERT_OK(loom_tape_watch(tape, b));
+  handle_t* ab = run_ok("Mul", (handle_t*[]){a, b}, 2);
+  handle_t* sq = run_ok("Mul", (handle_t*[]){ab, ab}, 2);
+  handle_t* sum = run_ok("Sum", (handle_t*[]){sq, axis}, 2);
+  handle_t* parts[2] = {NULL, NULL};
+  LOOM_ASSERT_OK(loom_parallel_unpack(g_parallel, sum, parts, 2));
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  handle_t* sources[2] = {a, b};
+  handle_t* grads[2] = {NULL, NULL};
+  LOOM_ASSERT_OK(loom_tape_gradient(tape, &parts[1], 1, sources, 2, NULL,
+                                    LOOM_UNCONNECTED_NONE, grads));
+  const double da[] = {18, 4, 96}, db0[] = {0, 0, 0}, db1[] = {6, -8, 72};
+  expect_values(grads[0], "CPU:0", da, 3);
+  expect_components(grads[1], db0, db1, 3);
+  handle_t* all[] = {a,  b0,  b1,       b,        axis,     ab,
+                     sq, sum, parts[0], parts[1], grads[0], grads[1]};
+  for (int i = 0; i < 12; ++i) loom_tensor_handle_release(all[i]);
+  loom_op_handler_release(tape);
+}
+
+//===----------------------------------------------------------------------===//
+// Errors
+//===----------------------------------------------------------------------===//
+
+static void copy_off_of_a_parallel_value_fails(void** state) {
+  (void)state;
+  handle_t* x0 = vec3("CPU:0", 1, 2, 3);
+  handle_t* x1 = vec3("CPU:1", 4, 5, 6);
+  handle_t* x = pack2(x0, x1);
+  loom_tensor_t* tensor = NULL;
+  LOOM_ASSERT_STATUS(loom_context_resolve(g_ctx, x, &tensor),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "CopyOff: cannot copy a parallel value off parallel "
+                     "handler '/job:localhost/replica:0/task:0/device:"
+                     "PARALLEL:0' (2 components)");
+  assert_null(tensor);
+  handle_t* all[] = {x0, x1, x};
+  for (int i = 0; i < 3; ++i) loom_tensor_handle_release(all[i]);
+}
+
+static void mismatched_component_counts_fail(void** state) {
+  (void)state;
+  handle_t* x0 = vec3("CPU:0", 1, 2, 3);
+  handle_t* x1 = vec3("CPU:1", 4, 5, 6);
+  handle_t* x = pack2(x0, x1);
+  const char* devices[] = {"CPU:0", "CPU:1", "CPU:2"};
+  loom_op_handler_t* three = NULL;
+  LOOM_ASSERT_OK(loom_parallel_handler_create(g_ctx, devices, 3, &three));
+  assert_int_equal(loom_parallel_handler_num_components(three), 3);
+  // A parallel value goes to another handler only through a copy off.
+  handle_t* moved = NULL;
+  LOOM_ASSERT_STATUS(loom_context_copy_to(g_ctx, x, three, &moved),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "CopyOff: cannot copy a parallel value off parallel "
+                     "handler '/job:localhost/replica:0/task:0/device:"
+                     "PARALLEL:0' (2 components): its components differ");
+  assert_null(moved);
+  handle_t* packed = NULL;
+  handle_t* parts[] = {x0, x1};
+  char expected[256];
+  snprintf(expected, sizeof(expected),
+           "loom_parallel_pack: 2 values for parallel handler '%s' of 3 "
+           "components",
+           loom_context_handler_name(g_ctx, three));
+  LOOM_ASSERT_STATUS(loom_parallel_pack(three, parts, 2, &packed),
+                     LOOM_STATUS_INVALID_ARGUMENT, expected);
+  handle_t* out[3] = {NULL, NULL, NULL};
+  LOOM_ASSERT_STATUS(loom_parallel_unpack(three, x, out, 3),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "the value lives on '/job:localhost/replica:0/task:0/"
+                     "device:PARALLEL:0', not on parallel handler");
+  const char* bad[] = {"CPU:0", "CPU:0"};
+  loom_op_handler_t* none = NULL;
+  LOOM_ASSERT_STATUS(loom_parallel_handler_create(g_ctx, bad, 2, &none),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "devices[1] 'CPU:0' repeats devices[0] 'CPU:0'");
+  const char* missing[] = {"CPU:0", "GPU:0"};
+  LOOM_ASSERT_STATUS(loom_parallel_handler_create(g_ctx, missing, 2, &none),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "devices[1] 'GPU:0' is not a device of the context");
+  assert_null(none);
+  loom_op_handler_release(three);
+  handle_t* all[] = {x0, x1, x};
+  for (int i = 0; i < 3; ++i) loom_tensor_handle_release(all[i]);
+}
+
+static void collective_with_mismatched_shapes_fails(void** state) {
+  (void)state;
+  handle_t* x0 = vec3("CPU:0", 1, 2, 3);
+  const int64_t dims[] = {2};
+  const double values[] = {4, 5};
+  handle_t* x1 = make_on("CPU:1", LOOM_DTYPE_FLOAT, dims, 1, values);
+  handle_t* x = pack2(x0, x1);
+  loom_tensor_metadata_t metadata;
+  LOOM_ASSERT_OK(loom_tensor_handle_wait_metadata(x, &metadata));
+  assert_int_equal(metadata.shape.dims[0], LOOM_UNKNOWN_DIM);
+  handle_t* y = NULL;
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, g_parallel));
+  LOOM_ASSERT_STATUS(collective(x, 2, 3, 9, "Add", "Id", 10, &y),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "CollectiveReduceV2 (group_key 3, instance_key 9): a "
+                     "participant's input is float");
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  loom_tensor_handle_release(y);
+  handle_t* all[] = {x0, x1, x};
+  for (int i = 0; i < 3; ++i) loom_tensor_handle_release(all[i]);
+}
+
+// An asynchronous context: component ops run ahead; a collective's
+// participants wait on the context's pool.
+static void asynchronous_context(void** state) {
+  (void)state;
+  loom_context_t* saved = g_ctx;
+  loom_op_handler_t* saved_parallel = g_parallel;
+  loom_context_options_t options;
+  loom_context_options_initialize(&options);
+  options.async = true;
+  options.num_cpu_devices = 2;
+  LOOM_ASSERT_OK(loom_context_create(&options, &g_ctx));
+  const char* devices[] = {"CPU:0", "CPU:1"};
+  LOOM_ASSERT_OK(loom_parallel_handler_create(g_ctx, devices, 2, &g_parallel));
+  handle_t* x0 = vec3("CPU:0", 1, 2, 3);
+  handle_t* x1 = vec3("CPU:1", 4, 5, 6);
+  handle_t* x = pack2(x0, x1);
+  handle_t* xx = run_ok("Mul", (handle_t*[]){x, x}, 2);
+  handle_t* y = NULL;
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, g_parallel));
+  LOOM_ASSERT_OK(collective(xx, 2, 1, 500, "Add", "Id", 10, &y));
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  // numpy: x0**2 + x1**2
+  const double sum[] = {17, 29, 45};
+  expect_components(y, sum, sum, 3);
+  // Every component holds the sum: the value copies off (once computed).
+  expect_values(y, NULL, sum, 3);
+  loom_tensor_t* value = NULL;
+  LOOM_ASSERT_STATUS(loom_context_resolve(g_ctx, xx, &value),
+                     LOOM_STATUS_INVALID_ARGUMENT, "its components differ");
+  handle_t* all[] = {x0, x1, x, xx, y};
+  for (int i = 0; i < 5; ++i) loom_tensor_handle_release(all[i]);
+  loom_op_handler_release(g_parallel);
+  loom_context_destroy(g_ctx);
+  g_ctx = saved;
+  g_parallel = saved_parallel;
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(pack_unpack_round_trip),
+      cmocka_unit_test(broadcast_round_trip),
+      cmocka_unit_test(elementwise_ops_per_component),
+      cmocka_unit_test(matmul_per_component),
+      cmocka_unit_test(callers_on_several_threads),
+      cmocka_unit_test(collective_reduce_between_components),
+      cmocka_unit_test(copy_on_grad_sums_back_to_the_cpu),
+      cmocka_unit_test(gradient_through_pack_and_unpack),
+      cmocka_unit_test(copy_off_of_a_parallel_value_fails),
+      cmocka_unit_test(mismatched_component_counts_fail),
+      cmocka_unit_test(collective_with_mismatched_shapes_fails),
+      cmocka_unit_test(asynchronous_context),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}

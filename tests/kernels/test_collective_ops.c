@@ -1,0 +1,212 @@
+// CollectiveReduceV2 run eagerly by threads of one process (the in-process
+// collective backend, src/collective): sums and means between three
+// threads, keys reused round after round, participants that disagree on
+// shapes, a participant left alone timing out, and bad arguments.
+// Reference values come from NumPy (the expressions are given beside
+// them). Between the components of a parallel value: test_parallel.
+
+#include <pthread.h>
+#include <string.h>
+
+#include "loom/loom.h"
+#include "test_support.h"
+
+typedef loom_tensor_handle_t handle_t;
+
+static loom_context_t* g_ctx;
+
+static int setup(void** state) {
+  (void)state;
+  LOOM_ASSERT_OK(loom_context_create(NULL, &g_ctx));
+  return 0;
+}
+
+static int teardown(void** state) {
+  (void)state;
+  loom_context_destroy(g_ctx);
+  return 0;
+}
+
+static handle_t* make(loom_dtype_t dtype, const int64_t* dims, int32_t rank,
+                      const double* values) {
+  loom_shape_t shape;
+  LOOM_ASSERT_OK(loom_shape_initialize(&shape, dims, rank));
+  loom_tensor_t* tensor = NULL;
+  LOOM_ASSERT_OK(loom_tensor_create_dense(loom_allocator_default(), dtype,
+                                          &shape, &tensor));
+  for (int64_t i = 0; i < loom_tensor_num_elements(tensor); ++i) {
+    if (dtype == LOOM_DTYPE_FLOAT) {
+      ((float*)loom_tensor_data(tensor))[i] = (float)values[i];
+    } else if (dtype == LOOM_DTYPE_INT32) {
+      ((int32_t*)loom_tensor_data(tensor))[i] = (int32_t)values[i];
+    } else {
+      ((double*)loom_tensor_data(tensor))[i] = values[i];
+    }
+  }
+  handle_t* handle = NULL;
+  LOOM_ASSERT_OK(loom_context_new_handle(g_ctx, tensor, &handle));
+  loom_tensor_release(tensor);
+  return handle;
+}
+
+static handle_t* int_scalar(int32_t value) {
+  const double v = value;
+  return make(LOOM_DTYPE_INT32, NULL, 0, &v);
+}
+
+static loom_status_t collective(handle_t* input, int32_t group_size,
+                                int32_t group_key, int32_t instance_key,
+                                const char* merge, const char* final_op,
+                                float timeout, handle_t** out) {
+  handle_t* size = int_scalar(group_size);
+  handle_t* group = int_scalar(group_key);
+  handle_t* instance = int_scalar(instance_key);
+  loom_eager_op_t* op = NULL;
+  loom_status_t status = loom_eager_op_create(g_ctx, "CollectiveReduceV2", &op);
+  handle_t* inputs[] = {input, size, group, instance};
+  for (int i = 0; i < 4 && !status; ++i) {
+    status = loom_eager_op_add_input(op, inputs[i]);
+  }
+  loom_op_attrs_t* attrs = status ? NULL : loom_eager_op_attrs(op);
+  if (!status) {
+    status = loom_op_attrs_set_string(attrs, "merge_op", merge, strlen(merge));
+  }
+  if (!status) {
+    status =
+        loom_op_attrs_set_string(attrs, "final_op", final_op, strlen(final_op));
+  }
+  if (!status) {
+    status = loom_op_attrs_set_f32(attrs, "timeout_seconds", timeout);
+  }
+  int32_t count = 0;
+  *out = NULL;
+  if (!status) status = loom_eager_op_execute(op, out, 1, &count);
+  loom_eager_op_destroy(op);
+  loom_tensor_handle_release(size);
+  loom_tensor_handle_release(group);
+  loom_tensor_handle_release(instance);
+  return status;
+}
+
+static void expect_values(handle_t* handle, const double* expected, int64_t n) {
+  loom_tensor_t* tensor = NULL;
+  LOOM_ASSERT_OK(loom_context_resolve(g_ctx, handle, &tensor));
+  assert_int_equal(loom_tensor_num_elements(tensor), n);
+  for (int64_t i = 0; i < n; ++i) {
+    double got = ((const double*)loom_tensor_data(tensor))[i];
+    if (got < expected[i] - 1e-12 || got > expected[i] + 1e-12) {
+      fail_msg("element %lld: got %.17g, expected %.17g", (long long)i, got,
+               expected[i]);
+    }
+  }
+  loom_tensor_release(tensor);
+}
+
+typedef struct thread_case_t {
+  int64_t size;  // elements of the input
+  double values[3];
+  const char* final_op;
+  int32_t instance_key;
+  handle_t* result;
+  loom_status_t status;
+} thread_case_t;
+
+static void* collective_thread(void* opaque) {
+  thread_case_t* c = opaque;
+  handle_t* x = make(LOOM_DTYPE_DOUBLE, &c->size, 1, c->values);
+  c->status =
+      collective(x, 3, 7, c->instance_key, "Add", c->final_op, 10, &c->result);
+  loom_tensor_handle_release(x);
+  return NULL;
+}
+
+static void run_threads(thread_case_t* cases) {
+  pthread_t threads[3];
+  for (int t = 0; t < 3; ++t) {
+    assert_int_equal(
+        pthread_create(&threads[t], NULL, collective_thread, &cases[t]), 0);
+  }
+  for (int t = 0; t < 3; ++t) pthread_join(threads[t], NULL);
+}
+
+// Three threads running the op with the same keys meet; the keys serve
+// again for the next round.
+static void reduce_between_threads(void** state) {
+  (void)state;
+  for (int round = 0; round < 4; ++round) {
+    const char* final_op = round % 2 ? "Div" : "Id";
+    thread_case_t cases[3] = {{2, {1.5, -2}, final_op, 1, NULL, NULL},
+                              {2, {3, 4}, final_op, 1, NULL, NULL},
+                              {2, {-0.5, 10}, final_op, 1, NULL, NULL}};
+    run_threads(cases);
+    // numpy: a = [[1.5, -2], [3, 4], [-0.5, 10]]; a.sum(0), a.mean(0)
+    const double sum[] = {4, 12}, mean[] = {1.3333333333333333, 4};
+    for (int t = 0; t < 3; ++t) {
+      LOOM_ASSERT_OK(cases[t].status);
+      expect_values(cases[t].result, round % 2 ? mean : sum, 2);
+      loom_tensor_handle_release(cases[t].result);
+    }
+  }
+}
+
+// One thread brings 3 elements, the others 2: all three fail, naming the
+// op and the keys.
+static void mismatched_shapes_fail_every_participant(void** state) {
+  (void)state;
+  thread_case_t cases[3] = {{2, {1, 2}, "Id", 2, NULL, NULL},
+                            {2, {3, 4}, "Id", 2, NULL, NULL},
+                            {3, {5, 6, 7}, "Id", 2, NULL, NULL}};
+  run_threads(cases);
+  for (int t = 0; t < 3; ++t) {
+    LOOM_ASSERT_STATUS(cases[t].status, LOOM_STATUS_INVALID_ARGUMENT,
+                       "CollectiveReduceV2 (group_key 7, instance_key 2): a "
+                       "participant's input is double");
+    loom_tensor_handle_release(cases[t].result);
+  }
+}
+
+static void lone_participant_times_out(void** state) {
+  (void)state;
+  const int64_t dims[] = {3};
+  const double values[] = {1, 2, 3};
+  handle_t* x = make(LOOM_DTYPE_DOUBLE, dims, 1, values);
+  handle_t* y = NULL;
+  LOOM_ASSERT_STATUS(collective(x, 2, 5, 11, "Add", "Id", 0.1f, &y),
+                     LOOM_STATUS_DEADLINE_EXCEEDED,
+                     "CollectiveReduceV2 (group_key 5, instance_key 11): "
+                     "timed out after 0.1 seconds with 1 of 2 participants "
+                     "arrived");
+  loom_tensor_handle_release(y);
+  // A group of one is the identity (Div by 1).
+  LOOM_ASSERT_OK(collective(x, 1, 5, 12, "Max", "Div", 0, &y));
+  expect_values(y, values, 3);
+  loom_tensor_handle_release(y);
+  loom_tensor_handle_release(x);
+}
+
+static void bad_arguments_fail(void** state) {
+  (void)state;
+  const int64_t dims[] = {1};
+  const double values[] = {1};
+  handle_t* x = make(LOOM_DTYPE_DOUBLE, dims, 1, values);
+  handle_t* y = NULL;
+  LOOM_ASSERT_STATUS(collective(x, 0, 5, 12, "Add", "Id", 0.1f, &y),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "CollectiveReduceV2 (group_key 5, instance_key 12): "
+                     "group_size must be at least 1, got 0");
+  loom_tensor_handle_release(y);
+  LOOM_ASSERT_STATUS(collective(x, 1, 5, 12, "Sum", "Id", 0.1f, &y),
+                     LOOM_STATUS_INVALID_ARGUMENT, "merge_op");
+  loom_tensor_handle_release(y);
+  loom_tensor_handle_release(x);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(reduce_between_threads),
+      cmocka_unit_test(mismatched_shapes_fail_every_participant),
+      cmocka_unit_test(lone_participant_times_out),
+      cmocka_unit_test(bad_arguments_fail),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
