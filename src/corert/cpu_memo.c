@@ -23,10 +23,11 @@ void loom__cpu_memo_fill(loom__cpu_memo_t* memo,
 static inline bool same_metadata(const loom_tensor_metadata_t* a,
                                  const loom_tensor_metadata_t* b) {
   if (a->dtype != b->dtype || a->shape.rank != b->shape.rank) return false;
-  const int64_t* a_dims = loom_shape_dims(&a->shape);
-  const int64_t* b_dims = loom_shape_dims(&b->shape);
+  // Spilled dims are interned: equal dims are the same pool entry.
+  if (a->shape.rank > LOOM_MAX_RANK)
+    return a->shape.spilled == b->shape.spilled;
   for (int32_t i = 0; i < a->shape.rank; ++i) {
-    if (a_dims[i] != b_dims[i]) return false;
+    if (a->shape.dims[i] != b->shape.dims[i]) return false;
   }
   return true;
 }
