@@ -398,14 +398,16 @@ static const char* parallel_device_name(const loom_op_handler_t* handler) {
 static size_t parallel_debug_string(const loom_op_handler_t* handler,
                                     char* buffer, size_t capacity) {
   const loom__parallel_t* shared = loom__parallel_of(handler);
+  // Measuring only (no buffer): every write gets no room.
+  char none[1];
+  char* out = buffer ? buffer : none;
   if (!buffer) capacity = 0;
-  size_t length = (size_t)snprintf(buffer, capacity,
-                                   "parallel handler '%s' over", shared->name);
+  size_t length = (size_t)snprintf(out, capacity, "parallel handler '%s' over",
+                                   shared->name);
   for (int32_t k = 0; k < shared->num_components; ++k) {
     size_t offset = length < capacity ? length : capacity;
-    length +=
-        (size_t)snprintf(buffer ? buffer + offset : NULL, capacity - offset,
-                         "%s %s", k ? "," : "", shared->devices[k]);
+    length += (size_t)snprintf(out + offset, capacity - offset, "%s %s",
+                               k ? "," : "", shared->devices[k]);
   }
   return length;
 }
