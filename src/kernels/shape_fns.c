@@ -111,16 +111,18 @@ const char* loom__shape_debug_string(const loom_shape_t* shape, char* buffer,
     snprintf(buffer, capacity, "<unknown>");
     return buffer;
   }
+  // Errors of the ops that take any rank print spilled shapes too.
+  const int64_t* dims = loom_shape_dims(shape);
   size_t used = 0;
   buffer[0] = '\0';
   used += (size_t)snprintf(buffer, capacity, "[");
   for (int32_t i = 0; i < shape->rank && used < capacity; ++i) {
-    if (shape->dims[i] < 0) {
+    if (dims[i] < 0) {
       used +=
           (size_t)snprintf(buffer + used, capacity - used, "%s?", i ? "," : "");
     } else {
       used += (size_t)snprintf(buffer + used, capacity - used, "%s%" PRId64,
-                               i ? "," : "", shape->dims[i]);
+                               i ? "," : "", dims[i]);
     }
   }
   if (used < capacity) snprintf(buffer + used, capacity - used, "]");

@@ -102,6 +102,29 @@ static void reshape_brings_rank_10_down(void** state) {
   TFE_DeleteTensorHandle(x);
 }
 
+// Found by fuzz_ops: Reshape's check of its sizes input printed a spilled
+// shape through its inline dims.
+static void reshape_names_a_rank_10_sizes_input(void** state) {
+  eager_fixture_t* f = *state;
+  TFE_TensorHandle* x = rank_10(f->ctx);
+  static const int32_t kSizes[6] = {6, 1, 1, 1, 1, 1};
+  int64_t dims[10] = {6, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+  TFE_TensorHandle* sizes = int_handle(f->ctx, dims, 10, kSizes);
+  TFE_Op* op = binary_op(f->ctx, "Reshape", x, sizes);
+  TFE_TensorHandle* y = NULL;
+  int num_retvals = 1;
+  TFE_Execute(op, &y, &num_retvals, f->status);
+  if (TF_GetCode(f->status) == TF_OK) {
+    assert_null(TFE_TensorHandleResolve(y, f->status));
+    TFE_DeleteTensorHandle(y);
+  }
+  ASSERT_TF_ERROR(f->status, TF_INVALID_ARGUMENT,
+                  "sizes input must be 1-D, not [6,1,1,1,1,1,1,1,1,1]");
+  TFE_DeleteOp(op);
+  TFE_DeleteTensorHandle(sizes);
+  TFE_DeleteTensorHandle(x);
+}
+
 static void other_ops_refuse_rank_10_by_name(void** state) {
   eager_fixture_t* f = *state;
   TFE_TensorHandle* x = rank_10(f->ctx);
@@ -147,6 +170,7 @@ int main(void) {
       BOTH(a_handle_of_rank_10_reports_its_dims),
       BOTH(identity_and_the_shape_ops_take_rank_10),
       BOTH(reshape_brings_rank_10_down),
+      BOTH(reshape_names_a_rank_10_sizes_input),
       BOTH(other_ops_refuse_rank_10_by_name),
       BOTH(ranks_above_254_are_refused),
   };
