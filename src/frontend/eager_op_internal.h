@@ -29,7 +29,7 @@ struct loom_eager_op_t {
   int32_t num_consumed;  // inputs handed to an execution (NULL slots)
   loom_status_t error;   // recorded by loom_eager_op_fail, returned next
   loom_cancellation_t* cancellation;  // retained, may be NULL
-  char device[192];      // "" : no explicit placement
+  char device[192];                   // "" : no explicit placement
   loom_op_handler_t* device_handler;  // found from `device` (borrowed)
   uint32_t device_generation;         // context->generation when found
   // The op prepared on the handler it last executed on.

@@ -29,10 +29,10 @@ typedef struct call_t {
   loom_context_t* context;
   loom_function_t* function;
   loom__arena_t arena;
-  loom_op_attrs_t attrs;          // the call's, complete
-  loom_tensor_handle_t** inputs;  // the call op's (borrowed)
-  node_values_t* values;          // per node
-  const char* device;             // the call's, or ""
+  loom_op_attrs_t attrs;              // the call's, complete
+  loom_tensor_handle_t** inputs;      // the call op's (borrowed)
+  node_values_t* values;              // per node
+  const char* device;                 // the call's, or ""
   loom_cancellation_t* cancellation;  // the call's (borrowed), or NULL
 } call_t;
 

@@ -74,9 +74,9 @@ typedef struct program_op_t {
   const program_function_t* const* regions;
   const int32_t* region_first;
   // corert.executeop / .seq: the op to execute and its attributes.
-  const char* execute_name;  // "tf.X" became "X"
+  const char* execute_name;          // "tf.X" became "X"
   const char* execute_written_name;  // "tf.X" as written
-  int32_t execute_index;     // shared by the operations naming the same op
+  int32_t execute_index;  // shared by the operations naming the same op
   const loom_op_attrs_t* execute_attrs;  // frozen, NULL: none
   // The names of execute_attrs as written, and where (checked against the
   // op's definition when a program is bound).

@@ -192,7 +192,7 @@ typedef struct op_builder_t {
   int32_t results_capacity;
   loom_op_attrs_t attrs;
   bool is_return;
-  const char* execute_name;  // set for corert.executeop / .seq
+  const char* execute_name;          // set for corert.executeop / .seq
   const char* execute_written_name;  // with its "tf." prefix
   loom_op_attrs_t execute_attrs;
   symbol_refs_t execute_keys;  // the names in execute_attrs, where written
@@ -353,10 +353,10 @@ typedef struct program_dialect_t {
   size_t num_ops;
 } program_dialect_t;
 
-extern const program_dialect_t loom__parser_dialect_func;    // _ops.c
-extern const program_dialect_t loom__parser_dialect_tfrt;    // _tfrt.c
-extern const program_dialect_t loom__parser_dialect_corert;  // _corert.c
-extern const program_dialect_t loom__parser_dialect_ts;      // _ts.c
+extern const program_dialect_t loom__parser_dialect_func;         // _ops.c
+extern const program_dialect_t loom__parser_dialect_tfrt;         // _tfrt.c
+extern const program_dialect_t loom__parser_dialect_corert;       // _corert.c
+extern const program_dialect_t loom__parser_dialect_ts;           // _ts.c
 extern const program_dialect_t loom__parser_dialect_corert_sync;  // _corert.c
 extern const program_dialect_t loom__parser_dialect_tfrt_test;  // _tfrt_test.c
 extern const program_dialect_t loom__parser_dialect_dht;        // _dht.c

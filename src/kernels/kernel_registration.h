@@ -24,7 +24,7 @@ typedef struct loom__builtin_op_t {
   const char* inputs[kBuiltinMaxArgs];
   const char* outputs[kBuiltinMaxArgs];
   const char* attrs[kBuiltinMaxArgs];
-  loom_shape_fn_t shape_fn;  // NULL: outputs of unknown shape
+  loom_shape_fn_t shape_fn;   // NULL: outputs of unknown shape
   const void* shape_fn_data;  // the shape function's user_data (read only)
   bool is_commutative;
   bool is_stateful;
