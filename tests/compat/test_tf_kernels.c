@@ -17,17 +17,12 @@ static loom_host_context_t* g_host;
 
 static int setup(void** state) {
   (void)state;
-  loom_host_context_options_t options;
-  loom_host_context_options_initialize(&options);
-  options.num_threads = 2;
-  LOOM_ASSERT_OK(loom_host_context_create(&options, &g_host));
-  return 0;
+  return loom_test_host_setup(2, &g_host);
 }
 
 static int teardown(void** state) {
   (void)state;
-  loom_host_context_destroy(g_host);
-  return 0;
+  return loom_test_host_teardown(&g_host);
 }
 
 //===----------------------------------------------------------------------===//

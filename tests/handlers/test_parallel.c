@@ -75,19 +75,6 @@ static handle_t* vec3(const char* device, double a, double b, double c) {
   return make_on(device, LOOM_DTYPE_FLOAT, dims, 1, values);
 }
 
-static handle_t* int_scalar(int32_t value) {
-  loom_tensor_t* tensor = NULL;
-  loom_shape_t shape;
-  LOOM_ASSERT_OK(loom_shape_initialize(&shape, NULL, 0));
-  LOOM_ASSERT_OK(loom_tensor_create_dense(loom_allocator_default(),
-                                          LOOM_DTYPE_INT32, &shape, &tensor));
-  *(int32_t*)loom_tensor_data(tensor) = value;
-  handle_t* handle = NULL;
-  LOOM_ASSERT_OK(loom_context_new_handle(g_ctx, tensor, &handle));
-  loom_tensor_release(tensor);
-  return handle;
-}
-
 // Runs `name` on inputs[0, n) with string attributes attrs[0, 2 * m)
 // (name, value pairs); returns its status and its one result.
 static loom_status_t run(const char* name, handle_t* const* inputs, int n,
@@ -304,39 +291,6 @@ static void callers_on_several_threads(void** state) {
 // Collectives
 //===----------------------------------------------------------------------===//
 
-static loom_status_t collective(handle_t* input, int32_t group_size,
-                                int32_t group_key, int32_t instance_key,
-                                const char* merge, const char* final_op,
-                                float timeout, handle_t** out) {
-  handle_t* size = int_scalar(group_size);
-  handle_t* group = int_scalar(group_key);
-  handle_t* instance = int_scalar(instance_key);
-  loom_eager_op_t* op = NULL;
-  loom_status_t status = loom_eager_op_create(g_ctx, "CollectiveReduceV2", &op);
-  handle_t* inputs[] = {input, size, group, instance};
-  for (int i = 0; i < 4 && !status; ++i) {
-    status = loom_eager_op_add_input(op, inputs[i]);
-  }
-  loom_op_attrs_t* attrs = status ? NULL : loom_eager_op_attrs(op);
-  if (!status) {
-    status = loom_op_attrs_set_string(attrs, "merge_op", merge, strlen(merge));
-  }
-  if (!status) {
-    status =
-        loom_op_attrs_set_string(attrs, "final_op", final_op, strlen(final_op));
-  }
-  if (!status)
-    status = loom_op_attrs_set_f32(attrs, "timeout_seconds", timeout);
-  int32_t count = 0;
-  *out = NULL;
-  if (!status) status = loom_eager_op_execute(op, out, 1, &count);
-  loom_eager_op_destroy(op);
-  loom_tensor_handle_release(size);
-  loom_tensor_handle_release(group);
-  loom_tensor_handle_release(instance);
-  return status;
-}
-
 // Sum, mean, max and min of pack([1, 2, 3], [4, 5, 6]) between the two
 // components: every component gets the reduction.
 static void collective_reduce_between_components(void** state) {
@@ -357,7 +311,7 @@ static void collective_reduce_between_components(void** state) {
   LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, g_parallel));
   for (int i = 0; i < 4; ++i) {
     handle_t* y = NULL;
-    LOOM_ASSERT_OK(collective(x, 2, 1, 100 + i, kCases[i].merge,
+    LOOM_ASSERT_OK(loom_test_collective_reduce(g_ctx, x, 2, 1, 100 + i, kCases[i].merge,
                               kCases[i].final_op, 10, &y));
     assert_true(loom_parallel_is_parallel_value(y));
     expect_components(y, kCases[i].expected, kCases[i].expected, 3);
@@ -365,7 +319,7 @@ static void collective_reduce_between_components(void** state) {
   }
   // The same keys again: a new round.
   handle_t* y = NULL;
-  LOOM_ASSERT_OK(collective(x, 2, 1, 100, "Add", "Id", 10, &y));
+  LOOM_ASSERT_OK(loom_test_collective_reduce(g_ctx, x, 2, 1, 100, "Add", "Id", 10, &y));
   expect_components(y, kCases[0].expected, kCases[0].expected, 3);
   loom_tensor_handle_release(y);
   LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
@@ -438,7 +392,7 @@ static void gradient_through_pack_and_unpack(void** state) {
   handle_t* b0 = vec3("CPU:0", 0.5, 1, 2);
   handle_t* b1 = vec3("CPU:1", 3, -1, 4);
   handle_t* b = pack2(b0, b1);
-  handle_t* axis = int_scalar(0);
+  handle_t* axis = loom_test_int32_scalar(g_ctx, 0);
   loom_op_handler_t* tape = NULL;
   LOOM_ASSERT_OK(loom_tape_create(g_ctx, NULL, &tape));
   LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, g_parallel));
@@ -543,7 +497,7 @@ static void collective_with_mismatched_shapes_fails(void** state) {
   assert_int_equal(metadata.shape.dims[0], LOOM_UNKNOWN_DIM);
   handle_t* y = NULL;
   LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, g_parallel));
-  LOOM_ASSERT_STATUS(collective(x, 2, 3, 9, "Add", "Id", 10, &y),
+  LOOM_ASSERT_STATUS(loom_test_collective_reduce(g_ctx, x, 2, 3, 9, "Add", "Id", 10, &y),
                      LOOM_STATUS_INVALID_ARGUMENT,
                      "CollectiveReduceV2 (group_key 3, instance_key 9): a "
                      "participant's input is float");
@@ -572,7 +526,7 @@ static void asynchronous_context(void** state) {
   handle_t* xx = run_ok("Mul", (handle_t*[]){x, x}, 2);
   handle_t* y = NULL;
   LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, g_parallel));
-  LOOM_ASSERT_OK(collective(xx, 2, 1, 500, "Add", "Id", 10, &y));
+  LOOM_ASSERT_OK(loom_test_collective_reduce(g_ctx, xx, 2, 1, 500, "Add", "Id", 10, &y));
   LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
   // numpy: x0**2 + x1**2
   const double sum[] = {17, 29, 45};

@@ -49,45 +49,6 @@ static handle_t* make(loom_dtype_t dtype, const int64_t* dims, int32_t rank,
   return handle;
 }
 
-static handle_t* int_scalar(int32_t value) {
-  const double v = value;
-  return make(LOOM_DTYPE_INT32, NULL, 0, &v);
-}
-
-static loom_status_t collective(handle_t* input, int32_t group_size,
-                                int32_t group_key, int32_t instance_key,
-                                const char* merge, const char* final_op,
-                                float timeout, handle_t** out) {
-  handle_t* size = int_scalar(group_size);
-  handle_t* group = int_scalar(group_key);
-  handle_t* instance = int_scalar(instance_key);
-  loom_eager_op_t* op = NULL;
-  loom_status_t status = loom_eager_op_create(g_ctx, "CollectiveReduceV2", &op);
-  handle_t* inputs[] = {input, size, group, instance};
-  for (int i = 0; i < 4 && !status; ++i) {
-    status = loom_eager_op_add_input(op, inputs[i]);
-  }
-  loom_op_attrs_t* attrs = status ? NULL : loom_eager_op_attrs(op);
-  if (!status) {
-    status = loom_op_attrs_set_string(attrs, "merge_op", merge, strlen(merge));
-  }
-  if (!status) {
-    status =
-        loom_op_attrs_set_string(attrs, "final_op", final_op, strlen(final_op));
-  }
-  if (!status) {
-    status = loom_op_attrs_set_f32(attrs, "timeout_seconds", timeout);
-  }
-  int32_t count = 0;
-  *out = NULL;
-  if (!status) status = loom_eager_op_execute(op, out, 1, &count);
-  loom_eager_op_destroy(op);
-  loom_tensor_handle_release(size);
-  loom_tensor_handle_release(group);
-  loom_tensor_handle_release(instance);
-  return status;
-}
-
 static void expect_values(handle_t* handle, const double* expected, int64_t n) {
   loom_tensor_t* tensor = NULL;
   LOOM_ASSERT_OK(loom_context_resolve(g_ctx, handle, &tensor));
@@ -115,7 +76,7 @@ static void* collective_thread(void* opaque) {
   thread_case_t* c = opaque;
   handle_t* x = make(LOOM_DTYPE_DOUBLE, &c->size, 1, c->values);
   c->status =
-      collective(x, 3, 7, c->instance_key, "Add", c->final_op, 10, &c->result);
+      loom_test_collective_reduce(g_ctx, x, 3, 7, c->instance_key, "Add", c->final_op, 10, &c->result);
   loom_tensor_handle_release(x);
   return NULL;
 }
@@ -171,14 +132,14 @@ static void lone_participant_times_out(void** state) {
   const double values[] = {1, 2, 3};
   handle_t* x = make(LOOM_DTYPE_DOUBLE, dims, 1, values);
   handle_t* y = NULL;
-  LOOM_ASSERT_STATUS(collective(x, 2, 5, 11, "Add", "Id", 0.1f, &y),
+  LOOM_ASSERT_STATUS(loom_test_collective_reduce(g_ctx, x, 2, 5, 11, "Add", "Id", 0.1f, &y),
                      LOOM_STATUS_DEADLINE_EXCEEDED,
                      "CollectiveReduceV2 (group_key 5, instance_key 11): "
                      "timed out after 0.1 seconds with 1 of 2 participants "
                      "arrived");
   loom_tensor_handle_release(y);
   // A group of one is the identity (Div by 1).
-  LOOM_ASSERT_OK(collective(x, 1, 5, 12, "Max", "Div", 0, &y));
+  LOOM_ASSERT_OK(loom_test_collective_reduce(g_ctx, x, 1, 5, 12, "Max", "Div", 0, &y));
   expect_values(y, values, 3);
   loom_tensor_handle_release(y);
   loom_tensor_handle_release(x);
@@ -190,12 +151,12 @@ static void bad_arguments_fail(void** state) {
   const double values[] = {1};
   handle_t* x = make(LOOM_DTYPE_DOUBLE, dims, 1, values);
   handle_t* y = NULL;
-  LOOM_ASSERT_STATUS(collective(x, 0, 5, 12, "Add", "Id", 0.1f, &y),
+  LOOM_ASSERT_STATUS(loom_test_collective_reduce(g_ctx, x, 0, 5, 12, "Add", "Id", 0.1f, &y),
                      LOOM_STATUS_INVALID_ARGUMENT,
                      "CollectiveReduceV2 (group_key 5, instance_key 12): "
                      "group_size must be at least 1, got 0");
   loom_tensor_handle_release(y);
-  LOOM_ASSERT_STATUS(collective(x, 1, 5, 12, "Sum", "Id", 0.1f, &y),
+  LOOM_ASSERT_STATUS(loom_test_collective_reduce(g_ctx, x, 1, 5, 12, "Sum", "Id", 0.1f, &y),
                      LOOM_STATUS_INVALID_ARGUMENT, "merge_op");
   loom_tensor_handle_release(y);
   loom_tensor_handle_release(x);

@@ -31,17 +31,12 @@ static loom_host_context_t* g_host;
 
 static int setup(void** state) {
   (void)state;
-  loom_host_context_options_t options;
-  loom_host_context_options_initialize(&options);
-  options.num_threads = 1;
-  LOOM_ASSERT_OK(loom_host_context_create(&options, &g_host));
-  return 0;
+  return loom_test_host_setup(1, &g_host);
 }
 
 static int teardown(void** state) {
   (void)state;
-  loom_host_context_destroy(g_host);
-  return 0;
+  return loom_test_host_teardown(&g_host);
 }
 
 // Runs `op` on one float vector and returns the status; on success the

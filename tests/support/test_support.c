@@ -75,6 +75,55 @@ loom_tensor_handle_t* loom_test_scalar(loom_context_t* context, float value) {
   return handle;
 }
 
+loom_tensor_handle_t* loom_test_int32_scalar(loom_context_t* context,
+                                             int32_t value) {
+  loom_shape_t shape = loom_shape_scalar();
+  loom_tensor_t* tensor = NULL;
+  LOOM_ASSERT_OK(loom_tensor_create_dense(loom_allocator_default(),
+                                          LOOM_DTYPE_INT32, &shape, &tensor));
+  *(int32_t*)loom_tensor_data(tensor) = value;
+  loom_tensor_handle_t* handle = NULL;
+  LOOM_ASSERT_OK(loom_context_new_handle(context, tensor, &handle));
+  loom_tensor_release(tensor);
+  return handle;
+}
+
+loom_status_t loom_test_collective_reduce(loom_context_t* context,
+                                          loom_tensor_handle_t* input,
+                                          int32_t group_size, int32_t group_key,
+                                          int32_t instance_key,
+                                          const char* merge,
+                                          const char* final_op, float timeout,
+                                          loom_tensor_handle_t** out) {
+  loom_tensor_handle_t* inputs[] = {
+      input, loom_test_int32_scalar(context, group_size),
+      loom_test_int32_scalar(context, group_key),
+      loom_test_int32_scalar(context, instance_key)};
+  loom_eager_op_t* op = NULL;
+  loom_status_t status =
+      loom_eager_op_create(context, "CollectiveReduceV2", &op);
+  for (int i = 0; i < 4 && !status; ++i) {
+    status = loom_eager_op_add_input(op, inputs[i]);
+  }
+  loom_op_attrs_t* attrs = status ? NULL : loom_eager_op_attrs(op);
+  if (!status) {
+    status = loom_op_attrs_set_string(attrs, "merge_op", merge, strlen(merge));
+  }
+  if (!status) {
+    status =
+        loom_op_attrs_set_string(attrs, "final_op", final_op, strlen(final_op));
+  }
+  if (!status) {
+    status = loom_op_attrs_set_f32(attrs, "timeout_seconds", timeout);
+  }
+  int32_t count = 0;
+  *out = NULL;
+  if (!status) status = loom_eager_op_execute(op, out, 1, &count);
+  loom_eager_op_destroy(op);
+  for (int i = 1; i < 4; ++i) loom_tensor_handle_release(inputs[i]);
+  return status;
+}
+
 float loom_test_scalar_value(loom_context_t* context,
                              loom_tensor_handle_t* handle) {
   loom_tensor_t* tensor = NULL;
@@ -82,4 +131,18 @@ float loom_test_scalar_value(loom_context_t* context,
   float value = *(float*)loom_tensor_data(tensor);
   loom_tensor_release(tensor);
   return value;
+}
+
+int loom_test_host_setup(int32_t num_threads, loom_host_context_t** out_host) {
+  loom_host_context_options_t options;
+  loom_host_context_options_initialize(&options);
+  options.num_threads = num_threads;
+  LOOM_ASSERT_OK(loom_host_context_create(&options, out_host));
+  return 0;
+}
+
+int loom_test_host_teardown(loom_host_context_t** host) {
+  loom_host_context_destroy(*host);
+  *host = NULL;
+  return 0;
 }

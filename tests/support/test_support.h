@@ -20,6 +20,7 @@
 #include "loom/allocator.h"
 #include "loom/eager.h"
 #include "loom/fault_allocator.h"
+#include "loom/host_context.h"
 #include "loom/status.h"
 
 // Fails the test with the formatted status unless `expr` is OK.
@@ -73,5 +74,26 @@ loom_tensor_handle_t* loom_test_scalar(loom_context_t* context, float value);
 // need be) in `context`.
 float loom_test_scalar_value(loom_context_t* context,
                              loom_tensor_handle_t* handle);
+
+// An int32 scalar handle on the CPU of `context` (a new reference).
+loom_tensor_handle_t* loom_test_int32_scalar(loom_context_t* context,
+                                             int32_t value);
+
+// Runs CollectiveReduceV2 of `input` in `context` (a group of `group_size`
+// participants, `merge` and `final_op` as TensorFlow names them) into *out
+// (NULL on failure), releasing everything else it made.
+loom_status_t loom_test_collective_reduce(loom_context_t* context,
+                                          loom_tensor_handle_t* input,
+                                          int32_t group_size, int32_t group_key,
+                                          int32_t instance_key,
+                                          const char* merge,
+                                          const char* final_op, float timeout,
+                                          loom_tensor_handle_t** out);
+
+// A host context of `num_threads` threads for a test file's cases: made
+// into *out_host by a cmocka group set-up, destroyed by its tear-down.
+// Returns what cmocka expects of a set-up (0, or -1 on failure).
+int loom_test_host_setup(int32_t num_threads, loom_host_context_t** out_host);
+int loom_test_host_teardown(loom_host_context_t** host);
 
 #endif  // LOOM_TESTS_SUPPORT_TEST_SUPPORT_H_
