@@ -437,6 +437,149 @@ static void test_errors(void** state) {
 }
 
 //===----------------------------------------------------------------------===//
+// Random ops: the randomness option
+//===----------------------------------------------------------------------===//
+
+static loom_op_handler_t* new_random_vmap(loom_vmap_randomness_t randomness) {
+  loom_vmap_options_t options;
+  loom_vmap_options_initialize(&options);
+  options.randomness = randomness;
+  loom_op_handler_t* vmap = NULL;
+  LOOM_ASSERT_OK(loom_vmap_create_with_options(g_ctx, &options, &vmap));
+  assert_int_equal(loom_vmap_randomness(vmap), randomness);
+  return vmap;
+}
+
+// `op` (seeded) drawing `shape` under the vmap: its status (the call's, or
+// its result's).
+static loom_status_t draw(const char* op, handle_t* shape, handle_t** out) {
+  *out = NULL;
+  loom_status_t status = loom__grad_execute_in(
+      g_ctx, op, &shape, 1,
+      LOOM_GRAD_ATTRS(LOOM_GRAD_TYPE("dtype", LOOM_DTYPE_DOUBLE),
+                      LOOM_GRAD_INT("seed", 7), LOOM_GRAD_INT("seed2", 3)),
+      out, 1);
+  if (!status && *out) {
+    status =
+        loom_tensor_handle_wait_metadata(*out, &(loom_tensor_metadata_t){0});
+  }
+  return status;
+}
+
+// xs [4, 3] entered at axis 0; y = x + r for r drawn by `op` (shape [3])
+// under `randomness`; returns ys - xs, [4, 3] in `values`, and the ops the
+// draw launched.
+static int64_t draw_per_example(const char* op,
+                                loom_vmap_randomness_t randomness,
+                                double* values) {
+  int64_t dims[2] = {4, 3};
+  handle_t* xs = make(D, dims, 2, NULL);
+  handle_t* shape = make(I, (int64_t[]){1}, 1, (double[]){3});
+  loom_op_handler_t* vmap = new_random_vmap(randomness);
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, vmap));
+  handle_t* x = vin(vmap, xs, 0);
+  int64_t before = ops_executed();
+  handle_t* r = NULL;
+  LOOM_ASSERT_OK(draw(op, shape, &r));
+  int64_t launched = ops_executed() - before;
+  handle_t* y = bin("AddV2", x, r);
+  handle_t* ys = vout(vmap, y, 0);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  assert_int_equal(read_values(ys, values, 12), 12);
+  assert_int_equal(loom_vmap_fallback_count(vmap, op), 0);
+  handle_t* all[] = {xs, shape, x, r, y, ys};
+  loom__grad_release_all(all, 6);
+  loom_op_handler_release(vmap);
+  return launched;
+}
+
+static void test_randomness(void** state) {
+  (void)state;
+  double v[12];
+  // same: one draw of [3], shared by every example.
+  assert_int_equal(
+      draw_per_example("RandomUniform", LOOM_VMAP_RANDOMNESS_SAME, v), 1);
+  for (int e = 1; e < 4; ++e) {
+    for (int j = 0; j < 3; ++j) assert_true(v[e * 3 + j] == v[j]);
+  }
+  // different: one op drawing [4, 3]; the examples differ.
+  static const char* const kOps[] = {"RandomUniform", "RandomStandardNormal",
+                                     "TruncatedNormal"};
+  for (int k = 0; k < 3; ++k) {
+    assert_int_equal(
+        draw_per_example(kOps[k], LOOM_VMAP_RANDOMNESS_DIFFERENT, v), 1);
+    for (int e = 1; e < 4; ++e) {
+      bool differs = false;
+      for (int j = 0; j < 3; ++j) differs = differs || v[e * 3 + j] != v[j];
+      if (!differs)
+        fail_msg("%s: example %d drew example 0's numbers", kOps[k], e);
+    }
+    if (k == 0) {
+      for (int i = 0; i < 12; ++i) assert_true(v[i] >= 0.0 && v[i] < 1.0);
+    }
+  }
+
+  // error (the default): the op and the option are named.
+  loom_op_handler_t* vmap = new_vmap(LOOM_VMAP_BATCH_SIZE_UNKNOWN);
+  assert_int_equal(loom_vmap_randomness(vmap), LOOM_VMAP_RANDOMNESS_ERROR);
+  handle_t* shape = make(I, (int64_t[]){1}, 1, (double[]){3});
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, vmap));
+  handle_t* r = NULL;
+  LOOM_ASSERT_STATUS(draw("TruncatedNormal", shape, &r),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "vmap: TruncatedNormal draws random numbers and the "
+                     "vmap's randomness option is LOOM_VMAP_RANDOMNESS_ERROR "
+                     "(the default); set loom_vmap_options_t.randomness to "
+                     "LOOM_VMAP_RANDOMNESS_SAME");
+  loom_tensor_handle_release(r);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  loom_op_handler_release(vmap);
+
+  // different before the batch size is known.
+  vmap = new_random_vmap(LOOM_VMAP_RANDOMNESS_DIFFERENT);
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, vmap));
+  LOOM_ASSERT_STATUS(draw("RandomUniform", shape, &r),
+                     LOOM_STATUS_FAILED_PRECONDITION,
+                     "vmap: RandomUniform draws a random number per example "
+                     "(LOOM_VMAP_RANDOMNESS_DIFFERENT) but the vmap's batch "
+                     "size is not known yet");
+  loom_tensor_handle_release(r);
+  // A batched shape: one draw per example (the fallback).
+  handle_t* shapes = make(I, (int64_t[]){2, 1}, 2, (double[]){2, 2});
+  handle_t* s = vin(vmap, shapes, 0);
+  LOOM_ASSERT_OK(draw("RandomUniform", s, &r));
+  handle_t* rs = vout(vmap, r, 0);
+  loom_tensor_metadata_t metadata;
+  LOOM_ASSERT_OK(loom_tensor_handle_wait_metadata(rs, &metadata));
+  assert_int_equal(metadata.shape.rank, 2);
+  assert_int_equal(metadata.shape.dims[0], 2);
+  assert_int_equal(metadata.shape.dims[1], 2);
+  assert_int_equal(loom_vmap_fallback_count(vmap, "RandomUniform"), 1);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  handle_t* all[] = {shape, shapes, s, r, rs};
+  loom__grad_release_all(all, 5);
+  loom_op_handler_release(vmap);
+
+  // The options are checked.
+  loom_vmap_options_t options;
+  loom_vmap_options_initialize(&options);
+  options.randomness = (loom_vmap_randomness_t)7;
+  LOOM_ASSERT_STATUS(
+      loom_vmap_create_with_options(g_ctx, &options, &vmap),
+      LOOM_STATUS_INVALID_ARGUMENT,
+      "loom_vmap_create: randomness is 7; expected "
+      "LOOM_VMAP_RANDOMNESS_ERROR (0), LOOM_VMAP_RANDOMNESS_DIFFERENT (1) or "
+      "LOOM_VMAP_RANDOMNESS_SAME (2)");
+  options.struct_size = 4;
+  LOOM_ASSERT_STATUS(loom_vmap_create_with_options(g_ctx, &options, &vmap),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "loom_vmap_create: options->struct_size is 4");
+  LOOM_ASSERT_OK(loom_vmap_create_with_options(g_ctx, NULL, &vmap));
+  assert_int_equal(loom_vmap_batch_size(vmap), LOOM_VMAP_BATCH_SIZE_UNKNOWN);
+  loom_op_handler_release(vmap);
+}
+
+//===----------------------------------------------------------------------===//
 // The table
 //===----------------------------------------------------------------------===//
 
@@ -491,6 +634,7 @@ int main(void) {
       cmocka_unit_test(test_gradient_of_vmap_f64),
       cmocka_unit_test(test_async_context),
       cmocka_unit_test(test_errors),
+      cmocka_unit_test(test_randomness),
       cmocka_unit_test(test_every_op_has_a_rule_or_a_reason),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

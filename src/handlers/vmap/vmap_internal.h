@@ -9,6 +9,7 @@
 //                    their gradients (the batch folded into N or C);
 //   vmap_rules_index.c  GatherNd and the scatters (indices gain the
 //                    example's number);
+//   vmap_random.c    random ops and the randomness option;
 //   vmap_fallback.c  the per-example fallback for ops without a rule;
 //   vmap_table.c     every op's rule, or the reason it has none.
 
@@ -226,6 +227,17 @@ LOOM__VMAP_RULE(l2_loss);
 // The rules of indexing ops (vmap_rules_index.c).
 LOOM__VMAP_RULE(gather_nd);
 LOOM__VMAP_RULE(scatter_nd);
+
+// vmap_random.c: random ops and the randomness option.
+#define LOOM__VMAP_NOT_RANDOM (-2)
+// LOOM__VMAP_NOT_RANDOM for an op that draws no random numbers; else the
+// index of its seed input (a stateless op), or -1.
+int32_t loom__vmap_random_seed_input(const char* op_name);
+// The error of a random op under LOOM_VMAP_RANDOMNESS_ERROR.
+LOOM_MUST_USE_RESULT loom_status_t loom__vmap_random_error(const char* op_name);
+// LOOM_VMAP_RANDOMNESS_DIFFERENT with unbatched inputs: the op once, its
+// shape (input 0) with the batch prepended.
+LOOM__VMAP_RULE(random_different);
 
 // vmap_fallback.c: runs the op once per example and stacks the results.
 LOOM_MUST_USE_RESULT loom_status_t loom__vmap_fallback(loom__vmap_call_t* call);

@@ -17,9 +17,10 @@ typedef struct no_rule_t {
 #define STATEFUL                                                        \
   "stateful (a resource): runs once as it is with unbatched inputs; a " \
   "batched value takes the fallback, one call per example in order"
-#define RANDOM                                                           \
-  "random: with an unbatched shape one draw is shared by every example " \
-  "(runs as it is); a batched shape takes the fallback"
+#define RANDOM                                                          \
+  "random: the vmap's randomness option decides (an error by default; " \
+  "same: one draw shared by every example; different: one op drawing "  \
+  "[B, shape]); a batched shape takes the fallback"
 
 // Sorted by name (bsearch).
 static const no_rule_t kNoRule[] = {
