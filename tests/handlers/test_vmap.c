@@ -275,6 +275,88 @@ static void test_per_example_gradients_f64(void** state) {
   per_example_gradients(D);
 }
 
+// One example's loss of a small CNN: L2Loss(MaxPool(Relu(Conv2D(x, w)))),
+// x [1, 6, 6, 2], w [3, 3, 2, 4].
+static handle_t* cnn_loss(handle_t* x, handle_t* w) {
+  static const int64_t kOnes[4] = {1, 1, 1, 1}, kPool2[4] = {1, 2, 2, 1};
+  handle_t* conv = op1("Conv2D", LOOM_GRAD_INPUTS(x, w),
+                       LOOM_GRAD_ATTRS(LOOM_GRAD_INTS("strides", kOnes, 4),
+                                       LOOM_GRAD_STRING("padding", "SAME")));
+  handle_t* relu = un_op("Relu", conv);
+  handle_t* pool = op1("MaxPool", LOOM_GRAD_INPUTS(relu),
+                       LOOM_GRAD_ATTRS(LOOM_GRAD_INTS("ksize", kPool2, 4),
+                                       LOOM_GRAD_INTS("strides", kPool2, 4),
+                                       LOOM_GRAD_STRING("padding", "VALID")));
+  handle_t* loss = un_op("L2Loss", pool);
+  handle_t* all[] = {conv, relu, pool};
+  loom__grad_release_all(all, 3);
+  return loss;
+}
+
+// Per-example gradients of a CNN (a tape inside the vmap) against a loop
+// of plain tapes: the convolution's gradients (the filter's grouped over
+// the batch), MaxPoolGrad and L2Loss all batched, no fallback.
+static void test_per_example_cnn_gradients(void** state) {
+  (void)state;
+  enum { kExamples = 3, kX = 6 * 6 * 2, kW = 3 * 3 * 2 * 4 };
+  double xs[kExamples * kX], wv[kW];
+  for (int i = 0; i < kExamples * kX; ++i) xs[i] = uniform(-1, 1);
+  for (int i = 0; i < kW; ++i) wv[i] = uniform(-0.5, 0.5);
+  int64_t xd[5] = {kExamples, 1, 6, 6, 2}, wd[4] = {3, 3, 2, 4};
+  // The loop.
+  double dx[kExamples * kX], dw[kExamples * kW];
+  for (int e = 0; e < kExamples; ++e) {
+    handle_t* x = make(D, xd + 1, 4, xs + e * kX);
+    handle_t* w = make(D, wd, 4, wv);
+    loom_op_handler_t* tape = NULL;
+    LOOM_ASSERT_OK(loom_tape_create(g_ctx, NULL, &tape));
+    LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, tape));
+    LOOM_ASSERT_OK(loom_tape_watch(tape, x));
+    LOOM_ASSERT_OK(loom_tape_watch(tape, w));
+    handle_t* loss = cnn_loss(x, w);
+    LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+    handle_t* sources[2] = {x, w};
+    handle_t* grads[2] = {NULL, NULL};
+    LOOM_ASSERT_OK(loom_tape_gradient(tape, &loss, 1, sources, 2, NULL,
+                                      LOOM_UNCONNECTED_ZERO, grads));
+    assert_int_equal(read_values(grads[0], dx + e * kX, kX), kX);
+    assert_int_equal(read_values(grads[1], dw + e * kW, kW), kW);
+    loom_op_handler_release(tape);
+    handle_t* all[] = {x, w, loss, grads[0], grads[1]};
+    loom__grad_release_all(all, 5);
+  }
+  // The vmap.
+  handle_t* xb = make(D, xd, 5, xs);
+  handle_t* w = make(D, wd, 4, wv);
+  loom_op_handler_t* vmap = new_vmap(kExamples);
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, vmap));
+  handle_t* x = vin(vmap, xb, 0);
+  loom_op_handler_t* tape = NULL;
+  LOOM_ASSERT_OK(loom_tape_create(g_ctx, NULL, &tape));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, tape));
+  LOOM_ASSERT_OK(loom_tape_watch(tape, x));
+  LOOM_ASSERT_OK(loom_tape_watch(tape, w));
+  handle_t* loss = cnn_loss(x, w);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  handle_t* sources[2] = {x, w};
+  handle_t* grads[2] = {NULL, NULL};
+  LOOM_ASSERT_OK(loom_tape_gradient(tape, &loss, 1, sources, 2, NULL,
+                                    LOOM_UNCONNECTED_ZERO, grads));
+  handle_t* dx_v = vout(vmap, grads[0], 0);
+  handle_t* dw_v = vout(vmap, grads[1], 0);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  double got[kExamples * kX];
+  assert_int_equal(read_values(dx_v, got, kExamples * kX), kExamples * kX);
+  expect_all_close(got, dx, kExamples * kX, 1e-12, "per-example CNN dx");
+  assert_int_equal(read_values(dw_v, got, kExamples * kW), kExamples * kW);
+  expect_all_close(got, dw, kExamples * kW, 1e-12, "per-example CNN dw");
+  assert_int_equal(total_fallbacks(vmap), 0);
+  loom_op_handler_release(tape);
+  loom_op_handler_release(vmap);
+  handle_t* all[] = {xb, w, x, loss, grads[0], grads[1], dx_v, dw_v};
+  loom__grad_release_all(all, 8);
+}
+
 // A tape around the vmap: the gradient of the summed batched losses is the
 // sum of the per-example gradients.
 static void gradient_of_vmap(loom_dtype_t dtype) {
@@ -630,6 +712,7 @@ int main(void) {
       cmocka_unit_test(test_batch_sizes_one_and_zero),
       cmocka_unit_test(test_per_example_gradients_f32),
       cmocka_unit_test(test_per_example_gradients_f64),
+      cmocka_unit_test(test_per_example_cnn_gradients),
       cmocka_unit_test(test_gradient_of_vmap_f32),
       cmocka_unit_test(test_gradient_of_vmap_f64),
       cmocka_unit_test(test_async_context),
