@@ -518,6 +518,40 @@ static void test_errors(void** state) {
   loom_op_handler_release(vmap);
 }
 
+// An op whose result slot holds the handle of an input the caller gave up
+// (x = f(x) written with the eager API, as "take" helpers do): the slot is
+// the handler's to write, never to release.
+static void test_result_slot_holding_a_consumed_input(void** state) {
+  (void)state;
+  int64_t xd[2] = {4, 3};
+  handle_t* xs =
+      make(F, xd, 2, (double[]){1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12});
+  handle_t* one = make(F, NULL, 0, (double[]){1});
+  loom_op_handler_t* vmap = new_vmap(4);
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, vmap));
+  handle_t* x = vin(vmap, xs, 0);
+  handle_t* y = un_op("Exp", x);
+  loom_eager_op_t* op = NULL;
+  LOOM_ASSERT_OK(loom_eager_op_create(g_ctx, "AddV2", &op));
+  LOOM_ASSERT_OK(loom_eager_op_add_input(op, y));
+  LOOM_ASSERT_OK(loom_eager_op_add_input(op, one));
+  loom_tensor_handle_release(y);  // the op holds the only reference
+  int32_t count = 0;
+  LOOM_ASSERT_OK(loom_eager_op_execute(op, &y, 1, &count));  // y = y + 1
+  loom_eager_op_destroy(op);
+  handle_t* z = bin("Mul", y, one);
+  handle_t* zs = vout(vmap, z, 0);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  double v[12];
+  assert_int_equal(read_values(zs, v, 12), 12);
+  for (int i = 0; i < 12; ++i) {
+    expect_close(v[i], exp((double)(i + 1)) + 1.0, 1e-6, "exp(x) + 1", i);
+  }
+  handle_t* all[] = {xs, one, x, y, z, zs};
+  loom__grad_release_all(all, 6);
+  loom_op_handler_release(vmap);
+}
+
 //===----------------------------------------------------------------------===//
 // Random ops: the randomness option
 //===----------------------------------------------------------------------===//
@@ -718,6 +752,7 @@ int main(void) {
       cmocka_unit_test(test_async_context),
       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_randomness),
+      cmocka_unit_test(test_result_slot_holding_a_consumed_input),
       cmocka_unit_test(test_every_op_has_a_rule_or_a_reason),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

@@ -292,6 +292,10 @@ static loom_status_t batch(loom_op_handler_t* handler,
   int32_t n = invocation->num_arguments;
   int32_t m = invocation->num_results;
   const loom_op_def_t* op_def = loom_prepared_op_def(invocation->op);
+  // The result slots hold nothing of ours yet (the caller's array may hold
+  // anything, even the handle of an argument it gave up): they are written
+  // here, and released below only once written.
+  for (int32_t k = 0; k < m; ++k) invocation->results[k] = NULL;
   loom__metadata_vector_t metadata;
   loom__metadata_vector_initialize(&metadata);
   loom__vmap_value_t* outputs = NULL;
@@ -335,8 +339,6 @@ static loom_status_t batch(loom_op_handler_t* handler,
     loom_status_ignore(loom_context_exit_scope(base->context));
   }
   for (int32_t k = 0; k < m && !status; ++k) {
-    loom_tensor_handle_release(invocation->results[k]);
-    invocation->results[k] = NULL;
     status = wrap(handler, outputs[k].value, outputs[k].axis,
                   &invocation->results[k]);
   }
