@@ -83,6 +83,13 @@ loom_layer(handlers_vmap       handlers/vmap       base host tensor registry
 loom_layer(handlers_parallel   handlers/parallel   base host tensor registry
                                                    plugin corert frontend
                                                    handlers_autodiff)
+# Jacobians and Hessians compose the tape, forward mode and vmap.
+loom_layer(handlers_jacobian   handlers/jacobian   base host tensor registry
+                                                   plugin corert frontend
+                                                   handlers_autodiff
+                                                   handlers_tape
+                                                   handlers_forward
+                                                   handlers_vmap)
 loom_layer(function            function            base host tensor registry
                                                    plugin corert frontend
                                                    handlers_autodiff

@@ -16,6 +16,7 @@
 #include "loom/function.h"
 #include "loom/handlers.h"
 #include "loom/host_context.h"
+#include "loom/jacobian.h"
 #include "loom/kernel.h"
 #include "loom/macros.h"
 #include "loom/op_attrs.h"

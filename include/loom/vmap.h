@@ -44,10 +44,47 @@ LOOM_EXTERN_C_BEGIN
 // A batch size taken from the first batched tensor entered.
 #define LOOM_VMAP_BATCH_SIZE_UNKNOWN (-1)
 
+// What a random op (RandomUniform, RandomStandardNormal, TruncatedNormal,
+// ...) does under the vmap (JAX's vmap `randomness`). In the modes SAME
+// and DIFFERENT a random op with a batched input (a batched shape) runs
+// once per example; in ERROR every random op is an error but a stateless
+// one whose seed is batched (it runs once per example).
+typedef enum loom_vmap_randomness_t {
+  // The default: an INVALID_ARGUMENT error naming the op and the option,
+  // so that code drawing random numbers states which of the two it means.
+  LOOM_VMAP_RANDOMNESS_ERROR = 0,
+  // Each example draws its own numbers: one op with the batch dimension
+  // prepended to its shape.
+  LOOM_VMAP_RANDOMNESS_DIFFERENT = 1,
+  // One draw shared by every example: the op runs once as it is and its
+  // result is unbatched.
+  LOOM_VMAP_RANDOMNESS_SAME = 2,
+} loom_vmap_randomness_t;
+
+typedef struct loom_vmap_options_t {
+  size_t struct_size;  // sizeof(loom_vmap_options_t)
+  // >= 0, or LOOM_VMAP_BATCH_SIZE_UNKNOWN (the default).
+  int64_t batch_size;
+  loom_vmap_randomness_t randomness;  // default LOOM_VMAP_RANDOMNESS_ERROR
+} loom_vmap_options_t;
+
+// Defaults: batch size unknown, randomness ERROR.
+LOOM_API void loom_vmap_options_initialize(loom_vmap_options_t* options);
+
+// A vmap handler with `options` (NULL: the defaults). INVALID_ARGUMENT for
+// a struct_size too small, a batch size below -1 or an unknown randomness.
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_vmap_create_with_options(
+    loom_context_t* context, const loom_vmap_options_t* options,
+    loom_op_handler_t** out_vmap);
+
 // A vmap handler over `batch_size` examples (>= 0, or
-// LOOM_VMAP_BATCH_SIZE_UNKNOWN).
+// LOOM_VMAP_BATCH_SIZE_UNKNOWN), the other options their defaults.
 LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_vmap_create(
     loom_context_t* context, int64_t batch_size, loom_op_handler_t** out_vmap);
+
+// The randomness option of a vmap (ERROR for a handler that is not one).
+LOOM_API loom_vmap_randomness_t
+loom_vmap_randomness(const loom_op_handler_t* vmap);
 
 // The batch size, or LOOM_VMAP_BATCH_SIZE_UNKNOWN before the first batched
 // tensor (-1 also for a handler that is not a vmap).

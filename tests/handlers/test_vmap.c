@@ -48,8 +48,8 @@ static void test_batched_rule_launches_once(void** state) {
   assert_int_equal(launches("MatMul", 2, false), 1);
   assert_int_equal(launches("MatMul", 64, false), 1);
   // The fallback: an Unpack, one op per example, a Pack.
-  assert_int_equal(launches("L2Loss", 2, true), 2 + 2);
-  assert_int_equal(launches("L2Loss", 16, true), 16 + 2);
+  assert_int_equal(launches("ShapeN", 2, true), 2 + 2);
+  assert_int_equal(launches("ShapeN", 16, true), 16 + 2);
 }
 
 //===----------------------------------------------------------------------===//
@@ -132,7 +132,7 @@ static void test_batch_sizes_one_and_zero(void** state) {
   handle_t* rs = vout(vmap, r, 1);
   handle_t* fallback[1] = {NULL};
   loom_status_t status =
-      loom__grad_execute_in(g_ctx, "L2Loss", &x, 1, NULL, 0, fallback, 1);
+      loom__grad_execute_in(g_ctx, "ShapeN", &x, 1, NULL, 0, fallback, 1);
   LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
   LOOM_ASSERT_OK(loom_tensor_handle_wait_metadata(rs, &metadata));
   assert_int_equal(metadata.shape.rank, 2);
@@ -143,7 +143,7 @@ static void test_batch_sizes_one_and_zero(void** state) {
     status = loom_tensor_handle_wait_metadata(fallback[0], &metadata);
   }
   LOOM_ASSERT_STATUS(status, LOOM_STATUS_UNIMPLEMENTED,
-                     "L2Loss has no batching rule");
+                     "ShapeN has no batching rule");
   loom_tensor_handle_release(fallback[0]);
   handle_t* zero[] = {xs, x, e, shape, r, rs};
   loom__grad_release_all(zero, 6);
@@ -273,6 +273,88 @@ static void test_per_example_gradients_f32(void** state) {
 static void test_per_example_gradients_f64(void** state) {
   (void)state;
   per_example_gradients(D);
+}
+
+// One example's loss of a small CNN: L2Loss(MaxPool(Relu(Conv2D(x, w)))),
+// x [1, 6, 6, 2], w [3, 3, 2, 4].
+static handle_t* cnn_loss(handle_t* x, handle_t* w) {
+  static const int64_t kOnes[4] = {1, 1, 1, 1}, kPool2[4] = {1, 2, 2, 1};
+  handle_t* conv = op1("Conv2D", LOOM_GRAD_INPUTS(x, w),
+                       LOOM_GRAD_ATTRS(LOOM_GRAD_INTS("strides", kOnes, 4),
+                                       LOOM_GRAD_STRING("padding", "SAME")));
+  handle_t* relu = un_op("Relu", conv);
+  handle_t* pool = op1("MaxPool", LOOM_GRAD_INPUTS(relu),
+                       LOOM_GRAD_ATTRS(LOOM_GRAD_INTS("ksize", kPool2, 4),
+                                       LOOM_GRAD_INTS("strides", kPool2, 4),
+                                       LOOM_GRAD_STRING("padding", "VALID")));
+  handle_t* loss = un_op("L2Loss", pool);
+  handle_t* all[] = {conv, relu, pool};
+  loom__grad_release_all(all, 3);
+  return loss;
+}
+
+// Per-example gradients of a CNN (a tape inside the vmap) against a loop
+// of plain tapes: the convolution's gradients (the filter's grouped over
+// the batch), MaxPoolGrad and L2Loss all batched, no fallback.
+static void test_per_example_cnn_gradients(void** state) {
+  (void)state;
+  enum { kExamples = 3, kX = 6 * 6 * 2, kW = 3 * 3 * 2 * 4 };
+  double xs[kExamples * kX], wv[kW];
+  for (int i = 0; i < kExamples * kX; ++i) xs[i] = uniform(-1, 1);
+  for (int i = 0; i < kW; ++i) wv[i] = uniform(-0.5, 0.5);
+  int64_t xd[5] = {kExamples, 1, 6, 6, 2}, wd[4] = {3, 3, 2, 4};
+  // The loop.
+  double dx[kExamples * kX], dw[kExamples * kW];
+  for (int e = 0; e < kExamples; ++e) {
+    handle_t* x = make(D, xd + 1, 4, xs + e * kX);
+    handle_t* w = make(D, wd, 4, wv);
+    loom_op_handler_t* tape = NULL;
+    LOOM_ASSERT_OK(loom_tape_create(g_ctx, NULL, &tape));
+    LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, tape));
+    LOOM_ASSERT_OK(loom_tape_watch(tape, x));
+    LOOM_ASSERT_OK(loom_tape_watch(tape, w));
+    handle_t* loss = cnn_loss(x, w);
+    LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+    handle_t* sources[2] = {x, w};
+    handle_t* grads[2] = {NULL, NULL};
+    LOOM_ASSERT_OK(loom_tape_gradient(tape, &loss, 1, sources, 2, NULL,
+                                      LOOM_UNCONNECTED_ZERO, grads));
+    assert_int_equal(read_values(grads[0], dx + e * kX, kX), kX);
+    assert_int_equal(read_values(grads[1], dw + e * kW, kW), kW);
+    loom_op_handler_release(tape);
+    handle_t* all[] = {x, w, loss, grads[0], grads[1]};
+    loom__grad_release_all(all, 5);
+  }
+  // The vmap.
+  handle_t* xb = make(D, xd, 5, xs);
+  handle_t* w = make(D, wd, 4, wv);
+  loom_op_handler_t* vmap = new_vmap(kExamples);
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, vmap));
+  handle_t* x = vin(vmap, xb, 0);
+  loom_op_handler_t* tape = NULL;
+  LOOM_ASSERT_OK(loom_tape_create(g_ctx, NULL, &tape));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, tape));
+  LOOM_ASSERT_OK(loom_tape_watch(tape, x));
+  LOOM_ASSERT_OK(loom_tape_watch(tape, w));
+  handle_t* loss = cnn_loss(x, w);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  handle_t* sources[2] = {x, w};
+  handle_t* grads[2] = {NULL, NULL};
+  LOOM_ASSERT_OK(loom_tape_gradient(tape, &loss, 1, sources, 2, NULL,
+                                    LOOM_UNCONNECTED_ZERO, grads));
+  handle_t* dx_v = vout(vmap, grads[0], 0);
+  handle_t* dw_v = vout(vmap, grads[1], 0);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  double got[kExamples * kX];
+  assert_int_equal(read_values(dx_v, got, kExamples * kX), kExamples * kX);
+  expect_all_close(got, dx, kExamples * kX, 1e-12, "per-example CNN dx");
+  assert_int_equal(read_values(dw_v, got, kExamples * kW), kExamples * kW);
+  expect_all_close(got, dw, kExamples * kW, 1e-12, "per-example CNN dw");
+  assert_int_equal(total_fallbacks(vmap), 0);
+  loom_op_handler_release(tape);
+  loom_op_handler_release(vmap);
+  handle_t* all[] = {xb, w, x, loss, grads[0], grads[1], dx_v, dw_v};
+  loom__grad_release_all(all, 8);
 }
 
 // A tape around the vmap: the gradient of the summed batched losses is the
@@ -436,6 +518,183 @@ static void test_errors(void** state) {
   loom_op_handler_release(vmap);
 }
 
+// An op whose result slot holds the handle of an input the caller gave up
+// (x = f(x) written with the eager API, as "take" helpers do): the slot is
+// the handler's to write, never to release.
+static void test_result_slot_holding_a_consumed_input(void** state) {
+  (void)state;
+  int64_t xd[2] = {4, 3};
+  handle_t* xs =
+      make(F, xd, 2, (double[]){1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12});
+  handle_t* one = make(F, NULL, 0, (double[]){1});
+  loom_op_handler_t* vmap = new_vmap(4);
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, vmap));
+  handle_t* x = vin(vmap, xs, 0);
+  handle_t* y = un_op("Exp", x);
+  loom_eager_op_t* op = NULL;
+  LOOM_ASSERT_OK(loom_eager_op_create(g_ctx, "AddV2", &op));
+  LOOM_ASSERT_OK(loom_eager_op_add_input(op, y));
+  LOOM_ASSERT_OK(loom_eager_op_add_input(op, one));
+  loom_tensor_handle_release(y);  // the op holds the only reference
+  int32_t count = 0;
+  LOOM_ASSERT_OK(loom_eager_op_execute(op, &y, 1, &count));  // y = y + 1
+  loom_eager_op_destroy(op);
+  handle_t* z = bin("Mul", y, one);
+  handle_t* zs = vout(vmap, z, 0);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  double v[12];
+  assert_int_equal(read_values(zs, v, 12), 12);
+  for (int i = 0; i < 12; ++i) {
+    expect_close(v[i], exp((double)(i + 1)) + 1.0, 1e-6, "exp(x) + 1", i);
+  }
+  handle_t* all[] = {xs, one, x, y, z, zs};
+  loom__grad_release_all(all, 6);
+  loom_op_handler_release(vmap);
+}
+
+//===----------------------------------------------------------------------===//
+// Random ops: the randomness option
+//===----------------------------------------------------------------------===//
+
+static loom_op_handler_t* new_random_vmap(loom_vmap_randomness_t randomness) {
+  loom_vmap_options_t options;
+  loom_vmap_options_initialize(&options);
+  options.randomness = randomness;
+  loom_op_handler_t* vmap = NULL;
+  LOOM_ASSERT_OK(loom_vmap_create_with_options(g_ctx, &options, &vmap));
+  assert_int_equal(loom_vmap_randomness(vmap), randomness);
+  return vmap;
+}
+
+// `op` (seeded) drawing `shape` under the vmap: its status (the call's, or
+// its result's).
+static loom_status_t draw(const char* op, handle_t* shape, handle_t** out) {
+  *out = NULL;
+  loom_status_t status = loom__grad_execute_in(
+      g_ctx, op, &shape, 1,
+      LOOM_GRAD_ATTRS(LOOM_GRAD_TYPE("dtype", LOOM_DTYPE_DOUBLE),
+                      LOOM_GRAD_INT("seed", 7), LOOM_GRAD_INT("seed2", 3)),
+      out, 1);
+  if (!status && *out) {
+    status =
+        loom_tensor_handle_wait_metadata(*out, &(loom_tensor_metadata_t){0});
+  }
+  return status;
+}
+
+// xs [4, 3] entered at axis 0; y = x + r for r drawn by `op` (shape [3])
+// under `randomness`; returns ys - xs, [4, 3] in `values`, and the ops the
+// draw launched.
+static int64_t draw_per_example(const char* op,
+                                loom_vmap_randomness_t randomness,
+                                double* values) {
+  int64_t dims[2] = {4, 3};
+  handle_t* xs = make(D, dims, 2, NULL);
+  handle_t* shape = make(I, (int64_t[]){1}, 1, (double[]){3});
+  loom_op_handler_t* vmap = new_random_vmap(randomness);
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, vmap));
+  handle_t* x = vin(vmap, xs, 0);
+  int64_t before = ops_executed();
+  handle_t* r = NULL;
+  LOOM_ASSERT_OK(draw(op, shape, &r));
+  int64_t launched = ops_executed() - before;
+  handle_t* y = bin("AddV2", x, r);
+  handle_t* ys = vout(vmap, y, 0);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  assert_int_equal(read_values(ys, values, 12), 12);
+  assert_int_equal(loom_vmap_fallback_count(vmap, op), 0);
+  handle_t* all[] = {xs, shape, x, r, y, ys};
+  loom__grad_release_all(all, 6);
+  loom_op_handler_release(vmap);
+  return launched;
+}
+
+static void test_randomness(void** state) {
+  (void)state;
+  double v[12];
+  // same: one draw of [3], shared by every example.
+  assert_int_equal(
+      draw_per_example("RandomUniform", LOOM_VMAP_RANDOMNESS_SAME, v), 1);
+  for (int e = 1; e < 4; ++e) {
+    for (int j = 0; j < 3; ++j) assert_true(v[e * 3 + j] == v[j]);
+  }
+  // different: one op drawing [4, 3]; the examples differ.
+  static const char* const kOps[] = {"RandomUniform", "RandomStandardNormal",
+                                     "TruncatedNormal"};
+  for (int k = 0; k < 3; ++k) {
+    assert_int_equal(
+        draw_per_example(kOps[k], LOOM_VMAP_RANDOMNESS_DIFFERENT, v), 1);
+    for (int e = 1; e < 4; ++e) {
+      bool differs = false;
+      for (int j = 0; j < 3; ++j) differs = differs || v[e * 3 + j] != v[j];
+      if (!differs)
+        fail_msg("%s: example %d drew example 0's numbers", kOps[k], e);
+    }
+    if (k == 0) {
+      for (int i = 0; i < 12; ++i) assert_true(v[i] >= 0.0 && v[i] < 1.0);
+    }
+  }
+
+  // error (the default): the op and the option are named.
+  loom_op_handler_t* vmap = new_vmap(LOOM_VMAP_BATCH_SIZE_UNKNOWN);
+  assert_int_equal(loom_vmap_randomness(vmap), LOOM_VMAP_RANDOMNESS_ERROR);
+  handle_t* shape = make(I, (int64_t[]){1}, 1, (double[]){3});
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, vmap));
+  handle_t* r = NULL;
+  LOOM_ASSERT_STATUS(draw("TruncatedNormal", shape, &r),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "vmap: TruncatedNormal draws random numbers and the "
+                     "vmap's randomness option is LOOM_VMAP_RANDOMNESS_ERROR "
+                     "(the default); set loom_vmap_options_t.randomness to "
+                     "LOOM_VMAP_RANDOMNESS_SAME");
+  loom_tensor_handle_release(r);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  loom_op_handler_release(vmap);
+
+  // different before the batch size is known.
+  vmap = new_random_vmap(LOOM_VMAP_RANDOMNESS_DIFFERENT);
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, vmap));
+  LOOM_ASSERT_STATUS(draw("RandomUniform", shape, &r),
+                     LOOM_STATUS_FAILED_PRECONDITION,
+                     "vmap: RandomUniform draws a random number per example "
+                     "(LOOM_VMAP_RANDOMNESS_DIFFERENT) but the vmap's batch "
+                     "size is not known yet");
+  loom_tensor_handle_release(r);
+  // A batched shape: one draw per example (the fallback).
+  handle_t* shapes = make(I, (int64_t[]){2, 1}, 2, (double[]){2, 2});
+  handle_t* s = vin(vmap, shapes, 0);
+  LOOM_ASSERT_OK(draw("RandomUniform", s, &r));
+  handle_t* rs = vout(vmap, r, 0);
+  loom_tensor_metadata_t metadata;
+  LOOM_ASSERT_OK(loom_tensor_handle_wait_metadata(rs, &metadata));
+  assert_int_equal(metadata.shape.rank, 2);
+  assert_int_equal(metadata.shape.dims[0], 2);
+  assert_int_equal(metadata.shape.dims[1], 2);
+  assert_int_equal(loom_vmap_fallback_count(vmap, "RandomUniform"), 1);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  handle_t* all[] = {shape, shapes, s, r, rs};
+  loom__grad_release_all(all, 5);
+  loom_op_handler_release(vmap);
+
+  // The options are checked.
+  loom_vmap_options_t options;
+  loom_vmap_options_initialize(&options);
+  options.randomness = (loom_vmap_randomness_t)7;
+  LOOM_ASSERT_STATUS(
+      loom_vmap_create_with_options(g_ctx, &options, &vmap),
+      LOOM_STATUS_INVALID_ARGUMENT,
+      "loom_vmap_create: randomness is 7; expected "
+      "LOOM_VMAP_RANDOMNESS_ERROR (0), LOOM_VMAP_RANDOMNESS_DIFFERENT (1) or "
+      "LOOM_VMAP_RANDOMNESS_SAME (2)");
+  options.struct_size = 4;
+  LOOM_ASSERT_STATUS(loom_vmap_create_with_options(g_ctx, &options, &vmap),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "loom_vmap_create: options->struct_size is 4");
+  LOOM_ASSERT_OK(loom_vmap_create_with_options(g_ctx, NULL, &vmap));
+  assert_int_equal(loom_vmap_batch_size(vmap), LOOM_VMAP_BATCH_SIZE_UNKNOWN);
+  loom_op_handler_release(vmap);
+}
+
 //===----------------------------------------------------------------------===//
 // The table
 //===----------------------------------------------------------------------===//
@@ -487,10 +746,13 @@ int main(void) {
       cmocka_unit_test(test_batch_sizes_one_and_zero),
       cmocka_unit_test(test_per_example_gradients_f32),
       cmocka_unit_test(test_per_example_gradients_f64),
+      cmocka_unit_test(test_per_example_cnn_gradients),
       cmocka_unit_test(test_gradient_of_vmap_f32),
       cmocka_unit_test(test_gradient_of_vmap_f64),
       cmocka_unit_test(test_async_context),
       cmocka_unit_test(test_errors),
+      cmocka_unit_test(test_randomness),
+      cmocka_unit_test(test_result_slot_holding_a_consumed_input),
       cmocka_unit_test(test_every_op_has_a_rule_or_a_reason),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

@@ -9,7 +9,7 @@
 #include "handlers/vmap/vmap_internal.h"
 #include "vmap_test_util.h"
 
-enum { kMax = 512 };
+enum { kMax = 512, kMaxIo = 6 };
 
 static int64_t count_of(const int64_t* dims, int rank) {
   int64_t n = 1;
@@ -39,14 +39,14 @@ typedef struct input_t {
   int64_t dims[5];
   int axis;  // in_axis, or LOOM_VMAP_UNBATCHED
   bool fixed;
-  double values[8];  // fixed values (axes, shapes)
+  double values[24];  // fixed values (axes, shapes, indices)
 } input_t;
 
 typedef struct rule_case_t {
   const char* name;
   const char* op;
   int num_inputs;
-  input_t inputs[4];
+  input_t inputs[kMaxIo];
   int num_attrs;
   loom__grad_attr_t attrs[3];
   int num_outputs;
@@ -60,6 +60,7 @@ typedef struct rule_case_t {
       0                                  \
     }                                    \
   }
+#define BL LOOM_DTYPE_BOOL
 #define FIXED(r, d, ...)  \
   {                       \
     I, r, {d}, U, true, { \
@@ -640,11 +641,319 @@ static const rule_case_t kRuleCases[] = {
      1,
      1,
      false},
-    // No rule: the fallback.
-    {"L2Loss (fallback)",
+    {"Gather batched params axis 1",
+     "Gather",
+     2,
+     {T(D, 1, 3, 3, 4, 2), FIXED(1, 3, 2, 0, 2)},
+     0,
+     {{0}},
+     1,
+     0,
+     false},
+    {"Gather batched indices",
+     "Gather",
+     2,
+     {T(D, U, 2, 3, 2), {I, 2, {4, 2}, 0, true, {0, 1, 2, 2, 1, 1, 0, 0}}},
+     0,
+     {{0}},
+     1,
+     1,
+     false},
+    {"Select equal shapes, condition axis 1",
+     "Select",
+     3,
+     {T(BL, 1, 3, 2, 4, 3), T(D, 0, 3, 4, 2, 3), T(D, U, 2, 2, 3)},
+     0,
+     {{0}},
+     1,
+     0,
+     false},
+    {"Select vector condition",
+     "Select",
+     3,
+     {T(BL, 0, 2, 4, 2), T(D, 0, 3, 4, 2, 3), T(D, 0, 3, 4, 2, 3)},
+     0,
+     {{0}},
+     1,
+     1,
+     false},
+    {"Select scalar condition",
+     "Select",
+     3,
+     {T(BL, 0, 1, 4), T(D, U, 2, 2, 3), T(D, 0, 3, 4, 2, 3)},
+     0,
+     {{0}},
+     1,
+     0,
+     false},
+    {"Select unbatched vector condition",
+     "Select",
+     3,
+     {T(BL, U, 1, 2), T(D, 1, 3, 2, 4, 3), T(D, U, 2, 2, 3)},
+     0,
+     {{0}},
+     1,
+     0,
+     false},
+    {"L2Loss f64 axis 1",
      "L2Loss",
      1,
-     {T(D, 0, 3, 4, 2, 3)},
+     {T(D, 1, 3, 2, 4, 3)},
+     0,
+     {{0}},
+     1,
+     0,
+     false},
+    {"L2Loss f32", "L2Loss", 1, {T(F, 0, 3, 4, 2, 3)}, 0, {{0}}, 1, 0, false},
+    {"FusedBatchNormV3 training, batched offset",
+     "FusedBatchNormV3",
+     5,
+     {T(D, 0, 5, 3, 2, 2, 2, 3), T(D, U, 1, 3), T(D, 0, 2, 3, 3), T(D, U, 1, 0),
+      T(D, U, 1, 0)},
+     0,
+     {{0}},
+     6,
+     0,
+     false},
+    {"FusedBatchNormV3 inference NCHW, x axis 1",
+     "FusedBatchNormV3",
+     5,
+     {T(D, 1, 5, 2, 3, 3, 2, 2),
+      T(D, U, 1, 3),
+      T(D, U, 1, 3),
+      T(D, 0, 2, 3, 3),
+      {D, 2, {3, 3}, 0, true, {0.5, 1, 1.5, 2, 0.25, 0.75, 1.25, 1.75, 3}}},
+     2,
+     {LOOM_GRAD_BOOL("is_training", false),
+      LOOM_GRAD_STRING("data_format", "NCHW")},
+     6,
+     0,
+     false},
+    {"FusedBatchNormGradV3",
+     "FusedBatchNormGradV3",
+     6,
+     {T(F, 0, 5, 3, 2, 2, 2, 3),
+      T(F, 0, 5, 3, 2, 2, 2, 3),
+      T(F, U, 1, 3),
+      T(F, 0, 2, 3, 3),
+      {F, 2, {3, 3}, 0, true, {0.5, 1, 1.5, 2, 0.25, 0.75, 1.25, 1.75, 3}},
+      T(F, U, 0, 0)},
+     0,
+     {{0}},
+     5,
+     0,
+     false},
+    {"Conv2DBackpropInput (folded), out_backprop axis 1",
+     "Conv2DBackpropInput",
+     3,
+     {FIXED(1, 4, 2, 4, 4, 2), T(D, U, 4, 2, 2, 2, 3),
+      T(D, 1, 5, 2, 3, 3, 3, 3)},
+     2,
+     {LOOM_GRAD_INTS("strides", kStrides, 4),
+      LOOM_GRAD_STRING("padding", "VALID")},
+     1,
+     0,
+     false},
+    {"Conv2DBackpropFilter (grouped)",
+     "Conv2DBackpropFilter",
+     3,
+     {T(D, 0, 5, 3, 2, 4, 4, 2), FIXED(1, 4, 2, 2, 2, 3),
+      T(D, 0, 5, 3, 2, 3, 3, 3)},
+     2,
+     {LOOM_GRAD_INTS("strides", kStrides, 4),
+      LOOM_GRAD_STRING("padding", "VALID")},
+     1,
+     0,
+     false},
+    {"Conv2DBackpropFilter unbatched input, SAME",
+     "Conv2DBackpropFilter",
+     3,
+     {T(D, U, 4, 2, 4, 4, 2), FIXED(1, 4, 2, 2, 2, 3),
+      T(D, 1, 5, 2, 3, 4, 4, 3)},
+     2,
+     {LOOM_GRAD_INTS("strides", kStrides, 4),
+      LOOM_GRAD_STRING("padding", "SAME")},
+     1,
+     2,
+     false},
+    {"Conv2D batched filter (grouped)",
+     "Conv2D",
+     2,
+     {T(D, 0, 5, 3, 2, 4, 4, 2), T(D, 0, 5, 3, 2, 2, 2, 3)},
+     2,
+     {LOOM_GRAD_INTS("strides", kStrides, 4),
+      LOOM_GRAD_STRING("padding", "VALID")},
+     1,
+     0,
+     false},
+    {"Conv2D unbatched input, filter axis 4",
+     "Conv2D",
+     2,
+     {T(D, U, 4, 2, 4, 4, 2), T(D, 4, 5, 2, 2, 2, 3, 3)},
+     2,
+     {LOOM_GRAD_INTS("strides", kStrides, 4),
+      LOOM_GRAD_STRING("padding", "SAME")},
+     1,
+     0,
+     false},
+    {"MaxPoolGrad (folded)",
+     "MaxPoolGrad",
+     3,
+     {T(D, 0, 5, 3, 2, 4, 4, 2), T(D, 0, 5, 3, 2, 2, 2, 2),
+      T(D, U, 4, 2, 2, 2, 2)},
+     3,
+     {LOOM_GRAD_INTS("ksize", kPool, 4), LOOM_GRAD_INTS("strides", kPool, 4),
+      LOOM_GRAD_STRING("padding", "VALID")},
+     1,
+     0,
+     false},
+    {"MaxPoolGradGrad (folded)",
+     "MaxPoolGradGrad",
+     3,
+     {T(D, 0, 5, 3, 2, 4, 4, 2), T(D, U, 4, 2, 2, 2, 2),
+      T(D, 0, 5, 3, 2, 4, 4, 2)},
+     3,
+     {LOOM_GRAD_INTS("ksize", kPool, 4), LOOM_GRAD_INTS("strides", kPool, 4),
+      LOOM_GRAD_STRING("padding", "VALID")},
+     1,
+     0,
+     false},
+    {"AvgPoolGrad (folded), grad axis 1",
+     "AvgPoolGrad",
+     2,
+     {FIXED(1, 4, 2, 4, 4, 2), T(D, 1, 5, 2, 3, 2, 2, 2)},
+     3,
+     {LOOM_GRAD_INTS("ksize", kPool, 4), LOOM_GRAD_INTS("strides", kPool, 4),
+      LOOM_GRAD_STRING("padding", "VALID")},
+     1,
+     0,
+     false},
+    {"TopKV2 axis 1",
+     "TopKV2",
+     2,
+     {T(D, 1, 3, 3, 4, 5), SCALAR_INT(2)},
+     0,
+     {{0}},
+     2,
+     0,
+     false},
+    {"GatherNd batched params",
+     "GatherNd",
+     2,
+     {T(D, 0, 3, 4, 3, 2), {I, 2, {2, 1}, U, true, {2, 0}}},
+     0,
+     {{0}},
+     1,
+     0,
+     false},
+    {"GatherNd batched indices, depth 2",
+     "GatherNd",
+     2,
+     {T(D, U, 2, 3, 2),
+      {I,
+       3,
+       {4, 2, 2},
+       0,
+       true,
+       {0, 1, 2, 0, 1, 1, 0, 0, 2, 1, 1, 0, 0, 1, 2, 1}}},
+     0,
+     {{0}},
+     1,
+     0,
+     false},
+    {"GatherNd both, axes 1",
+     "GatherNd",
+     2,
+     {T(D, 1, 3, 3, 4, 2),
+      {I, 3, {2, 4, 1}, 1, true, {0, 1, 2, 2, 1, 1, 0, 0}}},
+     0,
+     {{0}},
+     1,
+     1,
+     false},
+    {"ScatterNd batched indices",
+     "ScatterNd",
+     3,
+     {{I, 3, {3, 2, 1}, 0, true, {0, 2, 3, 1, 1, 1}},
+      T(D, 0, 3, 3, 2, 3),
+      FIXED(1, 2, 4, 3)},
+     0,
+     {{0}},
+     1,
+     0,
+     false},
+    {"ScatterNd unbatched indices, updates axis 1",
+     "ScatterNd",
+     3,
+     {{I, 2, {2, 1}, U, true, {3, 0}}, T(D, 1, 3, 2, 3, 3), FIXED(1, 2, 4, 3)},
+     0,
+     {{0}},
+     1,
+     0,
+     false},
+    {"TensorScatterUpdate batched tensor",
+     "TensorScatterUpdate",
+     3,
+     {T(D, 0, 3, 3, 4, 3), {I, 2, {2, 1}, U, true, {3, 0}}, T(D, U, 2, 2, 3)},
+     0,
+     {{0}},
+     1,
+     0,
+     false},
+    {"TensorScatterUpdate batched indices",
+     "TensorScatterUpdate",
+     3,
+     {T(D, U, 2, 4, 3),
+      {I, 3, {3, 2, 1}, 0, true, {0, 2, 3, 1, 1, 2}},
+      T(D, 0, 3, 3, 2, 3)},
+     0,
+     {{0}},
+     1,
+     1,
+     false},
+    {"MatrixDiagV3",
+     "MatrixDiagV3",
+     5,
+     {T(D, 0, 2, 3, 3), SCALAR_INT(1), SCALAR_INT(-1), SCALAR_INT(-1),
+      T(D, U, 0, 0)},
+     0,
+     {{0}},
+     1,
+     0,
+     false},
+    {"MatrixDiagV3 k range, axis 1",
+     "MatrixDiagV3",
+     5,
+     {T(D, 1, 3, 2, 3, 3), FIXED(1, 2, -1, 0), SCALAR_INT(-1), SCALAR_INT(-1),
+      T(D, U, 0, 0)},
+     0,
+     {{0}},
+     1,
+     0,
+     false},
+    {"MatrixDiagPartV3 axis 1",
+     "MatrixDiagPartV3",
+     3,
+     {T(D, 1, 3, 3, 4, 3), SCALAR_INT(0), T(D, U, 0, 0)},
+     0,
+     {{0}},
+     1,
+     0,
+     false},
+    {"MatrixBandPart",
+     "MatrixBandPart",
+     3,
+     {T(D, 0, 3, 3, 3, 4), SCALAR_INT(1), SCALAR_INT(0)},
+     0,
+     {{0}},
+     1,
+     0,
+     false},
+    // No rule: the fallback.
+    {"InvertPermutation (fallback)",
+     "InvertPermutation",
+     1,
+     {{I, 2, {3, 3}, 0, true, {1, 0, 2, 2, 1, 0, 0, 2, 1}}},
      0,
      {{0}},
      1,
@@ -661,6 +970,18 @@ static const rule_case_t kRuleCases[] = {
      true},
 };
 
+// A tensor of `dtype`; a bool one is made as int32 values cast (nonzero:
+// true).
+static handle_t* make_input(loom_dtype_t dtype, const int64_t* dims, int rank,
+                            const double* values) {
+  if (dtype != LOOM_DTYPE_BOOL) return make(dtype, dims, rank, values);
+  handle_t* ints = make(LOOM_DTYPE_INT32, dims, rank, values);
+  handle_t* out = op1("Cast", LOOM_GRAD_INPUTS(ints),
+                      LOOM_GRAD_ATTRS(LOOM_GRAD_TYPE("DstT", LOOM_DTYPE_BOOL)));
+  loom_tensor_handle_release(ints);
+  return out;
+}
+
 static void fill_input(const input_t* input, double* values) {
   int64_t n = count_of(input->dims, input->rank);
   for (int64_t i = 0; i < n; ++i) {
@@ -674,11 +995,11 @@ static int64_t run_batched(const rule_case_t* c, handle_t** batched,
                            handle_t** out, loom_op_handler_t** out_vmap) {
   loom_op_handler_t* vmap = new_vmap(LOOM_VMAP_BATCH_SIZE_UNKNOWN);
   LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, vmap));
-  handle_t* args[4] = {NULL, NULL, NULL, NULL};
+  handle_t* args[kMaxIo] = {NULL};
   for (int i = 0; i < c->num_inputs; ++i) {
     args[i] = vin(vmap, batched[i], c->inputs[i].axis);
   }
-  handle_t* results[4] = {NULL};
+  handle_t* results[kMaxIo] = {NULL};
   run(c->op, args, c->num_inputs, c->attrs, c->num_attrs, results,
       c->num_outputs);
   for (int k = 0; k < c->num_outputs; ++k) {
@@ -696,14 +1017,14 @@ static void test_rules_against_loop(void** state) {
   for (size_t ci = 0; ci < sizeof(kRuleCases) / sizeof(kRuleCases[0]); ++ci) {
     const rule_case_t* c = &kRuleCases[ci];
     if (getenv("VMAP_DEBUG")) print_message("%s\n", c->name);
-    double values[4][kMax];
-    handle_t* batched[4] = {NULL, NULL, NULL, NULL};
+    double values[kMaxIo][kMax];
+    handle_t* batched[kMaxIo] = {NULL};
     for (int i = 0; i < c->num_inputs; ++i) {
       fill_input(&c->inputs[i], values[i]);
-      batched[i] = make(c->inputs[i].dtype, c->inputs[i].dims,
-                        c->inputs[i].rank, values[i]);
+      batched[i] = make_input(c->inputs[i].dtype, c->inputs[i].dims,
+                              c->inputs[i].rank, values[i]);
     }
-    handle_t* out[4] = {NULL};
+    handle_t* out[kMaxIo] = {NULL};
     loom_op_handler_t* vmap = NULL;
     int64_t b = run_batched(c, batched, out, &vmap);
     assert_true(b > 0);
@@ -724,7 +1045,7 @@ static void test_rules_against_loop(void** state) {
       int64_t per = total / b;
       // The loop: example e of every batched input, the op unbatched.
       for (int64_t e = 0; e < b; ++e) {
-        handle_t* args[4] = {NULL, NULL, NULL, NULL};
+        handle_t* args[kMaxIo] = {NULL};
         for (int i = 0; i < c->num_inputs; ++i) {
           const input_t* in = &c->inputs[i];
           if (in->axis == U) {
@@ -738,9 +1059,9 @@ static void test_rules_against_loop(void** state) {
           for (int d = 0, j = 0; d < in->rank; ++d) {
             if (d != in->axis) dims[j++] = in->dims[d];
           }
-          args[i] = make(in->dtype, dims, in->rank - 1, slice);
+          args[i] = make_input(in->dtype, dims, in->rank - 1, slice);
         }
-        handle_t* results[4] = {NULL};
+        handle_t* results[kMaxIo] = {NULL};
         run(c->op, args, c->num_inputs, c->attrs, c->num_attrs, results,
             c->num_outputs);
         double expected[kMax];

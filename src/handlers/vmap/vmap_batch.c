@@ -5,6 +5,7 @@
 
 #include "handlers/vmap/vmap_internal.h"
 #include "loom/eager.h"
+#include "tensor/checked_size.h"
 
 loom_status_t loom__vmap_run(loom_context_t* context, const char* op_name,
                              loom_tensor_handle_t* const* inputs,
@@ -334,5 +335,112 @@ loom_status_t loom__vmap_shift_axis(const loom__vmap_call_t* call,
   }
   if (*axis < 0) *axis += rank;
   *axis += 1;
+  return loom_ok_status();
+}
+bool loom__vmap_require_unbatched(const loom__vmap_call_t* call,
+                                  uint32_t allowed, bool* out_fallback) {
+  for (int32_t i = 0; i < call->num_inputs; ++i) {
+    bool may_be_batched = i < 32 && ((allowed >> i) & 1u);
+    if (!may_be_batched && loom__vmap_batched(call, i)) {
+      *out_fallback = true;
+      return false;
+    }
+  }
+  return true;
+}
+
+loom_status_t loom__vmap_run_front(loom__vmap_call_t* call, const char* op_name,
+                                   int32_t front, loom_tensor_handle_t** inputs,
+                                   int32_t n, bool with_attrs,
+                                   const loom__grad_attr_t* extra,
+                                   int32_t num_extra) {
+  loom_status_t status = loom_ok_status();
+  if (!inputs[front] && loom__vmap_batched(call, front)) {
+    status = loom__vmap_to_front(call, front, &inputs[front]);
+  }
+  for (int32_t i = 0; i < n && !status; ++i) {
+    if (inputs[i] || i >= call->num_inputs) continue;
+    loom_tensor_handle_retain(call->inputs[i].value);
+    inputs[i] = call->inputs[i].value;
+  }
+  if (status) {
+    loom__grad_release_all(inputs, n);
+    return status;
+  }
+  return loom__vmap_run_into_outputs(call, op_name, inputs, n, with_attrs,
+                                     extra, num_extra);
+}
+
+loom_status_t loom__vmap_move_to(loom_context_t* context,
+                                 const loom__vmap_value_t* value, int32_t rank,
+                                 int64_t axis, loom_tensor_handle_t** out) {
+  if (value->axis == axis) {
+    loom_tensor_handle_retain(value->value);
+    *out = value->value;
+    return loom_ok_status();
+  }
+  // Dimension d of the result is dimension perm[d] of the value; the
+  // others keep their order.
+  int64_t perm[LOOM_MAX_RANK];
+  for (int32_t d = 0, k = 0; d <= rank; ++d) {
+    if (k == value->axis) ++k;
+    perm[d] = d == axis ? value->axis : k++;
+  }
+  return transpose(context, value->value, perm, rank + 1, out);
+}
+
+loom_status_t loom__vmap_fold_into(loom__vmap_call_t* call, int32_t input,
+                                   int32_t dim, loom_tensor_handle_t** out) {
+  *out = NULL;
+  const loom_shape_t* shape = &call->input_metadata[input].shape;
+  loom__vmap_value_t value = call->inputs[input];
+  loom_tensor_handle_t* broadcast = NULL;
+  if (value.axis == LOOM_VMAP_UNBATCHED) {
+    LOOM_RETURN_IF_ERROR(loom__vmap_materialized(call, input, &broadcast));
+    value = (loom__vmap_value_t){broadcast, 0};
+  }
+  loom_tensor_handle_t* moved = NULL;
+  loom_status_t status =
+      loom__vmap_move_to(call->context, &value, shape->rank, dim, &moved);
+  loom_tensor_handle_release(broadcast);
+  if (status) return status;
+  int64_t dims[LOOM_MAX_RANK];
+  for (int32_t d = 0; d < shape->rank; ++d) dims[d] = shape->dims[d];
+  if (!loom__size_mul(dims[dim], call->batch_size, &dims[dim])) {
+    status = loom__size_overflow_error(
+        call->op_name, "batch_size",
+        "folding %lld examples into dimension %d of size %lld (under vmap)",
+        (long long)call->batch_size, dim, (long long)shape->dims[dim]);
+  }
+  if (!status) {
+    status = loom__vmap_reshape(call->context, moved, dims, shape->rank, out);
+  }
+  loom_tensor_handle_release(moved);
+  return status;
+}
+
+loom_status_t loom__vmap_unfold_output(loom__vmap_call_t* call, int32_t output,
+                                       int32_t dim, int64_t size) {
+  loom__vmap_value_t* value = &call->outputs[output];
+  loom_tensor_metadata_t metadata;
+  LOOM_RETURN_IF_ERROR(loom__vmap_metadata(value->value, &metadata));
+  const loom_shape_t* shape = &metadata.shape;
+  if (dim >= shape->rank || shape->rank + 1 > LOOM_MAX_RANK) {
+    return loom_make_status(LOOM_STATUS_INTERNAL,
+                            "vmap: %s's output %d (rank %d) has no dimension "
+                            "%d to split into the batch",
+                            call->op_name, output, shape->rank, dim);
+  }
+  int64_t dims[LOOM_MAX_RANK];
+  for (int32_t d = 0, k = 0; d < shape->rank; ++d) {
+    if (d == dim) dims[k++] = call->batch_size;
+    dims[k++] = d == dim ? size : shape->dims[d];
+  }
+  loom_tensor_handle_t* unfolded = NULL;
+  LOOM_RETURN_IF_ERROR(loom__vmap_reshape(call->context, value->value, dims,
+                                          shape->rank + 1, &unfolded));
+  loom_tensor_handle_release(value->value);
+  value->value = unfolded;
+  value->axis = dim;
   return loom_ok_status();
 }

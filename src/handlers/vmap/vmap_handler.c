@@ -28,6 +28,7 @@ typedef struct vmap_shared_t {
   loom_context_t* context;
   pthread_mutex_t mutex;  // batch_size once set, fallbacks
   int64_t batch_size;     // LOOM_VMAP_BATCH_SIZE_UNKNOWN until known
+  loom_vmap_randomness_t randomness;
   fallback_vector_t fallbacks;
 } vmap_shared_t;
 
@@ -41,6 +42,7 @@ typedef struct vmap_op_data_t {
   loom__passthrough_op_t base;
   const loom__vmap_rule_t* rule;  // NULL: the fallback
   op_kind_t kind;
+  int32_t random_seed;  // loom__vmap_random_seed_input
 } vmap_op_data_t;
 
 static const loom__passthrough_type_t kVmapType;
@@ -183,6 +185,7 @@ static loom_status_t vmap_prepare_op(loom__passthrough_t* base,
   vmap_op_data_t* data = (vmap_op_data_t*)opaque;
   if (op_def) op_name = op_def->name;
   data->rule = loom__vmap_find_rule(op_name);
+  data->random_seed = loom__vmap_random_seed_input(op_name);
   data->kind = strcmp(op_name, "CopyOn") == 0    ? kOpCopyOn
                : strcmp(op_name, "CopyOff") == 0 ? kOpCopyOff
                                                  : kOpBatched;
@@ -282,13 +285,17 @@ static void note_fallback(vmap_shared_t* shared, const char* op_name) {
 // wraps the results. values[i] are the unwrapped arguments.
 static loom_status_t batch(loom_op_handler_t* handler,
                            loom_op_invocation_t* invocation,
-                           const vmap_op_data_t* data,
+                           const loom__vmap_rule_t* rule,
                            const loom__vmap_value_t* values) {
   const loom__passthrough_t* base = loom_op_handler_state(handler);
   vmap_shared_t* shared = base->shared;
   int32_t n = invocation->num_arguments;
   int32_t m = invocation->num_results;
   const loom_op_def_t* op_def = loom_prepared_op_def(invocation->op);
+  // The result slots hold nothing of ours yet (the caller's array may hold
+  // anything, even the handle of an argument it gave up): they are written
+  // here, and released below only once written.
+  for (int32_t k = 0; k < m; ++k) invocation->results[k] = NULL;
   loom__metadata_vector_t metadata;
   loom__metadata_vector_initialize(&metadata);
   loom__vmap_value_t* outputs = NULL;
@@ -323,8 +330,8 @@ static loom_status_t batch(loom_op_handler_t* handler,
     status = loom_context_enter_scope(base->context, base->effective_outer);
   }
   if (!status) {
-    bool fallback = data->rule == NULL;
-    if (data->rule) status = data->rule->fn(&call, &fallback);
+    bool fallback = rule == NULL;
+    if (rule) status = rule->fn(&call, &fallback);
     if (!status && fallback) {
       note_fallback(shared, call.op_name);
       status = loom__vmap_fallback(&call);
@@ -332,8 +339,6 @@ static loom_status_t batch(loom_op_handler_t* handler,
     loom_status_ignore(loom_context_exit_scope(base->context));
   }
   for (int32_t k = 0; k < m && !status; ++k) {
-    loom_tensor_handle_release(invocation->results[k]);
-    invocation->results[k] = NULL;
     status = wrap(handler, outputs[k].value, outputs[k].axis,
                   &invocation->results[k]);
   }
@@ -366,6 +371,32 @@ static loom_status_t vmap_execute(loom_op_handler_t* handler,
         own_value(base->shared, invocation->arguments[i]);
     if (value && value->axis != LOOM_VMAP_UNBATCHED) any = true;
   }
+  const loom__vmap_rule_t* rule = data->rule;
+  if (data->random_seed != LOOM__VMAP_NOT_RANDOM) {
+    static const loom__vmap_rule_t kDifferent = {
+        .op_name = "(random)",
+        .fn = loom__vmap_rule_random_different,
+        .description = "one draw of [B, shape]",
+    };
+    loom_vmap_randomness_t randomness =
+        ((const vmap_shared_t*)base->shared)->randomness;
+    int32_t seed = data->random_seed;
+    bool seed_batched = false;
+    if (seed >= 0 && seed < n) {
+      loom__vmap_value_t* value =
+          own_value(base->shared, invocation->arguments[seed]);
+      seed_batched = value && value->axis != LOOM_VMAP_UNBATCHED;
+    }
+    if (randomness == LOOM_VMAP_RANDOMNESS_ERROR && !seed_batched) {
+      return loom_op_invocation_fail(
+          invocation,
+          loom__vmap_random_error(loom_prepared_op_name(invocation->op)), true);
+    }
+    if (randomness == LOOM_VMAP_RANDOMNESS_DIFFERENT && !any) {
+      any = true;  // batched by the rule
+      rule = &kDifferent;
+    }
+  }
   if (!any) {
     // The same for every example: the op runs as it is on the values.
     for (int32_t i = 0; i < n; ++i) {
@@ -394,7 +425,7 @@ static loom_status_t vmap_execute(loom_op_handler_t* handler,
   }
   // The arguments stay in the invocation (they keep the values alive) until
   // the op has run.
-  loom_status_t status = batch(handler, invocation, data, values);
+  loom_status_t status = batch(handler, invocation, rule, values);
   if (values != stack) loom_allocator_free(base->allocator, values);
   return status;
 }
@@ -437,19 +468,55 @@ static const loom__passthrough_type_t kVmapType = {
 // The public API
 //===----------------------------------------------------------------------===//
 
+void loom_vmap_options_initialize(loom_vmap_options_t* options) {
+  if (!options) return;
+  memset(options, 0, sizeof(*options));
+  options->struct_size = sizeof(*options);
+  options->batch_size = LOOM_VMAP_BATCH_SIZE_UNKNOWN;
+  options->randomness = LOOM_VMAP_RANDOMNESS_ERROR;
+}
+
 loom_status_t loom_vmap_create(loom_context_t* context, int64_t batch_size,
                                loom_op_handler_t** out_vmap) {
+  loom_vmap_options_t options;
+  loom_vmap_options_initialize(&options);
+  options.batch_size = batch_size;
+  return loom_vmap_create_with_options(context, &options, out_vmap);
+}
+
+loom_status_t loom_vmap_create_with_options(loom_context_t* context,
+                                            const loom_vmap_options_t* options,
+                                            loom_op_handler_t** out_vmap) {
+  static const char kFunction[] = "loom_vmap_create";
   if (!context || !out_vmap) {
-    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                            "loom_vmap_create: %s is NULL",
-                            !context ? "context" : "out_vmap");
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT, "%s: %s is NULL",
+                            kFunction, !context ? "context" : "out_vmap");
   }
   *out_vmap = NULL;
+  loom_vmap_options_t defaults;
+  loom_vmap_options_initialize(&defaults);
+  if (!options) options = &defaults;
+  if (options->struct_size < sizeof(loom_vmap_options_t)) {
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                            "%s: options->struct_size is %zu, expected %zu",
+                            kFunction, options->struct_size,
+                            sizeof(loom_vmap_options_t));
+  }
+  int64_t batch_size = options->batch_size;
   if (batch_size < LOOM_VMAP_BATCH_SIZE_UNKNOWN) {
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                            "loom_vmap_create: batch_size is %lld; expected "
+                            "%s: batch_size is %lld; expected "
                             ">= 0 or LOOM_VMAP_BATCH_SIZE_UNKNOWN (-1)",
-                            (long long)batch_size);
+                            kFunction, (long long)batch_size);
+  }
+  if (options->randomness != LOOM_VMAP_RANDOMNESS_ERROR &&
+      options->randomness != LOOM_VMAP_RANDOMNESS_DIFFERENT &&
+      options->randomness != LOOM_VMAP_RANDOMNESS_SAME) {
+    return loom_make_status(
+        LOOM_STATUS_INVALID_ARGUMENT,
+        "%s: randomness is %d; expected LOOM_VMAP_RANDOMNESS_ERROR (0), "
+        "LOOM_VMAP_RANDOMNESS_DIFFERENT (1) or LOOM_VMAP_RANDOMNESS_SAME (2)",
+        kFunction, (int)options->randomness);
   }
   loom_allocator_t allocator = loom_allocator_default();
   vmap_shared_t* shared = NULL;
@@ -459,6 +526,7 @@ loom_status_t loom_vmap_create(loom_context_t* context, int64_t batch_size,
   shared->allocator = allocator;
   shared->context = context;
   shared->batch_size = batch_size;
+  shared->randomness = options->randomness;
   pthread_mutex_init(&shared->mutex, NULL);
   fallback_vector_initialize(&shared->fallbacks);
   loom_status_t status = loom__passthrough_create(
@@ -470,6 +538,11 @@ loom_status_t loom_vmap_create(loom_context_t* context, int64_t batch_size,
 int64_t loom_vmap_batch_size(const loom_op_handler_t* vmap) {
   vmap_shared_t* shared = shared_of(vmap);
   return shared ? batch_size_of(shared) : LOOM_VMAP_BATCH_SIZE_UNKNOWN;
+}
+
+loom_vmap_randomness_t loom_vmap_randomness(const loom_op_handler_t* vmap) {
+  vmap_shared_t* shared = shared_of(vmap);
+  return shared ? shared->randomness : LOOM_VMAP_RANDOMNESS_ERROR;
 }
 
 int64_t loom_vmap_fallback_count(const loom_op_handler_t* vmap,

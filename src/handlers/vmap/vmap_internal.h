@@ -5,6 +5,11 @@
 //   vmap_rules.c     the batching rules and their table;
 //   vmap_rules_layout.c  the rules of the ops that move data around
 //                    (Reshape, Transpose, ConcatV2, Slice, ...);
+//   vmap_rules_nn.c  the rules of convolutions, pooling, batch norm and
+//                    their gradients (the batch folded into N or C);
+//   vmap_rules_index.c  GatherNd and the scatters (indices gain the
+//                    example's number);
+//   vmap_random.c    random ops and the randomness option;
 //   vmap_fallback.c  the per-example fallback for ops without a rule;
 //   vmap_table.c     every op's rule, or the reason it has none.
 
@@ -155,6 +160,39 @@ LOOM_MUST_USE_RESULT loom_status_t loom__vmap_same_op(
 LOOM_MUST_USE_RESULT loom_status_t loom__vmap_shift_axis(
     const loom__vmap_call_t* call, int64_t* axis, int32_t rank);
 
+// The rule preamble: false (and *out_fallback set) when an input outside
+// `allowed` (bit i: input i may be batched) is batched, so the rule does
+// not apply and the per-example fallback runs.
+bool loom__vmap_require_unbatched(const loom__vmap_call_t* call,
+                                  uint32_t allowed, bool* out_fallback);
+
+// Runs `op_name` on inputs[0, n) (owned: released here, also on error)
+// into every output, batched first: a NULL inputs[front] becomes input
+// `front` with the batch first, any other NULL slot (and an unbatched
+// `front`) the call's input as it is.
+LOOM_MUST_USE_RESULT loom_status_t loom__vmap_run_front(
+    loom__vmap_call_t* call, const char* op_name, int32_t front,
+    loom_tensor_handle_t** inputs, int32_t n, bool with_attrs,
+    const loom__grad_attr_t* extra, int32_t num_extra);
+
+// `value` (batched, `rank` dimensions per example) with its batch
+// dimension moved to `axis` (0 <= axis <= rank) in one Transpose.
+LOOM_MUST_USE_RESULT loom_status_t
+loom__vmap_move_to(loom_context_t* context, const loom__vmap_value_t* value,
+                   int32_t rank, int64_t axis, loom_tensor_handle_t** out);
+
+// Input `input` (an unbatched one broadcast) with the batch folded into
+// one example's dimension `dim`: that dimension becomes B * size, example
+// b's slice at [b * size, (b + 1) * size).
+LOOM_MUST_USE_RESULT loom_status_t
+loom__vmap_fold_into(loom__vmap_call_t* call, int32_t input, int32_t dim,
+                     loom_tensor_handle_t** out);
+
+// Splits dimension `dim` of output `output` (B * size) into [B, size],
+// the batch axis `dim`: the inverse of loom__vmap_fold_into.
+LOOM_MUST_USE_RESULT loom_status_t loom__vmap_unfold_output(
+    loom__vmap_call_t* call, int32_t output, int32_t dim, int64_t size);
+
 // The layout rules (vmap_rules_layout.c).
 #define LOOM__VMAP_RULE(name)                                \
   LOOM_MUST_USE_RESULT loom_status_t loom__vmap_rule_##name( \
@@ -174,6 +212,32 @@ LOOM__VMAP_RULE(pad);
 LOOM__VMAP_RULE(gather);
 LOOM__VMAP_RULE(split);
 LOOM__VMAP_RULE(one_hot);
+
+// The rules of neural-network ops (vmap_rules_nn.c).
+LOOM__VMAP_RULE(fold_first);
+LOOM__VMAP_RULE(fold_first_two);
+LOOM__VMAP_RULE(fold_all);
+LOOM__VMAP_RULE(avg_pool_grad);
+LOOM__VMAP_RULE(conv2d);
+LOOM__VMAP_RULE(conv_backprop_input);
+LOOM__VMAP_RULE(conv_backprop_filter);
+LOOM__VMAP_RULE(batch_norm);
+LOOM__VMAP_RULE(l2_loss);
+
+// The rules of indexing ops (vmap_rules_index.c).
+LOOM__VMAP_RULE(gather_nd);
+LOOM__VMAP_RULE(scatter_nd);
+
+// vmap_random.c: random ops and the randomness option.
+#define LOOM__VMAP_NOT_RANDOM (-2)
+// LOOM__VMAP_NOT_RANDOM for an op that draws no random numbers; else the
+// index of its seed input (a stateless op), or -1.
+int32_t loom__vmap_random_seed_input(const char* op_name);
+// The error of a random op under LOOM_VMAP_RANDOMNESS_ERROR.
+LOOM_MUST_USE_RESULT loom_status_t loom__vmap_random_error(const char* op_name);
+// LOOM_VMAP_RANDOMNESS_DIFFERENT with unbatched inputs: the op once, its
+// shape (input 0) with the batch prepended.
+LOOM__VMAP_RULE(random_different);
 
 // vmap_fallback.c: runs the op once per example and stacks the results.
 LOOM_MUST_USE_RESULT loom_status_t loom__vmap_fallback(loom__vmap_call_t* call);

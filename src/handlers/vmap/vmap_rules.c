@@ -26,13 +26,48 @@ static loom_status_t rule_same_shape(loom__vmap_call_t* call,
 // act on its dimensions independently of a leading one.
 static loom_status_t rule_first_input(loom__vmap_call_t* call,
                                       bool* out_fallback) {
-  for (int32_t i = 1; i < call->num_inputs; ++i) {
-    if (loom__vmap_batched(call, i)) {
-      *out_fallback = true;
-      return loom_ok_status();
-    }
+  if (!loom__vmap_require_unbatched(call, 1u, out_fallback)) {
+    return loom_ok_status();
   }
   return loom__vmap_same_op(call, loom__vmap_padded, 0);
+}
+
+// The same for ops on the last `min_rank` dimensions of input 0 (TopKV2,
+// MatrixBandPart, MatrixDiagPartV3): an example of lower rank is the op's
+// own error, which the fallback gives.
+static loom_status_t rule_inner_dims(loom__vmap_call_t* call, int32_t min_rank,
+                                     bool* out_fallback) {
+  if (call->input_metadata[0].shape.rank < min_rank) {
+    *out_fallback = true;
+    return loom_ok_status();
+  }
+  return rule_first_input(call, out_fallback);
+}
+
+static loom_status_t rule_last_dim(loom__vmap_call_t* call,
+                                   bool* out_fallback) {
+  return rule_inner_dims(call, 1, out_fallback);
+}
+
+static loom_status_t rule_last_two_dims(loom__vmap_call_t* call,
+                                        bool* out_fallback) {
+  return rule_inner_dims(call, 2, out_fallback);
+}
+
+// MatrixDiagV3 (diagonal, k, num_rows, num_cols, padding_value): the
+// diagonals are the last dimension of input 0, or its last two when k is
+// a range.
+static loom_status_t rule_matrix_diag(loom__vmap_call_t* call,
+                                      bool* out_fallback) {
+  if (!loom__vmap_require_unbatched(call, 1u, out_fallback)) {
+    return loom_ok_status();
+  }
+  int64_t k[2] = {0, 0};
+  int32_t count = 0;
+  LOOM_RETURN_IF_ERROR(
+      loom__vmap_read_ints(call->context, call->inputs[1].value, k, 2, &count));
+  bool range = count == 2 && k[0] != k[1];
+  return rule_inner_dims(call, range ? 2 : 1, out_fallback);
 }
 
 // Ops whose input 1 lists axes of input 0 (reductions, ArgMax, ArgMin,
@@ -40,8 +75,8 @@ static loom_status_t rule_first_input(loom__vmap_call_t* call,
 // the axes shift by one, input 0 has the batch first.
 static loom_status_t rule_axes_input(loom__vmap_call_t* call,
                                      bool* out_fallback) {
-  if (call->num_inputs != 2 || loom__vmap_batched(call, 1) ||
-      !loom__vmap_batched(call, 0)) {
+  if (call->num_inputs != 2 ||
+      !loom__vmap_require_unbatched(call, 1u, out_fallback)) {
     *out_fallback = true;
     return loom_ok_status();
   }
@@ -57,12 +92,45 @@ static loom_status_t rule_axes_input(loom__vmap_call_t* call,
   LOOM_RETURN_IF_ERROR(loom__vmap_int_vector(
       call->context, call->input_metadata[1].dtype, axes, count,
       call->input_metadata[1].shape.rank == 0, &inputs[1]));
-  loom_status_t status = loom__vmap_to_front(call, 0, &inputs[0]);
+  return loom__vmap_run_front(call, call->op_name, 0, inputs, 2, true, NULL, 0);
+}
+
+// Select (condition, t, e): t and e have equal shapes; the condition has
+// theirs, or is a scalar, or (t of rank >= 1) a vector over t's first
+// dimension. Given t's rank by 1s after its dimensions, the condition
+// broadcasts as SelectV2's does: one SelectV2, the operands padded.
+static loom_status_t rule_select(loom__vmap_call_t* call, bool* out_fallback) {
+  const loom_shape_t* condition = &call->input_metadata[0].shape;
+  const loom_shape_t* t = &call->input_metadata[1].shape;
+  int32_t rank = t->rank;
+  bool vector =
+      condition->rank == 1 && rank >= 1 && condition->dims[0] == t->dims[0];
+  if (!loom_shape_equal(t, &call->input_metadata[2].shape) ||
+      rank + 1 > LOOM_MAX_RANK ||
+      !(vector || condition->rank == 0 || loom_shape_equal(condition, t))) {
+    *out_fallback = true;  // the op's own error
+    return loom_ok_status();
+  }
+  int64_t dims[LOOM_MAX_RANK];
+  int32_t k = 0;
+  if (loom__vmap_batched(call, 0)) dims[k++] = call->batch_size;
+  for (int32_t d = 0; d < condition->rank; ++d) dims[k++] = condition->dims[d];
+  for (int32_t d = condition->rank; d < rank; ++d) dims[k++] = 1;
+  loom_tensor_handle_t* inputs[3] = {NULL, NULL, NULL};
+  loom_tensor_handle_t* front = NULL;
+  loom_status_t status = loom__vmap_padded(call, 0, 0, &front);
+  if (!status) {
+    status = loom__vmap_reshape(call->context, front, dims, k, &inputs[0]);
+  }
+  loom_tensor_handle_release(front);
+  for (int32_t i = 1; i < 3 && !status; ++i) {
+    status = loom__vmap_padded(call, i, rank, &inputs[i]);
+  }
   if (status) {
-    loom__grad_release_all(inputs, 2);
+    loom__grad_release_all(inputs, 3);
     return status;
   }
-  return loom__vmap_run_into_outputs(call, call->op_name, inputs, 2, true, NULL,
+  return loom__vmap_run_into_outputs(call, "SelectV2", inputs, 3, false, NULL,
                                      0);
 }
 
@@ -155,87 +223,6 @@ static loom_status_t rule_shape(loom__vmap_call_t* call, bool* out_fallback) {
                                &call->outputs[0].value);
 }
 
-// Ops whose input 0 (and the inputs in `rows`) has a leading dimension of
-// independent rows, as do their outputs (convolutions, pooling, the
-// cross-entropies): the batch folds into it, [B * N, ...], and out again.
-static loom_status_t fold(loom__vmap_call_t* call, uint32_t rows,
-                          bool* out_fallback) {
-  int64_t n = -1;
-  for (int32_t i = 0; i < call->num_inputs; ++i) {
-    bool row = (rows >> i) & 1u;
-    if (!row && loom__vmap_batched(call, i)) {
-      *out_fallback = true;
-      return loom_ok_status();
-    }
-    if (row && call->input_metadata[i].shape.rank < 1) {
-      *out_fallback = true;
-      return loom_ok_status();
-    }
-    if (row) n = call->input_metadata[i].shape.dims[0];
-  }
-  loom__handle_vector_t inputs;
-  loom__handle_vector_initialize(&inputs);
-  loom_allocator_t allocator = loom_allocator_default();
-  LOOM_RETURN_IF_ERROR(
-      loom__handle_vector_resize(&inputs, allocator, (size_t)call->num_inputs));
-  loom_tensor_handle_t** handles = loom__handle_vector_data(&inputs);
-  loom_status_t status = loom_ok_status();
-  for (int32_t i = 0; i < call->num_inputs && !status; ++i) {
-    if (!((rows >> i) & 1u)) {
-      loom_tensor_handle_retain(call->inputs[i].value);
-      handles[i] = call->inputs[i].value;
-      continue;
-    }
-    loom_tensor_handle_t* full = NULL;
-    status = loom__vmap_materialized(call, i, &full);
-    const loom_shape_t* shape = &call->input_metadata[i].shape;
-    int64_t dims[LOOM_MAX_RANK];
-    dims[0] = call->batch_size * shape->dims[0];
-    for (int32_t d = 1; d < shape->rank; ++d) dims[d] = shape->dims[d];
-    if (!status) {
-      status = loom__vmap_reshape(call->context, full, dims, shape->rank,
-                                  &handles[i]);
-    }
-    loom_tensor_handle_release(full);
-  }
-  if (!status) {
-    status = loom__vmap_run_into_outputs(call, call->op_name, handles,
-                                         call->num_inputs, true, NULL, 0);
-  } else {
-    loom__grad_release_all(handles, call->num_inputs);
-  }
-  loom__handle_vector_deinitialize(&inputs, allocator);
-  // Unfold each result: [B * N, ...] -> [B, N, ...].
-  for (int32_t k = 0; k < call->num_outputs && !status; ++k) {
-    loom_tensor_metadata_t metadata;
-    status = loom__vmap_metadata(call->outputs[k].value, &metadata);
-    if (status) break;
-    int64_t dims[LOOM_MAX_RANK];
-    dims[0] = call->batch_size;
-    dims[1] = n;
-    for (int32_t d = 1; d < metadata.shape.rank; ++d) {
-      dims[d + 1] = metadata.shape.dims[d];
-    }
-    loom_tensor_handle_t* unfolded = NULL;
-    status = loom__vmap_reshape(call->context, call->outputs[k].value, dims,
-                                metadata.shape.rank + 1, &unfolded);
-    if (status) break;
-    loom_tensor_handle_release(call->outputs[k].value);
-    call->outputs[k].value = unfolded;
-  }
-  return status;
-}
-
-static loom_status_t rule_fold_first(loom__vmap_call_t* call,
-                                     bool* out_fallback) {
-  return fold(call, 1u, out_fallback);
-}
-
-static loom_status_t rule_fold_first_two(loom__vmap_call_t* call,
-                                         bool* out_fallback) {
-  return fold(call, 3u, out_fallback);
-}
-
 // BiasAddGrad: one example's sum over every axis but the channel's.
 static loom_status_t rule_bias_add_grad(loom__vmap_call_t* call,
                                         bool* out_fallback) {
@@ -256,12 +243,7 @@ static loom_status_t rule_bias_add_grad(loom__vmap_call_t* call,
   loom_tensor_handle_t* inputs[2] = {NULL, NULL};
   LOOM_RETURN_IF_ERROR(loom__vmap_int_vector(call->context, LOOM_DTYPE_INT32,
                                              axes, count, false, &inputs[1]));
-  loom_status_t status = loom__vmap_to_front(call, 0, &inputs[0]);
-  if (status) {
-    loom__grad_release_all(inputs, 2);
-    return status;
-  }
-  return loom__vmap_run_into_outputs(call, "Sum", inputs, 2, false, NULL, 0);
+  return loom__vmap_run_front(call, "Sum", 0, inputs, 2, false, NULL, 0);
 }
 
 // IdentityN: each output is its input, batched as it is.
@@ -290,8 +272,11 @@ static loom_status_t rule_identity_n(loom__vmap_call_t* call,
   { name, rule_same_shape, "element-wise, equal shapes: every input [B, ...]" }
 #define AXES(name) \
   { name, rule_axes_input, "axes input shifted by one" }
-#define FOLD(name) \
-  { name, rule_fold_first, "batch folded into the leading dimension" }
+#define FOLD(name)                                \
+  {                                               \
+    name, loom__vmap_rule_fold_first,             \
+        "batch folded into the leading dimension" \
+  }
 
 // Sorted by name (bsearch).
 static const loom__vmap_rule_t kRules[] = {
@@ -304,6 +289,8 @@ static const loom__vmap_rule_t kRules[] = {
     AXES("ArgMax"),
     AXES("ArgMin"),
     FOLD("AvgPool"),
+    {"AvgPoolGrad", loom__vmap_rule_avg_pool_grad,
+     "batch folded into N (grad and orig_input_shape)"},
     {"BatchMatMulV2", rule_matmul, "batched product, ranks padded"},
     {"BiasAdd", rule_bias_add, "BiasAdd, or AddV2 for a batched bias"},
     {"BiasAddGrad", rule_bias_add_grad, "Sum over the non-channel axes"},
@@ -314,7 +301,12 @@ static const loom__vmap_rule_t kRules[] = {
     ELEMENTWISE("CheckNumericsV2"),
     {"ClipByValue", rule_first_input, "batch first (bounds unbatched)"},
     {"ConcatV2", loom__vmap_rule_concat, "values [B, ...], axis shifted"},
-    FOLD("Conv2D"),
+    {"Conv2D", loom__vmap_rule_conv2d,
+     "batch folded into N; a batched filter: a grouped convolution"},
+    {"Conv2DBackpropFilter", loom__vmap_rule_conv_backprop_filter,
+     "batch folded into the channels: a grouped filter gradient"},
+    {"Conv2DBackpropInput", loom__vmap_rule_conv_backprop_input,
+     "batch folded into N (out_backprop and input_sizes)"},
     ELEMENTWISE("Cos"),
     AXES("Cumprod"),
     AXES("Cumsum"),
@@ -330,6 +322,15 @@ static const loom__vmap_rule_t kRules[] = {
     ELEMENTWISE("Floor"),
     ELEMENTWISE("FloorDiv"),
     ELEMENTWISE("FloorMod"),
+    {"FusedBatchNormGradV3", loom__vmap_rule_batch_norm,
+     "batch folded into the channels (per-channel statistics)"},
+    {"FusedBatchNormV3", loom__vmap_rule_batch_norm,
+     "batch folded into the channels (per-channel statistics)"},
+    {"Gather", loom__vmap_rule_gather,
+     "GatherV2 on the shifted axis 0; batched indices: batch_dims 1"},
+    {"GatherNd", loom__vmap_rule_gather_nd,
+     "params' batch after the indexed dims; batched indices gain the "
+     "example's number"},
     {"GatherV2", loom__vmap_rule_gather,
      "axis shifted; batched indices: batch_dims + 1"},
     ELEMENTWISE("Greater"),
@@ -341,6 +342,7 @@ static const loom__vmap_rule_t kRules[] = {
     ELEMENTWISE("IsFinite"),
     ELEMENTWISE("IsInf"),
     ELEMENTWISE("IsNan"),
+    {"L2Loss", loom__vmap_rule_l2_loss, "Sum of squares over one example"},
     ELEMENTWISE("LeakyRelu"),
     SAME_SHAPE("LeakyReluGrad"),
     ELEMENTWISE("Less"),
@@ -352,8 +354,15 @@ static const loom__vmap_rule_t kRules[] = {
     ELEMENTWISE("LogicalNot"),
     ELEMENTWISE("LogicalOr"),
     {"MatMul", rule_matmul, "BatchMatMulV2 with adj_x/adj_y"},
+    {"MatrixBandPart", rule_last_two_dims, "batch first (bounds unbatched)"},
+    {"MatrixDiagPartV3", rule_last_two_dims, "batch first (k unbatched)"},
+    {"MatrixDiagV3", rule_matrix_diag, "batch first (k, sizes unbatched)"},
     AXES("Max"),
     FOLD("MaxPool"),
+    {"MaxPoolGrad", loom__vmap_rule_fold_all,
+     "batch folded into N of every input"},
+    {"MaxPoolGradGrad", loom__vmap_rule_fold_all,
+     "batch folded into N of every input"},
     ELEMENTWISE("Maximum"),
     AXES("Mean"),
     AXES("Min"),
@@ -382,6 +391,9 @@ static const loom__vmap_rule_t kRules[] = {
     ELEMENTWISE("Round"),
     ELEMENTWISE("Rsqrt"),
     SAME_SHAPE("RsqrtGrad"),
+    {"ScatterNd", loom__vmap_rule_scatter_nd,
+     "indices gain the example's number, shape gains B"},
+    {"Select", rule_select, "SelectV2, the condition padded to t's rank"},
     ELEMENTWISE("SelectV2"),
     ELEMENTWISE("Selu"),
     SAME_SHAPE("SeluGrad"),
@@ -393,13 +405,13 @@ static const loom__vmap_rule_t kRules[] = {
     {"Size", rule_shape, "one example's size, unbatched"},
     {"Slice", loom__vmap_rule_slice, "begin and size gain the whole batch"},
     ELEMENTWISE("Softmax"),
-    {"SoftmaxCrossEntropyWithLogits", rule_fold_first_two,
+    {"SoftmaxCrossEntropyWithLogits", loom__vmap_rule_fold_first_two,
      "batch folded into the leading dimension of logits and labels"},
     ELEMENTWISE("Softplus"),
     SAME_SHAPE("SoftplusGrad"),
     ELEMENTWISE("Softsign"),
     SAME_SHAPE("SoftsignGrad"),
-    {"SparseSoftmaxCrossEntropyWithLogits", rule_fold_first_two,
+    {"SparseSoftmaxCrossEntropyWithLogits", loom__vmap_rule_fold_first_two,
      "batch folded into the leading dimension of logits and labels"},
     {"Split", loom__vmap_rule_split, "axis shifted, outputs batch first"},
     {"SplitV", loom__vmap_rule_split, "axis shifted, outputs batch first"},
@@ -415,7 +427,10 @@ static const loom__vmap_rule_t kRules[] = {
     AXES("Sum"),
     ELEMENTWISE("Tanh"),
     SAME_SHAPE("TanhGrad"),
+    {"TensorScatterUpdate", loom__vmap_rule_scatter_nd,
+     "indices gain the example's number, tensor and updates [B, ...]"},
     {"Tile", loom__vmap_rule_tile, "multiples gain a 1 for the batch"},
+    {"TopKV2", rule_last_dim, "batch first (k unbatched)"},
     {"Transpose", loom__vmap_rule_transpose,
      "permutation shifted, batch first"},
     ELEMENTWISE("TruncateDiv"),

@@ -12,8 +12,7 @@
 // resolved from one example's size, which a batch of 0 would not give).
 loom_status_t loom__vmap_rule_reshape(loom__vmap_call_t* call,
                                       bool* out_fallback) {
-  if (loom__vmap_batched(call, 1)) {
-    *out_fallback = true;
+  if (!loom__vmap_require_unbatched(call, 1u, out_fallback)) {
     return loom_ok_status();
   }
   int64_t dims[LOOM_MAX_RANK + 1];
@@ -50,8 +49,7 @@ loom_status_t loom__vmap_rule_reshape(loom__vmap_call_t* call,
 // Transpose: the permutation keeps the batch first.
 loom_status_t loom__vmap_rule_transpose(loom__vmap_call_t* call,
                                         bool* out_fallback) {
-  if (loom__vmap_batched(call, 1)) {
-    *out_fallback = true;
+  if (!loom__vmap_require_unbatched(call, 1u, out_fallback)) {
     return loom_ok_status();
   }
   int64_t perm[LOOM_MAX_RANK];
@@ -65,20 +63,13 @@ loom_status_t loom__vmap_rule_transpose(loom__vmap_call_t* call,
   LOOM_RETURN_IF_ERROR(
       loom__vmap_int_vector(call->context, call->input_metadata[1].dtype, perm,
                             count + 1, false, &inputs[1]));
-  loom_status_t status = loom__vmap_to_front(call, 0, &inputs[0]);
-  if (status) {
-    loom__grad_release_all(inputs, 2);
-    return status;
-  }
-  return loom__vmap_run_into_outputs(call, "Transpose", inputs, 2, false, NULL,
-                                     0);
+  return loom__vmap_run_front(call, "Transpose", 0, inputs, 2, false, NULL, 0);
 }
 
 // ExpandDims: the new axis (of a result one rank larger) shifts by one.
 loom_status_t loom__vmap_rule_expand_dims(loom__vmap_call_t* call,
                                           bool* out_fallback) {
-  if (loom__vmap_batched(call, 1)) {
-    *out_fallback = true;
+  if (!loom__vmap_require_unbatched(call, 1u, out_fallback)) {
     return loom_ok_status();
   }
   int64_t axis = 0;
@@ -91,13 +82,7 @@ loom_status_t loom__vmap_rule_expand_dims(loom__vmap_call_t* call,
   LOOM_RETURN_IF_ERROR(loom__vmap_int_vector(call->context,
                                              call->input_metadata[1].dtype,
                                              &axis, 1, true, &inputs[1]));
-  loom_status_t status = loom__vmap_to_front(call, 0, &inputs[0]);
-  if (status) {
-    loom__grad_release_all(inputs, 2);
-    return status;
-  }
-  return loom__vmap_run_into_outputs(call, "ExpandDims", inputs, 2, false, NULL,
-                                     0);
+  return loom__vmap_run_front(call, "ExpandDims", 0, inputs, 2, false, NULL, 0);
 }
 
 // Squeeze: the listed axes shift; no list means every dimension of size 1
@@ -201,8 +186,7 @@ loom_status_t loom__vmap_rule_pack(loom__vmap_call_t* call,
 // Slice (x, begin, size): the batch is taken whole.
 loom_status_t loom__vmap_rule_slice(loom__vmap_call_t* call,
                                     bool* out_fallback) {
-  if (loom__vmap_batched(call, 1) || loom__vmap_batched(call, 2)) {
-    *out_fallback = true;
+  if (!loom__vmap_require_unbatched(call, 1u, out_fallback)) {
     return loom_ok_status();
   }
   int64_t begin[LOOM_MAX_RANK], size[LOOM_MAX_RANK];
@@ -223,19 +207,17 @@ loom_status_t loom__vmap_rule_slice(loom__vmap_call_t* call,
     status = loom__vmap_int_vector(call->context, dtype, size, count_size + 1,
                                    false, &inputs[2]);
   }
-  if (!status) status = loom__vmap_to_front(call, 0, &inputs[0]);
   if (status) {
     loom__grad_release_all(inputs, 3);
     return status;
   }
-  return loom__vmap_run_into_outputs(call, "Slice", inputs, 3, false, NULL, 0);
+  return loom__vmap_run_front(call, "Slice", 0, inputs, 3, false, NULL, 0);
 }
 
 // Tile (x, multiples): the batch is not repeated.
 loom_status_t loom__vmap_rule_tile(loom__vmap_call_t* call,
                                    bool* out_fallback) {
-  if (loom__vmap_batched(call, 1)) {
-    *out_fallback = true;
+  if (!loom__vmap_require_unbatched(call, 1u, out_fallback)) {
     return loom_ok_status();
   }
   int64_t multiples[LOOM_MAX_RANK];
@@ -245,22 +227,16 @@ loom_status_t loom__vmap_rule_tile(loom__vmap_call_t* call,
                            LOOM_MAX_RANK - 1, &count));
   multiples[0] = 1;
   loom_tensor_handle_t* inputs[2] = {NULL, NULL};
-  loom_status_t status =
+  LOOM_RETURN_IF_ERROR(
       loom__vmap_int_vector(call->context, call->input_metadata[1].dtype,
-                            multiples, count + 1, false, &inputs[1]);
-  if (!status) status = loom__vmap_to_front(call, 0, &inputs[0]);
-  if (status) {
-    loom__grad_release_all(inputs, 2);
-    return status;
-  }
-  return loom__vmap_run_into_outputs(call, "Tile", inputs, 2, false, NULL, 0);
+                            multiples, count + 1, false, &inputs[1]));
+  return loom__vmap_run_front(call, "Tile", 0, inputs, 2, false, NULL, 0);
 }
 
 // BroadcastTo (x, shape): the shape gains the batch in front.
 loom_status_t loom__vmap_rule_broadcast_to(loom__vmap_call_t* call,
                                            bool* out_fallback) {
-  if (loom__vmap_batched(call, 1)) {
-    *out_fallback = true;
+  if (!loom__vmap_require_unbatched(call, 1u, out_fallback)) {
     return loom_ok_status();
   }
   int64_t dims[LOOM_MAX_RANK];
@@ -286,8 +262,7 @@ loom_status_t loom__vmap_rule_broadcast_to(loom__vmap_call_t* call,
 // to [B, dims...].
 loom_status_t loom__vmap_rule_fill(loom__vmap_call_t* call,
                                    bool* out_fallback) {
-  if (loom__vmap_batched(call, 0)) {
-    *out_fallback = true;
+  if (!loom__vmap_require_unbatched(call, 2u, out_fallback)) {
     return loom_ok_status();
   }
   int64_t dims[LOOM_MAX_RANK];
@@ -330,11 +305,8 @@ static int64_t int_attr(const loom__vmap_call_t* call, const char* name,
 // to the spec (begin and end masked, stride 1) and the masks shift.
 loom_status_t loom__vmap_rule_strided_slice(loom__vmap_call_t* call,
                                             bool* out_fallback) {
-  for (int32_t i = 1; i < 4; ++i) {
-    if (loom__vmap_batched(call, i)) {
-      *out_fallback = true;
-      return loom_ok_status();
-    }
+  if (!loom__vmap_require_unbatched(call, 1u, out_fallback)) {
+    return loom_ok_status();
   }
   int64_t spec[3][LOOM_MAX_RANK + 1];
   int32_t count = 0;
@@ -364,15 +336,14 @@ loom_status_t loom__vmap_rule_strided_slice(loom__vmap_call_t* call,
         loom__vmap_int_vector(call->context, call->input_metadata[i + 1].dtype,
                               spec[i], count + 1, false, &inputs[i + 1]);
   }
-  if (!status) status = loom__vmap_to_front(call, 0, &inputs[0]);
   if (status) {
     loom__grad_release_all(inputs, 4);
     return status;
   }
   int64_t begin_mask = (int_attr(call, "begin_mask", 0) << 1) | 1;
   int64_t end_mask = (int_attr(call, "end_mask", 0) << 1) | 1;
-  return loom__vmap_run_into_outputs(
-      call, "StridedSlice", inputs, 4, true,
+  return loom__vmap_run_front(
+      call, "StridedSlice", 0, inputs, 4, true,
       LOOM_GRAD_ATTRS(
           LOOM_GRAD_INT("begin_mask", begin_mask),
           LOOM_GRAD_INT("end_mask", end_mask),
@@ -386,11 +357,8 @@ loom_status_t loom__vmap_rule_strided_slice(loom__vmap_call_t* call,
 
 // Pad and PadV2 (x, paddings[, constant]): the batch is not padded.
 loom_status_t loom__vmap_rule_pad(loom__vmap_call_t* call, bool* out_fallback) {
-  for (int32_t i = 1; i < call->num_inputs; ++i) {
-    if (loom__vmap_batched(call, i)) {
-      *out_fallback = true;
-      return loom_ok_status();
-    }
+  if (!loom__vmap_require_unbatched(call, 1u, out_fallback)) {
+    return loom_ok_status();
   }
   int64_t paddings[2 * LOOM_MAX_RANK];
   int32_t count = 0;
@@ -400,56 +368,48 @@ loom_status_t loom__vmap_rule_pad(loom__vmap_call_t* call, bool* out_fallback) {
   paddings[0] = paddings[1] = 0;
   int64_t dims[2] = {count / 2 + 1, 2};
   loom_tensor_handle_t* inputs[3] = {NULL, NULL, NULL};
-  loom_status_t status =
-      loom__vmap_int_tensor(call->context, call->input_metadata[1].dtype,
-                            paddings, dims, 2, &inputs[1]);
-  if (!status) status = loom__vmap_to_front(call, 0, &inputs[0]);
-  if (!status && call->num_inputs > 2) {
-    loom_tensor_handle_retain(call->inputs[2].value);
-    inputs[2] = call->inputs[2].value;
-  }
-  if (status) {
-    loom__grad_release_all(inputs, 3);
-    return status;
-  }
-  return loom__vmap_run_into_outputs(call, call->op_name, inputs,
-                                     call->num_inputs, true, NULL, 0);
+  LOOM_RETURN_IF_ERROR(loom__vmap_int_tensor(call->context,
+                                             call->input_metadata[1].dtype,
+                                             paddings, dims, 2, &inputs[1]));
+  return loom__vmap_run_front(call, call->op_name, 0, inputs, call->num_inputs,
+                              true, NULL, 0);
 }
 
-// GatherV2 (params, indices, axis): batched params with unbatched indices
-// gather along the shifted axis; batched indices make the batch a batch
-// dimension of the gather (batch_dims + 1).
+// Gather (params, indices) and GatherV2 (params, indices, axis): batched
+// params with unbatched indices gather along the shifted axis; batched
+// indices make the batch a batch dimension of the gather (batch_dims + 1).
+// Gather is GatherV2 on axis 0.
 loom_status_t loom__vmap_rule_gather(loom__vmap_call_t* call,
                                      bool* out_fallback) {
-  int64_t batch_dims = int_attr(call, "batch_dims", 0);
+  bool v1 = strcmp(call->op_name, "Gather") == 0;
+  int64_t batch_dims = v1 ? 0 : int_attr(call, "batch_dims", 0);
   bool indices_batched = loom__vmap_batched(call, 1);
-  if (loom__vmap_batched(call, 2) || (!indices_batched && batch_dims != 0) ||
-      batch_dims < 0) {
+  if (!loom__vmap_require_unbatched(call, 3u, out_fallback) ||
+      (!indices_batched && batch_dims != 0) || batch_dims < 0) {
     *out_fallback = true;
     return loom_ok_status();
   }
   int64_t axis = 0;
   int32_t count = 0;
-  LOOM_RETURN_IF_ERROR(loom__vmap_read_ints(
-      call->context, call->inputs[2].value, &axis, 1, &count));
+  loom_dtype_t axis_dtype = LOOM_DTYPE_INT32;
+  if (!v1) {
+    LOOM_RETURN_IF_ERROR(loom__vmap_read_ints(
+        call->context, call->inputs[2].value, &axis, 1, &count));
+    axis_dtype = call->input_metadata[2].dtype;
+  }
   LOOM_RETURN_IF_ERROR(
       loom__vmap_shift_axis(call, &axis, call->input_metadata[0].shape.rank));
   loom_tensor_handle_t* inputs[3] = {NULL, NULL, NULL};
-  loom_status_t status = loom__vmap_int_vector(
-      call->context, call->input_metadata[2].dtype, &axis, 1, true, &inputs[2]);
+  loom_status_t status = loom__vmap_int_vector(call->context, axis_dtype, &axis,
+                                               1, true, &inputs[2]);
   if (!status) status = loom__vmap_materialized(call, 0, &inputs[0]);
-  if (!status && indices_batched) {
-    status = loom__vmap_to_front(call, 1, &inputs[1]);
-  } else if (!status) {
-    loom_tensor_handle_retain(call->inputs[1].value);
-    inputs[1] = call->inputs[1].value;
-  }
   if (status) {
     loom__grad_release_all(inputs, 3);
     return status;
   }
-  return loom__vmap_run_into_outputs(
-      call, "GatherV2", inputs, 3, true,
+  // Batched indices go batch first (run_front), unbatched ones as they are.
+  return loom__vmap_run_front(
+      call, "GatherV2", 1, inputs, 3, !v1,
       LOOM_GRAD_ATTRS(
           LOOM_GRAD_INT("batch_dims", indices_batched ? batch_dims + 1 : 0)));
 }
@@ -461,11 +421,8 @@ loom_status_t loom__vmap_rule_split(loom__vmap_call_t* call,
   bool v2 = strcmp(call->op_name, "SplitV") == 0;
   int32_t value_index = v2 ? 0 : 1;
   int32_t axis_index = v2 ? 2 : 0;
-  for (int32_t i = 0; i < call->num_inputs; ++i) {
-    if (i != value_index && loom__vmap_batched(call, i)) {
-      *out_fallback = true;
-      return loom_ok_status();
-    }
+  if (!loom__vmap_require_unbatched(call, 1u << value_index, out_fallback)) {
+    return loom_ok_status();
   }
   int64_t axis = 0;
   int32_t count = 0;
@@ -474,32 +431,19 @@ loom_status_t loom__vmap_rule_split(loom__vmap_call_t* call,
   LOOM_RETURN_IF_ERROR(loom__vmap_shift_axis(
       call, &axis, call->input_metadata[value_index].shape.rank));
   loom_tensor_handle_t* inputs[3] = {NULL, NULL, NULL};
-  loom_status_t status = loom__vmap_int_vector(
+  LOOM_RETURN_IF_ERROR(loom__vmap_int_vector(
       call->context, call->input_metadata[axis_index].dtype, &axis, 1, true,
-      &inputs[axis_index]);
-  if (!status)
-    status = loom__vmap_to_front(call, value_index, &inputs[value_index]);
-  if (!status && v2) {
-    loom_tensor_handle_retain(call->inputs[1].value);
-    inputs[1] = call->inputs[1].value;
-  }
-  if (status) {
-    loom__grad_release_all(inputs, 3);
-    return status;
-  }
-  return loom__vmap_run_into_outputs(call, call->op_name, inputs,
-                                     call->num_inputs, true, NULL, 0);
+      &inputs[axis_index]));
+  return loom__vmap_run_front(call, call->op_name, value_index, inputs,
+                              call->num_inputs, true, NULL, 0);
 }
 
 // OneHot (indices, depth, on, off): the new axis shifts (-1, the end,
 // stays); only the indices may be batched.
 loom_status_t loom__vmap_rule_one_hot(loom__vmap_call_t* call,
                                       bool* out_fallback) {
-  for (int32_t i = 1; i < call->num_inputs; ++i) {
-    if (loom__vmap_batched(call, i)) {
-      *out_fallback = true;
-      return loom_ok_status();
-    }
+  if (!loom__vmap_require_unbatched(call, 1u, out_fallback)) {
+    return loom_ok_status();
   }
   int64_t axis = int_attr(call, "axis", -1);
   if (axis != -1) {
@@ -507,16 +451,6 @@ loom_status_t loom__vmap_rule_one_hot(loom__vmap_call_t* call,
         call, &axis, call->input_metadata[0].shape.rank + 1));
   }
   loom_tensor_handle_t* inputs[4] = {NULL, NULL, NULL, NULL};
-  loom_status_t status = loom__vmap_to_front(call, 0, &inputs[0]);
-  for (int32_t i = 1; i < call->num_inputs && !status; ++i) {
-    loom_tensor_handle_retain(call->inputs[i].value);
-    inputs[i] = call->inputs[i].value;
-  }
-  if (status) {
-    loom__grad_release_all(inputs, 4);
-    return status;
-  }
-  return loom__vmap_run_into_outputs(
-      call, "OneHot", inputs, call->num_inputs, true,
-      LOOM_GRAD_ATTRS(LOOM_GRAD_INT("axis", axis)));
+  return loom__vmap_run_front(call, "OneHot", 0, inputs, call->num_inputs, true,
+                              LOOM_GRAD_ATTRS(LOOM_GRAD_INT("axis", axis)));
 }

@@ -17,12 +17,10 @@ typedef struct no_rule_t {
 #define STATEFUL                                                        \
   "stateful (a resource): runs once as it is with unbatched inputs; a " \
   "batched value takes the fallback, one call per example in order"
-#define RANDOM                                                           \
-  "random: with an unbatched shape one draw is shared by every example " \
-  "(runs as it is); a batched shape takes the fallback"
-#define GRADIENT_OF_ROWS                                               \
-  "not yet (a gradient op of a row-wise op: folding the batch into N " \
-  "would do); the per-example fallback"
+#define RANDOM                                                          \
+  "random: the vmap's randomness option decides (an error by default; " \
+  "same: one draw shared by every example; different: one op drawing "  \
+  "[B, shape]); a batched shape takes the fallback"
 
 // Sorted by name (bsearch).
 static const no_rule_t kNoRule[] = {
@@ -30,7 +28,6 @@ static const no_rule_t kNoRule[] = {
     {"AssignAddVariableOp", STATEFUL},
     {"AssignSubVariableOp", STATEFUL},
     {"AssignVariableOp", STATEFUL},
-    {"AvgPoolGrad", GRADIENT_OF_ROWS},
     {"BiasAddV1", NOT_YET},
     {"BroadcastGradientArgs",
      "shape arithmetic: its inputs are shapes, unbatched under vmap (Shape "
@@ -42,10 +39,6 @@ static const no_rule_t kNoRule[] = {
      "turn)"},
     {"Concat", "not yet (ConcatV2 has a rule); the per-example fallback"},
     {"Const", "no inputs: the same value for every example"},
-    {"Conv2DBackpropFilter",
-     "not yet (the filter gradient sums over N, which must not sum over the "
-     "batch); the per-example fallback"},
-    {"Conv2DBackpropInput", GRADIENT_OF_ROWS},
     {"CopyOff",
      "the vmap's own copy: an unbatched tensor's value; a batched one is an "
      "error (use loom_vmap_out)"},
@@ -53,23 +46,7 @@ static const no_rule_t kNoRule[] = {
     {"CopyOn", "the vmap's own copy: a tensor of another handler is unbatched"},
     {"CopyOnGrad", NOT_YET},
     {"DestroyResourceOp", STATEFUL},
-    {"FusedBatchNormGradV3", NOT_YET},
-    {"FusedBatchNormV3",
-     "not yet (statistics over N per example: a batched moments rule); the "
-     "per-example fallback"},
-    {"Gather", NOT_YET},
-    {"GatherNd",
-     "not yet (indices index one example's leading dims: a batch dim of "
-     "indices would do); the per-example fallback"},
     {"InvertPermutation", NOT_YET},
-    {"L2Loss",
-     "not yet (a Sum of squares over one example's axes would do); the "
-     "per-example fallback"},
-    {"MatrixBandPart", NOT_YET},
-    {"MatrixDiagPartV3", NOT_YET},
-    {"MatrixDiagV3", NOT_YET},
-    {"MaxPoolGrad", GRADIENT_OF_ROWS},
-    {"MaxPoolGradGrad", GRADIENT_OF_ROWS},
     {"ParallelPack",
      "the parallel handler's own op: a vmap value entered into a parallel "
      "value takes the per-example fallback"},
@@ -86,15 +63,7 @@ static const no_rule_t kNoRule[] = {
     {"ResourceApplyGradientDescent", STATEFUL},
     {"ResourceApplyKerasMomentum", STATEFUL},
     {"ResourceApplyMomentum", STATEFUL},
-    {"ScatterNd", NOT_YET},
-    {"Select",
-     "not yet (a vector condition selects rows, which padding would "
-     "break; SelectV2 has a rule); the per-example fallback"},
     {"ShapeN", "not yet (Shape has a rule); the per-example fallback"},
-    {"TensorScatterUpdate", NOT_YET},
-    {"TopKV2",
-     "not yet (k along the last axis, which a leading batch dim leaves as "
-     "it is, would do); the per-example fallback"},
     {"TruncatedNormal", RANDOM},
     {"Unique",
      "its output's size is the number of distinct values: examples of "
