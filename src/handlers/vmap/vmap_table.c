@@ -24,6 +24,8 @@ typedef struct no_rule_t {
   "not yet (a gradient op of a row-wise op: folding the batch into N " \
   "would do); the per-example fallback"
 
+#define CONTROL_FLOW "control flow: vmap of functions not yet"
+
 // Sorted by name (bsearch).
 static const no_rule_t kNoRule[] = {
     {"Assert", STATEFUL},
@@ -36,6 +38,7 @@ static const no_rule_t kNoRule[] = {
      "shape arithmetic: its inputs are shapes, unbatched under vmap (Shape "
      "gives one example's), so it runs as it is; batched shapes take the "
      "fallback"},
+    {"Case", CONTROL_FLOW},
     {"CollectiveReduceV2",
      "a collective meets its group once per call: batched, each example "
      "would be a round of its own (the per-example fallback runs them in "
@@ -61,6 +64,7 @@ static const no_rule_t kNoRule[] = {
     {"GatherNd",
      "not yet (indices index one example's leading dims: a batch dim of "
      "indices would do); the per-example fallback"},
+    {"If", CONTROL_FLOW},
     {"InvertPermutation", NOT_YET},
     {"L2Loss",
      "not yet (a Sum of squares over one example's axes would do); the "
@@ -91,6 +95,9 @@ static const no_rule_t kNoRule[] = {
      "not yet (a vector condition selects rows, which padding would "
      "break; SelectV2 has a rule); the per-example fallback"},
     {"ShapeN", "not yet (Shape has a rule); the per-example fallback"},
+    {"StatelessCase", CONTROL_FLOW},
+    {"StatelessIf", CONTROL_FLOW},
+    {"StatelessWhile", CONTROL_FLOW},
     {"TensorScatterUpdate", NOT_YET},
     {"TopKV2",
      "not yet (k along the last axis, which a leading batch dim leaves as "
@@ -104,6 +111,7 @@ static const no_rule_t kNoRule[] = {
     {"Where",
      "its output's size is the number of true values: examples of different "
      "sizes; the per-example fallback stacks equal ones"},
+    {"While", CONTROL_FLOW},
     {"_FusedMatMul",
      "not yet (MatMul has a rule; the fused epilogue would need one); the "
      "per-example fallback"},
