@@ -18,6 +18,9 @@ typedef struct loom__function_library_vtable_t {
   // Whether ops of the registered definition `def` call the function an
   // attribute names (PartitionedCall).
   bool (*is_call_op)(void* library, const loom_op_def_t* def);
+  // For such an op, the input whose handler sees the op itself when it is
+  // not a CPU (an If's condition), or -1: the op always runs op by op.
+  int32_t (*placing_input)(void* library, const loom_op_def_t* def);
   // Executes `op`, which calls `function` (from find) or, when NULL, the
   // function its attributes name. As loom_eager_op_execute.
   loom_status_t (*call)(void* library, loom_eager_op_t* op, void* function,
@@ -47,6 +50,11 @@ loom_status_t loom__context_resolve_op(loom_context_t* context,
 
 // Releases a function reference from loom__context_resolve_op.
 void loom__context_release_function(loom_context_t* context, void* function);
+
+// The placing input of an op that calls a function (placing_input above),
+// or -1.
+int32_t loom__context_call_placing_input(loom_context_t* context,
+                                         const loom_op_def_t* def);
 
 // Runs an op that calls a function (loom__context_resolve_op said so).
 loom_status_t loom__context_call_function(loom_context_t* context,

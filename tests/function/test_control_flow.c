@@ -2,7 +2,8 @@
 // StatelessIf, Case, StatelessCase, While and StatelessWhile with function
 // attrs, in synchronous and asynchronous contexts; a gradient tape and a
 // forward accumulator around them see the ops of the branch or of each
-// iteration; and the errors, each message asserted.
+// iteration; a condition on the vmap handler makes vmap see the If itself;
+// and the errors, each message asserted.
 //
 // Reference values from NumPy (float32), gradients from PyTorch autograd:
 //   x = [1.5, -2, 0.5]
@@ -18,6 +19,7 @@
 #include "loom/function.h"
 #include "loom/loom.h"
 #include "loom/tstring.h"
+#include "loom/vmap.h"
 #include "test_support.h"
 
 static loom_context_t* g_context;
@@ -516,6 +518,49 @@ static void a_forward_accumulator_sees_the_ops_that_ran(void** state) {
 }
 
 //===----------------------------------------------------------------------===//
+// A condition on a handler
+//===----------------------------------------------------------------------===//
+
+// A batched condition lives on the vmap handler, which then sees the If
+// itself (and runs it once per example); with an unbatched condition the
+// If runs op by op and vmap sees the branch's Sin.
+static void a_condition_on_a_handler_makes_it_see_the_if(void** state) {
+  (void)state;
+  loom_context_t* c = g_context;
+  loom_tensor_handle_t* x = vector(c, kX);
+  int64_t two = 2;
+  static const float kTruths[2] = {1, 0};
+  loom_tensor_handle_t* conds = tensor_of(c, LOOM_DTYPE_BOOL, kTruths, 1, &two);
+  loom_op_handler_t* vmap = NULL;
+  LOOM_ASSERT_OK(loom_vmap_create(c, 2, &vmap));
+  LOOM_ASSERT_OK(loom_context_enter_scope(c, vmap));
+  loom_tensor_handle_t* cond = NULL;
+  LOOM_ASSERT_OK(loom_vmap_in(vmap, conds, 0, &cond));
+  loom_tensor_handle_t* r = sin_or_cos(c, "If", cond, x);
+  loom_tensor_handle_t* batched = NULL;
+  LOOM_ASSERT_OK(loom_vmap_out(vmap, r, 0, &batched));
+  assert_int_equal(loom_vmap_fallback_count(vmap, "If"), 1);
+  loom_tensor_handle_release(r);
+  // Unbatched: op by op.
+  loom_tensor_handle_t* truth = scalar(c, LOOM_DTYPE_BOOL, 1);
+  r = sin_or_cos(c, "If", truth, x);
+  assert_int_equal(loom_vmap_fallback_count(vmap, "If"), 1);
+  expect_values(c, r, kSin, 3);
+  LOOM_ASSERT_OK(loom_context_exit_scope(c));
+  float expected[6];
+  memcpy(expected, kSin, sizeof(kSin));
+  memcpy(expected + 3, kCos, sizeof(kCos));
+  expect_values(c, batched, expected, 6);
+  loom_tensor_handle_release(r);
+  loom_tensor_handle_release(truth);
+  loom_tensor_handle_release(batched);
+  loom_tensor_handle_release(cond);
+  loom_tensor_handle_release(conds);
+  loom_op_handler_release(vmap);
+  loom_tensor_handle_release(x);
+}
+
+//===----------------------------------------------------------------------===//
 // Asynchronous contexts
 //===----------------------------------------------------------------------===//
 
@@ -752,6 +797,7 @@ int main(void) {
       cmocka_unit_test(while_carries_the_loop_variables),
       cmocka_unit_test(a_tape_records_the_ops_that_ran),
       cmocka_unit_test(a_forward_accumulator_sees_the_ops_that_ran),
+      cmocka_unit_test(a_condition_on_a_handler_makes_it_see_the_if),
       cmocka_unit_test(control_flow_in_an_asynchronous_context),
       cmocka_unit_test(if_and_case_errors),
       cmocka_unit_test(while_errors),

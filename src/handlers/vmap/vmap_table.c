@@ -24,7 +24,11 @@ typedef struct no_rule_t {
   "not yet (a gradient op of a row-wise op: folding the batch into N " \
   "would do); the per-example fallback"
 
-#define CONTROL_FLOW "control flow: vmap of functions not yet"
+// A batched condition reaches vmap as the control flow op itself; with an
+// unbatched one the op runs op by op and vmap batches the branch's ops.
+#define CONTROL_FLOW                                                        \
+  "control flow: vmap of functions not yet; a batched condition takes the " \
+  "per-example fallback (each example's op runs its branch op by op)"
 
 // Sorted by name (bsearch).
 static const no_rule_t kNoRule[] = {
