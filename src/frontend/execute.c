@@ -264,20 +264,6 @@ static inline bool memoizable_here(const loom_eager_op_t* op,
                                memory_order_relaxed);
 }
 
-// Whether an op that calls a function runs as one op on the handler it is
-// placed on rather than op by op: its placing input (an If's condition)
-// lives on a handler other than a CPU, which then sees the op itself
-// (TensorFlow's design of op handlers and control flow).
-static bool runs_as_one_op(const loom_eager_op_t* op) {
-  if (op->function || op->device[0]) return false;
-  int32_t input = loom__context_call_placing_input(op->context, op->def);
-  if (input < 0 || input >= op->num_inputs || !op->inputs[input]) {
-    return false;
-  }
-  return !loom__is_cpu(op->context,
-                       loom_tensor_handle_handler(op->inputs[input]));
-}
-
 loom_status_t loom_eager_op_execute(loom_eager_op_t* op,
                                     loom_tensor_handle_t** results,
                                     int32_t capacity, int32_t* out_count) {
@@ -315,7 +301,8 @@ loom_status_t loom__eager_op_execute_counted(loom_eager_op_t* op,
     }
   }
   loom_context_t* context = op->context;
-  if (LOOM_UNLIKELY(op->calls_function) && !runs_as_one_op(op)) {
+  if (LOOM_UNLIKELY(op->calls_function) &&
+      !loom__context_call_runs_on_handler(context, op)) {
     // A function runs op by op: each of its ops is placed as any other.
     return loom__context_call_function(context, op, op->function, results,
                                        capacity, out_count);

@@ -112,9 +112,33 @@ bool loom__control_flow_is_op(const loom_op_def_t* def) {
   return def && find_spec(def->name) != NULL;
 }
 
-int32_t loom__control_flow_placing_input(const loom_op_def_t* def) {
-  const op_spec_t* spec = def ? find_spec(def->name) : NULL;
-  return spec && spec->kind != KIND_WHILE ? 0 : -1;
+bool loom__control_flow_runs_on_handler(loom_eager_op_t* op) {
+  const op_spec_t* spec = find_spec(loom_eager_op_def(op)->name);
+  if (!spec || spec->kind == KIND_WHILE || op->device[0] ||
+      op->num_inputs < 1 || !op->inputs[0]) {
+    return false;
+  }
+  loom_tensor_handle_t* cond = op->inputs[0];
+  loom_op_handler_t* handler = loom_tensor_handle_handler(cond);
+  if (loom__is_cpu(op->context, handler)) return false;
+  // A device that runs ops itself holds the condition: it sees the op.
+  if (loom_op_handler_vtable(handler)->execute_eager_op) return true;
+  // A handler whose tensor has one value (forward mode's primal, an
+  // unbatched vmap tensor) lets the op read it and run op by op; one
+  // without (a batched vmap tensor, parallel components) sees the op. The
+  // value may not be computed yet: then it is waited for (copied off).
+  loom_tensor_t* value = NULL;
+  loom_status_t status = loom_tensor_handle_static_value(cond, &value);
+  if (status) {
+    loom_status_free(status);
+    status = loom_context_resolve(op->context, cond, &value);
+  }
+  loom_tensor_release(value);
+  if (status) {
+    loom_status_free(status);
+    return true;
+  }
+  return false;
 }
 
 //===----------------------------------------------------------------------===//

@@ -13,9 +13,11 @@ loom_status_t loom__control_flow_register(loom_op_registry_t* registry);
 // Whether `def` is one of them.
 bool loom__control_flow_is_op(const loom_op_def_t* def);
 
-// The input of an op of definition `def` whose handler sees the op itself
-// when it is not a CPU (an If's condition, a Case's branch index), or -1.
-int32_t loom__control_flow_placing_input(const loom_op_def_t* def);
+// Whether `op`, a control flow op or not, runs as one op on a handler
+// rather than op by op: an If whose condition (a Case whose index) lives on
+// a handler that cannot give it one value to read (a custom device, a
+// batched vmap tensor), which then sees the op itself.
+bool loom__control_flow_runs_on_handler(loom_eager_op_t* op);
 
 // Runs `op` (one of them) op by op: the branch it selects, or the loop's
 // condition and body per iteration, called as eager ops of the op's

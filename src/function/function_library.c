@@ -56,9 +56,9 @@ static bool is_call_op_hook(void* state, const loom_op_def_t* def) {
          loom__control_flow_is_op(def);
 }
 
-static int32_t placing_input_hook(void* state, const loom_op_def_t* def) {
+static bool runs_on_handler_hook(void* state, loom_eager_op_t* op) {
   (void)state;
-  return loom__control_flow_placing_input(def);
+  return loom__control_flow_runs_on_handler(op);
 }
 
 static loom_status_t call_hook(void* state, loom_eager_op_t* op, void* function,
@@ -123,7 +123,7 @@ static void destroy_hook(void* state) {
 static const loom__function_library_vtable_t kLibraryVtable = {
     .find = find_hook,
     .is_call_op = is_call_op_hook,
-    .placing_input = placing_input_hook,
+    .runs_on_handler = runs_on_handler_hook,
     .call = call_hook,
     .release_function = release_function_hook,
     .destroy = destroy_hook,

@@ -483,6 +483,29 @@ static void a_tape_records_the_ops_that_ran(void** state) {
   loom_tensor_handle_release(grad);
 }
 
+// A condition made from a watched tensor lives on the accumulator, which
+// gives it one value (the primal): the If reads it and runs op by op, and
+// the tangent of sin(x) is cos(x) (PyTorch). x * x is non-empty: true.
+static void if_on_a_watched_condition(loom_context_t* context,
+                                      loom_op_handler_t* accumulator,
+                                      loom_tensor_handle_t* watched) {
+  loom_tensor_handle_t* pair[2] = {watched, watched};
+  loom_tensor_handle_t* cond = NULL;
+  LOOM_ASSERT_OK(
+      run(context, "Mul", &(op_setup_t){0}, pair, 2, &cond, 1, NULL));
+  assert_string_equal(
+      loom_op_handler_type_name(loom_tensor_handle_handler(cond)), "FORWARD");
+  loom_tensor_handle_t* sin = sin_or_cos(context, "If", cond, watched);
+  loom_tensor_handle_release(cond);
+  loom_tensor_handle_t* tangent = NULL;
+  LOOM_ASSERT_OK(loom_forward_accumulator_jvp(accumulator, sin,
+                                              LOOM_UNCONNECTED_NONE, &tangent));
+  expect_values(context, sin, kSin, 3);
+  expect_values(context, tangent, kCos, 3);
+  loom_tensor_handle_release(tangent);
+  loom_tensor_handle_release(sin);
+}
+
 static void a_forward_accumulator_sees_the_ops_that_ran(void** state) {
   (void)state;
   static const float kOnes[3] = {1, 1, 1};
@@ -497,6 +520,7 @@ static void a_forward_accumulator_sees_the_ops_that_ran(void** state) {
         loom_forward_accumulator_watch(accumulator, x, ones, &watched));
     loom_tensor_handle_t* r = NULL;
     if (k == 0) {
+      if_on_a_watched_condition(g_context, accumulator, watched);
       float truth = 0;
       r = if_body(watched, &truth);
     } else {
@@ -578,6 +602,20 @@ static void control_flow_in_an_asynchronous_context(void** state) {
   expect_values(c, out[3], kCube, 3);
   release_all(out, 5);
   LOOM_ASSERT_OK(loom_context_wait(c));
+  // A condition on a forward accumulator, maybe not computed yet.
+  static const float kOnes[3] = {1, 1, 1};
+  loom_tensor_handle_t* ones = vector(c, kOnes);
+  loom_op_handler_t* accumulator = NULL;
+  LOOM_ASSERT_OK(loom_forward_accumulator_create(c, &accumulator));
+  LOOM_ASSERT_OK(loom_context_enter_scope(c, accumulator));
+  loom_tensor_handle_t* watched = NULL;
+  LOOM_ASSERT_OK(
+      loom_forward_accumulator_watch(accumulator, x, ones, &watched));
+  if_on_a_watched_condition(c, accumulator, watched);
+  LOOM_ASSERT_OK(loom_context_exit_scope(c));
+  loom_tensor_handle_release(watched);
+  loom_op_handler_release(accumulator);
+  loom_tensor_handle_release(ones);
   // A condition whose kernel fails fails the op (it must be read): x[7].
   int64_t one = 1;
   static const float kSeven = 7;
