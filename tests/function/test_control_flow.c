@@ -2,8 +2,8 @@
 // StatelessIf, Case, StatelessCase, While and StatelessWhile with function
 // attrs, in synchronous and asynchronous contexts; a gradient tape and a
 // forward accumulator around them see the ops of the branch or of each
-// iteration; a condition on the vmap handler makes vmap see the If itself;
-// and the errors, each message asserted.
+// iteration; a condition on the vmap or the parallel handler makes that
+// handler see the If itself; and the errors, each message asserted.
 //
 // Reference values from NumPy (float32), gradients from PyTorch autograd:
 //   x = [1.5, -2, 0.5]
@@ -18,6 +18,7 @@
 #include "loom/autodiff.h"
 #include "loom/function.h"
 #include "loom/loom.h"
+#include "loom/parallel.h"
 #include "loom/tstring.h"
 #include "loom/vmap.h"
 #include "test_support.h"
@@ -584,6 +585,41 @@ static void a_condition_on_a_handler_makes_it_see_the_if(void** state) {
   loom_tensor_handle_release(x);
 }
 
+// A parallel condition whose components differ has no one value: the
+// parallel handler sees the If and runs it per component, each running its
+// branch op by op.
+static void a_parallel_condition_runs_per_component(void** state) {
+  (void)state;
+  loom_context_t* c = new_context(false);
+  add_functions(c);
+  LOOM_ASSERT_OK(loom_context_set_cpu_device_count(c, 2));
+  const char* devices[] = {"CPU:0", "CPU:1"};
+  loom_op_handler_t* parallel = NULL;
+  LOOM_ASSERT_OK(loom_parallel_handler_create(c, devices, 2, &parallel));
+  loom_tensor_handle_t* truths[2] = {scalar(c, LOOM_DTYPE_BOOL, 1),
+                                     scalar(c, LOOM_DTYPE_BOOL, 0)};
+  loom_tensor_handle_t* cond = NULL;
+  LOOM_ASSERT_OK(loom_parallel_pack(parallel, truths, 2, &cond));
+  loom_tensor_handle_t* x = vector(c, kX);
+  loom_tensor_handle_t* r = NULL;
+  LOOM_ASSERT_OK(run(c, "If", &kSinOrCos, (loom_tensor_handle_t*[]){cond, x}, 2,
+                     &r, 1, NULL));
+  assert_true(loom_parallel_is_parallel_value(r));
+  loom_tensor_handle_t* components[2] = {NULL, NULL};
+  LOOM_ASSERT_OK(loom_parallel_unpack(parallel, r, components, 2));
+  expect_values(c, components[0], kSin, 3);
+  expect_values(c, components[1], kCos, 3);
+  loom_tensor_handle_release(components[0]);
+  loom_tensor_handle_release(components[1]);
+  loom_tensor_handle_release(r);
+  loom_tensor_handle_release(x);
+  loom_tensor_handle_release(cond);
+  loom_tensor_handle_release(truths[0]);
+  loom_tensor_handle_release(truths[1]);
+  loom_op_handler_release(parallel);
+  loom_context_destroy(c);
+}
+
 //===----------------------------------------------------------------------===//
 // Asynchronous contexts
 //===----------------------------------------------------------------------===//
@@ -836,6 +872,7 @@ int main(void) {
       cmocka_unit_test(a_tape_records_the_ops_that_ran),
       cmocka_unit_test(a_forward_accumulator_sees_the_ops_that_ran),
       cmocka_unit_test(a_condition_on_a_handler_makes_it_see_the_if),
+      cmocka_unit_test(a_parallel_condition_runs_per_component),
       cmocka_unit_test(control_flow_in_an_asynchronous_context),
       cmocka_unit_test(if_and_case_errors),
       cmocka_unit_test(while_errors),
