@@ -301,7 +301,8 @@ loom_status_t loom__eager_op_execute_counted(loom_eager_op_t* op,
     }
   }
   loom_context_t* context = op->context;
-  if (LOOM_UNLIKELY(op->calls_function)) {
+  if (LOOM_UNLIKELY(op->calls_function) &&
+      !loom__context_call_runs_on_handler(context, op)) {
     // A function runs op by op: each of its ops is placed as any other.
     return loom__context_call_function(context, op, op->function, results,
                                        capacity, out_count);
@@ -323,6 +324,10 @@ loom_status_t loom__eager_op_execute_counted(loom_eager_op_t* op,
   loom_op_handler_t* handler = NULL;
   int32_t count = 0;
   LOOM_RETURN_IF_ERROR(place(op, stack, &handler));
+  if (LOOM_UNLIKELY(op->calls_function) && loom__is_cpu(context, handler)) {
+    return loom__context_call_function(context, op, op->function, results,
+                                       capacity, out_count);
+  }
   if (LOOM_UNLIKELY(atomic_load_explicit(&context->log_placement,
                                          memory_order_relaxed))) {
     const char* device = loom_context_handler_name(context, handler);

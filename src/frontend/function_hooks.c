@@ -62,6 +62,14 @@ void loom__context_release_function(loom_context_t* context, void* function) {
   if (function) context->functions_vtable->release_function(function);
 }
 
+bool loom__context_call_runs_on_handler(loom_context_t* context,
+                                        loom_eager_op_t* op) {
+  void* library =
+      atomic_load_explicit(&context->functions, memory_order_acquire);
+  if (!library || !context->functions_vtable->runs_on_handler) return false;
+  return context->functions_vtable->runs_on_handler(library, op);
+}
+
 loom_status_t loom__context_call_function(loom_context_t* context,
                                           loom_eager_op_t* op, void* function,
                                           loom_tensor_handle_t** results,

@@ -18,6 +18,10 @@ typedef struct loom__function_library_vtable_t {
   // Whether ops of the registered definition `def` call the function an
   // attribute names (PartitionedCall).
   bool (*is_call_op)(void* library, const loom_op_def_t* def);
+  // Whether such an op runs as one op on the handler placement chooses,
+  // which then sees it whole (an If whose condition lives on a handler),
+  // rather than op by op. May be NULL: always op by op.
+  bool (*runs_on_handler)(void* library, loom_eager_op_t* op);
   // Executes `op`, which calls `function` (from find) or, when NULL, the
   // function its attributes name. As loom_eager_op_execute.
   loom_status_t (*call)(void* library, loom_eager_op_t* op, void* function,
@@ -47,6 +51,11 @@ loom_status_t loom__context_resolve_op(loom_context_t* context,
 
 // Releases a function reference from loom__context_resolve_op.
 void loom__context_release_function(loom_context_t* context, void* function);
+
+// Whether an op that calls a function runs on a handler as one op
+// (runs_on_handler above).
+bool loom__context_call_runs_on_handler(loom_context_t* context,
+                                        loom_eager_op_t* op);
 
 // Runs an op that calls a function (loom__context_resolve_op said so).
 loom_status_t loom__context_call_function(loom_context_t* context,

@@ -2,13 +2,14 @@
 // the hooks through which the eager front end finds and calls them
 // (frontend/function_hooks.h). Making a library registers PartitionedCall
 // and StatefulPartitionedCall, the ops that call the function their attr
-// `f` names.
+// `f` names, and the control flow ops (function_control_flow.h).
 
 #include <pthread.h>
 #include <string.h>
 
 #include "frontend/function_hooks.h"
 #include "function/function_call.h"
+#include "function/function_control_flow.h"
 #include "function/function_internal.h"
 #include "loom/op_def.h"
 
@@ -51,13 +52,22 @@ static loom_status_t find_hook(void* state, const char* name,
 static bool is_call_op_hook(void* state, const loom_op_def_t* def) {
   (void)state;
   return strcmp(def->name, "PartitionedCall") == 0 ||
-         strcmp(def->name, "StatefulPartitionedCall") == 0;
+         strcmp(def->name, "StatefulPartitionedCall") == 0 ||
+         loom__control_flow_is_op(def);
+}
+
+static bool runs_on_handler_hook(void* state, loom_eager_op_t* op) {
+  (void)state;
+  return loom__control_flow_runs_on_handler(op);
 }
 
 static loom_status_t call_hook(void* state, loom_eager_op_t* op, void* function,
                                loom_tensor_handle_t** results, int32_t capacity,
                                int32_t* out_count) {
   loom_function_t* called = function;
+  if (!called && loom__control_flow_is_op(loom_eager_op_def(op))) {
+    return loom__control_flow_execute(op, results, capacity, out_count);
+  }
   if (!called) {
     // PartitionedCall: the function attr `f` names.
     const char* op_name = loom_eager_op_name(op);
@@ -113,6 +123,7 @@ static void destroy_hook(void* state) {
 static const loom__function_library_vtable_t kLibraryVtable = {
     .find = find_hook,
     .is_call_op = is_call_op_hook,
+    .runs_on_handler = runs_on_handler_hook,
     .call = call_hook,
     .release_function = release_function_hook,
     .destroy = destroy_hook,
@@ -160,6 +171,7 @@ static loom_status_t create_library(loom_context_t* context,
   LOOM_RETURN_IF_ERROR(register_call_op(registry, "PartitionedCall", false));
   LOOM_RETURN_IF_ERROR(
       register_call_op(registry, "StatefulPartitionedCall", true));
+  LOOM_RETURN_IF_ERROR(loom__control_flow_register(registry));
   library_t* library = NULL;
   loom_allocator_t allocator = loom_allocator_system();
   LOOM_RETURN_IF_ERROR(

@@ -410,5 +410,6 @@ loom_status_t loom__program_register_control_flow_kernels(
   LOOM_RETURN_IF_ERROR(add(executor, "corert.cond", corert_cond_kernel, -1));
   LOOM_RETURN_IF_ERROR(
       add(executor, "tfrt_test.do.async", do_async_kernel, -1));
+  LOOM_RETURN_IF_ERROR(loom__program_register_loop_kernels(executor));
   return add(executor, "corert.while", corert_while_kernel, -1);
 }

@@ -117,6 +117,8 @@ loom_status_t loom__program_register_tfrt_kernels(
     loom_program_executor_t* executor);
 loom_status_t loom__program_register_control_flow_kernels(
     loom_program_executor_t* executor);
+loom_status_t loom__program_register_loop_kernels(
+    loom_program_executor_t* executor);
 loom_status_t loom__program_register_corert_kernels(
     loom_program_executor_t* executor);
 loom_status_t loom__program_register_shape_kernels(

@@ -1,6 +1,6 @@
 // The tfrt dialect's custom forms: chains, scalar constants and arithmetic
-// (tfrt.constant.i32, tfrt.add.f64, ...), printing, and the calls tfrt.call,
-// tfrt.case and tfrt.cond.
+// (tfrt.constant.i32, tfrt.add.f64, ...), printing, the calls tfrt.call,
+// tfrt.case and tfrt.cond, and the loops tfrt.while and tfrt.repeat.i32.
 
 #include <string.h>
 
@@ -220,6 +220,122 @@ static bool parse_tfrt_cond(parser_t* p, function_builder_t* fb,
   return parse_call_tail(p, fb, b, 1);
 }
 
+// %r = tfrt.while %cond @body(%a, ...) [{attrs}] parallel_iterations(N)
+//     : (T, ...) -> (T, ...)
+// (TFRT's form); parallel_iterations becomes an i64 attribute.
+static bool parse_while(parser_t* p, function_builder_t* fb, op_builder_t* b,
+                        const char* suffix) {
+  (void)suffix;
+  if (!loom__parser_parse_operand(p, fb, b) ||
+      !loom__parser_check_operand_kind(p, fb, b, 0, PROGRAM_TYPE_INTEGER,
+                                       "i1") ||
+      !loom__parser_parse_callee(p, b) ||
+      !loom__parser_expect(p, TOKEN_LPAREN, "to begin the loop's operands") ||
+      !loom__parser_parse_operand_list(p, fb, b) ||
+      !loom__parser_expect(p, TOKEN_RPAREN, "to close the operand list") ||
+      !loom__parser_parse_optional_attrs(p, b)) {
+    return false;
+  }
+  if (loom__parser_is_keyword(p, "parallel_iterations")) {
+    loom__parser_advance(p);
+    program_attr_t value;
+    const program_type_t* i64 = NULL;
+    if (!loom__parser_expect(p, TOKEN_LPAREN, "after 'parallel_iterations'") ||
+        !loom__parser_parse_number(p, &value) ||
+        !loom__parser_expect(p, TOKEN_RPAREN,
+                             "to close 'parallel_iterations'") ||
+        !loom__parser_type(p, PROGRAM_TYPE_INTEGER, "i64", &i64)) {
+      return false;
+    }
+    if (value.kind != PROGRAM_ATTR_INT || value.u.i < 1) {
+      return loom__parser_error_at(p, value.location,
+                                   "'parallel_iterations' of '%s' must be a "
+                                   "positive integer",
+                                   b->name);
+    }
+    value.type = i64;
+    if (!loom__parser_set_attr(p, &b->attrs, "parallel_iterations", &value)) {
+      return false;
+    }
+  }
+  if (!loom__parser_expect(p, TOKEN_COLON, "before the loop's type") ||
+      !loom__parser_parse_signature(p, fb, b, 1, false)) {
+    return false;
+  }
+  if (b->num_results != b->num_operands - 1) {
+    return loom__parser_error_at(p, b->location,
+                                 "'%s' has %d loop values but %d results",
+                                 b->name, b->num_operands - 1, b->num_results);
+  }
+  return true;
+}
+
+// tfrt.while: the body takes the loop values and returns their next
+// values and an i1 (whether to run again).
+static bool check_while(parser_t* p, const program_function_t* caller,
+                        const program_op_t* op) {
+  const program_function_t* body = op->callees[0];
+  int32_t n = op->num_results;
+  bool ok = body->num_arguments == n && body->num_results == n + 1;
+  for (int32_t i = 0; ok && i < n; ++i) {
+    const program_type_t* type = caller->value_types[op->operands[1 + i]];
+    ok = body->value_types[i] == type && body->result_types[i] == type;
+  }
+  if (ok) {
+    const program_type_t* last = body->result_types[n];
+    ok =
+        last->kind == PROGRAM_TYPE_INTEGER && strcmp(last->spelling, "i1") == 0;
+  }
+  if (ok) return true;
+  return loom__parser_error_at(p, op->location,
+                               "'%s' needs @%s to take its %d loop values "
+                               "and return their next values and an i1",
+                               op->name, body->name, n);
+}
+
+// %r = tfrt.repeat.i32 %count, %a, ... [{attrs}] : T, ... { region }
+// (TFRT's form): the region, using the loop values by their names,
+// returns their next values.
+static bool parse_repeat(parser_t* p, function_builder_t* fb, op_builder_t* b,
+                         const char* suffix) {
+  (void)suffix;
+  if (!loom__parser_parse_operand_list(p, fb, b) ||
+      !loom__parser_check_operand_kind(p, fb, b, 0, PROGRAM_TYPE_INTEGER,
+                                       "i32") ||
+      !loom__parser_parse_optional_attrs(p, b)) {
+    return false;
+  }
+  int32_t n = b->num_operands - 1;
+  if (n > 0) {
+    const program_type_t** types = NULL;
+    int32_t count = 0;
+    if (!loom__parser_expect(p, TOKEN_COLON, "before the loop values' types") ||
+        !loom__parser_parse_type_list(p, &types, &count) ||
+        !loom__parser_check_operand_types(p, fb, b, 1, types, count)) {
+      return false;
+    }
+    for (int32_t i = 0; i < count; ++i) {
+      if (!loom__parser_add_result(p, b, types[i])) return false;
+    }
+  }
+  if (!loom__parser_is(p, TOKEN_LBRACE)) {
+    return loom__parser_error_got(p, "expected '{' to begin the loop's body");
+  }
+  if (!loom__parser_parse_region(p, fb, b)) return false;
+  const program_function_t* region = b->regions[0];
+  bool same = region->num_results == n;
+  for (int32_t i = 0; same && i < n; ++i) {
+    same = region->result_types[i] == b->result_types[i];
+  }
+  if (!same) {
+    return loom__parser_error_at(p, region->ops[region->num_ops - 1].location,
+                                 "'%s' returns %d values from its body, which "
+                                 "do not match its %d loop values",
+                                 b->name, region->num_results, n);
+  }
+  return true;
+}
+
 // tfrt.call: the callee takes every operand.
 static bool check_call(parser_t* p, const program_function_t* caller,
                        const program_op_t* op) {
@@ -253,6 +369,8 @@ static const program_custom_op_t kOps[] = {
     {.name = "tfrt.cond",
      .parse = parse_tfrt_cond,
      .check_callees = check_branches},
+    {.name = "tfrt.while", .parse = parse_while, .check_callees = check_while},
+    {.name = "tfrt.repeat.i32", .parse = parse_repeat},
 };
 
 const program_dialect_t loom__parser_dialect_tfrt = {

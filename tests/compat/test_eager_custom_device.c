@@ -1,11 +1,13 @@
 // Custom devices (TFE_CustomDevice) on Loom: registration, copies on and
-// off, execution, input-based placement, variables on the device, and
-// lifetimes. The device here wraps CPU tensors and counts what it sees.
+// off, execution, input-based placement, variables on the device, an If
+// whose condition is on the device, and lifetimes. The device here wraps
+// CPU tensors and counts what it sees.
 
 #include <stdlib.h>
 
 #include "eager_test_util.h"
 #include "loom/eager.h"
+#include "loom/function.h"
 #include "loom/op_handler.h"
 
 typedef eager_fixture_t fixture_t;
@@ -17,6 +19,7 @@ typedef struct device_t {
   int pin;              // -1: no shall_pin callback; else its answer
   int arrived;          // tensors copied on
   int executed;         // ops executed
+  char last_op[64];     // the name of the last one
   int* deleted;         // incremented by delete_device
 } device_t;
 
@@ -94,6 +97,8 @@ static void execute(const TFE_Op* original, int* num_outputs,
     return;
   }
   TFE_Context* ctx = TFE_OpGetContext(original, status);
+  snprintf(device->last_op, sizeof(device->last_op), "%s",
+           TFE_OpGetName(original, status));
   TFE_Op* op = TFE_NewOp(ctx, TFE_OpGetName(original, status), status);
   if (TF_GetCode(status) != TF_OK) return;
   TFE_OpAddAttrs(op, TFE_OpGetAttrs(original));
@@ -496,6 +501,84 @@ static void device_tensors_outlive_their_context(void** state) {
   TFE_DeleteTensorHandle(hcpu);
 }
 
+// name(x: float) = op(x), added to the context's library (a TFE_Context
+// is a loom_context_t).
+static void add_unary_function(fixture_t* f, const char* name, const char* op) {
+  loom_function_builder_t* b = NULL;
+  assert_null(loom_function_builder_create(loom_allocator_system(), name, &b));
+  assert_null(
+      loom_function_builder_add_input(b, "x", LOOM_DTYPE_FLOAT, NULL, NULL));
+  const char* inputs[] = {"x"};
+  assert_null(
+      loom_function_builder_add_node(b, "n", op, inputs, 1, NULL, NULL));
+  assert_null(loom_function_builder_add_output(b, "r", LOOM_DTYPE_FLOAT, NULL,
+                                               "n:y:0"));
+  loom_function_t* function = NULL;
+  assert_null(loom_function_builder_finish(b, &function));
+  assert_null(loom_context_add_function((loom_context_t*)f->ctx, function));
+  loom_function_release(function);
+}
+
+// If(cond, x) with then_branch square, else_branch neg.
+static TFE_TensorHandle* execute_if(fixture_t* f, TFE_TensorHandle* cond,
+                                    TFE_TensorHandle* x) {
+  TFE_Op* op = binary_op(f->ctx, "If", cond, x);
+  TFE_OpSetAttrFunctionName(op, "then_branch", "square", 6);
+  TFE_OpSetAttrFunctionName(op, "else_branch", "neg", 3);
+  TF_DataType tout = TF_FLOAT;
+  TFE_OpSetAttrTypeList(op, "Tout", &tout, 1);
+  TFE_TensorHandle* result = NULL;
+  int num_retvals = 1;
+  TFE_Execute(op, &result, &num_retvals, f->status);
+  TFE_DeleteOp(op);
+  return result;
+}
+
+// TensorFlow's design of handlers and control flow: an If whose condition
+// is on the device reaches the device's execute whole; with the condition
+// on the CPU and x on the device, the If runs op by op and the device sees
+// its branch's op. NumPy: [[1, 2], [3, 4]] ** 2 = [[1, 4], [9, 16]].
+static void a_condition_on_the_device_makes_it_see_the_if(void** state) {
+  fixture_t* f = *state;
+  device_t* device = register_device(f->ctx, kCustom0, false, f->status);
+  ASSERT_TF_OK(f->status);
+  device->allow_copy_off = true;
+  add_unary_function(f, "square", "Square");
+  add_unary_function(f, "neg", "Neg");
+  TFE_TensorHandle* x = matrix_handle(f->ctx);
+  TFE_TensorHandle* truth = int_handle(f->ctx, NULL, 0, (const int32_t[]){1});
+  TFE_TensorHandle* on_device =
+      TFE_TensorHandleCopyToDevice(truth, f->ctx, kCustom0, f->status);
+  ASSERT_TF_OK(f->status);
+  TFE_TensorHandle* r = execute_if(f, on_device, x);
+  ASSERT_TF_OK(f->status);
+  assert_int_equal(device->executed, 1);
+  assert_string_equal(device->last_op, "If");
+  assert_string_equal(TFE_TensorHandleDeviceName(r, f->status), kCustom0);
+  TFE_TensorHandle* back =
+      TFE_TensorHandleCopyToDevice(r, f->ctx, kCpu, f->status);
+  ASSERT_TF_OK(f->status);
+  float values[4];
+  read_floats(back, values, 4);
+  static const float kSquares[4] = {1, 4, 9, 16};
+  for (int i = 0; i < 4; ++i) assert_true(values[i] == kSquares[i]);
+  TFE_DeleteTensorHandle(back);
+  TFE_DeleteTensorHandle(r);
+  // The condition on the CPU, x on the device: op by op.
+  TFE_TensorHandle* x_on_device =
+      TFE_TensorHandleCopyToDevice(x, f->ctx, kCustom0, f->status);
+  ASSERT_TF_OK(f->status);
+  r = execute_if(f, truth, x_on_device);
+  ASSERT_TF_OK(f->status);
+  assert_int_equal(device->executed, 2);
+  assert_string_equal(device->last_op, "Square");
+  TFE_DeleteTensorHandle(r);
+  TFE_DeleteTensorHandle(x_on_device);
+  TFE_DeleteTensorHandle(on_device);
+  TFE_DeleteTensorHandle(truth);
+  TFE_DeleteTensorHandle(x);
+}
+
 int main(void) {
 #define TEST(test) \
   cmocka_unit_test_setup_teardown(test, eager_setup_sync, eager_teardown)
@@ -508,6 +591,7 @@ int main(void) {
       TEST(shall_pin_sends_ops_to_the_cpu),
       TEST(invalid_registrations),
       TEST(tensors_on_a_non_custom_device_are_refused),
+      TEST(a_condition_on_the_device_makes_it_see_the_if),
       TEST(device_tensors_outlive_their_context),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

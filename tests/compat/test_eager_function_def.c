@@ -4,10 +4,12 @@
 // TensorFlow serializes one), TF_FunctionImportFunctionDef /
 // TFE_ContextAddFunction / TF_FunctionToFunctionDef, calls by name and
 // through (Stateful)PartitionedCall with TFE_OpSetAttrFunctionName and
-// TFE_OpSetAttrFunction, synchronous and asynchronous, and the errors.
+// TFE_OpSetAttrFunction, synchronous and asynchronous, If and Case naming
+// FunctionDefs, and the errors.
 //
 // Reference values from NumPy (float32): x = [1.5, -2, 0.5],
-// y = [0.25, 4, -3]; x*y+x = [1.875, -10, -1]; x*2 = [3, -4, 1].
+// y = [0.25, 4, -3]; x*y+x = [1.875, -10, -1]; x*2 = [3, -4, 1];
+// y+x = [1.75, 2, -2.5].
 
 #include <stdio.h>
 #include <sys/wait.h>
@@ -397,6 +399,82 @@ static void errors(void** state) {
   TF_DeleteFunction(NULL);
 }
 
+// If and Case of TFE_NewOp, their branches named with
+// TFE_OpSetAttrFunctionName / TFE_OpSetAttrFunctionList: poly(x, y) =
+// x * y + x, sum(x, y) = y + x.
+static void if_and_case_call_function_defs(void** state) {
+  eager_fixture_t* f = *state;
+  add_poly(f->ctx, "poly", f->status);
+  ASSERT_TF_OK(f->status);
+  size_t size = 0;
+  uint8_t* bytes = poly_def("sum", "r", "y", &size);
+  TFE_ContextAddFunctionDef(f->ctx, (const char*)bytes, size, f->status);
+  free(bytes);
+  ASSERT_TF_OK(f->status);
+  static const float kSum[3] = {1.75f, 2, -2.5f};
+  TFE_TensorHandle* x = float_handle(f->ctx, kDims, 1, kX);
+  TFE_TensorHandle* y = float_handle(f->ctx, kDims, 1, kY);
+  for (int k = 0; k < 4; ++k) {
+    bool is_case = k >= 2;
+    TFE_Op* op = TFE_NewOp(f->ctx, is_case ? "Case" : "If", f->status);
+    ASSERT_TF_OK(f->status);
+    TFE_TensorHandle* cond =
+        is_case ? int_handle(f->ctx, NULL, 0, (const int32_t[]){k - 2})
+                : scalar_handle(f->ctx, (float)(k % 2));
+    TFE_OpAddInput(op, cond, f->status);
+    TFE_OpAddInput(op, x, f->status);
+    TFE_OpAddInput(op, y, f->status);
+    ASSERT_TF_OK(f->status);
+    if (is_case) {
+      const TFE_Op* branches[2] = {TFE_NewOp(f->ctx, "poly", f->status),
+                                   TFE_NewOp(f->ctx, "sum", f->status)};
+      ASSERT_TF_OK(f->status);
+      TFE_OpSetAttrFunctionList(op, "branches", branches, 2);
+      TFE_DeleteOp((TFE_Op*)branches[0]);
+      TFE_DeleteOp((TFE_Op*)branches[1]);
+    } else {
+      TFE_OpSetAttrFunctionName(op, "then_branch", "poly", 4);
+      TFE_OpSetAttrFunctionName(op, "else_branch", "sum", 3);
+    }
+    TF_DataType tout = TF_FLOAT;
+    TFE_OpSetAttrTypeList(op, "Tout", &tout, 1);
+    TFE_TensorHandle* r = NULL;
+    int n = 1;
+    TFE_Execute(op, &r, &n, f->status);
+    ASSERT_TF_OK(f->status);
+    assert_int_equal(n, 1);
+    // If: false (0.0) runs sum, true poly; Case: 0 poly, 1 sum.
+    bool poly = is_case ? k == 2 : k == 1;
+    float values[3];
+    read_floats(r, values, 3);
+    for (int i = 0; i < 3; ++i) {
+      assert_true(values[i] == (poly ? kF[i] : kSum[i]));
+    }
+    TFE_DeleteTensorHandle(r);
+    TFE_DeleteTensorHandle(cond);
+    TFE_DeleteOp(op);
+  }
+  // A branch the library does not have.
+  TFE_Op* op = TFE_NewOp(f->ctx, "If", f->status);
+  TFE_TensorHandle* cond = scalar_handle(f->ctx, 1);
+  TFE_OpAddInput(op, cond, f->status);
+  TFE_OpAddInput(op, x, f->status);
+  TFE_OpSetAttrFunctionName(op, "then_branch", "nope", 4);
+  TFE_OpSetAttrFunctionName(op, "else_branch", "sum", 3);
+  TF_DataType tout = TF_FLOAT;
+  TFE_OpSetAttrTypeList(op, "Tout", &tout, 1);
+  TFE_TensorHandle* r = NULL;
+  int n = 1;
+  TFE_Execute(op, &r, &n, f->status);
+  ASSERT_TF_ERROR(f->status, TF_NOT_FOUND,
+                  "If: attr 'then_branch': function 'nope' is not in the "
+                  "context's function library");
+  TFE_DeleteOp(op);
+  TFE_DeleteTensorHandle(cond);
+  TFE_DeleteTensorHandle(x);
+  TFE_DeleteTensorHandle(y);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(function_defs_from_protobuf_c,
@@ -412,6 +490,10 @@ int main(void) {
       cmocka_unit_test_setup_teardown(const_nodes_decode_tensor_protos,
                                       eager_setup_sync, eager_teardown),
       cmocka_unit_test_setup_teardown(errors, eager_setup_sync, eager_teardown),
+      cmocka_unit_test_setup_teardown(if_and_case_call_function_defs,
+                                      eager_setup_sync, eager_teardown),
+      cmocka_unit_test_setup_teardown(if_and_case_call_function_defs,
+                                      eager_setup_async, eager_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
