@@ -93,6 +93,21 @@ LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_trace_finish(
     loom_op_handler_t* trace, loom_tensor_handle_t* const* outputs,
     int32_t num_outputs, loom_function_t** out_function);
 
+// Writes `function` (traced, or built without attrs) as a program in the
+// MLIR text form of TFRT's corert dialect that `loom run` and the program
+// API (loom/program.h) execute: a func.func of the function's name taking
+// the parameters and returning the outputs as !corert.tensorhandle, one
+// corert.executeop "tf.<op>" per node on the "cpu" handler in body order,
+// stateful nodes chained (corert.executeop.seq), captured tensors as
+// corert.const_dense_tensor. Ops are looked up in `context`. *out_text
+// (NUL-terminated, allocated with `allocator`) and *out_size (may be NULL)
+// receive the text. UNIMPLEMENTED naming the node and attr for what the
+// form cannot hold here (a captured variable, list attrs other than ints
+// and types, tensors other than float, double, int32 and int64).
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_trace_print_program(
+    loom_context_t* context, const loom_function_t* function,
+    loom_allocator_t allocator, char** out_text, size_t* out_size);
+
 LOOM_EXTERN_C_END
 
 #endif  // LOOM_TRACE_H_

@@ -6,6 +6,7 @@
 // functions, traces and contexts in any order.
 //
 // Reference values from NumPy / PyTorch (float32):
+//   (x*y+x)*c = [3.75, 10, -0.5]
 //   x = [1.5, -2, 0.5], y = [0.25, 4, -3], c = [2, -1, 0.5]
 //   x*y+x = [1.875, -10, -1]; x*c+c = [5, 1, 0.75]
 //   d(sum(x*x + x*y))/dx = 2x+y = [3.25, 0, -2]
@@ -16,6 +17,7 @@
 #include "loom/autodiff.h"
 #include "loom/function.h"
 #include "loom/loom.h"
+#include "loom/program.h"
 #include "loom/trace.h"
 #include "test_support.h"
 
@@ -334,6 +336,13 @@ static void stateful_ops_keep_their_order(void** state) {
   loom_function_t* function = NULL;
   LOOM_ASSERT_OK(loom_trace_finish(trace, reads, 2, &function));
   assert_int_equal(loom_function_num_nodes(function), 8);
+  char* text = NULL;
+  LOOM_ASSERT_STATUS(
+      loom_trace_print_program(g_context, function, loom_allocator_system(),
+                               &text, NULL),
+      LOOM_STATUS_UNIMPLEMENTED,
+      "function 'stateful': captured input 0: a resource (a variable's "
+      "handle) cannot be written as a program");
   LOOM_ASSERT_OK(loom_context_add_function(g_context, function));
   loom_function_release(function);
   loom_op_handler_release(trace);
@@ -480,6 +489,90 @@ static void release_in_any_order(void** state) {
   }
 }
 
+// f(x, y) = (x * y + x) * c printed as a program, parsed back and run by
+// the program executor with the same values: (x*y+x)*c = [3.75, 10, -0.5].
+static void a_traced_function_prints_as_a_program(void** state) {
+  (void)state;
+  loom_tensor_handle_t* c = vector(g_context, kC);
+  loom_op_handler_t* trace = NULL;
+  LOOM_ASSERT_OK(loom_trace_create(g_context, "printed", &trace));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_context, trace));
+  loom_shape_t shape = vector_shape(3);
+  loom_tensor_handle_t* x = NULL;
+  loom_tensor_handle_t* y = NULL;
+  LOOM_ASSERT_OK(
+      loom_trace_add_parameter(trace, "x", LOOM_DTYPE_FLOAT, &shape, &x));
+  LOOM_ASSERT_OK(
+      loom_trace_add_parameter(trace, "y", LOOM_DTYPE_FLOAT, &shape, &y));
+  loom_tensor_handle_t* product = op2("Mul", x, y);
+  loom_tensor_handle_t* sum = op2("AddV2", product, x);
+  loom_tensor_handle_t* scaled = op2("Mul", sum, c);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_context));
+  loom_function_t* function = NULL;
+  LOOM_ASSERT_OK(loom_trace_finish(trace, &scaled, 1, &function));
+  char* text = NULL;
+  size_t size = 0;
+  LOOM_ASSERT_OK(loom_trace_print_program(
+      g_context, function, loom_allocator_system(), &text, &size));
+  assert_int_equal(size, strlen(text));
+  assert_non_null(strstr(text,
+                         "func.func @printed(%arg0: "
+                         "!corert.tensorhandle, %arg1: "
+                         "!corert.tensorhandle) -> "
+                         "(!corert.tensorhandle)"));
+  assert_non_null(strstr(text,
+                         "%n0_0 = corert.executeop(%cpu) "
+                         "\"tf.Mul\"(%arg0, %arg1) {T = f32} : 1"));
+  assert_non_null(strstr(text,
+                         "%cap0 = corert.const_dense_tensor "
+                         "dense<[2.0, -1.0, 0.5]> : tensor<3xf32>"));
+  loom_program_t* program = NULL;
+  loom_program_location_t where;
+  LOOM_ASSERT_OK(loom_program_parse(loom_allocator_system(), "printed.mlir",
+                                    text, size, &program, &where));
+  loom_program_executor_options_t options;
+  loom_program_executor_options_initialize(&options,
+                                           loom_context_host(g_context));
+  loom_program_executor_t* executor = NULL;
+  LOOM_ASSERT_OK(loom_program_executor_create(&options, &executor));
+  loom_async_value_t* arguments[2] = {NULL, NULL};
+  const float* values[2] = {kX, kY};
+  for (int i = 0; i < 2; ++i) {
+    LOOM_ASSERT_OK(
+        loom_program_value_create(loom_allocator_system(), &arguments[i]));
+    LOOM_ASSERT_OK(loom_program_value_set_tensor_handle(
+        arguments[i], vector(g_context, values[i])));
+  }
+  loom_async_value_t* result = NULL;
+  LOOM_ASSERT_OK(loom_program_executor_call(executor, program, "printed",
+                                            arguments, 2, &result, 1));
+  loom_program_executor_quiesce(executor);
+  const loom_program_value_t* value = loom_program_value_get(result);
+  assert_non_null(value);
+  static const float kExpected[3] = {3.75f, 10, -0.5f};
+  expect_values(g_context, value->u.tensor_handle, kExpected);
+  // The same as calling the traced function.
+  LOOM_ASSERT_OK(loom_context_add_function(g_context, function));
+  loom_tensor_handle_t* ex = vector(g_context, kX);
+  loom_tensor_handle_t* ey = vector(g_context, kY);
+  loom_tensor_handle_t* called = op2("printed", ex, ey);
+  expect_values(g_context, called, kExpected);
+  LOOM_ASSERT_OK(loom_context_remove_function(g_context, "printed"));
+  loom_async_value_release(result);
+  loom_async_value_release(arguments[0]);
+  loom_async_value_release(arguments[1]);
+  loom_program_executor_destroy(executor);
+  loom_program_destroy(program);
+  loom_allocator_free(loom_allocator_system(), text);
+  loom_function_release(function);
+  loom_tensor_handle_t* handles[] = {called, ex,  ey,     c,      x,
+                                     y,      sum, scaled, product};
+  for (size_t i = 0; i < sizeof(handles) / sizeof(handles[0]); ++i) {
+    loom_tensor_handle_release(handles[i]);
+  }
+  loom_op_handler_release(trace);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(a_traced_function_gives_the_eager_values),
@@ -489,6 +582,7 @@ int main(void) {
       cmocka_unit_test(stateful_ops_keep_their_order),
       cmocka_unit_test(errors_name_what_is_wrong),
       cmocka_unit_test(release_in_any_order),
+      cmocka_unit_test(a_traced_function_prints_as_a_program),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
