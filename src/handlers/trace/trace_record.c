@@ -106,11 +106,13 @@ static loom_status_t add_node(loom__trace_t* trace, const loom_op_def_t* def,
 }
 
 // The node's results as symbolic values "node:out:index".
+// The result slots hold nothing of ours before; made[k] marks those set.
 static loom_status_t make_results(loom_op_handler_t* handler,
                                   const loom_op_def_t* def,
                                   const loom_op_attrs_t* attrs,
                                   const char* node_name, record_t* record,
-                                  loom_op_invocation_t* invocation) {
+                                  loom_op_invocation_t* invocation,
+                                  bool* made) {
   for (int32_t a = 0; a < def->num_outputs; ++a) {
     int32_t start = 0;
     int32_t stop = 0;
@@ -124,10 +126,10 @@ static loom_status_t make_results(loom_op_handler_t* handler,
           .dtype = record->output_dtypes[k],
           .shape = record->output_shapes[k],
       };
-      loom_tensor_handle_release(invocation->results[k]);
       invocation->results[k] = NULL;
       LOOM_RETURN_IF_ERROR(loom__trace_make_value(handler, ref, &metadata, NULL,
                                                   &invocation->results[k]));
+      made[k] = true;
     }
   }
   return loom_ok_status();
@@ -149,9 +151,17 @@ loom_status_t loom__trace_record(loom_op_handler_t* handler,
   int32_t n = invocation->num_arguments;
   int32_t m = invocation->num_results;
   record_t record = {0};
+  bool made_stack[16] = {false};
+  bool* made = made_stack;
   loom_op_attrs_t attrs;
   loom_op_attrs_initialize(&attrs, trace->allocator);
   loom_status_t status = allocate_record(trace->allocator, n, m, &record);
+  if (!status && m > 16) {
+    bool* heap = NULL;
+    status = loom_allocator_calloc(trace->allocator, sizeof(bool) * (size_t)m,
+                                   (void**)&heap);
+    if (!status) made = heap;
+  }
   if (!status) status = read_inputs(trace, def->name, invocation, &record);
   if (!status) status = loom_op_attrs_merge(&attrs, invocation->attrs);
   if (!status) {
@@ -179,17 +189,22 @@ loom_status_t loom__trace_record(loom_op_handler_t* handler,
         add_node(trace, def, &attrs, &record, n, node_name, sizeof(node_name));
   }
   if (!status) {
-    status = make_results(handler, def, &attrs, node_name, &record, invocation);
+    status = make_results(handler, def, &attrs, node_name, &record, invocation,
+                          made);
   }
   loom_op_attrs_deinitialize(&attrs);
   free_record(trace->allocator, &record);
   if (status) {
     for (int32_t k = 0; k < m; ++k) {
-      loom_tensor_handle_release(invocation->results[k]);
+      // Without the heap marks (m > 16 and no memory) none was made.
+      if (made != made_stack || k < 16) {
+        if (made[k]) loom_tensor_handle_release(invocation->results[k]);
+      }
       invocation->results[k] = NULL;
     }
-    return loom_op_invocation_fail(invocation, status, true);
   }
+  if (made != made_stack) loom_allocator_free(trace->allocator, made);
+  if (status) return loom_op_invocation_fail(invocation, status, true);
   for (int32_t i = 0; i < n; ++i) {
     loom_tensor_handle_release(invocation->arguments[i]);
     invocation->arguments[i] = NULL;
