@@ -25,6 +25,7 @@ TF_ExecutionContext* TF_NewEagerExecutionContext(TFE_ContextOptions* options,
     loom__tf_status_set(s, status);
     return NULL;
   }
+  atomic_init(&ctx->references, 1);
   ctx->allocator = allocator;
   TF_Status* inner = TF_NewStatus();
   ctx->context = (loom_context_t*)TFE_NewContext(options, inner);
@@ -45,8 +46,15 @@ TF_ExecutionContext* TF_NewEagerExecutionContext(TFE_ContextOptions* options,
   return ctx;
 }
 
+void loom__tf_execution_context_retain(TF_ExecutionContext* ctx) {
+  atomic_fetch_add_explicit(&ctx->references, 1, memory_order_relaxed);
+}
+
 void TF_DeleteExecutionContext(TF_ExecutionContext* ctx) {
-  if (!ctx) return;
+  if (!ctx || atomic_fetch_sub_explicit(&ctx->references, 1,
+                                        memory_order_acq_rel) != 1) {
+    return;
+  }
   loom_op_handler_release(ctx->trace);
   loom_context_destroy(ctx->context);
   loom_allocator_free(ctx->allocator, ctx);
@@ -79,13 +87,16 @@ TF_AbstractOp* TF_NewAbstractOp(TF_ExecutionContext* ctx) {
   }
   op->allocator = ctx->allocator;
   op->context = ctx;
+  loom__tf_execution_context_retain(ctx);
   return op;
 }
 
 void TF_DeleteAbstractOp(TF_AbstractOp* op) {
   if (!op) return;
   loom_eager_op_destroy(op->op);
+  TF_ExecutionContext* ctx = op->context;
   loom_allocator_free(op->allocator, op);
+  TF_DeleteExecutionContext(ctx);  // the op's reference
 }
 
 void TF_AbstractOpSetOpType(TF_AbstractOp* op, const char* const op_type,

@@ -45,6 +45,7 @@ TF_ExecutionContext* TF_CreateFunction(const char* fn_name, TF_Status* s) {
     loom__tf_status_set(s, status);
     return NULL;
   }
+  atomic_init(&ctx->references, 1);
   ctx->allocator = allocator;
   // Nothing runs in a tracing context: one thread is enough.
   loom_context_options_t options;
@@ -115,6 +116,8 @@ loom_status_t loom__tf_execute_traced(TF_AbstractOp* op, int num_inputs,
   enum { kMaxOutputs = 64 };
   int capacity = o->expected > kMaxOutputs ? o->expected : kMaxOutputs;
   LOOM_RETURN_IF_ERROR(loom__tf_output_list_reserve(o, capacity));
+  // The list does not own what it held: the slots start empty.
+  memset(o->outputs, 0, sizeof(*o->outputs) * (size_t)capacity);
   o->count = 0;
   LOOM_RETURN_IF_ERROR(loom_context_enter_scope(ctx->context, ctx->trace));
   int32_t count = 0;

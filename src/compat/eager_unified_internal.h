@@ -5,11 +5,17 @@
 #ifndef LOOM_COMPAT_EAGER_UNIFIED_INTERNAL_H_
 #define LOOM_COMPAT_EAGER_UNIFIED_INTERNAL_H_
 
+#include <stdatomic.h>
+
 #include "loom/eager.h"
 #include "loom/function.h"
 #include "tensorflow/c/eager/c_api_unified_experimental.h"
 
 struct TF_ExecutionContext {
+  // TF_DeleteExecutionContext drops one reference and each abstract op
+  // holds one: TensorFlow's TF_FinalizeFunction deletes a tracing context
+  // while its ops may still be alive.
+  _Atomic int32_t references;
   loom_allocator_t allocator;
   loom_context_t* context;  // owned
   // A tracing context's trace handler (TF_CreateFunction), else NULL.
@@ -35,6 +41,9 @@ struct TF_AbstractFunction {
   loom_allocator_t allocator;
   loom_function_t* function;  // owned
 };
+
+// Takes a reference on `ctx`; TF_DeleteExecutionContext drops one.
+void loom__tf_execution_context_retain(TF_ExecutionContext* ctx);
 
 // Grows the list to hold `capacity` outputs.
 loom_status_t loom__tf_output_list_reserve(TF_OutputList* o, int capacity);

@@ -73,14 +73,16 @@ TF_CAPI_EXPORT extern void TF_ExecutionContextRegisterFunction(
  * be NULL). */
 TF_CAPI_EXPORT extern TF_ExecutionContext* TF_NewEagerExecutionContext(
     TFE_ContextOptions* options, TF_Status* s);
-/* Frees the context (its TFE_Context too). */
+/* Frees the context (its TFE_Context too), once its abstract ops are
+ * deleted. */
 TF_CAPI_EXPORT extern void TF_DeleteExecutionContext(TF_ExecutionContext* ctx);
 /* The TFE_Context of an eager execution context (owned by it). */
 TF_CAPI_EXPORT extern TFE_Context* TF_ExecutionContextGetTFEContext(
     TF_ExecutionContext* ctx, TF_Status* s);
 
-/* An operation for `ctx`; set its type before executing it. Delete it
- * before the context. */
+/* An operation for `ctx`; set its type before executing it. It keeps the
+ * context alive: deleting the context (or finalizing a tracing one) before
+ * the op frees it when the op is deleted. */
 TF_CAPI_EXPORT extern TF_AbstractOp* TF_NewAbstractOp(TF_ExecutionContext* ctx);
 TF_CAPI_EXPORT extern void TF_DeleteAbstractOp(TF_AbstractOp* op);
 
