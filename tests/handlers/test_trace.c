@@ -414,6 +414,21 @@ static void errors_name_what_is_wrong(void** state) {
   LOOM_ASSERT_STATUS(loom_trace_finish(trace, &y, 1, &twice),
                      LOOM_STATUS_FAILED_PRECONDITION,
                      "trace 'errors' is finished");
+  // A value of one trace is no input of another's ops.
+  loom_op_handler_t* other = NULL;
+  LOOM_ASSERT_OK(loom_trace_create(g_context, "other", &other));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_context, other));
+  loom_tensor_handle_t* nested = NULL;
+  LOOM_ASSERT_STATUS(run(g_context, "Neg", x, NULL, NULL, &nested),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "Neg: inputs are placed on two different op handlers");
+  loom_tensor_handle_release(nested);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_context));
+  LOOM_ASSERT_STATUS(loom_trace_capture(other, x, &nested),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "trace 'other': cannot capture a symbolic value of "
+                     "trace 'errors'");
+  loom_op_handler_release(other);
   // Ops on a finished trace fail.
   loom_tensor_handle_t* z = NULL;
   LOOM_ASSERT_STATUS(run(g_context, "Neg", y, NULL, NULL, &z),
