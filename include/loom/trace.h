@@ -2,8 +2,10 @@
 // entered as a scope, records each op placed on it as a node of a function
 // body instead of running it, as TensorFlow's graph building does — the ops
 // run later, as often as the function is called, on whatever handlers are
-// around the call. Tracing is deferred, not TraceAndExecute: nothing runs
-// while tracing, so a traced value has no data.
+// around the call. Tracing is deferred: nothing runs while tracing, so a
+// traced value has no data. An executing trace
+// (loom_trace_create_executing, the design's TraceAndExecute) also runs
+// each op whose inputs have values, so that its values can be read.
 //
 //   loom_op_handler_t* trace;
 //   LOOM_RETURN_IF_ERROR(loom_trace_create(ctx, "f", &trace));
@@ -18,8 +20,9 @@
 //   LOOM_RETURN_IF_ERROR(loom_context_add_function(ctx, f));
 //
 // The tensors of a trace are symbolic values: a dtype and a shape from the
-// op's shape function (dims or the rank may be unknown), no data; reading
-// one (loom_context_resolve) is FAILED_PRECONDITION. A tensor of another
+// op's shape function (dims or the rank may be unknown), no data (but in an
+// executing trace); reading one (loom_context_resolve) is
+// FAILED_PRECONDITION. A tensor of another
 // handler used by a traced op (an eager tensor, a variable's handle) is
 // captured: it becomes an extra, last input of the function, which the
 // function binds itself at each call (callers pass the parameters only).
@@ -55,6 +58,15 @@ LOOM_EXTERN_C_BEGIN
 LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_trace_create(
     loom_context_t* context, const char* name, loom_op_handler_t** out_trace);
 
+// A trace that records AND executes (TraceAndExecute): an op placed on it
+// whose inputs all have values (parameters given by
+// loom_trace_add_parameter_value, captures, results of such ops) runs on
+// the handler the trace was merged with before it is recorded, so that its
+// symbolic result also has a value (loom_context_resolve reads it). An op
+// that fails there is an error and is not recorded.
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_trace_create_executing(
+    loom_context_t* context, const char* name, loom_op_handler_t** out_trace);
+
 // Whether `handler` is a trace handler (or a merge of one).
 LOOM_API bool loom_trace_is_trace(const loom_op_handler_t* handler);
 
@@ -67,6 +79,13 @@ LOOM_API bool loom_trace_is_trace(const loom_op_handler_t* handler);
 LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_trace_add_parameter(
     loom_op_handler_t* trace, const char* name, loom_dtype_t dtype,
     const loom_shape_t* shape, loom_tensor_handle_t** out_value);
+
+// Adds a parameter with the dtype and shape of `value` (a tensor with
+// data), which is its value in an executing trace (retained); in a
+// deferred trace, as loom_trace_add_parameter.
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_trace_add_parameter_value(
+    loom_op_handler_t* trace, const char* name, loom_tensor_handle_t* value,
+    loom_tensor_handle_t** out_value);
 
 // Captures `handle` (a tensor of another handler) explicitly, as a traced
 // op using it would: its symbolic value in the trace (a new reference).

@@ -504,6 +504,55 @@ static void release_in_any_order(void** state) {
   }
 }
 
+// TraceAndExecute: the ops run while they are recorded, so their values
+// can be read in the trace; the function gives the same values.
+static void an_executing_trace_also_runs_the_ops(void** state) {
+  (void)state;
+  loom_tensor_handle_t* c = vector(g_context, kC);
+  loom_tensor_handle_t* ex = vector(g_context, kX);
+  loom_op_handler_t* trace = NULL;
+  LOOM_ASSERT_OK(loom_trace_create_executing(g_context, "executed", &trace));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_context, trace));
+  loom_tensor_handle_t* x = NULL;
+  LOOM_ASSERT_OK(loom_trace_add_parameter_value(trace, "x", ex, &x));
+  loom_tensor_handle_t* product = op2("Mul", x, c);
+  loom_tensor_handle_t* sum = op2("AddV2", product, c);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_context));
+  assert_true(loom_trace_is_symbolic(sum));
+  static const float kExpected[3] = {5, 1, 0.75f};
+  expect_values(g_context, sum, kExpected);
+  // An op that fails while executing is an error and is not recorded.
+  loom_tensor_t* seven = NULL;
+  loom_shape_t scalar;
+  LOOM_ASSERT_OK(loom_shape_initialize(&scalar, NULL, 0));
+  LOOM_ASSERT_OK(loom_tensor_create_dense(loom_allocator_system(),
+                                          LOOM_DTYPE_INT32, &scalar, &seven));
+  *(int32_t*)loom_tensor_data(seven) = 7;
+  loom_tensor_handle_t* index = NULL;
+  LOOM_ASSERT_OK(loom_context_new_handle(g_context, seven, &index));
+  loom_tensor_release(seven);
+  loom_tensor_handle_t* bad = NULL;
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_context, trace));
+  LOOM_ASSERT_STATUS(run(g_context, "Gather", sum, index, NULL, &bad),
+                     LOOM_STATUS_INVALID_ARGUMENT, "7");
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_context));
+  loom_tensor_handle_release(bad);
+  loom_tensor_handle_release(index);
+  assert_int_equal(loom_trace_num_nodes(trace), 2);
+  loom_function_t* function = NULL;
+  LOOM_ASSERT_OK(loom_trace_finish(trace, &sum, 1, &function));
+  LOOM_ASSERT_OK(loom_context_add_function(g_context, function));
+  loom_function_release(function);
+  loom_tensor_handle_t* called = op2("executed", ex, NULL);
+  expect_values(g_context, called, kExpected);
+  LOOM_ASSERT_OK(loom_context_remove_function(g_context, "executed"));
+  loom_tensor_handle_t* handles[] = {called, sum, product, x, ex, c};
+  for (size_t i = 0; i < sizeof(handles) / sizeof(handles[0]); ++i) {
+    loom_tensor_handle_release(handles[i]);
+  }
+  loom_op_handler_release(trace);
+}
+
 // f(x, y) = (x * y + x) * c printed as a program, parsed back and run by
 // the program executor with the same values: (x*y+x)*c = [3.75, 10, -0.5].
 static void a_traced_function_prints_as_a_program(void** state) {
@@ -598,6 +647,7 @@ int main(void) {
       cmocka_unit_test(errors_name_what_is_wrong),
       cmocka_unit_test(release_in_any_order),
       cmocka_unit_test(a_traced_function_prints_as_a_program),
+      cmocka_unit_test(an_executing_trace_also_runs_the_ops),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -30,8 +30,23 @@ loom_status_t loom_trace_create(loom_context_t* context, const char* name,
                                      : "out_trace");
   }
   *out_trace = NULL;
-  return loom_status_annotate(loom__trace_new(context, name, out_trace),
+  return loom_status_annotate(loom__trace_new(context, name, false, out_trace),
                               "loom_trace_create");
+}
+
+loom_status_t loom_trace_create_executing(loom_context_t* context,
+                                          const char* name,
+                                          loom_op_handler_t** out_trace) {
+  if (!context || !name || !out_trace) {
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                            "loom_trace_create_executing: %s is NULL",
+                            !context ? "context"
+                            : !name  ? "name"
+                                     : "out_trace");
+  }
+  *out_trace = NULL;
+  return loom_status_annotate(loom__trace_new(context, name, true, out_trace),
+                              "loom_trace_create_executing");
 }
 
 bool loom_trace_is_trace(const loom_op_handler_t* handler) {
@@ -143,11 +158,14 @@ static bool has_parameter(const loom__trace_t* trace, const char* name) {
   return false;
 }
 
-loom_status_t loom_trace_add_parameter(loom_op_handler_t* handler,
-                                       const char* name, loom_dtype_t dtype,
-                                       const loom_shape_t* shape,
-                                       loom_tensor_handle_t** out_value) {
-  static const char kFunction[] = "loom_trace_add_parameter";
+// Adds a parameter; `concrete` (may be NULL; retained) is its value in an
+// executing trace.
+static loom_status_t add_parameter(const char* kFunction,
+                                   loom_op_handler_t* handler, const char* name,
+                                   loom_dtype_t dtype,
+                                   const loom_shape_t* shape,
+                                   loom_tensor_handle_t* concrete,
+                                   loom_tensor_handle_t** out_value) {
   LOOM_RETURN_IF_ERROR(check_trace(kFunction, handler));
   if (!out_value) {
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
@@ -205,8 +223,44 @@ loom_status_t loom_trace_add_parameter(loom_op_handler_t* handler,
     status = loom__trace_make_value(target, parameter.name, &metadata, NULL,
                                     out_value);
   }
+  if (!status && concrete && trace->execute) {
+    loom__trace_value_t* value = loom_tensor_handle_representation(*out_value);
+    loom_tensor_handle_retain(concrete);
+    value->concrete = concrete;
+  }
   loom_op_handler_release(target);
   return status;
+}
+
+loom_status_t loom_trace_add_parameter(loom_op_handler_t* handler,
+                                       const char* name, loom_dtype_t dtype,
+                                       const loom_shape_t* shape,
+                                       loom_tensor_handle_t** out_value) {
+  return add_parameter("loom_trace_add_parameter", handler, name, dtype, shape,
+                       NULL, out_value);
+}
+
+loom_status_t loom_trace_add_parameter_value(loom_op_handler_t* handler,
+                                             const char* name,
+                                             loom_tensor_handle_t* value,
+                                             loom_tensor_handle_t** out_value) {
+  static const char kFunction[] = "loom_trace_add_parameter_value";
+  LOOM_RETURN_IF_ERROR(check_trace(kFunction, handler));
+  if (!value || !out_value) {
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT, "%s: %s is NULL",
+                            kFunction, !value ? "value" : "out_value");
+  }
+  *out_value = NULL;
+  if (loom_trace_is_symbolic(value)) {
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                            "%s: the value is a symbolic value of a trace; "
+                            "give a tensor with data",
+                            kFunction);
+  }
+  loom_tensor_metadata_t metadata;
+  LOOM_RETURN_IF_ERROR(loom_tensor_handle_wait_metadata(value, &metadata));
+  return add_parameter(kFunction, handler, name, metadata.dtype,
+                       &metadata.shape, value, out_value);
 }
 
 loom_status_t loom_trace_capture(loom_op_handler_t* handler,

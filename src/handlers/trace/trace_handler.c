@@ -95,6 +95,7 @@ static void trace_release_representation(loom_op_handler_t* handler,
   loom__trace_value_t* value = representation;
   if (!value) return;
   loom_tensor_release(value->constant);
+  loom_tensor_handle_release(value->concrete);
   loom_allocator_free(base->allocator, value);
 }
 
@@ -104,6 +105,9 @@ static loom_status_t trace_static_value(loom_op_handler_t* handler,
                                         loom_tensor_t** out_tensor) {
   (void)handler;
   loom__trace_value_t* value = loom_tensor_handle_representation(handle);
+  if (value && value->concrete) {
+    return loom_tensor_handle_static_value(value->concrete, out_tensor);
+  }
   if (!value || !value->constant) {
     return loom_make_status(LOOM_STATUS_NOT_FOUND,
                             "a symbolic value of a trace has no value until "
@@ -205,6 +209,11 @@ loom_status_t loom__trace_capture(loom_op_handler_t* handler,
     snprintf(ref, sizeof(ref), "captured_%d", index);
     status = loom__trace_make_value(handler, ref, &metadata, constant, out);
   }
+  if (!status && trace->execute) {
+    loom__trace_value_t* value = loom_tensor_handle_representation(*out);
+    loom_tensor_handle_retain(source);
+    value->concrete = source;
+  }
   loom_tensor_release(constant);
   return status;
 }
@@ -254,10 +263,12 @@ static loom_status_t copy_off(loom_op_handler_t* handler,
   loom__trace_t* trace = loom__trace_of(handler);
   loom__trace_value_t* value =
       loom__trace_own_value(trace, invocation->arguments[0]);
-  if (!value) {
-    loom_tensor_handle_t* input = invocation->arguments[0];
-    loom_tensor_handle_retain(input);
-    return copy_result(invocation, input);
+  if (!value || value->concrete) {
+    // A tensor of another handler, or a value an executing trace computed.
+    loom_tensor_handle_t* result =
+        value ? value->concrete : invocation->arguments[0];
+    loom_tensor_handle_retain(result);
+    return copy_result(invocation, result);
   }
   return loom_op_invocation_fail(
       invocation,
@@ -292,7 +303,7 @@ static loom_status_t trace_execute(loom_op_handler_t* handler,
   const trace_op_data_t* data = loom_prepared_op_data(invocation->op);
   if (data->kind == kTraceCopyOn) return copy_on(handler, invocation);
   if (data->kind == kTraceCopyOff) return copy_off(handler, invocation);
-  return loom__trace_record(handler, invocation);
+  return loom__trace_record(handler, invocation, data->base.outer_op);
 }
 
 // Inputs from other handlers are copied on (captured), never passed on.
@@ -317,7 +328,7 @@ static const loom__passthrough_type_t kTraceType = {
 };
 
 loom_status_t loom__trace_new(loom_context_t* context, const char* name,
-                              loom_op_handler_t** out_trace) {
+                              bool execute, loom_op_handler_t** out_trace) {
   loom_allocator_t allocator = loom_allocator_default();
   loom__trace_t* trace = NULL;
   LOOM_RETURN_IF_ERROR(
@@ -327,6 +338,7 @@ loom_status_t loom__trace_new(loom_context_t* context, const char* name,
   trace->context = context;
   pthread_mutex_init(&trace->mutex, NULL);
   snprintf(trace->name, sizeof(trace->name), "%s", name);
+  trace->execute = execute;
   loom_status_t status =
       loom_function_builder_create(allocator, name, &trace->builder);
   if (!status) {

@@ -48,6 +48,8 @@ typedef struct loom__trace_t {
   // The last stateful node, which the next one runs after ("" : none).
   char last_stateful[160];
   bool stateful;
+  // TraceAndExecute: ops whose inputs all have values also run.
+  bool execute;
 } loom__trace_t;
 
 // A symbolic value of the trace: where the body computes it.
@@ -57,6 +59,9 @@ typedef struct loom__trace_value_t {
   // The value of a captured tensor when known (retained), for shape
   // functions that read their inputs (Reshape's shape).
   loom_tensor_t* constant;
+  // In an executing trace, the value computed while tracing (a tensor of
+  // the outer handler, retained), or NULL.
+  loom_tensor_handle_t* concrete;
 } loom__trace_value_t;
 
 // The trace of `handler` when it is a trace handler, else NULL.
@@ -80,14 +85,17 @@ loom__trace_capture(loom_op_handler_t* handler, loom_tensor_handle_t* source,
                     loom_tensor_handle_t** out);
 
 // Records the op of `invocation` (its arguments values of the trace) as a
-// node and fills its results with the node's symbolic outputs; the
-// invocation's contract holds.
-LOOM_MUST_USE_RESULT loom_status_t loom__trace_record(
-    loom_op_handler_t* handler, loom_op_invocation_t* invocation);
+// node and fills its results with the node's symbolic outputs; in an
+// executing trace, first runs it as `outer_op` (prepared on the outer
+// handler) when every input has a value. The invocation's contract holds.
+LOOM_MUST_USE_RESULT loom_status_t
+loom__trace_record(loom_op_handler_t* handler, loom_op_invocation_t* invocation,
+                   loom_prepared_op_t* outer_op);
 
 // A new trace handler (trace_api.c checks the arguments).
-LOOM_MUST_USE_RESULT loom_status_t loom__trace_new(
-    loom_context_t* context, const char* name, loom_op_handler_t** out_trace);
+LOOM_MUST_USE_RESULT loom_status_t
+loom__trace_new(loom_context_t* context, const char* name, bool execute,
+                loom_op_handler_t** out_trace);
 
 // The error for a trace that is finished.
 LOOM_MUST_USE_RESULT loom_status_t

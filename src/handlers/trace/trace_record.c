@@ -15,6 +15,9 @@ typedef struct record_t {
   loom_dtype_t* input_dtypes;
   loom_shape_t* input_shapes;
   loom_tensor_t** input_tensors;  // borrowed from the values
+  // An executing trace's input values (borrowed), all set or `runs` false.
+  loom_tensor_handle_t** input_concrete;
+  bool runs;
   const char** input_refs;        // n + 1 (a control input)
   loom_dtype_t* output_dtypes;
   loom_shape_t* output_shapes;
@@ -33,6 +36,9 @@ static loom_status_t allocate_record(loom_allocator_t allocator, int32_t n,
       allocator, sizeof(loom_tensor_t*) * in, (void**)&record->input_tensors));
   LOOM_RETURN_IF_ERROR(loom_allocator_calloc(
       allocator, sizeof(const char*) * in, (void**)&record->input_refs));
+  LOOM_RETURN_IF_ERROR(loom_allocator_calloc(allocator,
+                                             sizeof(loom_tensor_handle_t*) * in,
+                                             (void**)&record->input_concrete));
   LOOM_RETURN_IF_ERROR(loom_allocator_calloc(
       allocator, sizeof(loom_dtype_t) * out, (void**)&record->output_dtypes));
   return loom_allocator_calloc(allocator, sizeof(loom_shape_t) * out,
@@ -44,6 +50,7 @@ static void free_record(loom_allocator_t allocator, record_t* record) {
   loom_allocator_free(allocator, record->input_shapes);
   loom_allocator_free(allocator, record->input_tensors);
   loom_allocator_free(allocator, record->input_refs);
+  loom_allocator_free(allocator, record->input_concrete);
   loom_allocator_free(allocator, record->output_dtypes);
   loom_allocator_free(allocator, record->output_shapes);
 }
@@ -68,6 +75,8 @@ static loom_status_t read_inputs(loom__trace_t* trace, const char* op_name,
     record->input_shapes[i] = metadata.shape;
     record->input_tensors[i] = value->constant;
     record->input_refs[i] = value->ref;
+    record->input_concrete[i] = value->concrete;
+    if (!value->concrete) record->runs = false;
   }
   return loom_ok_status();
 }
@@ -135,8 +144,64 @@ static loom_status_t make_results(loom_op_handler_t* handler,
   return loom_ok_status();
 }
 
+// TraceAndExecute: runs the op as `outer_op` on the inputs' values, into
+// concrete[0, m) (new references).
+static loom_status_t run_concrete(loom_op_handler_t* handler,
+                                  loom_op_invocation_t* invocation,
+                                  loom_prepared_op_t* outer_op,
+                                  const record_t* record,
+                                  loom_tensor_handle_t** concrete) {
+  const loom__passthrough_t* base = loom_op_handler_state(handler);
+  int32_t n = invocation->num_arguments;
+  loom_tensor_handle_t** arguments = NULL;
+  LOOM_RETURN_IF_ERROR(loom_allocator_calloc(
+      base->allocator, sizeof(*arguments) * (size_t)(n + 1),
+      (void**)&arguments));
+  for (int32_t i = 0; i < n; ++i) {
+    loom_tensor_handle_retain(record->input_concrete[i]);
+    arguments[i] = record->input_concrete[i];
+  }
+  loom_op_invocation_t run = {
+      .op = outer_op,
+      .location = invocation->location,
+      .arguments = arguments,
+      .num_arguments = n,
+      .attrs = invocation->attrs,
+      .results = concrete,
+      .num_results = invocation->num_results,
+      .chain = NULL,
+      .notes = NULL,
+      .cancellation = invocation->cancellation,
+  };
+  // The arguments are the run's (released by it).
+  loom_status_t status = loom__passthrough_forward(base, &run, outer_op);
+  loom_allocator_free(base->allocator, arguments);
+  if (!status) {
+    // The op's error is returned as an eager op's is: the trace waits for
+    // each result of the outer handler's.
+    for (int32_t k = 0; k < invocation->num_results && !status; ++k) {
+      if (loom_tensor_handle_value(concrete[k])) {
+        loom_tensor_t* tensor = NULL;
+        status = loom_tensor_handle_resolve(concrete[k], &tensor);
+        loom_tensor_release(tensor);
+      } else {
+        loom_tensor_metadata_t metadata;
+        status = loom_tensor_handle_wait_metadata(concrete[k], &metadata);
+      }
+    }
+  }
+  if (status) {
+    for (int32_t k = 0; k < invocation->num_results; ++k) {
+      loom_tensor_handle_release(concrete[k]);
+      concrete[k] = NULL;
+    }
+  }
+  return status;
+}
+
 loom_status_t loom__trace_record(loom_op_handler_t* handler,
-                                 loom_op_invocation_t* invocation) {
+                                 loom_op_invocation_t* invocation,
+                                 loom_prepared_op_t* outer_op) {
   loom__trace_t* trace = loom__trace_of(handler);
   const loom_op_def_t* def = loom_prepared_op_def(invocation->op);
   if (!def) {
@@ -156,6 +221,8 @@ loom_status_t loom__trace_record(loom_op_handler_t* handler,
   loom_op_attrs_t attrs;
   loom_op_attrs_initialize(&attrs, trace->allocator);
   loom_status_t status = allocate_record(trace->allocator, n, m, &record);
+  record.runs = trace->execute && outer_op != NULL;
+  loom_tensor_handle_t** concrete = NULL;
   if (!status && m > 16) {
     bool* heap = NULL;
     status = loom_allocator_calloc(trace->allocator, sizeof(bool) * (size_t)m,
@@ -183,6 +250,15 @@ loom_status_t loom__trace_record(loom_op_handler_t* handler,
                                       record.input_dtypes, record.input_tensors,
                                       n, record.output_shapes, m);
   }
+  // An executing trace runs the op first: an op that fails is not recorded.
+  if (!status && record.runs) {
+    status = loom_allocator_calloc(trace->allocator,
+                                   sizeof(*concrete) * (size_t)(m + 1),
+                                   (void**)&concrete);
+    if (!status) {
+      status = run_concrete(handler, invocation, outer_op, &record, concrete);
+    }
+  }
   char node_name[160];
   if (!status) {
     status =
@@ -192,6 +268,16 @@ loom_status_t loom__trace_record(loom_op_handler_t* handler,
     status = make_results(handler, def, &attrs, node_name, &record, invocation,
                           made);
   }
+  for (int32_t k = 0; !status && concrete && k < m; ++k) {
+    loom__trace_value_t* value =
+        loom_tensor_handle_representation(invocation->results[k]);
+    value->concrete = concrete[k];  // the value's reference now
+    concrete[k] = NULL;
+  }
+  for (int32_t k = 0; concrete && k < m; ++k) {
+    loom_tensor_handle_release(concrete[k]);
+  }
+  loom_allocator_free(trace->allocator, concrete);
   loom_op_attrs_deinitialize(&attrs);
   free_record(trace->allocator, &record);
   if (status) {
