@@ -18,7 +18,7 @@ typedef struct record_t {
   // An executing trace's input values (borrowed), all set or `runs` false.
   loom_tensor_handle_t** input_concrete;
   bool runs;
-  const char** input_refs;        // n + 1 (a control input)
+  const char** input_refs;  // n + 1 (a control input)
   loom_dtype_t* output_dtypes;
   loom_shape_t* output_shapes;
   char control[sizeof(((loom__trace_t*)0)->last_stateful) + 1];
