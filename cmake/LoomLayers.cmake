@@ -98,6 +98,10 @@ loom_layer(function            function            base host tensor registry
                                                    handlers_logging
                                                    handlers_numerics
                                                    handlers_recompute)
+# Tracing records ops into the function layer's functions.
+loom_layer(handlers_trace      handlers/trace      base host tensor registry
+                                                   plugin corert frontend
+                                                   function)
 # TensorFlow's C API over all of it: TF_ and TFE_ names live only here.
 loom_layer(compat              compat              base host tensor registry
                                                    plugin kernels corert
@@ -107,4 +111,4 @@ loom_layer(compat              compat              base host tensor registry
                                                    handlers_logging
                                                    handlers_numerics
                                                    handlers_recompute
-                                                   function)
+                                                   function handlers_trace)

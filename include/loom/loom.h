@@ -36,6 +36,7 @@
 #include "loom/tensor_handle.h"
 #include "loom/tensor_metadata.h"
 #include "loom/thread_pool.h"
+#include "loom/trace.h"
 #include "loom/tstring.h"
 #include "loom/vmap.h"
 

@@ -1,32 +1,14 @@
-// TensorFlow's unified (eager/graph-agnostic) C API, eager side, over
-// loom/eager.h: an execution context wraps a loom_context_t, an abstract
-// op a loom_eager_op_t and an abstract tensor is a loom_tensor_handle_t.
+// TensorFlow's unified (eager/graph-agnostic) C API, eager side and what
+// both sides share, over loom/eager.h: an execution context wraps a
+// loom_context_t, an abstract op a loom_eager_op_t and an abstract tensor
+// is a loom_tensor_handle_t (an eager tensor, or a symbolic value of a
+// trace: eager_unified_graph.c).
 
 #include <string.h>
 
+#include "compat/eager_unified_internal.h"
 #include "compat/tf_status_internal.h"
-#include "loom/eager.h"
-#include "tensorflow/c/eager/c_api_unified_experimental.h"
-
-struct TF_ExecutionContext {
-  loom_allocator_t allocator;
-  loom_context_t* context;  // owned
-};
-
-struct TF_AbstractOp {
-  loom_allocator_t allocator;
-  TF_ExecutionContext* context;
-  loom_eager_op_t* op;  // NULL until the type is set
-  char name[128];
-};
-
-struct TF_OutputList {
-  loom_allocator_t allocator;
-  int expected;  // outputs the next execution may produce
-  int count;
-  int capacity;
-  TF_AbstractTensor** outputs;  // not owned
-};
+#include "loom/trace.h"
 
 static loom_status_t null_error(const char* function, const char* what) {
   return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT, "%s: %s is NULL",
@@ -43,6 +25,7 @@ TF_ExecutionContext* TF_NewEagerExecutionContext(TFE_ContextOptions* options,
     loom__tf_status_set(s, status);
     return NULL;
   }
+  atomic_init(&ctx->references, 1);
   ctx->allocator = allocator;
   TF_Status* inner = TF_NewStatus();
   ctx->context = (loom_context_t*)TFE_NewContext(options, inner);
@@ -63,18 +46,34 @@ TF_ExecutionContext* TF_NewEagerExecutionContext(TFE_ContextOptions* options,
   return ctx;
 }
 
+void loom__tf_execution_context_retain(TF_ExecutionContext* ctx) {
+  atomic_fetch_add_explicit(&ctx->references, 1, memory_order_relaxed);
+}
+
 void TF_DeleteExecutionContext(TF_ExecutionContext* ctx) {
-  if (!ctx) return;
+  if (!ctx || atomic_fetch_sub_explicit(&ctx->references, 1,
+                                        memory_order_acq_rel) != 1) {
+    return;
+  }
+  loom_op_handler_release(ctx->trace);
   loom_context_destroy(ctx->context);
   loom_allocator_free(ctx->allocator, ctx);
 }
 
 TFE_Context* TF_ExecutionContextGetTFEContext(TF_ExecutionContext* ctx,
                                               TF_Status* s) {
-  loom__tf_status_set(
-      s, ctx ? loom_ok_status()
-             : null_error("TF_ExecutionContextGetTFEContext", "ctx"));
-  return ctx ? (TFE_Context*)ctx->context : NULL;
+  if (!ctx || ctx->trace) {
+    // TensorFlow's words for a tracing context.
+    loom__tf_status_set(
+        s, !ctx ? null_error("TF_ExecutionContextGetTFEContext", "ctx")
+                : loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                                   "Not an eager context: a tracing context "
+                                   "(TF_CreateFunction) records operations "
+                                   "and has no TFE_Context"));
+    return NULL;
+  }
+  loom__tf_status_set(s, loom_ok_status());
+  return (TFE_Context*)ctx->context;
 }
 
 TF_AbstractOp* TF_NewAbstractOp(TF_ExecutionContext* ctx) {
@@ -88,13 +87,16 @@ TF_AbstractOp* TF_NewAbstractOp(TF_ExecutionContext* ctx) {
   }
   op->allocator = ctx->allocator;
   op->context = ctx;
+  loom__tf_execution_context_retain(ctx);
   return op;
 }
 
 void TF_DeleteAbstractOp(TF_AbstractOp* op) {
   if (!op) return;
   loom_eager_op_destroy(op->op);
+  TF_ExecutionContext* ctx = op->context;
   loom_allocator_free(op->allocator, op);
+  TF_DeleteExecutionContext(ctx);  // the op's reference
 }
 
 void TF_AbstractOpSetOpType(TF_AbstractOp* op, const char* const op_type,
@@ -161,9 +163,17 @@ TF_AbstractTensor* TF_CreateAbstractTensorFromEagerTensor(TFE_TensorHandle* t,
 
 TFE_TensorHandle* TF_AbstractTensorGetEagerTensor(TF_AbstractTensor* at,
                                                   TF_Status* s) {
-  loom__tf_status_set(s, at ? loom_ok_status()
-                            : loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                                               "Not an eager tensor."));
+  if (!at || loom_trace_is_symbolic((loom_tensor_handle_t*)at)) {
+    // TensorFlow's words.
+    loom__tf_status_set(
+        s, loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                            "Not an eager tensor handle.%s",
+                            at ? " It is a tensor of a tracing context "
+                                 "(TF_CreateFunction), which has no value."
+                               : ""));
+    return NULL;
+  }
+  loom__tf_status_set(s, loom_ok_status());
   return (TFE_TensorHandle*)at;
 }
 
@@ -186,7 +196,7 @@ void TF_DeleteOutputList(TF_OutputList* o) {
   loom_allocator_free(o->allocator, o);
 }
 
-static loom_status_t reserve(TF_OutputList* o, int capacity) {
+loom_status_t loom__tf_output_list_reserve(TF_OutputList* o, int capacity) {
   if (capacity <= o->capacity) return loom_ok_status();
   TF_AbstractTensor** grown = NULL;
   LOOM_RETURN_IF_ERROR(loom_allocator_calloc(
@@ -208,7 +218,7 @@ void TF_OutputListSetNumOutputs(TF_OutputList* o, int num_outputs,
                                  num_outputs));
     return;
   }
-  loom_status_t status = reserve(o, num_outputs);
+  loom_status_t status = loom__tf_output_list_reserve(o, num_outputs);
   if (!status) {
     o->expected = num_outputs;
     o->count = 0;
@@ -235,7 +245,7 @@ void TF_OutputListPushBack(TF_OutputList* o, TF_AbstractTensor* tensor,
   }
   loom_status_t status = loom_ok_status();
   if (o->count == o->capacity) {
-    status = reserve(o, o->capacity ? 2 * o->capacity : 4);
+    status = loom__tf_output_list_reserve(o, o->capacity ? 2 * o->capacity : 4);
   }
   if (!status) o->outputs[o->count++] = tensor;
   loom__tf_status_set(s, status);
@@ -250,8 +260,22 @@ void TF_ExecuteOperation(TF_AbstractOp* op, int num_inputs,
         LOOM_STATUS_INVALID_ARGUMENT, "TF_ExecuteOperation: %s",
         !o ? "the output list is NULL" : "invalid inputs");
   }
+  if (!status && op->context->trace) {
+    status = loom__tf_execute_traced(op, num_inputs, inputs, o);
+    loom__tf_status_set(s, status);
+    return;
+  }
   for (int i = 0; !status && i < num_inputs; ++i) {
-    status = loom_eager_op_add_input(op->op, (loom_tensor_handle_t*)inputs[i]);
+    loom_tensor_handle_t* input = (loom_tensor_handle_t*)inputs[i];
+    if (input && loom_trace_is_symbolic(input)) {
+      status = loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                                "TF_ExecuteOperation: input %d is not an "
+                                "eager tensor handle (it is a tensor of a "
+                                "tracing context)",
+                                i);
+      break;
+    }
+    status = loom_eager_op_add_input(op->op, input);
   }
   int32_t count = 0;
   if (!status) {

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "function/function_capture.h"
 #include "function/function_internal.h"
 
 void loom_function_retain(loom_function_t* function) {
@@ -20,6 +21,7 @@ void loom_function_release(loom_function_t* function) {
   for (int32_t i = 0; i < function->num_nodes; ++i) {
     loom_op_attrs_deinitialize(&function->nodes[i].attrs);
   }
+  loom__function_release_captures(function);
   loom_allocator_t allocator = function->allocator;
   loom_allocator_free(allocator, function->nodes);
   loom_allocator_free(allocator, function->inputs);
@@ -34,7 +36,7 @@ const char* loom_function_name(const loom_function_t* function) {
 }
 
 const loom_op_def_t* loom_function_signature(const loom_function_t* function) {
-  return function ? function->signature : NULL;
+  return function ? loom__function_call_signature(function) : NULL;
 }
 
 int32_t loom_function_num_nodes(const loom_function_t* function) {

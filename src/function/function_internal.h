@@ -63,6 +63,9 @@ struct loom_function_t {
   loom__function_node_t* nodes;
   int32_t num_nodes;
   int32_t* order;  // the nodes in an order that runs inputs first
+  // Values a traced function captured, bound to its last inputs at each
+  // call (function_capture.h); NULL when it has none.
+  struct loom__function_captures_t* captures;
 };
 
 // Parses reference `text` of function `function` (its inputs and nodes

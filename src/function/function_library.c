@@ -9,6 +9,7 @@
 
 #include "frontend/function_hooks.h"
 #include "function/function_call.h"
+#include "function/function_capture.h"
 #include "function/function_control_flow.h"
 #include "function/function_internal.h"
 #include "loom/op_def.h"
@@ -44,7 +45,7 @@ static loom_status_t find_hook(void* state, const char* name,
                             "library",
                             name);
   }
-  *out_def = function->signature;
+  *out_def = loom__function_call_signature(function);
   *out_function = function;
   return loom_ok_status();
 }
@@ -100,8 +101,12 @@ static loom_status_t call_hook(void* state, loom_eager_op_t* op, void* function,
                               op_name, name);
     }
   }
-  loom_status_t status = loom__function_call(op, called, function == NULL,
-                                             results, capacity, out_count);
+  loom_status_t status =
+      called->captures
+          ? loom__function_call_captured(op, called, function == NULL, results,
+                                         capacity, out_count)
+          : loom__function_call(op, called, function == NULL, results, capacity,
+                                out_count);
   if (!function) loom_function_release(called);
   return status;
 }

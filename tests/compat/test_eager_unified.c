@@ -83,7 +83,7 @@ static void abstract_op_errors(void** state) {
   assert_null(TF_CreateAbstractTensorFromEagerTensor(NULL, s));
   ASSERT_TF_ERROR(s, TF_INVALID_ARGUMENT, "Invalid handle");
   assert_null(TF_AbstractTensorGetEagerTensor(NULL, s));
-  ASSERT_TF_ERROR(s, TF_INVALID_ARGUMENT, "Not an eager tensor.");
+  ASSERT_TF_ERROR(s, TF_INVALID_ARGUMENT, "Not an eager tensor handle.");
   TF_DeleteAbstractTensor(at);
   TF_DeleteOutputList(o);
   TF_DeleteAbstractOp(op);

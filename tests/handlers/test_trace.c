@@ -1,0 +1,653 @@
+// Tracing ops into functions (loom/trace.h): a traced function called by
+// name gives the eager values; traced values are symbolic (dtype and shape
+// from shape inference, no data); eager tensors are captured and bound by
+// the function; a gradient tape inside the trace adds the gradient ops to
+// the function; stateful ops keep their order; the errors; and releasing
+// functions, traces and contexts in any order.
+//
+// Reference values from NumPy / PyTorch (float32):
+//   (x*y+x)*c = [3.75, 10, -0.5]
+//   x = [1.5, -2, 0.5], y = [0.25, 4, -3], c = [2, -1, 0.5]
+//   x*y+x = [1.875, -10, -1]; x*c+c = [5, 1, 0.75]
+//   d(sum(x*x + x*y))/dx = 2x+y = [3.25, 0, -2]
+//   v = [1, 2, 3]: v+x = [2.5, 0, 3.5]; v+2x = [4, -2, 4]
+
+#include <string.h>
+
+#include "loom/autodiff.h"
+#include "loom/function.h"
+#include "loom/loom.h"
+#include "loom/program.h"
+#include "loom/trace.h"
+#include "test_support.h"
+
+static loom_context_t* g_context;
+
+static const float kX[3] = {1.5f, -2, 0.5f};
+static const float kY[3] = {0.25f, 4, -3};
+static const float kC[3] = {2, -1, 0.5f};
+
+static int setup(void** state) {
+  (void)state;
+  LOOM_ASSERT_OK(loom_context_create(NULL, &g_context));
+  return 0;
+}
+
+static int teardown(void** state) {
+  (void)state;
+  loom_context_destroy(g_context);
+  return 0;
+}
+
+static loom_tensor_handle_t* vector(loom_context_t* context,
+                                    const float* values) {
+  int64_t three = 3;
+  loom_shape_t shape;
+  LOOM_ASSERT_OK(loom_shape_initialize(&shape, &three, 1));
+  loom_tensor_t* tensor = NULL;
+  LOOM_ASSERT_OK(loom_tensor_create_dense(loom_allocator_system(),
+                                          LOOM_DTYPE_FLOAT, &shape, &tensor));
+  memcpy(loom_tensor_data(tensor), values, sizeof(float) * 3);
+  loom_tensor_handle_t* handle = NULL;
+  LOOM_ASSERT_OK(loom_context_new_handle(context, tensor, &handle));
+  loom_tensor_release(tensor);
+  return handle;
+}
+
+static void expect_values(loom_context_t* context, loom_tensor_handle_t* handle,
+                          const float* expected) {
+  assert_non_null(handle);
+  loom_tensor_t* tensor = NULL;
+  LOOM_ASSERT_OK(loom_context_resolve(context, handle, &tensor));
+  assert_int_equal(loom_tensor_num_elements(tensor), 3);
+  for (int i = 0; i < 3; ++i) {
+    assert_true(((const float*)loom_tensor_data(tensor))[i] == expected[i]);
+  }
+  loom_tensor_release(tensor);
+}
+
+// Runs op `name` on x (and y when not NULL) with a dtype attr `dtype_attr`
+// (NULL: none); one result, or none when `out` is NULL.
+static loom_status_t run(loom_context_t* context, const char* name,
+                         loom_tensor_handle_t* x, loom_tensor_handle_t* y,
+                         const char* dtype_attr, loom_tensor_handle_t** out) {
+  loom_eager_op_t* op = NULL;
+  LOOM_RETURN_IF_ERROR(loom_eager_op_create(context, name, &op));
+  loom_status_t status = loom_ok_status();
+  if (dtype_attr) {
+    status = loom_op_attrs_set_dtype(loom_eager_op_attrs(op), dtype_attr,
+                                     LOOM_DTYPE_FLOAT);
+  }
+  if (!status && x) status = loom_eager_op_add_input(op, x);
+  if (!status && y) status = loom_eager_op_add_input(op, y);
+  int32_t count = 0;
+  loom_tensor_handle_t* result = NULL;
+  if (!status) status = loom_eager_op_execute(op, &result, 1, &count);
+  loom_eager_op_destroy(op);
+  if (out) {
+    *out = result;
+  } else {
+    loom_tensor_handle_release(result);
+  }
+  return status;
+}
+
+static loom_tensor_handle_t* op2(const char* name, loom_tensor_handle_t* x,
+                                 loom_tensor_handle_t* y) {
+  loom_tensor_handle_t* result = NULL;
+  LOOM_ASSERT_OK(run(g_context, name, x, y, NULL, &result));
+  return result;
+}
+
+static loom_shape_t vector_shape(int64_t size) {
+  loom_shape_t shape;
+  LOOM_ASSERT_OK(loom_shape_initialize(&shape, &size, 1));
+  return shape;
+}
+
+// Traces f(x, y) = x * y + x over float vectors of 3.
+static loom_function_t* trace_f(const char* name) {
+  loom_op_handler_t* trace = NULL;
+  LOOM_ASSERT_OK(loom_trace_create(g_context, name, &trace));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_context, trace));
+  loom_shape_t shape = vector_shape(3);
+  loom_tensor_handle_t* x = NULL;
+  loom_tensor_handle_t* y = NULL;
+  LOOM_ASSERT_OK(
+      loom_trace_add_parameter(trace, "x", LOOM_DTYPE_FLOAT, &shape, &x));
+  LOOM_ASSERT_OK(
+      loom_trace_add_parameter(trace, "y", LOOM_DTYPE_FLOAT, &shape, &y));
+  loom_tensor_handle_t* product = op2("Mul", x, y);
+  loom_tensor_handle_t* sum = op2("AddV2", product, x);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_context));
+  assert_int_equal(loom_trace_num_nodes(trace), 2);
+  assert_int_equal(loom_trace_num_parameters(trace), 2);
+  assert_int_equal(loom_trace_num_captures(trace), 0);
+  loom_function_t* function = NULL;
+  LOOM_ASSERT_OK(loom_trace_finish(trace, &sum, 1, &function));
+  loom_tensor_handle_release(x);
+  loom_tensor_handle_release(y);
+  loom_tensor_handle_release(product);
+  loom_tensor_handle_release(sum);
+  loom_op_handler_release(trace);
+  return function;
+}
+
+static void a_traced_function_gives_the_eager_values(void** state) {
+  (void)state;
+  loom_function_t* function = trace_f("traced_f");
+  assert_int_equal(loom_function_num_nodes(function), 2);
+  assert_int_equal(loom_function_signature(function)->num_inputs, 2);
+  LOOM_ASSERT_OK(loom_context_add_function(g_context, function));
+  loom_function_release(function);
+  loom_tensor_handle_t* x = vector(g_context, kX);
+  loom_tensor_handle_t* y = vector(g_context, kY);
+  loom_tensor_handle_t* product = op2("Mul", x, y);
+  loom_tensor_handle_t* eager = op2("AddV2", product, x);
+  loom_tensor_handle_t* traced = op2("traced_f", x, y);
+  static const float kExpected[3] = {1.875f, -10, -1};
+  expect_values(g_context, eager, kExpected);
+  expect_values(g_context, traced, kExpected);
+  LOOM_ASSERT_OK(loom_context_remove_function(g_context, "traced_f"));
+  loom_tensor_handle_release(traced);
+  loom_tensor_handle_release(eager);
+  loom_tensor_handle_release(product);
+  loom_tensor_handle_release(x);
+  loom_tensor_handle_release(y);
+}
+
+static void traced_values_are_symbolic(void** state) {
+  (void)state;
+  loom_op_handler_t* trace = NULL;
+  LOOM_ASSERT_OK(loom_trace_create(g_context, "symbolic", &trace));
+  assert_true(loom_trace_is_trace(trace));
+  assert_string_equal(loom_op_handler_type_name(trace), "TRACE");
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_context, trace));
+  int64_t dims[2] = {LOOM_UNKNOWN_DIM, 3};
+  loom_shape_t shape;
+  LOOM_ASSERT_OK(loom_shape_initialize(&shape, dims, 2));
+  loom_tensor_handle_t* x = NULL;
+  LOOM_ASSERT_OK(
+      loom_trace_add_parameter(trace, "x", LOOM_DTYPE_FLOAT, &shape, &x));
+  loom_tensor_handle_t* doubled = op2("AddV2", x, x);
+  loom_tensor_handle_t* shape_of = NULL;
+  LOOM_ASSERT_OK(run(g_context, "Shape", x, NULL, NULL, &shape_of));
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_context));
+  assert_true(loom_trace_is_symbolic(doubled));
+  loom_tensor_metadata_t metadata;
+  LOOM_ASSERT_OK(loom_tensor_handle_wait_metadata(doubled, &metadata));
+  assert_int_equal(metadata.dtype, LOOM_DTYPE_FLOAT);
+  assert_int_equal(metadata.shape.rank, 2);
+  assert_int_equal(metadata.shape.dims[0], LOOM_UNKNOWN_DIM);
+  assert_int_equal(metadata.shape.dims[1], 3);
+  LOOM_ASSERT_OK(loom_tensor_handle_wait_metadata(shape_of, &metadata));
+  assert_int_equal(metadata.dtype, LOOM_DTYPE_INT32);
+  assert_int_equal(metadata.shape.rank, 1);
+  assert_int_equal(metadata.shape.dims[0], 2);
+  // A symbolic value has no data.
+  loom_tensor_t* tensor = NULL;
+  LOOM_ASSERT_STATUS(loom_context_resolve(g_context, doubled, &tensor),
+                     LOOM_STATUS_FAILED_PRECONDITION,
+                     "cannot read the value of symbolic tensor "
+                     "'AddV2_0:z:0' of trace 'symbolic'");
+  char text[256];
+  loom_tensor_handle_debug_string(doubled, text, sizeof(text));
+  assert_non_null(strstr(text, "'AddV2_0:z:0' of trace 'symbolic'"));
+  loom_tensor_handle_release(shape_of);
+  loom_tensor_handle_release(doubled);
+  loom_tensor_handle_release(x);
+  loom_op_handler_release(trace);
+}
+
+// f(x) = x * c + c with c an eager tensor: captured once, bound by the
+// function at each call.
+static void eager_tensors_are_captured(void** state) {
+  (void)state;
+  loom_tensor_handle_t* c = vector(g_context, kC);
+  loom_op_handler_t* trace = NULL;
+  LOOM_ASSERT_OK(loom_trace_create(g_context, "captures", &trace));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_context, trace));
+  loom_tensor_handle_t* x = NULL;
+  LOOM_ASSERT_OK(
+      loom_trace_add_parameter(trace, NULL, LOOM_DTYPE_FLOAT, NULL, &x));
+  loom_tensor_handle_t* product = op2("Mul", x, c);
+  loom_tensor_handle_t* sum = op2("AddV2", product, c);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_context));
+  assert_int_equal(loom_trace_num_captures(trace), 1);
+  loom_function_t* function = NULL;
+  LOOM_ASSERT_OK(loom_trace_finish(trace, &sum, 1, &function));
+  loom_tensor_handle_release(product);
+  loom_tensor_handle_release(sum);
+  loom_tensor_handle_release(x);
+  loom_op_handler_release(trace);
+  loom_tensor_handle_release(c);  // the function keeps it
+  assert_int_equal(loom_function_signature(function)->num_inputs, 1);
+  LOOM_ASSERT_OK(loom_context_add_function(g_context, function));
+  loom_function_release(function);
+  loom_tensor_handle_t* input = vector(g_context, kX);
+  loom_tensor_handle_t* result = op2("captures", input, NULL);
+  static const float kExpected[3] = {5, 1, 0.75f};
+  expect_values(g_context, result, kExpected);
+  loom_tensor_handle_release(result);
+  // PartitionedCall passes the parameters only, too.
+  loom_eager_op_t* op = NULL;
+  LOOM_ASSERT_OK(loom_eager_op_create(g_context, "PartitionedCall", &op));
+  LOOM_ASSERT_OK(loom_op_attrs_set_func(loom_eager_op_attrs(op), "f",
+                                        "captures", strlen("captures")));
+  LOOM_ASSERT_OK(loom_eager_op_add_input(op, input));
+  int32_t count = 0;
+  LOOM_ASSERT_OK(loom_eager_op_execute(op, &result, 1, &count));
+  expect_values(g_context, result, kExpected);
+  loom_tensor_handle_release(result);
+  loom_eager_op_destroy(op);
+  LOOM_ASSERT_OK(loom_context_remove_function(g_context, "captures"));
+  loom_tensor_handle_release(input);
+}
+
+// The seed's trace-time gradient: a tape entered inside the trace records
+// the traced ops and its gradient adds the gradient ops to the function.
+static void a_tape_inside_a_trace_adds_the_gradient(void** state) {
+  (void)state;
+  loom_op_handler_t* trace = NULL;
+  LOOM_ASSERT_OK(loom_trace_create(g_context, "grad_f", &trace));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_context, trace));
+  loom_shape_t shape = vector_shape(3);
+  loom_tensor_handle_t* x = NULL;
+  loom_tensor_handle_t* y = NULL;
+  LOOM_ASSERT_OK(
+      loom_trace_add_parameter(trace, "x", LOOM_DTYPE_FLOAT, &shape, &x));
+  LOOM_ASSERT_OK(
+      loom_trace_add_parameter(trace, "y", LOOM_DTYPE_FLOAT, &shape, &y));
+  loom_op_handler_t* tape = NULL;
+  LOOM_ASSERT_OK(loom_tape_create(g_context, NULL, &tape));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_context, tape));
+  LOOM_ASSERT_OK(loom_tape_watch(tape, x));
+  loom_tensor_handle_t* square = op2("Mul", x, x);
+  loom_tensor_handle_t* product = op2("Mul", x, y);
+  loom_tensor_handle_t* sum = op2("AddV2", square, product);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_context));
+  int32_t forward_nodes = loom_trace_num_nodes(trace);
+  loom_tensor_handle_t* grad = NULL;
+  LOOM_ASSERT_OK(loom_tape_gradient(tape, &sum, 1, &x, 1, NULL,
+                                    LOOM_UNCONNECTED_NONE, &grad));
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_context));
+  assert_true(loom_trace_is_symbolic(grad));
+  assert_true(loom_trace_num_nodes(trace) > forward_nodes);
+  loom_function_t* function = NULL;
+  LOOM_ASSERT_OK(loom_trace_finish(trace, &grad, 1, &function));
+  LOOM_ASSERT_OK(loom_context_add_function(g_context, function));
+  loom_function_release(function);
+  loom_tensor_handle_t* ex = vector(g_context, kX);
+  loom_tensor_handle_t* ey = vector(g_context, kY);
+  loom_tensor_handle_t* result = op2("grad_f", ex, ey);
+  static const float kExpected[3] = {3.25f, 0, -2};
+  expect_values(g_context, result, kExpected);
+  LOOM_ASSERT_OK(loom_context_remove_function(g_context, "grad_f"));
+  loom_tensor_handle_t* handles[] = {result,  ex,  ey, grad, square,
+                                     product, sum, x,  y};
+  for (size_t i = 0; i < sizeof(handles) / sizeof(handles[0]); ++i) {
+    loom_tensor_handle_release(handles[i]);
+  }
+  loom_op_handler_release(tape);
+  loom_op_handler_release(trace);
+}
+
+// v = v + x, read v, v = v + x, read v: the reads see the assignments in
+// program order, at every call.
+static void stateful_ops_keep_their_order(void** state) {
+  (void)state;
+  loom_tensor_handle_t* v0 = NULL;
+  static const float kV[3] = {1, 2, 3};
+  v0 = vector(g_context, kV);
+  loom_eager_op_t* op = NULL;
+  LOOM_ASSERT_OK(loom_eager_op_create(g_context, "VarHandleOp", &op));
+  loom_op_attrs_t* attrs = loom_eager_op_attrs(op);
+  int64_t three = 3;
+  LOOM_ASSERT_OK(loom_op_attrs_set_dtype(attrs, "dtype", LOOM_DTYPE_FLOAT));
+  LOOM_ASSERT_OK(loom_op_attrs_set_shape(attrs, "shape", &three, 1));
+  LOOM_ASSERT_OK(loom_op_attrs_set_string(attrs, "shared_name", "trace_v", 7));
+  loom_tensor_handle_t* variable = NULL;
+  int32_t count = 0;
+  LOOM_ASSERT_OK(loom_eager_op_execute(op, &variable, 1, &count));
+  loom_eager_op_destroy(op);
+
+  loom_op_handler_t* trace = NULL;
+  LOOM_ASSERT_OK(loom_trace_create(g_context, "stateful", &trace));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_context, trace));
+  loom_shape_t shape = vector_shape(3);
+  loom_tensor_handle_t* x = NULL;
+  LOOM_ASSERT_OK(
+      loom_trace_add_parameter(trace, "x", LOOM_DTYPE_FLOAT, &shape, &x));
+  loom_tensor_handle_t* reads[2] = {NULL, NULL};
+  for (int i = 0; i < 2; ++i) {
+    loom_tensor_handle_t* value = NULL;
+    LOOM_ASSERT_OK(
+        run(g_context, "ReadVariableOp", variable, NULL, "dtype", &value));
+    loom_tensor_handle_t* sum = op2("AddV2", value, x);
+    LOOM_ASSERT_OK(
+        run(g_context, "AssignVariableOp", variable, sum, "dtype", NULL));
+    LOOM_ASSERT_OK(
+        run(g_context, "ReadVariableOp", variable, NULL, "dtype", &reads[i]));
+    loom_tensor_handle_release(sum);
+    loom_tensor_handle_release(value);
+  }
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_context));
+  assert_int_equal(loom_trace_num_captures(trace), 1);
+  loom_function_t* function = NULL;
+  LOOM_ASSERT_OK(loom_trace_finish(trace, reads, 2, &function));
+  assert_int_equal(loom_function_num_nodes(function), 8);
+  char* text = NULL;
+  LOOM_ASSERT_STATUS(
+      loom_trace_print_program(g_context, function, loom_allocator_system(),
+                               &text, NULL),
+      LOOM_STATUS_UNIMPLEMENTED,
+      "function 'stateful': captured input 0: a resource (a variable's "
+      "handle) cannot be written as a program");
+  LOOM_ASSERT_OK(loom_context_add_function(g_context, function));
+  loom_function_release(function);
+  loom_op_handler_release(trace);
+  loom_tensor_handle_release(reads[0]);
+  loom_tensor_handle_release(reads[1]);
+  loom_tensor_handle_release(x);
+
+  // The variable holds v0; each call adds x twice.
+  LOOM_ASSERT_OK(
+      run(g_context, "AssignVariableOp", variable, v0, "dtype", NULL));
+  loom_tensor_handle_t* input = vector(g_context, kX);
+  LOOM_ASSERT_OK(loom_eager_op_create(g_context, "stateful", &op));
+  LOOM_ASSERT_OK(loom_eager_op_add_input(op, input));
+  loom_tensor_handle_t* results[2] = {NULL, NULL};
+  LOOM_ASSERT_OK(loom_eager_op_execute(op, results, 2, &count));
+  assert_int_equal(count, 2);
+  static const float kFirst[3] = {2.5f, 0, 3.5f};
+  static const float kSecond[3] = {4, -2, 4};
+  expect_values(g_context, results[0], kFirst);
+  expect_values(g_context, results[1], kSecond);
+  loom_tensor_handle_release(results[0]);
+  loom_tensor_handle_release(results[1]);
+  loom_eager_op_destroy(op);
+  LOOM_ASSERT_OK(loom_context_remove_function(g_context, "stateful"));
+  loom_tensor_handle_release(input);
+  loom_tensor_handle_release(variable);
+  loom_tensor_handle_release(v0);
+}
+
+static void errors_name_what_is_wrong(void** state) {
+  (void)state;
+  loom_tensor_handle_t* eager = vector(g_context, kX);
+  loom_op_handler_t* trace = NULL;
+  LOOM_ASSERT_STATUS(loom_trace_create(g_context, "bad name!", &trace),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "invalid function name 'bad name!'");
+  LOOM_ASSERT_STATUS(loom_trace_create(NULL, "f", &trace),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "loom_trace_create: context is NULL");
+  LOOM_ASSERT_OK(loom_trace_create(g_context, "errors", &trace));
+  loom_tensor_handle_t* x = NULL;
+  LOOM_ASSERT_STATUS(
+      loom_trace_add_parameter(trace, "x", LOOM_DTYPE_INVALID, NULL, &x),
+      LOOM_STATUS_INVALID_ARGUMENT,
+      "loom_trace_add_parameter: dtype 0 is not a valid dtype");
+  LOOM_ASSERT_STATUS(
+      loom_trace_add_parameter(loom_context_cpu(g_context), "x",
+                               LOOM_DTYPE_FLOAT, NULL, &x),
+      LOOM_STATUS_INVALID_ARGUMENT,
+      "loom_trace_add_parameter: the handler is not a trace handler");
+  LOOM_ASSERT_STATUS(
+      loom_trace_add_parameter(trace, "captured_0", LOOM_DTYPE_FLOAT, NULL, &x),
+      LOOM_STATUS_INVALID_ARGUMENT, "parameter name 'captured_0' is invalid");
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_context, trace));
+  LOOM_ASSERT_OK(
+      loom_trace_add_parameter(trace, "x", LOOM_DTYPE_FLOAT, NULL, &x));
+  loom_tensor_handle_t* again = NULL;
+  LOOM_ASSERT_STATUS(
+      loom_trace_add_parameter(trace, "x", LOOM_DTYPE_FLOAT, NULL, &again),
+      LOOM_STATUS_ALREADY_EXISTS, "trace 'errors' has a parameter 'x'");
+  loom_tensor_handle_t* y = op2("Neg", x, NULL);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_context));
+  loom_function_t* function = NULL;
+  LOOM_ASSERT_STATUS(loom_trace_finish(trace, &eager, 1, &function),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "output 0 of trace 'errors' is not a value of the trace");
+  LOOM_ASSERT_OK(loom_trace_finish(trace, &y, 1, &function));
+  loom_function_t* twice = NULL;
+  LOOM_ASSERT_STATUS(loom_trace_finish(trace, &y, 1, &twice),
+                     LOOM_STATUS_FAILED_PRECONDITION,
+                     "trace 'errors' is finished");
+  // A value of one trace is no input of another's ops.
+  loom_op_handler_t* other = NULL;
+  LOOM_ASSERT_OK(loom_trace_create(g_context, "other", &other));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_context, other));
+  loom_tensor_handle_t* nested = NULL;
+  LOOM_ASSERT_STATUS(run(g_context, "Neg", x, NULL, NULL, &nested),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "Neg: inputs are placed on two different op handlers");
+  loom_tensor_handle_release(nested);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_context));
+  LOOM_ASSERT_STATUS(loom_trace_capture(other, x, &nested),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "trace 'other': cannot capture a symbolic value of "
+                     "trace 'errors'");
+  loom_op_handler_release(other);
+  // Ops on a finished trace fail.
+  loom_tensor_handle_t* z = NULL;
+  LOOM_ASSERT_STATUS(run(g_context, "Neg", y, NULL, NULL, &z),
+                     LOOM_STATUS_FAILED_PRECONDITION,
+                     "Neg: trace 'errors' is finished");
+  loom_tensor_handle_release(z);
+  // A call with an int32 input where the function takes float.
+  LOOM_ASSERT_OK(loom_context_add_function(g_context, function));
+  loom_function_release(function);
+  int64_t three = 3;
+  loom_shape_t shape;
+  LOOM_ASSERT_OK(loom_shape_initialize(&shape, &three, 1));
+  loom_tensor_t* ints = NULL;
+  LOOM_ASSERT_OK(loom_tensor_create_dense(loom_allocator_system(),
+                                          LOOM_DTYPE_INT32, &shape, &ints));
+  memset(loom_tensor_data(ints), 0, sizeof(int32_t) * 3);
+  loom_tensor_handle_t* wrong = NULL;
+  LOOM_ASSERT_OK(loom_context_new_handle(g_context, ints, &wrong));
+  loom_tensor_release(ints);
+  LOOM_ASSERT_STATUS(
+      run(g_context, "errors", wrong, NULL, NULL, &z),
+      LOOM_STATUS_INVALID_ARGUMENT,
+      "Op 'errors': input 0 ('x') has dtype int32, expected float");
+  loom_tensor_handle_release(z);
+  loom_tensor_handle_release(wrong);
+  LOOM_ASSERT_OK(loom_context_remove_function(g_context, "errors"));
+  loom_tensor_handle_release(y);
+  loom_tensor_handle_release(x);
+  loom_tensor_handle_release(eager);
+  loom_op_handler_release(trace);
+}
+
+// A function keeps its captures alive past its trace and its context; a
+// trace's values outlive the trace handler's scope and the function.
+static void release_in_any_order(void** state) {
+  (void)state;
+  for (int order = 0; order < 3; ++order) {
+    loom_context_t* context = NULL;
+    LOOM_ASSERT_OK(loom_context_create(NULL, &context));
+    loom_tensor_handle_t* c = vector(context, kC);
+    loom_op_handler_t* trace = NULL;
+    LOOM_ASSERT_OK(loom_trace_create(context, "released", &trace));
+    LOOM_ASSERT_OK(loom_context_enter_scope(context, trace));
+    loom_tensor_handle_t* x = NULL;
+    LOOM_ASSERT_OK(
+        loom_trace_add_parameter(trace, "x", LOOM_DTYPE_FLOAT, NULL, &x));
+    loom_tensor_handle_t* y = NULL;
+    LOOM_ASSERT_OK(run(context, "Mul", x, c, NULL, &y));
+    LOOM_ASSERT_OK(loom_context_exit_scope(context));
+    loom_function_t* function = NULL;
+    LOOM_ASSERT_OK(loom_trace_finish(trace, &y, 1, &function));
+    LOOM_ASSERT_OK(loom_context_add_function(context, function));
+    loom_tensor_handle_release(c);
+    if (order == 0) {
+      loom_op_handler_release(trace);
+      loom_function_release(function);
+      loom_tensor_handle_release(x);
+      loom_tensor_handle_release(y);
+      loom_context_destroy(context);
+    } else if (order == 1) {
+      loom_context_destroy(context);
+      loom_function_release(function);
+      loom_tensor_handle_release(y);
+      loom_op_handler_release(trace);
+      loom_tensor_handle_release(x);
+    } else {
+      loom_tensor_handle_release(x);
+      loom_context_destroy(context);
+      loom_op_handler_release(trace);
+      loom_tensor_handle_release(y);
+      loom_function_release(function);
+    }
+  }
+}
+
+// TraceAndExecute: the ops run while they are recorded, so their values
+// can be read in the trace; the function gives the same values.
+static void an_executing_trace_also_runs_the_ops(void** state) {
+  (void)state;
+  loom_tensor_handle_t* c = vector(g_context, kC);
+  loom_tensor_handle_t* ex = vector(g_context, kX);
+  loom_op_handler_t* trace = NULL;
+  LOOM_ASSERT_OK(loom_trace_create_executing(g_context, "executed", &trace));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_context, trace));
+  loom_tensor_handle_t* x = NULL;
+  LOOM_ASSERT_OK(loom_trace_add_parameter_value(trace, "x", ex, &x));
+  loom_tensor_handle_t* product = op2("Mul", x, c);
+  loom_tensor_handle_t* sum = op2("AddV2", product, c);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_context));
+  assert_true(loom_trace_is_symbolic(sum));
+  static const float kExpected[3] = {5, 1, 0.75f};
+  expect_values(g_context, sum, kExpected);
+  // An op that fails while executing is an error and is not recorded.
+  loom_tensor_t* seven = NULL;
+  loom_shape_t scalar;
+  LOOM_ASSERT_OK(loom_shape_initialize(&scalar, NULL, 0));
+  LOOM_ASSERT_OK(loom_tensor_create_dense(loom_allocator_system(),
+                                          LOOM_DTYPE_INT32, &scalar, &seven));
+  *(int32_t*)loom_tensor_data(seven) = 7;
+  loom_tensor_handle_t* index = NULL;
+  LOOM_ASSERT_OK(loom_context_new_handle(g_context, seven, &index));
+  loom_tensor_release(seven);
+  loom_tensor_handle_t* bad = NULL;
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_context, trace));
+  LOOM_ASSERT_STATUS(run(g_context, "Gather", sum, index, NULL, &bad),
+                     LOOM_STATUS_INVALID_ARGUMENT, "7");
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_context));
+  loom_tensor_handle_release(bad);
+  loom_tensor_handle_release(index);
+  assert_int_equal(loom_trace_num_nodes(trace), 2);
+  loom_function_t* function = NULL;
+  LOOM_ASSERT_OK(loom_trace_finish(trace, &sum, 1, &function));
+  LOOM_ASSERT_OK(loom_context_add_function(g_context, function));
+  loom_function_release(function);
+  loom_tensor_handle_t* called = op2("executed", ex, NULL);
+  expect_values(g_context, called, kExpected);
+  LOOM_ASSERT_OK(loom_context_remove_function(g_context, "executed"));
+  loom_tensor_handle_t* handles[] = {called, sum, product, x, ex, c};
+  for (size_t i = 0; i < sizeof(handles) / sizeof(handles[0]); ++i) {
+    loom_tensor_handle_release(handles[i]);
+  }
+  loom_op_handler_release(trace);
+}
+
+// f(x, y) = (x * y + x) * c printed as a program, parsed back and run by
+// the program executor with the same values: (x*y+x)*c = [3.75, 10, -0.5].
+static void a_traced_function_prints_as_a_program(void** state) {
+  (void)state;
+  loom_tensor_handle_t* c = vector(g_context, kC);
+  loom_op_handler_t* trace = NULL;
+  LOOM_ASSERT_OK(loom_trace_create(g_context, "printed", &trace));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_context, trace));
+  loom_shape_t shape = vector_shape(3);
+  loom_tensor_handle_t* x = NULL;
+  loom_tensor_handle_t* y = NULL;
+  LOOM_ASSERT_OK(
+      loom_trace_add_parameter(trace, "x", LOOM_DTYPE_FLOAT, &shape, &x));
+  LOOM_ASSERT_OK(
+      loom_trace_add_parameter(trace, "y", LOOM_DTYPE_FLOAT, &shape, &y));
+  loom_tensor_handle_t* product = op2("Mul", x, y);
+  loom_tensor_handle_t* sum = op2("AddV2", product, x);
+  loom_tensor_handle_t* scaled = op2("Mul", sum, c);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_context));
+  loom_function_t* function = NULL;
+  LOOM_ASSERT_OK(loom_trace_finish(trace, &scaled, 1, &function));
+  char* text = NULL;
+  size_t size = 0;
+  LOOM_ASSERT_OK(loom_trace_print_program(
+      g_context, function, loom_allocator_system(), &text, &size));
+  assert_int_equal(size, strlen(text));
+  assert_non_null(strstr(text,
+                         "func.func @printed(%arg0: "
+                         "!corert.tensorhandle, %arg1: "
+                         "!corert.tensorhandle) -> "
+                         "(!corert.tensorhandle)"));
+  assert_non_null(strstr(text,
+                         "%n0_0 = corert.executeop(%cpu) "
+                         "\"tf.Mul\"(%arg0, %arg1) {T = f32} : 1"));
+  assert_non_null(strstr(text,
+                         "%cap0 = corert.const_dense_tensor "
+                         "dense<[2.0, -1.0, 0.5]> : tensor<3xf32>"));
+  loom_program_t* program = NULL;
+  loom_program_location_t where;
+  LOOM_ASSERT_OK(loom_program_parse(loom_allocator_system(), "printed.mlir",
+                                    text, size, &program, &where));
+  loom_program_executor_options_t options;
+  loom_program_executor_options_initialize(&options,
+                                           loom_context_host(g_context));
+  loom_program_executor_t* executor = NULL;
+  LOOM_ASSERT_OK(loom_program_executor_create(&options, &executor));
+  loom_async_value_t* arguments[2] = {NULL, NULL};
+  const float* values[2] = {kX, kY};
+  for (int i = 0; i < 2; ++i) {
+    LOOM_ASSERT_OK(
+        loom_program_value_create(loom_allocator_system(), &arguments[i]));
+    LOOM_ASSERT_OK(loom_program_value_set_tensor_handle(
+        arguments[i], vector(g_context, values[i])));
+  }
+  loom_async_value_t* result = NULL;
+  LOOM_ASSERT_OK(loom_program_executor_call(executor, program, "printed",
+                                            arguments, 2, &result, 1));
+  loom_program_executor_quiesce(executor);
+  const loom_program_value_t* value = loom_program_value_get(result);
+  assert_non_null(value);
+  static const float kExpected[3] = {3.75f, 10, -0.5f};
+  expect_values(g_context, value->u.tensor_handle, kExpected);
+  // The same as calling the traced function.
+  LOOM_ASSERT_OK(loom_context_add_function(g_context, function));
+  loom_tensor_handle_t* ex = vector(g_context, kX);
+  loom_tensor_handle_t* ey = vector(g_context, kY);
+  loom_tensor_handle_t* called = op2("printed", ex, ey);
+  expect_values(g_context, called, kExpected);
+  LOOM_ASSERT_OK(loom_context_remove_function(g_context, "printed"));
+  loom_async_value_release(result);
+  loom_async_value_release(arguments[0]);
+  loom_async_value_release(arguments[1]);
+  loom_program_executor_destroy(executor);
+  loom_program_destroy(program);
+  loom_allocator_free(loom_allocator_system(), text);
+  loom_function_release(function);
+  loom_tensor_handle_t* handles[] = {called, ex,  ey,     c,      x,
+                                     y,      sum, scaled, product};
+  for (size_t i = 0; i < sizeof(handles) / sizeof(handles[0]); ++i) {
+    loom_tensor_handle_release(handles[i]);
+  }
+  loom_op_handler_release(trace);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(a_traced_function_gives_the_eager_values),
+      cmocka_unit_test(traced_values_are_symbolic),
+      cmocka_unit_test(eager_tensors_are_captured),
+      cmocka_unit_test(a_tape_inside_a_trace_adds_the_gradient),
+      cmocka_unit_test(stateful_ops_keep_their_order),
+      cmocka_unit_test(errors_name_what_is_wrong),
+      cmocka_unit_test(release_in_any_order),
+      cmocka_unit_test(a_traced_function_prints_as_a_program),
+      cmocka_unit_test(an_executing_trace_also_runs_the_ops),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
