@@ -53,6 +53,9 @@ static const no_rule_t kNoRule[] = {
     {"CopyOn", "the vmap's own copy: a tensor of another handler is unbatched"},
     {"CopyOnGrad", NOT_YET},
     {"DestroyResourceOp", STATEFUL},
+    {"Einsum",
+     "not yet (one more label in the equation for the batch dim would do); "
+     "the per-example fallback"},
     {"FusedBatchNormGradV3", NOT_YET},
     {"FusedBatchNormV3",
      "not yet (statistics over N per example: a batched moments rule); the "
