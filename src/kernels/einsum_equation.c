@@ -166,6 +166,12 @@ loom_status_t loom__einsum_resolve(const loom__einsum_equation_t* equation,
     const loom__einsum_subscript_t* sub = &equation->inputs[i];
     int32_t rank = shapes[i]->rank;
     int32_t named_terms = sub->count - (sub->has_ellipsis ? 1 : 0);
+    if (rank > LOOM_MAX_RANK) {
+      return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                              "Einsum: input %d has rank %d, above the %d "
+                              "Einsum supports",
+                              (int)i, (int)rank, LOOM_MAX_RANK);
+    }
     if (!sub->has_ellipsis && rank != sub->count) {
       return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                               "Expected input %d to have rank %d but got: %d",

@@ -132,6 +132,13 @@ static void shape_function_reports_tensorflows_errors(void** state) {
   loom_shape_t outer[2] = {shape_of(1, big, 0, 0), shape_of(1, big, 0, 0)};
   LOOM_ASSERT_STATUS(infer("i,j->ij", outer, 2, &out),
                      LOOM_STATUS_INVALID_ARGUMENT, "Einsum: output");
+  // Ranks above LOOM_MAX_RANK (shapes that spill).
+  int64_t nine[9] = {1, 1, 1, 1, 1, 1, 1, 1, 2};
+  loom_shape_t spilled[1];
+  LOOM_ASSERT_OK(loom_shape_initialize_large(&spilled[0], nine, 9));
+  LOOM_ASSERT_STATUS(infer("...->...", spilled, 1, &out),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "Einsum: input 0 has rank 9, above the 8");
   // More axes than a shape holds.
   LOOM_ASSERT_STATUS(infer("abcdefghi->a", mm, 1, &out),
                      LOOM_STATUS_INVALID_ARGUMENT,
