@@ -23,7 +23,9 @@
 #include "kernels/einsum_equation.h"
 #include "kernels/kernel_registration.h"
 #include "kernels/matmul.h"
+#include "loom/host_context.h"
 #include "loom/tensor.h"
+#include "loom/thread_pool.h"
 #include "tensor/checked_size.h"
 
 //===----------------------------------------------------------------------===//
@@ -63,51 +65,57 @@ typedef enum pass_kind_t {
 
 // One pass per (source, accumulator, destination) type. The innermost
 // destination axis runs in a tight loop; sums walk their own odometer.
-#define DEFINE_PASS(name, SRC_T, ACC_T, DST_T, LOAD, STORE)                 \
-  static ACC_T name##_sum(const pass_t* p, const SRC_T* s) {                \
-    ACC_T acc = 0;                                                          \
-    int32_t last = p->sum_rank - 1;                                         \
-    int64_t index[LOOM_MAX_RANK] = {0};                                     \
-    int64_t offset = 0;                                                     \
-    for (;;) {                                                              \
-      for (int64_t j = 0; j < p->sum_dims[last]; ++j) {                     \
-        acc += LOAD(s[offset + j * p->sum_strides[last]]);                  \
-      }                                                                     \
-      int32_t a = last - 1;                                                 \
-      for (; a >= 0; --a) {                                                 \
-        offset += p->sum_strides[a];                                        \
-        if (++index[a] < p->sum_dims[a]) break;                             \
-        offset -= p->sum_strides[a] * p->sum_dims[a];                       \
-        index[a] = 0;                                                       \
-      }                                                                     \
-      if (a < 0) return acc;                                                \
-    }                                                                       \
-  }                                                                         \
-  static void name(const pass_t* p, const void* src_data, void* dst_data) { \
-    const SRC_T* src = src_data;                                            \
-    DST_T* dst = dst_data;                                                  \
-    int64_t inner = p->rank > 0 ? p->dims[p->rank - 1] : 1;                 \
-    int64_t step = p->rank > 0 ? p->strides[p->rank - 1] : 0;               \
-    int64_t outer = p->count / inner;                                       \
-    int64_t index[LOOM_MAX_RANK] = {0};                                     \
-    int64_t base = 0;                                                       \
-    for (int64_t o = 0; o < outer; ++o) {                                   \
-      if (p->sum_rank == 0) {                                               \
-        for (int64_t j = 0; j < inner; ++j) {                               \
-          *dst++ = STORE(LOAD(src[base + j * step]));                       \
-        }                                                                   \
-      } else {                                                              \
-        for (int64_t j = 0; j < inner; ++j) {                               \
-          *dst++ = STORE(name##_sum(p, src + base + j * step));             \
-        }                                                                   \
-      }                                                                     \
-      for (int32_t a = p->rank - 2; a >= 0; --a) {                          \
-        base += p->strides[a];                                              \
-        if (++index[a] < p->dims[a]) break;                                 \
-        base -= p->strides[a] * p->dims[a];                                 \
-        index[a] = 0;                                                       \
-      }                                                                     \
-    }                                                                       \
+#define DEFINE_PASS(name, SRC_T, ACC_T, DST_T, LOAD, STORE)               \
+  static ACC_T name##_sum(const pass_t* p, const SRC_T* s) {              \
+    ACC_T acc = 0;                                                        \
+    int32_t last = p->sum_rank - 1;                                       \
+    int64_t index[LOOM_MAX_RANK] = {0};                                   \
+    int64_t offset = 0;                                                   \
+    for (;;) {                                                            \
+      for (int64_t j = 0; j < p->sum_dims[last]; ++j) {                   \
+        acc += LOAD(s[offset + j * p->sum_strides[last]]);                \
+      }                                                                   \
+      int32_t a = last - 1;                                               \
+      for (; a >= 0; --a) {                                               \
+        offset += p->sum_strides[a];                                      \
+        if (++index[a] < p->sum_dims[a]) break;                           \
+        offset -= p->sum_strides[a] * p->sum_dims[a];                     \
+        index[a] = 0;                                                     \
+      }                                                                   \
+      if (a < 0) return acc;                                              \
+    }                                                                     \
+  }                                                                       \
+  static void name(const pass_t* p, const void* src_data, void* dst_data, \
+                   int64_t begin, int64_t end) {                          \
+    const SRC_T* src = src_data;                                          \
+    int64_t inner = p->rank > 0 ? p->dims[p->rank - 1] : 1;               \
+    int64_t step = p->rank > 0 ? p->strides[p->rank - 1] : 0;             \
+    DST_T* dst = (DST_T*)dst_data + begin * inner;                        \
+    int64_t index[LOOM_MAX_RANK] = {0};                                   \
+    int64_t base = 0;                                                     \
+    int64_t rest = begin;                                                 \
+    for (int32_t a = p->rank - 2; a >= 0; --a) {                          \
+      index[a] = rest % p->dims[a];                                       \
+      rest /= p->dims[a];                                                 \
+      base += index[a] * p->strides[a];                                   \
+    }                                                                     \
+    for (int64_t o = begin; o < end; ++o) {                               \
+      if (p->sum_rank == 0) {                                             \
+        for (int64_t j = 0; j < inner; ++j) {                             \
+          *dst++ = STORE(LOAD(src[base + j * step]));                     \
+        }                                                                 \
+      } else {                                                            \
+        for (int64_t j = 0; j < inner; ++j) {                             \
+          *dst++ = STORE(name##_sum(p, src + base + j * step));           \
+        }                                                                 \
+      }                                                                   \
+      for (int32_t a = p->rank - 2; a >= 0; --a) {                        \
+        base += p->strides[a];                                            \
+        if (++index[a] < p->dims[a]) break;                               \
+        base -= p->strides[a] * p->dims[a];                               \
+        index[a] = 0;                                                     \
+      }                                                                   \
+    }                                                                     \
   }
 
 DEFINE_PASS(pass_f32, float, float, float, LOAD_SAME, STORE_SAME)
@@ -127,16 +135,40 @@ DEFINE_PASS(pass_f32_half, float, float, uint16_t, LOAD_SAME,
 DEFINE_PASS(pass_f32_bf16, float, float, uint16_t, LOAD_SAME,
             loom__float_to_bfloat16)
 
-static void run_pass(pass_kind_t kind, const pass_t* p, const void* src,
-                     void* dst) {
-  static void (*const kPasses[])(const pass_t*, const void*, void*) = {
+typedef void (*pass_fn_t)(const pass_t* p, const void* src, void* dst,
+                          int64_t begin, int64_t end);
+
+// One pass split over the pool by rows of the destination's innermost axis.
+typedef struct pass_job_t {
+  pass_fn_t fn;
+  const pass_t* p;
+  const void* src;
+  void* dst;
+} pass_job_t;
+
+static void pass_rows(void* arg, int64_t begin, int64_t end) {
+  const pass_job_t* job = arg;
+  job->fn(job->p, job->src, job->dst, begin, end);
+}
+
+static loom_status_t run_pass(loom_kernel_context_t* ctx, pass_kind_t kind,
+                              const pass_t* p, const void* src, void* dst) {
+  static const pass_fn_t kPasses[] = {
       [PASS_F32] = pass_f32,           [PASS_F64] = pass_f64,
       [PASS_I32] = pass_i32,           [PASS_I64] = pass_i64,
       [PASS_HALF] = pass_half,         [PASS_BF16] = pass_bf16,
       [PASS_HALF_F32] = pass_half_f32, [PASS_BF16_F32] = pass_bf16_f32,
       [PASS_F32_HALF] = pass_f32_half, [PASS_F32_BF16] = pass_f32_bf16,
   };
-  kPasses[kind](p, src, dst);
+  int64_t inner = p->rank > 0 ? p->dims[p->rank - 1] : 1;
+  int64_t sums = 1;
+  for (int32_t r = 0; r < p->sum_rank; ++r) sums *= p->sum_dims[r];
+  pass_job_t job = {.fn = kPasses[kind], .p = p, .src = src, .dst = dst};
+  loom_thread_pool_t* pool =
+      loom_host_context_thread_pool(loom_kernel_context_host(ctx));
+  // About a nanosecond per element read.
+  return loom_thread_pool_parallel_for(pool, p->count / inner, inner * sums,
+                                       pass_rows, &job);
 }
 
 // The pass from a source whose axis a has label src_labels[a] and size
@@ -322,8 +354,9 @@ static void einsum_compute(void* state, loom_kernel_context_t* ctx) {
   if (num_inputs == 1) {
     plan_pass(plan.labels[0], shapes[0]->dims, plan.ranks[0], NULL,
               plan.output_labels, plan.output_rank, plan.dims, &pass);
-    run_pass(same, &pass, loom_tensor_data(inputs[0]),
-             loom_tensor_data(output));
+    status = run_pass(ctx, same, &pass, loom_tensor_data(inputs[0]),
+                      loom_tensor_data(output));
+    if (status) loom_kernel_context_fail(ctx, status);
     return;
   }
   // The operands: an ellipsis axis of size 1 facing a larger one is left
@@ -464,7 +497,11 @@ static void einsum_compute(void* state, loom_kernel_context_t* ctx) {
     }
     plan_pass(ops[i].axis_labels, ops[i].dims, ops[i].rank, ops[i].dropped,
               target, rank, plan.dims, &pass);
-    run_pass(widen, &pass, loom_tensor_data(inputs[i]), cursor);
+    status = run_pass(ctx, widen, &pass, loom_tensor_data(inputs[i]), cursor);
+    if (status) {
+      loom_allocator_free(allocator, scratch);
+      FAIL_AND_RETURN(ctx, status);
+    }
     data[i] = cursor;
     cursor += (size_t)counts[i] * size;
   }
@@ -479,7 +516,7 @@ static void einsum_compute(void* state, loom_kernel_context_t* ctx) {
     pass_kind_t back = dtype == LOOM_DTYPE_HALF       ? PASS_F32_HALF
                        : dtype == LOOM_DTYPE_BFLOAT16 ? PASS_F32_BF16
                                                       : same;
-    run_pass(back, &pass, c, loom_tensor_data(output));
+    status = run_pass(ctx, back, &pass, c, loom_tensor_data(output));
   }
   loom_allocator_free(allocator, scratch);
   if (status) loom_kernel_context_fail(ctx, status);

@@ -89,6 +89,10 @@ LARGE = {
     "large_matmul": ("ij,jk->ik", [(70, 90), (90, 80)], 90),
     "large_batch": ("bij,bkj->bik", [(6, 40, 50), (6, 30, 50)], 50),
     "large_permuted": ("bij,jbk->kbi", [(4, 30, 40), (40, 4, 20)], 40),
+    # Passes large enough to split over the pool.
+    "large_transpose": ("ij->ji", [(300, 500)], 1),
+    "large_sum": ("abc->ca", [(64, 50, 70)], 50),
+    "large_out_permuted": ("bij,bjk->kib", [(16, 60, 30), (16, 30, 70)], 30),
 }
 
 
