@@ -1,7 +1,8 @@
 """Einsum against NumPy's einsum: matrix products in every layout (in place
 or transposed operands, outputs in another order), batch labels, ellipsis
 broadcasting, diagonals, traces, summed labels, one-input equations, empty
-tensors, 16-bit floats computed in float, and TensorFlow's errors."""
+tensors, 16-bit floats computed in float, random equations, and
+TensorFlow's errors."""
 
 import numpy as np
 
@@ -120,6 +121,53 @@ def _equation_cases(rng):
     return out
 
 
+def _random_equation_cases(rng, count=120):
+    """Random one- and two-input equations over labels a-f: repeated labels,
+    summed labels, ellipses anywhere with dims of 1 broadcasting, outputs
+    in any order; float64 against NumPy."""
+    out = []
+    letters = "abcdef"
+    while len(out) < count:
+        n = int(rng.integers(1, 3))
+        sizes = {c: int(rng.integers(1, 4)) for c in letters}
+        ellipsis = rng.random() < 0.4
+        ellipsis_dims = [int(rng.integers(1, 3))
+                         for _ in range(int(rng.integers(0, 3)))]
+        subscripts, shapes = [], []
+        for _ in range(n):
+            labels = [letters[int(rng.integers(0, 6))]
+                      for _ in range(int(rng.integers(0, 4)))]
+            shape = [sizes[c] for c in labels]
+            text = "".join(labels)
+            if ellipsis and rng.random() < 0.8:
+                kept = int(rng.integers(0, len(ellipsis_dims) + 1))
+                dims = [1 if rng.random() < 0.3 else d
+                        for d in ellipsis_dims[len(ellipsis_dims) - kept:]]
+                at = int(rng.integers(0, len(labels) + 1))
+                text = "".join(labels[:at]) + "..." + "".join(labels[at:])
+                shape = shape[:at] + dims + shape[at:]
+            subscripts.append(text)
+            shapes.append(tuple(shape))
+        present = sorted(set("".join(subscripts)) - {"."})
+        output = [c for c in present if rng.random() < 0.5]
+        rng.shuffle(output)
+        output = "".join(output)
+        if any("..." in t for t in subscripts):
+            at = int(rng.integers(0, len(output) + 1))
+            output = output[:at] + "..." + output[at:]
+        equation = ",".join(subscripts) + "->" + output
+        xs = [rng.standard_normal(shape) for shape in shapes]
+        try:
+            want = np.einsum(equation, *xs)
+        except ValueError:
+            continue  # NumPy refuses it (dims that do not broadcast)
+        out.append(Case("Einsum_random_%d" % len(out), "Einsum", xs,
+                        [np.asarray(want, np.float64)],
+                        {"equation": ("string", equation),
+                         "N": ("int", n)}, rtol=1e-10, atol=1e-10))
+    return out
+
+
 def _error(name, equation, xs, code, text):
     return Case("Einsum_error_" + name, "Einsum", xs,
                 attrs={"equation": ("string", equation),
@@ -178,4 +226,5 @@ def _error_cases():
 
 def cases():
     rng = np.random.default_rng(20261127)
-    return _equation_cases(rng) + _error_cases()
+    return (_equation_cases(rng) + _random_equation_cases(rng) +
+            _error_cases())
