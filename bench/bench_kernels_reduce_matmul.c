@@ -7,6 +7,11 @@
 //                           axes [0, 2] of 256x256x256;
 //   matmul_<n>_f32_t<N>     MatMul of two n x n float matrices;
 //   batch_matmul_..._t<N>   BatchMatMulV2 of 64 products of 128x128;
+//   einsum_matmul_1024_f32_t<N>
+//                           Einsum "ij,jk->ik" of two 1024 x 1024 floats;
+//   einsum_attention_..._t<N>
+//                           Einsum "bhqd,bhkd->bhqk" (attention scores) of
+//                           [8,8,256,64] by [8,8,256,64];
 //   openblas_sgemm_<n>_f32_t<N>
 //                           cblas_sgemm on the same data with OpenBLAS's
 //                           own threads set to N (what Loom is held to);
@@ -299,6 +304,51 @@ static void products(loom_runtime_t* runtime, int threads, int repetitions) {
   }
 }
 
+// Einsum equations that are one batched product: a plain matrix product
+// and attention scores (B read transposed in place).
+static void einsums(loom_runtime_t* runtime, int threads, int repetitions) {
+  static const struct {
+    const char* what;
+    const char* equation;
+    int32_t rank;
+    int64_t a[4], b[4];
+  } kCases[] = {
+      {.what = "matmul_1024",
+       .equation = "ij,jk->ik",
+       .rank = 2,
+       .a = {1024, 1024},
+       .b = {1024, 1024}},
+      {.what = "attention_8x8x256x64",
+       .equation = "bhqd,bhkd->bhqk",
+       .rank = 4,
+       .a = {8, 8, 256, 64},
+       .b = {8, 8, 256, 64}},
+  };
+  char name[128];
+  for (size_t c = 0; c < sizeof(kCases) / sizeof(kCases[0]); ++c) {
+    snprintf(name, sizeof(name), "einsum_%s_f32_t%d", kCases[c].what, threads);
+    if (!wanted(name)) continue;
+    // --quick: the matrices' sides, or the batch, divided by 8.
+    int64_t a[4], b[4];
+    for (int32_t i = 0; i < kCases[c].rank; ++i) {
+      bool cut = g_quick && (kCases[c].rank == 2 || i == 0);
+      a[i] = cut ? kCases[c].a[i] / 8 : kCases[c].a[i];
+      b[i] = cut ? kCases[c].b[i] / 8 : kCases[c].b[i];
+    }
+    loom_op_attrs_t attrs;
+    loom_op_attrs_initialize(&attrs, loom_allocator_system());
+    CHECK_OK(loom_op_attrs_set_string(&attrs, "equation", kCases[c].equation,
+                                      strlen(kCases[c].equation)));
+    CHECK_OK(loom_op_attrs_set_i64(&attrs, "N", 2));
+    run_op(
+        runtime, name, "Einsum",
+        make_handle(runtime, make_tensor(LOOM_DTYPE_FLOAT, a, kCases[c].rank)),
+        make_handle(runtime, make_tensor(LOOM_DTYPE_FLOAT, b, kCases[c].rank)),
+        1, &attrs, repetitions);
+    loom_op_attrs_deinitialize(&attrs);
+  }
+}
+
 static void softmaxes(loom_runtime_t* runtime, int threads, int repetitions) {
   char name[128];
   int64_t dims[2] = {g_quick ? 256 : 4096, 1000};
@@ -339,6 +389,7 @@ int main(int argc, char** argv) {
     CHECK_OK(loom_runtime_create(&options, &runtime));
     reductions(runtime, threads, repetitions);
     products(runtime, threads, g_quick ? 1 : 9);
+    einsums(runtime, threads, g_quick ? 1 : 9);
     softmaxes(runtime, threads, repetitions);
     loom_runtime_destroy(runtime);
     loom_host_context_destroy(host);

@@ -5,7 +5,9 @@ benchmark (median of repetitions after a warm-up):
   torch_<figure>_t<N>   PyTorch with torch.set_num_threads(N);
   numpy_<figure>        NumPy (its reductions are single-threaded);
   numpy_matmul_<n>_f32_t<N>
-                        numpy.matmul, OpenBLAS's threads set to N.
+                        numpy.matmul, OpenBLAS's threads set to N;
+  numpy_einsum_<what>_f32_t<N>
+                        numpy.einsum(optimize=True), OpenBLAS's threads N.
 Inputs are NumPy arrays (PyTorch shares them), which NumPy backs with
 transparent huge pages, as the C benchmark does for Loom's inputs.
 """
@@ -113,6 +115,32 @@ def main():
             ta, tb = torch.from_numpy(a), torch.from_numpy(b)
             report("torch_batch_matmul_64x128_f32_t%d" % threads,
                    median_us(lambda: torch.matmul(ta, tb), repetitions))
+        einsums = [
+            ("matmul_1024", "ij,jk->ik", (1024, 1024), (1024, 1024)),
+            ("attention_8x8x256x64", "bhqd,bhkd->bhqk", (8, 8, 256, 64),
+             (8, 8, 256, 64)),
+        ]
+        for name, equation, sa, sb in einsums:
+            if only and only not in "einsum_" + name:
+                continue
+            if quick and len(sa) == 2:
+                sa = tuple(d // 8 for d in sa)
+                sb = tuple(d // 8 for d in sb)
+            elif quick:
+                sa = (sa[0] // 8,) + sa[1:]
+                sb = (sb[0] // 8,) + sb[1:]
+            a = rng.random(sa, dtype=np.float32)
+            b = rng.random(sb, dtype=np.float32)
+            ta, tb = torch.from_numpy(a), torch.from_numpy(b)
+            report("torch_einsum_%s_f32_t%d" % (name, threads),
+                   median_us(lambda: torch.einsum(equation, ta, tb),
+                             repetitions))
+            if set_blas_threads:
+                set_blas_threads(threads)
+                report("numpy_einsum_%s_f32_t%d" % (name, threads),
+                       median_us(lambda: np.einsum(equation, a, b,
+                                                   optimize=True),
+                                 repetitions))
         tl = torch.from_numpy(logits)
         tlabels = torch.from_numpy(labels)
         softmaxes = [

@@ -1,5 +1,9 @@
 // tfrt_test.benchmark: runs its region over and over, one run after the
 // other, and prints TFRT's benchmark report (`BM:NAME:Count: N`, ...).
+// tfrt_test.sync_benchmark does the same with a function (@f) that returns
+// nothing, named after it: a run ends when the function's frame is done.
+// It has no result; a failing operation of the function reports its error
+// each run.
 //
 // Attributes (i32): duration_secs and max_count bound the measured runs
 // (a run starts while fewer than max_count were measured and they took
@@ -22,7 +26,7 @@ typedef struct benchmark_t {
   const program_op_t* op;
   const program_function_t* region;
   program_frame_t* frame;      // the kernel's (retained): the caller
-  loom_async_value_t* chain;   // the kernel's result (retained)
+  loom_async_value_t* chain;   // the kernel's result (retained; NULL: sync)
   loom_async_value_t* result;  // the current run's
   FILE* output;
   const char* name;  // in the program's attributes
@@ -61,8 +65,10 @@ static void benchmark_free(benchmark_t* bm) {
 
 // Ends the benchmark with `error` (borrowed), reported already.
 static void benchmark_fail(benchmark_t* bm, loom_status_t error) {
-  loom_status_ignore(
-      loom_async_value_set_error(bm->chain, loom_status_clone(error)));
+  if (bm->chain) {
+    loom_status_ignore(
+        loom_async_value_set_error(bm->chain, loom_status_clone(error)));
+  }
   benchmark_free(bm);
 }
 
@@ -143,16 +149,9 @@ static loom_status_t record(benchmark_t* bm, int64_t wall, int64_t cpu) {
 
 static void start_run(void* arg);
 
-static void run_done(void* arg) {
-  benchmark_t* bm = arg;
-  int64_t wall = now_ns(CLOCK_MONOTONIC) - bm->wall_start;
-  int64_t cpu = now_ns(CLOCK_PROCESS_CPUTIME_ID) - bm->cpu_start;
-  if (loom_async_value_is_error(bm->result)) {
-    benchmark_fail(bm, loom_async_value_error(bm->result));
-    return;
-  }
-  loom_async_value_release(bm->result);
-  bm->result = NULL;
+// A run took `wall` and `cpu` nanoseconds: records it (after the warm-up)
+// and starts the next, or reports.
+static void finish_run(benchmark_t* bm, int64_t wall, int64_t cpu) {
   if (bm->started > bm->num_warmup_runs) {
     loom_status_t status = record(bm, wall, cpu);
     if (status) {
@@ -172,12 +171,34 @@ static void run_done(void* arg) {
     return;
   }
   summarize(bm);
-  loom_status_t status = loom_program_value_set_chain(bm->chain);
-  if (status) {
-    benchmark_report(bm, status);
-    return;
+  if (bm->chain) {
+    loom_status_t status = loom_program_value_set_chain(bm->chain);
+    if (status) {
+      benchmark_report(bm, status);
+      return;
+    }
   }
   benchmark_free(bm);
+}
+
+static void run_done(void* arg) {
+  benchmark_t* bm = arg;
+  int64_t wall = now_ns(CLOCK_MONOTONIC) - bm->wall_start;
+  int64_t cpu = now_ns(CLOCK_PROCESS_CPUTIME_ID) - bm->cpu_start;
+  if (loom_async_value_is_error(bm->result)) {
+    benchmark_fail(bm, loom_async_value_error(bm->result));
+    return;
+  }
+  loom_async_value_release(bm->result);
+  bm->result = NULL;
+  finish_run(bm, wall, cpu);
+}
+
+// A sync benchmark's run: its function's frame is done.
+static void sync_run_done(void* arg) {
+  benchmark_t* bm = arg;
+  finish_run(bm, now_ns(CLOCK_MONOTONIC) - bm->wall_start,
+             now_ns(CLOCK_PROCESS_CPUTIME_ID) - bm->cpu_start);
 }
 
 static void start_run(void* arg) {
@@ -189,16 +210,28 @@ static void start_run(void* arg) {
     loom_status_free(cancelled);
     return;
   }
-  loom_status_t status =
-      loom_program_value_create(bm->executor->allocator, &bm->result);
-  if (status) {
-    benchmark_report(bm, status);
-    return;
+  loom_status_t status = loom_ok_status();
+  if (bm->chain) {
+    status = loom_program_value_create(bm->executor->allocator, &bm->result);
+    if (status) {
+      benchmark_report(bm, status);
+      return;
+    }
   }
   bm->started++;
   bm->wall_start = now_ns(CLOCK_MONOTONIC);
   bm->cpu_start = now_ns(CLOCK_PROCESS_CPUTIME_ID);
   // A call that cannot start has reported why.
+  if (!bm->chain) {
+    status = loom__program_call_notify(bm->executor, bm->binding, bm->region,
+                                       bm->frame, bm->op, bm->arguments, NULL,
+                                       sync_run_done, bm);
+    if (status) {
+      benchmark_fail(bm, status);
+      loom_status_free(status);
+    }
+    return;
+  }
   status = loom__program_call(bm->executor, bm->binding, bm->region, bm->frame,
                               bm->op, bm->arguments, &bm->result);
   if (status) {
@@ -230,22 +263,40 @@ static loom_status_t int_attr(const loom_program_frame_t* frame,
   return loom_ok_status();
 }
 
+// user_data: NULL for tfrt_test.benchmark, non-NULL for the sync one.
 static void benchmark_kernel(loom_program_frame_t* frame, void* user_data) {
-  (void)user_data;
+  bool sync = user_data != NULL;
   const program_op_t* op = frame->op;
-  const program_function_t* region = op->num_regions == 1 ? op->regions[0] : 0;
-  if (!region || region->num_results != 1 ||
-      op->region_first[0] + region->num_arguments != frame->num_arguments) {
-    loom_program_frame_fail(
-        frame, loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                                "'%s' needs one region returning one value",
-                                loom_program_frame_op_name(frame)));
-    return;
+  const program_function_t* region = NULL;
+  int32_t first = 0;  // the operand the region's arguments start at
+  if (sync) {
+    region = op->num_callees == 1 ? op->callees[0] : NULL;
+    if (!region || region->num_results != 0 ||
+        region->num_arguments != frame->num_arguments) {
+      loom_program_frame_fail(
+          frame, loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                                  "'%s' needs a function returning nothing "
+                                  "that takes its operands",
+                                  loom_program_frame_op_name(frame)));
+      return;
+    }
+  } else {
+    region = op->num_regions == 1 ? op->regions[0] : 0;
+    first = region ? op->region_first[0] : 0;
+    if (!region || region->num_results != 1 ||
+        first + region->num_arguments != frame->num_arguments) {
+      loom_program_frame_fail(
+          frame, loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                                  "'%s' needs one region returning one value",
+                                  loom_program_frame_op_name(frame)));
+      return;
+    }
   }
   int64_t duration_secs = 0;
   int64_t max_count = 0;
   int64_t num_warmup_runs = 0;
   const char* name = loom__kernel_string_attr(frame, "name");
+  if (!name && sync) name = op->callee_names[0];
   loom_status_t status =
       name ? loom_ok_status()
            : loom__kernel_missing_attr(frame, "name", "a string");
@@ -270,8 +321,10 @@ static void benchmark_kernel(loom_program_frame_t* frame, void* user_data) {
   bm->region = region;
   bm->frame = frame->frame;
   loom__program_frame_retain(bm->frame);
-  bm->chain = frame->results[0];
-  loom_async_value_retain(bm->chain);
+  if (!sync) {
+    bm->chain = frame->results[0];
+    loom_async_value_retain(bm->chain);
+  }
   bm->output = loom_program_frame_output(frame);
   bm->name = name;
   bm->num_warmup_runs = num_warmup_runs;
@@ -279,7 +332,7 @@ static void benchmark_kernel(loom_program_frame_t* frame, void* user_data) {
   bm->duration_ns = duration_secs * 1000000000;
   bm->num_arguments = region->num_arguments;
   for (int32_t i = 0; i < region->num_arguments; ++i) {
-    bm->arguments[i] = frame->arguments[op->region_first[0] + i];
+    bm->arguments[i] = frame->arguments[first + i];
     loom_async_value_retain(bm->arguments[i]);
   }
   start_run(bm);
@@ -287,6 +340,9 @@ static void benchmark_kernel(loom_program_frame_t* frame, void* user_data) {
 
 loom_status_t loom__program_register_benchmark_kernels(
     loom_program_executor_t* executor) {
-  return loom__kernel_add(executor, "tfrt_test.benchmark", benchmark_kernel,
-                          NULL, -1, 1);
+  static const char kSync = 1;
+  LOOM_RETURN_IF_ERROR(loom__kernel_add(executor, "tfrt_test.benchmark",
+                                        benchmark_kernel, NULL, -1, 1));
+  return loom__kernel_add(executor, "tfrt_test.sync_benchmark",
+                          benchmark_kernel, (void*)&kSync, -1, 0);
 }

@@ -185,6 +185,87 @@ static void set_constant_values_kernel(loom_program_frame_t* frame,
   loom__kernel_set_or_fail(frame, set_chain(frame, 0));
 }
 
+// The `shape` attribute (an empty list: a scalar).
+static loom_status_t shape_attr(loom_program_frame_t* frame,
+                                loom_shape_t* shape) {
+  loom_attr_value_t value;
+  if (loom_op_attrs_get(loom_program_frame_attrs(frame), "shape", &value) &&
+      value.is_list && value.count == 0) {
+    *shape = loom_shape_scalar();
+    return loom_ok_status();
+  }
+  return loom__kernel_shape_attr(frame, "shape", shape);
+}
+
+// tfrt_dht_sync.create_dense_tensor.<dtype> {shape, values} -> !t.tensor:
+// one value fills the tensor; otherwise one value per element.
+static void create_dense_kernel(loom_program_frame_t* frame, void* user_data) {
+  const dht_kernel_t kernel = unpack(user_data);
+  loom_shape_t shape;
+  loom_status_t status = shape_attr(frame, &shape);
+  if (status) {
+    loom_program_frame_fail(frame, status);
+    return;
+  }
+  loom_attr_value_t value;
+  if (!loom_op_attrs_get(loom_program_frame_attrs(frame), "values", &value) ||
+      !value.is_list || value.count == 0 || !is_number_attr(&value)) {
+    loom_program_frame_fail(
+        frame, loom__kernel_missing_attr(frame, "values",
+                                         "a non-empty list of numbers"));
+    return;
+  }
+  loom_tensor_t* tensor = NULL;
+  status = loom_tensor_create_dense(frame->executor->allocator, kernel.dtype,
+                                    &shape, &tensor);
+  int64_t n = tensor ? loom_tensor_num_elements(tensor) : 0;
+  if (!status && value.count != 1 && value.count != n) {
+    status = count_mismatch(frame, value.count, n);
+  }
+  if (!status) {
+    void* data = loom_tensor_data(tensor);
+    for (int64_t e = 0; e < n; ++e) {
+      double f = 0;
+      int64_t i = 0;
+      loom__kernel_attr_number(&value, value.count == 1 ? 0 : e, &f, &i);
+      loom__kernel_store_number(kernel.dtype, data, e, f, i);
+    }
+    status = set_tensor(loom_program_frame_result(frame, 0), tensor);
+  }
+  loom_tensor_release(tensor);
+  loom__kernel_set_or_fail(frame, status);
+}
+
+// tfrt_dht_sync.create_from_scalar.<dtype> {shape, value} -> !t.tensor: a
+// scalar host tensor (one value standing for every element).
+static void create_scalar_kernel(loom_program_frame_t* frame, void* user_data) {
+  const dht_kernel_t kernel = unpack(user_data);
+  loom_shape_t shape;
+  loom_status_t status = shape_attr(frame, &shape);
+  if (status) {
+    loom_program_frame_fail(frame, status);
+    return;
+  }
+  loom_attr_value_t value;
+  if (!loom_op_attrs_get(loom_program_frame_attrs(frame), "value", &value) ||
+      value.is_list || !is_number_attr(&value)) {
+    loom_program_frame_fail(
+        frame, loom__kernel_missing_attr(frame, "value", "a number"));
+    return;
+  }
+  double f = 0;
+  int64_t i = 0;
+  loom__kernel_attr_number(&value, 0, &f, &i);
+  uint64_t bits[2] = {0, 0};
+  loom__kernel_store_number(kernel.dtype, bits, 0, f, i);
+  loom_tensor_t* tensor = NULL;
+  status = loom_tensor_create_scalar(frame->executor->allocator, kernel.dtype,
+                                     &shape, bits, &tensor);
+  if (!status) status = set_tensor(loom_program_frame_result(frame, 0), tensor);
+  loom_tensor_release(tensor);
+  loom__kernel_set_or_fail(frame, status);
+}
+
 // tfrt_dht.set_tensor_with_values.<dtype> %t, %ch, %v0, %v1, ... -> chain
 static void set_values_kernel(loom_program_frame_t* frame, void* user_data) {
   const dht_kernel_t kernel = unpack(user_data);
@@ -511,9 +592,12 @@ static void print_buffer_kernel(loom_program_frame_t* frame, void* user_data) {
 
 // tfrt_dht.make_tensor.<dtype> %buffer, %shape, %ch -> (!t.tensor, chain):
 // a tensor over the buffer's bytes, which must be exactly its elements'.
+// tfrt_dht_sync.make_tensor.<dtype> %buffer, %shape -> !t.tensor (user
+// data's rank 1) is the same without chains.
 static void make_tensor_kernel(loom_program_frame_t* frame, void* user_data) {
   const dht_kernel_t kernel = unpack(user_data);
   const dht_kernel_t* k = &kernel;
+  bool sync = k->rank == 1;
   if (!loom__kernel_check(frame, 0, LOOM_PROGRAM_VALUE_HOST_BUFFER) ||
       !loom__kernel_check(frame, 1, LOOM_PROGRAM_VALUE_SHAPE)) {
     return;
@@ -530,13 +614,15 @@ static void make_tensor_kernel(loom_program_frame_t* frame, void* user_data) {
     loom_shape_format(shape, text, sizeof(text));
     // TFRT's message.
     loom_program_frame_fail(
-        frame, loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                                "'%s': dht.make_tensor failed: buffer_size "
-                                "(%zu) is not equal to the number of elements "
-                                "in shape (%s) times element size (%zu)",
-                                loom_program_frame_op_name(frame),
-                                buffer->u.host_buffer.size, text,
-                                loom_dtype_size(k->dtype)));
+        frame,
+        loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                         "'%s': %s failed: buffer_size "
+                         "(%zu) is not equal to the number of elements "
+                         "in shape (%s) times element size (%zu)",
+                         loom_program_frame_op_name(frame),
+                         sync ? "tfrt_dht_sync.make_tensor" : "dht.make_tensor",
+                         buffer->u.host_buffer.size, text,
+                         loom_dtype_size(k->dtype)));
     return;
   }
   loom_tensor_t* tensor = NULL;
@@ -545,7 +631,7 @@ static void make_tensor_kernel(loom_program_frame_t* frame, void* user_data) {
       buffer->u.host_buffer.offset, &tensor);
   if (!status) status = set_tensor(loom_program_frame_result(frame, 0), tensor);
   loom_tensor_release(tensor);
-  if (!status) status = set_chain(frame, 1);
+  if (!status && !sync) status = set_chain(frame, 1);
   loom__kernel_set_or_fail(frame, status);
 }
 
@@ -697,6 +783,16 @@ static loom_status_t register_sync_kernels(loom_program_executor_t* executor) {
              "tfrt_dht_sync.set_tensor_with_constant_values.%s", t);
     LOOM_RETURN_IF_ERROR(
         loom__program_add_sync_kernel(executor, name, wrapped, 1, true, 1, 0));
+    loom_dtype_t dtype = kDtypes[d].dtype;
+    snprintf(name, sizeof(name), "tfrt_dht_sync.create_dense_tensor.%s", t);
+    LOOM_RETURN_IF_ERROR(
+        add(executor, name, create_dense_kernel, pack(dtype, 0, 0), 0, 1));
+    snprintf(name, sizeof(name), "tfrt_dht_sync.create_from_scalar.%s", t);
+    LOOM_RETURN_IF_ERROR(
+        add(executor, name, create_scalar_kernel, pack(dtype, 0, 0), 0, 1));
+    snprintf(name, sizeof(name), "tfrt_dht_sync.make_tensor.%s", t);
+    LOOM_RETURN_IF_ERROR(
+        add(executor, name, make_tensor_kernel, pack(dtype, 1, 0), 2, 1));
   }
   LOOM_RETURN_IF_ERROR(
       loom__program_add_sync_kernel(executor, "tfrt_dht_sync.print_tensor",

@@ -180,6 +180,18 @@ loom_status_t loom__program_call(loom_program_executor_t* executor,
                                  loom_async_value_t* const* arguments,
                                  loom_async_value_t* const* results);
 
+// loom__program_call that also calls on_done(on_done_arg) once the
+// callee's frame has run every operation and is freed (when the call
+// started: on error nothing is called). What waits for a function without
+// results (tfrt_test.sync_benchmark). on_done runs on the thread that
+// freed the frame, and must not call into the executor inline.
+loom_status_t loom__program_call_notify(
+    loom_program_executor_t* executor, const program_binding_t* binding,
+    const program_function_t* function, program_frame_t* caller,
+    const program_op_t* call_op, loom_async_value_t* const* arguments,
+    loom_async_value_t* const* results, void (*on_done)(void* arg),
+    void* on_done_arg);
+
 // Keeps a frame (and its callers) alive past its last operation: what a
 // kernel that calls functions later (corert.while) holds for their call
 // stacks.

@@ -51,6 +51,10 @@ struct program_frame_t {
   loom_async_value_t** outputs;  // the caller's result values
   op_state_t* ops;
   loom_async_waiter_t* waiters;  // one per operand slot
+  // Called once the frame is freed (loom__program_call_notify); may be
+  // NULL.
+  void (*on_done)(void* arg);
+  void* on_done_arg;
 };
 
 // The ready operations of this thread, run by its outermost scheduler: a
@@ -77,8 +81,12 @@ static void frame_free(program_frame_t* frame) {
     }
     loom_program_executor_t* executor = frame->executor;
     program_frame_t* caller = frame->caller;
+    void (*on_done)(void*) = frame->on_done;
+    void* on_done_arg = frame->on_done_arg;
     loom_allocator_free(executor->allocator, frame);
     atomic_fetch_sub(&executor->live_frames, 1);
+    // Before the caller is let go: the hook's owner may still hold it.
+    if (on_done) on_done(on_done_arg);
     frame =
         caller && atomic_fetch_sub(&caller->pending, 1) == 1 ? caller : NULL;
   }
@@ -413,6 +421,16 @@ loom_status_t loom__program_call(loom_program_executor_t* executor,
                                  const program_op_t* call_op,
                                  loom_async_value_t* const* arguments,
                                  loom_async_value_t* const* results) {
+  return loom__program_call_notify(executor, binding, function, caller, call_op,
+                                   arguments, results, NULL, NULL);
+}
+
+loom_status_t loom__program_call_notify(
+    loom_program_executor_t* executor, const program_binding_t* binding,
+    const program_function_t* function, program_frame_t* caller,
+    const program_op_t* call_op, loom_async_value_t* const* arguments,
+    loom_async_value_t* const* results, void (*on_done)(void* arg),
+    void* on_done_arg) {
   // A call from outside when nothing is in flight ends a stop.
   if (!caller && atomic_load(&executor->live_frames) == 0) {
     loom_status_free(loom__program_stop_clear(executor));
@@ -468,6 +486,8 @@ loom_status_t loom__program_call(loom_program_executor_t* executor,
   frame->depth = depth;
   frame->caller = caller;
   frame->call_op = call_op;
+  frame->on_done = on_done;
+  frame->on_done_arg = on_done_arg;
   frame->values = (loom_async_value_t**)(block + values_offset);
   frame->outputs = (loom_async_value_t**)(block + outputs_offset);
   frame->ops = (op_state_t*)(block + ops_offset);

@@ -15,7 +15,9 @@
 // and tfrt_dht_sync's, for functions without chains (`{tfrt.sync}`):
 // create_uninitialized_tensor, `set_tensor_with_constant_values.<dtype> %t
 // [...]`, `print_tensor %t`, get_tensor_shape, allocate_buffer,
-// get_buffer_slice. The generic form of each works too.
+// get_buffer_slice, `make_tensor.<dtype> %buf, %shape`. The generic form
+// of each works too (create_dense_tensor and create_from_scalar have only
+// that one, as in TFRT's tests).
 
 #include "function/program_parser.h"
 
@@ -144,6 +146,13 @@ static bool parse_sync_set_values(parser_t* p, function_builder_t* fb,
          loom__parser_parse_optional_attrs(p, b);
 }
 
+// tfrt_dht_sync.make_tensor.<dtype> %buffer, %shape
+static bool parse_sync_make_tensor(parser_t* p, function_builder_t* fb,
+                                   op_builder_t* b, const char* suffix) {
+  (void)suffix;
+  return parse_fixed(p, fb, b, 2, TENSOR_TYPE, NULL, false);
+}
+
 // tfrt_dht_sync.print_tensor %t
 static bool parse_sync_print(parser_t* p, function_builder_t* fb,
                              op_builder_t* b, const char* suffix) {
@@ -162,6 +171,9 @@ static const program_custom_op_t kSyncOps[] = {
     {.name = "tfrt_dht_sync.set_tensor_with_constant_values.",
      .prefix = true,
      .parse = parse_sync_set_values},
+    {.name = "tfrt_dht_sync.make_tensor.",
+     .prefix = true,
+     .parse = parse_sync_make_tensor},
 };
 
 const program_dialect_t loom__parser_dialect_dht_sync = {

@@ -7,6 +7,12 @@
 // arguments); the keyword attributes are i32, num_warmup_runs 1 unless
 // given; the region returns one value; the result is a !tfrt.chain.
 //
+//   tfrt_test.sync_benchmark @f(%a : T, ...) duration_secs = 1,
+//       max_count = 100, num_warmup_runs = 10
+//
+// runs function @f (which takes the operands and returns nothing) the same
+// way; it has no result.
+//
 //   %r = tfrt_test.do.async %a, %b [attributes {...}] : (T, T) -> (R) {
 //     ... tfrt.return %x : R }
 //
@@ -16,17 +22,11 @@
 
 #include "function/program_parser.h"
 
-static bool parse_benchmark(parser_t* p, function_builder_t* fb,
-                            op_builder_t* b, const char* suffix) {
-  (void)suffix;
-  if (p->tok.kind != TOKEN_STRING) {
-    return loom__parser_error_got(p,
-                                  "expected the benchmark's name (a string)");
-  }
-  program_attr_t name;
-  if (!loom__parser_parse_attr(p, NULL, &name) ||
-      !loom__parser_set_attr(p, &b->attrs, "name", &name) ||
-      !loom__parser_expect(p, TOKEN_LPAREN, "to begin the operand list")) {
+// `(%a : T, ...) key = N, ...`: the operands with their types, then the
+// i32 keyword attributes (num_warmup_runs 1 unless given).
+static bool parse_benchmark_tail(parser_t* p, function_builder_t* fb,
+                                 op_builder_t* b) {
+  if (!loom__parser_expect(p, TOKEN_LPAREN, "to begin the operand list")) {
     return false;
   }
   if (!loom__parser_accept(p, TOKEN_RPAREN)) {
@@ -76,6 +76,22 @@ static bool parse_benchmark(parser_t* p, function_builder_t* fb,
       return false;
     }
   }
+  return true;
+}
+
+static bool parse_benchmark(parser_t* p, function_builder_t* fb,
+                            op_builder_t* b, const char* suffix) {
+  (void)suffix;
+  if (p->tok.kind != TOKEN_STRING) {
+    return loom__parser_error_got(p,
+                                  "expected the benchmark's name (a string)");
+  }
+  program_attr_t name;
+  if (!loom__parser_parse_attr(p, NULL, &name) ||
+      !loom__parser_set_attr(p, &b->attrs, "name", &name) ||
+      !parse_benchmark_tail(p, fb, b)) {
+    return false;
+  }
   if (!loom__parser_is(p, TOKEN_LBRACE)) {
     return loom__parser_error_got(p, "expected '{' to begin the benchmark");
   }
@@ -88,6 +104,18 @@ static bool parse_benchmark(parser_t* p, function_builder_t* fb,
         region->num_results);
   }
   return loom__parser_add_result_kind(p, b, PROGRAM_TYPE_CHAIN, "!tfrt.chain");
+}
+
+static bool parse_sync_benchmark(parser_t* p, function_builder_t* fb,
+                                 op_builder_t* b, const char* suffix) {
+  (void)suffix;
+  return loom__parser_parse_callee(p, b) && parse_benchmark_tail(p, fb, b);
+}
+
+// The function takes the operands and returns nothing.
+static bool check_sync_benchmark(parser_t* p, const program_function_t* caller,
+                                 const program_op_t* op) {
+  return loom__parser_check_call_signature(p, caller, op, 0, op->callees[0]);
 }
 
 static bool parse_do_async(parser_t* p, function_builder_t* fb, op_builder_t* b,
@@ -125,6 +153,9 @@ static bool parse_do_async(parser_t* p, function_builder_t* fb, op_builder_t* b,
 static const program_custom_op_t kOps[] = {
     {.name = "tfrt_test.do.async", .parse = parse_do_async},
     {.name = "tfrt_test.benchmark", .parse = parse_benchmark},
+    {.name = "tfrt_test.sync_benchmark",
+     .parse = parse_sync_benchmark,
+     .check_callees = check_sync_benchmark},
 };
 
 const program_dialect_t loom__parser_dialect_tfrt_test = {

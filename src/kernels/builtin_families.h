@@ -30,6 +30,9 @@ loom_status_t loom__register_reduction_ops(void);
 // MatMul, BatchMatMulV2, _FusedMatMul (OpenBLAS).
 loom_status_t loom__register_linalg_ops(void);
 
+// Einsum (einsum.c, its equation in einsum_equation.c).
+loom_status_t loom__register_einsum_ops(void);
+
 // Softmax, LogSoftmax, SoftmaxCrossEntropyWithLogits,
 // SparseSoftmaxCrossEntropyWithLogits.
 loom_status_t loom__register_softmax_ops(void);

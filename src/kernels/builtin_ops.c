@@ -25,7 +25,7 @@ static const family_fn_t kFamilies[] = {
     loom__register_nn_activation_ops, loom__register_scan_ops,
     loom__register_nd_indexing_ops,   loom__register_top_k_ops,
     loom__register_matrix_ops,        loom__register_unique_ops,
-    loom__register_collective_ops,
+    loom__register_collective_ops,    loom__register_einsum_ops,
 };
 
 static void register_all(void) {

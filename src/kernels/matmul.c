@@ -551,6 +551,75 @@ static void compute(loom_kernel_context_t* ctx, const product_kind_t* kind,
   if (status) loom_kernel_context_fail(ctx, status);
 }
 
+loom_status_t loom__matmul_batched(loom_kernel_context_t* ctx,
+                                   const char* op_name, loom_dtype_t dtype,
+                                   const void* a, bool transpose_a,
+                                   const void* b, bool transpose_b, void* c,
+                                   int64_t batch, int64_t m, int64_t n,
+                                   int64_t k) {
+  size_t size = loom_dtype_size(dtype);
+  if (batch == 0 || m == 0 || n == 0) return loom_ok_status();
+  if (k == 0) {
+    memset(c, 0, (size_t)(batch * m * n) * size);  // 0 bits
+    return loom_ok_status();
+  }
+  if (m > INT_MAX || n > INT_MAX || k > INT_MAX) {
+    return loom_make_status(LOOM_STATUS_UNIMPLEMENTED,
+                            "%s: matrix dimensions above %d are not "
+                            "supported (m %lld, n %lld, k %lld)",
+                            op_name, INT_MAX, (long long)m, (long long)n,
+                            (long long)k);
+  }
+  product_t p = {
+      .m = m,
+      .n = n,
+      .k = k,
+      .transpose_a = transpose_a,
+      .transpose_b = transpose_b,
+      .batch_rank = 1,
+      .batch = batch,
+      .a_strides = {1},
+      .b_strides = {1},
+  };
+  p.out.rank = 3;
+  p.out.dims[0] = batch;
+  p.out.dims[1] = m;
+  p.out.dims[2] = n;
+  gemm_job_t job = {
+      .p = &p,
+      .loops = loom__matmul_loops(),
+      .a = a,
+      .b = b,
+      .c = c,
+      .size = size,
+      .a_matrix = m * k,
+      .b_matrix = k * n,
+  };
+  switch (dtype) {
+    case LOOM_DTYPE_FLOAT:
+      job.kind = GEMM_F32;
+      break;
+    case LOOM_DTYPE_DOUBLE:
+      job.kind = GEMM_F64;
+      break;
+    case LOOM_DTYPE_INT32:
+    case LOOM_DTYPE_INT64:
+      if (transpose_b) {
+        return loom_make_status(LOOM_STATUS_INTERNAL,
+                                "%s: integer products take B untransposed",
+                                op_name);
+      }
+      job.kind = dtype == LOOM_DTYPE_INT32 ? GEMM_I32 : GEMM_I64;
+      break;
+    default:
+      return loom_make_status(LOOM_STATUS_UNIMPLEMENTED,
+                              "%s: no matrix product for dtype %s", op_name,
+                              loom_dtype_name(dtype));
+  }
+  loom__blas_single_threaded();
+  return run_gemms(ctx, &job);
+}
+
 static void matmul_compute(void* kernel, loom_kernel_context_t* ctx) {
   compute(ctx, kernel, NULL);
 }

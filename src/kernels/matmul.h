@@ -82,4 +82,17 @@ void loom__matmul_compute(loom_kernel_context_t* ctx, bool transpose_a,
                           bool transpose_b,
                           const loom__matmul_epilogue_t* epilogue);
 
+// C[i] = op(A[i]) . op(B[i]) for i < batch, on dense row-major operands in
+// the kernel's memory: A holds batch matrices of m x k (k x m when
+// transpose_a), B of k x n (n x k when transpose_b), C batch of m x n.
+// dtype is float, double, int32 or int64 (integer products wrap; with an
+// integer dtype transpose_b must be false). Runs as MatMul does (OpenBLAS,
+// large products split over the kernel's pool). Errors name `op_name`.
+loom_status_t loom__matmul_batched(loom_kernel_context_t* ctx,
+                                   const char* op_name, loom_dtype_t dtype,
+                                   const void* a, bool transpose_a,
+                                   const void* b, bool transpose_b, void* c,
+                                   int64_t batch, int64_t m, int64_t n,
+                                   int64_t k);
+
 #endif  // LOOM_KERNELS_MATMUL_H_

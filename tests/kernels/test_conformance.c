@@ -244,7 +244,9 @@ static int parse_attr(char** cursor, int line, loom_op_attrs_t* attrs) {
     loom_tensor_release(spec.tensor);
     if (result) return result;
   } else if (strcmp(kind, "string") == 0) {
-    char* text = next_token(cursor);
+    // An empty string is no token at all.
+    const char* text = next_token(cursor);
+    if (!text) text = "";
     status = loom_op_attrs_set_string(attrs, name, text, strlen(text));
   } else if (strcmp(kind, "shape") == 0) {
     int rank = atoi(next_token(cursor));

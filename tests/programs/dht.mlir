@@ -166,6 +166,51 @@ func.func @sync_tensors() attributes {tfrt.sync} {
   tfrt.return
 }
 
+// tfrt_dht_sync's constructors: a dense tensor from its values (one value
+// fills it), a scalar host tensor, and a tensor over a buffer.
+// CHECK-LABEL: --- Running 'sync_create'
+// CHECK-NEXT: DenseHostTensor dtype = f32, shape = [2, 2], values = [1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]
+// CHECK-NEXT: DenseHostTensor dtype = i64, shape = [3], values = [7, 7, 7]
+// CHECK-NEXT: DenseHostTensor dtype = i32, shape = [], values = [5]
+// CHECK-NEXT: ScalarHostTensor dtype = f32, shape = [2, 3], value = 1.500000e+00
+// CHECK-NEXT: DenseHostTensor dtype = i32, shape = [2], values = [0, 0]
+func.func @sync_create() attributes {tfrt.sync} {
+  %a = "tfrt_dht_sync.create_dense_tensor.f32"()
+      {shape = [2, 2], values = [1.0 : f32, 2.0 : f32, 3.0 : f32, 4.0 : f32]} : () -> !t.tensor
+  tfrt_dht_sync.print_tensor %a
+  %b = "tfrt_dht_sync.create_dense_tensor.i64"()
+      {shape = [3], values = [7 : i64]} : () -> !t.tensor
+  tfrt_dht_sync.print_tensor %b
+  %c = "tfrt_dht_sync.create_dense_tensor.i32"()
+      {shape = [], values = [5 : i32]} : () -> !t.tensor
+  tfrt_dht_sync.print_tensor %c
+  %s = "tfrt_dht_sync.create_from_scalar.f32"()
+      {shape = [2, 3], value = 1.5 : f32} : () -> !t.tensor
+  tfrt_dht_sync.print_tensor %s
+  %size = tfrt.constant.i64 8
+  %align = tfrt.constant.i64 8
+  %buf = tfrt_dht_sync.allocate_buffer %size, %align
+  %pair = ts.build_shape [2 : i64]
+  %m = tfrt_dht_sync.make_tensor.i32 %buf, %pair
+  tfrt_dht_sync.print_tensor %m
+  tfrt.return
+}
+
+// CHECK-LABEL: --- Running 'sync_create_errors'
+// CHECK: dht.mlir:[[@LINE+8]]:8: error: runtime error: 'tfrt_dht_sync.create_dense_tensor.f32': Incorrect number of values for the tensor: 3, but expected 4
+// CHECK: dht.mlir:[[@LINE+9]]:8: error: runtime error: 'tfrt_dht_sync.make_tensor.f32': tfrt_dht_sync.make_tensor failed: buffer_size (8) is not equal to the number of elements in shape ([3]) times element size (4)
+// CHECK: 'sync_create_errors' returned
+func.func @sync_create_errors() -> (!t.tensor, !t.tensor) attributes {tfrt.sync} {
+  %size = tfrt.constant.i64 8
+  %align = tfrt.constant.i64 8
+  %buf = tfrt_dht_sync.allocate_buffer %size, %align
+  %three = ts.build_shape [3 : i64]
+  %a = "tfrt_dht_sync.create_dense_tensor.f32"()
+      {shape = [2, 2], values = [1.0 : f32, 2.0 : f32, 3.0 : f32]} : () -> !t.tensor
+  %m = tfrt_dht_sync.make_tensor.f32 %buf, %three
+  tfrt.return %a, %m : !t.tensor, !t.tensor
+}
+
 // CHECK-LABEL: --- Running 'errors'
 // CHECK: dht.mlir:[[@LINE+10]]:9: error: runtime error: 'tfrt_dht.set_tensor_with_constant_values.i32': Incorrect number of values for the tensor: 2, but expected 3
 // CHECK: dht.mlir:[[@LINE+10]]:9: error: runtime error: 'tfrt_dht.fill_tensor_with_constant.f32': argument 0 is a tensor of int32, expected float

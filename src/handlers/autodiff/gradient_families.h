@@ -53,6 +53,8 @@ loom_status_t loom__register_nn_gradients(void);
 loom_status_t loom__register_indexing_gradients(void);
 // grad_scan.c: Cumsum and Cumprod.
 loom_status_t loom__register_scan_gradients(void);
+// grad_einsum.c: Einsum.
+loom_status_t loom__register_einsum_gradients(void);
 // grad_training.c: the fused optimizer updates (not differentiable).
 loom_status_t loom__register_training_gradients(void);
 // jvp_<family>.c: the built-in JVP functions (forward mode runs them).
@@ -71,6 +73,7 @@ loom_status_t loom__register_batch_norm_jvps(void);
   X(loom__register_nn_gradients)       \
   X(loom__register_indexing_gradients) \
   X(loom__register_scan_gradients)     \
+  X(loom__register_einsum_gradients)   \
   X(loom__register_training_gradients) \
   X(loom__register_linear_jvps)        \
   X(loom__register_elementwise_jvps)   \

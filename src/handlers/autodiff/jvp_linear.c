@@ -175,6 +175,17 @@ static const struct {
     {"Conv2DBackpropFilter", &kBackpropFilterPair},
 };
 
+// Einsum: linear in its one input, bilinear in two.
+static loom_status_t einsum_jvp(loom_gradient_context_t* ctx,
+                                loom_tensor_handle_t* const* tangents,
+                                loom_tensor_handle_t** out, void* user_data) {
+  (void)user_data;
+  if (loom_gradient_context_num_inputs(ctx) == 1) {
+    return linear_jvp(ctx, tangents, out, (void*)&kFirst);
+  }
+  return bilinear_jvp(ctx, tangents, out, (void*)&kMulPair);
+}
+
 loom_status_t loom__register_linear_jvps(void) {
   for (size_t i = 0; i < sizeof(kLinear) / sizeof(kLinear[0]); ++i) {
     loom_jvp_def_t def = {
@@ -196,5 +207,11 @@ loom_status_t loom__register_linear_jvps(void) {
     };
     LOOM_RETURN_IF_ERROR(loom_jvp_register(&def));
   }
-  return loom_ok_status();
+  loom_jvp_def_t einsum = {
+      .struct_size = sizeof(einsum),
+      .op_name = "Einsum",
+      .fn = einsum_jvp,
+      .inputs_used = LOOM_GRADIENT_USES_ALL,
+  };
+  return loom_jvp_register(&einsum);
 }

@@ -1,0 +1,35 @@
+"""Einsum: torch.einsum differentiated by torch.autograd — matrix products
+in several layouts, batch and ellipsis broadcasting (summed back to the
+smaller input), labels one input sums away (broadcast back), one-input
+equations, and float32."""
+
+import torch
+
+from gradcase import F32, a_str
+
+
+def _einsum(b, name, equation, shapes, dtype=None, hvp=False):
+    kwargs = {} if dtype is None else {"dtype": dtype}
+    inputs = [b.normal(*s, **kwargs) for s in shapes]
+    b.add("Einsum_" + name, "Einsum", inputs,
+          lambda *xs: torch.einsum(equation, *xs),
+          attrs={"equation": a_str(equation), "N": ("int", len(shapes))},
+          hvp=hvp)
+
+
+def cases(b):
+    _einsum(b, "matmul", "ij,jk->ik", [(3, 4), (4, 5)], hvp=True)
+    _einsum(b, "matmul_transposed", "ji,kj->ki", [(4, 3), (5, 4)])
+    _einsum(b, "attention", "bhqd,bhkd->bhqk", [(2, 2, 3, 4), (2, 2, 5, 4)])
+    _einsum(b, "batch_middle", "ibj,jbk->bki", [(3, 2, 4), (4, 2, 5)])
+    _einsum(b, "ellipsis_broadcast", "...ij,...jk->...ik",
+            [(1, 3, 4), (2, 4, 5)])
+    _einsum(b, "ellipsis_rank", "...ij,...jk->...ik",
+            [(2, 3, 3, 4), (4, 5)])
+    _einsum(b, "summed_in_one", "ij,jk->i", [(3, 4), (4, 5)])
+    _einsum(b, "dot", "i,i->", [(6,), (6,)], hvp=True)
+    _einsum(b, "outer", "i,j->ij", [(3,), (4,)])
+    _einsum(b, "transpose", "ijk->kij", [(2, 3, 4)])
+    _einsum(b, "sum_axis", "ij->j", [(3, 4)])
+    _einsum(b, "ellipsis_sum", "...j->...", [(2, 3, 4)])
+    _einsum(b, "float32", "bij,bjk->bik", [(2, 3, 4), (2, 4, 5)], dtype=F32)
