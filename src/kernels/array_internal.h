@@ -81,7 +81,8 @@ LOOM_MUST_USE_RESULT bool loom__array_strides(const loom_shape_t* shape,
 // Records the caller's location.
 #define loom__array_check_count(op, argument, values, n, shape)              \
   (loom_shape_is_fully_defined(shape)                                        \
-       ? loom__size_product_checked_quoting((op), (argument), (shape)->dims, \
+       ? loom__size_product_checked_quoting((op), (argument),                \
+                                            loom_shape_dims(shape),          \
                                             (shape)->rank, (values), (n),    \
                                             NULL)                            \
        : loom_ok_status())

@@ -209,7 +209,7 @@ static const loom__builtin_op_t kOps[] = {
 
 #define KERNEL(op, fn, ...)                                        \
   {                                                                \
-    .op_name = op, .compute = fn##_compute, .create = fn##_create, \
+    .op_name = op, .any_rank = true, .compute = fn##_compute, .create = fn##_create, \
     .type_attr = "T", .types = {                                   \
       __VA_ARGS__                                                  \
     }                                                              \
