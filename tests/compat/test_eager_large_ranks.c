@@ -485,6 +485,58 @@ static void shape_ops_make_and_take_rank_10(void** state) {
   TFE_DeleteTensorHandle(h1);
 }
 
+static const int64_t kConcatShape[10] = {2, 3, 1, 1, 1, 1, 1, 1, 1, 3};
+static const float kConcatOut[18] = {0, 1, 100, 2, 3, 101, 4, 5, 102, 6, 7, 103, 8, 9, 104, 10, 11, 105};
+static const int64_t kPackShape[11] = {2, 3, 1, 2, 1, 1, 1, 1, 1, 1, 1};
+static const float kPackOut[12] = {100, 200, 101, 202, 102, 204, 103, 206, 104, 208, 105, 210};
+static const int64_t kUnpackShape[9] = {2, 1, 1, 1, 1, 1, 1, 1, 2};
+static const float kUnpack1[4] = {2, 3, 8, 9};
+
+static void concat_pack_and_unpack_take_rank_10(void** state) {
+  eager_fixture_t* f = *state;
+  // NumPy: a = np.arange(12).reshape(2,3,1,1,1,1,1,1,1,2),
+  // b = (np.arange(6) + 100).reshape(2,3,1,1,1,1,1,1,1,1).
+  static const int64_t kA[10] = {2, 3, 1, 1, 1, 1, 1, 1, 1, 2};
+  static const int64_t kB[10] = {2, 3, 1, 1, 1, 1, 1, 1, 1, 1};
+  TFE_TensorHandle* a = arange(f, kA, 10, 1.0f, 0.0f);
+  TFE_TensorHandle* b = arange(f, kB, 10, 1.0f, 100.0f);
+  TFE_TensorHandle* b2 = arange(f, kB, 10, 2.0f, 200.0f);
+  // np.concatenate([a, b], axis=-1).
+  static const int32_t kLast = -1;
+  TFE_TensorHandle* axis = int_handle(f->ctx, NULL, 0, &kLast);
+  TFE_TensorHandle* values[3] = {a, b, axis};
+  TFE_Op* op = new_op(f, "ConcatV2", NULL, 0);
+  TFE_OpAddInputList(op, values, 2, f->status);
+  ASSERT_TF_OK(f->status);
+  TFE_OpAddInput(op, axis, f->status);
+  ASSERT_TF_OK(f->status);
+  expect_floats(f, run_ok(f, op), kConcatShape, 10, kConcatOut, 18);
+  TFE_DeleteTensorHandle(axis);
+  // np.stack([b, b * 2], axis=3) (rank 11).
+  TFE_TensorHandle* pair[2] = {b, b2};
+  op = new_op(f, "Pack", NULL, 0);
+  TFE_OpAddInputList(op, pair, 2, f->status);
+  ASSERT_TF_OK(f->status);
+  TFE_OpSetAttrInt(op, "axis", 3);
+  expect_floats(f, run_ok(f, op), kPackShape, 11, kPackOut, 12);
+  // a[:, 1] of Unpack(a, num=3, axis=1) (rank 9).
+  op = new_op(f, "Unpack", &a, 1);
+  TFE_OpSetAttrInt(op, "num", 3);
+  TFE_OpSetAttrInt(op, "axis", 1);
+  TFE_TensorHandle* pieces[3] = {NULL, NULL, NULL};
+  int num_retvals = 3;
+  TFE_Execute(op, pieces, &num_retvals, f->status);
+  ASSERT_TF_OK(f->status);
+  TFE_DeleteOp(op);
+  assert_int_equal(num_retvals, 3);
+  expect_floats(f, pieces[1], kUnpackShape, 9, kUnpack1, 4);
+  TFE_DeleteTensorHandle(pieces[0]);
+  TFE_DeleteTensorHandle(pieces[2]);
+  TFE_DeleteTensorHandle(a);
+  TFE_DeleteTensorHandle(b);
+  TFE_DeleteTensorHandle(b2);
+}
+
 static void elementwise_family_takes_rank_10(void** state) {
   eager_fixture_t* f = *state;
   TFE_TensorHandle* t = arange(f, kSelT, 10, 1.0f, 1.0f);
@@ -569,6 +621,7 @@ int main(void) {
       BOTH(transpose_folds_dims_that_stay_adjacent),
       BOTH(shape_ops_make_and_take_rank_10),
       BOTH(elementwise_family_takes_rank_10),
+      BOTH(concat_pack_and_unpack_take_rank_10),
       BOTH(ranks_above_254_are_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
