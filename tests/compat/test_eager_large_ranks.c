@@ -537,6 +537,44 @@ static void concat_pack_and_unpack_take_rank_10(void** state) {
   TFE_DeleteTensorHandle(b2);
 }
 
+static const int64_t kSliceShape[10] = {1, 2, 1, 1, 1, 1, 1, 1, 2, 2};
+static const float kSliceOut[8] = {32, 33, 34, 35, 40, 41, 42, 43};
+
+static void slice_takes_rank_10(void** state) {
+  eager_fixture_t* f = *state;
+  // NumPy: np.arange(48).reshape(kSliced)[1:2, 1:3, ..., 0:1, :, :] (the
+  // last two dims taken whole fold into the one before them).
+  static const int64_t kSliced[10] = {2, 3, 1, 1, 1, 1, 1, 2, 2, 2};
+  static const int32_t kBegin[10] = {1, 1, 0, 0, 0, 0, 0, 0, 0, 0};
+  static const int32_t kSize[10] = {1, 2, -1, 1, 1, 1, 1, 1, 2, -1};
+  TFE_TensorHandle* x = arange(f, kSliced, 10, 1.0f, 0.0f);
+  TFE_TensorHandle* begin = int_vector(f, kBegin, 10);
+  TFE_TensorHandle* size = int_vector(f, kSize, 10);
+  TFE_TensorHandle* inputs[3] = {x, begin, size};
+  expect_floats(f, run_ok(f, new_op(f, "Slice", inputs, 3)), kSliceShape, 10,
+                kSliceOut, 8);
+  TFE_DeleteTensorHandle(x);
+  TFE_DeleteTensorHandle(size);
+  // Half of each of ten dims of 2: no two dims fold.
+  int64_t twos[10];
+  int32_t ones[10];
+  for (int i = 0; i < 10; ++i) {
+    twos[i] = 2;
+    ones[i] = 1;
+  }
+  float zeros[1024] = {0};
+  TFE_TensorHandle* z = float_handle(f->ctx, twos, 10, zeros);
+  TFE_TensorHandle* halves = int_vector(f, ones, 10);
+  TFE_TensorHandle* args[3] = {z, begin, halves};
+  assert_null(execute(f, new_op(f, "Slice", args, 3)));
+  ASSERT_TF_ERROR(f->status, TF_UNIMPLEMENTED,
+                  "Slice of a tensor of shape [2,2,2,2,2,2,2,2,2,2]: after "
+                  "merging the dims it takes whole, more than 8 dims remain");
+  TFE_DeleteTensorHandle(z);
+  TFE_DeleteTensorHandle(halves);
+  TFE_DeleteTensorHandle(begin);
+}
+
 static void elementwise_family_takes_rank_10(void** state) {
   eager_fixture_t* f = *state;
   TFE_TensorHandle* t = arange(f, kSelT, 10, 1.0f, 1.0f);
@@ -622,6 +660,7 @@ int main(void) {
       BOTH(shape_ops_make_and_take_rank_10),
       BOTH(elementwise_family_takes_rank_10),
       BOTH(concat_pack_and_unpack_take_rank_10),
+      BOTH(slice_takes_rank_10),
       BOTH(ranks_above_254_are_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
