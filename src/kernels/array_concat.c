@@ -147,8 +147,8 @@ static loom_status_t concat_plan(const concat_form_t* form,
   }
   *out_axis = ax;
   LOOM_RETURN_IF_ERROR(loom_shape_initialize_large(out, dims, rank));
-  return loom__array_check_count(form->op, "values of output shape", dims,
-                                 rank, out);
+  return loom__array_check_count(form->op, "values of output shape", dims, rank,
+                                 out);
 }
 
 static loom_status_t concat_shape_fn(loom_shape_inference_context_t* c,

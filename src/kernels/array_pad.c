@@ -26,8 +26,7 @@ static loom_status_t shape_from_vector(const char* op, const char* argument,
   for (int64_t i = 0; i < n; ++i) {
     dims[i] = loom__array_index_at(t, i);
     if (dims[i] < 0) {
-      return loom__array_invalid("Dimension %" PRId64 " must be >= 0",
-                                 dims[i]);
+      return loom__array_invalid("Dimension %" PRId64 " must be >= 0", dims[i]);
     }
   }
   LOOM_RETURN_IF_ERROR(loom__size_product_checked_quoting(
@@ -485,9 +484,8 @@ static loom_status_t broadcast_to_run(loom_kernel_context_t* ctx,
   for (int32_t i = 0; i < walk_out->rank; ++i) {
     int32_t j = i - shift;
     copy.dims[i] = walk_out->dims[i];
-    copy.src_strides[i] = j >= 0 && walk_in->dims[j] == walk_out->dims[i]
-                              ? in_strides[j]
-                              : 0;
+    copy.src_strides[i] =
+        j >= 0 && walk_in->dims[j] == walk_out->dims[i] ? in_strides[j] : 0;
     copy.dst_strides[i] = out_strides[i];
   }
   return loom__array_copy(loom__array_pool(ctx), loom_tensor_dtype(out),

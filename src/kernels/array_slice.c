@@ -484,8 +484,7 @@ static loom_status_t strided_slice_run(loom_kernel_context_t* ctx,
       loom_tensor_shape(inputs[0]), inputs[1], inputs[2], inputs[3],
       read_masks(loom_kernel_context_attrs(ctx)), &plan));
   return take_box(ctx, inputs[0], loom_tensor_shape(inputs[0]), plan.begin,
-                  plan.sizes, plan.steps,
-                  &plan.final_shape);
+                  plan.sizes, plan.steps, &plan.final_shape);
 }
 
 static void strided_slice_compute(void* kernel, loom_kernel_context_t* ctx) {

@@ -194,8 +194,8 @@ static loom_status_t transpose_2d(loom_thread_pool_t* pool,
 // of at most LOOM_MAX_RANK dims moving the same elements: size-1 dims are
 // dropped and input dims that stay next to each other, in order, under the
 // permutation become one. UNIMPLEMENTED when more dims remain.
-static loom_status_t fold_transpose(const loom_shape_t* in,
-                                    const int32_t* perm, loom_shape_t* folded,
+static loom_status_t fold_transpose(const loom_shape_t* in, const int32_t* perm,
+                                    loom_shape_t* folded,
                                     int32_t* folded_perm) {
   const int64_t* dims = loom_shape_dims(in);
   int32_t rank = in->rank;

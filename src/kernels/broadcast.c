@@ -112,10 +112,10 @@ static __attribute__((noinline)) loom_status_t unfoldable_error(
     loom__shape_debug_string(operands[k], text[k], sizeof(text[k]));
   }
   return loom_make_status(
-      LOOM_STATUS_UNIMPLEMENTED, "Broadcast between %s%s%s%s%s%s%s is not supported yet.",
-      text[0], n > 1 ? " and " : "", n > 1 ? text[1] : "",
-      n > 2 ? " and " : "", n > 2 ? text[2] : "", n > 3 ? " and " : "",
-      n > 3 ? text[3] : "");
+      LOOM_STATUS_UNIMPLEMENTED,
+      "Broadcast between %s%s%s%s%s%s%s is not supported yet.", text[0],
+      n > 1 ? " and " : "", n > 1 ? text[1] : "", n > 2 ? " and " : "",
+      n > 2 ? text[2] : "", n > 3 ? " and " : "", n > 3 ? text[3] : "");
 }
 
 loom_status_t loom__broadcast_fold(const loom_shape_t* output,

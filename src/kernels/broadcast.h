@@ -46,10 +46,10 @@ typedef struct loom__broadcast_plan_t {
 } loom__broadcast_plan_t;
 
 // Plans the walk of `output` (fully defined, its element count within
-// int64, rank <= LOOM_MAX_RANK) over operands[0, n), each of which broadcasts to it (checked by
-// the caller, e.g. with loom__broadcast_shapes). n <= kBroadcastMaxOperands.
-// An empty output gets the plan of one empty loop (outer * inner == 0),
-// whatever its other dims.
+// int64, rank <= LOOM_MAX_RANK) over operands[0, n), each of which
+// broadcasts to it (checked by the caller, e.g. with
+// loom__broadcast_shapes). n <= kBroadcastMaxOperands. An empty output gets
+// the plan of one empty loop (outer * inner == 0), whatever its other dims.
 void loom__broadcast_plan_init(loom__broadcast_plan_t* plan,
                                const loom_shape_t* output,
                                const loom_shape_t* const* operands, int32_t n);

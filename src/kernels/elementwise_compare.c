@@ -127,11 +127,12 @@ static const loom__builtin_op_t kOps[] = {
       LOOM_DTYPE_INT16, LOOM_DTYPE_UINT16, LOOM_DTYPE_UINT32,                \
       LOOM_DTYPE_UINT64
 
-#define KERNEL(op, fn, ...)                                              \
-  {                                                                      \
-    .op_name = op, .any_rank = true, .compute = fn##_compute, .type_attr = "T", .types = { \
-      __VA_ARGS__                                                        \
-    }                                                                    \
+#define KERNEL(op, fn, ...)                                   \
+  {                                                           \
+    .op_name = op, .any_rank = true, .compute = fn##_compute, \
+    .type_attr = "T", .types = {                              \
+      __VA_ARGS__                                             \
+    }                                                         \
   }
 
 static const loom__builtin_kernel_t kKernels[] = {

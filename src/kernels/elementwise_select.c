@@ -822,12 +822,12 @@ static const loom__builtin_op_t kOps[] = {
 
 // Element-wise kernels: their shapes are read through loom_shape_dims and
 // their broadcasts folded (kernels/broadcast.h), so they take any rank.
-#define ANY_RANK_KERNEL(op, fn, ...)                                      \
-  {                                                                       \
-    .op_name = op, .compute = fn##_compute, .any_rank = true,             \
-    .type_attr = "T", .types = {                                          \
-      __VA_ARGS__                                                         \
-    }                                                                     \
+#define ANY_RANK_KERNEL(op, fn, ...)                          \
+  {                                                           \
+    .op_name = op, .compute = fn##_compute, .any_rank = true, \
+    .type_attr = "T", .types = {                              \
+      __VA_ARGS__                                             \
+    }                                                         \
   }
 // Kernels constructed with their data_format.
 #define FORMAT_KERNEL(op, fn, ...)                                     \

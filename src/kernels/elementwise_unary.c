@@ -228,19 +228,20 @@ UNARY_COMPUTE(logical_not, LOOM_UNARY_LOGICAL_NOT, 1)
 
 // Gradients whose inputs TensorFlow requires to have one shape
 // (BinaryElementWiseOp).
-#define SAME_SHAPE_GRAD_COMPUTE(fn, op, cost)                                 \
-  static void fn##_compute(void* kernel, loom_kernel_context_t* ctx) {        \
-    (void)kernel;                                                             \
-    loom_tensor_t* a = loom_kernel_context_input(ctx, 0);                     \
-    loom_tensor_t* b = loom_kernel_context_input(ctx, 1);                     \
-    if (!loom_shape_equal(loom_tensor_shape(a), loom_tensor_shape(b))) {      \
-      loom_kernel_context_fail(                                               \
-          ctx, loom__same_shape_error(loom_kernel_context_op(ctx)->name,            \
-                                loom_tensor_shape(a), loom_tensor_shape(b))); \
-      return;                                                                 \
-    }                                                                         \
-    loom__unary_grad_compute(                                                 \
-        ctx, loom__unary_grad_loop(op, loom_tensor_dtype(a)), cost);          \
+#define SAME_SHAPE_GRAD_COMPUTE(fn, op, cost)                                  \
+  static void fn##_compute(void* kernel, loom_kernel_context_t* ctx) {         \
+    (void)kernel;                                                              \
+    loom_tensor_t* a = loom_kernel_context_input(ctx, 0);                      \
+    loom_tensor_t* b = loom_kernel_context_input(ctx, 1);                      \
+    if (!loom_shape_equal(loom_tensor_shape(a), loom_tensor_shape(b))) {       \
+      loom_kernel_context_fail(                                                \
+          ctx,                                                                 \
+          loom__same_shape_error(loom_kernel_context_op(ctx)->name,            \
+                                 loom_tensor_shape(a), loom_tensor_shape(b))); \
+      return;                                                                  \
+    }                                                                          \
+    loom__unary_grad_compute(                                                  \
+        ctx, loom__unary_grad_loop(op, loom_tensor_dtype(a)), cost);           \
   }
 
 GRAD_COMPUTE(tanh_grad, LOOM_UNARY_GRAD_TANH, 1)
@@ -286,7 +287,7 @@ SAME_SHAPE_GRAD_COMPUTE(softsign_grad, LOOM_UNARY_GRAD_SOFTSIGN, 1)
   {                                                      \
     .name = op_name, .inputs = {"gradients: T", second}, \
     .outputs = {"backprops: T"}, .attrs = {"T: " types}, \
-    .shape_fn = loom__shape_fn_merge_inputs                    \
+    .shape_fn = loom__shape_fn_merge_inputs              \
   }
 
 static const loom__builtin_op_t kOps[] = {
@@ -341,11 +342,12 @@ static const loom__builtin_op_t kOps[] = {
 #define UNSIGNED \
   LOOM_DTYPE_UINT8, LOOM_DTYPE_UINT16, LOOM_DTYPE_UINT32, LOOM_DTYPE_UINT64
 
-#define KERNEL(op, fn, ...)                                              \
-  {                                                                      \
-    .op_name = op, .any_rank = true, .compute = fn##_compute, .type_attr = "T", .types = { \
-      __VA_ARGS__                                                        \
-    }                                                                    \
+#define KERNEL(op, fn, ...)                                   \
+  {                                                           \
+    .op_name = op, .any_rank = true, .compute = fn##_compute, \
+    .type_attr = "T", .types = {                              \
+      __VA_ARGS__                                             \
+    }                                                         \
   }
 
 static const loom__builtin_kernel_t kKernels[] = {

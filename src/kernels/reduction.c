@@ -218,8 +218,8 @@ static loom_status_t arg_axis(const loom_tensor_t* dimension,
 }
 
 // `input` without dim `axis`.
-static loom_status_t shape_without_axis(const loom_shape_t* input,
-                                        int32_t axis, loom_shape_t* out) {
+static loom_status_t shape_without_axis(const loom_shape_t* input, int32_t axis,
+                                        loom_shape_t* out) {
   const int64_t* in = loom_shape_dims(input);
   int64_t dims[LOOM_MAX_SHAPE_RANK];
   int32_t rank = 0;
@@ -883,8 +883,8 @@ static void arg_compute(loom_kernel_context_t* ctx, loom__arg_op_t op) {
   status = shape_without_axis(shape, axis, &out_shape);
   if (status) FAIL_AND_RETURN(ctx, status);
   int64_t outputs;
-  status = output_count(ctx, loom_shape_dims(&out_shape), out_shape.rank,
-                        &outputs);
+  status =
+      output_count(ctx, loom_shape_dims(&out_shape), out_shape.rank, &outputs);
   if (status) FAIL_AND_RETURN(ctx, status);
   loom_tensor_t* out = NULL;
   status = loom_kernel_context_allocate_output(ctx, 0, &out_shape, &out);

@@ -161,11 +161,20 @@ static void other_ops_refuse_rank_10_by_name(void** state) {
 static const int64_t kAddX[10] = {2, 1, 3, 1, 1, 1, 1, 1, 2, 1};
 static const int64_t kAddY[12] = {1, 1, 1, 2, 3, 1, 1, 1, 1, 1, 1, 4};
 static const int64_t kAddZ[12] = {1, 1, 2, 2, 3, 1, 1, 1, 1, 1, 2, 4};
-static const float kAddOut[96] = {0, 0.5, 1, 1.5, 1, 1.5, 2, 2.5, 4, 4.5, 5, 5.5, 5, 5.5, 6, 6.5, 8, 8.5, 9, 9.5, 9, 9.5, 10, 10.5, 6, 6.5, 7, 7.5, 7, 7.5, 8, 8.5, 10, 10.5, 11, 11.5, 11, 11.5, 12, 12.5, 14, 14.5, 15, 15.5, 15, 15.5, 16, 16.5, 6, 6.5, 7, 7.5, 7, 7.5, 8, 8.5, 10, 10.5, 11, 11.5, 11, 11.5, 12, 12.5, 14, 14.5, 15, 15.5, 15, 15.5, 16, 16.5, 12, 12.5, 13, 13.5, 13, 13.5, 14, 14.5, 16, 16.5, 17, 17.5, 17, 17.5, 18, 18.5, 20, 20.5, 21, 21.5, 21, 21.5, 22, 22.5};
+static const float kAddOut[96] = {
+    0,  0.5,  1,  1.5,  1,  1.5,  2,  2.5,  4,  4.5,  5,  5.5,  5,  5.5,
+    6,  6.5,  8,  8.5,  9,  9.5,  9,  9.5,  10, 10.5, 6,  6.5,  7,  7.5,
+    7,  7.5,  8,  8.5,  10, 10.5, 11, 11.5, 11, 11.5, 12, 12.5, 14, 14.5,
+    15, 15.5, 15, 15.5, 16, 16.5, 6,  6.5,  7,  7.5,  7,  7.5,  8,  8.5,
+    10, 10.5, 11, 11.5, 11, 11.5, 12, 12.5, 14, 14.5, 15, 15.5, 15, 15.5,
+    16, 16.5, 12, 12.5, 13, 13.5, 13, 13.5, 14, 14.5, 16, 16.5, 17, 17.5,
+    17, 17.5, 18, 18.5, 20, 20.5, 21, 21.5, 21, 21.5, 22, 22.5};
 static const int64_t kMulX[9] = {2, 3, 1, 1, 1, 1, 1, 1, 2};
-static const float kMulOut[12] = {-10, 12, -6, 6, -2, -0, 2, -6, 6, -12, 10, -18};
+static const float kMulOut[12] = {-10, 12, -6, 6,   -2, -0,
+                                  2,   -6, 6,  -12, 10, -18};
 static const float kExpIn[6] = {0, 0.25, 0.5, 0.75, 1, 1.25};
-static const float kExpOut[6] = {1, 1.28402555, 1.64872122, 2.1170001, 2.71828198, 3.49034286};
+static const float kExpOut[6] = {1,         1.28402555, 1.64872122,
+                                 2.1170001, 2.71828198, 3.49034286};
 static const int64_t kRedDims[10] = {2, 1, 3, 1, 2, 1, 1, 1, 2, 1};
 static const int64_t kSumShape[8] = {1, 3, 1, 1, 1, 1, 2, 1};
 static const float kSumOut[6] = {28, 32, 44, 48, 60, 64};
@@ -174,22 +183,50 @@ static const float kMeanOut[4] = {4.5, 6.5, 16.5, 18.5};
 static const float kMaxOut[1] = {23};
 static const int64_t kArgShape[9] = {2, 1, 1, 2, 1, 1, 1, 2, 1};
 static const int64_t kArgOut[8] = {2, 0, 0, 1, 2, 2, 0, 0};
-static const float kSinIn[24] = {0, 0.841471016, 0.909297407, 0.141120002, -0.756802499, -0.958924294, -0.279415488, 0.656986594, 0.989358246, 0.412118465, -0.54402107, -0.999990225, -0.536572933, 0.420167059, 0.990607381, 0.650287867, -0.287903339, -0.961397469, -0.750987232, 0.149877205, 0.912945271, 0.836655617, -0.00885130931, -0.846220374};
+static const float kSinIn[24] = {0,
+                                 0.841471016,
+                                 0.909297407,
+                                 0.141120002,
+                                 -0.756802499,
+                                 -0.958924294,
+                                 -0.279415488,
+                                 0.656986594,
+                                 0.989358246,
+                                 0.412118465,
+                                 -0.54402107,
+                                 -0.999990225,
+                                 -0.536572933,
+                                 0.420167059,
+                                 0.990607381,
+                                 0.650287867,
+                                 -0.287903339,
+                                 -0.961397469,
+                                 -0.750987232,
+                                 0.149877205,
+                                 0.912945271,
+                                 0.836655617,
+                                 -0.00885130931,
+                                 -0.846220374};
 static const int64_t kT1Shape[10] = {2, 2, 1, 1, 1, 1, 1, 1, 2, 3};
-static const float kT1Out[24] = {0, 4, 8, 12, 16, 20, 1, 5, 9, 13, 17, 21, 2, 6, 10, 14, 18, 22, 3, 7, 11, 15, 19, 23};
+static const float kT1Out[24] = {0, 4, 8,  12, 16, 20, 1, 5, 9,  13, 17, 21,
+                                 2, 6, 10, 14, 18, 22, 3, 7, 11, 15, 19, 23};
 static const int64_t kT2Shape[10] = {2, 2, 1, 1, 1, 1, 1, 1, 3, 2};
-static const float kT2Out[24] = {0, 12, 4, 16, 8, 20, 2, 14, 6, 18, 10, 22, 1, 13, 5, 17, 9, 21, 3, 15, 7, 19, 11, 23};
+static const float kT2Out[24] = {0, 12, 4, 16, 8, 20, 2, 14, 6, 18, 10, 22,
+                                 1, 13, 5, 17, 9, 21, 3, 15, 7, 19, 11, 23};
 static const int64_t kSelT[10] = {2, 3, 1, 1, 1, 1, 1, 1, 1, 2};
 static const float kSelOut[12] = {1, -1, 3, -1, 5, -1, 7, -1, 9, -1, 11, -1};
 static const int64_t kBtShape[10] = {2, 1, 1, 1, 1, 1, 1, 1, 3, 2};
 static const float kBtOut[12] = {0, 0, 1, 1, 2, 2, 0, 0, 1, 1, 2, 2};
 static const int32_t kR0[9] = {0, 1, 3, 5, 6, 7, 8, 9, 11};
 static const int32_t kR1[9] = {0, 1, 2, 5, 6, 7, 8, 9, 10};
-static const float kReluG[12] = {0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5, 5, 5.5};
+static const float kReluG[12] = {0, 0.5, 1, 1.5, 2, 2.5,
+                                 3, 3.5, 4, 4.5, 5, 5.5};
 static const float kReluX[12] = {-6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5};
-static const float kReluGradOut[12] = {0, 0, 0, 0, 0, 0, 0, 3.5, 4, 4.5, 5, 5.5};
+static const float kReluGradOut[12] = {0, 0,   0, 0,   0, 0,
+                                       0, 3.5, 4, 4.5, 5, 5.5};
 static const float kAddNOut[12] = {3, 6, 9, 12, 15, 18, 21, 24, 27, 30, 33, 36};
-static const float kCastIn[12] = {-4, -3.25, -2.5, -1.75, -1, -0.25, 0.5, 1.25, 2, 2.75, 3.5, 4.25};
+static const float kCastIn[12] = {-4,  -3.25, -2.5, -1.75, -1,  -0.25,
+                                  0.5, 1.25,  2,    2.75,  3.5, 4.25};
 static const int32_t kCastOut[12] = {-4, -3, -2, -1, -1, 0, 0, 1, 2, 2, 3, 4};
 
 // A new op named `name` with inputs[0, n).
@@ -304,8 +341,8 @@ static void binary_ops_broadcast_at_ranks_9_10_and_12(void** state) {
   static const float kVector[2] = {2, -3};
   static const int64_t kTwo[1] = {2};
   TFE_TensorHandle* v = float_handle(f->ctx, kTwo, 1, kVector);
-  expect_floats(f, run_ok(f, binary_op(f->ctx, "Mul", m, v)), kMulX, 9,
-                kMulOut, 12);
+  expect_floats(f, run_ok(f, binary_op(f->ctx, "Mul", m, v)), kMulX, 9, kMulOut,
+                12);
   TFE_DeleteTensorHandle(m);
   TFE_DeleteTensorHandle(v);
 }
@@ -325,7 +362,8 @@ static void a_broadcast_that_does_not_fold_is_unimplemented(void** state) {
   TFE_DeleteTensorHandle(b);
 }
 
-static void a_unary_op_takes_rank_254_and_expand_dims_stops_there(void** state) {
+static void a_unary_op_takes_rank_254_and_expand_dims_stops_there(
+    void** state) {
   eager_fixture_t* f = *state;
   int64_t dims[LOOM_MAX_SHAPE_RANK];
   for (int i = 0; i < LOOM_MAX_SHAPE_RANK; ++i) dims[i] = 1;
@@ -449,8 +487,8 @@ static void shape_ops_make_and_take_rank_10(void** state) {
   static const float kSevens[12] = {7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7};
   TFE_TensorHandle* dims = int_vector(f, kFillDims, 10);
   TFE_TensorHandle* seven = scalar_handle(f->ctx, 7.0f);
-  expect_floats(f, run_ok(f, binary_op(f->ctx, "Fill", dims, seven)), kSelT,
-                10, kSevens, 12);
+  expect_floats(f, run_ok(f, binary_op(f->ctx, "Fill", dims, seven)), kSelT, 10,
+                kSevens, 12);
   TFE_DeleteTensorHandle(seven);
   TFE_DeleteTensorHandle(dims);
   static const int64_t kColumn[2] = {3, 1};
@@ -486,9 +524,11 @@ static void shape_ops_make_and_take_rank_10(void** state) {
 }
 
 static const int64_t kConcatShape[10] = {2, 3, 1, 1, 1, 1, 1, 1, 1, 3};
-static const float kConcatOut[18] = {0, 1, 100, 2, 3, 101, 4, 5, 102, 6, 7, 103, 8, 9, 104, 10, 11, 105};
+static const float kConcatOut[18] = {0, 1, 100, 2, 3, 101, 4,  5,  102,
+                                     6, 7, 103, 8, 9, 104, 10, 11, 105};
 static const int64_t kPackShape[11] = {2, 3, 1, 2, 1, 1, 1, 1, 1, 1, 1};
-static const float kPackOut[12] = {100, 200, 101, 202, 102, 204, 103, 206, 104, 208, 105, 210};
+static const float kPackOut[12] = {100, 200, 101, 202, 102, 204,
+                                   103, 206, 104, 208, 105, 210};
 static const int64_t kUnpackShape[9] = {2, 1, 1, 1, 1, 1, 1, 1, 2};
 static const float kUnpack1[4] = {2, 3, 8, 9};
 
@@ -581,8 +621,7 @@ static void elementwise_family_takes_rank_10(void** state) {
   // SelectV2 with a condition broadcast over the last dim and a scalar.
   static const int64_t kCond[10] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 2};
   static const bool kCondValues[2] = {true, false};
-  TF_Tensor* ct =
-      TFE_AllocateHostTensor(f->ctx, TF_BOOL, kCond, 10, f->status);
+  TF_Tensor* ct = TFE_AllocateHostTensor(f->ctx, TF_BOOL, kCond, 10, f->status);
   ASSERT_TF_OK(f->status);
   memcpy(TF_TensorData(ct), kCondValues, sizeof(kCondValues));
   TFE_TensorHandle* cond = TFE_NewTensorHandleFromTensor(f->ctx, ct, f->status);
@@ -596,8 +635,8 @@ static void elementwise_family_takes_rank_10(void** state) {
   TFE_DeleteTensorHandle(cond);
   // AddN of three (NumPy: t + t + t).
   TFE_TensorHandle* three[3] = {t, t, t};
-  expect_floats(f, run_ok(f, new_op(f, "AddN", three, 3)), kSelT, 10,
-                kAddNOut, 12);
+  expect_floats(f, run_ok(f, new_op(f, "AddN", three, 3)), kSelT, 10, kAddNOut,
+                12);
   // ZerosLike, OnesLike.
   static const float kZeros[12] = {0};
   static const float kOnes[12] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};

@@ -204,8 +204,9 @@ static loom_tensor_t* rank_10_tensor(corert_test_env_t* env) {
   loom_shape_t shape;
   LOOM_ASSERT_OK(loom_shape_initialize_large(&shape, kDims, 10));
   loom_tensor_t* tensor = NULL;
-  LOOM_ASSERT_OK(loom_tensor_create_dense(loom_host_context_allocator(env->host),
-                                          LOOM_DTYPE_FLOAT, &shape, &tensor));
+  LOOM_ASSERT_OK(
+      loom_tensor_create_dense(loom_host_context_allocator(env->host),
+                               LOOM_DTYPE_FLOAT, &shape, &tensor));
   memcpy(loom_tensor_data(tensor), kValues, sizeof(kValues));
   return tensor;
 }
@@ -217,8 +218,7 @@ static const char kRank10Error[] =
 // Native ops read dims in place: inputs above rank 8 are refused by name,
 // whether Execute knows them (checked there) or they arrive later (checked
 // at dispatch, before the metadata function).
-static void native_ops_refuse_rank_10_at_execute_and_at_dispatch(
-    void** state) {
+static void native_ops_refuse_rank_10_at_execute_and_at_dispatch(void** state) {
   corert_test_env_t* env = env_of(state);
   loom_tensor_t* tensor = rank_10_tensor(env);
   loom_tensor_handle_t* x = NULL;
@@ -240,7 +240,8 @@ static void native_ops_refuse_rank_10_at_execute_and_at_dispatch(
   // An input whose value, and so its rank, comes after Execute.
   loom_async_value_t* value = NULL;
   LOOM_ASSERT_OK(loom_async_value_create(loom_host_context_allocator(env->host),
-                                         &loom_async_value_type_tensor, &value));
+                                         &loom_async_value_type_tensor,
+                                         &value));
   loom_tensor_handle_t* pending = NULL;
   LOOM_ASSERT_OK(
       loom_tensor_handle_create_async(env->cpu, NULL, value, &pending));

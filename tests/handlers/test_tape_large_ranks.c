@@ -13,8 +13,10 @@
 //   r = t.reshape(2,2,1,3,1,1,1,1,1,1,2,1);  s = r.sum(dim=(1, 3))
 //   loss = (s * s).sum();  loss.backward()
 static const double kLoss[1] = {1031.625};
-static const double kDx[12] = {3.75, -2.25, -2.25, 3.75, -8.25, 9.75, 136.5, 229.5, 292.5, 433.5, 448.5, 637.5};
-static const double kDy[6] = {58.125, 58.125, 103.125, 103.125, 148.125, 148.125};
+static const double kDx[12] = {3.75,  -2.25, -2.25, 3.75,  -8.25, 9.75,
+                               136.5, 229.5, 292.5, 433.5, 448.5, 637.5};
+static const double kDy[6] = {58.125,  58.125,  103.125,
+                              103.125, 148.125, 148.125};
 
 static const int64_t kXDims[10] = {2, 1, 3, 1, 1, 1, 1, 1, 2, 1};
 static const int64_t kYDims[10] = {1, 1, 3, 1, 1, 1, 1, 1, 1, 2};
@@ -25,8 +27,8 @@ static handle_t* arange(const int64_t* dims, int rank, double scale,
   loom_shape_t shape;
   LOOM_ASSERT_OK(loom_shape_initialize_large(&shape, dims, rank));
   loom_tensor_t* tensor = NULL;
-  LOOM_ASSERT_OK(loom_tensor_create_dense(
-      loom_allocator_default(), LOOM_DTYPE_DOUBLE, &shape, &tensor));
+  LOOM_ASSERT_OK(loom_tensor_create_dense(loom_allocator_default(),
+                                          LOOM_DTYPE_DOUBLE, &shape, &tensor));
   double* data = loom_tensor_data(tensor);
   for (int64_t i = 0; i < loom_shape_num_elements(&shape); ++i) {
     data[i] = (double)i * scale + offset;
@@ -97,9 +99,8 @@ static void gradients_at_ranks_10_and_12_match_pytorch(void** state) {
   assert_int_equal(rank_of(grads[1]), 10);
   expect_values(grads[0], kDx, 12, "dloss/dx");
   expect_values(grads[1], kDy, 6, "dloss/dy");
-  handle_t* all[] = {x,     y, sum,     z,       perm, t,        shape,
-                     r,     axes, s,    squares, all_axes, loss, grads[0],
-                     grads[1]};
+  handle_t* all[] = {x,    y, sum,     z,        perm, t,        shape,   r,
+                     axes, s, squares, all_axes, loss, grads[0], grads[1]};
   loom__grad_release_all(all, (int32_t)(sizeof(all) / sizeof(all[0])));
   loom_op_handler_release(tape);
 }
