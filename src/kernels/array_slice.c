@@ -171,41 +171,47 @@ static loom_status_t slice_shape_fn(loom_shape_inference_context_t* c,
   return loom_shape_inference_context_set_output(c, 0, &out);
 }
 
-// A box of unit steps in a non-empty `in` above LOOM_MAX_RANK, folded in
+// A box with elements in a non-empty `in` above LOOM_MAX_RANK, folded in
 // place to at most LOOM_MAX_RANK dims (*folded): size-1 dims are dropped,
-// and a dim the box takes whole joins the one before it (the pair is then
-// one run of their product). UNIMPLEMENTED when more dims remain.
-static loom_status_t fold_box(const loom_shape_t* in, int64_t* begin,
-                              int64_t* sizes, loom_shape_t* folded) {
+// and a dim the box takes whole, forwards, joins the one before it when
+// that one is walked forwards (or takes one element): the pair is then one
+// run of their product. UNIMPLEMENTED, naming `op`, when more dims remain.
+static loom_status_t fold_box(const char* op, const loom_shape_t* in,
+                              int64_t* begin, int64_t* sizes, int64_t* steps,
+                              loom_shape_t* folded) {
   const int64_t* dims = loom_shape_dims(in);
   int64_t folded_dims[LOOM_MAX_RANK];
   int32_t rank = 0;
   for (int32_t i = 0; i < in->rank; ++i) {
     if (dims[i] == 1) continue;
-    if (rank > 0 && begin[i] == 0 && sizes[i] == dims[i]) {
+    bool whole = begin[i] == 0 && sizes[i] == dims[i] && steps[i] == 1;
+    if (rank > 0 && whole && (steps[rank - 1] == 1 || sizes[rank - 1] <= 1)) {
       // Products stay below the input's element count.
       folded_dims[rank - 1] *= dims[i];
       begin[rank - 1] *= dims[i];
       sizes[rank - 1] *= dims[i];
+      steps[rank - 1] = 1;
       continue;
     }
     if (rank == LOOM_MAX_RANK) {
       char text[LOOM_SHAPE_FORMAT_MAX];
       return loom_make_status(
           LOOM_STATUS_UNIMPLEMENTED,
-          "Slice of a tensor of shape %s: after merging the dims it takes "
+          "%s of a tensor of shape %s: after merging the dims it takes "
           "whole, more than %d dims remain",
-          loom__shape_debug_string(in, text, sizeof(text)), LOOM_MAX_RANK);
+          op, loom__shape_debug_string(in, text, sizeof(text)), LOOM_MAX_RANK);
     }
     folded_dims[rank] = dims[i];
     begin[rank] = begin[i];
     sizes[rank] = sizes[i];
+    steps[rank] = steps[i];
     rank++;
   }
   if (rank == 0) {  // every dim is 1
     folded_dims[0] = 1;
     begin[0] = 0;
     sizes[0] = 1;
+    steps[0] = 1;
     rank = 1;
   }
   return loom_shape_initialize(folded, folded_dims, rank);
@@ -226,7 +232,7 @@ static loom_status_t slice_run(loom_kernel_context_t* ctx,
   loom_shape_t folded;
   if (LOOM_UNLIKELY(in->rank > LOOM_MAX_RANK) &&
       loom_shape_num_elements(&out) > 0) {
-    LOOM_RETURN_IF_ERROR(fold_box(in, b, s, &folded));
+    LOOM_RETURN_IF_ERROR(fold_box("Slice", in, b, s, steps, &folded));
     in = &folded;
   }
   return take_box(ctx, inputs[0], in, b, s, steps, &out);
@@ -244,10 +250,10 @@ static void slice_compute(void* kernel, loom_kernel_context_t* ctx) {
 enum { kNewAxis = -1, kShrinkAxis = -2, kMaxSparseDims = 32 };
 
 typedef struct strided_plan_t {
-  // Per input dim: where the box starts, its size and step.
-  int64_t begin[LOOM_MAX_RANK];
-  int64_t sizes[LOOM_MAX_RANK];
-  int64_t steps[LOOM_MAX_RANK];
+  // Per input dim (any rank): where the box starts, its size and step.
+  int64_t begin[LOOM_MAX_SHAPE_RANK];
+  int64_t sizes[LOOM_MAX_SHAPE_RANK];
+  int64_t steps[LOOM_MAX_SHAPE_RANK];
   loom_shape_t final_shape;
 } strided_plan_t;
 
@@ -326,10 +332,11 @@ static loom_status_t strided_plan(const loom_shape_t* in,
   }
   // The dense spec, one entry per input dim.
   int32_t dims = in->rank;
-  int64_t begin[LOOM_MAX_RANK], end[LOOM_MAX_RANK], stride[LOOM_MAX_RANK];
-  bool begin_masked[LOOM_MAX_RANK], end_masked[LOOM_MAX_RANK];
-  bool shrink[LOOM_MAX_RANK];
-  int32_t gather[kMaxSparseDims + LOOM_MAX_RANK];
+  int64_t begin[LOOM_MAX_SHAPE_RANK], end[LOOM_MAX_SHAPE_RANK],
+      stride[LOOM_MAX_SHAPE_RANK];
+  bool begin_masked[LOOM_MAX_SHAPE_RANK], end_masked[LOOM_MAX_SHAPE_RANK];
+  bool shrink[LOOM_MAX_SHAPE_RANK];
+  int32_t gather[kMaxSparseDims + LOOM_MAX_SHAPE_RANK];
   int32_t gathered = 0;
   int32_t full = 0;
   for (int32_t i = 0; i < sparse_dims; ++i) {
@@ -370,8 +377,9 @@ static loom_status_t strided_plan(const loom_shape_t* in,
     shrink[full] = false;
   }
   bool bounds_known = begin_tensor && end_tensor;
+  const int64_t* in_dims = loom_shape_dims(in);  // the input may be large
   for (int32_t i = 0; i < dims; ++i) {
-    int64_t s = stride[i], dim = in->dims[i];
+    int64_t s = stride[i], dim = in_dims[i];
     if (s == 0) {
       return loom__array_invalid("strides[%d] must be non-zero", i);
     }
@@ -435,18 +443,20 @@ static loom_status_t strided_plan(const loom_shape_t* in,
     plan->begin[i] = b;
     plan->sizes[i] = size;
   }
-  plan->final_shape = loom_shape_scalar();
+  int64_t final_dims[LOOM_MAX_SHAPE_RANK];
+  int32_t final_rank = 0;
   for (int32_t g = 0; g < gathered; ++g) {
     if (gather[g] == kShrinkAxis) continue;
-    if (plan->final_shape.rank == LOOM_MAX_RANK) {
+    if (final_rank == LOOM_MAX_SHAPE_RANK) {
       return loom__array_invalid(
           "StridedSlice: the result would have rank above the maximum rank %d",
-          LOOM_MAX_RANK);
+          LOOM_MAX_SHAPE_RANK);
     }
-    plan->final_shape.dims[plan->final_shape.rank++] =
+    final_dims[final_rank++] =
         gather[g] == kNewAxis ? 1 : plan->sizes[gather[g]];
   }
-  return loom_ok_status();
+  return loom_shape_initialize_large(&plan->final_shape, final_dims,
+                                     final_rank);
 }
 
 static loom_status_t strided_slice_shape_fn(loom_shape_inference_context_t* c,
@@ -480,11 +490,20 @@ static loom_status_t strided_slice_run(loom_kernel_context_t* ctx,
   LOOM_RETURN_IF_ERROR(check_spec_shapes(loom_tensor_shape(inputs[1]),
                                          loom_tensor_shape(inputs[2]),
                                          loom_tensor_shape(inputs[3])));
-  LOOM_RETURN_IF_ERROR(strided_plan(
-      loom_tensor_shape(inputs[0]), inputs[1], inputs[2], inputs[3],
-      read_masks(loom_kernel_context_attrs(ctx)), &plan));
-  return take_box(ctx, inputs[0], loom_tensor_shape(inputs[0]), plan.begin,
-                  plan.sizes, plan.steps, &plan.final_shape);
+  const loom_shape_t* in = loom_tensor_shape(inputs[0]);
+  LOOM_RETURN_IF_ERROR(strided_plan(in, inputs[1], inputs[2], inputs[3],
+                                    read_masks(loom_kernel_context_attrs(ctx)),
+                                    &plan));
+  // Above LOOM_MAX_RANK a box with elements is taken from the folded input.
+  loom_shape_t folded;
+  if (LOOM_UNLIKELY(in->rank > LOOM_MAX_RANK) &&
+      loom_shape_num_elements(&plan.final_shape) > 0) {
+    LOOM_RETURN_IF_ERROR(fold_box("StridedSlice", in, plan.begin, plan.sizes,
+                                  plan.steps, &folded));
+    in = &folded;
+  }
+  return take_box(ctx, inputs[0], in, plan.begin, plan.sizes, plan.steps,
+                  &plan.final_shape);
 }
 
 static void strided_slice_compute(void* kernel, loom_kernel_context_t* ctx) {
@@ -520,6 +539,7 @@ static const loom__builtin_kernel_t kKernels[] = {
      .host_memory = {"begin", "size"}},
     {.op_name = "StridedSlice",
      .compute = strided_slice_compute,
+     .any_rank = true,
      .type_attr = "T",
      .types = {LOOM_ARRAY_ALL_TYPES},
      .host_memory = {"begin", "end", "strides"}},

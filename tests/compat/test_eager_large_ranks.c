@@ -615,6 +615,51 @@ static void slice_takes_rank_10(void** state) {
   TFE_DeleteTensorHandle(begin);
 }
 
+static const int64_t kLastShape[9] = {2, 3, 1, 1, 1, 1, 1, 2, 2};
+static const float kLastOut[24] = {0,  2,  4,  6,  8,  10, 12, 14,
+                                   16, 18, 20, 22, 24, 26, 28, 30,
+                                   32, 34, 36, 38, 40, 42, 44, 46};
+static const float kReversedOut[48] = {
+    16, 17, 18, 19, 20, 21, 22, 23, 8,  9,  10, 11, 12, 13, 14, 15,
+    0,  1,  2,  3,  4,  5,  6,  7,  40, 41, 42, 43, 44, 45, 46, 47,
+    32, 33, 34, 35, 36, 37, 38, 39, 24, 25, 26, 27, 28, 29, 30, 31};
+
+static TFE_TensorHandle* strided_slice(eager_fixture_t* f, TFE_TensorHandle* x,
+                                       const int32_t* spec, int64_t n,
+                                       const int32_t* strides, int64_t mask,
+                                       int64_t ellipsis, int64_t shrink) {
+  TFE_TensorHandle* begin = int_vector(f, spec, n);
+  TFE_TensorHandle* end = int_vector(f, spec, n);
+  TFE_TensorHandle* step = int_vector(f, strides, n);
+  TFE_TensorHandle* inputs[4] = {x, begin, end, step};
+  TFE_Op* op = new_op(f, "StridedSlice", inputs, 4);
+  TFE_OpSetAttrInt(op, "begin_mask", mask);
+  TFE_OpSetAttrInt(op, "end_mask", mask);
+  TFE_OpSetAttrInt(op, "ellipsis_mask", ellipsis);
+  TFE_OpSetAttrInt(op, "shrink_axis_mask", shrink);
+  TFE_TensorHandle* result = run_ok(f, op);
+  TFE_DeleteTensorHandle(begin);
+  TFE_DeleteTensorHandle(end);
+  TFE_DeleteTensorHandle(step);
+  return result;
+}
+
+static void strided_slice_takes_rank_10(void** state) {
+  eager_fixture_t* f = *state;
+  static const int64_t kShape10[10] = {2, 3, 1, 1, 1, 1, 1, 2, 2, 2};
+  TFE_TensorHandle* x = arange(f, kShape10, 10, 1.0f, 0.0f);
+  // NumPy: x[..., 0] (an ellipsis, then a shrunk axis: rank 9).
+  static const int32_t kZeros2[2] = {0, 0};
+  static const int32_t kOnes2[2] = {1, 1};
+  expect_floats(f, strided_slice(f, x, kZeros2, 2, kOnes2, 0, 1, 2), kLastShape,
+                9, kLastOut, 24);
+  // NumPy: x[:, ::-1] (a reversed dim between folded ones).
+  static const int32_t kReverse[2] = {1, -1};
+  expect_floats(f, strided_slice(f, x, kZeros2, 2, kReverse, 3, 0, 0), kShape10,
+                10, kReversedOut, 48);
+  TFE_DeleteTensorHandle(x);
+}
+
 static void elementwise_family_takes_rank_10(void** state) {
   eager_fixture_t* f = *state;
   TFE_TensorHandle* t = arange(f, kSelT, 10, 1.0f, 1.0f);
@@ -700,6 +745,7 @@ int main(void) {
       BOTH(elementwise_family_takes_rank_10),
       BOTH(concat_pack_and_unpack_take_rank_10),
       BOTH(slice_takes_rank_10),
+      BOTH(strided_slice_takes_rank_10),
       BOTH(ranks_above_254_are_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
