@@ -52,9 +52,10 @@ loom_shape_inference_context_set_output(loom_shape_inference_context_t* context,
                                         int32_t index,
                                         const loom_shape_t* shape);
 
-// Shape algebra, with TensorFlow's semantics and messages. An unknown rank
-// passes every rank check and yields a shape of the asserted rank with
-// unknown dims.
+// Shape algebra, with TensorFlow's semantics and messages, for ranks up to
+// LOOM_MAX_SHAPE_RANK (results above LOOM_MAX_RANK are spilled, loom/shape.h).
+// An unknown rank passes every rank check and yields a shape of the asserted
+// rank with unknown dims.
 LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_shape_with_rank(
     const loom_shape_t* shape, int64_t rank, loom_shape_t* out_shape);
 LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_shape_with_rank_at_least(

@@ -61,18 +61,9 @@ LOOM_DEFINE_SMALL_VECTOR(metadata_vector, loom_tensor_metadata_t,
 
 static loom_status_t run_native(const cpu_call_t* call) {
   const cpu_native_op_t* native = call->op->native;
-  for (int32_t i = 0; i < call->num_inputs; ++i) {
-    // Native ops read dims in place (Execute checked inputs whose metadata
-    // it knew; these arrived since).
-    if (LOOM_UNLIKELY(loom_tensor_shape(call->inputs[i])->rank >
-                      LOOM_MAX_RANK)) {
-      return loom__cpu_large_rank_error(
-          call->op_name, i, loom_tensor_shape(call->inputs[i])->rank);
-    }
-  }
-  if (call->result_metadata || !native->metadata) {
-    return call_native(call, call->result_metadata);
-  }
+  // Known results' metadata: Execute knew the inputs' and checked their
+  // ranks (loom__cpu_check_large_ranks) before the metadata function ran.
+  if (call->result_metadata) return call_native(call, call->result_metadata);
   // The metadata was not known at Execute; it is now: check it before the
   // dispatch function sees the inputs.
   int32_t n = call->num_inputs;
@@ -87,8 +78,15 @@ static loom_status_t run_native(const cpu_call_t* call) {
   for (int32_t i = 0; i < n; ++i) {
     inputs[i] = *loom_tensor_metadata(call->inputs[i]);
   }
-  loom_status_t status = native->metadata(inputs, n, call->attrs, results, m);
-  if (!status) status = call_native(call, results);
+  // Native ops read dims in place.
+  loom_status_t status =
+      loom__cpu_check_large_ranks(NULL, call->op_name, inputs, n);
+  if (!status && native->metadata) {
+    status = native->metadata(inputs, n, call->attrs, results, m);
+    if (!status) status = call_native(call, results);
+  } else if (!status) {
+    status = call_native(call, NULL);
+  }
   metadata_vector_deinitialize(&metadata, allocator);
   return status;
 }

@@ -412,8 +412,8 @@ loom_status_t loom__cpu_spec_infer_by_shape_fn(
   return loom_ok_status();
 }
 
-loom_status_t loom__cpu_large_rank_error(const char* op_name, int32_t index,
-                                         int32_t rank) {
+static loom_status_t large_rank_error(const char* op_name, int32_t index,
+                                      int32_t rank) {
   return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                           "Op '%s': input %d has rank %d; the kernel of '%s' "
                           "takes ranks up to %d",
@@ -428,7 +428,7 @@ loom_status_t loom__cpu_check_large_ranks(const cpu_kernel_spec_t* spec,
   if (spec && spec->kernel->any_rank) return loom_ok_status();
   for (int32_t i = 0; i < num_inputs; ++i) {
     if (inputs[i].shape.rank > LOOM_MAX_RANK) {
-      return loom__cpu_large_rank_error(op_name, i, inputs[i].shape.rank);
+      return large_rank_error(op_name, i, inputs[i].shape.rank);
     }
   }
   return loom_ok_status();

@@ -166,13 +166,16 @@ uint64_t loom__cpu_spec_next_serial(void);
 // kernels that read shapes through loom_shape_dims (spec->kernel->any_rank):
 // INVALID_ARGUMENT naming the op, the input and its rank otherwise. `spec`
 // is NULL for a native op (which never takes them).
+//
+// The one check of ranks. It must run before the op's metadata (shape)
+// function, which reads the shapes too, and that runs at Execute when the
+// inputs' metadata is known there (infer_metadata) and at dispatch when it
+// is not (specialise for TensorFlow ops, run_native for native ones): so
+// those are its callers, rather than the kernel call, which comes after.
 loom_status_t loom__cpu_check_large_ranks(const cpu_kernel_spec_t* spec,
                                           const char* op_name,
                                           const loom_tensor_metadata_t* inputs,
                                           int32_t num_inputs);
-// The error of input `index` of rank `rank` reaching such a kernel.
-loom_status_t loom__cpu_large_rank_error(const char* op_name, int32_t index,
-                                         int32_t rank);
 
 // The results' metadata for these inputs: dtypes from the spec, shapes
 // from the op's metadata function when it decides (the common case, here

@@ -8,6 +8,7 @@
 
 #include "base/small_vector.h"
 #include "kernels/array_internal.h"
+#include "kernels/shape_fns.h"
 #include "tensor/checked_size.h"
 
 // Up to 16 pieces need no allocation.
@@ -106,9 +107,13 @@ static loom_status_t concat_plan(const concat_form_t* form,
         -rank, rank, axis);
   }
   int32_t ax = (int32_t)(axis < 0 ? axis + rank : axis);
-  *out = *first;
+  // The output's dims, gathered here (any rank; interned above 8).
+  int64_t dims[LOOM_MAX_SHAPE_RANK];
+  memcpy(dims, loom_shape_dims(first), sizeof(int64_t) * (size_t)rank);
+  const int64_t* first_dims = loom_shape_dims(first);
   for (int32_t k = 1; k < n; ++k) {
     const loom_shape_t* s = &shapes[k];
+    const int64_t* s_dims = loom_shape_dims(s);
     if (s->rank != rank) {
       return loom__array_invalid(
           "ConcatOp : Ranks of all input tensors should match: shape[0] = %s "
@@ -118,32 +123,32 @@ static loom_status_t concat_plan(const concat_form_t* form,
     }
     for (int32_t d = 0; d < rank; ++d) {
       if (d == ax) continue;
-      if (!dims_compatible(first->dims[d], s->dims[d])) {
+      if (!dims_compatible(first_dims[d], s_dims[d])) {
         return loom__array_invalid(
             "ConcatOp : Dimensions of inputs should match: shape[0] = %s vs. "
             "shape[%d] = %s",
             loom__shape_debug_string(first, a, sizeof(a)), k,
             loom__shape_debug_string(s, b, sizeof(b)));
       }
-      if (out->dims[d] < 0) out->dims[d] = s->dims[d];
+      if (dims[d] < 0) dims[d] = s_dims[d];
     }
     int64_t sum;
-    if (out->dims[ax] >= 0 && s->dims[ax] < 0) {
-      out->dims[ax] = LOOM_UNKNOWN_DIM;
-    } else if (out->dims[ax] >= 0 &&
-               !loom__size_add(out->dims[ax], s->dims[ax], &sum)) {
+    if (dims[ax] >= 0 && s_dims[ax] < 0) {
+      dims[ax] = LOOM_UNKNOWN_DIM;
+    } else if (dims[ax] >= 0 && !loom__size_add(dims[ax], s_dims[ax], &sum)) {
       return loom__size_overflow_error(form->op, "values",
                                        "sizes along dimension %d: %" PRId64
                                        " (values[0, %d)) + %" PRId64
                                        " (values[%d])",
-                                       ax, out->dims[ax], k, s->dims[ax], k);
-    } else if (out->dims[ax] >= 0) {
-      out->dims[ax] = sum;
+                                       ax, dims[ax], k, s_dims[ax], k);
+    } else if (dims[ax] >= 0) {
+      dims[ax] = sum;
     }
   }
   *out_axis = ax;
-  return loom__array_check_count(form->op, "values of output shape", out->dims,
-                                 out->rank, out);
+  LOOM_RETURN_IF_ERROR(loom_shape_initialize_large(out, dims, rank));
+  return loom__array_check_count(form->op, "values of output shape", dims, rank,
+                                 out);
 }
 
 static loom_status_t concat_shape_fn(loom_shape_inference_context_t* c,
@@ -179,8 +184,9 @@ static loom_status_t concat_shape_fn(loom_shape_inference_context_t* c,
     status =
         loom__array_invalid("Can't concatenate scalars (use tf.stack instead)");
   } else if (!status && rank >= 0) {
-    out.rank = rank;
-    for (int32_t d = 0; d < rank; ++d) out.dims[d] = LOOM_UNKNOWN_DIM;
+    int64_t dims[LOOM_MAX_SHAPE_RANK];
+    for (int32_t d = 0; d < rank; ++d) dims[d] = LOOM_UNKNOWN_DIM;
+    status = loom_shape_initialize_large(&out, dims, rank);
   }
   shape_vector_deinitialize(&shape_storage, loom_allocator_default());
   LOOM_RETURN_IF_ERROR(status);
@@ -281,25 +287,28 @@ static loom_status_t pack_plan(const loom_shape_t* shape, int32_t n,
     return loom__array_invalid("axis = %" PRId64 " not in [%d, %d)", axis,
                                -rank, rank);
   }
-  if (rank > LOOM_MAX_RANK) {
+  if (rank > LOOM_MAX_SHAPE_RANK) {
     return loom__array_invalid(
         "Pack: the result would have rank %d, above the maximum rank %d", rank,
-        LOOM_MAX_RANK);
+        LOOM_MAX_SHAPE_RANK);
   }
   int32_t ax = (int32_t)(axis < 0 ? axis + rank : axis);
-  *out = *shape;
-  out->rank = rank;
-  for (int32_t d = rank - 1; d > ax; --d) out->dims[d] = shape->dims[d - 1];
-  out->dims[ax] = n;
+  const int64_t* in = loom_shape_dims(shape);
+  int64_t dims[LOOM_MAX_SHAPE_RANK];
+  for (int32_t d = 0; d < ax; ++d) dims[d] = in[d];
+  dims[ax] = n;
+  for (int32_t d = ax + 1; d < rank; ++d) dims[d] = in[d - 1];
   *out_axis = ax;
-  return loom_ok_status();
+  return loom_shape_initialize_large(out, dims, rank);
 }
 
 static loom_status_t pack_check_shapes(const loom_shape_t* a, int32_t k,
                                        const loom_shape_t* b) {
   bool same = a->rank == b->rank;
+  const int64_t* a_dims = loom_shape_dims(a);
+  const int64_t* b_dims = loom_shape_dims(b);
   for (int32_t d = 0; same && d < a->rank; ++d) {
-    same = dims_compatible(a->dims[d], b->dims[d]);
+    same = dims_compatible(a_dims[d], b_dims[d]);
   }
   if (same) return loom_ok_status();
   char x[256], y[256];
@@ -325,9 +334,10 @@ static loom_status_t pack_shape_fn(loom_shape_inference_context_t* c,
     }
     if (s.rank < 0) continue;
     LOOM_RETURN_IF_ERROR(pack_check_shapes(&merged, k, &s));
-    for (int32_t d = 0; d < s.rank; ++d) {
-      if (merged.dims[d] < 0) merged.dims[d] = s.dims[d];
-    }
+    bool merged_ok = false;
+    loom_shape_t both;
+    LOOM_RETURN_IF_ERROR(loom__shape_merge(&merged, &s, &both, &merged_ok));
+    if (merged_ok) merged = both;
   }
   loom_shape_t out = loom_shape_unknown();
   if (merged.rank >= 0) {
@@ -413,7 +423,7 @@ static loom_status_t split_along(loom_kernel_context_t* ctx,
   size_t size = loom__array_element_size(dtype);
   int64_t outer = product(in, 0, axis);
   int64_t inner = product(in, axis + 1, in->rank);
-  int64_t dim = in->dims[axis];
+  int64_t dim = loom_shape_dims(in)[axis];
   bool viewable = outer == 1 && dtype != LOOM_DTYPE_STRING &&
                   loom_tensor_kind(input) == LOOM_TENSOR_DENSE;
   block_list_t list;
@@ -490,18 +500,20 @@ static loom_status_t unpack_plan(const loom_shape_t* in, int64_t num,
                                -rank, rank);
   }
   int32_t ax = (int32_t)(axis < 0 ? axis + rank : axis);
-  if (in->dims[ax] >= 0 && in->dims[ax] != num) {
+  const int64_t* in_dims = loom_shape_dims(in);
+  if (in_dims[ax] >= 0 && in_dims[ax] != num) {
     char text[256];
     return loom__array_invalid(
         "Input shape axis %d must equal %" PRId64 ", got shape %s", ax, num,
         loom__shape_debug_string(in, text, sizeof(text)));
   }
-  *out = loom_shape_scalar();
+  int64_t dims[LOOM_MAX_SHAPE_RANK];
+  int32_t out_rank = 0;
   for (int32_t d = 0; d < rank; ++d) {
-    if (d != ax) out->dims[out->rank++] = in->dims[d];
+    if (d != ax) dims[out_rank++] = in_dims[d];
   }
   *out_axis = ax;
-  return loom_ok_status();
+  return loom_shape_initialize_large(out, dims, out_rank);
 }
 
 static loom_status_t unpack_shape_fn(loom_shape_inference_context_t* c,
@@ -802,20 +814,24 @@ static const loom__builtin_op_t kOps[] = {
 
 static const loom__builtin_kernel_t kKernels[] = {
     {.op_name = "Concat",
+     .any_rank = true,
      .compute = concat_v1_compute,
      .type_attr = "T",
      .types = {LOOM_ARRAY_ALL_TYPES},
      .host_memory = {"concat_dim"}},
     {.op_name = "ConcatV2",
+     .any_rank = true,
      .compute = concat_v2_compute,
      .type_attr = "T",
      .types = {LOOM_ARRAY_ALL_TYPES},
      .host_memory = {"axis"}},
     {.op_name = "Pack",
+     .any_rank = true,
      .compute = pack_compute,
      .type_attr = "T",
      .types = {LOOM_ARRAY_ALL_TYPES}},
     {.op_name = "Unpack",
+     .any_rank = true,
      .compute = unpack_compute,
      .type_attr = "T",
      .types = {LOOM_ARRAY_ALL_TYPES}},

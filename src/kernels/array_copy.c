@@ -80,7 +80,8 @@ int64_t loom__array_dims_product(const loom_shape_t* shape, int32_t begin,
                                  int32_t end) {
   int64_t product = 0;
   if (begin >= end) return 1;
-  return loom__size_product(shape->dims + begin, end - begin, &product)
+  return loom__size_product(loom_shape_dims(shape) + begin, end - begin,
+                            &product)
              ? product
              : -1;
 }

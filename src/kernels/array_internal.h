@@ -79,11 +79,11 @@ LOOM_MUST_USE_RESULT bool loom__array_strides(const loom_shape_t* shape,
 // fits int64; otherwise INVALID_ARGUMENT "<op>: <argument> <values>: the
 // size overflows int64", quoting values[0, n) as "[a, b, ...]".
 // Records the caller's location.
-#define loom__array_check_count(op, argument, values, n, shape)              \
-  (loom_shape_is_fully_defined(shape)                                        \
-       ? loom__size_product_checked_quoting((op), (argument), (shape)->dims, \
-                                            (shape)->rank, (values), (n),    \
-                                            NULL)                            \
+#define loom__array_check_count(op, argument, values, n, shape)       \
+  (loom_shape_is_fully_defined(shape)                                 \
+       ? loom__size_product_checked_quoting(                          \
+             (op), (argument), loom_shape_dims(shape), (shape)->rank, \
+             (values), (n), NULL)                                     \
        : loom_ok_status())
 
 // The thread pool of the kernel's host, or NULL (then work runs serially).

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "kernels/array_internal.h"
+#include "kernels/broadcast.h"
 #include "tensor/checked_size.h"
 
 // A shape from the values of a vector of dims (INVALID_ARGUMENT naming
@@ -16,21 +17,21 @@ static loom_status_t shape_from_vector(const char* op, const char* argument,
                                        const loom_tensor_t* t,
                                        loom_shape_t* out) {
   int64_t n = loom_tensor_num_elements(t);
-  if (n > LOOM_MAX_RANK) {
+  if (n > LOOM_MAX_SHAPE_RANK) {
     return loom__array_invalid("a shape of %" PRId64
                                " dimensions exceeds the maximum rank %d",
-                               n, LOOM_MAX_RANK);
+                               n, LOOM_MAX_SHAPE_RANK);
   }
-  *out = loom_shape_scalar();
-  out->rank = (int32_t)n;
+  int64_t dims[LOOM_MAX_SHAPE_RANK];
   for (int64_t i = 0; i < n; ++i) {
-    out->dims[i] = loom__array_index_at(t, i);
-    if (out->dims[i] < 0) {
-      return loom__array_invalid("Dimension %" PRId64 " must be >= 0",
-                                 out->dims[i]);
+    dims[i] = loom__array_index_at(t, i);
+    if (dims[i] < 0) {
+      return loom__array_invalid("Dimension %" PRId64 " must be >= 0", dims[i]);
     }
   }
-  return loom__array_check_count(op, argument, out->dims, out->rank, out);
+  LOOM_RETURN_IF_ERROR(loom__size_product_checked_quoting(
+      op, argument, dims, (int)n, dims, (int)n, NULL));
+  return loom_shape_initialize_large(out, dims, (int)n);
 }
 
 //===----------------------------------------------------------------------===//
@@ -382,7 +383,7 @@ static void pad_compute(void* kernel, loom_kernel_context_t* ctx) {
 
 static loom_status_t broadcast_to_check(const loom_shape_t* in,
                                         const loom_shape_t* out) {
-  char a[256], b[256];
+  char a[LOOM_SHAPE_FORMAT_MAX], b[LOOM_SHAPE_FORMAT_MAX];
   if (in->rank > out->rank) {
     return loom__array_invalid(
         "Rank of input (%d) must be no greater than "
@@ -390,9 +391,11 @@ static loom_status_t broadcast_to_check(const loom_shape_t* in,
         in->rank, out->rank);
   }
   bool unable = false;
+  const int64_t* in_dims = loom_shape_dims(in);
+  const int64_t* out_dims = loom_shape_dims(out);
   for (int32_t i = 0; i < in->rank; ++i) {
-    int64_t x = in->dims[in->rank - 1 - i];
-    int64_t y = out->dims[out->rank - 1 - i];
+    int64_t x = in_dims[in->rank - 1 - i];
+    int64_t y = out_dims[out->rank - 1 - i];
     if (x < 0 || y < 0 || x == y || x == 1) continue;
     if (y == 1) {
       unable = true;  // broadcasting would give x, not the 1 asked for
@@ -427,9 +430,13 @@ static loom_status_t broadcast_to_shape_fn(loom_shape_inference_context_t* c,
         shape_from_vector("BroadcastTo", "shape", shape, &out));
     if (in.rank >= 0) LOOM_RETURN_IF_ERROR(broadcast_to_check(&in, &out));
   } else if (shape_shape.rank == 1 && shape_shape.dims[0] >= 0 &&
-             shape_shape.dims[0] <= LOOM_MAX_RANK) {
-    out.rank = (int32_t)shape_shape.dims[0];
-    for (int32_t i = 0; i < out.rank; ++i) out.dims[i] = LOOM_UNKNOWN_DIM;
+             shape_shape.dims[0] <= LOOM_MAX_SHAPE_RANK) {
+    int64_t dims[LOOM_MAX_SHAPE_RANK];
+    for (int64_t i = 0; i < shape_shape.dims[0]; ++i) {
+      dims[i] = LOOM_UNKNOWN_DIM;
+    }
+    LOOM_RETURN_IF_ERROR(
+        loom_shape_initialize_large(&out, dims, (int)shape_shape.dims[0]));
   }
   return loom_shape_inference_context_set_output(c, 0, &out);
 }
@@ -454,20 +461,31 @@ static loom_status_t broadcast_to_run(loom_kernel_context_t* ctx,
   LOOM_RETURN_IF_ERROR(
       loom_kernel_context_allocate_output(ctx, 0, &out_shape, &out));
   if (loom_tensor_num_elements(out) == 0) return loom_ok_status();
+  // Above LOOM_MAX_RANK the copy walks the shapes folded as a broadcast's.
+  loom_shape_t folded_in, folded_out;
+  const loom_shape_t* walk_in = in;
+  const loom_shape_t* walk_out = &out_shape;
+  if (LOOM_UNLIKELY(out_shape.rank > LOOM_MAX_RANK)) {
+    const loom_shape_t* operands[1] = {in};
+    LOOM_RETURN_IF_ERROR(
+        loom__broadcast_fold(&out_shape, operands, 1, &folded_out, &folded_in));
+    walk_in = &folded_in;
+    walk_out = &folded_out;
+  }
   // The output holds elements, so the input does, and their strides fit.
   int64_t in_strides[LOOM_MAX_RANK], out_strides[LOOM_MAX_RANK];
-  if (!loom__array_strides(in, in_strides) ||
-      !loom__array_strides(&out_shape, out_strides)) {
+  if (!loom__array_strides(walk_in, in_strides) ||
+      !loom__array_strides(walk_out, out_strides)) {
     return loom__array_invalid("BroadcastTo: the strides overflow");
   }
   loom__array_copy_t copy;
-  copy.rank = out_shape.rank;
-  int32_t shift = out_shape.rank - in->rank;
-  for (int32_t i = 0; i < out_shape.rank; ++i) {
+  copy.rank = walk_out->rank;
+  int32_t shift = walk_out->rank - walk_in->rank;
+  for (int32_t i = 0; i < walk_out->rank; ++i) {
     int32_t j = i - shift;
-    copy.dims[i] = out_shape.dims[i];
+    copy.dims[i] = walk_out->dims[i];
     copy.src_strides[i] =
-        j >= 0 && in->dims[j] == out_shape.dims[i] ? in_strides[j] : 0;
+        j >= 0 && walk_in->dims[j] == walk_out->dims[i] ? in_strides[j] : 0;
     copy.dst_strides[i] = out_strides[i];
   }
   return loom__array_copy(loom__array_pool(ctx), loom_tensor_dtype(out),
@@ -525,6 +543,7 @@ static const loom__builtin_kernel_t kKernels[] = {
      .host_memory = {"paddings"}},
     {.op_name = "BroadcastTo",
      .compute = broadcast_to_compute,
+     .any_rank = true,
      .type_attr = "T",
      .types = {LOOM_ARRAY_ALL_TYPES},
      .host_memory = {"shape"}},

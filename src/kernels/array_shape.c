@@ -53,19 +53,21 @@ static loom_status_t reshape_plan(const loom_shape_t* in,
                                   const loom_tensor_t* sizes,
                                   loom_shape_t* out) {
   int64_t n = loom_tensor_num_elements(sizes);
-  if (n > LOOM_MAX_RANK) {
+  if (n > LOOM_MAX_SHAPE_RANK) {
     return loom__array_invalid("Reshape to %" PRId64
                                " dimensions exceeds the maximum rank %d",
-                               n, LOOM_MAX_RANK);
+                               n, LOOM_MAX_SHAPE_RANK);
   }
+  // Above LOOM_MAX_RANK the dims are gathered here, then interned.
+  int64_t large[LOOM_MAX_SHAPE_RANK];
   *out = loom_shape_scalar();
   out->rank = (int32_t)n;
-  int64_t values[LOOM_MAX_RANK];
+  int64_t* dims = n > LOOM_MAX_RANK ? large : out->dims;
   int64_t unknown_index = -1, product = 1;
   bool sizes_have_zero = false, product_overflows = false;
   for (int64_t d = 0; d < n; ++d) {
     int64_t size = loom__array_index_at(sizes, d);
-    values[d] = size;
+    dims[d] = size;
     if (size == -1) {
       if (unknown_index != -1) {
         return loom__array_invalid(
@@ -73,12 +75,10 @@ static loom_status_t reshape_plan(const loom_shape_t* in,
             unknown_index, d);
       }
       unknown_index = d;
-      out->dims[d] = LOOM_UNKNOWN_DIM;
     } else if (size < 0) {
       return loom__array_invalid(
           "Size %" PRId64 " must be non-negative, not %" PRId64, d, size);
     } else {
-      out->dims[d] = size;
       if (size == 0) sizes_have_zero = true;
       if (size > 0 && !loom__size_mul(product, size, &product)) {
         product_overflows = true;
@@ -89,14 +89,13 @@ static loom_status_t reshape_plan(const loom_shape_t* in,
   // size is inferred, and is the count otherwise unless a size is 0: a
   // wrapped product would divide by 0 or pass a wrong count.
   if (product_overflows && (unknown_index != -1 || !sizes_have_zero)) {
-    char text[256];
+    char text[LOOM_SHAPE_FORMAT_MAX];
     return loom__size_overflow_error(
         "Reshape", "shape", "%s",
-        loom__format_int64s(values, (int)n, text, sizeof(text)));
+        loom__format_int64s(dims, (int)n, text, sizeof(text)));
   }
   int64_t in_count = loom_shape_num_elements(in);
-  if (in_count < 0) return loom_ok_status();  // not known yet
-  if (unknown_index != -1) {
+  if (in_count >= 0 && unknown_index != -1) {
     // Zero dims of the input are left out only when the sizes have one too,
     // so that the other dims can still be inferred.
     int64_t nonzero = 1;
@@ -107,7 +106,7 @@ static loom_status_t reshape_plan(const loom_shape_t* in,
         has_zero = true;
       } else if (!loom__size_mul(nonzero, in_dims[i], &nonzero)) {
         // Only an empty input's other dims can multiply past int64.
-        char text[256];
+        char text[LOOM_SHAPE_FORMAT_MAX];
         return loom__size_overflow_error(
             "Reshape", "tensor of shape", "%s",
             loom__format_int64s(in_dims, in->rank, text, sizeof(text)));
@@ -119,8 +118,12 @@ static loom_status_t reshape_plan(const loom_shape_t* in,
           " values, but the requested shape requires a multiple of %" PRId64,
           nonzero, product);
     }
-    out->dims[unknown_index] = nonzero / product;
+    dims[unknown_index] = nonzero / product;
   }
+  if (LOOM_UNLIKELY(n > LOOM_MAX_RANK)) {
+    LOOM_RETURN_IF_ERROR(loom_shape_initialize_large(out, large, (int)n));
+  }
+  if (in_count < 0) return loom_ok_status();  // not known yet
   int64_t out_count = loom_shape_num_elements(out);
   if (out_count != in_count) {
     return loom__array_invalid("Input to reshape is a tensor with %" PRId64
@@ -128,6 +131,13 @@ static loom_status_t reshape_plan(const loom_shape_t* in,
                                in_count, out_count);
   }
   return loom_ok_status();
+}
+
+// A shape of `rank` unknown dims (any rank up to LOOM_MAX_SHAPE_RANK).
+static loom_status_t unknown_dims(int64_t rank, loom_shape_t* out) {
+  int64_t dims[LOOM_MAX_SHAPE_RANK];
+  for (int64_t i = 0; i < rank; ++i) dims[i] = LOOM_UNKNOWN_DIM;
+  return loom_shape_initialize_large(out, dims, (int)rank);
 }
 
 static loom_status_t check_vector(const loom_shape_t* shape, const char* what,
@@ -152,10 +162,8 @@ static loom_status_t reshape_shape_fn(loom_shape_inference_context_t* c,
   if (sizes) {
     LOOM_RETURN_IF_ERROR(reshape_plan(&in, sizes, &out));
   } else if (sizes_shape.rank == 1 && sizes_shape.dims[0] >= 0 &&
-             sizes_shape.dims[0] <= LOOM_MAX_RANK) {
-    out = loom_shape_scalar();
-    out.rank = (int32_t)sizes_shape.dims[0];
-    for (int32_t i = 0; i < out.rank; ++i) out.dims[i] = LOOM_UNKNOWN_DIM;
+             sizes_shape.dims[0] <= LOOM_MAX_SHAPE_RANK) {
+    LOOM_RETURN_IF_ERROR(unknown_dims(sizes_shape.dims[0], &out));
   } else {
     out = loom_shape_unknown();
   }
@@ -294,12 +302,20 @@ static loom_status_t expand_dims_plan(const loom_shape_t* in,
                                " for tensor with %d dimensions.",
                                dim, in->rank);
   }
-  if (in->rank >= LOOM_MAX_RANK) {
+  if (in->rank >= LOOM_MAX_SHAPE_RANK) {
     return loom__array_invalid(
         "ExpandDims: the result would have rank %d, above the maximum rank %d",
-        in->rank + 1, LOOM_MAX_RANK);
+        in->rank + 1, LOOM_MAX_SHAPE_RANK);
   }
   if (dim < 0) dim += in->rank + 1;
+  if (LOOM_UNLIKELY(in->rank >= LOOM_MAX_RANK)) {
+    const int64_t* in_dims = loom_shape_dims(in);
+    int64_t dims[LOOM_MAX_SHAPE_RANK];
+    for (int64_t i = 0; i < dim; ++i) dims[i] = in_dims[i];
+    dims[dim] = 1;
+    for (int64_t i = dim; i < in->rank; ++i) dims[i + 1] = in_dims[i];
+    return loom_shape_initialize_large(out, dims, in->rank + 1);
+  }
   *out = *in;
   out->rank = in->rank + 1;
   for (int64_t i = in->rank; i > dim; --i) out->dims[i] = in->dims[i - 1];
@@ -344,7 +360,7 @@ static loom_status_t squeeze_plan(const loom_shape_t* in,
     *out = loom_shape_unknown();
     return loom_ok_status();
   }
-  bool wanted[LOOM_MAX_RANK] = {false};
+  bool wanted[LOOM_MAX_SHAPE_RANK] = {false};
   for (int64_t i = 0; i < count; ++i) {
     int64_t d = dims[i];
     if (d < -in->rank || d >= in->rank) {
@@ -354,9 +370,11 @@ static loom_status_t squeeze_plan(const loom_shape_t* in,
     }
     wanted[d < 0 ? d + in->rank : d] = true;
   }
-  *out = loom_shape_scalar();
+  const int64_t* in_dims = loom_shape_dims(in);  // the input may be large
+  int64_t kept[LOOM_MAX_SHAPE_RANK];
+  int32_t rank = 0;
   for (int32_t i = 0; i < in->rank; ++i) {
-    int64_t dim = in->dims[i];
+    int64_t dim = in_dims[i];
     if (count > 0 && wanted[i]) {
       if (dim >= 0 && dim != 1) {
         return loom__array_invalid(
@@ -372,9 +390,9 @@ static loom_status_t squeeze_plan(const loom_shape_t* in,
         return loom_ok_status();
       }
     }
-    out->dims[out->rank++] = dim;
+    kept[rank++] = dim;
   }
-  return loom_ok_status();
+  return loom_shape_initialize_large(out, kept, rank);
 }
 
 static loom_status_t squeeze_shape_fn(loom_shape_inference_context_t* c,
@@ -464,20 +482,21 @@ static void const_compute(void* kernel, loom_kernel_context_t* ctx) {
 static loom_status_t shape_from_dims(const loom_tensor_t* dims,
                                      loom_shape_t* out) {
   int64_t n = loom_tensor_num_elements(dims);
-  if (n > LOOM_MAX_RANK) {
+  if (n > LOOM_MAX_SHAPE_RANK) {
     return loom__array_invalid("a shape of %" PRId64
                                " dimensions exceeds the maximum rank %d",
-                               n, LOOM_MAX_RANK);
+                               n, LOOM_MAX_SHAPE_RANK);
   }
-  *out = loom_shape_scalar();
-  out->rank = (int32_t)n;
+  int64_t values[LOOM_MAX_SHAPE_RANK];
   for (int64_t i = 0; i < n; ++i) {
-    out->dims[i] = loom__array_index_at(dims, i);
-    if (out->dims[i] < 0) {
+    values[i] = loom__array_index_at(dims, i);
+    if (values[i] < 0) {
       return loom__array_invalid("Fill dimensions must be >= 0");
     }
   }
-  return loom__array_check_count("Fill", "dims", out->dims, out->rank, out);
+  LOOM_RETURN_IF_ERROR(loom__size_product_checked_quoting(
+      "Fill", "dims", values, (int)n, values, (int)n, NULL));
+  return loom_shape_initialize_large(out, values, (int)n);
 }
 
 static loom_status_t fill_check(const loom_shape_t* dims,
@@ -507,9 +526,8 @@ static loom_status_t fill_shape_fn(loom_shape_inference_context_t* c,
   if (dims) {
     LOOM_RETURN_IF_ERROR(shape_from_dims(dims, &out));
   } else if (dims_shape.rank == 1 && dims_shape.dims[0] >= 0 &&
-             dims_shape.dims[0] <= LOOM_MAX_RANK) {
-    out.rank = (int32_t)dims_shape.dims[0];
-    for (int32_t i = 0; i < out.rank; ++i) out.dims[i] = LOOM_UNKNOWN_DIM;
+             dims_shape.dims[0] <= LOOM_MAX_SHAPE_RANK) {
+    LOOM_RETURN_IF_ERROR(unknown_dims(dims_shape.dims[0], &out));
   }
   return loom_shape_inference_context_set_output(c, 0, &out);
 }
@@ -835,7 +853,7 @@ static loom_status_t gradient_args_plan(const loom_tensor_t* s0,
   return loom_ok_status();
 }
 
-enum { kMaxGradientRank = 64 };
+enum { kMaxGradientRank = LOOM_MAX_SHAPE_RANK };
 
 static loom_status_t gradient_args_check(const loom_shape_t* s0,
                                          const loom_shape_t* s1) {
@@ -988,10 +1006,9 @@ static const loom__builtin_op_t kOps[] = {
 static const loom__builtin_kernel_t kKernels[] = {
     // Identity passes any tensor through, resources and variants included.
     // These read shapes through loom_shape_dims: they take ranks above
-    // LOOM_MAX_RANK (Reshape's output stays within it; IdentityN's shape
-    // function does not take them).
+    // LOOM_MAX_RANK.
     {.op_name = "Identity", .compute = identity_compute, .any_rank = true},
-    {.op_name = "IdentityN", .compute = identity_compute},
+    {.op_name = "IdentityN", .compute = identity_compute, .any_rank = true},
     {.op_name = "StopGradient", .compute = identity_compute, .any_rank = true},
     {.op_name = "Reshape",
      .compute = reshape_compute,
@@ -1016,11 +1033,13 @@ static const loom__builtin_kernel_t kKernels[] = {
      .host_memory = {"output"},
      .any_rank = true},
     {.op_name = "ExpandDims",
+     .any_rank = true,
      .compute = expand_dims_compute,
      .type_attr = "T",
      .types = {LOOM_ARRAY_ALL_TYPES},
      .host_memory = {"dim"}},
     {.op_name = "Squeeze",
+     .any_rank = true,
      .compute = squeeze_compute,
      .type_attr = "T",
      .types = {LOOM_ARRAY_ALL_TYPES}},
@@ -1031,15 +1050,18 @@ static const loom__builtin_kernel_t kKernels[] = {
      .type_attr = "dtype",
      .types = {LOOM_ARRAY_ALL_TYPES}},
     {.op_name = "Fill",
+     .any_rank = true,
      .compute = fill_compute,
      .type_attr = "T",
      .types = {LOOM_ARRAY_ALL_TYPES},
      .host_memory = {"dims"}},
     {.op_name = "ZerosLike",
+     .any_rank = true,
      .compute = zeros_like_compute,
      .type_attr = "T",
      .types = {LOOM_ARRAY_ALL_TYPES}},
     {.op_name = "OnesLike",
+     .any_rank = true,
      .compute = ones_like_compute,
      .type_attr = "T",
      .types = {LOOM_ARRAY_POD_TYPES}},
@@ -1052,6 +1074,7 @@ static const loom__builtin_kernel_t kKernels[] = {
                LOOM_DTYPE_UINT32},
      .host_memory = {"start", "limit", "delta", "output"}},
     {.op_name = "BroadcastGradientArgs",
+     .any_rank = true,
      .compute = gradient_args_compute,
      .type_attr = "T",
      .types = {LOOM_DTYPE_INT32, LOOM_DTYPE_INT64},

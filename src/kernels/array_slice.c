@@ -23,13 +23,14 @@ static bool is_contiguous_run(const loom_shape_t* in, const int64_t* begin,
   return true;
 }
 
-// Output `index` = the box begin[i] + [0, sizes[i]) * steps[i] of `input`,
-// with shape `shape` (same element count): a view when that is the whole
-// input or an aligned contiguous run of it, else a strided copy.
+// Output `index` = the box begin[i] + [0, sizes[i]) * steps[i] of `input`
+// seen with shape `in` (its own, or one folded to fewer dims), with shape
+// `shape` (same element count): a view when that is the whole input or an
+// aligned contiguous run of it, else a strided copy.
 static loom_status_t take_box(loom_kernel_context_t* ctx, loom_tensor_t* input,
-                              const int64_t* begin, const int64_t* sizes,
-                              const int64_t* steps, const loom_shape_t* shape) {
-  const loom_shape_t* in = loom_tensor_shape(input);
+                              const loom_shape_t* in, const int64_t* begin,
+                              const int64_t* sizes, const int64_t* steps,
+                              const loom_shape_t* shape) {
   // sizes[i] <= dims[i]: the box has no more elements than the input, and
   // none when the input has none (then its dims, and strides, may pass
   // int64, and nothing is read).
@@ -105,10 +106,11 @@ static loom_status_t slice_plan(const loom_shape_t* in,
         rank, loom__shape_debug_string(begin_shape, a, sizeof(a)),
         loom__shape_debug_string(size_shape, b, sizeof(b)));
   }
+  const int64_t* in_dims = loom_shape_dims(in);  // the input may be large
   for (int32_t i = 0; i < rank; ++i) {
     int64_t b = loom__array_index_at(begin_tensor, i);
     int64_t s = loom__array_index_at(size_tensor, i);
-    int64_t dim = in->dims[i];
+    int64_t dim = in_dims[i];
     begin[i] = b;
     if (dim < 0) {
       if (s < -1) {
@@ -157,30 +159,83 @@ static loom_status_t slice_shape_fn(loom_shape_inference_context_t* c,
   const loom_tensor_t* size = loom_shape_inference_context_input_tensor(c, 2);
   loom_shape_t out = loom_shape_unknown();
   if (in.rank >= 0) {
-    out.rank = in.rank;
-    for (int32_t i = 0; i < in.rank; ++i) out.dims[i] = LOOM_UNKNOWN_DIM;
+    int64_t dims[LOOM_MAX_SHAPE_RANK];
+    for (int32_t i = 0; i < in.rank; ++i) dims[i] = LOOM_UNKNOWN_DIM;
     if (begin && size) {
-      int64_t b[LOOM_MAX_RANK];
+      int64_t b[LOOM_MAX_SHAPE_RANK];
       LOOM_RETURN_IF_ERROR(
-          slice_plan(&in, &begin_shape, begin, &size_shape, size, b, out.dims));
+          slice_plan(&in, &begin_shape, begin, &size_shape, size, b, dims));
     }
+    LOOM_RETURN_IF_ERROR(loom_shape_initialize_large(&out, dims, in.rank));
   }
   return loom_shape_inference_context_set_output(c, 0, &out);
+}
+
+// A box with elements in a non-empty `in` above LOOM_MAX_RANK, folded in
+// place to at most LOOM_MAX_RANK dims (*folded): size-1 dims are dropped,
+// and a dim the box takes whole, forwards, joins the one before it when
+// that one is walked forwards (or takes one element): the pair is then one
+// run of their product. UNIMPLEMENTED, naming `op`, when more dims remain.
+static loom_status_t fold_box(const char* op, const loom_shape_t* in,
+                              int64_t* begin, int64_t* sizes, int64_t* steps,
+                              loom_shape_t* folded) {
+  const int64_t* dims = loom_shape_dims(in);
+  int64_t folded_dims[LOOM_MAX_RANK];
+  int32_t rank = 0;
+  for (int32_t i = 0; i < in->rank; ++i) {
+    if (dims[i] == 1) continue;
+    bool whole = begin[i] == 0 && sizes[i] == dims[i] && steps[i] == 1;
+    if (rank > 0 && whole && (steps[rank - 1] == 1 || sizes[rank - 1] <= 1)) {
+      // Products stay below the input's element count.
+      folded_dims[rank - 1] *= dims[i];
+      begin[rank - 1] *= dims[i];
+      sizes[rank - 1] *= dims[i];
+      steps[rank - 1] = 1;
+      continue;
+    }
+    if (rank == LOOM_MAX_RANK) {
+      char text[LOOM_SHAPE_FORMAT_MAX];
+      return loom_make_status(
+          LOOM_STATUS_UNIMPLEMENTED,
+          "%s of a tensor of shape %s: after merging the dims it takes "
+          "whole, more than %d dims remain",
+          op, loom__shape_debug_string(in, text, sizeof(text)), LOOM_MAX_RANK);
+    }
+    folded_dims[rank] = dims[i];
+    begin[rank] = begin[i];
+    sizes[rank] = sizes[i];
+    steps[rank] = steps[i];
+    rank++;
+  }
+  if (rank == 0) {  // every dim is 1
+    folded_dims[0] = 1;
+    begin[0] = 0;
+    sizes[0] = 1;
+    steps[0] = 1;
+    rank = 1;
+  }
+  return loom_shape_initialize(folded, folded_dims, rank);
 }
 
 static loom_status_t slice_run(loom_kernel_context_t* ctx,
                                loom_tensor_t* const* inputs) {
   const loom_shape_t* in = loom_tensor_shape(inputs[0]);
-  int64_t b[LOOM_MAX_RANK], s[LOOM_MAX_RANK], steps[LOOM_MAX_RANK];
+  int64_t b[LOOM_MAX_SHAPE_RANK], s[LOOM_MAX_SHAPE_RANK],
+      steps[LOOM_MAX_SHAPE_RANK];
   LOOM_RETURN_IF_ERROR(slice_plan(in, loom_tensor_shape(inputs[1]), inputs[1],
                                   loom_tensor_shape(inputs[2]), inputs[2], b,
                                   s));
-  loom_shape_t out = *in;
-  for (int32_t i = 0; i < in->rank; ++i) {
-    out.dims[i] = s[i];
-    steps[i] = 1;
+  loom_shape_t out;
+  LOOM_RETURN_IF_ERROR(loom_shape_initialize_large(&out, s, in->rank));
+  for (int32_t i = 0; i < in->rank; ++i) steps[i] = 1;
+  // Above LOOM_MAX_RANK a box with elements is taken from the folded input.
+  loom_shape_t folded;
+  if (LOOM_UNLIKELY(in->rank > LOOM_MAX_RANK) &&
+      loom_shape_num_elements(&out) > 0) {
+    LOOM_RETURN_IF_ERROR(fold_box("Slice", in, b, s, steps, &folded));
+    in = &folded;
   }
-  return take_box(ctx, inputs[0], b, s, steps, &out);
+  return take_box(ctx, inputs[0], in, b, s, steps, &out);
 }
 
 static void slice_compute(void* kernel, loom_kernel_context_t* ctx) {
@@ -195,10 +250,10 @@ static void slice_compute(void* kernel, loom_kernel_context_t* ctx) {
 enum { kNewAxis = -1, kShrinkAxis = -2, kMaxSparseDims = 32 };
 
 typedef struct strided_plan_t {
-  // Per input dim: where the box starts, its size and step.
-  int64_t begin[LOOM_MAX_RANK];
-  int64_t sizes[LOOM_MAX_RANK];
-  int64_t steps[LOOM_MAX_RANK];
+  // Per input dim (any rank): where the box starts, its size and step.
+  int64_t begin[LOOM_MAX_SHAPE_RANK];
+  int64_t sizes[LOOM_MAX_SHAPE_RANK];
+  int64_t steps[LOOM_MAX_SHAPE_RANK];
   loom_shape_t final_shape;
 } strided_plan_t;
 
@@ -277,10 +332,11 @@ static loom_status_t strided_plan(const loom_shape_t* in,
   }
   // The dense spec, one entry per input dim.
   int32_t dims = in->rank;
-  int64_t begin[LOOM_MAX_RANK], end[LOOM_MAX_RANK], stride[LOOM_MAX_RANK];
-  bool begin_masked[LOOM_MAX_RANK], end_masked[LOOM_MAX_RANK];
-  bool shrink[LOOM_MAX_RANK];
-  int32_t gather[kMaxSparseDims + LOOM_MAX_RANK];
+  int64_t begin[LOOM_MAX_SHAPE_RANK], end[LOOM_MAX_SHAPE_RANK],
+      stride[LOOM_MAX_SHAPE_RANK];
+  bool begin_masked[LOOM_MAX_SHAPE_RANK], end_masked[LOOM_MAX_SHAPE_RANK];
+  bool shrink[LOOM_MAX_SHAPE_RANK];
+  int32_t gather[kMaxSparseDims + LOOM_MAX_SHAPE_RANK];
   int32_t gathered = 0;
   int32_t full = 0;
   for (int32_t i = 0; i < sparse_dims; ++i) {
@@ -321,8 +377,9 @@ static loom_status_t strided_plan(const loom_shape_t* in,
     shrink[full] = false;
   }
   bool bounds_known = begin_tensor && end_tensor;
+  const int64_t* in_dims = loom_shape_dims(in);  // the input may be large
   for (int32_t i = 0; i < dims; ++i) {
-    int64_t s = stride[i], dim = in->dims[i];
+    int64_t s = stride[i], dim = in_dims[i];
     if (s == 0) {
       return loom__array_invalid("strides[%d] must be non-zero", i);
     }
@@ -386,18 +443,20 @@ static loom_status_t strided_plan(const loom_shape_t* in,
     plan->begin[i] = b;
     plan->sizes[i] = size;
   }
-  plan->final_shape = loom_shape_scalar();
+  int64_t final_dims[LOOM_MAX_SHAPE_RANK];
+  int32_t final_rank = 0;
   for (int32_t g = 0; g < gathered; ++g) {
     if (gather[g] == kShrinkAxis) continue;
-    if (plan->final_shape.rank == LOOM_MAX_RANK) {
+    if (final_rank == LOOM_MAX_SHAPE_RANK) {
       return loom__array_invalid(
           "StridedSlice: the result would have rank above the maximum rank %d",
-          LOOM_MAX_RANK);
+          LOOM_MAX_SHAPE_RANK);
     }
-    plan->final_shape.dims[plan->final_shape.rank++] =
+    final_dims[final_rank++] =
         gather[g] == kNewAxis ? 1 : plan->sizes[gather[g]];
   }
-  return loom_ok_status();
+  return loom_shape_initialize_large(&plan->final_shape, final_dims,
+                                     final_rank);
 }
 
 static loom_status_t strided_slice_shape_fn(loom_shape_inference_context_t* c,
@@ -431,10 +490,19 @@ static loom_status_t strided_slice_run(loom_kernel_context_t* ctx,
   LOOM_RETURN_IF_ERROR(check_spec_shapes(loom_tensor_shape(inputs[1]),
                                          loom_tensor_shape(inputs[2]),
                                          loom_tensor_shape(inputs[3])));
-  LOOM_RETURN_IF_ERROR(strided_plan(
-      loom_tensor_shape(inputs[0]), inputs[1], inputs[2], inputs[3],
-      read_masks(loom_kernel_context_attrs(ctx)), &plan));
-  return take_box(ctx, inputs[0], plan.begin, plan.sizes, plan.steps,
+  const loom_shape_t* in = loom_tensor_shape(inputs[0]);
+  LOOM_RETURN_IF_ERROR(strided_plan(in, inputs[1], inputs[2], inputs[3],
+                                    read_masks(loom_kernel_context_attrs(ctx)),
+                                    &plan));
+  // Above LOOM_MAX_RANK a box with elements is taken from the folded input.
+  loom_shape_t folded;
+  if (LOOM_UNLIKELY(in->rank > LOOM_MAX_RANK) &&
+      loom_shape_num_elements(&plan.final_shape) > 0) {
+    LOOM_RETURN_IF_ERROR(fold_box("StridedSlice", in, plan.begin, plan.sizes,
+                                  plan.steps, &folded));
+    in = &folded;
+  }
+  return take_box(ctx, inputs[0], in, plan.begin, plan.sizes, plan.steps,
                   &plan.final_shape);
 }
 
@@ -465,11 +533,13 @@ static const loom__builtin_op_t kOps[] = {
 static const loom__builtin_kernel_t kKernels[] = {
     {.op_name = "Slice",
      .compute = slice_compute,
+     .any_rank = true,
      .type_attr = "T",
      .types = {LOOM_ARRAY_ALL_TYPES},
      .host_memory = {"begin", "size"}},
     {.op_name = "StridedSlice",
      .compute = strided_slice_compute,
+     .any_rank = true,
      .type_attr = "T",
      .types = {LOOM_ARRAY_ALL_TYPES},
      .host_memory = {"begin", "end", "strides"}},

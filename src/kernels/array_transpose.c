@@ -38,7 +38,7 @@ static loom_status_t check_perm(const loom_shape_t* perm_shape,
         "input(1) is a vector of size %" PRId64,
         rank, n);
   }
-  bool seen[LOOM_MAX_RANK] = {false};
+  bool seen[LOOM_MAX_SHAPE_RANK] = {false};
   for (int32_t i = 0; i < rank; ++i) {
     int64_t d = loom__array_index_at(perm, i);
     if (d < 0 || d >= rank) {
@@ -69,13 +69,15 @@ static loom_status_t transpose_shape_fn(loom_shape_inference_context_t* c,
   const loom_tensor_t* perm = loom_shape_inference_context_input_tensor(c, 1);
   loom_shape_t out = loom_shape_unknown();
   if (in.rank >= 0) {
-    out.rank = in.rank;
-    for (int32_t i = 0; i < in.rank; ++i) out.dims[i] = LOOM_UNKNOWN_DIM;
+    int64_t dims[LOOM_MAX_SHAPE_RANK];
+    for (int32_t i = 0; i < in.rank; ++i) dims[i] = LOOM_UNKNOWN_DIM;
     if (perm) {
-      int32_t p[LOOM_MAX_RANK];
+      int32_t p[LOOM_MAX_SHAPE_RANK];
       LOOM_RETURN_IF_ERROR(check_perm(&perm_shape, perm, in.rank, p));
-      for (int32_t i = 0; i < in.rank; ++i) out.dims[i] = in.dims[p[i]];
+      const int64_t* in_dims = loom_shape_dims(&in);
+      for (int32_t i = 0; i < in.rank; ++i) dims[i] = in_dims[p[i]];
     }
+    LOOM_RETURN_IF_ERROR(loom_shape_initialize_large(&out, dims, in.rank));
   }
   return loom_shape_inference_context_set_output(c, 0, &out);
 }
@@ -188,28 +190,103 @@ static loom_status_t transpose_2d(loom_thread_pool_t* pool,
                                        &job);
 }
 
+// The transpose of a non-empty `in` (above LOOM_MAX_RANK) by `perm` as one
+// of at most LOOM_MAX_RANK dims moving the same elements: size-1 dims are
+// dropped and input dims that stay next to each other, in order, under the
+// permutation become one. UNIMPLEMENTED when more dims remain.
+static loom_status_t fold_transpose(const loom_shape_t* in, const int32_t* perm,
+                                    loom_shape_t* folded,
+                                    int32_t* folded_perm) {
+  const int64_t* dims = loom_shape_dims(in);
+  int32_t rank = in->rank;
+  // compact[i]: input dim i among the dims above 1 (-1: dropped).
+  int32_t compact[LOOM_MAX_SHAPE_RANK], order[LOOM_MAX_SHAPE_RANK];
+  int32_t position[LOOM_MAX_SHAPE_RANK], group[LOOM_MAX_SHAPE_RANK];
+  int64_t kept_dims[LOOM_MAX_SHAPE_RANK];
+  int32_t kept = 0, n = 0;
+  for (int32_t i = 0; i < rank; ++i) {
+    compact[i] = dims[i] == 1 ? -1 : kept;
+    if (dims[i] != 1) kept_dims[kept++] = dims[i];
+  }
+  for (int32_t k = 0; k < rank; ++k) {
+    if (compact[perm[k]] >= 0) order[n++] = compact[perm[k]];
+  }
+  for (int32_t p = 0; p < n; ++p) position[order[p]] = p;
+  // Input dim j joins j - 1's group when it comes right after it.
+  int64_t group_dims[LOOM_MAX_RANK];
+  int32_t groups = 0;
+  for (int32_t j = 0; j < kept; ++j) {
+    if (j > 0 && position[j] == position[j - 1] + 1) {
+      group[j] = group[j - 1];
+      group_dims[group[j]] *= kept_dims[j];  // below the input's count
+      continue;
+    }
+    if (groups == LOOM_MAX_RANK) {
+      char shape_text[LOOM_SHAPE_FORMAT_MAX];
+      return loom_make_status(
+          LOOM_STATUS_UNIMPLEMENTED,
+          "Transpose of a tensor of shape %s: after merging the dims that "
+          "stay adjacent, more than %d dims move",
+          loom__shape_debug_string(in, shape_text, sizeof(shape_text)),
+          LOOM_MAX_RANK);
+    }
+    group[j] = groups;
+    group_dims[groups++] = kept_dims[j];
+  }
+  if (groups == 0) {  // every dim is 1
+    group_dims[0] = 1;
+    folded_perm[0] = 0;
+    return loom_shape_initialize(folded, group_dims, 1);
+  }
+  int32_t m = 0;
+  for (int32_t p = 0; p < n; ++p) {
+    int32_t j = order[p];
+    if (j == 0 || group[j] != group[j - 1]) folded_perm[m++] = group[j];
+  }
+  return loom_shape_initialize(folded, group_dims, groups);
+}
+
 loom_status_t loom__array_transpose(loom_kernel_context_t* ctx,
                                     loom_tensor_t* input, const int32_t* perm,
                                     int32_t index) {
   const loom_shape_t* in = loom_tensor_shape(input);
   int32_t rank = in->rank;
   loom_shape_t out_shape = *in;
-  for (int32_t i = 0; i < rank; ++i) out_shape.dims[i] = in->dims[perm[i]];
+  loom_shape_t folded;
+  int32_t folded_perm[LOOM_MAX_RANK];
+  if (LOOM_UNLIKELY(rank > LOOM_MAX_RANK)) {
+    const int64_t* in_dims = loom_shape_dims(in);
+    int64_t dims[LOOM_MAX_SHAPE_RANK];
+    for (int32_t i = 0; i < rank; ++i) dims[i] = in_dims[perm[i]];
+    LOOM_RETURN_IF_ERROR(loom_shape_initialize_large(&out_shape, dims, rank));
+  } else {
+    for (int32_t i = 0; i < rank; ++i) out_shape.dims[i] = in->dims[perm[i]];
+  }
   loom_tensor_t* output = NULL;
   if (loom_tensor_num_elements(input) == 0) {
     // Nothing to move (and the dims of an empty tensor need not multiply
     // within int64, so there are no strides to plan with).
     return loom_kernel_context_allocate_output(ctx, index, &out_shape, &output);
   }
+  // Above LOOM_MAX_RANK the copy is planned on the folded transpose.
+  const loom_shape_t* walk_in = in;
+  if (LOOM_UNLIKELY(rank > LOOM_MAX_RANK)) {
+    LOOM_RETURN_IF_ERROR(fold_transpose(in, perm, &folded, folded_perm));
+    walk_in = &folded;
+    perm = folded_perm;
+    rank = folded.rank;
+  }
+  loom_shape_t walk_out = *walk_in;
+  for (int32_t i = 0; i < rank; ++i) walk_out.dims[i] = walk_in->dims[perm[i]];
   loom__array_copy_t copy;
   copy.rank = rank;
   int64_t in_strides[LOOM_MAX_RANK], out_strides[LOOM_MAX_RANK];
-  if (!loom__array_strides(in, in_strides) ||
-      !loom__array_strides(&out_shape, out_strides)) {
+  if (!loom__array_strides(walk_in, in_strides) ||
+      !loom__array_strides(&walk_out, out_strides)) {
     return loom__array_invalid("Transpose: the strides overflow");
   }
   for (int32_t i = 0; i < rank; ++i) {
-    copy.dims[i] = out_shape.dims[i];
+    copy.dims[i] = walk_out.dims[i];
     copy.src_strides[i] = in_strides[perm[i]];
     copy.dst_strides[i] = out_strides[i];
   }
@@ -245,7 +322,7 @@ loom_status_t loom__array_transpose(loom_kernel_context_t* ctx,
 
 static loom_status_t transpose_run(loom_kernel_context_t* ctx,
                                    loom_tensor_t* const* inputs) {
-  int32_t p[LOOM_MAX_RANK];
+  int32_t p[LOOM_MAX_SHAPE_RANK];
   LOOM_RETURN_IF_ERROR(check_perm(loom_tensor_shape(inputs[1]), inputs[1],
                                   loom_tensor_shape(inputs[0])->rank, p));
   return loom__array_transpose(ctx, inputs[0], p, 0);
@@ -433,6 +510,7 @@ static const loom__builtin_op_t kOps[] = {
 
 static const loom__builtin_kernel_t kKernels[] = {
     {.op_name = "Transpose",
+     .any_rank = true,
      .compute = transpose_compute,
      .type_attr = "T",
      .types = {LOOM_ARRAY_ALL_TYPES},

@@ -10,18 +10,69 @@
 
 bool loom__broadcast_compatible(const loom_shape_t* a, const loom_shape_t* b) {
   int32_t rank = a->rank > b->rank ? a->rank : b->rank;
+  const int64_t* a_dims = loom_shape_dims(a);
+  const int64_t* b_dims = loom_shape_dims(b);
   for (int32_t i = 0; i < rank; ++i) {
     int32_t ia = i - (rank - a->rank), ib = i - (rank - b->rank);
-    int64_t da = ia >= 0 ? a->dims[ia] : 1;
-    int64_t db = ib >= 0 ? b->dims[ib] : 1;
+    int64_t da = ia >= 0 ? a_dims[ia] : 1;
+    int64_t db = ib >= 0 ? b_dims[ib] : 1;
     if (da != db && da != 1 && db != 1) return false;
   }
   return true;
 }
 
+// TensorFlow's message for shapes that do not broadcast. Out of line: the
+// text of two spilled shapes is large.
+static __attribute__((noinline)) loom_status_t incompatible_error(
+    const loom_shape_t* a, const loom_shape_t* b) {
+  char ta[LOOM_SHAPE_FORMAT_MAX], tb[LOOM_SHAPE_FORMAT_MAX];
+  loom__shape_debug_string(a, ta, sizeof(ta));
+  loom__shape_debug_string(b, tb, sizeof(tb));
+  return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                          "Incompatible shapes: %s vs. %s", ta, tb);
+}
+
+static __attribute__((noinline)) loom_status_t overflow_error(
+    const char* op, const loom_shape_t* a, const loom_shape_t* b) {
+  char ta[LOOM_SHAPE_FORMAT_MAX], tb[LOOM_SHAPE_FORMAT_MAX];
+  return loom__size_overflow_error(
+      op, "shapes", "%s vs. %s",
+      loom__format_int64s(loom_shape_dims(a), a->rank, ta, sizeof(ta)),
+      loom__format_int64s(loom_shape_dims(b), b->rank, tb, sizeof(tb)));
+}
+
+// The broadcast of shapes one of which is above LOOM_MAX_RANK: its dims
+// are gathered here, then interned. Out of line, off the common path.
+static __attribute__((noinline)) loom_status_t broadcast_large(
+    const char* op, const loom_shape_t* a, const loom_shape_t* b,
+    loom_shape_t* out_shape) {
+  const int64_t* a_dims = loom_shape_dims(a);
+  const int64_t* b_dims = loom_shape_dims(b);
+  int32_t rank = a->rank > b->rank ? a->rank : b->rank;
+  int64_t dims[LOOM_MAX_SHAPE_RANK];
+  for (int32_t i = 0; i < rank; ++i) {
+    int32_t ia = i - (rank - a->rank);
+    int32_t ib = i - (rank - b->rank);
+    int64_t da = ia >= 0 ? a_dims[ia] : 1;
+    int64_t db = ib >= 0 ? b_dims[ib] : 1;
+    if (da != db && da != 1 && db != 1) return incompatible_error(a, b);
+    dims[i] = da == 1 ? db : da;
+  }
+  int64_t count;
+  if (!loom__size_product(dims, rank, &count)) return overflow_error(op, a, b);
+  return loom_shape_initialize_large(out_shape, dims, rank);
+}
+
 loom_status_t loom__broadcast_shapes(const char* op, const loom_shape_t* a,
                                      const loom_shape_t* b,
                                      loom_shape_t* out_shape) {
+  if (LOOM_UNLIKELY(a->rank > LOOM_MAX_RANK || b->rank > LOOM_MAX_RANK)) {
+    if (loom_shape_equal(a, b)) {
+      *out_shape = *a;
+      return loom_ok_status();
+    }
+    return broadcast_large(op, a, b, out_shape);
+  }
   if (a->rank == b->rank && a->rank >= 0) {
     int32_t i = 0;
     while (i < a->rank && a->dims[i] == b->dims[i]) ++i;
@@ -40,25 +91,97 @@ loom_status_t loom__broadcast_shapes(const char* op, const loom_shape_t* a,
     int32_t ib = i - (rank - b->rank);
     int64_t da = ia >= 0 ? a->dims[ia] : 1;
     int64_t db = ib >= 0 ? b->dims[ib] : 1;
-    if (da != db && da != 1 && db != 1) {
-      char ta[LOOM_MAX_RANK * 21 + 3], tb[LOOM_MAX_RANK * 21 + 3];
-      loom__shape_debug_string(a, ta, sizeof(ta));
-      loom__shape_debug_string(b, tb, sizeof(tb));
-      return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                              "Incompatible shapes: %s vs. %s", ta, tb);
-    }
+    if (da != db && da != 1 && db != 1) return incompatible_error(a, b);
     out.dims[i] = da == 1 ? db : da;
   }
   // Each operand's count fits int64; their broadcast's need not.
   int64_t count;
   if (!loom__size_product(out.dims, out.rank, &count)) {
-    char ta[LOOM_MAX_RANK * 22 + 3], tb[LOOM_MAX_RANK * 22 + 3];
-    return loom__size_overflow_error(
-        op, "shapes", "%s vs. %s",
-        loom__format_int64s(a->dims, a->rank, ta, sizeof(ta)),
-        loom__format_int64s(b->dims, b->rank, tb, sizeof(tb)));
+    return overflow_error(op, a, b);
   }
   *out_shape = out;
+  return loom_ok_status();
+}
+
+// TensorFlow's message for a broadcast its kernels cannot run
+// (BinaryOpShared::SetUnimplementedError), naming every operand.
+static __attribute__((noinline)) loom_status_t unfoldable_error(
+    const loom_shape_t* const* operands, int32_t n) {
+  char text[kBroadcastMaxOperands][LOOM_SHAPE_FORMAT_MAX];
+  for (int32_t k = 0; k < n; ++k) {
+    loom__shape_debug_string(operands[k], text[k], sizeof(text[k]));
+  }
+  return loom_make_status(
+      LOOM_STATUS_UNIMPLEMENTED,
+      "Broadcast between %s%s%s%s%s%s%s is not supported yet.", text[0],
+      n > 1 ? " and " : "", n > 1 ? text[1] : "", n > 2 ? " and " : "",
+      n > 2 ? text[2] : "", n > 3 ? " and " : "", n > 3 ? text[3] : "");
+}
+
+loom_status_t loom__broadcast_fold(const loom_shape_t* output,
+                                   const loom_shape_t* const* operands,
+                                   int32_t n, loom_shape_t* folded_output,
+                                   loom_shape_t* folded) {
+  const int64_t* out_dims = loom_shape_dims(output);
+  int64_t count = loom_shape_num_elements(output);
+  if (count == 0) {
+    // Nothing is walked; the other dims need not multiply within int64.
+    int64_t zero = 0, one = 1;
+    LOOM_RETURN_IF_ERROR(loom_shape_initialize(folded_output, &zero, 1));
+    for (int32_t k = 0; k < n; ++k) {
+      bool empty = loom_shape_num_elements(operands[k]) == 0;
+      LOOM_RETURN_IF_ERROR(
+          loom_shape_initialize(&folded[k], empty ? &zero : &one, 1));
+    }
+    return loom_ok_status();
+  }
+  // Every product below is at most the output's count, which fits int64.
+  int64_t dims[LOOM_MAX_RANK];
+  uint32_t kinds[LOOM_MAX_RANK];  // bit k: operand k walks the dim
+  int32_t rank = 0;
+  for (int32_t i = 0; i < output->rank; ++i) {
+    if (out_dims[i] == 1) continue;
+    uint32_t kind = 0;
+    for (int32_t k = 0; k < n; ++k) {
+      int32_t j = i - (output->rank - operands[k]->rank);
+      if (j >= 0 && loom_shape_dims(operands[k])[j] != 1) kind |= 1u << k;
+    }
+    if (rank > 0 && kinds[rank - 1] == kind) {
+      dims[rank - 1] *= out_dims[i];
+      continue;
+    }
+    if (rank == LOOM_MAX_RANK) return unfoldable_error(operands, n);
+    dims[rank] = out_dims[i];
+    kinds[rank] = kind;
+    rank++;
+  }
+  LOOM_RETURN_IF_ERROR(loom_shape_initialize(folded_output, dims, rank));
+  for (int32_t k = 0; k < n; ++k) {
+    int64_t operand[LOOM_MAX_RANK];
+    for (int32_t d = 0; d < rank; ++d) {
+      operand[d] = (kinds[d] >> k) & 1u ? dims[d] : 1;
+    }
+    LOOM_RETURN_IF_ERROR(loom_shape_initialize(&folded[k], operand, rank));
+  }
+  return loom_ok_status();
+}
+
+loom_status_t loom__broadcast_plan_init_any_rank(
+    loom__broadcast_plan_t* plan, const loom_shape_t* output,
+    const loom_shape_t* const* operands, int32_t n) {
+  bool large = output->rank > LOOM_MAX_RANK;
+  for (int32_t k = 0; k < n; ++k) large |= operands[k]->rank > LOOM_MAX_RANK;
+  if (LOOM_LIKELY(!large)) {
+    loom__broadcast_plan_init(plan, output, operands, n);
+    return loom_ok_status();
+  }
+  loom_shape_t folded_output;
+  loom_shape_t folded[kBroadcastMaxOperands];
+  const loom_shape_t* folded_operands[kBroadcastMaxOperands];
+  LOOM_RETURN_IF_ERROR(
+      loom__broadcast_fold(output, operands, n, &folded_output, folded));
+  for (int32_t k = 0; k < n; ++k) folded_operands[k] = &folded[k];
+  loom__broadcast_plan_init(plan, &folded_output, folded_operands, n);
   return loom_ok_status();
 }
 

@@ -6,6 +6,10 @@
 // contiguously (or broadcasts together), so most element-wise work ends up
 // as a few long inner loops: e.g. [1000, 1000] + [1000] is 1000 rows of a
 // contiguous 1000 + contiguous 1000.
+//
+// Shapes above LOOM_MAX_RANK are folded first, as TensorFlow's BCast does:
+// adjacent dims that every operand broadcasts the same way become one, so a
+// broadcast of any rank runs when at most LOOM_MAX_RANK such groups remain.
 
 #ifndef LOOM_KERNELS_BROADCAST_H_
 #define LOOM_KERNELS_BROADCAST_H_
@@ -18,7 +22,7 @@
 
 enum { kBroadcastMaxOperands = 4 };
 
-// The broadcast of shapes a and b (fully defined) for `op`.
+// The broadcast of shapes a and b (fully defined, of any rank) for `op`.
 // INVALID_ARGUMENT as TensorFlow words it: "Incompatible shapes: [2,3] vs.
 // [4]"; or, when the broadcast has more elements than int64 counts,
 // "<op>: shapes [4294967296, 1] vs. [1, 4294967296]: the size overflows
@@ -42,13 +46,32 @@ typedef struct loom__broadcast_plan_t {
 } loom__broadcast_plan_t;
 
 // Plans the walk of `output` (fully defined, its element count within
-// int64) over operands[0, n), each of which broadcasts to it (checked by
-// the caller, e.g. with loom__broadcast_shapes). n <= kBroadcastMaxOperands.
-// An empty output gets the plan of one empty loop (outer * inner == 0),
-// whatever its other dims.
+// int64, rank <= LOOM_MAX_RANK) over operands[0, n), each of which
+// broadcasts to it (checked by the caller, e.g. with
+// loom__broadcast_shapes). n <= kBroadcastMaxOperands. An empty output gets
+// the plan of one empty loop (outer * inner == 0), whatever its other dims.
 void loom__broadcast_plan_init(loom__broadcast_plan_t* plan,
                                const loom_shape_t* output,
                                const loom_shape_t* const* operands, int32_t n);
+
+// Folds the walk of `output` over operands[0, n) (as for
+// loom__broadcast_plan_init, of any rank) into at most LOOM_MAX_RANK dims:
+// dims of size 1 in the output are dropped and adjacent dims along which
+// each operand either walks or broadcasts alike are merged. Sets
+// *folded_output and folded[0, n), all of one rank. UNIMPLEMENTED, as
+// TensorFlow words it, when more dims remain: "Broadcast between
+// [2,1,2,...] and [1,2,1,...] is not supported yet."
+loom_status_t loom__broadcast_fold(const loom_shape_t* output,
+                                   const loom_shape_t* const* operands,
+                                   int32_t n, loom_shape_t* folded_output,
+                                   loom_shape_t* folded);
+
+// loom__broadcast_plan_init for shapes of any rank: those above
+// LOOM_MAX_RANK are folded first (loom__broadcast_fold, whose error this
+// returns); others go straight to the plan.
+loom_status_t loom__broadcast_plan_init_any_rank(
+    loom__broadcast_plan_t* plan, const loom_shape_t* output,
+    const loom_shape_t* const* operands, int32_t n);
 
 // Element offsets of each operand at the start of inner loop `row`
 // (0 <= row < outer).

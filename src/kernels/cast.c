@@ -140,17 +140,23 @@ static const loom__builtin_op_t kOps[] = {
 
 static const loom__builtin_kernel_t kKernels[] = {
     // Every pair is checked when the kernel is created.
-    {.op_name = "Cast", .compute = cast_compute, .create = cast_create},
+    {.op_name = "Cast",
+     .compute = cast_compute,
+     .create = cast_create,
+     .any_rank = true},
     {.op_name = "IsNan",
      .compute = is_nan_compute,
+     .any_rank = true,
      .type_attr = "T",
      .types = {FLOATS}},
     {.op_name = "IsInf",
      .compute = is_inf_compute,
+     .any_rank = true,
      .type_attr = "T",
      .types = {FLOATS}},
     {.op_name = "IsFinite",
      .compute = is_finite_compute,
+     .any_rank = true,
      .type_attr = "T",
      .types = {FLOATS}},
 };

@@ -126,10 +126,11 @@ size_t loom__accumulator_size(loom_dtype_t dtype) {
 
 void loom__format_dims(const loom_shape_t* shape, char* text) {
   size_t size = LOOM_SHAPE_TEXT_SIZE;
+  const int64_t* dims = loom_shape_dims(shape);
   size_t length = (size_t)snprintf(text, size, "[");
   for (int32_t i = 0; i < shape->rank && length < size; ++i) {
     length += (size_t)snprintf(text + length, size - length, "%s%lld",
-                               i ? "," : "", (long long)shape->dims[i]);
+                               i ? "," : "", (long long)dims[i]);
   }
   if (length < size) snprintf(text + length, size - length, "]");
 }
@@ -390,7 +391,11 @@ static __attribute__((noinline)) void elementwise_compute_planned(
     return;
   }
   elementwise_job_t job;
-  loom__broadcast_plan_init(&job.plan, &shape, shapes, n_ops);
+  status = loom__broadcast_plan_init_any_rank(&job.plan, &shape, shapes, n_ops);
+  if (status) {
+    loom_kernel_context_fail(ctx, status);
+    return;
+  }
   int64_t total = job.plan.outer * job.plan.inner;
   if (total == 0) return;
   job.call = call;

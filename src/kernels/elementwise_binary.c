@@ -207,12 +207,12 @@ static const loom__builtin_op_t kOps[] = {
 #define SIGNED_INTS \
   LOOM_DTYPE_INT32, LOOM_DTYPE_INT64, LOOM_DTYPE_INT8, LOOM_DTYPE_INT16
 
-#define KERNEL(op, fn, ...)                                        \
-  {                                                                \
-    .op_name = op, .compute = fn##_compute, .create = fn##_create, \
-    .type_attr = "T", .types = {                                   \
-      __VA_ARGS__                                                  \
-    }                                                              \
+#define KERNEL(op, fn, ...)                                   \
+  {                                                           \
+    .op_name = op, .any_rank = true, .compute = fn##_compute, \
+    .create = fn##_create, .type_attr = "T", .types = {       \
+      __VA_ARGS__                                             \
+    }                                                         \
   }
 
 static const loom__builtin_kernel_t kKernels[] = {

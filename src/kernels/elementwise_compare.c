@@ -127,11 +127,12 @@ static const loom__builtin_op_t kOps[] = {
       LOOM_DTYPE_INT16, LOOM_DTYPE_UINT16, LOOM_DTYPE_UINT32,                \
       LOOM_DTYPE_UINT64
 
-#define KERNEL(op, fn, ...)                                              \
-  {                                                                      \
-    .op_name = op, .compute = fn##_compute, .type_attr = "T", .types = { \
-      __VA_ARGS__                                                        \
-    }                                                                    \
+#define KERNEL(op, fn, ...)                                   \
+  {                                                           \
+    .op_name = op, .any_rank = true, .compute = fn##_compute, \
+    .type_attr = "T", .types = {                              \
+      __VA_ARGS__                                             \
+    }                                                         \
   }
 
 static const loom__builtin_kernel_t kKernels[] = {
@@ -141,8 +142,8 @@ static const loom__builtin_kernel_t kKernels[] = {
     KERNEL("GreaterEqual", greater_equal, REAL_TYPES),
     KERNEL("Equal", equal, REAL_TYPES, LOOM_DTYPE_BOOL),
     KERNEL("NotEqual", not_equal, REAL_TYPES, LOOM_DTYPE_BOOL),
-    {.op_name = "LogicalAnd", .compute = logical_and_compute},
-    {.op_name = "LogicalOr", .compute = logical_or_compute},
+    {.op_name = "LogicalAnd", .compute = logical_and_compute, .any_rank = true},
+    {.op_name = "LogicalOr", .compute = logical_or_compute, .any_rank = true},
 };
 
 loom_status_t loom__register_comparison_ops(void) {

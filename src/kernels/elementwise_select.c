@@ -68,12 +68,13 @@ static loom_status_t select_validate(const loom_shape_t* cond,
   }
   if (cond->rank == 0) return loom_ok_status();
   if (cond->rank == 1 && t->rank > 1) {
-    if (t->dims[0] != cond->dims[0]) {
+    int64_t rows = loom_shape_dims(t)[0];
+    if (rows != cond->dims[0]) {
       return loom_make_status(
           LOOM_STATUS_INVALID_ARGUMENT,
           "Number of batches of 'then' must match size of 'cond', "
           "but saw: %lld vs. %lld",
-          (long long)t->dims[0], (long long)cond->dims[0]);
+          (long long)rows, (long long)cond->dims[0]);
     }
     return loom_ok_status();
   }
@@ -148,7 +149,18 @@ static void select_compute(void* kernel, loom_kernel_context_t* ctx) {
   }
   if (cs->rank == 1 && ts->rank > 1) {  // a condition per row of t
     loom_shape_t rows = *ts;
-    for (int32_t i = 1; i < rows.rank; ++i) rows.dims[i] = 1;
+    if (LOOM_UNLIKELY(ts->rank > LOOM_MAX_RANK)) {
+      int64_t dims[LOOM_MAX_SHAPE_RANK];
+      dims[0] = loom_shape_dims(ts)[0];
+      for (int32_t i = 1; i < ts->rank; ++i) dims[i] = 1;
+      status = loom_shape_initialize_large(&rows, dims, ts->rank);
+      if (status) {
+        fail(ctx, status);
+        return;
+      }
+    } else {
+      for (int32_t i = 1; i < rows.rank; ++i) rows.dims[i] = 1;
+    }
     select_run(ctx, &rows);
     return;
   }
@@ -315,14 +327,10 @@ static loom_status_t add_n_shape_fn(loom_shape_inference_context_t* context,
       merged = s;
       continue;
     }
-    bool compatible = merged.rank == s.rank;
-    for (int32_t d = 0; compatible && d < s.rank; ++d) {
-      if (merged.dims[d] < 0) {
-        merged.dims[d] = s.dims[d];
-      } else if (s.dims[d] >= 0 && s.dims[d] != merged.dims[d]) {
-        compatible = false;
-      }
-    }
+    bool compatible = false;
+    loom_shape_t both;
+    LOOM_RETURN_IF_ERROR(loom__shape_merge(&merged, &s, &both, &compatible));
+    if (compatible) merged = both;
     if (!compatible) {
       char a[LOOM_SHAPE_TEXT_SIZE], b[LOOM_SHAPE_TEXT_SIZE];
       loom_shape_t first;
@@ -812,11 +820,14 @@ static const loom__builtin_op_t kOps[] = {
       LOOM_DTYPE_INT16, LOOM_DTYPE_UINT16, LOOM_DTYPE_UINT32,                \
       LOOM_DTYPE_UINT64
 
-#define KERNEL(op, fn, ...)                                              \
-  {                                                                      \
-    .op_name = op, .compute = fn##_compute, .type_attr = "T", .types = { \
-      __VA_ARGS__                                                        \
-    }                                                                    \
+// Element-wise kernels: their shapes are read through loom_shape_dims and
+// their broadcasts folded (kernels/broadcast.h), so they take any rank.
+#define ANY_RANK_KERNEL(op, fn, ...)                          \
+  {                                                           \
+    .op_name = op, .compute = fn##_compute, .any_rank = true, \
+    .type_attr = "T", .types = {                              \
+      __VA_ARGS__                                             \
+    }                                                         \
   }
 // Kernels constructed with their data_format.
 #define FORMAT_KERNEL(op, fn, ...)                                     \
@@ -828,10 +839,10 @@ static const loom__builtin_op_t kOps[] = {
   }
 
 static const loom__builtin_kernel_t kKernels[] = {
-    KERNEL("Select", select, REAL_TYPES, LOOM_DTYPE_BOOL),
-    KERNEL("SelectV2", select_v2, REAL_TYPES, LOOM_DTYPE_BOOL),
-    KERNEL("AddN", add_n, REAL_TYPES),
-    KERNEL("ClipByValue", clip, REAL_TYPES),
+    ANY_RANK_KERNEL("Select", select, REAL_TYPES, LOOM_DTYPE_BOOL),
+    ANY_RANK_KERNEL("SelectV2", select_v2, REAL_TYPES, LOOM_DTYPE_BOOL),
+    ANY_RANK_KERNEL("AddN", add_n, REAL_TYPES),
+    ANY_RANK_KERNEL("ClipByValue", clip, REAL_TYPES),
     FORMAT_KERNEL("BiasAdd", bias_add, REAL_TYPES),
     FORMAT_KERNEL("BiasAddV1", bias_add, REAL_TYPES),
     FORMAT_KERNEL("BiasAddGrad", bias_add_grad, REAL_TYPES),

@@ -165,50 +165,6 @@ void loom__unary_grad_compute(loom_kernel_context_t* ctx,
 }
 
 //===----------------------------------------------------------------------===//
-// Shapes
-//===----------------------------------------------------------------------===//
-
-static loom_status_t same_shape_error(const char* op_name,
-                                      const loom_shape_t* a,
-                                      const loom_shape_t* b) {
-  char ta[LOOM_MAX_RANK * 21 + 16], tb[LOOM_MAX_RANK * 21 + 16];
-  loom__shape_debug_string(a, ta, sizeof(ta));
-  loom__shape_debug_string(b, tb, sizeof(tb));
-  // TensorFlow's wording (OpKernelContext::ValidateInputsAreSameShape).
-  return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                          "Inputs to operation %s of type %s must have the "
-                          "same size and shape.  Input 0: %s != input 1: %s",
-                          op_name, op_name, ta, tb);
-}
-
-// Output 0 is inputs 0 and 1 merged (they must agree where both are
-// known), for the gradients whose inputs TensorFlow requires to have one
-// shape.
-static loom_status_t shape_fn_merge_inputs(
-    loom_shape_inference_context_t* context, void* user_data) {
-  (void)user_data;
-  loom_shape_t a, b;
-  LOOM_RETURN_IF_ERROR(loom_shape_inference_context_input(context, 0, &a));
-  LOOM_RETURN_IF_ERROR(loom_shape_inference_context_input(context, 1, &b));
-  const char* op_name = loom_shape_inference_context_op(context)->name;
-  if (a.rank < 0) {
-    return loom_shape_inference_context_set_output(context, 0, &b);
-  }
-  if (b.rank < 0) {
-    return loom_shape_inference_context_set_output(context, 0, &a);
-  }
-  if (a.rank != b.rank) return same_shape_error(op_name, &a, &b);
-  loom_shape_t out = a;
-  for (int32_t i = 0; i < a.rank; ++i) {
-    if (a.dims[i] >= 0 && b.dims[i] >= 0 && a.dims[i] != b.dims[i]) {
-      return same_shape_error(op_name, &a, &b);
-    }
-    if (out.dims[i] < 0) out.dims[i] = b.dims[i];
-  }
-  return loom_shape_inference_context_set_output(context, 0, &out);
-}
-
-//===----------------------------------------------------------------------===//
 // Kernels
 //===----------------------------------------------------------------------===//
 
@@ -272,19 +228,20 @@ UNARY_COMPUTE(logical_not, LOOM_UNARY_LOGICAL_NOT, 1)
 
 // Gradients whose inputs TensorFlow requires to have one shape
 // (BinaryElementWiseOp).
-#define SAME_SHAPE_GRAD_COMPUTE(fn, op, cost)                                 \
-  static void fn##_compute(void* kernel, loom_kernel_context_t* ctx) {        \
-    (void)kernel;                                                             \
-    loom_tensor_t* a = loom_kernel_context_input(ctx, 0);                     \
-    loom_tensor_t* b = loom_kernel_context_input(ctx, 1);                     \
-    if (!loom_shape_equal(loom_tensor_shape(a), loom_tensor_shape(b))) {      \
-      loom_kernel_context_fail(                                               \
-          ctx, same_shape_error(loom_kernel_context_op(ctx)->name,            \
-                                loom_tensor_shape(a), loom_tensor_shape(b))); \
-      return;                                                                 \
-    }                                                                         \
-    loom__unary_grad_compute(                                                 \
-        ctx, loom__unary_grad_loop(op, loom_tensor_dtype(a)), cost);          \
+#define SAME_SHAPE_GRAD_COMPUTE(fn, op, cost)                                  \
+  static void fn##_compute(void* kernel, loom_kernel_context_t* ctx) {         \
+    (void)kernel;                                                              \
+    loom_tensor_t* a = loom_kernel_context_input(ctx, 0);                      \
+    loom_tensor_t* b = loom_kernel_context_input(ctx, 1);                      \
+    if (!loom_shape_equal(loom_tensor_shape(a), loom_tensor_shape(b))) {       \
+      loom_kernel_context_fail(                                                \
+          ctx,                                                                 \
+          loom__same_shape_error(loom_kernel_context_op(ctx)->name,            \
+                                 loom_tensor_shape(a), loom_tensor_shape(b))); \
+      return;                                                                  \
+    }                                                                          \
+    loom__unary_grad_compute(                                                  \
+        ctx, loom__unary_grad_loop(op, loom_tensor_dtype(a)), cost);           \
   }
 
 GRAD_COMPUTE(tanh_grad, LOOM_UNARY_GRAD_TANH, 1)
@@ -330,7 +287,7 @@ SAME_SHAPE_GRAD_COMPUTE(softsign_grad, LOOM_UNARY_GRAD_SOFTSIGN, 1)
   {                                                      \
     .name = op_name, .inputs = {"gradients: T", second}, \
     .outputs = {"backprops: T"}, .attrs = {"T: " types}, \
-    .shape_fn = shape_fn_merge_inputs                    \
+    .shape_fn = loom__shape_fn_merge_inputs              \
   }
 
 static const loom__builtin_op_t kOps[] = {
@@ -385,11 +342,12 @@ static const loom__builtin_op_t kOps[] = {
 #define UNSIGNED \
   LOOM_DTYPE_UINT8, LOOM_DTYPE_UINT16, LOOM_DTYPE_UINT32, LOOM_DTYPE_UINT64
 
-#define KERNEL(op, fn, ...)                                              \
-  {                                                                      \
-    .op_name = op, .compute = fn##_compute, .type_attr = "T", .types = { \
-      __VA_ARGS__                                                        \
-    }                                                                    \
+#define KERNEL(op, fn, ...)                                   \
+  {                                                           \
+    .op_name = op, .any_rank = true, .compute = fn##_compute, \
+    .type_attr = "T", .types = {                              \
+      __VA_ARGS__                                             \
+    }                                                         \
   }
 
 static const loom__builtin_kernel_t kKernels[] = {
@@ -419,7 +377,7 @@ static const loom__builtin_kernel_t kKernels[] = {
     KERNEL("Floor", floor, FLOATS),
     KERNEL("Ceil", ceil, FLOATS),
     KERNEL("Round", round, FLOATS, SIGNED),
-    {.op_name = "LogicalNot", .compute = logical_not_compute},
+    {.op_name = "LogicalNot", .compute = logical_not_compute, .any_rank = true},
     KERNEL("TanhGrad", tanh_grad, FLOATS),
     KERNEL("SigmoidGrad", sigmoid_grad, FLOATS),
     KERNEL("RsqrtGrad", rsqrt_grad, FLOATS),

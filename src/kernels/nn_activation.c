@@ -120,22 +120,12 @@ static loom_status_t leaky_relu_run(loom_kernel_context_t* ctx,
 
 // TensorFlow's OpKernelContext::ValidateInputsAreSameShape message; the
 // shape function gives it too, as the unary family's gradient ops do.
-static loom_status_t same_shape_error(const char* op, const loom_shape_t* a,
-                                      const loom_shape_t* b) {
-  char ta[LOOM_MAX_RANK * 22 + 3], tb[LOOM_MAX_RANK * 22 + 3];
-  return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                          "Inputs to operation %s of type %s must have the "
-                          "same size and shape.  Input 0: %s != input 1: %s",
-                          op, op, loom__shape_debug_string(a, ta, sizeof(ta)),
-                          loom__shape_debug_string(b, tb, sizeof(tb)));
-}
-
 static loom_status_t leaky_relu_grad_run(loom_kernel_context_t* ctx,
                                          loom_tensor_t* const* inputs) {
   const loom_shape_t* gs = loom_tensor_shape(inputs[0]);
   const loom_shape_t* xs = loom_tensor_shape(inputs[1]);
   if (!loom_shape_equal(gs, xs)) {
-    return same_shape_error(loom_kernel_context_op(ctx)->name, gs, xs);
+    return loom__same_shape_error(loom_kernel_context_op(ctx)->name, gs, xs);
   }
   return leaky_run(ctx, inputs[0], inputs[1]);
 }
@@ -148,27 +138,6 @@ static void leaky_relu_compute(void* kernel, loom_kernel_context_t* ctx) {
 static void leaky_relu_grad_compute(void* kernel, loom_kernel_context_t* ctx) {
   (void)kernel;
   loom__array_run(ctx, leaky_relu_grad_run);
-}
-
-// Output 0 is inputs 0 and 1 merged (unknown dims and ranks allowed).
-static loom_status_t merge_inputs_shape_fn(loom_shape_inference_context_t* c,
-                                           void* user_data) {
-  (void)user_data;
-  loom_shape_t a, b;
-  LOOM_RETURN_IF_ERROR(loom_shape_inference_context_input(c, 0, &a));
-  LOOM_RETURN_IF_ERROR(loom_shape_inference_context_input(c, 1, &b));
-  if (a.rank < 0) return loom_shape_inference_context_set_output(c, 0, &b);
-  if (b.rank < 0) return loom_shape_inference_context_set_output(c, 0, &a);
-  const char* op = loom_shape_inference_context_op(c)->name;
-  if (a.rank != b.rank) return same_shape_error(op, &a, &b);
-  loom_shape_t out = a;
-  for (int32_t i = 0; i < a.rank; ++i) {
-    if (a.dims[i] >= 0 && b.dims[i] >= 0 && a.dims[i] != b.dims[i]) {
-      return same_shape_error(op, &a, &b);
-    }
-    if (out.dims[i] < 0) out.dims[i] = b.dims[i];
-  }
-  return loom_shape_inference_context_set_output(c, 0, &out);
 }
 
 //===----------------------------------------------------------------------===//
@@ -329,7 +298,7 @@ static const loom__builtin_op_t kOps[] = {
      .inputs = {"gradients: T", "features: T"},
      .outputs = {"backprops: T"},
      .attrs = {"alpha: float = 0.2", "T: " ACTIVATION_TYPES " = DT_FLOAT"},
-     .shape_fn = merge_inputs_shape_fn},
+     .shape_fn = loom__shape_fn_merge_inputs},
     {.name = "L2Loss",
      .inputs = {"t: T"},
      .outputs = {"output: T"},
@@ -339,14 +308,17 @@ static const loom__builtin_op_t kOps[] = {
 
 static const loom__builtin_kernel_t kKernels[] = {
     {.op_name = "LeakyRelu",
+     .any_rank = true,
      .compute = leaky_relu_compute,
      .type_attr = "T",
      .types = {ACTIVATION_DTYPES}},
     {.op_name = "LeakyReluGrad",
+     .any_rank = true,
      .compute = leaky_relu_grad_compute,
      .type_attr = "T",
      .types = {ACTIVATION_DTYPES}},
     {.op_name = "L2Loss",
+     .any_rank = true,
      .compute = l2_loss_compute,
      .type_attr = "T",
      .types = {ACTIVATION_DTYPES}},

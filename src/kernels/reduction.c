@@ -114,17 +114,34 @@ static loom_status_t reduction_axes(const loom_tensor_t* indices, int32_t rank,
   return loom_ok_status();
 }
 
-static loom_shape_t reduced_shape(const loom_shape_t* input,
-                                  const bool* reduced, bool keep_dims) {
-  loom_shape_t out = loom_shape_scalar();
+// The output shape of reducing `input` over `reduced`; above LOOM_MAX_RANK
+// its dims are interned (which may fail: RESOURCE_EXHAUSTED).
+static loom_status_t reduced_shape(const loom_shape_t* input,
+                                   const bool* reduced, bool keep_dims,
+                                   loom_shape_t* out_shape) {
+  if (LOOM_LIKELY(input->rank <= LOOM_MAX_RANK)) {
+    loom_shape_t out = loom_shape_scalar();
+    for (int32_t d = 0; d < input->rank; ++d) {
+      if (!reduced[d]) {
+        out.dims[out.rank++] = input->dims[d];
+      } else if (keep_dims) {
+        out.dims[out.rank++] = 1;
+      }
+    }
+    *out_shape = out;
+    return loom_ok_status();
+  }
+  const int64_t* in = loom_shape_dims(input);
+  int64_t dims[LOOM_MAX_SHAPE_RANK];
+  int32_t rank = 0;
   for (int32_t d = 0; d < input->rank; ++d) {
     if (!reduced[d]) {
-      out.dims[out.rank++] = input->dims[d];
+      dims[rank++] = in[d];
     } else if (keep_dims) {
-      out.dims[out.rank++] = 1;
+      dims[rank++] = 1;
     }
   }
-  return out;
+  return loom_shape_initialize_large(out_shape, dims, rank);
 }
 
 static bool keep_dims_attr(const loom_op_attrs_t* attrs) {
@@ -153,13 +170,13 @@ static loom_status_t reduction_shape_fn(loom_shape_inference_context_t* context,
       loom_shape_inference_context_input_tensor(context, 1);
   loom_shape_t out = loom_shape_unknown();
   if (input.rank >= 0 && indices) {
-    bool reduced[LOOM_MAX_RANK];
+    bool reduced[LOOM_MAX_SHAPE_RANK];
     LOOM_RETURN_IF_ERROR(reduction_axes(indices, input.rank, reduced));
-    out = reduced_shape(&input, reduced, keep_dims);
+    LOOM_RETURN_IF_ERROR(reduced_shape(&input, reduced, keep_dims, &out));
   } else if (input.rank >= 0 && keep_dims) {
-    out = loom_shape_scalar();
-    out.rank = input.rank;
-    for (int32_t d = 0; d < out.rank; ++d) out.dims[d] = LOOM_UNKNOWN_DIM;
+    int64_t dims[LOOM_MAX_SHAPE_RANK];
+    for (int32_t d = 0; d < input.rank; ++d) dims[d] = LOOM_UNKNOWN_DIM;
+    LOOM_RETURN_IF_ERROR(loom_shape_initialize_large(&out, dims, input.rank));
   }
   return loom_shape_inference_context_set_output(context, 0, &out);
 }
@@ -189,7 +206,7 @@ static loom_status_t arg_axis(const loom_tensor_t* dimension,
         "Expected dimension in the range [%lld, %lld), but got %lld",
         (long long)-rank, (long long)rank, (long long)dim);
   }
-  if (input->dims[axis] == 0) {
+  if (loom_shape_dims(input)[axis] == 0) {
     char text[160];
     loom__shape_debug_string(input, text, sizeof(text));
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
@@ -198,6 +215,18 @@ static loom_status_t arg_axis(const loom_tensor_t* dimension,
   }
   *out_axis = (int32_t)axis;
   return loom_ok_status();
+}
+
+// `input` without dim `axis`.
+static loom_status_t shape_without_axis(const loom_shape_t* input, int32_t axis,
+                                        loom_shape_t* out) {
+  const int64_t* in = loom_shape_dims(input);
+  int64_t dims[LOOM_MAX_SHAPE_RANK];
+  int32_t rank = 0;
+  for (int32_t d = 0; d < input->rank; ++d) {
+    if (d != axis) dims[rank++] = in[d];
+  }
+  return loom_shape_initialize_large(out, dims, rank);
 }
 
 static loom_status_t arg_shape_fn(loom_shape_inference_context_t* context,
@@ -211,20 +240,20 @@ static loom_status_t arg_shape_fn(loom_shape_inference_context_t* context,
   if (input.rank >= 0 && dimension) {
     // The axis is known: checked now (its size only when known), and the
     // other dims pass through, known or not.
-    loom_shape_t checked = input;
+    const int64_t* in = loom_shape_dims(&input);
+    int64_t dims[LOOM_MAX_SHAPE_RANK];
+    for (int32_t d = 0; d < input.rank; ++d) dims[d] = in[d] < 0 ? 1 : in[d];
+    loom_shape_t checked;
+    LOOM_RETURN_IF_ERROR(
+        loom_shape_initialize_large(&checked, dims, input.rank));
     int32_t axis = 0;
-    for (int32_t d = 0; d < checked.rank; ++d) {
-      if (checked.dims[d] < 0) checked.dims[d] = 1;
-    }
     LOOM_RETURN_IF_ERROR(arg_axis(dimension, &checked, &axis));
-    out = loom_shape_scalar();
-    for (int32_t d = 0; d < input.rank; ++d) {
-      if (d != axis) out.dims[out.rank++] = input.dims[d];
-    }
+    LOOM_RETURN_IF_ERROR(shape_without_axis(&input, axis, &out));
   } else if (input.rank > 0) {
-    out = loom_shape_scalar();
-    out.rank = input.rank - 1;
-    for (int32_t d = 0; d < out.rank; ++d) out.dims[d] = LOOM_UNKNOWN_DIM;
+    int64_t dims[LOOM_MAX_SHAPE_RANK];
+    for (int32_t d = 0; d < input.rank - 1; ++d) dims[d] = LOOM_UNKNOWN_DIM;
+    LOOM_RETURN_IF_ERROR(
+        loom_shape_initialize_large(&out, dims, input.rank - 1));
   }
   return loom_shape_inference_context_set_output(context, 0, &out);
 }
@@ -365,6 +394,57 @@ static loom_status_t plan_init(loom_kernel_context_t* ctx, reduce_plan_t* plan,
     plan->segments *= plan->outer_walk.dims[i];
   }
   return loom_ok_status();
+}
+
+// `shape` (above LOOM_MAX_RANK) reduced over `reduced` as at most
+// LOOM_MAX_RANK dims, as TensorFlow's ReductionHelper simplifies it: size-1
+// dims dropped, neighbours both reduced or both kept merged. The plan walks
+// the folded shape, which has the same elements in the same order.
+// UNIMPLEMENTED when more than LOOM_MAX_RANK runs alternate.
+static loom_status_t fold_reduction(loom_kernel_context_t* ctx,
+                                    const loom_shape_t* shape,
+                                    const bool* reduced, loom_shape_t* folded,
+                                    bool* folded_reduced) {
+  const int64_t* in = loom_shape_dims(shape);
+  int64_t dims[LOOM_MAX_RANK];
+  int32_t runs = 0;
+  if (loom_shape_num_elements(shape) == 0) {
+    // Empty: only the counts matter (plan_init's rules for them).
+    int64_t kept[LOOM_MAX_SHAPE_RANK], lost[LOOM_MAX_SHAPE_RANK];
+    int32_t num_kept = 0, num_lost = 0;
+    for (int32_t d = 0; d < shape->rank; ++d) {
+      if (reduced[d]) {
+        lost[num_lost++] = in[d];
+      } else {
+        kept[num_kept++] = in[d];
+      }
+    }
+    LOOM_RETURN_IF_ERROR(output_count(ctx, kept, num_kept, &dims[0]));
+    if (!loom__size_product(lost, num_lost, &dims[1])) dims[1] = 0;
+    folded_reduced[0] = false;
+    folded_reduced[1] = true;
+    return loom_shape_initialize(folded, dims, 2);
+  }
+  for (int32_t d = 0; d < shape->rank; ++d) {
+    if (in[d] == 1) continue;
+    if (runs > 0 && folded_reduced[runs - 1] == reduced[d]) {
+      dims[runs - 1] *= in[d];  // below the input's count
+      continue;
+    }
+    if (runs == LOOM_MAX_RANK) {
+      char text[LOOM_SHAPE_FORMAT_MAX];
+      return loom_make_status(
+          LOOM_STATUS_UNIMPLEMENTED,
+          "%s: reducing shape %s alternates between reduced and kept dims "
+          "more than %d times",
+          loom_kernel_context_op(ctx)->name,
+          loom__shape_debug_string(shape, text, sizeof(text)), LOOM_MAX_RANK);
+    }
+    dims[runs] = in[d];
+    folded_reduced[runs] = reduced[d];
+    runs++;
+  }
+  return loom_shape_initialize(folded, dims, runs);
 }
 
 // How the plan's work is cut into units.
@@ -592,20 +672,33 @@ static void reduce_compute(loom_kernel_context_t* ctx, loom__reduce_op_t op) {
   loom_tensor_t* indices = loom_kernel_context_input(ctx, 1);
   const loom_shape_t* shape = loom_tensor_shape(x);
   loom_dtype_t dtype = loom_tensor_dtype(x);
-  bool reduced[LOOM_MAX_RANK];
+  bool reduced[LOOM_MAX_SHAPE_RANK];
   loom_status_t status = reduction_axes(indices, shape->rank, reduced);
   if (status) FAIL_AND_RETURN(ctx, status);
+  loom_shape_t out_shape;
+  bool keep_dims = keep_dims_attr(loom_kernel_context_attrs(ctx));
+  status = reduced_shape(shape, reduced, keep_dims, &out_shape);
+  if (status) FAIL_AND_RETURN(ctx, status);
+  // Above LOOM_MAX_RANK the plan walks the folded shape.
+  loom_shape_t folded;
+  bool folded_reduced[LOOM_MAX_RANK];
+  const loom_shape_t* walked = shape;
+  const bool* walked_reduced = reduced;
+  if (LOOM_UNLIKELY(shape->rank > LOOM_MAX_RANK)) {
+    status = fold_reduction(ctx, shape, reduced, &folded, folded_reduced);
+    if (status) FAIL_AND_RETURN(ctx, status);
+    walked = &folded;
+    walked_reduced = folded_reduced;
+  }
   const loom__reduce_loops_t* loops = loom__reduce_loops(op, dtype);
   if (!loops) {
     FAIL_AND_RETURN(ctx, loom_make_status(LOOM_STATUS_UNIMPLEMENTED,
                                           "no CPU loop for input dtype %s",
                                           loom_dtype_name(dtype)));
   }
-  bool keep_dims = keep_dims_attr(loom_kernel_context_attrs(ctx));
-  loom_shape_t out_shape = reduced_shape(shape, reduced, keep_dims);
   reduce_plan_t plan;
   bool planned = false;
-  status = plan_init(ctx, &plan, shape, reduced, &planned);
+  status = plan_init(ctx, &plan, walked, walked_reduced, &planned);
   if (status) FAIL_AND_RETURN(ctx, status);
   size_t in_size = loom_dtype_size(dtype);
   loom_tensor_t* out = NULL;
@@ -786,12 +879,12 @@ static void arg_compute(loom_kernel_context_t* ctx, loom__arg_op_t op) {
                                           "no CPU loop for input dtype %s",
                                           loom_dtype_name(dtype)));
   }
-  loom_shape_t out_shape = loom_shape_scalar();
-  for (int32_t d = 0; d < shape->rank; ++d) {
-    if (d != axis) out_shape.dims[out_shape.rank++] = shape->dims[d];
-  }
+  loom_shape_t out_shape;
+  status = shape_without_axis(shape, axis, &out_shape);
+  if (status) FAIL_AND_RETURN(ctx, status);
   int64_t outputs;
-  status = output_count(ctx, out_shape.dims, out_shape.rank, &outputs);
+  status =
+      output_count(ctx, loom_shape_dims(&out_shape), out_shape.rank, &outputs);
   if (status) FAIL_AND_RETURN(ctx, status);
   loom_tensor_t* out = NULL;
   status = loom_kernel_context_allocate_output(ctx, 0, &out_shape, &out);
@@ -799,9 +892,9 @@ static void arg_compute(loom_kernel_context_t* ctx, loom__arg_op_t op) {
   if (outputs == 0) return;
   // Both divide the output count, which fits.
   int64_t outer, inner;
-  if (!loom__size_product(shape->dims, axis, &outer) ||
-      !loom__size_product(shape->dims + axis + 1, shape->rank - axis - 1,
-                          &inner)) {
+  const int64_t* dims = loom_shape_dims(shape);
+  if (!loom__size_product(dims, axis, &outer) ||
+      !loom__size_product(dims + axis + 1, shape->rank - axis - 1, &inner)) {
     FAIL_AND_RETURN(ctx, loom_make_status(LOOM_STATUS_INTERNAL,
                                           "%s: the output count %lld fits "
                                           "but its parts do not",
@@ -815,7 +908,7 @@ static void arg_compute(loom_kernel_context_t* ctx, loom__arg_op_t op) {
                    .in_size = loom_dtype_size(dtype),
                    .allocator = allocator};
   reduce_plan_t* plan = &job.plan;
-  int64_t extent = shape->dims[axis];
+  int64_t extent = dims[axis];
   plan->outer_walk.count = 0;
   plan->segments = 1;
   plan->extent = extent;
@@ -948,7 +1041,7 @@ static const loom__builtin_op_t kOps[] = {
 #define REDUCTION_KERNEL(op, fn)                                           \
   {                                                                        \
     .op_name = op, .compute = fn, .type_attr = "T", .types = {REAL_TYPES}, \
-    .host_memory = {                                                       \
+    .any_rank = true, .host_memory = {                                     \
       "reduction_indices"                                                  \
     }                                                                      \
   }
@@ -961,17 +1054,21 @@ static const loom__builtin_kernel_t kKernels[] = {
     REDUCTION_KERNEL("Min", min_compute),
     {.op_name = "All",
      .compute = all_compute,
+     .any_rank = true,
      .host_memory = {"reduction_indices"}},
     {.op_name = "Any",
      .compute = any_compute,
+     .any_rank = true,
      .host_memory = {"reduction_indices"}},
     {.op_name = "ArgMax",
      .compute = argmax_compute,
+     .any_rank = true,
      .type_attr = "T",
      .types = {REAL_TYPES, LOOM_DTYPE_BOOL},
      .host_memory = {"dimension"}},
     {.op_name = "ArgMin",
      .compute = argmin_compute,
+     .any_rank = true,
      .type_attr = "T",
      .types = {REAL_TYPES, LOOM_DTYPE_BOOL},
      .host_memory = {"dimension"}},

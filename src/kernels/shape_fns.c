@@ -34,15 +34,17 @@ loom_status_t loom__shape_fn_broadcast(loom_shape_inference_context_t* context,
   }
   // Partly known: a dim is known when both are, or one is known and not 1.
   int32_t rank = a.rank > b.rank ? a.rank : b.rank;
-  loom_shape_t out = loom_shape_scalar();
-  out.rank = rank;
+  const int64_t* a_dims = loom_shape_dims(&a);
+  const int64_t* b_dims = loom_shape_dims(&b);
+  int64_t dims[LOOM_MAX_SHAPE_RANK];
   for (int32_t i = 0; i < rank; ++i) {
     int32_t ia = i - (rank - a.rank), ib = i - (rank - b.rank);
-    int64_t da = ia >= 0 ? a.dims[ia] : 1;
-    int64_t db = ib >= 0 ? b.dims[ib] : 1;
+    int64_t da = ia >= 0 ? a_dims[ia] : 1;
+    int64_t db = ib >= 0 ? b_dims[ib] : 1;
     int64_t dim = LOOM_UNKNOWN_DIM;
     if (da >= 0 && db >= 0) {
       if (da != db && da != 1 && db != 1) {
+        loom_shape_t out;
         return loom__broadcast_shapes(  // the error
             loom_shape_inference_context_op(context)->name, &a, &b, &out);
       }
@@ -52,9 +54,65 @@ loom_status_t loom__shape_fn_broadcast(loom_shape_inference_context_t* context,
     } else if (db > 1) {
       dim = db;
     }
-    out.dims[i] = dim;
+    dims[i] = dim;
   }
+  loom_shape_t out;
+  LOOM_RETURN_IF_ERROR(loom_shape_initialize_large(&out, dims, rank));
   return loom_shape_inference_context_set_output(context, 0, &out);
+}
+
+loom_status_t loom__same_shape_error(const char* op, const loom_shape_t* a,
+                                     const loom_shape_t* b) {
+  char ta[LOOM_SHAPE_FORMAT_MAX], tb[LOOM_SHAPE_FORMAT_MAX];
+  // TensorFlow's wording (OpKernelContext::ValidateInputsAreSameShape).
+  return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                          "Inputs to operation %s of type %s must have the "
+                          "same size and shape.  Input 0: %s != input 1: %s",
+                          op, op, loom__shape_debug_string(a, ta, sizeof(ta)),
+                          loom__shape_debug_string(b, tb, sizeof(tb)));
+}
+
+loom_status_t loom__shape_fn_merge_inputs(
+    loom_shape_inference_context_t* context, void* user_data) {
+  (void)user_data;
+  loom_shape_t a, b;
+  LOOM_RETURN_IF_ERROR(loom_shape_inference_context_input(context, 0, &a));
+  LOOM_RETURN_IF_ERROR(loom_shape_inference_context_input(context, 1, &b));
+  if (a.rank < 0) {
+    return loom_shape_inference_context_set_output(context, 0, &b);
+  }
+  if (b.rank < 0) {
+    return loom_shape_inference_context_set_output(context, 0, &a);
+  }
+  const char* op = loom_shape_inference_context_op(context)->name;
+  loom_shape_t out;
+  bool merged = false;
+  LOOM_RETURN_IF_ERROR(loom__shape_merge(&a, &b, &out, &merged));
+  if (!merged) return loom__same_shape_error(op, &a, &b);
+  return loom_shape_inference_context_set_output(context, 0, &out);
+}
+
+loom_status_t loom__shape_merge(const loom_shape_t* a, const loom_shape_t* b,
+                                loom_shape_t* out_shape, bool* out_merged) {
+  *out_merged = false;
+  if (a->rank != b->rank) return loom_ok_status();
+  const int64_t* a_dims = loom_shape_dims(a);
+  const int64_t* b_dims = loom_shape_dims(b);
+  int64_t large[LOOM_MAX_SHAPE_RANK];
+  loom_shape_t out = *a;
+  int64_t* dims = a->rank > LOOM_MAX_RANK ? large : out.dims;
+  for (int32_t i = 0; i < a->rank; ++i) {
+    if (a_dims[i] >= 0 && b_dims[i] >= 0 && a_dims[i] != b_dims[i]) {
+      return loom_ok_status();
+    }
+    dims[i] = a_dims[i] >= 0 ? a_dims[i] : b_dims[i];
+  }
+  if (a->rank > LOOM_MAX_RANK) {
+    LOOM_RETURN_IF_ERROR(loom_shape_initialize_large(&out, large, a->rank));
+  }
+  *out_shape = out;
+  *out_merged = true;
+  return loom_ok_status();
 }
 
 // Identity's input may be of any rank: its dims may be spilled.
@@ -85,7 +143,7 @@ bool loom__metadata_fn_broadcast(const loom_tensor_metadata_t* inputs,
   if (num_inputs < 2 || num_outputs != 1) return false;
   const loom_shape_t* a = &inputs[0].shape;
   const loom_shape_t* b = &inputs[1].shape;
-  if (a->rank == b->rank && a->rank >= 0) {
+  if (a->rank == b->rank && a->rank >= 0 && a->rank <= LOOM_MAX_RANK) {
     // Equal shapes, the common case: one pass.
     int32_t i = 0;
     while (i < a->rank && a->dims[i] == b->dims[i] && a->dims[i] >= 0) ++i;

@@ -186,18 +186,19 @@ loom_status_t loom__op_def_infer_metadata(
 // Shape algebra
 //===----------------------------------------------------------------------===//
 
-static loom_shape_t unknown_dims(int64_t rank) {
-  loom_shape_t shape = loom_shape_scalar();
-  shape.rank = (int32_t)rank;
-  for (int32_t i = 0; i < shape.rank; ++i) shape.dims[i] = LOOM_UNKNOWN_DIM;
-  return shape;
+// A shape of `rank` unknown dims (checked by check_rank_argument; above
+// LOOM_MAX_RANK they are interned).
+static loom_status_t unknown_dims(int64_t rank, loom_shape_t* out_shape) {
+  int64_t dims[LOOM_MAX_SHAPE_RANK];
+  for (int64_t i = 0; i < rank; ++i) dims[i] = LOOM_UNKNOWN_DIM;
+  return loom_shape_initialize_large(out_shape, dims, (int)rank);
 }
 
 static loom_status_t check_rank_argument(int64_t rank, const char* function) {
-  if (rank < 0 || rank > LOOM_MAX_RANK) {
+  if (rank < 0 || rank > LOOM_MAX_SHAPE_RANK) {
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                             "%s: rank %" PRId64 " is outside [0, %d]", function,
-                            rank, LOOM_MAX_RANK);
+                            rank, LOOM_MAX_SHAPE_RANK);
   }
   return loom_ok_status();
 }
@@ -205,10 +206,7 @@ static loom_status_t check_rank_argument(int64_t rank, const char* function) {
 loom_status_t loom_shape_with_rank(const loom_shape_t* shape, int64_t rank,
                                    loom_shape_t* out_shape) {
   LOOM_RETURN_IF_ERROR(check_rank_argument(rank, "WithRank"));
-  if (shape->rank < 0) {
-    *out_shape = unknown_dims(rank);
-    return loom_ok_status();
-  }
+  if (shape->rank < 0) return unknown_dims(rank, out_shape);
   if (shape->rank != rank) {
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                             "Shape must be rank %" PRId64 " but is rank %d",
@@ -278,11 +276,8 @@ loom_status_t loom_shape_subshape(const loom_shape_t* shape, int64_t start,
         " over shape with rank %" PRId64 ")",
         s, e, start, end, rank);
   }
-  loom_shape_t result = loom_shape_scalar();
-  result.rank = (int32_t)(e - s);
-  for (int64_t i = s; i < e; ++i) result.dims[i - s] = shape->dims[i];
-  *out_shape = result;
-  return loom_ok_status();
+  return loom_shape_initialize_large(out_shape, loom_shape_dims(shape) + s,
+                                     (int)(e - s));
 }
 
 loom_status_t loom_shape_concatenate(const loom_shape_t* first,
@@ -292,23 +287,23 @@ loom_status_t loom_shape_concatenate(const loom_shape_t* first,
     *out_shape = loom_shape_unknown();
     return loom_ok_status();
   }
-  if (first->rank + second->rank > LOOM_MAX_RANK) {
+  if (first->rank + second->rank > LOOM_MAX_SHAPE_RANK) {
     return loom_make_status(
         LOOM_STATUS_INVALID_ARGUMENT,
         "concatenating shapes of rank %d and %d exceeds the maximum rank %d",
-        first->rank, second->rank, LOOM_MAX_RANK);
+        first->rank, second->rank, LOOM_MAX_SHAPE_RANK);
   }
-  loom_shape_t result = *first;
-  for (int32_t i = 0; i < second->rank; ++i) {
-    result.dims[result.rank++] = second->dims[i];
-  }
-  *out_shape = result;
-  return loom_ok_status();
+  int64_t dims[LOOM_MAX_SHAPE_RANK];
+  memcpy(dims, loom_shape_dims(first), sizeof(int64_t) * (size_t)first->rank);
+  memcpy(dims + first->rank, loom_shape_dims(second),
+         sizeof(int64_t) * (size_t)second->rank);
+  return loom_shape_initialize_large(out_shape, dims,
+                                     first->rank + second->rank);
 }
 
 int64_t loom_shape_dim(const loom_shape_t* shape, int64_t index) {
   if (shape->rank < 0) return LOOM_UNKNOWN_DIM;
   if (index < 0) index += shape->rank;
   if (index < 0 || index >= shape->rank) return LOOM_UNKNOWN_DIM;
-  return shape->dims[index];
+  return loom_shape_dims(shape)[index];
 }

@@ -1,8 +1,14 @@
 // Tensors above rank 8 (TensorFlow's ranks go to 254; Loom spills their
-// dims, loom/shape.h) through the eager C API: they are made, queried,
-// passed through the ops whose kernels read shapes through loom_shape_dims
-// (Identity, Shape, Size, Rank, Reshape), and refused with a clear error by
-// the others, in synchronous and asynchronous contexts.
+// dims, loom/shape.h) through the eager C API, in synchronous and
+// asynchronous contexts: they are made and queried; the element-wise ops,
+// reductions, Transpose and the shape ops take them (their broadcasts,
+// reductions and permutations folded into at most 8 dims, as TensorFlow
+// folds them); a broadcast or permutation that does not fold is refused
+// as TensorFlow refuses it, and the other ops refuse them by name.
+//
+// Reference values: NumPy (/usr/bin/python3), printed as C arrays.
+
+#include <math.h>
 
 #include "eager_test_util.h"
 #include "loom/shape.h"
@@ -128,7 +134,10 @@ static void reshape_names_a_rank_10_sizes_input(void** state) {
 static void other_ops_refuse_rank_10_by_name(void** state) {
   eager_fixture_t* f = *state;
   TFE_TensorHandle* x = rank_10(f->ctx);
-  TFE_Op* op = binary_op(f->ctx, "AddV2", x, x);
+  TFE_Op* op = TFE_NewOp(f->ctx, "Softmax", f->status);
+  ASSERT_TF_OK(f->status);
+  TFE_OpAddInput(op, x, f->status);
+  ASSERT_TF_OK(f->status);
   TFE_TensorHandle* y = NULL;
   int num_retvals = 1;
   TFE_Execute(op, &y, &num_retvals, f->status);
@@ -139,10 +148,565 @@ static void other_ops_refuse_rank_10_by_name(void** state) {
     TFE_DeleteTensorHandle(y);
   }
   ASSERT_TF_ERROR(f->status, TF_INVALID_ARGUMENT,
-                  "Op 'AddV2': input 0 has rank 10; the kernel of 'AddV2' "
+                  "Op 'Softmax': input 0 has rank 10; the kernel of 'Softmax' "
                   "takes ranks up to 8");
   TFE_DeleteOp(op);
   TFE_DeleteTensorHandle(x);
+}
+
+//===----------------------------------------------------------------------===//
+// Ops above rank 8, against NumPy
+//===----------------------------------------------------------------------===//
+
+static const int64_t kAddX[10] = {2, 1, 3, 1, 1, 1, 1, 1, 2, 1};
+static const int64_t kAddY[12] = {1, 1, 1, 2, 3, 1, 1, 1, 1, 1, 1, 4};
+static const int64_t kAddZ[12] = {1, 1, 2, 2, 3, 1, 1, 1, 1, 1, 2, 4};
+static const float kAddOut[96] = {
+    0,  0.5,  1,  1.5,  1,  1.5,  2,  2.5,  4,  4.5,  5,  5.5,  5,  5.5,
+    6,  6.5,  8,  8.5,  9,  9.5,  9,  9.5,  10, 10.5, 6,  6.5,  7,  7.5,
+    7,  7.5,  8,  8.5,  10, 10.5, 11, 11.5, 11, 11.5, 12, 12.5, 14, 14.5,
+    15, 15.5, 15, 15.5, 16, 16.5, 6,  6.5,  7,  7.5,  7,  7.5,  8,  8.5,
+    10, 10.5, 11, 11.5, 11, 11.5, 12, 12.5, 14, 14.5, 15, 15.5, 15, 15.5,
+    16, 16.5, 12, 12.5, 13, 13.5, 13, 13.5, 14, 14.5, 16, 16.5, 17, 17.5,
+    17, 17.5, 18, 18.5, 20, 20.5, 21, 21.5, 21, 21.5, 22, 22.5};
+static const int64_t kMulX[9] = {2, 3, 1, 1, 1, 1, 1, 1, 2};
+static const float kMulOut[12] = {-10, 12, -6, 6,   -2, -0,
+                                  2,   -6, 6,  -12, 10, -18};
+static const float kExpIn[6] = {0, 0.25, 0.5, 0.75, 1, 1.25};
+static const float kExpOut[6] = {1,         1.28402555, 1.64872122,
+                                 2.1170001, 2.71828198, 3.49034286};
+static const int64_t kRedDims[10] = {2, 1, 3, 1, 2, 1, 1, 1, 2, 1};
+static const int64_t kSumShape[8] = {1, 3, 1, 1, 1, 1, 2, 1};
+static const float kSumOut[6] = {28, 32, 44, 48, 60, 64};
+static const int64_t kMeanShape[10] = {2, 1, 1, 1, 2, 1, 1, 1, 1, 1};
+static const float kMeanOut[4] = {4.5, 6.5, 16.5, 18.5};
+static const float kMaxOut[1] = {23};
+static const int64_t kArgShape[9] = {2, 1, 1, 2, 1, 1, 1, 2, 1};
+static const int64_t kArgOut[8] = {2, 0, 0, 1, 2, 2, 0, 0};
+static const float kSinIn[24] = {0,
+                                 0.841471016,
+                                 0.909297407,
+                                 0.141120002,
+                                 -0.756802499,
+                                 -0.958924294,
+                                 -0.279415488,
+                                 0.656986594,
+                                 0.989358246,
+                                 0.412118465,
+                                 -0.54402107,
+                                 -0.999990225,
+                                 -0.536572933,
+                                 0.420167059,
+                                 0.990607381,
+                                 0.650287867,
+                                 -0.287903339,
+                                 -0.961397469,
+                                 -0.750987232,
+                                 0.149877205,
+                                 0.912945271,
+                                 0.836655617,
+                                 -0.00885130931,
+                                 -0.846220374};
+static const int64_t kT1Shape[10] = {2, 2, 1, 1, 1, 1, 1, 1, 2, 3};
+static const float kT1Out[24] = {0, 4, 8,  12, 16, 20, 1, 5, 9,  13, 17, 21,
+                                 2, 6, 10, 14, 18, 22, 3, 7, 11, 15, 19, 23};
+static const int64_t kT2Shape[10] = {2, 2, 1, 1, 1, 1, 1, 1, 3, 2};
+static const float kT2Out[24] = {0, 12, 4, 16, 8, 20, 2, 14, 6, 18, 10, 22,
+                                 1, 13, 5, 17, 9, 21, 3, 15, 7, 19, 11, 23};
+static const int64_t kSelT[10] = {2, 3, 1, 1, 1, 1, 1, 1, 1, 2};
+static const float kSelOut[12] = {1, -1, 3, -1, 5, -1, 7, -1, 9, -1, 11, -1};
+static const int64_t kBtShape[10] = {2, 1, 1, 1, 1, 1, 1, 1, 3, 2};
+static const float kBtOut[12] = {0, 0, 1, 1, 2, 2, 0, 0, 1, 1, 2, 2};
+static const int32_t kR0[9] = {0, 1, 3, 5, 6, 7, 8, 9, 11};
+static const int32_t kR1[9] = {0, 1, 2, 5, 6, 7, 8, 9, 10};
+static const float kReluG[12] = {0, 0.5, 1, 1.5, 2, 2.5,
+                                 3, 3.5, 4, 4.5, 5, 5.5};
+static const float kReluX[12] = {-6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5};
+static const float kReluGradOut[12] = {0, 0,   0, 0,   0, 0,
+                                       0, 3.5, 4, 4.5, 5, 5.5};
+static const float kAddNOut[12] = {3, 6, 9, 12, 15, 18, 21, 24, 27, 30, 33, 36};
+static const float kCastIn[12] = {-4,  -3.25, -2.5, -1.75, -1,  -0.25,
+                                  0.5, 1.25,  2,    2.75,  3.5, 4.25};
+static const int32_t kCastOut[12] = {-4, -3, -2, -1, -1, 0, 0, 1, 2, 2, 3, 4};
+
+// A new op named `name` with inputs[0, n).
+static TFE_Op* new_op(eager_fixture_t* f, const char* name,
+                      TFE_TensorHandle* const* inputs, int n) {
+  TFE_Op* op = TFE_NewOp(f->ctx, name, f->status);
+  ASSERT_TF_OK(f->status);
+  for (int i = 0; i < n; ++i) {
+    TFE_OpAddInput(op, inputs[i], f->status);
+    ASSERT_TF_OK(f->status);
+  }
+  return op;
+}
+
+// Runs and deletes `op`, which has one result, and resolves it: NULL, with
+// the error in f->status, when either step fails (an asynchronous context
+// reports an op's error when its result is read).
+static TFE_TensorHandle* execute(eager_fixture_t* f, TFE_Op* op) {
+  TFE_TensorHandle* result = NULL;
+  int num_retvals = 1;
+  TFE_Execute(op, &result, &num_retvals, f->status);
+  TFE_DeleteOp(op);
+  if (TF_GetCode(f->status) != TF_OK) return NULL;
+  TF_Tensor* t = TFE_TensorHandleResolve(result, f->status);
+  if (!t) {
+    TFE_DeleteTensorHandle(result);
+    return NULL;
+  }
+  TF_DeleteTensor(t);
+  return result;
+}
+
+static TFE_TensorHandle* run_ok(eager_fixture_t* f, TFE_Op* op) {
+  TFE_TensorHandle* result = execute(f, op);
+  ASSERT_TF_OK(f->status);
+  return result;
+}
+
+static TFE_TensorHandle* int_vector(eager_fixture_t* f, const int32_t* values,
+                                    int64_t n) {
+  return int_handle(f->ctx, &n, 1, values);
+}
+
+// Checks h's dims and float values (to float rounding) and deletes it.
+static void expect_floats(eager_fixture_t* f, TFE_TensorHandle* h,
+                          const int64_t* dims, int rank, const float* values,
+                          int64_t count) {
+  assert_non_null(h);
+  assert_int_equal(TFE_TensorHandleNumDims(h, f->status), rank);
+  for (int i = 0; i < rank; ++i) {
+    assert_int_equal(TFE_TensorHandleDim(h, i, f->status), dims[i]);
+  }
+  TF_Tensor* t = TFE_TensorHandleResolve(h, f->status);
+  ASSERT_TF_OK(f->status);
+  assert_int_equal(TF_TensorType(t), TF_FLOAT);
+  assert_int_equal(TF_TensorElementCount(t), count);
+  const float* data = TF_TensorData(t);
+  for (int64_t i = 0; i < count; ++i) {
+    float scale = fabsf(values[i]) > 1.0f ? fabsf(values[i]) : 1.0f;
+    if (!(fabsf(data[i] - values[i]) <= 1e-6f * scale)) {
+      fail_msg("element %lld: got %.9g, expected %.9g", (long long)i,
+               (double)data[i], (double)values[i]);
+    }
+  }
+  TF_DeleteTensor(t);
+  TFE_DeleteTensorHandle(h);
+}
+
+// Checks h's int32 or int64 values and deletes it.
+static void expect_ints(eager_fixture_t* f, TFE_TensorHandle* h,
+                        const int64_t* values, int64_t count) {
+  assert_non_null(h);
+  TF_Tensor* t = TFE_TensorHandleResolve(h, f->status);
+  ASSERT_TF_OK(f->status);
+  assert_int_equal(TF_TensorElementCount(t), count);
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t v = TF_TensorType(t) == TF_INT64
+                    ? ((const int64_t*)TF_TensorData(t))[i]
+                    : ((const int32_t*)TF_TensorData(t))[i];
+    assert_int_equal(v, values[i]);
+  }
+  TF_DeleteTensor(t);
+  TFE_DeleteTensorHandle(h);
+}
+
+static TFE_TensorHandle* arange(eager_fixture_t* f, const int64_t* dims,
+                                int rank, float scale, float offset) {
+  float values[128];
+  int64_t n = 1;
+  for (int i = 0; i < rank; ++i) n *= dims[i];
+  assert_true(n <= 128);
+  for (int64_t i = 0; i < n; ++i) values[i] = (float)i * scale + offset;
+  return float_handle(f->ctx, dims, rank, values);
+}
+
+static void binary_ops_broadcast_at_ranks_9_10_and_12(void** state) {
+  eager_fixture_t* f = *state;
+  // NumPy: np.arange(12).reshape(kAddX) + (np.arange(24) * 0.5).reshape(kAddY)
+  // (folds into 5 dims).
+  TFE_TensorHandle* x = arange(f, kAddX, 10, 1.0f, 0.0f);
+  TFE_TensorHandle* y = arange(f, kAddY, 12, 0.5f, 0.0f);
+  expect_floats(f, run_ok(f, binary_op(f->ctx, "AddV2", x, y)), kAddZ, 12,
+                kAddOut, 96);
+  // The same shapes: one flat loop.
+  static const float kDoubled[12] = {0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22};
+  expect_floats(f, run_ok(f, binary_op(f->ctx, "AddV2", x, x)), kAddX, 10,
+                kDoubled, 12);
+  TFE_DeleteTensorHandle(x);
+  TFE_DeleteTensorHandle(y);
+  // NumPy: (np.arange(12) - 5).reshape(kMulX) * [2, -3].
+  TFE_TensorHandle* m = arange(f, kMulX, 9, 1.0f, -5.0f);
+  static const float kVector[2] = {2, -3};
+  static const int64_t kTwo[1] = {2};
+  TFE_TensorHandle* v = float_handle(f->ctx, kTwo, 1, kVector);
+  expect_floats(f, run_ok(f, binary_op(f->ctx, "Mul", m, v)), kMulX, 9, kMulOut,
+                12);
+  TFE_DeleteTensorHandle(m);
+  TFE_DeleteTensorHandle(v);
+}
+
+static void a_broadcast_that_does_not_fold_is_unimplemented(void** state) {
+  eager_fixture_t* f = *state;
+  // Ten dims that alternate between broadcasting one side and the other.
+  static const int64_t kA[10] = {2, 1, 2, 1, 2, 1, 2, 1, 2, 1};
+  static const int64_t kB[10] = {1, 2, 1, 2, 1, 2, 1, 2, 1, 2};
+  TFE_TensorHandle* a = arange(f, kA, 10, 1.0f, 0.0f);
+  TFE_TensorHandle* b = arange(f, kB, 10, 1.0f, 0.0f);
+  assert_null(execute(f, binary_op(f->ctx, "AddV2", a, b)));
+  ASSERT_TF_ERROR(f->status, TF_UNIMPLEMENTED,
+                  "Broadcast between [2,1,2,1,2,1,2,1,2,1] and "
+                  "[1,2,1,2,1,2,1,2,1,2] is not supported yet.");
+  TFE_DeleteTensorHandle(a);
+  TFE_DeleteTensorHandle(b);
+}
+
+static void a_unary_op_takes_rank_254_and_expand_dims_stops_there(
+    void** state) {
+  eager_fixture_t* f = *state;
+  int64_t dims[LOOM_MAX_SHAPE_RANK];
+  for (int i = 0; i < LOOM_MAX_SHAPE_RANK; ++i) dims[i] = 1;
+  dims[LOOM_MAX_SHAPE_RANK - 2] = 2;
+  dims[LOOM_MAX_SHAPE_RANK - 1] = 3;
+  TFE_TensorHandle* x = float_handle(f->ctx, dims, LOOM_MAX_SHAPE_RANK, kExpIn);
+  // NumPy: np.exp of the flat values (NumPy's arrays stop below rank 254).
+  expect_floats(f, run_ok(f, new_op(f, "Exp", &x, 1)), dims,
+                LOOM_MAX_SHAPE_RANK, kExpOut, 6);
+  // Past TensorFlow's limit of 254.
+  static const int32_t kZero = 0;
+  TFE_TensorHandle* axis = int_handle(f->ctx, NULL, 0, &kZero);
+  assert_null(execute(f, binary_op(f->ctx, "ExpandDims", x, axis)));
+  ASSERT_TF_ERROR(f->status, TF_INVALID_ARGUMENT,
+                  "ExpandDims: the result would have rank 255, above the "
+                  "maximum rank 254");
+  TFE_DeleteTensorHandle(axis);
+  TFE_DeleteTensorHandle(x);
+}
+
+static TFE_TensorHandle* reduce(eager_fixture_t* f, const char* name,
+                                TFE_TensorHandle* x, const int32_t* axes,
+                                int64_t n, bool keep_dims) {
+  TFE_TensorHandle* indices = int_vector(f, axes, n);
+  TFE_Op* op = binary_op(f->ctx, name, x, indices);
+  TFE_OpSetAttrBool(op, "keep_dims", keep_dims);
+  TFE_TensorHandle* result = run_ok(f, op);
+  TFE_DeleteTensorHandle(indices);
+  return result;
+}
+
+static void reductions_fold_at_rank_10(void** state) {
+  eager_fixture_t* f = *state;
+  TFE_TensorHandle* x = arange(f, kRedDims, 10, 1.0f, 0.0f);
+  // NumPy: r.sum(axis=(0, 4)), r.mean(axis=(2, 8), keepdims=True), r.max().
+  static const int32_t kSumAxes[2] = {0, 4};
+  expect_floats(f, reduce(f, "Sum", x, kSumAxes, 2, false), kSumShape, 8,
+                kSumOut, 6);
+  static const int32_t kMeanAxes[2] = {2, -2};
+  expect_floats(f, reduce(f, "Mean", x, kMeanAxes, 2, true), kMeanShape, 10,
+                kMeanOut, 4);
+  static const int32_t kAll[10] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+  expect_floats(f, reduce(f, "Max", x, kAll, 10, false), NULL, 0, kMaxOut, 1);
+  TFE_DeleteTensorHandle(x);
+  // NumPy: np.argmax(np.sin(r), axis=2).
+  TFE_TensorHandle* s = float_handle(f->ctx, kRedDims, 10, kSinIn);
+  static const int32_t kTwo = 2;
+  TFE_TensorHandle* axis = int_handle(f->ctx, NULL, 0, &kTwo);
+  TFE_TensorHandle* am = run_ok(f, binary_op(f->ctx, "ArgMax", s, axis));
+  assert_int_equal(TFE_TensorHandleNumDims(am, f->status), 9);
+  for (int i = 0; i < 9; ++i) {
+    assert_int_equal(TFE_TensorHandleDim(am, i, f->status), kArgShape[i]);
+  }
+  expect_ints(f, am, kArgOut, 8);
+  TFE_DeleteTensorHandle(axis);
+  TFE_DeleteTensorHandle(s);
+}
+
+static TFE_TensorHandle* transpose(eager_fixture_t* f, TFE_TensorHandle* x,
+                                   const int32_t* perm, int64_t n) {
+  TFE_TensorHandle* p = int_vector(f, perm, n);
+  TFE_TensorHandle* result = execute(f, binary_op(f->ctx, "Transpose", x, p));
+  TFE_DeleteTensorHandle(p);
+  return result;
+}
+
+static void transpose_folds_dims_that_stay_adjacent(void** state) {
+  eager_fixture_t* f = *state;
+  static const int64_t kDims10[10] = {2, 3, 1, 1, 1, 1, 1, 1, 2, 2};
+  TFE_TensorHandle* x = arange(f, kDims10, 10, 1.0f, 0.0f);
+  // NumPy: np.transpose(t, kPerm1) and np.transpose(t, reversed).
+  static const int32_t kPerm1[10] = {8, 9, 2, 3, 4, 5, 6, 7, 0, 1};
+  static const int32_t kPerm2[10] = {9, 8, 7, 6, 5, 4, 3, 2, 1, 0};
+  TFE_TensorHandle* y = transpose(f, x, kPerm1, 10);
+  ASSERT_TF_OK(f->status);
+  expect_floats(f, y, kT1Shape, 10, kT1Out, 24);
+  y = transpose(f, x, kPerm2, 10);
+  ASSERT_TF_OK(f->status);
+  expect_floats(f, y, kT2Shape, 10, kT2Out, 24);
+  TFE_DeleteTensorHandle(x);
+  // Ten dims of 2 reversed: none stays next to another.
+  int64_t twos[10];
+  for (int i = 0; i < 10; ++i) twos[i] = 2;
+  float zeros[1024] = {0};
+  TFE_TensorHandle* z = float_handle(f->ctx, twos, 10, zeros);
+  assert_null(transpose(f, z, kPerm2, 10));
+  ASSERT_TF_ERROR(f->status, TF_UNIMPLEMENTED,
+                  "Transpose of a tensor of shape [2,2,2,2,2,2,2,2,2,2]: "
+                  "after merging the dims that stay adjacent, more than 8 "
+                  "dims move");
+  TFE_DeleteTensorHandle(z);
+}
+
+static void shape_ops_make_and_take_rank_10(void** state) {
+  eager_fixture_t* f = *state;
+  static const int64_t kSmall[3] = {2, 3, 2};
+  TFE_TensorHandle* x = arange(f, kSmall, 3, 1.0f, 0.0f);
+  static const float kIota[12] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+  // Reshape up to rank 10 (NumPy: x.reshape(kSelT)).
+  static const int32_t kTarget[10] = {2, 3, 1, 1, 1, 1, 1, 1, 1, -1};
+  TFE_TensorHandle* sizes = int_vector(f, kTarget, 10);
+  TFE_TensorHandle* r = run_ok(f, binary_op(f->ctx, "Reshape", x, sizes));
+  TFE_DeleteTensorHandle(sizes);
+  // ExpandDims at axis 3 (rank 11), Squeeze back to [2, 3, 2].
+  static const int32_t kThree = 3;
+  TFE_TensorHandle* axis = int_handle(f->ctx, NULL, 0, &kThree);
+  TFE_TensorHandle* e = run_ok(f, binary_op(f->ctx, "ExpandDims", r, axis));
+  TFE_DeleteTensorHandle(axis);
+  static const int64_t kExpanded[11] = {2, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2};
+  assert_int_equal(TFE_TensorHandleNumDims(e, f->status), 11);
+  for (int i = 0; i < 11; ++i) {
+    assert_int_equal(TFE_TensorHandleDim(e, i, f->status), kExpanded[i]);
+  }
+  TFE_TensorHandle* q = run_ok(f, new_op(f, "Squeeze", &e, 1));
+  expect_floats(f, q, kSmall, 3, kIota, 12);
+  TFE_DeleteTensorHandle(e);
+  expect_floats(f, r, kSelT, 10, kIota, 12);
+  TFE_DeleteTensorHandle(x);
+  // Fill to rank 10, BroadcastTo rank 10 (NumPy: np.broadcast_to).
+  static const int32_t kFillDims[10] = {2, 3, 1, 1, 1, 1, 1, 1, 1, 2};
+  static const float kSevens[12] = {7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7};
+  TFE_TensorHandle* dims = int_vector(f, kFillDims, 10);
+  TFE_TensorHandle* seven = scalar_handle(f->ctx, 7.0f);
+  expect_floats(f, run_ok(f, binary_op(f->ctx, "Fill", dims, seven)), kSelT, 10,
+                kSevens, 12);
+  TFE_DeleteTensorHandle(seven);
+  TFE_DeleteTensorHandle(dims);
+  static const int64_t kColumn[2] = {3, 1};
+  TFE_TensorHandle* column = arange(f, kColumn, 2, 1.0f, 0.0f);
+  int32_t target[10];
+  for (int i = 0; i < 10; ++i) target[i] = (int32_t)kBtShape[i];
+  TFE_TensorHandle* shape = int_vector(f, target, 10);
+  expect_floats(f, run_ok(f, binary_op(f->ctx, "BroadcastTo", column, shape)),
+                kBtShape, 10, kBtOut, 12);
+  TFE_DeleteTensorHandle(shape);
+  TFE_DeleteTensorHandle(column);
+  // BroadcastGradientArgs of a rank-10 and a rank-12 shape.
+  int32_t s0[10], s1[12];
+  for (int i = 0; i < 10; ++i) s0[i] = (int32_t)kAddX[i];
+  for (int i = 0; i < 12; ++i) s1[i] = (int32_t)kAddY[i];
+  TFE_TensorHandle* h0 = int_vector(f, s0, 10);
+  TFE_TensorHandle* h1 = int_vector(f, s1, 12);
+  TFE_Op* op = binary_op(f->ctx, "BroadcastGradientArgs", h0, h1);
+  TFE_TensorHandle* rs[2] = {NULL, NULL};
+  int num_retvals = 2;
+  TFE_Execute(op, rs, &num_retvals, f->status);
+  ASSERT_TF_OK(f->status);
+  TFE_DeleteOp(op);
+  int64_t r0[9], r1[9];
+  for (int i = 0; i < 9; ++i) {
+    r0[i] = kR0[i];
+    r1[i] = kR1[i];
+  }
+  expect_ints(f, rs[0], r0, 9);
+  expect_ints(f, rs[1], r1, 9);
+  TFE_DeleteTensorHandle(h0);
+  TFE_DeleteTensorHandle(h1);
+}
+
+static const int64_t kConcatShape[10] = {2, 3, 1, 1, 1, 1, 1, 1, 1, 3};
+static const float kConcatOut[18] = {0, 1, 100, 2, 3, 101, 4,  5,  102,
+                                     6, 7, 103, 8, 9, 104, 10, 11, 105};
+static const int64_t kPackShape[11] = {2, 3, 1, 2, 1, 1, 1, 1, 1, 1, 1};
+static const float kPackOut[12] = {100, 200, 101, 202, 102, 204,
+                                   103, 206, 104, 208, 105, 210};
+static const int64_t kUnpackShape[9] = {2, 1, 1, 1, 1, 1, 1, 1, 2};
+static const float kUnpack1[4] = {2, 3, 8, 9};
+
+static void concat_pack_and_unpack_take_rank_10(void** state) {
+  eager_fixture_t* f = *state;
+  // NumPy: a = np.arange(12).reshape(2,3,1,1,1,1,1,1,1,2),
+  // b = (np.arange(6) + 100).reshape(2,3,1,1,1,1,1,1,1,1).
+  static const int64_t kA[10] = {2, 3, 1, 1, 1, 1, 1, 1, 1, 2};
+  static const int64_t kB[10] = {2, 3, 1, 1, 1, 1, 1, 1, 1, 1};
+  TFE_TensorHandle* a = arange(f, kA, 10, 1.0f, 0.0f);
+  TFE_TensorHandle* b = arange(f, kB, 10, 1.0f, 100.0f);
+  TFE_TensorHandle* b2 = arange(f, kB, 10, 2.0f, 200.0f);
+  // np.concatenate([a, b], axis=-1).
+  static const int32_t kLast = -1;
+  TFE_TensorHandle* axis = int_handle(f->ctx, NULL, 0, &kLast);
+  TFE_TensorHandle* values[3] = {a, b, axis};
+  TFE_Op* op = new_op(f, "ConcatV2", NULL, 0);
+  TFE_OpAddInputList(op, values, 2, f->status);
+  ASSERT_TF_OK(f->status);
+  TFE_OpAddInput(op, axis, f->status);
+  ASSERT_TF_OK(f->status);
+  expect_floats(f, run_ok(f, op), kConcatShape, 10, kConcatOut, 18);
+  TFE_DeleteTensorHandle(axis);
+  // np.stack([b, b * 2], axis=3) (rank 11).
+  TFE_TensorHandle* pair[2] = {b, b2};
+  op = new_op(f, "Pack", NULL, 0);
+  TFE_OpAddInputList(op, pair, 2, f->status);
+  ASSERT_TF_OK(f->status);
+  TFE_OpSetAttrInt(op, "axis", 3);
+  expect_floats(f, run_ok(f, op), kPackShape, 11, kPackOut, 12);
+  // a[:, 1] of Unpack(a, num=3, axis=1) (rank 9).
+  op = new_op(f, "Unpack", &a, 1);
+  TFE_OpSetAttrInt(op, "num", 3);
+  TFE_OpSetAttrInt(op, "axis", 1);
+  TFE_TensorHandle* pieces[3] = {NULL, NULL, NULL};
+  int num_retvals = 3;
+  TFE_Execute(op, pieces, &num_retvals, f->status);
+  ASSERT_TF_OK(f->status);
+  TFE_DeleteOp(op);
+  assert_int_equal(num_retvals, 3);
+  expect_floats(f, pieces[1], kUnpackShape, 9, kUnpack1, 4);
+  TFE_DeleteTensorHandle(pieces[0]);
+  TFE_DeleteTensorHandle(pieces[2]);
+  TFE_DeleteTensorHandle(a);
+  TFE_DeleteTensorHandle(b);
+  TFE_DeleteTensorHandle(b2);
+}
+
+static const int64_t kSliceShape[10] = {1, 2, 1, 1, 1, 1, 1, 1, 2, 2};
+static const float kSliceOut[8] = {32, 33, 34, 35, 40, 41, 42, 43};
+
+static void slice_takes_rank_10(void** state) {
+  eager_fixture_t* f = *state;
+  // NumPy: np.arange(48).reshape(kSliced)[1:2, 1:3, ..., 0:1, :, :] (the
+  // last two dims taken whole fold into the one before them).
+  static const int64_t kSliced[10] = {2, 3, 1, 1, 1, 1, 1, 2, 2, 2};
+  static const int32_t kBegin[10] = {1, 1, 0, 0, 0, 0, 0, 0, 0, 0};
+  static const int32_t kSize[10] = {1, 2, -1, 1, 1, 1, 1, 1, 2, -1};
+  TFE_TensorHandle* x = arange(f, kSliced, 10, 1.0f, 0.0f);
+  TFE_TensorHandle* begin = int_vector(f, kBegin, 10);
+  TFE_TensorHandle* size = int_vector(f, kSize, 10);
+  TFE_TensorHandle* inputs[3] = {x, begin, size};
+  expect_floats(f, run_ok(f, new_op(f, "Slice", inputs, 3)), kSliceShape, 10,
+                kSliceOut, 8);
+  TFE_DeleteTensorHandle(x);
+  TFE_DeleteTensorHandle(size);
+  // Half of each of ten dims of 2: no two dims fold.
+  int64_t twos[10];
+  int32_t ones[10];
+  for (int i = 0; i < 10; ++i) {
+    twos[i] = 2;
+    ones[i] = 1;
+  }
+  float zeros[1024] = {0};
+  TFE_TensorHandle* z = float_handle(f->ctx, twos, 10, zeros);
+  TFE_TensorHandle* halves = int_vector(f, ones, 10);
+  TFE_TensorHandle* args[3] = {z, begin, halves};
+  assert_null(execute(f, new_op(f, "Slice", args, 3)));
+  ASSERT_TF_ERROR(f->status, TF_UNIMPLEMENTED,
+                  "Slice of a tensor of shape [2,2,2,2,2,2,2,2,2,2]: after "
+                  "merging the dims it takes whole, more than 8 dims remain");
+  TFE_DeleteTensorHandle(z);
+  TFE_DeleteTensorHandle(halves);
+  TFE_DeleteTensorHandle(begin);
+}
+
+static const int64_t kLastShape[9] = {2, 3, 1, 1, 1, 1, 1, 2, 2};
+static const float kLastOut[24] = {0,  2,  4,  6,  8,  10, 12, 14,
+                                   16, 18, 20, 22, 24, 26, 28, 30,
+                                   32, 34, 36, 38, 40, 42, 44, 46};
+static const float kReversedOut[48] = {
+    16, 17, 18, 19, 20, 21, 22, 23, 8,  9,  10, 11, 12, 13, 14, 15,
+    0,  1,  2,  3,  4,  5,  6,  7,  40, 41, 42, 43, 44, 45, 46, 47,
+    32, 33, 34, 35, 36, 37, 38, 39, 24, 25, 26, 27, 28, 29, 30, 31};
+
+static TFE_TensorHandle* strided_slice(eager_fixture_t* f, TFE_TensorHandle* x,
+                                       const int32_t* spec, int64_t n,
+                                       const int32_t* strides, int64_t mask,
+                                       int64_t ellipsis, int64_t shrink) {
+  TFE_TensorHandle* begin = int_vector(f, spec, n);
+  TFE_TensorHandle* end = int_vector(f, spec, n);
+  TFE_TensorHandle* step = int_vector(f, strides, n);
+  TFE_TensorHandle* inputs[4] = {x, begin, end, step};
+  TFE_Op* op = new_op(f, "StridedSlice", inputs, 4);
+  TFE_OpSetAttrInt(op, "begin_mask", mask);
+  TFE_OpSetAttrInt(op, "end_mask", mask);
+  TFE_OpSetAttrInt(op, "ellipsis_mask", ellipsis);
+  TFE_OpSetAttrInt(op, "shrink_axis_mask", shrink);
+  TFE_TensorHandle* result = run_ok(f, op);
+  TFE_DeleteTensorHandle(begin);
+  TFE_DeleteTensorHandle(end);
+  TFE_DeleteTensorHandle(step);
+  return result;
+}
+
+static void strided_slice_takes_rank_10(void** state) {
+  eager_fixture_t* f = *state;
+  static const int64_t kShape10[10] = {2, 3, 1, 1, 1, 1, 1, 2, 2, 2};
+  TFE_TensorHandle* x = arange(f, kShape10, 10, 1.0f, 0.0f);
+  // NumPy: x[..., 0] (an ellipsis, then a shrunk axis: rank 9).
+  static const int32_t kZeros2[2] = {0, 0};
+  static const int32_t kOnes2[2] = {1, 1};
+  expect_floats(f, strided_slice(f, x, kZeros2, 2, kOnes2, 0, 1, 2), kLastShape,
+                9, kLastOut, 24);
+  // NumPy: x[:, ::-1] (a reversed dim between folded ones).
+  static const int32_t kReverse[2] = {1, -1};
+  expect_floats(f, strided_slice(f, x, kZeros2, 2, kReverse, 3, 0, 0), kShape10,
+                10, kReversedOut, 48);
+  TFE_DeleteTensorHandle(x);
+}
+
+static void elementwise_family_takes_rank_10(void** state) {
+  eager_fixture_t* f = *state;
+  TFE_TensorHandle* t = arange(f, kSelT, 10, 1.0f, 1.0f);
+  // SelectV2 with a condition broadcast over the last dim and a scalar.
+  static const int64_t kCond[10] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 2};
+  static const bool kCondValues[2] = {true, false};
+  TF_Tensor* ct = TFE_AllocateHostTensor(f->ctx, TF_BOOL, kCond, 10, f->status);
+  ASSERT_TF_OK(f->status);
+  memcpy(TF_TensorData(ct), kCondValues, sizeof(kCondValues));
+  TFE_TensorHandle* cond = TFE_NewTensorHandleFromTensor(f->ctx, ct, f->status);
+  ASSERT_TF_OK(f->status);
+  TF_DeleteTensor(ct);
+  TFE_TensorHandle* minus_one = scalar_handle(f->ctx, -1.0f);
+  TFE_TensorHandle* inputs[3] = {cond, t, minus_one};
+  expect_floats(f, run_ok(f, new_op(f, "SelectV2", inputs, 3)), kSelT, 10,
+                kSelOut, 12);
+  TFE_DeleteTensorHandle(minus_one);
+  TFE_DeleteTensorHandle(cond);
+  // AddN of three (NumPy: t + t + t).
+  TFE_TensorHandle* three[3] = {t, t, t};
+  expect_floats(f, run_ok(f, new_op(f, "AddN", three, 3)), kSelT, 10, kAddNOut,
+                12);
+  // ZerosLike, OnesLike.
+  static const float kZeros[12] = {0};
+  static const float kOnes[12] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+  expect_floats(f, run_ok(f, new_op(f, "ZerosLike", &t, 1)), kSelT, 10, kZeros,
+                12);
+  expect_floats(f, run_ok(f, new_op(f, "OnesLike", &t, 1)), kSelT, 10, kOnes,
+                12);
+  TFE_DeleteTensorHandle(t);
+  // ReluGrad (NumPy: np.where(x > 0, g, 0)).
+  TFE_TensorHandle* g = float_handle(f->ctx, kSelT, 10, kReluG);
+  TFE_TensorHandle* x = float_handle(f->ctx, kSelT, 10, kReluX);
+  expect_floats(f, run_ok(f, binary_op(f->ctx, "ReluGrad", g, x)), kSelT, 10,
+                kReluGradOut, 12);
+  TFE_DeleteTensorHandle(g);
+  TFE_DeleteTensorHandle(x);
+  // Cast to int32 (NumPy: astype(np.int32), truncating).
+  TFE_TensorHandle* c = float_handle(f->ctx, kSelT, 10, kCastIn);
+  TFE_Op* op = new_op(f, "Cast", &c, 1);
+  TFE_OpSetAttrType(op, "DstT", TF_INT32);
+  TFE_TensorHandle* ci = run_ok(f, op);
+  assert_int_equal(TFE_TensorHandleNumDims(ci, f->status), 10);
+  int64_t cast[12];
+  for (int i = 0; i < 12; ++i) cast[i] = kCastOut[i];
+  expect_ints(f, ci, cast, 12);
+  TFE_DeleteTensorHandle(c);
 }
 
 static void ranks_above_254_are_refused(void** state) {
@@ -172,6 +736,16 @@ int main(void) {
       BOTH(reshape_brings_rank_10_down),
       BOTH(reshape_names_a_rank_10_sizes_input),
       BOTH(other_ops_refuse_rank_10_by_name),
+      BOTH(binary_ops_broadcast_at_ranks_9_10_and_12),
+      BOTH(a_broadcast_that_does_not_fold_is_unimplemented),
+      BOTH(a_unary_op_takes_rank_254_and_expand_dims_stops_there),
+      BOTH(reductions_fold_at_rank_10),
+      BOTH(transpose_folds_dims_that_stay_adjacent),
+      BOTH(shape_ops_make_and_take_rank_10),
+      BOTH(elementwise_family_takes_rank_10),
+      BOTH(concat_pack_and_unpack_take_rank_10),
+      BOTH(slice_takes_rank_10),
+      BOTH(strided_slice_takes_rank_10),
       BOTH(ranks_above_254_are_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

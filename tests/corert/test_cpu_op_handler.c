@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "corert_test_ops.h"
@@ -194,6 +195,65 @@ static void native_dispatch_error_reaches_the_results(void** state) {
   char where[64];
   corert_test_last_diagnostic(env, NULL, where, NULL, sizeof(where));
   assert_string_equal(where, "ops.py:8:3");
+}
+
+// A float tensor of rank 10 (its dims spilled), two elements.
+static loom_tensor_t* rank_10_tensor(corert_test_env_t* env) {
+  static const int64_t kDims[10] = {2, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+  static const float kValues[2] = {1, 2};
+  loom_shape_t shape;
+  LOOM_ASSERT_OK(loom_shape_initialize_large(&shape, kDims, 10));
+  loom_tensor_t* tensor = NULL;
+  LOOM_ASSERT_OK(
+      loom_tensor_create_dense(loom_host_context_allocator(env->host),
+                               LOOM_DTYPE_FLOAT, &shape, &tensor));
+  memcpy(loom_tensor_data(tensor), kValues, sizeof(kValues));
+  return tensor;
+}
+
+static const char kRank10Error[] =
+    "Op 'test.add': input 0 has rank 10; the kernel of 'test.add' takes "
+    "ranks up to 8";
+
+// Native ops read dims in place: inputs above rank 8 are refused by name,
+// whether Execute knows them (checked there) or they arrive later (checked
+// at dispatch, before the metadata function).
+static void native_ops_refuse_rank_10_at_execute_and_at_dispatch(void** state) {
+  corert_test_env_t* env = env_of(state);
+  loom_tensor_t* tensor = rank_10_tensor(env);
+  loom_tensor_handle_t* x = NULL;
+  LOOM_ASSERT_OK(loom_tensor_handle_create(env->cpu, tensor, &x));
+  loom_tensor_release(tensor);
+  loom_tensor_handle_t* args[2] = {x, corert_test_ref(x)};
+  loom_tensor_handle_t* result = NULL;
+  loom_status_t status =
+      loom_runtime_execute(env->runtime, "test.add", env->cpu,
+                           CORERT_TEST_HERE(), args, 2, NULL, &result, 1, NULL);
+  if (status) {
+    // The result slot holds an error handle all the same.
+    loom_tensor_handle_release(result);
+    LOOM_ASSERT_STATUS(status, LOOM_STATUS_INVALID_ARGUMENT, kRank10Error);
+  } else {
+    corert_test_expect_error_and_release(result, LOOM_STATUS_INVALID_ARGUMENT,
+                                         kRank10Error);
+  }
+  // An input whose value, and so its rank, comes after Execute.
+  loom_async_value_t* value = NULL;
+  LOOM_ASSERT_OK(loom_async_value_create(loom_host_context_allocator(env->host),
+                                         &loom_async_value_type_tensor,
+                                         &value));
+  loom_tensor_handle_t* pending = NULL;
+  LOOM_ASSERT_OK(
+      loom_tensor_handle_create_async(env->cpu, NULL, value, &pending));
+  loom_tensor_handle_t* later[2] = {pending, corert_test_ref(pending)};
+  result = NULL;
+  LOOM_ASSERT_OK(loom_runtime_execute(env->runtime, "test.add", env->cpu,
+                                      CORERT_TEST_HERE(), later, 2, NULL,
+                                      &result, 1, NULL));
+  LOOM_ASSERT_OK(loom_cpu_set_result(value, rank_10_tensor(env)));
+  loom_async_value_release(value);
+  corert_test_expect_error_and_release(result, LOOM_STATUS_INVALID_ARGUMENT,
+                                       kRank10Error);
 }
 
 // A native asynchronous op: returns at once and sets its result later from
@@ -581,6 +641,7 @@ int main(void) {
       TEST(set_result_rejects_null_arguments),
       TEST(set_result_rejects_a_value_already_set_or_of_another_type),
       TEST(native_dispatch_error_reaches_the_results),
+      TEST(native_ops_refuse_rank_10_at_execute_and_at_dispatch),
       TEST(native_dispatch_may_set_its_results_later),
       TEST(native_dispatch_sees_which_inputs_it_owns),
       TEST(both_paths_see_which_inputs_they_own),

@@ -669,11 +669,6 @@ static void indexing_ops_check_sizes_and_rank_limits(void** state) {
               F32(0),
               F32(0)},
        .expect = {"OneHot", "rank 9", "maximum rank 8"}},
-      {.name = "ExpandDims of rank 8",
-       .op = "ExpandDims",
-       .num_inputs = 2,
-       .in = {F32(8, 1, 1, 1, 1, 1, 1, 1, 1), I32_SCALAR(kAxis0)},
-       .expect = {"ExpandDims", "rank 9", "maximum rank 8"}},
   };
   RUN(cases);
 }

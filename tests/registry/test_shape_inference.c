@@ -482,18 +482,30 @@ static void rank_bounds_pass_an_unknown_rank_unchanged(void** state) {
   assert_int_equal(out.rank, LOOM_UNKNOWN_RANK);
 }
 
-static void rank_arguments_outside_0_to_8_are_rejected(void** state) {
+static void rank_arguments_outside_0_to_254_are_rejected(void** state) {
   (void)state;
   loom_shape_t unknown = loom_shape_unknown(), out;
-  LOOM_ASSERT_STATUS(loom_shape_with_rank(&unknown, 9, &out),
+  LOOM_ASSERT_STATUS(loom_shape_with_rank(&unknown, 255, &out),
                      LOOM_STATUS_INVALID_ARGUMENT,
-                     "WithRank: rank 9 is outside [0, 8]");
+                     "WithRank: rank 255 is outside [0, 254]");
   LOOM_ASSERT_STATUS(loom_shape_with_rank_at_least(&unknown, -1, &out),
                      LOOM_STATUS_INVALID_ARGUMENT,
-                     "WithRankAtLeast: rank -1 is outside [0, 8]");
-  LOOM_ASSERT_STATUS(loom_shape_with_rank_at_most(&unknown, 100, &out),
+                     "WithRankAtLeast: rank -1 is outside [0, 254]");
+  LOOM_ASSERT_STATUS(loom_shape_with_rank_at_most(&unknown, 1000, &out),
                      LOOM_STATUS_INVALID_ARGUMENT,
-                     "WithRankAtMost: rank 100 is outside [0, 8]");
+                     "WithRankAtMost: rank 1000 is outside [0, 254]");
+}
+
+// TensorFlow's ranks go to 254: an unknown rank asserted to 12 is 12
+// unknown dims (spilled).
+static void with_rank_above_8_gives_unknown_dims(void** state) {
+  (void)state;
+  loom_shape_t unknown = loom_shape_unknown(), out;
+  LOOM_ASSERT_OK(loom_shape_with_rank(&unknown, 12, &out));
+  assert_int_equal(out.rank, 12);
+  for (int i = 0; i < 12; ++i) {
+    assert_int_equal(loom_shape_dims(&out)[i], LOOM_UNKNOWN_DIM);
+  }
 }
 
 //===----------------------------------------------------------------------===//
@@ -587,17 +599,30 @@ static void concatenate_with_an_unknown_rank_is_unknown(void** state) {
   assert_int_equal(out.rank, LOOM_UNKNOWN_RANK);
 }
 
-static void concatenate_beyond_rank_8_is_an_error(void** state) {
+static void concatenate_and_subshape_go_above_rank_8(void** state) {
   (void)state;
-  int64_t ones[5] = {1, 1, 1, 1, 1};
-  loom_shape_t five = shape_of(ones, 5), three = shape_of(ones, 3);
-  loom_shape_t four = shape_of(ones, 4), out;
-  LOOM_ASSERT_OK(loom_shape_concatenate(&five, &three, &out));
+  int64_t five_dims[5] = {1, 2, 3, 4, 5};
+  int64_t four_dims[4] = {6, LOOM_UNKNOWN_DIM, 8, 9};
+  loom_shape_t five = shape_of(five_dims, 5), four = shape_of(four_dims, 4);
+  loom_shape_t nine, out;
+  LOOM_ASSERT_OK(loom_shape_concatenate(&five, &four, &nine));
+  assert_int_equal(nine.rank, 9);
+  assert_int_equal(loom_shape_dim(&nine, 6), LOOM_UNKNOWN_DIM);
+  assert_int_equal(loom_shape_dim(&nine, -1), 9);
+  LOOM_ASSERT_OK(loom_shape_subshape(&nine, 4, 9, &out));
+  assert_shape(&out, (int64_t[]){5, 6, LOOM_UNKNOWN_DIM, 8, 9}, 5);
+  LOOM_ASSERT_OK(loom_shape_subshape(&nine, 0, -1, &out));
   assert_int_equal(out.rank, 8);
-  LOOM_ASSERT_STATUS(loom_shape_concatenate(&five, &four, &out),
+  assert_int_equal(out.dims[7], 8);
+  // Past TensorFlow's limit of 254.
+  int64_t ones[LOOM_MAX_SHAPE_RANK];
+  for (int i = 0; i < LOOM_MAX_SHAPE_RANK; ++i) ones[i] = 1;
+  loom_shape_t most;
+  LOOM_ASSERT_OK(loom_shape_initialize_large(&most, ones, 250));
+  LOOM_ASSERT_STATUS(loom_shape_concatenate(&most, &five, &out),
                      LOOM_STATUS_INVALID_ARGUMENT,
-                     "concatenating shapes of rank 5 and 4 exceeds the maximum "
-                     "rank 8");
+                     "concatenating shapes of rank 250 and 5 exceeds the "
+                     "maximum rank 254");
 }
 
 static void dim_returns_a_dimension(void** state) {
@@ -649,7 +674,8 @@ int main(void) {
       cmocka_unit_test(with_rank_at_least_checks_the_minimum),
       cmocka_unit_test(with_rank_at_most_checks_the_maximum),
       cmocka_unit_test(rank_bounds_pass_an_unknown_rank_unchanged),
-      cmocka_unit_test(rank_arguments_outside_0_to_8_are_rejected),
+      cmocka_unit_test(rank_arguments_outside_0_to_254_are_rejected),
+      cmocka_unit_test(with_rank_above_8_gives_unknown_dims),
       cmocka_unit_test(subshape_takes_a_range_of_dims),
       cmocka_unit_test(subshape_counts_negative_indices_from_the_end),
       cmocka_unit_test(subshape_clamps_indices_beyond_the_rank),
@@ -658,7 +684,7 @@ int main(void) {
       cmocka_unit_test(subshape_of_an_unknown_rank_is_unknown),
       cmocka_unit_test(concatenate_appends_dims),
       cmocka_unit_test(concatenate_with_an_unknown_rank_is_unknown),
-      cmocka_unit_test(concatenate_beyond_rank_8_is_an_error),
+      cmocka_unit_test(concatenate_and_subshape_go_above_rank_8),
       cmocka_unit_test(dim_returns_a_dimension),
       cmocka_unit_test(dim_counts_negative_indices_from_the_end),
       cmocka_unit_test(dim_out_of_range_or_of_unknown_rank_is_unknown),

@@ -64,10 +64,10 @@ static loom_status_t identity_n_grad(grad_ctx_t* ctx, handle_t* const* dys,
 
 static loom_status_t transpose_grad(grad_ctx_t* ctx, handle_t* const* dys,
                                     handle_t** dxs, void* data) {
-  int64_t perm[LOOM_MAX_RANK], inverse[LOOM_MAX_RANK];
+  int64_t perm[LOOM_MAX_SHAPE_RANK], inverse[LOOM_MAX_SHAPE_RANK];
   int32_t rank = 0;
   LOOM_RETURN_IF_ERROR(
-      loom__grad_input_ints(ctx, 1, perm, LOOM_MAX_RANK, &rank));
+      loom__grad_input_ints(ctx, 1, perm, LOOM_MAX_SHAPE_RANK, &rank));
   for (int32_t i = 0; i < rank; ++i) {
     int64_t p = perm[i] < 0 ? perm[i] + rank : perm[i];
     if (p < 0 || p >= rank) {

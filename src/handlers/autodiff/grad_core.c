@@ -449,11 +449,14 @@ static loom_status_t reduction_grad(ctx_t* ctx, handle_t* const* dy,
   if (!dy[0]) return loom_ok_status();
   const loom_tensor_metadata_t* input = in_meta(ctx, 0);
   int32_t rank = input->shape.rank;
-  int64_t axes[LOOM_MAX_RANK];
+  int64_t axes[LOOM_MAX_SHAPE_RANK];
   int32_t num_axes = 0;
   LOOM_RETURN_IF_ERROR(read_ints(ctx, loom_gradient_context_input(ctx, 1), axes,
-                                 LOOM_MAX_RANK, &num_axes));
-  loom_shape_t kept = input->shape;
+                                 LOOM_MAX_SHAPE_RANK, &num_axes));
+  // The input's dims with the reduced ones 1 (any rank: gathered here).
+  int64_t kept_dims_values[LOOM_MAX_SHAPE_RANK];
+  const int64_t* in_dims = loom_shape_dims(&input->shape);
+  for (int32_t d = 0; d < rank; ++d) kept_dims_values[d] = in_dims[d];
   for (int32_t i = 0; i < num_axes; ++i) {
     int64_t axis = axes[i] < 0 ? axes[i] + rank : axes[i];
     if (axis < 0 || axis >= rank) {
@@ -462,8 +465,11 @@ static loom_status_t reduction_grad(ctx_t* ctx, handle_t* const* dy,
                               loom_gradient_context_op_name(ctx),
                               (long long)axes[i], rank);
     }
-    kept.dims[axis] = 1;
+    kept_dims_values[axis] = 1;
   }
+  loom_shape_t kept;
+  LOOM_RETURN_IF_ERROR(
+      loom_shape_initialize_large(&kept, kept_dims_values, rank));
   int64_t in_count = loom_shape_num_elements(&input->shape);
   int64_t out_count = loom_shape_num_elements(&kept);
   double factor = !mean      ? 1.0

@@ -243,8 +243,8 @@ loom_status_t loom__grad_shape_constant(loom_gradient_context_t* context,
                             "loom__grad_shape_constant: the shape is not "
                             "fully defined");
   }
-  return loom__grad_int_vector(context, LOOM_DTYPE_INT32, shape->dims,
-                               shape->rank, out);
+  return loom__grad_int_vector(context, LOOM_DTYPE_INT32,
+                               loom_shape_dims(shape), shape->rank, out);
 }
 
 bool loom__grad_output_gradient_is_ones(const loom_gradient_context_t* context,
@@ -380,12 +380,15 @@ loom_status_t loom__grad_reduce_to(loom_gradient_context_t* context,
   }
   // What BroadcastGradientArgs computes, from the shapes both known here:
   // the leading dimensions the operand lacks and those it broadcast from 1.
-  int64_t axes[LOOM_MAX_RANK];
+  // Shapes of any rank (their dims may be spilled).
+  int64_t axes[LOOM_MAX_SHAPE_RANK];
   int32_t num_axes = 0;
   int32_t offset = from->rank - to->rank;
+  const int64_t* from_dims = loom_shape_dims(from);
+  const int64_t* to_dims = loom_shape_dims(to);
   for (int32_t i = 0; i < from->rank; ++i) {
     int32_t j = i - offset;
-    if (j < 0 || (to->dims[j] == 1 && from->dims[i] != 1)) {
+    if (j < 0 || (to_dims[j] == 1 && from_dims[i] != 1)) {
       axes[num_axes++] = i;
     }
   }
