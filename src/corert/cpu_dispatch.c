@@ -281,7 +281,7 @@ static loom_status_t specialise(dispatch_t* dispatch) {
   if (!status) {
     status = loom__cpu_spec_infer(op, dispatch->spec, input_data,
                                   dispatch->inputs, dispatch->num_results,
-                                  metadata_vector_data(&results), &known);
+                                  metadata_vector_data(&results), &known, NULL);
   }
   metadata_vector_deinitialize(&inputs, allocator);
   metadata_vector_deinitialize(&results, allocator);

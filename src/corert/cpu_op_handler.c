@@ -196,6 +196,7 @@ typedef struct execution_t {
   bool known;           // every argument's metadata known
   bool scalars;         // an argument is a SCALAR host tensor
   bool metadata_known;  // the results' metadata is in `results`
+  bool metadata_by_fn;  // ... decided by the op's metadata function
   bool spec_owned;
   // The arguments are lent (loom__cpu_execute_lent): the caller keeps its
   // references, the invocation's slots are read, never released or
@@ -373,7 +374,8 @@ static inline loom_status_t infer_metadata(execution_t* e) {
     }
     if (LOOM_LIKELY(status == NULL)) {
       status = loom__cpu_spec_infer(op, e->spec, e->inputs, e->tensors, m,
-                                    e->results, &e->metadata_known);
+                                    e->results, &e->metadata_known,
+                                    &e->metadata_by_fn);
     }
   }
   if (LOOM_UNLIKELY(status != NULL)) {
@@ -494,14 +496,12 @@ static loom_status_t run_direct(execution_t* e, uint64_t owned,
 // Fills `memo` after run_direct ran the kernel on lent arguments, when a
 // later run may skip straight to it: the spec is the op's (not owned by
 // this run), and the result's metadata follows from the inputs' alone (the
-// op's metadata function decides it, reading no input values).
+// op's metadata function decided it, reading no input values).
 static void remember(const execution_t* e, loom__cpu_memo_t* memo) {
   const loom_op_invocation_t* invocation = e->invocation;
   int32_t n = invocation->num_arguments;
-  loom_metadata_fn_t metadata_fn = e->op->def->metadata_fn;
-  loom_tensor_metadata_t check;
-  if (e->spec_owned || !e->lent || n > kCpuMemoMaxInputs || !metadata_fn ||
-      !metadata_fn(e->inputs, n, &check, 1)) {
+  if (e->spec_owned || !e->lent || n > kCpuMemoMaxInputs ||
+      !e->metadata_by_fn) {
     return;
   }
   loom__cpu_memo_fill(memo, invocation->op, e->spec, e->inputs, n, e->elements,

@@ -182,7 +182,9 @@ loom_status_t loom__cpu_check_large_ranks(const cpu_kernel_spec_t* spec,
 // inline), else from its shape function with the spec's attrs (remembered
 // per input shapes), which reads the inputs' metadata in place. Results
 // whose shape is not fully defined leave *out_known false (their metadata
-// comes with their values).
+// comes with their values). *out_by_metadata_fn (when not NULL) says
+// whether the metadata function decided: the results then follow from the
+// inputs' metadata alone, never from their values.
 loom_status_t loom__cpu_spec_infer_by_shape_fn(
     const cpu_op_t* op, const cpu_kernel_spec_t* spec,
     const loom_tensor_metadata_t* inputs, loom_tensor_t* const* input_tensors,
@@ -190,7 +192,8 @@ loom_status_t loom__cpu_spec_infer_by_shape_fn(
 static inline loom_status_t loom__cpu_spec_infer(
     const cpu_op_t* op, const cpu_kernel_spec_t* spec,
     const loom_tensor_metadata_t* inputs, loom_tensor_t* const* input_tensors,
-    int32_t num_results, loom_tensor_metadata_t* results, bool* out_known) {
+    int32_t num_results, loom_tensor_metadata_t* results, bool* out_known,
+    bool* out_by_metadata_fn) {
   loom_metadata_fn_t metadata_fn = op->def->metadata_fn;
   if (LOOM_LIKELY(metadata_fn != NULL && num_results == spec->num_outputs) &&
       metadata_fn(inputs, spec->num_inputs, results, num_results)) {
@@ -198,6 +201,7 @@ static inline loom_status_t loom__cpu_spec_infer(
       results[i].dtype = spec->output_dtypes[i];
     }
     *out_known = true;
+    if (out_by_metadata_fn) *out_by_metadata_fn = true;
     return loom_ok_status();
   }
   return loom__cpu_spec_infer_by_shape_fn(op, spec, inputs, input_tensors,

@@ -401,9 +401,13 @@ bool loom__parser_parse_dims(parser_t* p, bool trailing_x, int64_t* dims,
 void loom__parser_types_deinitialize(parser_t* p);
 
 //===----------------------------------------------------------------------===//
-// Attributes (program_attributes.c)
+// Attributes (program_attributes.c, program_attr_values.c)
 //===----------------------------------------------------------------------===//
 
+// Decodes the string token at the cursor (escapes resolved, in the arena)
+// and advances past it.
+bool loom__parser_decode_string(parser_t* p, const char** out_data,
+                                size_t* out_size);
 // Parses one attribute value; symbol references go to `refs` (may be NULL).
 bool loom__parser_parse_attr(parser_t* p, symbol_refs_t* refs,
                              program_attr_t* out);
@@ -419,7 +423,7 @@ bool loom__parser_add_symbol_ref(parser_t* p, symbol_refs_t* refs,
                                  const char* name,
                                  program_source_location_t at);
 // Sets attribute `name` of `attrs` from a parsed value, converting it to
-// Loom's attribute kinds (see program_attributes.c).
+// Loom's attribute kinds (the table is in program_attributes.c).
 bool loom__parser_set_attr(parser_t* p, loom_op_attrs_t* attrs,
                            const char* name, const program_attr_t* attr);
 // Parses an integer or float literal with an optional leading '-'.
