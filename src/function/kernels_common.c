@@ -2,7 +2,10 @@
 
 #include "function/kernels_common.h"
 
+#include <stdio.h>
+
 #include "base/half.h"
+#include "base/small_vector.h"
 #include "tensor/checked_size.h"
 
 void loom__kernel_set_or_fail(loom_program_frame_t* frame,
@@ -161,4 +164,28 @@ void loom__kernel_store_number(loom_dtype_t dtype, void* data, int64_t k,
       ((double*)data)[k] = f;
       break;
   }
+}
+
+enum { kInlineText = 1024 };
+LOOM_DEFINE_SMALL_VECTOR(text_vector, char, kInlineText)
+
+void loom__kernel_print_tensor(loom_program_frame_t* frame,
+                               const loom_tensor_t* tensor) {
+  loom_allocator_t allocator = frame->executor->allocator;
+  text_vector_t text;
+  text_vector_initialize(&text);
+  loom_status_free(
+      text_vector_resize_uninitialized(&text, allocator, kInlineText));
+  size_t length = loom_program_format_tensor(tensor, text_vector_data(&text),
+                                             text_vector_size(&text));
+  if (length >= text_vector_size(&text)) {
+    loom_status_t status =
+        text_vector_resize_uninitialized(&text, allocator, length + 1);
+    if (!status) {
+      loom_program_format_tensor(tensor, text_vector_data(&text), length + 1);
+    }
+    loom_status_free(status);
+  }
+  fprintf(loom_program_frame_output(frame), "%s\n", text_vector_data(&text));
+  text_vector_deinitialize(&text, allocator);
 }

@@ -44,6 +44,12 @@ void loom__kernel_store_number(loom_dtype_t dtype, void* data, int64_t k,
                                double f, int64_t i);
 
 // Registers a built-in kernel.
+// Prints `tensor` in TFRT's format, then a newline, to the frame's output
+// (a text longer than 1 KiB is formatted again on the heap; out of memory,
+// what fits is printed).
+void loom__kernel_print_tensor(loom_program_frame_t* frame,
+                               const loom_tensor_t* tensor);
+
 loom_status_t loom__kernel_add(loom_program_executor_t* executor,
                                const char* name, loom_program_kernel_fn_t fn,
                                void* user_data, int32_t num_arguments,

@@ -132,10 +132,6 @@ static const loom_tensor_t* handle_tensor(loom_tensor_handle_t* handle) {
   return *(loom_tensor_t**)loom_async_value_payload(value);
 }
 
-// Printed tensors of up to 1 KiB of text need no allocation.
-enum { kInlineText = 1024 };
-LOOM_DEFINE_SMALL_VECTOR(text_vector, char, kInlineText)
-
 static void print_tensorhandle_kernel(loom_program_frame_t* frame,
                                       void* user_data) {
   (void)user_data;
@@ -148,25 +144,7 @@ static void print_tensorhandle_kernel(loom_program_frame_t* frame,
     fprintf(out, "TensorHandle on op handler '%s'\n",
             loom_op_handler_type_name(loom_tensor_handle_handler(handle)));
   } else {
-    // A longer text is formatted again on the heap; out of memory, what
-    // fits inline is printed.
-    loom_allocator_t allocator = frame->executor->allocator;
-    text_vector_t text;
-    text_vector_initialize(&text);
-    loom_status_free(
-        text_vector_resize_uninitialized(&text, allocator, kInlineText));
-    size_t length = loom_program_format_tensor(tensor, text_vector_data(&text),
-                                               text_vector_size(&text));
-    if (length >= text_vector_size(&text)) {
-      loom_status_t status =
-          text_vector_resize_uninitialized(&text, allocator, length + 1);
-      if (!status) {
-        loom_program_format_tensor(tensor, text_vector_data(&text), length + 1);
-      }
-      loom_status_free(status);
-    }
-    fprintf(out, "%s\n", text_vector_data(&text));
-    text_vector_deinitialize(&text, allocator);
+    loom__kernel_print_tensor(frame, tensor);
   }
   fflush(out);
   loom__kernel_set_or_fail(

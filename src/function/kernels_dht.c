@@ -331,34 +331,12 @@ static void set_values_kernel(loom_program_frame_t* frame, void* user_data) {
 // Printing and comparing
 //===----------------------------------------------------------------------===//
 
-// Printed tensors of up to 1 KiB of text need no allocation.
-enum { kInlineText = 1024 };
-LOOM_DEFINE_SMALL_VECTOR(text_vector, char, kInlineText)
-
 static void print_tensor_kernel(loom_program_frame_t* frame, void* user_data) {
   (void)user_data;
   if (!loom__kernel_check(frame, 0, LOOM_PROGRAM_VALUE_TENSOR)) return;
-  const loom_tensor_t* tensor = loom_program_frame_value(frame, 0)->u.tensor;
-  loom_allocator_t allocator = frame->executor->allocator;
-  text_vector_t text;
-  text_vector_initialize(&text);
-  loom_status_free(
-      text_vector_resize_uninitialized(&text, allocator, kInlineText));
-  size_t length = loom_program_format_tensor(tensor, text_vector_data(&text),
-                                             text_vector_size(&text));
-  if (length >= text_vector_size(&text)) {
-    // Out of memory, what fits inline is printed.
-    loom_status_t status =
-        text_vector_resize_uninitialized(&text, allocator, length + 1);
-    if (!status) {
-      loom_program_format_tensor(tensor, text_vector_data(&text), length + 1);
-    }
-    loom_status_free(status);
-  }
-  FILE* out = loom_program_frame_output(frame);
-  fprintf(out, "%s\n", text_vector_data(&text));
-  fflush(out);
-  text_vector_deinitialize(&text, allocator);
+  loom__kernel_print_tensor(frame,
+                            loom_program_frame_value(frame, 0)->u.tensor);
+  fflush(loom_program_frame_output(frame));
   loom__kernel_set_or_fail(frame, set_chain(frame, 0));
 }
 

@@ -287,6 +287,28 @@ static void callers_on_several_threads(void** state) {
   for (int i = 0; i < 3; ++i) loom_tensor_handle_release(all[i]);
 }
 
+// An op that fails with its result slot holding the handle of an input
+// the caller gave up (x = f(x) through the eager API): the slot is the
+// handler's to write, never to release, on failure as on success.
+static void failing_op_leaves_a_result_slot_it_did_not_write(void** state) {
+  (void)state;
+  handle_t* x0 = vec3("CPU:0", 1, 2, 3);
+  handle_t* x1 = vec3("CPU:0", 4, 5, 6);
+  handle_t* y = pack2(x0, x1);
+  loom_eager_op_t* op = NULL;
+  LOOM_ASSERT_OK(loom_eager_op_create(g_ctx, "MatMul", &op));
+  LOOM_ASSERT_OK(loom_eager_op_add_input(op, y));
+  LOOM_ASSERT_OK(loom_eager_op_add_input(op, y));
+  loom_tensor_handle_release(y);  // the op holds the only references
+  int32_t count = 0;
+  // MatMul of vectors fails on every component.
+  LOOM_ASSERT_STATUS(loom_eager_op_execute(op, &y, 1, &count),
+                     LOOM_STATUS_INVALID_ARGUMENT, "MatMul");
+  loom_eager_op_destroy(op);
+  loom_tensor_handle_release(x0);
+  loom_tensor_handle_release(x1);
+}
+
 //===----------------------------------------------------------------------===//
 // Collectives
 //===----------------------------------------------------------------------===//
@@ -558,6 +580,7 @@ int main(void) {
       cmocka_unit_test(mismatched_component_counts_fail),
       cmocka_unit_test(collective_with_mismatched_shapes_fails),
       cmocka_unit_test(asynchronous_context),
+      cmocka_unit_test(failing_op_leaves_a_result_slot_it_did_not_write),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -316,6 +316,10 @@ bool loom__parallel_execute_own_op(loom_op_handler_t* handler,
                                    loom_status_t* out_status) {
   own_op_t op = own_op(loom_prepared_op_name(invocation->op));
   if (op == kNotOwn) return false;
+  // The result slots are only written (see run_per_component).
+  for (int32_t j = 0; j < invocation->num_results; ++j) {
+    invocation->results[j] = NULL;
+  }
   loom_status_t status = run_own_op(handler, op, invocation);
   if (status) {
     for (int32_t j = 0; j < invocation->num_results; ++j) {

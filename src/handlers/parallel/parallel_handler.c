@@ -305,6 +305,9 @@ static loom_status_t run_per_component(loom_op_handler_t* handler,
   int32_t n = shared->num_components;
   int32_t num_arguments = invocation->num_arguments;
   int32_t num_results = invocation->num_results;
+  // The result slots are only written here: what they held on entry is
+  // the caller's (x = f(x) passes x's own slot), never released.
+  for (int32_t j = 0; j < num_results; ++j) invocation->results[j] = NULL;
   size_t handles = (size_t)n * (size_t)(num_arguments + num_results);
   void* block = NULL;
   loom_status_t status =
