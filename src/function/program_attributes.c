@@ -499,7 +499,8 @@ static bool parse_attr_depth(parser_t* p, symbol_refs_t* refs,
     }
     case TOKEN_STRING:
       out->kind = PROGRAM_ATTR_STRING;
-      if (!loom__parser_decode_string(p, &out->u.s.data, &out->u.s.size)) return false;
+      if (!loom__parser_decode_string(p, &out->u.s.data, &out->u.s.size))
+        return false;
       if (loom__parser_accept(p, TOKEN_COLON)) {
         const program_type_t* type = NULL;
         if (!loom__parser_parse_type(p, &type)) return false;
@@ -511,7 +512,8 @@ static bool parse_attr_depth(parser_t* p, symbol_refs_t* refs,
     case TOKEN_SYMBOL: {
       out->kind = PROGRAM_ATTR_SYMBOL;
       if (p->tok.length > 1 && p->tok.text[1] == '"') {
-        if (!loom__parser_decode_string(p, &out->u.s.data, &out->u.s.size)) return false;
+        if (!loom__parser_decode_string(p, &out->u.s.data, &out->u.s.size))
+          return false;
       } else {
         if (!loom__parser_strndup(p, p->tok.text + 1, p->tok.length - 1,
                                   &out->u.s.data)) {
