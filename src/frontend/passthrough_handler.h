@@ -175,6 +175,32 @@ LOOM_MUST_USE_RESULT loom_status_t
 loom__passthrough_fail_results(loom_op_invocation_t* invocation,
                                loom_op_handler_t* handler, loom_status_t error);
 
+// Checks that a copy op (CopyOn, CopyOff, ...) named `op_name` has one
+// input and one result; otherwise fails the invocation with
+// INVALID_ARGUMENT.
+static inline loom_status_t loom__handler_copy_check(
+    loom_op_invocation_t* invocation, const char* op_name) {
+  if (invocation->num_arguments == 1 && invocation->arguments[0] &&
+      invocation->num_results == 1) {
+    return loom_ok_status();
+  }
+  return loom_op_invocation_fail(
+      invocation,
+      loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                       "%s takes one input and has one result", op_name),
+      true);
+}
+
+// Ends a copy op: `result` (a reference the caller gives) replaces its
+// input, which is released.
+static inline loom_status_t loom__handler_copy_finish(
+    loom_op_invocation_t* invocation, loom_tensor_handle_t* result) {
+  loom_tensor_handle_release(invocation->arguments[0]);
+  invocation->arguments[0] = NULL;
+  invocation->results[0] = result;
+  return loom_ok_status();
+}
+
 // The base's hooks.
 loom_status_t loom__passthrough_prepare(loom_op_handler_t* handler,
                                         const char* op_name,

@@ -198,15 +198,6 @@ static loom_tensor_handle_t* copy_input(loom_op_invocation_t* invocation,
   return NULL;
 }
 
-// Ends a copy op: `result` (retained) replaces its input.
-static loom_status_t copy_result(loom_op_invocation_t* invocation,
-                                 loom_tensor_handle_t* result) {
-  loom_tensor_handle_release(invocation->arguments[0]);
-  invocation->arguments[0] = NULL;
-  invocation->results[0] = result;
-  return loom_ok_status();
-}
-
 // CopyOn: a tensor of another handler becomes a primal with no tangent.
 static loom_status_t copy_on(loom_op_handler_t* handler,
                              loom_op_invocation_t* invocation) {
@@ -221,7 +212,7 @@ static loom_status_t copy_on(loom_op_handler_t* handler,
     status = wrap(handler, input, NULL, &result);
   }
   if (status) return loom_op_invocation_fail(invocation, status, true);
-  return copy_result(invocation, result);
+  return loom__handler_copy_finish(invocation, result);
 }
 
 // CopyOff: the primal (its tangent stays behind).
@@ -233,7 +224,7 @@ static loom_status_t copy_off(loom_op_handler_t* handler,
   forward_tensor_t* tensor = own_tensor(accumulator_of(handler), input);
   loom_tensor_handle_t* result = tensor ? tensor->primal : input;
   loom_tensor_handle_retain(result);
-  return copy_result(invocation, result);
+  return loom__handler_copy_finish(invocation, result);
 }
 
 // Checks a tangent a JVP function made for output `index`.

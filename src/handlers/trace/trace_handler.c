@@ -218,31 +218,10 @@ loom_status_t loom__trace_capture(loom_op_handler_t* handler,
   return status;
 }
 
-static loom_status_t one_input(loom_op_invocation_t* invocation,
-                               const char* op_name) {
-  if (invocation->num_arguments == 1 && invocation->arguments[0] &&
-      invocation->num_results == 1) {
-    return loom_ok_status();
-  }
-  return loom_op_invocation_fail(
-      invocation,
-      loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                       "%s takes one input and has one result", op_name),
-      true);
-}
-
-static loom_status_t copy_result(loom_op_invocation_t* invocation,
-                                 loom_tensor_handle_t* result) {
-  loom_tensor_handle_release(invocation->arguments[0]);
-  invocation->arguments[0] = NULL;
-  invocation->results[0] = result;
-  return loom_ok_status();
-}
-
 // CopyOn: a tensor of another handler is captured.
 static loom_status_t copy_on(loom_op_handler_t* handler,
                              loom_op_invocation_t* invocation) {
-  LOOM_RETURN_IF_ERROR(one_input(invocation, "CopyOn"));
+  LOOM_RETURN_IF_ERROR(loom__handler_copy_check(invocation, "CopyOn"));
   loom_tensor_handle_t* input = invocation->arguments[0];
   loom_tensor_handle_t* result = NULL;
   loom_status_t status = loom_ok_status();
@@ -253,13 +232,13 @@ static loom_status_t copy_on(loom_op_handler_t* handler,
     status = loom__trace_capture(handler, input, &result);
   }
   if (status) return loom_op_invocation_fail(invocation, status, true);
-  return copy_result(invocation, result);
+  return loom__handler_copy_finish(invocation, result);
 }
 
 // CopyOff: a symbolic value has no data to copy.
 static loom_status_t copy_off(loom_op_handler_t* handler,
                               loom_op_invocation_t* invocation) {
-  LOOM_RETURN_IF_ERROR(one_input(invocation, "CopyOff"));
+  LOOM_RETURN_IF_ERROR(loom__handler_copy_check(invocation, "CopyOff"));
   loom__trace_t* trace = loom__trace_of(handler);
   loom__trace_value_t* value =
       loom__trace_own_value(trace, invocation->arguments[0]);
@@ -268,7 +247,7 @@ static loom_status_t copy_off(loom_op_handler_t* handler,
     loom_tensor_handle_t* result =
         value ? value->concrete : invocation->arguments[0];
     loom_tensor_handle_retain(result);
-    return copy_result(invocation, result);
+    return loom__handler_copy_finish(invocation, result);
   }
   return loom_op_invocation_fail(
       invocation,

@@ -192,31 +192,10 @@ static loom_status_t vmap_prepare_op(loom__passthrough_t* base,
   return loom_ok_status();
 }
 
-static loom_status_t one_input(loom_op_invocation_t* invocation,
-                               const char* op_name) {
-  if (invocation->num_arguments == 1 && invocation->arguments[0] &&
-      invocation->num_results == 1) {
-    return loom_ok_status();
-  }
-  return loom_op_invocation_fail(
-      invocation,
-      loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                       "%s takes one input and has one result", op_name),
-      true);
-}
-
-static loom_status_t copy_result(loom_op_invocation_t* invocation,
-                                 loom_tensor_handle_t* result) {
-  loom_tensor_handle_release(invocation->arguments[0]);
-  invocation->arguments[0] = NULL;
-  invocation->results[0] = result;
-  return loom_ok_status();
-}
-
 // CopyOn: a tensor of another handler is unbatched.
 static loom_status_t copy_on(loom_op_handler_t* handler,
                              loom_op_invocation_t* invocation) {
-  LOOM_RETURN_IF_ERROR(one_input(invocation, "CopyOn"));
+  LOOM_RETURN_IF_ERROR(loom__handler_copy_check(invocation, "CopyOn"));
   loom_tensor_handle_t* input = invocation->arguments[0];
   loom_tensor_handle_t* result = NULL;
   loom_status_t status = loom_ok_status();
@@ -227,13 +206,13 @@ static loom_status_t copy_on(loom_op_handler_t* handler,
     status = wrap(handler, input, LOOM_VMAP_UNBATCHED, &result);
   }
   if (status) return loom_op_invocation_fail(invocation, status, true);
-  return copy_result(invocation, result);
+  return loom__handler_copy_finish(invocation, result);
 }
 
 // CopyOff: an unbatched tensor's value; a batched tensor has none.
 static loom_status_t copy_off(loom_op_handler_t* handler,
                               loom_op_invocation_t* invocation) {
-  LOOM_RETURN_IF_ERROR(one_input(invocation, "CopyOff"));
+  LOOM_RETURN_IF_ERROR(loom__handler_copy_check(invocation, "CopyOff"));
   loom_tensor_handle_t* input = invocation->arguments[0];
   vmap_shared_t* shared = shared_of(handler);
   loom__vmap_value_t* value = own_value(shared, input);
@@ -252,7 +231,7 @@ static loom_status_t copy_off(loom_op_handler_t* handler,
   }
   loom_tensor_handle_t* result = value ? value->value : input;
   loom_tensor_handle_retain(result);
-  return copy_result(invocation, result);
+  return loom__handler_copy_finish(invocation, result);
 }
 
 // Records a fallback of `op_name`; logs the first of each op name.
