@@ -38,7 +38,7 @@ setup(
     ext_modules=[
         Extension(
             "loom._loom",
-            sources=["loom/_loom.c"],
+            sources=["loom/_loom.c", "loom/_dlpack.c"],
             depends=["loom/_loom.h"],
             include_dirs=[os.path.join(source_dir, "include")],
             library_dirs=[lib_dir],

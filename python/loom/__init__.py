@@ -16,7 +16,7 @@ from . import errors
 from .errors import *  # noqa: F401,F403
 from .dtypes import *  # noqa: F401,F403
 from .dtypes import DType, as_dtype
-from ._tensor import Tensor, tensor
+from ._tensor import Tensor, from_dlpack, tensor
 from . import _ops
 from ._ops import *  # noqa: F401,F403
 from ._autodiff import ForwardAccumulator, GradientTape, logging

@@ -253,6 +253,11 @@ static PyGetSetDef tensor_getset[] = {
 static PyMethodDef tensor_methods[] = {
     {"_debug_string", (PyCFunction)tensor_debug_string, METH_NOARGS,
      "Loom's own description of the tensor."},
+    {"__dlpack__", (PyCFunction)(void (*)(void))loom__py_dlpack,
+     METH_VARARGS | METH_KEYWORDS,
+     "__dlpack__(*, stream=None): a DLPack capsule sharing the memory."},
+    {"__dlpack_device__", (PyCFunction)loom__py_dlpack_device, METH_NOARGS,
+     "__dlpack_device__(): (kDLCPU, 0)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -972,6 +977,9 @@ static PyMethodDef module_methods[] = {
      "set_classes(tensor_type, error_classes)."},
     {"set_handle", py_set_handle, METH_VARARGS,
      "set_handle(dst, src): dst now stands for src's handle."},
+    {"from_dlpack_capsule", loom__py_from_dlpack, METH_O,
+     "from_dlpack_capsule(capsule): a tensor sharing a DLPack capsule's "
+     "memory."},
     {"alias", py_alias, METH_O, "alias(t): a new object for t's handle."},
     {"enter_scope", py_enter_scope, METH_O, "enter_scope(handler)."},
     {"exit_scope", py_exit_scope, METH_NOARGS, "exit_scope()."},

@@ -12,8 +12,9 @@
 typedef struct {
   PyObject_HEAD
   loom_tensor_handle_t* handle;
-  // The dense host tensor behind the buffer protocol, resolved on first
-  // use and kept so that every view of the tensor shares one buffer.
+  // The dense host tensor behind the buffer protocol and DLPack, resolved
+  // on first use and kept so that every view of the tensor shares one
+  // buffer.
   loom_tensor_t* host;
 } TensorObject;
 
@@ -26,5 +27,10 @@ PyObject* loom__py_raise_status(loom_status_t status);
 PyObject* loom__py_wrap_handle(loom_tensor_handle_t* handle);
 // Sets tensor->host; -1 with an exception set on failure.
 int loom__py_resolve_host(TensorObject* tensor);
+
+// _dlpack.c: Tensor.__dlpack__, Tensor.__dlpack_device__, from_dlpack.
+PyObject* loom__py_dlpack(PyObject* self, PyObject* args, PyObject* kwargs);
+PyObject* loom__py_dlpack_device(PyObject* self, PyObject* unused);
+PyObject* loom__py_from_dlpack(PyObject* module, PyObject* capsule);
 
 #endif  // LOOM_PYTHON_LOOM_H_

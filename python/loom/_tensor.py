@@ -5,7 +5,7 @@ import numpy as np
 from . import _loom
 from .dtypes import BY_ENUM, as_dtype
 
-__all__ = ["Tensor", "tensor"]
+__all__ = ["Tensor", "tensor", "from_dlpack"]
 
 
 class Tensor(_loom.TensorBase):
@@ -157,6 +157,22 @@ def tensor(value, dtype=None):
     if not array.flags.c_contiguous:
         array = array.copy(order="C")
     return _loom.from_buffer(array, loom_dtype.enum, array.shape)
+
+
+def from_dlpack(value):
+    """A tensor sharing the memory of `value`, an object with __dlpack__
+    (a NumPy array, a PyTorch CPU tensor, ...) or a DLPack capsule. The
+    memory must be on the CPU and compact row-major. Loom treats it as
+    immutable: do not change it through the other object while loom uses
+    it."""
+    if hasattr(value, "__dlpack__"):
+        device = value.__dlpack_device__() if \
+            hasattr(value, "__dlpack_device__") else (1, 0)
+        if device[0] != 1:
+            raise BufferError(f"loom takes CPU tensors, not DLPack device "
+                              f"{device}")
+        value = value.__dlpack__()
+    return _loom.from_dlpack_capsule(value)
 
 
 from . import _ops  # noqa: E402  (the operators need Tensor defined first)
