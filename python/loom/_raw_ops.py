@@ -51,7 +51,20 @@ def _make(op_name, inputs, outputs, attrs):
     single_output = len(outputs) == 1 and not outputs[0][1]
     list_output = len(outputs) == 1 and outputs[0][1]
 
+    num_inputs = len(input_names)
+    plain_inputs = not any(arg[1] for arg in inputs)
+    no_attrs = {}  # never changed: execute only reads it
+
     def op(*args, **kwargs):
+        # Fast path: every input a tensor, by position, no attributes.
+        if not kwargs and plain_inputs and len(args) == num_inputs and \
+                all(type(a) is Tensor for a in args):
+            results = _loom.execute(op_name, args, no_attrs)
+            if single_output:
+                return results[0]
+            if list_output:
+                return list(results)
+            return results if outputs else None
         if len(args) > len(input_names):
             raise TypeError(f"{op_name}() takes {len(input_names)} inputs, "
                             f"{len(args)} given")
