@@ -4,8 +4,10 @@
 // these primitives in loom/__init__.py.
 //
 // One eager context serves the process: Python code has no context to pass
-// around, as in TensorFlow and PyTorch. Ops run synchronously with the GIL
-// held, so no Loom callback ever re-enters Python.
+// around, as in TensorFlow and PyTorch. Calls that run ops or wait for
+// them release the GIL: other Python threads run meanwhile, and a buffer
+// whose memory belongs to a Python object (DLPack imports) may be freed on
+// a worker thread, which takes the GIL to do so.
 
 #include "_loom.h"
 
@@ -83,7 +85,10 @@ static PyObject* tensor_new(PyTypeObject* type, PyObject* args,
 int loom__py_resolve_host(TensorObject* self) {
   if (self->host != NULL) return 0;
   loom_tensor_t* tensor;
-  loom_status_t status = loom_context_resolve(g_context, self->handle, &tensor);
+  loom_status_t status;
+  Py_BEGIN_ALLOW_THREADS
+  status = loom_context_resolve(g_context, self->handle, &tensor);
+  Py_END_ALLOW_THREADS
   if (status != NULL) {
     loom__py_raise_status(status);
     return -1;
@@ -611,7 +616,9 @@ static PyObject* py_execute(PyObject* module, PyObject* args) {
     }
     if (set_attr(loom_eager_op_attrs(op), def, attr, value) < 0) goto fail;
   }
+  Py_BEGIN_ALLOW_THREADS
   status = loom_eager_op_execute(op, results, MAX_RESULTS, &count);
+  Py_END_ALLOW_THREADS
   loom_eager_op_recycle(op);
   if (status != NULL) return loom__py_raise_status(status);
   PyObject* tuple = PyTuple_New(count);
@@ -864,9 +871,12 @@ static PyObject* py_tape_gradient(PyObject* module, PyObject* args) {
     PyErr_NoMemory();
     goto done;
   }
-  loom_status_t status = loom_tape_gradient(
+  loom_status_t status;
+  Py_BEGIN_ALLOW_THREADS
+  status = loom_tape_gradient(
       handler, targets, (int32_t)num_targets, sources, (int32_t)num_sources,
       grads, zeros ? LOOM_UNCONNECTED_ZERO : LOOM_UNCONNECTED_NONE, outs);
+  Py_END_ALLOW_THREADS
   if (status != NULL) {
     loom__py_raise_status(status);
     goto done;
@@ -931,9 +941,12 @@ static PyObject* py_forward_jvp(PyObject* module, PyObject* args) {
   loom_tensor_handle_t* handle = handler ? as_handle(tensor) : NULL;
   if (handle == NULL) return NULL;
   loom_tensor_handle_t* out = NULL;
-  loom_status_t status = loom_forward_accumulator_jvp(
+  loom_status_t status;
+  Py_BEGIN_ALLOW_THREADS
+  status = loom_forward_accumulator_jvp(
       handler, handle, zeros ? LOOM_UNCONNECTED_ZERO : LOOM_UNCONNECTED_NONE,
       &out);
+  Py_END_ALLOW_THREADS
   if (status != NULL) return loom__py_raise_status(status);
   if (out == NULL) Py_RETURN_NONE;
   return loom__py_wrap_handle(out);

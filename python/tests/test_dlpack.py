@@ -79,3 +79,12 @@ def test_unconsumed_exports_are_freed():
     for _ in range(100):
         t.__dlpack__()
     np.testing.assert_array_equal(np.asarray(t), [0.0, 1.0, 2.0])
+
+
+def test_imported_memory_freed_while_an_op_runs():
+    # The op may drop the last reference on a worker thread, whose
+    # deallocator then takes the GIL: execute must not hold it meanwhile.
+    for _ in range(20):
+        out = loom.from_dlpack(np.ones((128, 128))) @ loom.tensor(
+            np.ones((128, 128)))
+        assert float(out[0, 0]) == 128.0

@@ -161,3 +161,23 @@ def test_cast_and_python_conversions():
     assert int(loom.tensor(3)) == 3
     assert len(t) == 2 and [float(v) for v in t] == [1.7, -2.2]
     assert t.tolist() == [1.7, -2.2]
+
+
+def test_python_threads_run_ops_at_once():
+    import threading
+    errors = []
+
+    def work():
+        try:
+            for _ in range(200):
+                t = loom.tensor(np.ones(100))
+                assert float(loom.sum(t + t)) == 200.0
+        except Exception as error:  # reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors
