@@ -2,6 +2,8 @@
 logging. Each is a Loom front-end op handler entered as a scope on the
 calling thread: the ops run inside the `with` block go through it."""
 
+import contextlib
+
 from . import _loom
 from ._tensor import Tensor, tensor
 
@@ -66,6 +68,21 @@ class GradientTape:
         result = _loom.tape_gradient(self._handler, targets, flat_sources,
                                      grads, unconnected_gradients == "zero")
         return rebuild(result)
+
+
+    def jacobian(self, target, source):
+        """d target / d source, shaped target.shape + source.shape (the
+        tape must be persistent)."""
+        return _loom.tape_jacobian(self._handler, target, source)
+
+    @contextlib.contextmanager
+    def stop_recording(self):
+        """Ops in this block are not recorded (on this thread)."""
+        _loom.tape_recording(self._handler, False)
+        try:
+            yield
+        finally:
+            _loom.tape_recording(self._handler, True)
 
 
 class ForwardAccumulator:

@@ -908,6 +908,37 @@ done:
   return result;
 }
 
+static PyObject* py_tape_jacobian(PyObject* module, PyObject* args) {
+  (void)module;
+  PyObject *tape, *target, *source;
+  if (!PyArg_ParseTuple(args, "OOO", &tape, &target, &source)) return NULL;
+  loom_op_handler_t* handler = as_handler(tape);
+  loom_tensor_handle_t* t = handler ? as_handle(target) : NULL;
+  loom_tensor_handle_t* s = t ? as_handle(source) : NULL;
+  if (s == NULL) return NULL;
+  loom_tensor_handle_t* out;
+  loom_status_t status;
+  Py_BEGIN_ALLOW_THREADS
+  status = loom_tape_jacobian(handler, t, s, &out);
+  Py_END_ALLOW_THREADS
+  if (status != NULL) return loom__py_raise_status(status);
+  return loom__py_wrap_handle(out);
+}
+
+// tape_recording(tape, on): resumes (on) or stops recording on this thread.
+static PyObject* py_tape_recording(PyObject* module, PyObject* args) {
+  (void)module;
+  PyObject* tape;
+  int on;
+  if (!PyArg_ParseTuple(args, "Op", &tape, &on)) return NULL;
+  loom_op_handler_t* handler = as_handler(tape);
+  if (handler == NULL) return NULL;
+  loom_status_t status = on ? loom_tape_resume_recording(handler)
+                            : loom_tape_stop_recording(handler);
+  if (status != NULL) return loom__py_raise_status(status);
+  Py_RETURN_NONE;
+}
+
 static PyObject* py_forward_create(PyObject* module, PyObject* unused) {
   (void)module;
   (void)unused;
@@ -1001,6 +1032,10 @@ static PyMethodDef module_methods[] = {
     {"tape_watch", py_tape_watch, METH_VARARGS, "tape_watch(tape, tensor)."},
     {"tape_gradient", py_tape_gradient, METH_VARARGS,
      "tape_gradient(tape, targets, sources, output_gradients, zeros)."},
+    {"tape_jacobian", py_tape_jacobian, METH_VARARGS,
+     "tape_jacobian(tape, target, source)."},
+    {"tape_recording", py_tape_recording, METH_VARARGS,
+     "tape_recording(tape, on): resumes or stops recording."},
     {"forward_create", py_forward_create, METH_NOARGS, "forward_create()."},
     {"forward_watch", py_forward_watch, METH_VARARGS,
      "forward_watch(acc, primal, tangent) -> the primal on acc."},

@@ -125,3 +125,28 @@ def test_logging_prints_each_op(capfd):
     assert "MatMul(float [1, 2], float [2, 1])" in err
     assert "transpose_b=false" in err
     assert log.count == 3  # two Reshapes and the MatMul
+
+
+def test_jacobian_matches_torch(rng):
+    x_value = rng.standard_normal(3)
+    x = loom.tensor(x_value)
+    with loom.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = loom.tanh(x) * x[::-1]
+    jacobian = tape.jacobian(y, x)
+    expected = torch.autograd.functional.jacobian(
+        lambda t: torch.tanh(t) * t.flip(0), torch.tensor(x_value))
+    assert jacobian.shape == (3, 3)
+    np.testing.assert_allclose(np.asarray(jacobian), expected.numpy(),
+                               rtol=1e-10, atol=1e-12)
+
+
+def test_stop_recording_hides_ops_from_the_tape():
+    x = loom.tensor([2.0, 3.0])
+    with loom.GradientTape() as tape:
+        tape.watch(x)
+        with tape.stop_recording():
+            constant = x * x
+        y = loom.sum(constant * x)
+    np.testing.assert_array_equal(np.asarray(tape.gradient(y, x)),
+                                  [4.0, 9.0])
