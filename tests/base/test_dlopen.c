@@ -3,10 +3,16 @@
 // static TLS block a process reserves at start ("cannot allocate memory in
 // static TLS block").
 
+// cmocka alone, without libloom.a: the library must come only from dlopen.
 #include <dlfcn.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
-#include "test_support.h"
+#include <cmocka.h>
 
 static const char* g_library_path;
 
