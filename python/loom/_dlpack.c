@@ -13,8 +13,14 @@
 #include <string.h>
 
 enum { kDLCPU = 1 };
-enum { kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLBfloat = 4, kDLComplex = 5,
-       kDLBool = 6 };
+enum {
+  kDLInt = 0,
+  kDLUInt = 1,
+  kDLFloat = 2,
+  kDLBfloat = 4,
+  kDLComplex = 5,
+  kDLBool = 6
+};
 
 typedef struct {
   int32_t device_type;
@@ -72,21 +78,28 @@ static int dl_dtype(loom_dtype_t dtype, DLDataType* out) {
   out->lanes = 1;
   out->bits = (uint8_t)(loom_dtype_size(dtype) * 8);
   switch (dtype) {
-    case LOOM_DTYPE_INT8: case LOOM_DTYPE_INT16: case LOOM_DTYPE_INT32:
+    case LOOM_DTYPE_INT8:
+    case LOOM_DTYPE_INT16:
+    case LOOM_DTYPE_INT32:
     case LOOM_DTYPE_INT64:
       out->code = kDLInt;
       return 0;
-    case LOOM_DTYPE_UINT8: case LOOM_DTYPE_UINT16: case LOOM_DTYPE_UINT32:
+    case LOOM_DTYPE_UINT8:
+    case LOOM_DTYPE_UINT16:
+    case LOOM_DTYPE_UINT32:
     case LOOM_DTYPE_UINT64:
       out->code = kDLUInt;
       return 0;
-    case LOOM_DTYPE_HALF: case LOOM_DTYPE_FLOAT: case LOOM_DTYPE_DOUBLE:
+    case LOOM_DTYPE_HALF:
+    case LOOM_DTYPE_FLOAT:
+    case LOOM_DTYPE_DOUBLE:
       out->code = kDLFloat;
       return 0;
     case LOOM_DTYPE_BFLOAT16:
       out->code = kDLBfloat;
       return 0;
-    case LOOM_DTYPE_COMPLEX64: case LOOM_DTYPE_COMPLEX128:
+    case LOOM_DTYPE_COMPLEX64:
+    case LOOM_DTYPE_COMPLEX128:
       out->code = kDLComplex;
       return 0;
     case LOOM_DTYPE_BOOL:
@@ -100,22 +113,38 @@ static int dl_dtype(loom_dtype_t dtype, DLDataType* out) {
 static loom_dtype_t loom_dtype_of(DLDataType dtype) {
   if (dtype.lanes != 1) return LOOM_DTYPE_INVALID;
   switch (dtype.code * 1000 + dtype.bits) {
-    case kDLInt * 1000 + 8: return LOOM_DTYPE_INT8;
-    case kDLInt * 1000 + 16: return LOOM_DTYPE_INT16;
-    case kDLInt * 1000 + 32: return LOOM_DTYPE_INT32;
-    case kDLInt * 1000 + 64: return LOOM_DTYPE_INT64;
-    case kDLUInt * 1000 + 8: return LOOM_DTYPE_UINT8;
-    case kDLUInt * 1000 + 16: return LOOM_DTYPE_UINT16;
-    case kDLUInt * 1000 + 32: return LOOM_DTYPE_UINT32;
-    case kDLUInt * 1000 + 64: return LOOM_DTYPE_UINT64;
-    case kDLFloat * 1000 + 16: return LOOM_DTYPE_HALF;
-    case kDLFloat * 1000 + 32: return LOOM_DTYPE_FLOAT;
-    case kDLFloat * 1000 + 64: return LOOM_DTYPE_DOUBLE;
-    case kDLBfloat * 1000 + 16: return LOOM_DTYPE_BFLOAT16;
-    case kDLComplex * 1000 + 64: return LOOM_DTYPE_COMPLEX64;
-    case kDLComplex * 1000 + 128: return LOOM_DTYPE_COMPLEX128;
-    case kDLBool * 1000 + 8: return LOOM_DTYPE_BOOL;
-    default: return LOOM_DTYPE_INVALID;
+    case kDLInt * 1000 + 8:
+      return LOOM_DTYPE_INT8;
+    case kDLInt * 1000 + 16:
+      return LOOM_DTYPE_INT16;
+    case kDLInt * 1000 + 32:
+      return LOOM_DTYPE_INT32;
+    case kDLInt * 1000 + 64:
+      return LOOM_DTYPE_INT64;
+    case kDLUInt * 1000 + 8:
+      return LOOM_DTYPE_UINT8;
+    case kDLUInt * 1000 + 16:
+      return LOOM_DTYPE_UINT16;
+    case kDLUInt * 1000 + 32:
+      return LOOM_DTYPE_UINT32;
+    case kDLUInt * 1000 + 64:
+      return LOOM_DTYPE_UINT64;
+    case kDLFloat * 1000 + 16:
+      return LOOM_DTYPE_HALF;
+    case kDLFloat * 1000 + 32:
+      return LOOM_DTYPE_FLOAT;
+    case kDLFloat * 1000 + 64:
+      return LOOM_DTYPE_DOUBLE;
+    case kDLBfloat * 1000 + 16:
+      return LOOM_DTYPE_BFLOAT16;
+    case kDLComplex * 1000 + 64:
+      return LOOM_DTYPE_COMPLEX64;
+    case kDLComplex * 1000 + 128:
+      return LOOM_DTYPE_COMPLEX128;
+    case kDLBool * 1000 + 8:
+      return LOOM_DTYPE_BOOL;
+    default:
+      return LOOM_DTYPE_INVALID;
   }
 }
 

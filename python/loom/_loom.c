@@ -22,7 +22,9 @@ static loom_context_t* g_context;
 static PyTypeObject* g_tensor_type;
 static PyObject* g_error_classes;
 
-loom_context_t* loom__py_context(void) { return g_context; }
+loom_context_t* loom__py_context(void) {
+  return g_context;
+}
 
 PyObject* loom__py_raise_status(loom_status_t status) {
   loom_status_code_t code = loom_status_code(status);
@@ -86,17 +88,17 @@ int loom__py_resolve_host(TensorObject* self) {
   if (self->host != NULL) return 0;
   loom_tensor_t* tensor;
   loom_status_t status;
-  Py_BEGIN_ALLOW_THREADS
+  PyThreadState* thread_state = PyEval_SaveThread();
   status = loom_context_resolve(g_context, self->handle, &tensor);
-  Py_END_ALLOW_THREADS
+  PyEval_RestoreThread(thread_state);
   if (status != NULL) {
     loom__py_raise_status(status);
     return -1;
   }
   if (loom_tensor_kind(tensor) == LOOM_TENSOR_SCALAR) {
     loom_tensor_t* dense;
-    status = loom_tensor_convert_to_dense(loom_allocator_default(), tensor,
-                                          &dense);
+    status =
+        loom_tensor_convert_to_dense(loom_allocator_default(), tensor, &dense);
     loom_tensor_release(tensor);
     if (status != NULL) {
       loom__py_raise_status(status);
@@ -111,21 +113,36 @@ int loom__py_resolve_host(TensorObject* self) {
 // The struct module's format of a dtype, or NULL when NumPy has none.
 static const char* buffer_format(loom_dtype_t dtype) {
   switch (dtype) {
-    case LOOM_DTYPE_FLOAT: return "f";
-    case LOOM_DTYPE_DOUBLE: return "d";
-    case LOOM_DTYPE_HALF: return "e";
-    case LOOM_DTYPE_INT8: return "b";
-    case LOOM_DTYPE_INT16: return "h";
-    case LOOM_DTYPE_INT32: return "i";
-    case LOOM_DTYPE_INT64: return "q";
-    case LOOM_DTYPE_UINT8: return "B";
-    case LOOM_DTYPE_UINT16: return "H";
-    case LOOM_DTYPE_UINT32: return "I";
-    case LOOM_DTYPE_UINT64: return "Q";
-    case LOOM_DTYPE_BOOL: return "?";
-    case LOOM_DTYPE_COMPLEX64: return "Zf";
-    case LOOM_DTYPE_COMPLEX128: return "Zd";
-    default: return NULL;
+    case LOOM_DTYPE_FLOAT:
+      return "f";
+    case LOOM_DTYPE_DOUBLE:
+      return "d";
+    case LOOM_DTYPE_HALF:
+      return "e";
+    case LOOM_DTYPE_INT8:
+      return "b";
+    case LOOM_DTYPE_INT16:
+      return "h";
+    case LOOM_DTYPE_INT32:
+      return "i";
+    case LOOM_DTYPE_INT64:
+      return "q";
+    case LOOM_DTYPE_UINT8:
+      return "B";
+    case LOOM_DTYPE_UINT16:
+      return "H";
+    case LOOM_DTYPE_UINT32:
+      return "I";
+    case LOOM_DTYPE_UINT64:
+      return "Q";
+    case LOOM_DTYPE_BOOL:
+      return "?";
+    case LOOM_DTYPE_COMPLEX64:
+      return "Zf";
+    case LOOM_DTYPE_COMPLEX128:
+      return "Zd";
+    default:
+      return NULL;
   }
 }
 
@@ -168,8 +185,8 @@ static int tensor_getbuffer(TensorObject* self, Py_buffer* view, int flags) {
   view->ndim = rank;
   view->format = (flags & PyBUF_FORMAT) ? (char*)format : NULL;
   view->shape = (flags & PyBUF_ND) ? layout : NULL;
-  view->strides = (flags & PyBUF_STRIDES) == PyBUF_STRIDES ? layout + rank
-                                                           : NULL;
+  view->strides =
+      (flags & PyBUF_STRIDES) == PyBUF_STRIDES ? layout + rank : NULL;
   view->suboffsets = NULL;
   view->internal = layout;
   return 0;
@@ -282,9 +299,11 @@ static PyTypeObject TensorBaseType = {
 // Handler
 //===----------------------------------------------------------------------===//
 
+// clang-format off
 typedef struct {
   PyObject_HEAD
   loom_op_handler_t* handler;
+  // clang-format on
 } HandlerObject;
 
 static void handler_dealloc(HandlerObject* self) {
@@ -355,8 +374,7 @@ static PyObject* py_from_buffer(PyObject* module, PyObject* args) {
   Py_DECREF(fast);
   if (PyErr_Occurred()) return NULL;
   loom_shape_t shape;
-  loom_status_t status =
-      loom_shape_initialize_large(&shape, dims, (int)rank);
+  loom_status_t status = loom_shape_initialize_large(&shape, dims, (int)rank);
   if (status != NULL) return loom__py_raise_status(status);
   Py_buffer view;
   if (PyObject_GetBuffer(source, &view, PyBUF_C_CONTIGUOUS) < 0) return NULL;
@@ -389,10 +407,10 @@ static int set_int_list(loom_op_attrs_t* attrs, const char* name,
   PyObject* fast = PySequence_Fast(value, "expected a list");
   if (fast == NULL) return -1;
   Py_ssize_t count = PySequence_Fast_GET_SIZE(fast);
-  size_t element = kind == LOOM_ATTR_KIND_F32   ? sizeof(float)
-                   : kind == LOOM_ATTR_KIND_F64 ? sizeof(double)
-                   : kind == LOOM_ATTR_KIND_BOOL ? sizeof(bool)
-                   : kind == LOOM_ATTR_KIND_I32  ? sizeof(int32_t)
+  size_t element = kind == LOOM_ATTR_KIND_F32     ? sizeof(float)
+                   : kind == LOOM_ATTR_KIND_F64   ? sizeof(double)
+                   : kind == LOOM_ATTR_KIND_BOOL  ? sizeof(bool)
+                   : kind == LOOM_ATTR_KIND_I32   ? sizeof(int32_t)
                    : kind == LOOM_ATTR_KIND_DTYPE ? sizeof(loom_dtype_t)
                                                   : sizeof(int64_t);
   char* values = PyMem_Malloc(element * (size_t)(count + 1));
@@ -405,14 +423,24 @@ static int set_int_list(loom_op_attrs_t* attrs, const char* name,
     PyObject* item = PySequence_Fast_GET_ITEM(fast, i);
     void* slot = values + element * (size_t)i;
     switch (kind) {
-      case LOOM_ATTR_KIND_F32: *(float*)slot = (float)PyFloat_AsDouble(item); break;
-      case LOOM_ATTR_KIND_F64: *(double*)slot = PyFloat_AsDouble(item); break;
-      case LOOM_ATTR_KIND_BOOL: *(bool*)slot = PyObject_IsTrue(item) > 0; break;
-      case LOOM_ATTR_KIND_I32: *(int32_t*)slot = (int32_t)PyLong_AsLong(item); break;
+      case LOOM_ATTR_KIND_F32:
+        *(float*)slot = (float)PyFloat_AsDouble(item);
+        break;
+      case LOOM_ATTR_KIND_F64:
+        *(double*)slot = PyFloat_AsDouble(item);
+        break;
+      case LOOM_ATTR_KIND_BOOL:
+        *(bool*)slot = PyObject_IsTrue(item) > 0;
+        break;
+      case LOOM_ATTR_KIND_I32:
+        *(int32_t*)slot = (int32_t)PyLong_AsLong(item);
+        break;
       case LOOM_ATTR_KIND_DTYPE:
         *(loom_dtype_t*)slot = (loom_dtype_t)PyLong_AsLong(item);
         break;
-      default: *(int64_t*)slot = PyLong_AsLongLong(item); break;
+      default:
+        *(int64_t*)slot = PyLong_AsLongLong(item);
+        break;
     }
   }
   Py_DECREF(fast);
@@ -420,7 +448,8 @@ static int set_int_list(loom_op_attrs_t* attrs, const char* name,
     PyMem_Free(values);
     return -1;
   }
-  loom_status_t status = loom_op_attrs_set_list(attrs, name, kind, values, count);
+  loom_status_t status =
+      loom_op_attrs_set_list(attrs, name, kind, values, count);
   PyMem_Free(values);
   if (status != NULL) {
     loom__py_raise_status(status);
@@ -518,8 +547,8 @@ static int set_attr(loom_op_attrs_t* attrs, const loom_op_def_t* op,
         return -1;
       }
       if (loom__py_resolve_host((TensorObject*)value) < 0) return -1;
-      status = loom_op_attrs_set_tensor(attrs, name,
-                                        ((TensorObject*)value)->host);
+      status =
+          loom_op_attrs_set_tensor(attrs, name, ((TensorObject*)value)->host);
       break;
     }
     default:
@@ -545,8 +574,9 @@ static int add_inputs(loom_eager_op_t* op, PyObject* inputs) {
     if (is_tensor(item)) {
       status = loom_eager_op_add_input(op, ((TensorObject*)item)->handle);
     } else {
-      PyObject* list = PySequence_Fast(item, "an input must be a tensor or a "
-                                             "list of tensors");
+      PyObject* list = PySequence_Fast(item,
+                                       "an input must be a tensor or a "
+                                       "list of tensors");
       if (list == NULL) goto fail;
       Py_ssize_t n = PySequence_Fast_GET_SIZE(list);
       loom_tensor_handle_t** handles =
@@ -616,9 +646,9 @@ static PyObject* py_execute(PyObject* module, PyObject* args) {
     }
     if (set_attr(loom_eager_op_attrs(op), def, attr, value) < 0) goto fail;
   }
-  Py_BEGIN_ALLOW_THREADS
+  PyThreadState* thread_state = PyEval_SaveThread();
   status = loom_eager_op_execute(op, results, MAX_RESULTS, &count);
-  Py_END_ALLOW_THREADS
+  PyEval_RestoreThread(thread_state);
   loom_eager_op_recycle(op);
   if (status != NULL) return loom__py_raise_status(status);
   PyObject* tuple = PyTuple_New(count);
@@ -692,10 +722,10 @@ static PyObject* py_op_defs(PyObject* module, PyObject* unused) {
       }
       PyList_SET_ITEM(attrs, j, item);
     }
-    PyObject* entry = Py_BuildValue(
-        "(sNNNN)", def->name, arg_defs(def->inputs, def->num_inputs),
-        arg_defs(def->outputs, def->num_outputs), attrs,
-        PyBool_FromLong(def->is_stateful));
+    PyObject* entry = Py_BuildValue("(sNNNN)", def->name,
+                                    arg_defs(def->inputs, def->num_inputs),
+                                    arg_defs(def->outputs, def->num_outputs),
+                                    attrs, PyBool_FromLong(def->is_stateful));
     if (entry == NULL || PyList_Append(list, entry) < 0) {
       Py_XDECREF(entry);
       goto fail;
@@ -872,11 +902,11 @@ static PyObject* py_tape_gradient(PyObject* module, PyObject* args) {
     goto done;
   }
   loom_status_t status;
-  Py_BEGIN_ALLOW_THREADS
+  PyThreadState* thread_state = PyEval_SaveThread();
   status = loom_tape_gradient(
       handler, targets, (int32_t)num_targets, sources, (int32_t)num_sources,
       grads, zeros ? LOOM_UNCONNECTED_ZERO : LOOM_UNCONNECTED_NONE, outs);
-  Py_END_ALLOW_THREADS
+  PyEval_RestoreThread(thread_state);
   if (status != NULL) {
     loom__py_raise_status(status);
     goto done;
@@ -918,9 +948,9 @@ static PyObject* py_tape_jacobian(PyObject* module, PyObject* args) {
   if (s == NULL) return NULL;
   loom_tensor_handle_t* out;
   loom_status_t status;
-  Py_BEGIN_ALLOW_THREADS
+  PyThreadState* thread_state = PyEval_SaveThread();
   status = loom_tape_jacobian(handler, t, s, &out);
-  Py_END_ALLOW_THREADS
+  PyEval_RestoreThread(thread_state);
   if (status != NULL) return loom__py_raise_status(status);
   return loom__py_wrap_handle(out);
 }
@@ -943,8 +973,8 @@ static PyObject* py_forward_create(PyObject* module, PyObject* unused) {
   (void)module;
   (void)unused;
   loom_op_handler_t* accumulator;
-  loom_status_t status = loom_forward_accumulator_create(g_context,
-                                                         &accumulator);
+  loom_status_t status =
+      loom_forward_accumulator_create(g_context, &accumulator);
   if (status != NULL) return loom__py_raise_status(status);
   return wrap_handler(accumulator);
 }
@@ -973,11 +1003,11 @@ static PyObject* py_forward_jvp(PyObject* module, PyObject* args) {
   if (handle == NULL) return NULL;
   loom_tensor_handle_t* out = NULL;
   loom_status_t status;
-  Py_BEGIN_ALLOW_THREADS
+  PyThreadState* thread_state = PyEval_SaveThread();
   status = loom_forward_accumulator_jvp(
       handler, handle, zeros ? LOOM_UNCONNECTED_ZERO : LOOM_UNCONNECTED_NONE,
       &out);
-  Py_END_ALLOW_THREADS
+  PyEval_RestoreThread(thread_state);
   if (status != NULL) return loom__py_raise_status(status);
   if (out == NULL) Py_RETURN_NONE;
   return loom__py_wrap_handle(out);
@@ -1066,8 +1096,8 @@ PyMODINIT_FUNC PyInit__loom(void) {
   }
   PyObject* module = PyModule_Create(&loom_module);
   if (module == NULL) return NULL;
-  if (PyModule_AddObjectRef(module, "TensorBase",
-                            (PyObject*)&TensorBaseType) < 0 ||
+  if (PyModule_AddObjectRef(module, "TensorBase", (PyObject*)&TensorBaseType) <
+          0 ||
       PyModule_AddObjectRef(module, "Handler", (PyObject*)&HandlerType) < 0) {
     Py_DECREF(module);
     return NULL;

@@ -9,9 +9,11 @@
 #include "loom/loom.h"
 
 // A loom.Tensor: a handle and, once resolved, its dense host tensor.
+// clang-format off
 typedef struct {
   PyObject_HEAD
   loom_tensor_handle_t* handle;
+  // clang-format on
   // The dense host tensor behind the buffer protocol and DLPack, resolved
   // on first use and kept so that every view of the tensor shares one
   // buffer.
