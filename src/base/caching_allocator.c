@@ -92,8 +92,7 @@ static free_block_t* g_large_lists[kNumLargeClasses];
 static size_t g_large_cached_bytes;  // under g_large_mutex
 static size_t g_large_budget;        // set once, by initialize_once
 
-_Thread_local thread_cache_t* loom__t_cache
-    __attribute__((tls_model("initial-exec")));
+_Thread_local thread_cache_t* loom__t_cache;
 
 uint8_t loom__cache_class_of_granule[kMaxCachedSize / 16 + 1];
 

@@ -1,0 +1,38 @@
+// What the files of the `loom` extension share (private to the package).
+
+#ifndef LOOM_PYTHON_LOOM_H_
+#define LOOM_PYTHON_LOOM_H_
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "loom/loom.h"
+
+// A loom.Tensor: a handle and, once resolved, its dense host tensor.
+// clang-format off
+typedef struct {
+  PyObject_HEAD
+  loom_tensor_handle_t* handle;
+  // clang-format on
+  // The dense host tensor behind the buffer protocol and DLPack, resolved
+  // on first use and kept so that every view of the tensor shares one
+  // buffer.
+  loom_tensor_t* host;
+} TensorObject;
+
+// The process's eager context.
+loom_context_t* loom__py_context(void);
+// Raises the Python exception for `status` (consumed); returns NULL.
+PyObject* loom__py_raise_status(loom_status_t status);
+// A new loom.Tensor owning `handle` (the reference moves in, also on
+// failure).
+PyObject* loom__py_wrap_handle(loom_tensor_handle_t* handle);
+// Sets tensor->host; -1 with an exception set on failure.
+int loom__py_resolve_host(TensorObject* tensor);
+
+// _dlpack.c: Tensor.__dlpack__, Tensor.__dlpack_device__, from_dlpack.
+PyObject* loom__py_dlpack(PyObject* self, PyObject* args, PyObject* kwargs);
+PyObject* loom__py_dlpack_device(PyObject* self, PyObject* unused);
+PyObject* loom__py_from_dlpack(PyObject* module, PyObject* capsule);
+
+#endif  // LOOM_PYTHON_LOOM_H_

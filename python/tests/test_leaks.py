@@ -1,0 +1,84 @@
+"""Tensors, ops and tapes give back what they take."""
+
+import gc
+import sys
+import tracemalloc
+
+import numpy as np
+
+import loom
+
+
+def _traced_growth(step, warmup=50, rounds=2000):
+    for _ in range(warmup):
+        step()
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.take_snapshot()
+    for _ in range(rounds):
+        step()
+    gc.collect()
+    after = tracemalloc.take_snapshot()
+    tracemalloc.stop()
+    stats = after.compare_to(before, "filename")
+    return sum(s.size_diff for s in stats if s.size_diff > 0)
+
+
+def test_creating_and_computing_does_not_grow_python_memory():
+    array = np.ones((8, 8), np.float32)
+
+    def step():
+        t = loom.tensor(array)
+        y = loom.sum(t * 2.0 + t, axis=0)
+        np.asarray(y)[0]
+        repr(y)
+
+    assert _traced_growth(step) < 64 * 1024
+
+
+def test_errors_do_not_leak():
+    a, b = loom.tensor([1.0, 2.0]), loom.tensor([1.0, 2.0, 3.0])
+
+    def step():
+        try:
+            a + b
+        except loom.InvalidArgumentError:
+            pass
+
+    assert _traced_growth(step) < 64 * 1024
+
+
+def test_tapes_do_not_leak():
+    x = loom.tensor([1.0, 2.0])
+
+    def step():
+        with loom.GradientTape() as tape:
+            tape.watch(x)
+            y = loom.sum(x * x)
+        tape.gradient(y, x)
+
+    assert _traced_growth(step, rounds=500) < 64 * 1024
+
+
+def test_reference_counts_are_balanced():
+    array = np.arange(4.0)
+    t = loom.tensor(array)
+    base_array, base_tensor = sys.getrefcount(array), sys.getrefcount(t)
+    for _ in range(100):
+        loom.tensor(array)
+        np.asarray(t)
+        t + 1.0
+        t[1:]
+    assert sys.getrefcount(array) == base_array
+    assert sys.getrefcount(t) == base_tensor
+
+
+def test_numpy_views_release_the_tensor():
+    import weakref  # noqa: F401  (Tensor has no weakref slot; use refcount)
+    t = loom.tensor(np.arange(4.0))
+    base = sys.getrefcount(t)
+    views = [np.asarray(t) for _ in range(10)]
+    assert sys.getrefcount(t) > base
+    del views
+    gc.collect()
+    assert sys.getrefcount(t) == base
