@@ -8,10 +8,13 @@
 //   x = [1.5, -2, 0.5], y = [0.25, 4, -3]: x*y+x = [1.875, -10, -1]
 //   x2 = [2, -1], y2 = [3, 0.5]: x2*y2+x2 = [8, -1.5]
 //   (x*y + x*y) * (2 + 3) = [3.75, -80, -15]
+// and from PyTorch, for the traced step (v0 = [1, 2, 3]; v += d(x*x)/dx
+// per call): v = [4, -2, 4], [7, -6, 5], [10, -10, 6].
 
 #include "loom/autodiff.h"
 #include "loom/function.h"
 #include "loom/loom.h"
+#include "loom/trace.h"
 #include "test_support.h"
 
 static loom_context_t* g_context;
@@ -123,6 +126,30 @@ static loom_status_t call2(const char* name, loom_tensor_handle_t* x,
   if (!status) status = loom_eager_op_execute(op, out, 1, &count);
   loom_eager_op_destroy(op);
   return status;
+}
+
+// Runs op `name` on x and y (may be NULL) with attr dtype float when
+// `dtype`; *out (may be NULL) receives its result.
+static void run(const char* name, loom_tensor_handle_t* x,
+                loom_tensor_handle_t* y, bool dtype,
+                loom_tensor_handle_t** out) {
+  loom_eager_op_t* op = NULL;
+  LOOM_ASSERT_OK(loom_eager_op_create(g_context, name, &op));
+  if (dtype) {
+    LOOM_ASSERT_OK(loom_op_attrs_set_dtype(loom_eager_op_attrs(op), "dtype",
+                                           LOOM_DTYPE_FLOAT));
+  }
+  if (x) LOOM_ASSERT_OK(loom_eager_op_add_input(op, x));
+  if (y) LOOM_ASSERT_OK(loom_eager_op_add_input(op, y));
+  loom_tensor_handle_t* result = NULL;
+  int32_t count = 0;
+  LOOM_ASSERT_OK(loom_eager_op_execute(op, &result, 1, &count));
+  loom_eager_op_destroy(op);
+  if (out) {
+    *out = result;
+  } else {
+    loom_tensor_handle_release(result);
+  }
 }
 
 static loom_function_stats_t stats_of(const loom_function_t* function) {
@@ -299,6 +326,71 @@ static void errors_of_a_planned_function_stay_clear(void** state) {
   loom_function_release(f);
 }
 
+// step(x): s = x * x under a tape inside the trace, v += ds/dx; returns
+// v read after the update. The planned calls update the captured variable as
+// eager ops would.
+static void a_traced_step_gives_the_eager_values(void** state) {
+  (void)state;
+  static const float kV0[3] = {1, 2, 3};
+  loom_tensor_handle_t* v0 = tensor_of(LOOM_DTYPE_FLOAT, kV0, 3);
+  loom_eager_op_t* op = NULL;
+  LOOM_ASSERT_OK(loom_eager_op_create(g_context, "VarHandleOp", &op));
+  loom_op_attrs_t* attrs = loom_eager_op_attrs(op);
+  int64_t three = 3;
+  LOOM_ASSERT_OK(loom_op_attrs_set_dtype(attrs, "dtype", LOOM_DTYPE_FLOAT));
+  LOOM_ASSERT_OK(loom_op_attrs_set_shape(attrs, "shape", &three, 1));
+  LOOM_ASSERT_OK(loom_op_attrs_set_string(attrs, "shared_name", "plan_v", 6));
+  loom_tensor_handle_t* variable = NULL;
+  int32_t count = 0;
+  LOOM_ASSERT_OK(loom_eager_op_execute(op, &variable, 1, &count));
+  loom_eager_op_destroy(op);
+  run("AssignVariableOp", variable, v0, true, NULL);
+
+  loom_op_handler_t* trace = NULL;
+  LOOM_ASSERT_OK(loom_trace_create(g_context, "step", &trace));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_context, trace));
+  loom_shape_t shape;
+  LOOM_ASSERT_OK(loom_shape_initialize(&shape, &three, 1));
+  loom_tensor_handle_t* x = NULL;
+  LOOM_ASSERT_OK(
+      loom_trace_add_parameter(trace, "x", LOOM_DTYPE_FLOAT, &shape, &x));
+  loom_op_handler_t* tape = NULL;
+  LOOM_ASSERT_OK(loom_tape_create(g_context, NULL, &tape));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_context, tape));
+  LOOM_ASSERT_OK(loom_tape_watch(tape, x));
+  loom_tensor_handle_t *value = NULL, *s = NULL, *grad = NULL;
+  run("Mul", x, x, false, &s);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_context));
+  LOOM_ASSERT_OK(loom_tape_gradient(tape, &s, 1, &x, 1, NULL,
+                                    LOOM_UNCONNECTED_NONE, &grad));
+  run("AssignAddVariableOp", variable, grad, true, NULL);
+  run("ReadVariableOp", variable, NULL, true, &value);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_context));
+  loom_function_t* step = NULL;
+  LOOM_ASSERT_OK(loom_trace_finish(trace, &value, 1, &step));
+  LOOM_ASSERT_OK(loom_context_add_function(g_context, step));
+  loom_tensor_handle_t* handles[] = {value, s, grad, x};
+  for (size_t i = 0; i < sizeof(handles) / sizeof(handles[0]); ++i) {
+    loom_tensor_handle_release(handles[i]);
+  }
+  loom_op_handler_release(tape);
+  loom_op_handler_release(trace);
+
+  static const float kS[3][3] = {{4, -2, 4}, {7, -6, 5}, {10, -10, 6}};
+  loom_tensor_handle_t* input = tensor_of(LOOM_DTYPE_FLOAT, kX, 3);
+  for (int k = 0; k < 3; ++k) {
+    loom_tensor_handle_t* r = NULL;
+    run("step", input, NULL, false, &r);
+    expect_values(r, kS[k], 3);
+    loom_tensor_handle_release(r);
+  }
+  assert_int_equal(stats_of(step).planned_calls, 2);
+  loom_function_release(step);
+  loom_tensor_handle_release(input);
+  loom_tensor_handle_release(variable);
+  loom_tensor_handle_release(v0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(second_call_runs_the_plan),
@@ -306,6 +398,7 @@ int main(void) {
       cmocka_unit_test(a_tape_around_a_call_sees_the_body),
       cmocka_unit_test(dead_duplicate_and_constant_nodes_leave_the_plan),
       cmocka_unit_test(errors_of_a_planned_function_stay_clear),
+      cmocka_unit_test(a_traced_step_gives_the_eager_values),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
