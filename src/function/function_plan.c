@@ -421,6 +421,67 @@ static loom_status_t add_inputs(loom__function_plan_t* plan,
   return loom_ok_status();
 }
 
+// Whether `node` may go straight to the CPU handler with its inputs lent
+// (what loom_eager_op_execute does for it after placing it): prepared on
+// the CPU by an earlier execution, results to hold its errors, every input
+// on the CPU and held elsewhere too.
+static bool runs_lent(const loom__function_plan_t* plan,
+                      const plan_node_t* node) {
+  const loom_eager_op_t* op = node->op;
+  loom_context_t* context = plan->context;
+  if (node->count == 0 || !op->prepared ||
+      op->prepared_handler != context->cpu ||
+      op->generation != plan->generation || op->device[0] ||
+      op->output_count != node->count) {
+    return false;
+  }
+  for (int32_t i = 0; i < op->num_inputs; ++i) {
+    loom_tensor_handle_t* input = op->inputs[i];
+    if (!loom__is_cpu(context, loom_tensor_handle_handler(input)) ||
+        loom_tensor_handle_is_unique(input)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Runs `node` on the CPU handler with its inputs lent (runs_lent); a
+// kernel's error is the status, as in a synchronous eager execution.
+static loom_status_t execute_lent(loom__function_plan_t* plan,
+                                  const plan_node_t* node,
+                                  loom_tensor_handle_t** results,
+                                  int32_t* out_made) {
+  loom_eager_op_t* op = node->op;
+  loom_location_t location = {0};
+  loom_op_invocation_t invocation = {
+      .op = op->prepared,
+      .location = location,
+      .arguments = op->inputs,
+      .num_arguments = op->num_inputs,
+      .attrs = &op->attrs,
+      .results = results,
+      .num_results = node->count,
+  };
+  bool memoizable = node->direct && op->num_inputs <= kCpuMemoMaxInputs;
+  loom_status_t status =
+      loom__runtime_execute_lent(&invocation, memoizable ? &op->memo : NULL);
+  for (int32_t i = 0; !status && i < node->count; ++i) {
+    loom_async_value_t* value = loom_tensor_handle_value(results[i]);
+    if (value && LOOM_UNLIKELY(loom_async_value_is_error(value))) {
+      status = loom_status_clone(loom_async_value_error(value));
+    }
+  }
+  if (status) {
+    for (int32_t i = 0; i < node->count; ++i) {
+      loom_tensor_handle_release(results[i]);
+      results[i] = NULL;
+    }
+    return status;
+  }
+  *out_made = node->count;
+  return loom_ok_status();
+}
+
 static loom_status_t run_node(loom__function_plan_t* plan,
                               const plan_node_t* node) {
   loom_eager_op_t* op = node->op;
@@ -432,6 +493,9 @@ static loom_status_t run_node(loom__function_plan_t* plan,
       op->generation == plan->generation &&
       loom__cpu_execute_memo(&op->memo, op->inputs, &op->attrs, results)) {
     made = 1;
+  } else if (!status && runs_lent(plan, node)) {
+    memset(results, 0, sizeof(*results) * (size_t)node->count);
+    status = execute_lent(plan, node, results, &made);
   } else if (!status) {
     status = loom_eager_op_execute(op, results, node->count, &made);
     if (!status && made != node->count) {

@@ -326,6 +326,55 @@ static void errors_of_a_planned_function_stay_clear(void** state) {
   loom_function_release(f);
 }
 
+// A kernel's error in a planned call: f(x, y) = CheckNumericsV2(x / y)
+// with a zero in y (x / y = [6, -inf, -1/6]).
+static void a_kernel_error_in_a_planned_call_names_the_node(void** state) {
+  (void)state;
+  loom_function_builder_t* b = NULL;
+  LOOM_ASSERT_OK(
+      loom_function_builder_create(loom_allocator_system(), "numerics", &b));
+  LOOM_ASSERT_OK(
+      loom_function_builder_add_input(b, "x", LOOM_DTYPE_FLOAT, NULL, NULL));
+  LOOM_ASSERT_OK(
+      loom_function_builder_add_input(b, "y", LOOM_DTYPE_FLOAT, NULL, NULL));
+  add_binary(b, "div", "RealDiv", "x", "y");
+  loom_op_attrs_t attrs;
+  loom_op_attrs_initialize(&attrs, loom_allocator_system());
+  LOOM_ASSERT_OK(loom_op_attrs_set_string(&attrs, "message", "bad", 3));
+  const char* check_inputs[] = {"div:z:0"};
+  LOOM_ASSERT_OK(loom_function_builder_add_node(b, "check", "CheckNumericsV2",
+                                                check_inputs, 1, &attrs, NULL));
+  loom_op_attrs_deinitialize(&attrs);
+  LOOM_ASSERT_OK(loom_function_builder_add_output(b, "r", LOOM_DTYPE_FLOAT,
+                                                  NULL, "check:output:0"));
+  loom_function_t* f = NULL;
+  LOOM_ASSERT_OK(loom_function_builder_finish(b, &f));
+  LOOM_ASSERT_OK(loom_context_add_function(g_context, f));
+  static const float kZero[3] = {0.25f, 0, -3};
+  loom_tensor_handle_t* x = tensor_of(LOOM_DTYPE_FLOAT, kX, 3);
+  loom_tensor_handle_t* y = tensor_of(LOOM_DTYPE_FLOAT, kY, 3);
+  loom_tensor_handle_t* zero = tensor_of(LOOM_DTYPE_FLOAT, kZero, 3);
+  loom_tensor_handle_t* r = NULL;
+  for (int i = 0; i < 2; ++i) {
+    LOOM_ASSERT_OK(call2("numerics", x, y, &r));
+    loom_tensor_handle_release(r);
+  }
+  LOOM_ASSERT_STATUS(call2("numerics", x, zero, &r),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "CheckNumericsV2: bad : Tensor had -Inf values");
+  assert_null(r);
+  LOOM_ASSERT_STATUS(call2("numerics", x, zero, &r),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "function 'numerics': node 'check' (CheckNumericsV2)");
+  LOOM_ASSERT_OK(call2("numerics", x, y, &r));
+  loom_tensor_handle_release(r);
+  assert_int_equal(stats_of(f).planned_calls, 4);
+  loom_tensor_handle_release(x);
+  loom_tensor_handle_release(y);
+  loom_tensor_handle_release(zero);
+  loom_function_release(f);
+}
+
 // step(x): s = x * x under a tape inside the trace, v += ds/dx; returns
 // v read after the update. The planned calls update the captured variable as
 // eager ops would.
@@ -399,6 +448,7 @@ int main(void) {
       cmocka_unit_test(dead_duplicate_and_constant_nodes_leave_the_plan),
       cmocka_unit_test(errors_of_a_planned_function_stay_clear),
       cmocka_unit_test(a_traced_step_gives_the_eager_values),
+      cmocka_unit_test(a_kernel_error_in_a_planned_call_names_the_node),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
