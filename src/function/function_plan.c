@@ -149,8 +149,8 @@ static bool same_inputs(const plan_input_t* a, int32_t num_a,
   return true;
 }
 
-// The earlier plan node identical to `candidate` (same op, attrs and
-// inputs, both stateless without control inputs), or NULL.
+// The earlier plan node identical to `candidate` (same op, device, attrs
+// and inputs, both stateless without control inputs), or NULL.
 static const plan_node_t* find_twin(const loom__function_plan_t* plan,
                                     const plan_node_t* candidate) {
   const loom_function_t* function = plan->function;
@@ -160,6 +160,7 @@ static const plan_node_t* find_twin(const loom__function_plan_t* plan,
     const loom__function_node_t* other_node = &function->nodes[other->node];
     if (other->count == candidate->count && other_node->num_controls == 0 &&
         strcmp(other_node->op, node->op) == 0 &&
+        strcmp(other->op->device, candidate->op->device) == 0 &&
         same_inputs(other->inputs, other->num_inputs, candidate->inputs,
                     candidate->num_inputs) &&
         loom_op_attrs_equal(&other->op->attrs, &candidate->op->attrs)) {
