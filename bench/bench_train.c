@@ -14,7 +14,13 @@
 //   openblas_sgemm_rate_mlp784_b128_t<N>
 //                            that rate, GFLOP/s;
 //   train_tiny_b<B>_t<N>     MLP 16-32-4 on a batch of 1 or 32:
-//                            overhead-bound (about 30 ops a step).
+//                            overhead-bound (about 30 ops a step);
+//   train_tiny_sgd_b<B>_t<N> the same with SGD (momentum 0.9) for Adam;
+//   train_tiny_traced_b<B>_t<N>
+//                            that SGD step traced once into a function
+//                            (loom/trace.h: forward, the tape's gradient
+//                            and the variables' update, all recorded) and
+//                            called per step.
 //
 // bench/train_reference.py times the same steps in PyTorch.
 //
@@ -29,6 +35,7 @@
 
 #include "bench_timer.h"
 #include "loom/loom.h"
+#include "loom/trace.h"
 #include "nn_model.h"
 #include "nn_ops.h"
 #include "nn_optimizer.h"
@@ -73,21 +80,59 @@ typedef struct step_bench_t {
   nn_optimizer_t* optimizer;
   loom_tensor_handle_t* x;
   loom_tensor_handle_t* labels;
+  loom_eager_op_t* call;  // the traced step on x and labels, or NULL
 } step_bench_t;
 
 static double measure_steps(void* arg, int64_t iterations) {
   step_bench_t* b = arg;
   double start = now_ns();
   for (int64_t i = 0; i < iterations; ++i) {
+    if (b->call) {
+      loom_tensor_handle_t* loss = NULL;
+      int32_t count = 0;
+      CHECK_OK(loom_eager_op_execute(b->call, &loss, 1, &count));
+      loom_tensor_handle_release(loss);
+      continue;
+    }
     CHECK_OK(nn_train_step(b->model, b->optimizer, b->x, b->labels, NULL));
   }
   return now_ns() - start;
 }
 
+// Traces one training step of `b` into function "train_step" (the
+// variables and the optimizer's slots are captured) and makes b->call.
+static void trace_step(loom_context_t* context, step_bench_t* b) {
+  loom_op_handler_t* trace = NULL;
+  CHECK_OK(loom_trace_create(context, "train_step", &trace));
+  loom_tensor_handle_t *x = NULL, *labels = NULL, *loss = NULL;
+  CHECK_OK(loom_trace_add_parameter_value(trace, "x", b->x, &x));
+  CHECK_OK(loom_trace_add_parameter_value(trace, "labels", b->labels, &labels));
+  CHECK_OK(loom_context_enter_scope(context, trace));
+  CHECK_OK(nn_train_step(b->model, b->optimizer, x, labels, &loss));
+  CHECK_OK(loom_context_exit_scope(context));
+  loom_function_t* function = NULL;
+  CHECK_OK(loom_trace_finish(trace, &loss, 1, &function));
+  CHECK_OK(loom_context_add_function(context, function));
+  loom_function_release(function);
+  loom_tensor_handle_release(loss);
+  loom_tensor_handle_release(x);
+  loom_tensor_handle_release(labels);
+  loom_op_handler_release(trace);
+  CHECK_OK(loom_eager_op_create(context, "train_step", &b->call));
+  CHECK_OK(loom_eager_op_add_input(b->call, b->x));
+  CHECK_OK(loom_eager_op_add_input(b->call, b->labels));
+}
+
+typedef enum step_kind_t {
+  STEP_ADAM,
+  STEP_SGD,
+  STEP_SGD_TRACED,
+} step_kind_t;
+
 // Times training steps of an MLP inputs-hidden-classes on a fixed batch.
 static void train_mlp(const char* name, int threads, int64_t inputs,
                       int64_t hidden, int64_t classes, int64_t batch,
-                      int64_t iterations, int repetitions) {
+                      int64_t iterations, int repetitions, step_kind_t kind) {
   if (!wanted(name)) return;
   loom_context_options_t options;
   loom_context_options_initialize(&options);
@@ -97,7 +142,9 @@ static void train_mlp(const char* name, int threads, int64_t inputs,
   step_bench_t b = {0};
   CHECK_OK(nn_model_create_mlp(context, inputs, hidden, classes, 1, &b.model));
   nn_optimizer_options_t optimizer_options;
-  nn_optimizer_options_initialize(&optimizer_options, NN_OPTIMIZER_ADAM);
+  nn_optimizer_options_initialize(&optimizer_options, kind == STEP_ADAM
+                                                          ? NN_OPTIMIZER_ADAM
+                                                          : NN_OPTIMIZER_SGD);
   CHECK_OK(nn_optimizer_create(b.model, &optimizer_options, &b.optimizer));
   float* values = malloc(sizeof(float) * (size_t)(batch * inputs));
   int32_t* labels = malloc(sizeof(int32_t) * (size_t)batch);
@@ -108,8 +155,10 @@ static void train_mlp(const char* name, int threads, int64_t inputs,
   CHECK_OK(nn_constant_i32(context, label_dims, 1, labels, &b.labels));
   free(values);
   free(labels);
+  if (kind == STEP_SGD_TRACED) trace_step(context, &b);
   double ns = bench_median_ns(measure_steps, &b, iterations, repetitions);
   bench_report(name, ns / 1000.0, "us");
+  loom_eager_op_destroy(b.call);
   loom_tensor_handle_release(b.x);
   loom_tensor_handle_release(b.labels);
   nn_optimizer_destroy(b.optimizer);
@@ -193,14 +242,18 @@ int main(int argc, char** argv) {
   for (int threads = 1; threads <= 2; ++threads) {
     char name[96];
     snprintf(name, sizeof(name), "train_mlp784_b128_t%d", threads);
-    train_mlp(name, threads, 784, 256, 10, 128, g_quick ? 2 : 40, repetitions);
+    train_mlp(name, threads, 784, 256, 10, 128, g_quick ? 2 : 40, repetitions,
+              STEP_ADAM);
     gemm_floor(threads, 128, 784, 256, 10, g_quick ? 2 : 200, repetitions);
     int64_t batches[2] = {1, 32};
+    static const char* const kKinds[3] = {"", "_sgd", "_traced"};
     for (int k = 0; k < 2; ++k) {
-      snprintf(name, sizeof(name), "train_tiny_b%lld_t%d",
-               (long long)batches[k], threads);
-      train_mlp(name, threads, 16, 32, 4, batches[k], g_quick ? 10 : 2000,
-                repetitions);
+      for (int kind = STEP_ADAM; kind <= STEP_SGD_TRACED; ++kind) {
+        snprintf(name, sizeof(name), "train_tiny%s_b%lld_t%d", kKinds[kind],
+                 (long long)batches[k], threads);
+        train_mlp(name, threads, 16, 32, 4, batches[k], g_quick ? 10 : 2000,
+                  repetitions, (step_kind_t)kind);
+      }
     }
   }
   return 0;

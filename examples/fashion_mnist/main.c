@@ -4,7 +4,13 @@
 //   fashion_mnist [--model mlp|cnn] [--optimizer adam|sgd] [--epochs N]
 //                 [--batch N] [--lr X] [--threads N] [--seed N]
 //                 [--plot PATH] [--data DIR] [--steps N] [--limit N]
+//                 [--traced]
 //
+// --traced traces the training step once (loom/trace.h: the forward pass,
+// the tape's gradient and the update, recorded into a function) and calls
+// that function per full batch (a last, smaller batch runs eagerly); it
+// takes --optimizer sgd (Adam's bias correction is computed on the host at
+// each step).
 // --steps caps the steps of each epoch and --limit the examples read from
 // each split (quick runs). Prints the progress, the train loss, test
 // accuracy and time of each epoch, writes an SVG chart of them, and ends
@@ -19,6 +25,7 @@
 
 #include "idx.h"
 #include "loom/loom.h"
+#include "loom/trace.h"
 #include "nn_model.h"
 #include "nn_ops.h"
 #include "nn_optimizer.h"
@@ -41,6 +48,7 @@ typedef struct options_t {
   const char* data;
   int64_t max_steps;  // 0: a full epoch
   int64_t limit;      // 0: every example
+  bool traced;        // the step traced once, called per batch
 } options_t;
 
 static int report(const char* what, loom_status_t status) {
@@ -57,7 +65,7 @@ static void usage(FILE* stream) {
           "                     [--epochs N] [--batch N] [--lr X] "
           "[--threads N]\n"
           "                     [--seed N] [--plot PATH] [--data DIR]\n"
-          "                     [--steps N] [--limit N]\n");
+          "                     [--steps N] [--limit N] [--traced]\n");
 }
 
 static bool parse_int(const char* text, long long min, long long max,
@@ -84,6 +92,10 @@ static int parse_options(int argc, char** argv, options_t* o) {
     if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
       usage(stdout);
       return -1;
+    }
+    if (strcmp(name, "--traced") == 0) {
+      o->traced = true;
+      continue;
     }
     if (i + 1 >= argc) {
       fprintf(stderr, "fashion_mnist: %s needs a value\n", name);
@@ -136,6 +148,11 @@ static int parse_options(int argc, char** argv, options_t* o) {
       usage(stderr);
       return 2;
     }
+  }
+  if (o->traced && o->optimizer != NN_OPTIMIZER_SGD) {
+    fprintf(stderr, "fashion_mnist: --traced takes --optimizer sgd\n");
+    usage(stderr);
+    return 2;
   }
   return 0;
 }
@@ -241,7 +258,59 @@ typedef struct run_t {
   int32_t* order;
   double* train_loss;
   double* test_accuracy;
+  loom_eager_op_t* step;  // calls the traced step (--traced), once traced
 } run_t;
+
+// Traces one training step on batch (x, labels) into function
+// "train_step" (the variables and the optimizer's slots are captured) and
+// makes run->step.
+static loom_status_t trace_step(run_t* run, loom_tensor_handle_t* x,
+                                loom_tensor_handle_t* labels) {
+  loom_context_t* context = run->context;
+  loom_op_handler_t* trace = NULL;
+  LOOM_RETURN_IF_ERROR(loom_trace_create(context, "train_step", &trace));
+  loom_tensor_handle_t *tx = NULL, *tlabels = NULL, *loss = NULL;
+  loom_status_t status = loom_trace_add_parameter_value(trace, "x", x, &tx);
+  if (!status) {
+    status = loom_trace_add_parameter_value(trace, "labels", labels, &tlabels);
+  }
+  if (!status) status = loom_context_enter_scope(context, trace);
+  if (!status) {
+    status = nn_train_step(run->model, run->optimizer, tx, tlabels, &loss);
+    loom_status_t exited = loom_context_exit_scope(context);
+    if (status) {
+      loom_status_free(exited);
+    } else {
+      status = exited;
+    }
+  }
+  loom_function_t* function = NULL;
+  if (!status) status = loom_trace_finish(trace, &loss, 1, &function);
+  if (!status) status = loom_context_add_function(context, function);
+  loom_function_release(function);
+  loom_tensor_handle_release(loss);
+  loom_tensor_handle_release(tx);
+  loom_tensor_handle_release(tlabels);
+  loom_op_handler_release(trace);
+  if (!status) status = loom_eager_op_create(context, "train_step", &run->step);
+  return status;
+}
+
+// One training step on (x, labels): the traced step's call with --traced
+// (tracing it first), else the step run eagerly.
+static loom_status_t train_step(run_t* run, loom_tensor_handle_t* x,
+                                loom_tensor_handle_t* labels, bool full,
+                                loom_tensor_handle_t** out_loss) {
+  if (!run->options.traced || !full) {
+    return nn_train_step(run->model, run->optimizer, x, labels, out_loss);
+  }
+  if (!run->step) LOOM_RETURN_IF_ERROR(trace_step(run, x, labels));
+  LOOM_RETURN_IF_ERROR(loom_eager_op_reset(run->step, NULL));
+  LOOM_RETURN_IF_ERROR(loom_eager_op_add_input(run->step, x));
+  LOOM_RETURN_IF_ERROR(loom_eager_op_add_input(run->step, labels));
+  int32_t count = 0;
+  return loom_eager_op_execute(run->step, out_loss, 1, &count);
+}
 
 // One epoch of training; *out_loss is the mean batch loss.
 static loom_status_t train_epoch(run_t* run, int epoch, uint64_t* random,
@@ -261,7 +330,7 @@ static loom_status_t train_epoch(run_t* run, int epoch, uint64_t* random,
     loom_status_t status = make_batch(run->model, &run->train,
                                       run->order + begin, count, &x, &labels);
     if (!status) {
-      status = nn_train_step(run->model, run->optimizer, x, labels, &loss);
+      status = train_step(run, x, labels, count == o->batch, &loss);
     }
     float value = 0;
     if (!status) status = nn_resolve_scalar_f32(run->context, loss, &value);
@@ -410,6 +479,7 @@ int main(int argc, char** argv) {
     return kExitSkip;
   }
   int code = train(&run);
+  loom_eager_op_destroy(run.step);
   nn_optimizer_destroy(run.optimizer);
   nn_model_destroy(run.model);
   if (run.context) loom_context_destroy(run.context);

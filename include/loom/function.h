@@ -129,6 +129,23 @@ LOOM_API const loom_op_def_t* loom_function_signature(
     const loom_function_t* function);
 LOOM_API int32_t loom_function_num_nodes(const loom_function_t* function);
 
+// How calls of a function ran. A call with only the CPU active (no handler
+// scope, a synchronous thread, no device or cancellation on the call,
+// inputs on the CPU) runs a plan: the body prepared at the first such call
+// for its input dtypes and shapes — op definitions, kernels and attrs fixed
+// once, dead nodes dropped, identical stateless nodes merged, nodes of
+// constants only folded — kept per context and made again when the inputs
+// or the op and kernel registries change. Other calls run op by op.
+typedef struct loom_function_stats_t {
+  int64_t planned_calls;  // calls that ran a plan
+  int64_t plans_built;    // plans made
+  int32_t planned_nodes;  // nodes the last plan made runs per call
+} loom_function_stats_t;
+
+// The counts of `function` across the contexts calling it.
+LOOM_API void loom_function_get_stats(const loom_function_t* function,
+                                      loom_function_stats_t* out_stats);
+
 //===----------------------------------------------------------------------===//
 // A context's function library
 //===----------------------------------------------------------------------===//

@@ -43,6 +43,20 @@ int32_t loom_function_num_nodes(const loom_function_t* function) {
   return function ? function->num_nodes : 0;
 }
 
+void loom_function_get_stats(const loom_function_t* function,
+                             loom_function_stats_t* out_stats) {
+  if (!out_stats) return;
+  *out_stats = (loom_function_stats_t){0};
+  if (!function) return;
+  loom_function_t* mutable = (loom_function_t*)function;
+  out_stats->planned_calls =
+      atomic_load_explicit(&mutable->planned_calls, memory_order_relaxed);
+  out_stats->plans_built =
+      atomic_load_explicit(&mutable->plans_built, memory_order_relaxed);
+  out_stats->planned_nodes =
+      atomic_load_explicit(&mutable->planned_nodes, memory_order_relaxed);
+}
+
 static int32_t find_input(const loom_function_t* function, const char* name,
                           size_t length) {
   for (int32_t i = 0; i < function->num_inputs; ++i) {

@@ -12,18 +12,13 @@
 #include "frontend/eager_op_internal.h"
 #include "function/function_call.h"
 #include "function/function_internal.h"
+#include "function/function_plan.h"
 #include "loom/op_signature.h"
 
 // Calls nesting on this thread.
 static _Thread_local int32_t g_call_depth;
 
-// What a node produced.
-typedef struct node_values_t {
-  const loom_op_def_t* def;  // of the node's op
-  loom_tensor_handle_t** handles;
-  int32_t count;
-  int32_t* starts;  // where each output argument begins; [num_outputs] = count
-} node_values_t;
+typedef loom__function_node_values_t node_values_t;
 
 typedef struct call_t {
   loom_context_t* context;
@@ -34,6 +29,8 @@ typedef struct call_t {
   node_values_t* values;              // per node
   const char* device;                 // the call's, or ""
   loom_cancellation_t* cancellation;  // the call's (borrowed), or NULL
+  bool planning;                      // make a plan of a successful call
+  loom__function_plan_t* plan;        // made by run()
 } call_t;
 
 // The handles `ref` designates: one, or a whole output argument.
@@ -362,6 +359,18 @@ static loom_status_t run(call_t* call, loom_eager_op_t* op, bool partitioned,
   }
   if (!status) status = collect(call, output_dtypes, results);
   if (!status) *out_count = function->num_outputs;
+  if (!status && call->planning) {
+    loom__function_plan_source_t source = {
+        .op = op,
+        .partitioned = partitioned,
+        .inputs = call->inputs,
+        .call_attrs = &call->attrs,
+        .values = call->values,
+    };
+    // Without a plan the next call runs op by op again.
+    loom_status_free(
+        loom__function_plan_create(function, &source, &call->plan));
+  }
   for (int32_t i = 0; i < function->num_nodes; ++i) {
     node_values_t* values = &call->values[i];
     for (int32_t j = 0; j < values->count; ++j) {
@@ -382,11 +391,29 @@ loom_status_t loom__function_call(loom_eager_op_t* op,
                             "(does a function call itself without end?)",
                             function->name, LOOM_FUNCTION_MAX_CALL_DEPTH);
   }
+  loom_context_t* context = loom_eager_op_context(op);
+  bool planning =
+      function->num_outputs <= capacity && loom__function_plan_applies(op);
+  loom__function_plan_t* plan =
+      planning ? loom__function_library_take_plan(context, function) : NULL;
+  if (plan && loom__function_plan_matches(plan, op, partitioned)) {
+    g_call_depth++;
+    loom_status_t status = loom__function_plan_run(plan, op, results);
+    g_call_depth--;
+    loom__function_library_put_plan(context, function, plan);
+    atomic_fetch_add_explicit(&function->planned_calls, 1,
+                              memory_order_relaxed);
+    if (!status) *out_count = function->num_outputs;
+    return status;
+  }
+  // A plan for other inputs (or older registries): replaced by the plan of
+  // this call when it succeeds, else kept.
   call_t call = {
-      .context = loom_eager_op_context(op),
+      .context = context,
       .function = function,
       .device = loom_eager_op_device(op),
       .cancellation = op->cancellation,
+      .planning = planning,
   };
   loom__arena_initialize(&call.arena, loom_allocator_system());
   loom_op_attrs_initialize(&call.attrs, loom_allocator_system());
@@ -396,5 +423,15 @@ loom_status_t loom__function_call(loom_eager_op_t* op,
   g_call_depth--;
   loom_op_attrs_deinitialize(&call.attrs);
   loom__arena_deinitialize(&call.arena);
+  if (call.plan) {
+    atomic_fetch_add_explicit(&function->plans_built, 1, memory_order_relaxed);
+    atomic_store_explicit(&function->planned_nodes,
+                          loom__function_plan_num_nodes(call.plan),
+                          memory_order_relaxed);
+    loom__function_library_put_plan(context, function, call.plan);
+    loom__function_plan_destroy(plan);
+  } else if (plan) {
+    loom__function_library_put_plan(context, function, plan);
+  }
   return status;
 }

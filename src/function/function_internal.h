@@ -66,6 +66,10 @@ struct loom_function_t {
   // Values a traced function captured, bound to its last inputs at each
   // call (function_capture.h); NULL when it has none.
   struct loom__function_captures_t* captures;
+  // loom_function_stats_t's counts.
+  _Atomic int64_t planned_calls;
+  _Atomic int64_t plans_built;
+  _Atomic int32_t planned_nodes;
 };
 
 // Parses reference `text` of function `function` (its inputs and nodes

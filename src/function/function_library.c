@@ -12,12 +12,16 @@
 #include "function/function_capture.h"
 #include "function/function_control_flow.h"
 #include "function/function_internal.h"
+#include "function/function_plan.h"
 #include "loom/op_def.h"
 
 typedef struct library_t {
   loom_allocator_t allocator;
   pthread_mutex_t mutex;  // the array
   loom_function_t** functions;
+  // The plan of each function (function_plan.h), or NULL: none yet, or
+  // taken by a call running it.
+  loom__function_plan_t** plans;
   int32_t count;
   int32_t capacity;
 } library_t;
@@ -118,9 +122,13 @@ static void release_function_hook(void* function) {
 static void destroy_hook(void* state) {
   library_t* library = state;
   for (int32_t i = 0; i < library->count; ++i) {
+    loom__function_plan_destroy(library->plans[i]);
+  }
+  for (int32_t i = 0; i < library->count; ++i) {
     loom_function_release(library->functions[i]);
   }
   loom_allocator_free(library->allocator, library->functions);
+  loom_allocator_free(library->allocator, library->plans);
   pthread_mutex_destroy(&library->mutex);
   loom_allocator_free(library->allocator, library);
 }
@@ -233,20 +241,31 @@ loom_status_t loom_context_add_function(loom_context_t* context,
   } else if (!existing && library->count == library->capacity) {
     int32_t capacity = library->capacity ? 2 * library->capacity : 8;
     loom_function_t** grown = NULL;
+    loom__function_plan_t** plans = NULL;
     status = loom_allocator_calloc(
         library->allocator, sizeof(*grown) * (size_t)capacity, (void**)&grown);
+    if (!status) {
+      status = loom_allocator_calloc(library->allocator,
+                                     sizeof(*plans) * (size_t)capacity,
+                                     (void**)&plans);
+      if (status) loom_allocator_free(library->allocator, grown);
+    }
     if (!status) {
       if (library->count) {
         memcpy(grown, library->functions,
                sizeof(*grown) * (size_t)library->count);
+        memcpy(plans, library->plans, sizeof(*plans) * (size_t)library->count);
       }
       loom_allocator_free(library->allocator, library->functions);
+      loom_allocator_free(library->allocator, library->plans);
       library->functions = grown;
+      library->plans = plans;
       library->capacity = capacity;
     }
   }
   if (!status && !existing) {
     loom_function_retain(function);
+    library->plans[library->count] = NULL;
     library->functions[library->count++] = function;
   }
   pthread_mutex_unlock(&library->mutex);
@@ -301,17 +320,22 @@ loom_status_t loom_context_remove_function(loom_context_t* context,
   library_t* library = NULL;
   LOOM_RETURN_IF_ERROR(get_library(context, false, &library));
   loom_function_t* removed = NULL;
+  loom__function_plan_t* plan = NULL;
   if (library) {
     pthread_mutex_lock(&library->mutex);
     for (int32_t i = 0; i < library->count; ++i) {
       if (strcmp(library->functions[i]->name, name) == 0) {
         removed = library->functions[i];
-        library->functions[i] = library->functions[--library->count];
+        plan = library->plans[i];
+        --library->count;
+        library->functions[i] = library->functions[library->count];
+        library->plans[i] = library->plans[library->count];
         break;
       }
     }
     pthread_mutex_unlock(&library->mutex);
   }
+  loom__function_plan_destroy(plan);
   if (!removed) {
     // TensorFlow's code and words.
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
@@ -320,4 +344,47 @@ loom_status_t loom_context_remove_function(loom_context_t* context,
   }
   loom_function_release(removed);
   return loom_ok_status();
+}
+
+// The index of `function` in the library (caller holds the mutex), or -1.
+static int32_t index_locked(const library_t* library,
+                            const loom_function_t* function) {
+  for (int32_t i = 0; i < library->count; ++i) {
+    if (library->functions[i] == function) return i;
+  }
+  return -1;
+}
+
+loom__function_plan_t* loom__function_library_take_plan(
+    loom_context_t* context, loom_function_t* function) {
+  library_t* library =
+      atomic_load_explicit(&context->functions, memory_order_acquire);
+  if (!library) return NULL;
+  pthread_mutex_lock(&library->mutex);
+  int32_t index = index_locked(library, function);
+  loom__function_plan_t* plan = NULL;
+  if (index >= 0) {
+    plan = library->plans[index];
+    library->plans[index] = NULL;
+  }
+  pthread_mutex_unlock(&library->mutex);
+  return plan;
+}
+
+void loom__function_library_put_plan(loom_context_t* context,
+                                     loom_function_t* function,
+                                     loom__function_plan_t* plan) {
+  library_t* library =
+      atomic_load_explicit(&context->functions, memory_order_acquire);
+  loom__function_plan_t* dropped = plan;
+  if (library) {
+    pthread_mutex_lock(&library->mutex);
+    int32_t index = index_locked(library, function);
+    if (index >= 0) {
+      dropped = library->plans[index];
+      library->plans[index] = plan;
+    }
+    pthread_mutex_unlock(&library->mutex);
+  }
+  loom__function_plan_destroy(dropped);
 }
