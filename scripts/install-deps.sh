@@ -7,7 +7,8 @@
 #          reference values of the kernel conformance tests), PyTorch (those
 #          of the gradient tests), LLVM's lit and FileCheck (llvm-14-tools:
 #          the programs of tests/programs), python3-protobuf (decodes
-#          the serialized op lists in tests/plugin)
+#          the serialized op lists in tests/plugin), OpenMPI (libopenmpi-dev,
+#          openmpi-bin: the MPI collective backend and its mpirun tests)
 #   bench  build + NumPy, PyTorch and libtorch-dev (the reference
 #          implementations; libtorch-dev for bench/train_reference_libtorch)
 #   demo   build + zlib and Fashion-MNIST (dataset-fashion-mnist) for the
@@ -20,8 +21,10 @@ packages=(build-essential cmake ninja-build pkg-config libopenblas-dev
 case "$profile" in
   build) ;;
   test) packages+=(libcmocka-dev valgrind clang libclang-rt-14-dev python3-numpy
-                  python3-torch llvm-14-tools python3-protobuf) ;;
-  bench) packages+=(python3-numpy python3-torch libtorch-dev) ;;
+                  python3-torch llvm-14-tools python3-protobuf
+                  libopenmpi-dev openmpi-bin) ;;
+  bench) packages+=(python3-numpy python3-torch libtorch-dev libopenmpi-dev
+                   openmpi-bin) ;;
   demo) packages+=(zlib1g-dev dataset-fashion-mnist) ;;
   *) echo "usage: $0 build|test|bench|demo" >&2; exit 2 ;;
 esac
