@@ -330,8 +330,16 @@ int main(int argc, char** argv) {
   if (argc == 3 && strcmp(argv[1], "--threads") == 0) {
     return run_threads(atoi(argv[2]));
   }
+  CHECK(loom_collective_mpi_available(), "a build with MPI says it has none");
   int32_t rank = 0, size = 0;
-  loom_status_t status = loom_collective_use_mpi(0, &rank, &size);
+  loom_status_t status = loom_collective_use_mpi(-1, &rank, &size);
+  CHECK(status && loom_status_code(status) == LOOM_STATUS_INVALID_ARGUMENT &&
+            strstr(status_text(status),
+                   "loom_collective_use_mpi: default_timeout_seconds must be "
+                   "finite and >= 0, got -1"),
+        "a negative timeout: %s", status ? status_text(status) : "OK");
+  loom_status_free(status);
+  status = loom_collective_use_mpi(0, &rank, &size);
   if (status) {
     fprintf(stderr, "loom_collective_use_mpi: %s\n", status_text(status));
     loom_status_free(status);
@@ -350,6 +358,14 @@ int main(int argc, char** argv) {
   loom_context_destroy(ctx);
   status = loom_collective_mpi_finalize();
   CHECK(!status, "finalize: %s", status ? status_text(status) : "");
+  loom_status_free(status);
+  // MPI cannot start again.
+  status = loom_collective_use_mpi(0, NULL, NULL);
+  CHECK(status && loom_status_code(status) == LOOM_STATUS_FAILED_PRECONDITION &&
+            strstr(status_text(status),
+                   "loom_collective_use_mpi: MPI was finalized and cannot be "
+                   "initialized again"),
+        "use after finalize: %s", status ? status_text(status) : "OK");
   loom_status_free(status);
   printf("rank %d of %d: %s\n", (int)rank, (int)size,
          g_failures ? "FAILED" : "passed");
