@@ -30,7 +30,8 @@ typedef enum loom__collective_final_t {
   LOOM__COLLECTIVE_FINAL_DIV,  // divides by group_size
 } loom__collective_final_t;
 
-// One participant's part in an all-reduce.
+// One participant's part in an all-reduce, or in an all-gather (which
+// ignores `merge` and `final_op`).
 typedef struct loom__collective_reduce_t {
   const char* op_name;  // for messages ("CollectiveReduceV2")
   int32_t group_size;   // >= 1
@@ -53,6 +54,13 @@ typedef struct loom__collective_backend_t {
   loom_status_t (*all_reduce)(void* state,
                               const loom__collective_reduce_t* request,
                               loom_tensor_t* output);
+  // Blocks likewise, then writes every participant's input, in the order
+  // of their ranks, concatenated along dim 0 into `output` (dense, dim 0
+  // group_size times the input's). UNIMPLEMENTED where the backend has no
+  // order of its participants.
+  loom_status_t (*all_gather)(void* state,
+                              const loom__collective_reduce_t* request,
+                              loom_tensor_t* output);
   void* state;
 } loom__collective_backend_t;
 
@@ -69,6 +77,10 @@ const loom__collective_backend_t* loom__collective_local_backend(void);
 
 // Runs `request` on the current backend.
 loom_status_t loom__collective_all_reduce(
+    const loom__collective_reduce_t* request, loom_tensor_t* output);
+
+// Runs `request` as an all-gather on the current backend.
+loom_status_t loom__collective_all_gather(
     const loom__collective_reduce_t* request, loom_tensor_t* output);
 
 // "Add", "Div"... for messages.

@@ -290,9 +290,23 @@ static loom_status_t local_all_reduce(void* state,
   return status;
 }
 
+// Threads of a process have no rank to order a gather by (the kernel does
+// not know its component's index).
+static loom_status_t local_all_gather(void* state,
+                                      const loom__collective_reduce_t* request,
+                                      loom_tensor_t* output) {
+  (void)state;
+  (void)output;
+  return instance_error(request, LOOM_STATUS_UNIMPLEMENTED,
+                        "the in-process backend has no gather yet (its "
+                        "participants have no ranks to order it by); run it "
+                        "between MPI ranks (loom_collective_use_mpi)");
+}
+
 static const loom__collective_backend_t kLocalBackend = {
     .name = "local",
     .all_reduce = local_all_reduce,
+    .all_gather = local_all_gather,
     .state = NULL,
 };
 

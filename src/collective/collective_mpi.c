@@ -9,7 +9,8 @@
 //    come). Every rank then checks the same set of headers, so a
 //    disagreement fails every rank with the same error, naming the ranks,
 //    before any data moves.
-// 2. Data: MPI_Iallreduce into the output; Div divides afterwards.
+// 2. Data: MPI_Iallreduce into the output (Div divides afterwards), or
+//    MPI_Iallgather (in rank order) for a gather.
 //
 // A rank that times out cannot take back what it posted (a collective
 // request cannot be cancelled; a header already sent reaches its peer
@@ -49,7 +50,7 @@ enum {
   kHeaderSize = kDims + kInlineDims,
 };
 
-enum { kKindAllReduce = 1 };
+enum { kKindAllReduce = 1, kKindAllGather = 2 };
 
 typedef struct mpi_state_t {
   pthread_mutex_t mutex;
@@ -122,12 +123,12 @@ static bool wait_until(MPI_Request* requests, bool* done, int count,
   }
 }
 
-static void fill_header(const loom__collective_reduce_t* request, int rank,
+static void fill_header(const loom__collective_reduce_t* request, int kind,
                         int64_t* header) {
   memset(header, 0, sizeof(int64_t) * kHeaderSize);
   const loom_shape_t* shape = loom_tensor_shape(request->input);
   const int64_t* dims = loom_shape_dims(shape);
-  header[kKind] = kKindAllReduce;
+  header[kKind] = kind;
   header[kGroupSize] = request->group_size;
   header[kGroupKey] = request->group_key;
   header[kInstanceKey] = request->instance_key;
@@ -259,7 +260,7 @@ static loom_status_t timed_out(const loom__collective_reduce_t* request,
 
 // Step 1. On success *out_headers holds every rank's header (free it).
 static loom_status_t exchange_headers(const loom__collective_reduce_t* request,
-                                      double timeout, double deadline,
+                                      int kind, double timeout, double deadline,
                                       int64_t** out_headers) {
   int size = g_mpi.size, rank = g_mpi.rank;
   int64_t* headers = calloc((size_t)size, sizeof(int64_t) * kHeaderSize);
@@ -274,7 +275,7 @@ static loom_status_t exchange_headers(const loom__collective_reduce_t* request,
                          "out of memory for the headers");
   }
   int64_t* mine = headers + (size_t)rank * kHeaderSize;
-  fill_header(request, rank, mine);
+  fill_header(request, kind, mine);
   int count = 0, code = MPI_SUCCESS;
   const char* call = "MPI_Irecv";
   for (int r = 0; r < size && code == MPI_SUCCESS; ++r) {
@@ -374,10 +375,10 @@ static void divide(loom_dtype_t dtype, void* data, int64_t n, int32_t by) {
   }
 }
 
-// Step 2, after the headers agreed.
-static loom_status_t reduce_data(const loom__collective_reduce_t* request,
-                                 double timeout, double deadline,
-                                 loom_tensor_t* output) {
+// Step 2, after the headers agreed: the data, by a non-blocking call.
+static loom_status_t move_data(const loom__collective_reduce_t* request,
+                               int kind, double timeout, double deadline,
+                               loom_tensor_t* output) {
   loom_dtype_t dtype = loom_tensor_dtype(request->input);
   MPI_Datatype type = mpi_type(dtype);
   if (type == MPI_DATATYPE_NULL) {
@@ -392,25 +393,32 @@ static loom_status_t reduce_data(const loom__collective_reduce_t* request,
                          "inputs above 2^31 - 1 elements are not supported");
   }
   MPI_Request pending;
-  int code = MPI_Iallreduce(loom_tensor_data(request->input),
-                            loom_tensor_data(output), (int)n, type,
-                            mpi_op(request->merge), g_mpi.comm, &pending);
-  if (code != MPI_SUCCESS) return mpi_error(request, "MPI_Iallreduce", code);
+  const char* call =
+      kind == kKindAllGather ? "MPI_Iallgather" : "MPI_Iallreduce";
+  int code = kind == kKindAllGather
+                 ? MPI_Iallgather(loom_tensor_data(request->input), (int)n,
+                                  type, loom_tensor_data(output), (int)n, type,
+                                  g_mpi.comm, &pending)
+                 : MPI_Iallreduce(loom_tensor_data(request->input),
+                                  loom_tensor_data(output), (int)n, type,
+                                  mpi_op(request->merge), g_mpi.comm, &pending);
+  if (code != MPI_SUCCESS) return mpi_error(request, call, code);
   bool done = false;
   if (!wait_until(&pending, &done, 1, deadline, &code)) {
     if (code != MPI_SUCCESS) return mpi_error(request, "MPI_Test", code);
-    return timed_out(request, timeout, "in MPI_Iallreduce", NULL, g_mpi.size);
+    char step[64];
+    snprintf(step, sizeof(step), "in %s", call);
+    return timed_out(request, timeout, step, NULL, g_mpi.size);
   }
-  if (request->final_op == LOOM__COLLECTIVE_FINAL_DIV) {
+  if (kind == kKindAllReduce &&
+      request->final_op == LOOM__COLLECTIVE_FINAL_DIV) {
     divide(dtype, loom_tensor_data(output), n, request->group_size);
   }
   return loom_ok_status();
 }
 
-static loom_status_t mpi_all_reduce(void* state,
-                                    const loom__collective_reduce_t* request,
-                                    loom_tensor_t* output) {
-  (void)state;
+static loom_status_t run(const loom__collective_reduce_t* request, int kind,
+                         loom_tensor_t* output) {
   pthread_mutex_lock(&g_mpi.mutex);
   loom_status_t status = loom_ok_status();
   if (g_mpi.broken) {
@@ -427,18 +435,33 @@ static loom_status_t mpi_all_reduce(void* state,
                                                   : g_mpi.default_timeout;
     double deadline = now_seconds() + timeout;
     int64_t* headers = NULL;
-    status = exchange_headers(request, timeout, deadline, &headers);
+    status = exchange_headers(request, kind, timeout, deadline, &headers);
     if (!status) status = check_headers(request, headers, g_mpi.size);
     free(headers);
-    if (!status) status = reduce_data(request, timeout, deadline, output);
+    if (!status) status = move_data(request, kind, timeout, deadline, output);
   }
   pthread_mutex_unlock(&g_mpi.mutex);
   return status;
 }
 
+static loom_status_t mpi_all_reduce(void* state,
+                                    const loom__collective_reduce_t* request,
+                                    loom_tensor_t* output) {
+  (void)state;
+  return run(request, kKindAllReduce, output);
+}
+
+static loom_status_t mpi_all_gather(void* state,
+                                    const loom__collective_reduce_t* request,
+                                    loom_tensor_t* output) {
+  (void)state;
+  return run(request, kKindAllGather, output);
+}
+
 static const loom__collective_backend_t kMpiBackend = {
     .name = "mpi",
     .all_reduce = mpi_all_reduce,
+    .all_gather = mpi_all_gather,
     .state = NULL,
 };
 

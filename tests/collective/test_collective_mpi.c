@@ -199,6 +199,83 @@ static void reduce_cases(loom_context_t* ctx, int rank, int size) {
   loom_tensor_handle_release(x);
 }
 
+// CollectiveGatherV2 of `input` (timeout 30 s) into *out.
+static loom_status_t gather(loom_context_t* ctx, loom_tensor_handle_t* input,
+                            int32_t group_size, int32_t instance_key,
+                            loom_tensor_handle_t** out) {
+  loom_tensor_handle_t* inputs[] = {input,
+                                    loom_test_int32_scalar(ctx, group_size),
+                                    loom_test_int32_scalar(ctx, 1),
+                                    loom_test_int32_scalar(ctx, instance_key)};
+  loom_eager_op_t* op = NULL;
+  loom_status_t status = loom_eager_op_create(ctx, "CollectiveGatherV2", &op);
+  for (int i = 0; i < 4 && !status; ++i) {
+    status = loom_eager_op_add_input(op, inputs[i]);
+  }
+  if (!status) {
+    status =
+        loom_op_attrs_set_f32(loom_eager_op_attrs(op), "timeout_seconds", 30);
+  }
+  int32_t count = 0;
+  *out = NULL;
+  if (!status) status = loom_eager_op_execute(op, out, 1, &count);
+  loom_eager_op_destroy(op);
+  for (int i = 1; i < 4; ++i) loom_tensor_handle_release(inputs[i]);
+  return status;
+}
+
+// Every rank's input, concatenated in rank order (numpy: np.concatenate(
+// inputs[:size]), as float and as int64 times 4).
+static void gather_cases(loom_context_t* ctx, int rank, int size) {
+  const loom_dtype_t dtypes[] = {LOOM_DTYPE_FLOAT, LOOM_DTYPE_INT64};
+  for (int d = 0; d < 2; ++d) {
+    loom_tensor_handle_t* x = make_input(ctx, dtypes[d], 5, rank);
+    loom_tensor_handle_t* y = NULL;
+    loom_status_t status = gather(ctx, x, size, 200 + d, &y);
+    CHECK(!status, "rank %d: gather %s: %s", rank, loom_dtype_name(dtypes[d]),
+          status_text(status));
+    loom_tensor_t* tensor = NULL;
+    if (!status && !loom_context_resolve(ctx, y, &tensor)) {
+      const loom_shape_t* shape = loom_tensor_shape(tensor);
+      CHECK(shape->rank == 1 && shape->dims[0] == 5 * size,
+            "rank %d: gather's shape", rank);
+      for (int r = 0; r < size && shape->dims[0] == 5 * size; ++r) {
+        for (int i = 0; i < 5; ++i) {
+          double want = dtypes[d] == LOOM_DTYPE_FLOAT
+                            ? kInputs[r][i]
+                            : (double)(int64_t)(kInputs[r][i] * 4);
+          double got = dtypes[d] == LOOM_DTYPE_FLOAT
+                           ? ((const float*)loom_tensor_data(tensor))[r * 5 + i]
+                           : (double)((const int64_t*)loom_tensor_data(
+                                 tensor))[r * 5 + i];
+          CHECK(got == want,
+                "rank %d: gather element %d of rank %d: %g, not %g", rank, i, r,
+                got, want);
+        }
+      }
+    }
+    loom_tensor_release(tensor);
+    loom_status_free(status);
+    loom_tensor_handle_release(y);
+    loom_tensor_handle_release(x);
+  }
+  // Ranks gathering different shapes all fail, naming them.
+  loom_tensor_handle_t* x =
+      make_input(ctx, LOOM_DTYPE_FLOAT, rank == size - 1 ? 4 : 5, rank);
+  loom_tensor_handle_t* y = NULL;
+  loom_status_t status = gather(ctx, x, size, 202, &y);
+  CHECK(status && loom_status_code(status) == LOOM_STATUS_INVALID_ARGUMENT &&
+            strstr(status_text(status),
+                   "CollectiveGatherV2 (group_key 1, instance_key 202) on "
+                   "MPI: the ranks' inputs differ (all must have the same "
+                   "dtype and shape): rank 0: float [5]"),
+        "rank %d: gather of mismatched shapes: %s", rank,
+        status ? status_text(status) : "OK");
+  loom_status_free(status);
+  loom_tensor_handle_release(y);
+  loom_tensor_handle_release(x);
+}
+
 // Runs a reduce expected to fail with `code` and each of `parts` in its
 // message.
 static void expect_failure(loom_context_t* ctx, loom_tensor_handle_t* x,
@@ -321,6 +398,18 @@ static int run_threads(int size) {
     if (pthread_create(&threads[r], NULL, thread_main, &args[r])) abort();
   }
   for (int r = 0; r < size; ++r) pthread_join(threads[r], NULL);
+  // Threads have no ranks to order a gather by.
+  loom_tensor_handle_t* x = make_input(ctx, LOOM_DTYPE_FLOAT, 5, 0);
+  loom_tensor_handle_t* y = NULL;
+  loom_status_t status = gather(ctx, x, 1, 1, &y);
+  CHECK(status && loom_status_code(status) == LOOM_STATUS_UNIMPLEMENTED &&
+            strstr(status_text(status),
+                   "CollectiveGatherV2 (group_key 1, instance_key 1): the "
+                   "in-process backend has no gather yet"),
+        "gather on threads: %s", status ? status_text(status) : "OK");
+  loom_status_free(status);
+  loom_tensor_handle_release(y);
+  loom_tensor_handle_release(x);
   loom_context_destroy(ctx);
   printf("%d threads: %s\n", size, g_failures ? "FAILED" : "passed");
   return g_failures ? 1 : 0;
@@ -354,6 +443,7 @@ int main(int argc, char** argv) {
   loom_context_t* ctx = NULL;
   if (loom_context_create(NULL, &ctx)) abort();
   reduce_cases(ctx, rank, size);
+  gather_cases(ctx, rank, size);
   fault_cases(ctx, rank, size);
   loom_context_destroy(ctx);
   status = loom_collective_mpi_finalize();
