@@ -29,6 +29,13 @@ loom_status_t loom__collective_all_gather(
   return backend->all_gather(backend->state, request, output);
 }
 
+loom_status_t loom__collective_broadcast(
+    const loom__collective_reduce_t* request, bool is_sender,
+    loom_tensor_t* data) {
+  const loom__collective_backend_t* backend = loom__collective_backend();
+  return backend->broadcast(backend->state, request, is_sender, data);
+}
+
 const char* loom__collective_merge_name(loom__collective_merge_t merge) {
   switch (merge) {
     case LOOM__COLLECTIVE_MERGE_MIN:

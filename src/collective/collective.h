@@ -11,6 +11,7 @@
 #ifndef LOOM_COLLECTIVE_COLLECTIVE_H_
 #define LOOM_COLLECTIVE_COLLECTIVE_H_
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "loom/status.h"
@@ -61,6 +62,12 @@ typedef struct loom__collective_backend_t {
   loom_status_t (*all_gather)(void* state,
                               const loom__collective_reduce_t* request,
                               loom_tensor_t* output);
+  // One participant (`is_sender`) sends `data` (its input) to the others,
+  // which receive it into `data` (request->input is `data` too: its dtype
+  // and shape are checked against the sender's).
+  loom_status_t (*broadcast)(void* state,
+                             const loom__collective_reduce_t* request,
+                             bool is_sender, loom_tensor_t* data);
   void* state;
 } loom__collective_backend_t;
 
@@ -82,6 +89,11 @@ loom_status_t loom__collective_all_reduce(
 // Runs `request` as an all-gather on the current backend.
 loom_status_t loom__collective_all_gather(
     const loom__collective_reduce_t* request, loom_tensor_t* output);
+
+// Runs `request` as a broadcast on the current backend.
+loom_status_t loom__collective_broadcast(
+    const loom__collective_reduce_t* request, bool is_sender,
+    loom_tensor_t* data);
 
 // "Add", "Div"... for messages.
 const char* loom__collective_merge_name(loom__collective_merge_t merge);

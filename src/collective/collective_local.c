@@ -303,10 +303,22 @@ static loom_status_t local_all_gather(void* state,
                         "between MPI ranks (loom_collective_use_mpi)");
 }
 
+static loom_status_t local_broadcast(void* state,
+                                     const loom__collective_reduce_t* request,
+                                     bool is_sender, loom_tensor_t* data) {
+  (void)state;
+  (void)is_sender;
+  (void)data;
+  return instance_error(request, LOOM_STATUS_UNIMPLEMENTED,
+                        "the in-process backend has no broadcast yet; run "
+                        "it between MPI ranks (loom_collective_use_mpi)");
+}
+
 static const loom__collective_backend_t kLocalBackend = {
     .name = "local",
     .all_reduce = local_all_reduce,
     .all_gather = local_all_gather,
+    .broadcast = local_broadcast,
     .state = NULL,
 };
 

@@ -10,7 +10,8 @@
 //    disagreement fails every rank with the same error, naming the ranks,
 //    before any data moves.
 // 2. Data: MPI_Iallreduce into the output (Div divides afterwards), or
-//    MPI_Iallgather (in rank order) for a gather.
+//    MPI_Iallgather (in rank order) for a gather, or MPI_Ibcast from the
+//    one rank that sends a broadcast.
 //
 // A rank that times out cannot take back what it posted (a collective
 // request cannot be cancelled; a header already sent reaches its peer
@@ -50,7 +51,17 @@ enum {
   kHeaderSize = kDims + kInlineDims,
 };
 
-enum { kKindAllReduce = 1, kKindAllGather = 2 };
+enum {
+  kKindAllReduce = 1,
+  kKindAllGather = 2,
+  kKindBcastSend = 3,  // one rank of a broadcast
+  kKindBcastRecv = 4,  // the others
+};
+
+// Sends and receives of one broadcast are the same collective.
+static int64_t family(int64_t kind) {
+  return kind == kKindBcastRecv ? kKindBcastSend : kind;
+}
 
 typedef struct mpi_state_t {
   pthread_mutex_t mutex;
@@ -178,6 +189,11 @@ static void list_ranks(const int64_t* headers, int size, int field, char* text,
     char value[128];
     if (field < 0) {
       format_input(h, value, sizeof(value));
+    } else if (field == kKind) {
+      static const char* const kKinds[] = {"?", "all-reduce", "all-gather",
+                                           "sends", "receives"};
+      snprintf(value, sizeof(value), "%s",
+               h[field] >= 1 && h[field] <= 4 ? kKinds[h[field]] : "?");
     } else if (field == kMerge) {
       snprintf(value, sizeof(value), "%s",
                loom__collective_merge_name((loom__collective_merge_t)h[field]));
@@ -207,7 +223,11 @@ static loom_status_t check_headers(const loom__collective_reduce_t* request,
   for (size_t f = 0; f < sizeof(kFields) / sizeof(kFields[0]); ++f) {
     int field = kFields[f].field;
     for (int r = 1; r < size; ++r) {
-      if (headers[(size_t)r * kHeaderSize + field] == headers[field]) continue;
+      int64_t mine = headers[(size_t)r * kHeaderSize + field];
+      if (field == kKind ? family(mine) == family(headers[field])
+                         : mine == headers[field]) {
+        continue;
+      }
       snprintf(what, sizeof(what),
                "the ranks disagree on %s (%s): ", kFields[f].name,
                field == kKind ? "a different collective was called"
@@ -223,6 +243,18 @@ static loom_status_t check_headers(const loom__collective_reduce_t* request,
              "shape): ");
     list_ranks(headers, size, -1, what, sizeof(what));
     return request_error(request, LOOM_STATUS_INVALID_ARGUMENT, what);
+  }
+  if (family(headers[kKind]) == kKindBcastSend) {
+    int senders = 0;
+    for (int r = 0; r < size; ++r) {
+      senders += headers[(size_t)r * kHeaderSize + kKind] == kKindBcastSend;
+    }
+    if (senders != 1) {
+      snprintf(what, sizeof(what),
+               "a broadcast needs exactly one sender, got %d: ", senders);
+      list_ranks(headers, size, kKind, what, sizeof(what));
+      return request_error(request, LOOM_STATUS_INVALID_ARGUMENT, what);
+    }
   }
   if (headers[kGroupSize] != size) {
     snprintf(what, sizeof(what),
@@ -377,8 +409,8 @@ static void divide(loom_dtype_t dtype, void* data, int64_t n, int32_t by) {
 
 // Step 2, after the headers agreed: the data, by a non-blocking call.
 static loom_status_t move_data(const loom__collective_reduce_t* request,
-                               int kind, double timeout, double deadline,
-                               loom_tensor_t* output) {
+                               int kind, int root, double timeout,
+                               double deadline, loom_tensor_t* output) {
   loom_dtype_t dtype = loom_tensor_dtype(request->input);
   MPI_Datatype type = mpi_type(dtype);
   if (type == MPI_DATATYPE_NULL) {
@@ -393,15 +425,23 @@ static loom_status_t move_data(const loom__collective_reduce_t* request,
                          "inputs above 2^31 - 1 elements are not supported");
   }
   MPI_Request pending;
-  const char* call =
-      kind == kKindAllGather ? "MPI_Iallgather" : "MPI_Iallreduce";
-  int code = kind == kKindAllGather
-                 ? MPI_Iallgather(loom_tensor_data(request->input), (int)n,
-                                  type, loom_tensor_data(output), (int)n, type,
-                                  g_mpi.comm, &pending)
-                 : MPI_Iallreduce(loom_tensor_data(request->input),
-                                  loom_tensor_data(output), (int)n, type,
-                                  mpi_op(request->merge), g_mpi.comm, &pending);
+  const char* call;
+  int code;
+  if (kind == kKindAllGather) {
+    call = "MPI_Iallgather";
+    code = MPI_Iallgather(loom_tensor_data(request->input), (int)n, type,
+                          loom_tensor_data(output), (int)n, type, g_mpi.comm,
+                          &pending);
+  } else if (family(kind) == kKindBcastSend) {
+    call = "MPI_Ibcast";
+    code = MPI_Ibcast(loom_tensor_data(output), (int)n, type, root, g_mpi.comm,
+                      &pending);
+  } else {
+    call = "MPI_Iallreduce";
+    code = MPI_Iallreduce(loom_tensor_data(request->input),
+                          loom_tensor_data(output), (int)n, type,
+                          mpi_op(request->merge), g_mpi.comm, &pending);
+  }
   if (code != MPI_SUCCESS) return mpi_error(request, call, code);
   bool done = false;
   if (!wait_until(&pending, &done, 1, deadline, &code)) {
@@ -437,8 +477,14 @@ static loom_status_t run(const loom__collective_reduce_t* request, int kind,
     int64_t* headers = NULL;
     status = exchange_headers(request, kind, timeout, deadline, &headers);
     if (!status) status = check_headers(request, headers, g_mpi.size);
+    int root = 0;  // a broadcast's sender
+    for (int r = 0; !status && r < g_mpi.size; ++r) {
+      if (headers[(size_t)r * kHeaderSize + kKind] == kKindBcastSend) root = r;
+    }
     free(headers);
-    if (!status) status = move_data(request, kind, timeout, deadline, output);
+    if (!status) {
+      status = move_data(request, kind, root, timeout, deadline, output);
+    }
   }
   pthread_mutex_unlock(&g_mpi.mutex);
   return status;
@@ -458,10 +504,18 @@ static loom_status_t mpi_all_gather(void* state,
   return run(request, kKindAllGather, output);
 }
 
+static loom_status_t mpi_broadcast(void* state,
+                                   const loom__collective_reduce_t* request,
+                                   bool is_sender, loom_tensor_t* data) {
+  (void)state;
+  return run(request, is_sender ? kKindBcastSend : kKindBcastRecv, data);
+}
+
 static const loom__collective_backend_t kMpiBackend = {
     .name = "mpi",
     .all_reduce = mpi_all_reduce,
     .all_gather = mpi_all_gather,
+    .broadcast = mpi_broadcast,
     .state = NULL,
 };
 

@@ -276,6 +276,94 @@ static void gather_cases(loom_context_t* ctx, int rank, int size) {
   loom_tensor_handle_release(x);
 }
 
+// CollectiveBcastSendV2 of `input`, or (input NULL) CollectiveBcastRecvV2
+// of a double tensor of shape [n], timeout 30 s, into *out.
+static loom_status_t broadcast(loom_context_t* ctx, loom_tensor_handle_t* input,
+                               int32_t n, int32_t group_size,
+                               int32_t instance_key,
+                               loom_tensor_handle_t** out) {
+  loom_tensor_handle_t* shape = NULL;
+  if (!input) {
+    int64_t one = 1;
+    loom_shape_t vector;
+    loom_tensor_t* tensor = NULL;
+    if (loom_shape_initialize(&vector, &one, 1) ||
+        loom_tensor_create_dense(loom_allocator_default(), LOOM_DTYPE_INT32,
+                                 &vector, &tensor)) {
+      abort();
+    }
+    *(int32_t*)loom_tensor_data(tensor) = n;
+    if (loom_context_new_handle(ctx, tensor, &shape)) abort();
+    loom_tensor_release(tensor);
+  }
+  loom_tensor_handle_t* keys[] = {loom_test_int32_scalar(ctx, group_size),
+                                  loom_test_int32_scalar(ctx, 1),
+                                  loom_test_int32_scalar(ctx, instance_key)};
+  loom_eager_op_t* op = NULL;
+  loom_status_t status = loom_eager_op_create(
+      ctx, input ? "CollectiveBcastSendV2" : "CollectiveBcastRecvV2", &op);
+  if (!status && input) status = loom_eager_op_add_input(op, input);
+  for (int i = 0; i < 3 && !status; ++i) {
+    status = loom_eager_op_add_input(op, keys[i]);
+  }
+  if (!status && shape) status = loom_eager_op_add_input(op, shape);
+  loom_op_attrs_t* attrs = status ? NULL : loom_eager_op_attrs(op);
+  if (!status) status = loom_op_attrs_set_f32(attrs, "timeout_seconds", 30);
+  if (!status && !input) {
+    status = loom_op_attrs_set_dtype(attrs, "T", LOOM_DTYPE_DOUBLE);
+  }
+  int32_t count = 0;
+  *out = NULL;
+  if (!status) status = loom_eager_op_execute(op, out, 1, &count);
+  loom_eager_op_destroy(op);
+  for (int i = 0; i < 3; ++i) loom_tensor_handle_release(keys[i]);
+  loom_tensor_handle_release(shape);
+  return status;
+}
+
+// Rank 1 sends its input; every rank ends with it (numpy: inputs[1]).
+static void broadcast_cases(loom_context_t* ctx, int rank, int size) {
+  loom_tensor_handle_t* x = make_input(ctx, LOOM_DTYPE_DOUBLE, 5, rank);
+  loom_tensor_handle_t* y = NULL;
+  loom_status_t status = broadcast(ctx, rank == 1 ? x : NULL, 5, size, 300, &y);
+  CHECK(!status, "rank %d: broadcast: %s", rank, status_text(status));
+  const double sent[] = {3.0, 4.5, -0.375, -999.5, 6.0};
+  if (!status) {
+    loom_tensor_t* tensor = NULL;
+    CHECK(!loom_context_resolve(ctx, y, &tensor) &&
+              loom_tensor_num_elements(tensor) == 5 &&
+              memcmp(loom_tensor_data(tensor), sent, sizeof(sent)) == 0,
+          "rank %d: broadcast's values", rank);
+    loom_tensor_release(tensor);
+  }
+  loom_status_free(status);
+  loom_tensor_handle_release(y);
+  // A receiver expecting 4 elements: every rank fails, naming it.
+  status = broadcast(ctx, rank == 0 ? x : NULL, rank == size - 1 ? 4 : 5, size,
+                     301, &y);
+  char last[64];
+  snprintf(last, sizeof(last), "rank %d: double [4]", size - 1);
+  CHECK(status && loom_status_code(status) == LOOM_STATUS_INVALID_ARGUMENT &&
+            strstr(status_text(status),
+                   "(group_key 1, instance_key 301) on MPI: the ranks' "
+                   "inputs differ") &&
+            strstr(status_text(status), last),
+        "rank %d: broadcast of mismatched shapes: %s", rank,
+        status ? status_text(status) : "OK");
+  loom_status_free(status);
+  loom_tensor_handle_release(y);
+  // Two senders.
+  status = broadcast(ctx, rank <= 1 ? x : NULL, 5, size, 302, &y);
+  CHECK(status && loom_status_code(status) == LOOM_STATUS_INVALID_ARGUMENT &&
+            strstr(status_text(status),
+                   "a broadcast needs exactly one sender, got 2: rank 0: "
+                   "sends; rank 1: sends"),
+        "rank %d: two senders: %s", rank, status ? status_text(status) : "OK");
+  loom_status_free(status);
+  loom_tensor_handle_release(y);
+  loom_tensor_handle_release(x);
+}
+
 // Runs a reduce expected to fail with `code` and each of `parts` in its
 // message.
 static void expect_failure(loom_context_t* ctx, loom_tensor_handle_t* x,
@@ -409,6 +497,22 @@ static int run_threads(int size) {
         "gather on threads: %s", status ? status_text(status) : "OK");
   loom_status_free(status);
   loom_tensor_handle_release(y);
+  status = broadcast(ctx, x, 5, 1, 2, &y);
+  CHECK(status && loom_status_code(status) == LOOM_STATUS_UNIMPLEMENTED &&
+            strstr(status_text(status),
+                   "CollectiveBcastSendV2 (group_key 1, instance_key 2): the "
+                   "in-process backend has no broadcast yet"),
+        "broadcast on threads: %s", status ? status_text(status) : "OK");
+  loom_status_free(status);
+  loom_tensor_handle_release(y);
+  // A receiver's shape is checked before any backend sees it.
+  status = broadcast(ctx, NULL, -1, 1, 3, &y);
+  CHECK(status && loom_status_code(status) == LOOM_STATUS_INVALID_ARGUMENT &&
+            strstr(status_text(status),
+                   "CollectiveBcastRecvV2: shape[0] is -1: dims must be >= 0"),
+        "a negative dim: %s", status ? status_text(status) : "OK");
+  loom_status_free(status);
+  loom_tensor_handle_release(y);
   loom_tensor_handle_release(x);
   loom_context_destroy(ctx);
   printf("%d threads: %s\n", size, g_failures ? "FAILED" : "passed");
@@ -444,6 +548,7 @@ int main(int argc, char** argv) {
   if (loom_context_create(NULL, &ctx)) abort();
   reduce_cases(ctx, rank, size);
   gather_cases(ctx, rank, size);
+  broadcast_cases(ctx, rank, size);
   fault_cases(ctx, rank, size);
   loom_context_destroy(ctx);
   status = loom_collective_mpi_finalize();

@@ -311,15 +311,16 @@ static void collective_reduce_between_components(void** state) {
   LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, g_parallel));
   for (int i = 0; i < 4; ++i) {
     handle_t* y = NULL;
-    LOOM_ASSERT_OK(loom_test_collective_reduce(g_ctx, x, 2, 1, 100 + i, kCases[i].merge,
-                              kCases[i].final_op, 10, &y));
+    LOOM_ASSERT_OK(loom_test_collective_reduce(
+        g_ctx, x, 2, 1, 100 + i, kCases[i].merge, kCases[i].final_op, 10, &y));
     assert_true(loom_parallel_is_parallel_value(y));
     expect_components(y, kCases[i].expected, kCases[i].expected, 3);
     loom_tensor_handle_release(y);
   }
   // The same keys again: a new round.
   handle_t* y = NULL;
-  LOOM_ASSERT_OK(loom_test_collective_reduce(g_ctx, x, 2, 1, 100, "Add", "Id", 10, &y));
+  LOOM_ASSERT_OK(
+      loom_test_collective_reduce(g_ctx, x, 2, 1, 100, "Add", "Id", 10, &y));
   expect_components(y, kCases[0].expected, kCases[0].expected, 3);
   loom_tensor_handle_release(y);
   LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
@@ -497,10 +498,11 @@ static void collective_with_mismatched_shapes_fails(void** state) {
   assert_int_equal(metadata.shape.dims[0], LOOM_UNKNOWN_DIM);
   handle_t* y = NULL;
   LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, g_parallel));
-  LOOM_ASSERT_STATUS(loom_test_collective_reduce(g_ctx, x, 2, 3, 9, "Add", "Id", 10, &y),
-                     LOOM_STATUS_INVALID_ARGUMENT,
-                     "CollectiveReduceV2 (group_key 3, instance_key 9): a "
-                     "participant's input is float");
+  LOOM_ASSERT_STATUS(
+      loom_test_collective_reduce(g_ctx, x, 2, 3, 9, "Add", "Id", 10, &y),
+      LOOM_STATUS_INVALID_ARGUMENT,
+      "CollectiveReduceV2 (group_key 3, instance_key 9): a "
+      "participant's input is float");
   LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
   loom_tensor_handle_release(y);
   handle_t* all[] = {x0, x1, x};
@@ -526,7 +528,8 @@ static void asynchronous_context(void** state) {
   handle_t* xx = run_ok("Mul", (handle_t*[]){x, x}, 2);
   handle_t* y = NULL;
   LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, g_parallel));
-  LOOM_ASSERT_OK(loom_test_collective_reduce(g_ctx, xx, 2, 1, 500, "Add", "Id", 10, &y));
+  LOOM_ASSERT_OK(
+      loom_test_collective_reduce(g_ctx, xx, 2, 1, 500, "Add", "Id", 10, &y));
   LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
   // numpy: x0**2 + x1**2
   const double sum[] = {17, 29, 45};

@@ -75,8 +75,8 @@ typedef struct thread_case_t {
 static void* collective_thread(void* opaque) {
   thread_case_t* c = opaque;
   handle_t* x = make(LOOM_DTYPE_DOUBLE, &c->size, 1, c->values);
-  c->status =
-      loom_test_collective_reduce(g_ctx, x, 3, 7, c->instance_key, "Add", c->final_op, 10, &c->result);
+  c->status = loom_test_collective_reduce(g_ctx, x, 3, 7, c->instance_key,
+                                          "Add", c->final_op, 10, &c->result);
   loom_tensor_handle_release(x);
   return NULL;
 }
@@ -132,14 +132,16 @@ static void lone_participant_times_out(void** state) {
   const double values[] = {1, 2, 3};
   handle_t* x = make(LOOM_DTYPE_DOUBLE, dims, 1, values);
   handle_t* y = NULL;
-  LOOM_ASSERT_STATUS(loom_test_collective_reduce(g_ctx, x, 2, 5, 11, "Add", "Id", 0.1f, &y),
-                     LOOM_STATUS_DEADLINE_EXCEEDED,
-                     "CollectiveReduceV2 (group_key 5, instance_key 11): "
-                     "timed out after 0.1 seconds with 1 of 2 participants "
-                     "arrived");
+  LOOM_ASSERT_STATUS(
+      loom_test_collective_reduce(g_ctx, x, 2, 5, 11, "Add", "Id", 0.1f, &y),
+      LOOM_STATUS_DEADLINE_EXCEEDED,
+      "CollectiveReduceV2 (group_key 5, instance_key 11): "
+      "timed out after 0.1 seconds with 1 of 2 participants "
+      "arrived");
   loom_tensor_handle_release(y);
   // A group of one is the identity (Div by 1).
-  LOOM_ASSERT_OK(loom_test_collective_reduce(g_ctx, x, 1, 5, 12, "Max", "Div", 0, &y));
+  LOOM_ASSERT_OK(
+      loom_test_collective_reduce(g_ctx, x, 1, 5, 12, "Max", "Div", 0, &y));
   expect_values(y, values, 3);
   loom_tensor_handle_release(y);
   loom_tensor_handle_release(x);
@@ -151,13 +153,15 @@ static void bad_arguments_fail(void** state) {
   const double values[] = {1};
   handle_t* x = make(LOOM_DTYPE_DOUBLE, dims, 1, values);
   handle_t* y = NULL;
-  LOOM_ASSERT_STATUS(loom_test_collective_reduce(g_ctx, x, 0, 5, 12, "Add", "Id", 0.1f, &y),
-                     LOOM_STATUS_INVALID_ARGUMENT,
-                     "CollectiveReduceV2 (group_key 5, instance_key 12): "
-                     "group_size must be at least 1, got 0");
+  LOOM_ASSERT_STATUS(
+      loom_test_collective_reduce(g_ctx, x, 0, 5, 12, "Add", "Id", 0.1f, &y),
+      LOOM_STATUS_INVALID_ARGUMENT,
+      "CollectiveReduceV2 (group_key 5, instance_key 12): "
+      "group_size must be at least 1, got 0");
   loom_tensor_handle_release(y);
-  LOOM_ASSERT_STATUS(loom_test_collective_reduce(g_ctx, x, 1, 5, 12, "Sum", "Id", 0.1f, &y),
-                     LOOM_STATUS_INVALID_ARGUMENT, "merge_op");
+  LOOM_ASSERT_STATUS(
+      loom_test_collective_reduce(g_ctx, x, 1, 5, 12, "Sum", "Id", 0.1f, &y),
+      LOOM_STATUS_INVALID_ARGUMENT, "merge_op");
   loom_tensor_handle_release(y);
   loom_tensor_handle_release(x);
 }

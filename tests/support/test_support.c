@@ -88,13 +88,10 @@ loom_tensor_handle_t* loom_test_int32_scalar(loom_context_t* context,
   return handle;
 }
 
-loom_status_t loom_test_collective_reduce(loom_context_t* context,
-                                          loom_tensor_handle_t* input,
-                                          int32_t group_size, int32_t group_key,
-                                          int32_t instance_key,
-                                          const char* merge,
-                                          const char* final_op, float timeout,
-                                          loom_tensor_handle_t** out) {
+loom_status_t loom_test_collective_reduce(
+    loom_context_t* context, loom_tensor_handle_t* input, int32_t group_size,
+    int32_t group_key, int32_t instance_key, const char* merge,
+    const char* final_op, float timeout, loom_tensor_handle_t** out) {
   loom_tensor_handle_t* inputs[] = {
       input, loom_test_int32_scalar(context, group_size),
       loom_test_int32_scalar(context, group_key),

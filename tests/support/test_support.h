@@ -82,13 +82,10 @@ loom_tensor_handle_t* loom_test_int32_scalar(loom_context_t* context,
 // Runs CollectiveReduceV2 of `input` in `context` (a group of `group_size`
 // participants, `merge` and `final_op` as TensorFlow names them) into *out
 // (NULL on failure), releasing everything else it made.
-loom_status_t loom_test_collective_reduce(loom_context_t* context,
-                                          loom_tensor_handle_t* input,
-                                          int32_t group_size, int32_t group_key,
-                                          int32_t instance_key,
-                                          const char* merge,
-                                          const char* final_op, float timeout,
-                                          loom_tensor_handle_t** out);
+loom_status_t loom_test_collective_reduce(
+    loom_context_t* context, loom_tensor_handle_t* input, int32_t group_size,
+    int32_t group_key, int32_t instance_key, const char* merge,
+    const char* final_op, float timeout, loom_tensor_handle_t** out);
 
 // A host context of `num_threads` threads for a test file's cases: made
 // into *out_host by a cmocka group set-up, destroyed by its tear-down.
