@@ -43,7 +43,7 @@ loom_layer(host                host                base)
 loom_layer(tensor              tensor              base)
 loom_layer(registry            registry            base host tensor)
 loom_layer(plugin              plugin              base host tensor registry)
-# Collectives: one interface, an in-process backend (MPI later).
+# Collectives: one interface, an in-process backend and an MPI one.
 loom_layer(collective          collective          base host tensor)
 # Kernels register through the registry, as a plugin's would.
 loom_layer(kernels             kernels             base host tensor registry

@@ -9,7 +9,9 @@
 #          the programs of tests/programs), python3-protobuf (decodes
 #          the serialized op lists in tests/plugin), python3-dev,
 #          python3-venv, python3-setuptools and python3-pytest (the Python
-#          front end, python/, built in a venv and tested with pytest)
+#          front end, python/, built in a venv and tested with pytest),
+#          OpenMPI (libopenmpi-dev, openmpi-bin: the MPI collective backend
+#          and its mpirun tests)
 #   bench  build + NumPy, PyTorch and libtorch-dev (the reference
 #          implementations; libtorch-dev for bench/train_reference_libtorch)
 #   demo   build + zlib and Fashion-MNIST (dataset-fashion-mnist) for the
@@ -23,8 +25,10 @@ case "$profile" in
   build) ;;
   test) packages+=(libcmocka-dev valgrind clang libclang-rt-14-dev python3-numpy
                   python3-torch llvm-14-tools python3-protobuf python3-dev
-                  python3-venv python3-setuptools python3-pytest) ;;
-  bench) packages+=(python3-numpy python3-torch libtorch-dev) ;;
+                  python3-venv python3-setuptools python3-pytest
+                  libopenmpi-dev openmpi-bin) ;;
+  bench) packages+=(python3-numpy python3-torch libtorch-dev libopenmpi-dev
+                   openmpi-bin) ;;
   demo) packages+=(zlib1g-dev dataset-fashion-mnist) ;;
   *) echo "usage: $0 build|test|bench|demo" >&2; exit 2 ;;
 esac

@@ -61,10 +61,11 @@ echo "== unit tests under valgrind"
 # cases, lit running the programs (no Loom code of their own worth
 # checking, and slow under valgrind; the case files stage 1 generated are
 # reused: -FS skips their fixtures), the Python front end's pytest run
-# (valgrind would check only the shell that starts it), and the demo's 20
-# training steps
-# (minutes under valgrind; test_fashion_mnist_step runs the same code on
-# small inputs).
+# (valgrind would check only the shell that starts it), the mpirun runs
+# (valgrind would check mpirun; the same program's --threads runs are
+# checked under TSan), and the demo's 20 training steps, eager and traced
+# (minutes under valgrind; test_fashion_mnist_step and test_function_plan
+# run the same code on small inputs).
 # LOOM_ALLOCATOR_CACHE=0 sends every block to malloc and free, so memcheck
 # sees each one. Only definite leaks fail the stage: memory kept for the
 # life of the process (the registries) is still reachable.
@@ -72,7 +73,7 @@ memcheck_logs="$root/build/test/Testing/Temporary"
 rm -f "$memcheck_logs"/MemoryChecker.*.log
 if ! LOOM_ALLOCATOR_CACHE=0 ctest --test-dir "$root/build/test" -j"$jobs" \
     --output-on-failure -LE threaded \
-    -E '^(public_headers_compile_alone|layer_symbols|layer_includes|bench_.*_quick|kernel_conformance_cases|gradient_cases|programs_lit|test_python|fashion_mnist_smoke)$' \
+    -E '^(public_headers_compile_alone|layer_symbols|layer_includes|bench_.*_quick|kernel_conformance_cases|gradient_cases|programs_lit|test_python|test_collective_mpi_np[0-9]+|fashion_mnist_smoke|fashion_mnist_traced_smoke)$' \
     -FS '^(kernel_conformance_cases|gradient_cases)$' \
     -T memcheck \
     --overwrite MemoryCheckCommand="$(command -v valgrind)" \

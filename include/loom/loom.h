@@ -9,6 +9,7 @@
 #include "loom/autodiff.h"
 #include "loom/buffer.h"
 #include "loom/builtin_ops.h"
+#include "loom/collective.h"
 #include "loom/cpu_op_handler.h"
 #include "loom/dtype.h"
 #include "loom/eager.h"

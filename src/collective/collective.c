@@ -23,6 +23,19 @@ loom_status_t loom__collective_all_reduce(
   return backend->all_reduce(backend->state, request, output);
 }
 
+loom_status_t loom__collective_all_gather(
+    const loom__collective_reduce_t* request, loom_tensor_t* output) {
+  const loom__collective_backend_t* backend = loom__collective_backend();
+  return backend->all_gather(backend->state, request, output);
+}
+
+loom_status_t loom__collective_broadcast(
+    const loom__collective_reduce_t* request, bool is_sender,
+    loom_tensor_t* data) {
+  const loom__collective_backend_t* backend = loom__collective_backend();
+  return backend->broadcast(backend->state, request, is_sender, data);
+}
+
 const char* loom__collective_merge_name(loom__collective_merge_t merge) {
   switch (merge) {
     case LOOM__COLLECTIVE_MERGE_MIN:

@@ -11,6 +11,7 @@
 #ifndef LOOM_COLLECTIVE_COLLECTIVE_H_
 #define LOOM_COLLECTIVE_COLLECTIVE_H_
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "loom/status.h"
@@ -30,7 +31,8 @@ typedef enum loom__collective_final_t {
   LOOM__COLLECTIVE_FINAL_DIV,  // divides by group_size
 } loom__collective_final_t;
 
-// One participant's part in an all-reduce.
+// One participant's part in an all-reduce, or in an all-gather (which
+// ignores `merge` and `final_op`).
 typedef struct loom__collective_reduce_t {
   const char* op_name;  // for messages ("CollectiveReduceV2")
   int32_t group_size;   // >= 1
@@ -53,6 +55,19 @@ typedef struct loom__collective_backend_t {
   loom_status_t (*all_reduce)(void* state,
                               const loom__collective_reduce_t* request,
                               loom_tensor_t* output);
+  // Blocks likewise, then writes every participant's input, in the order
+  // of their ranks, concatenated along dim 0 into `output` (dense, dim 0
+  // group_size times the input's). UNIMPLEMENTED where the backend has no
+  // order of its participants.
+  loom_status_t (*all_gather)(void* state,
+                              const loom__collective_reduce_t* request,
+                              loom_tensor_t* output);
+  // One participant (`is_sender`) sends `data` (its input) to the others,
+  // which receive it into `data` (request->input is `data` too: its dtype
+  // and shape are checked against the sender's).
+  loom_status_t (*broadcast)(void* state,
+                             const loom__collective_reduce_t* request,
+                             bool is_sender, loom_tensor_t* data);
   void* state;
 } loom__collective_backend_t;
 
@@ -70,6 +85,15 @@ const loom__collective_backend_t* loom__collective_local_backend(void);
 // Runs `request` on the current backend.
 loom_status_t loom__collective_all_reduce(
     const loom__collective_reduce_t* request, loom_tensor_t* output);
+
+// Runs `request` as an all-gather on the current backend.
+loom_status_t loom__collective_all_gather(
+    const loom__collective_reduce_t* request, loom_tensor_t* output);
+
+// Runs `request` as a broadcast on the current backend.
+loom_status_t loom__collective_broadcast(
+    const loom__collective_reduce_t* request, bool is_sender,
+    loom_tensor_t* data);
 
 // "Add", "Div"... for messages.
 const char* loom__collective_merge_name(loom__collective_merge_t merge);

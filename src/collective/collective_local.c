@@ -2,7 +2,8 @@
 // an instance found by (group key, instance key). Each merges its input
 // into the instance's accumulator as it arrives (under the backend's
 // lock); the last one applies the final op and wakes the others, which
-// copy the result out. An instance whose participants disagree, or one of
+// copy the result out. A broadcast meets the same way: its one sender's
+// input is the result. An instance whose participants disagree, or one of
 // whose participants gives up waiting, fails every participant.
 //
 // An instance lives until its round is over (see leave_locked); then a new
@@ -30,6 +31,8 @@ typedef struct instance_t {
   loom_shape_t shape;
   int64_t num_elements;
   void* accumulator;  // the reduction so far
+  bool broadcast;     // else an all-reduce
+  int32_t senders;    // of a broadcast
   int32_t arrived;    // inputs merged
   int32_t present;    // participants inside
   int32_t joined;     // participants that came, all told
@@ -77,7 +80,7 @@ static void unlink_and_free_locked(instance_t* instance) {
 }
 
 static loom_status_t create_locked(const loom__collective_reduce_t* request,
-                                   instance_t** out) {
+                                   bool broadcast, instance_t** out) {
   const loom_tensor_t* input = request->input;
   size_t bytes = loom_tensor_byte_size(input);
   instance_t* instance = calloc(1, sizeof(*instance));
@@ -93,6 +96,7 @@ static loom_status_t create_locked(const loom__collective_reduce_t* request,
   pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
   pthread_cond_init(&instance->cond, &attr);
   pthread_condattr_destroy(&attr);
+  instance->broadcast = broadcast;
   instance->group_key = request->group_key;
   instance->instance_key = request->instance_key;
   instance->group_size = request->group_size;
@@ -108,9 +112,15 @@ static loom_status_t create_locked(const loom__collective_reduce_t* request,
 
 // Whether the request fits the instance; else the error (for all).
 static loom_status_t check_locked(const instance_t* instance,
-                                  const loom__collective_reduce_t* request) {
+                                  const loom__collective_reduce_t* request,
+                                  bool broadcast) {
   const loom_tensor_t* input = request->input;
   char what[512];
+  if (broadcast != instance->broadcast) {
+    return instance_error(request, LOOM_STATUS_INVALID_ARGUMENT,
+                          "a participant runs a broadcast, another an "
+                          "all-reduce, with the same keys");
+  }
   if (request->group_size != instance->group_size) {
     snprintf(what, sizeof(what),
              "a participant has group_size %d, another %d: all must agree",
@@ -219,15 +229,16 @@ static void leave_locked(instance_t* instance) {
   }
 }
 
-static loom_status_t local_all_reduce(void* state,
-                                      const loom__collective_reduce_t* request,
-                                      loom_tensor_t* output) {
-  (void)state;
+// An all-reduce, or (broadcast) a broadcast from the one participant
+// that is_sender.
+static loom_status_t local_run(const loom__collective_reduce_t* request,
+                               bool broadcast, bool is_sender,
+                               loom_tensor_t* output) {
   const void* input = loom_tensor_data(request->input);
   pthread_mutex_lock(&g_mutex);
   instance_t* instance = find_locked(request);
   loom_status_t status = loom_ok_status();
-  if (!instance) status = create_locked(request, &instance);
+  if (!instance) status = create_locked(request, broadcast, &instance);
   if (status) {
     pthread_mutex_unlock(&g_mutex);
     return status;
@@ -235,14 +246,19 @@ static loom_status_t local_all_reduce(void* state,
   instance->present++;
   instance->joined++;
   if (!instance->error) {
-    loom_status_t mismatch = check_locked(instance, request);
+    loom_status_t mismatch = check_locked(instance, request, broadcast);
     if (mismatch) {
       instance->error = mismatch;
       pthread_cond_broadcast(&instance->cond);
     }
   }
   if (!instance->error) {
-    if (instance->arrived == 0) {
+    if (broadcast) {
+      if (is_sender && instance->senders++ == 0) {
+        memcpy(instance->accumulator, input,
+               loom_tensor_byte_size(request->input));
+      }
+    } else if (instance->arrived == 0) {
       memcpy(instance->accumulator, input,
              loom_tensor_byte_size(request->input));
     } else {
@@ -250,11 +266,19 @@ static loom_status_t local_all_reduce(void* state,
                  instance->num_elements);
     }
     if (++instance->arrived == instance->group_size) {
-      if (request->final_op == LOOM__COLLECTIVE_FINAL_DIV) {
+      if (broadcast && instance->senders != 1) {
+        char what[128];
+        snprintf(what, sizeof(what),
+                 "a broadcast needs exactly one sender, got %d",
+                 (int)instance->senders);
+        instance->error =
+            instance_error(request, LOOM_STATUS_INVALID_ARGUMENT, what);
+      } else if (!broadcast &&
+                 request->final_op == LOOM__COLLECTIVE_FINAL_DIV) {
         divide(instance->dtype, instance->accumulator, instance->num_elements,
                instance->group_size);
       }
-      instance->complete = true;
+      if (!instance->error) instance->complete = true;
       pthread_cond_broadcast(&instance->cond);
     }
   }
@@ -290,9 +314,38 @@ static loom_status_t local_all_reduce(void* state,
   return status;
 }
 
+// Threads of a process have no rank to order a gather by (the kernel does
+// not know its component's index).
+static loom_status_t local_all_gather(void* state,
+                                      const loom__collective_reduce_t* request,
+                                      loom_tensor_t* output) {
+  (void)state;
+  (void)output;
+  return instance_error(request, LOOM_STATUS_UNIMPLEMENTED,
+                        "the in-process backend has no gather yet (its "
+                        "participants have no ranks to order it by); run it "
+                        "between MPI ranks (loom_collective_use_mpi)");
+}
+
+static loom_status_t local_all_reduce(void* state,
+                                      const loom__collective_reduce_t* request,
+                                      loom_tensor_t* output) {
+  (void)state;
+  return local_run(request, false, false, output);
+}
+
+static loom_status_t local_broadcast(void* state,
+                                     const loom__collective_reduce_t* request,
+                                     bool is_sender, loom_tensor_t* data) {
+  (void)state;
+  return local_run(request, true, is_sender, data);
+}
+
 static const loom__collective_backend_t kLocalBackend = {
     .name = "local",
     .all_reduce = local_all_reduce,
+    .all_gather = local_all_gather,
+    .broadcast = local_broadcast,
     .state = NULL,
 };
 

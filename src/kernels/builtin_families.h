@@ -62,8 +62,10 @@ loom_status_t loom__register_check_numerics_ops(void);
 // off handlers as ops (the identity on the CPU).
 loom_status_t loom__register_copy_ops(void);
 
-// CollectiveReduceV2 (src/collective runs it); ParallelPack and
-// ParallelUnpack, the parallel handler's own ops (no CPU kernel).
+// CollectiveReduceV2, CollectiveGatherV2, CollectiveBcastSendV2 and
+// CollectiveBcastRecvV2 (src/collective runs them);
+// ParallelPack and ParallelUnpack, the parallel handler's own ops (no CPU
+// kernel).
 loom_status_t loom__register_collective_ops(void);
 
 loom_status_t loom__register_logging_ops(void);

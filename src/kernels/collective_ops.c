@@ -1,9 +1,11 @@
-// CollectiveReduceV2 (TensorFlow's op definition): every participant of a
-// group brings a tensor of the same dtype and shape and gets their
-// reduction (merge_op Min, Max, Mul or Add, then final_op Id or Div by the
-// group size). The kernel reads its keys and hands the reduction to the
+// CollectiveReduceV2, CollectiveGatherV2 and CollectiveBcastSendV2 /
+// RecvV2 (TensorFlow's op definitions): every participant of a group
+// brings a tensor of the same dtype and shape and gets their reduction
+// (merge_op Min, Max, Mul or Add, then final_op Id or Div by the group
+// size), their concatenation along dim 0 in rank order, or the one
+// sender's tensor. The kernel reads its keys and hands the work to the
 // collective backend (src/collective), which meets the participants: the
-// components of a parallel handler, or threads of this process.
+// components of a parallel handler, threads of this process, or MPI ranks.
 
 #include <stdio.h>
 #include <string.h>
@@ -14,15 +16,16 @@
 #include "kernels/shape_fns.h"
 
 static const char kOp[] = "CollectiveReduceV2";
+static const char kGatherOp[] = "CollectiveGatherV2";
 
 // A scalar int32 input, named for messages.
-static loom_status_t scalar_key(loom_kernel_context_t* ctx, int32_t index,
-                                const char* name, int32_t* out) {
+static loom_status_t scalar_key(loom_kernel_context_t* ctx, const char* op,
+                                int32_t index, const char* name, int32_t* out) {
   loom_tensor_t* tensor = loom_kernel_context_input(ctx, index);
   if (!tensor || loom_tensor_dtype(tensor) != LOOM_DTYPE_INT32 ||
       loom_tensor_num_elements(tensor) != 1) {
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                            "%s: %s must be a scalar int32", kOp, name);
+                            "%s: %s must be a scalar int32", op, name);
   }
   *out = *(const int32_t*)loom_tensor_data(tensor);
   return loom_ok_status();
@@ -39,23 +42,41 @@ static bool string_attr(const loom_op_attrs_t* attrs, const char* name,
          memcmp(value.u.string.data, expected, value.u.string.size) == 0;
 }
 
-static loom_status_t read_request(loom_kernel_context_t* ctx,
-                                  loom__collective_reduce_t* request) {
+// The keys, group size and timeout every collective op has.
+// `first` is the index of group_size (group_key, instance_key follow).
+static loom_status_t read_common(loom_kernel_context_t* ctx, const char* op,
+                                 int32_t first,
+                                 loom__collective_reduce_t* request) {
   const loom_op_attrs_t* attrs = loom_kernel_context_attrs(ctx);
-  request->op_name = kOp;
-  request->input = loom_kernel_context_input(ctx, 0);
-  LOOM_RETURN_IF_ERROR(scalar_key(ctx, 1, "group_size", &request->group_size));
-  LOOM_RETURN_IF_ERROR(scalar_key(ctx, 2, "group_key", &request->group_key));
+  *request = (loom__collective_reduce_t){.op_name = op};
+  if (first > 0) request->input = loom_kernel_context_input(ctx, 0);
   LOOM_RETURN_IF_ERROR(
-      scalar_key(ctx, 3, "instance_key", &request->instance_key));
+      scalar_key(ctx, op, first, "group_size", &request->group_size));
+  LOOM_RETURN_IF_ERROR(
+      scalar_key(ctx, op, first + 1, "group_key", &request->group_key));
+  LOOM_RETURN_IF_ERROR(
+      scalar_key(ctx, op, first + 2, "instance_key", &request->instance_key));
   if (request->group_size < 1) {
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                             "%s (group_key %d, instance_key %d): group_size "
                             "must be at least 1, got %d",
-                            kOp, (int)request->group_key,
+                            op, (int)request->group_key,
                             (int)request->instance_key,
                             (int)request->group_size);
   }
+  loom_attr_value_t timeout;
+  if (loom_op_attrs_get(attrs, "timeout_seconds", &timeout)) {
+    request->timeout_seconds = timeout.kind == LOOM_ATTR_KIND_F64
+                                   ? timeout.u.f64
+                                   : (double)timeout.u.f32;
+  }
+  return loom_ok_status();
+}
+
+static loom_status_t read_request(loom_kernel_context_t* ctx,
+                                  loom__collective_reduce_t* request) {
+  const loom_op_attrs_t* attrs = loom_kernel_context_attrs(ctx);
+  LOOM_RETURN_IF_ERROR(read_common(ctx, kOp, 1, request));
   static const char* const kMerges[] = {"Min", "Max", "Mul", "Add"};
   bool found = false;
   for (int i = 0; i < 4 && !found; ++i) {
@@ -77,13 +98,6 @@ static loom_status_t read_request(loom_kernel_context_t* ctx,
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                             "%s: final_op must be Id or Div", kOp);
   }
-  loom_attr_value_t timeout;
-  request->timeout_seconds = 0;
-  if (loom_op_attrs_get(attrs, "timeout_seconds", &timeout)) {
-    request->timeout_seconds = timeout.kind == LOOM_ATTR_KIND_F64
-                                   ? timeout.u.f64
-                                   : (double)timeout.u.f32;
-  }
   return loom_ok_status();
 }
 
@@ -101,6 +115,96 @@ static void collective_reduce_compute(void* kernel,
   if (status) loom_kernel_context_fail(ctx, status);
 }
 
+// The output: the input's shape with dim 0 group_size times as long.
+static void collective_gather_compute(void* kernel,
+                                      loom_kernel_context_t* ctx) {
+  (void)kernel;
+  loom__collective_reduce_t request;
+  loom_status_t status = read_common(ctx, kGatherOp, 1, &request);
+  loom_tensor_t* output = NULL;
+  if (!status) {
+    const loom_shape_t* in = loom_tensor_shape(request.input);
+    if (in->rank < 1 || in->rank > LOOM_MAX_RANK) {
+      status = loom_make_status(
+          LOOM_STATUS_INVALID_ARGUMENT,
+          "%s (group_key %d, instance_key %d): input must have rank 1 to %d "
+          "(it is concatenated along dim 0), got rank %d",
+          kGatherOp, (int)request.group_key, (int)request.instance_key,
+          LOOM_MAX_RANK, (int)in->rank);
+    } else {
+      loom_shape_t shape = *in;
+      shape.dims[0] *= request.group_size;
+      status = loom_kernel_context_allocate_output(ctx, 0, &shape, &output);
+    }
+  }
+  if (!status) status = loom__collective_all_gather(&request, output);
+  if (status) loom_kernel_context_fail(ctx, status);
+}
+
+static const char kSendOp[] = "CollectiveBcastSendV2";
+static const char kRecvOp[] = "CollectiveBcastRecvV2";
+
+// The sender's output is its input, sent to the others.
+static void collective_bcast_send_compute(void* kernel,
+                                          loom_kernel_context_t* ctx) {
+  (void)kernel;
+  loom__collective_reduce_t request;
+  loom_status_t status = read_common(ctx, kSendOp, 1, &request);
+  loom_tensor_t* output = NULL;
+  if (!status) {
+    status = loom_kernel_context_allocate_output(
+        ctx, 0, loom_tensor_shape(request.input), &output);
+  }
+  if (!status) {
+    memcpy(loom_tensor_data(output), loom_tensor_data(request.input),
+           loom_tensor_byte_size(output));
+    status = loom__collective_broadcast(&request, true, output);
+  }
+  if (status) loom_kernel_context_fail(ctx, status);
+}
+
+// A receiver's output has the shape its `shape` input names.
+static void collective_bcast_recv_compute(void* kernel,
+                                          loom_kernel_context_t* ctx) {
+  (void)kernel;
+  loom__collective_reduce_t request;
+  loom_status_t status = read_common(ctx, kRecvOp, 0, &request);
+  loom_tensor_t* output = NULL;
+  loom_shape_t shape;
+  if (!status) {
+    loom_tensor_t* dims = loom_kernel_context_input(ctx, 3);
+    int64_t rank = dims ? loom_tensor_num_elements(dims) : -1;
+    loom_dtype_t dtype = dims ? loom_tensor_dtype(dims) : LOOM_DTYPE_INVALID;
+    int64_t values[LOOM_MAX_RANK];
+    if (!dims || loom_tensor_shape(dims)->rank != 1 || rank > LOOM_MAX_RANK ||
+        (dtype != LOOM_DTYPE_INT32 && dtype != LOOM_DTYPE_INT64)) {
+      status = loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                                "%s: shape must be a vector of at most %d "
+                                "int32 or int64 dims",
+                                kRecvOp, LOOM_MAX_RANK);
+    }
+    for (int64_t i = 0; !status && i < rank; ++i) {
+      values[i] = dtype == LOOM_DTYPE_INT32
+                      ? ((const int32_t*)loom_tensor_data(dims))[i]
+                      : ((const int64_t*)loom_tensor_data(dims))[i];
+      if (values[i] < 0) {
+        status = loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                                  "%s: shape[%lld] is %lld: dims must be >= 0",
+                                  kRecvOp, (long long)i, (long long)values[i]);
+      }
+    }
+    if (!status) status = loom_shape_initialize(&shape, values, (int)rank);
+  }
+  if (!status) {
+    status = loom_kernel_context_allocate_output(ctx, 0, &shape, &output);
+  }
+  if (!status) {
+    request.input = output;  // its dtype and shape, for the header check
+    status = loom__collective_broadcast(&request, false, output);
+  }
+  if (status) loom_kernel_context_fail(ctx, status);
+}
+
 static const loom__builtin_op_t kOps[] = {
     {.name = "CollectiveReduceV2",
      .inputs = {"input: T", "group_size: int32", "group_key: int32",
@@ -115,6 +219,36 @@ static const loom__builtin_op_t kOps[] = {
                "Nordering_token: int >= 0 = 0",
                "max_subdivs_per_device: int = -1"},
      .shape_fn = loom__shape_fn_unchanged,
+     .is_stateful = true},
+    // Its output's dim 0 depends on group_size, a tensor: no shape
+    // function.
+    {.name = "CollectiveGatherV2",
+     .inputs = {"input: T", "group_size: int32", "group_key: int32",
+                "instance_key: int32",
+                "ordering_token: Nordering_token * resource"},
+     .outputs = {"data: T"},
+     .attrs = {"T: {float, half, double, int32, int64}",
+               "communication_hint: string = 'auto'",
+               "timeout_seconds: float = 0", "is_stateless: bool = false",
+               "Nordering_token: int >= 0 = 0"},
+     .is_stateful = true},
+    {.name = "CollectiveBcastSendV2",
+     .inputs = {"input: T", "group_size: int32", "group_key: int32",
+                "instance_key: int32"},
+     .outputs = {"data: T"},
+     .attrs = {"T: {bool, float, half, double, int32, int64}",
+               "communication_hint: string = 'auto'",
+               "timeout_seconds: float = 0"},
+     .shape_fn = loom__shape_fn_unchanged,
+     .is_stateful = true},
+    {.name = "CollectiveBcastRecvV2",
+     .inputs = {"group_size: int32", "group_key: int32", "instance_key: int32",
+                "shape: Tshape"},
+     .outputs = {"data: T"},
+     .attrs = {"T: {bool, float, half, double, int32, int64}",
+               "Tshape: {int32, int64} = DT_INT32",
+               "communication_hint: string = 'auto'",
+               "timeout_seconds: float = 0"},
      .is_stateful = true},
     // The parallel handler's own ops: only that handler runs them.
     {.name = "ParallelPack",
@@ -135,9 +269,27 @@ static const loom__builtin_kernel_t kKernels[] = {
      .types = {LOOM_DTYPE_FLOAT, LOOM_DTYPE_DOUBLE, LOOM_DTYPE_INT32,
                LOOM_DTYPE_INT64},
      .host_memory = {"group_size", "group_key", "instance_key"}},
+    {.op_name = "CollectiveGatherV2",
+     .compute = collective_gather_compute,
+     .type_attr = "T",
+     .types = {LOOM_DTYPE_FLOAT, LOOM_DTYPE_DOUBLE, LOOM_DTYPE_INT32,
+               LOOM_DTYPE_INT64},
+     .host_memory = {"group_size", "group_key", "instance_key"}},
+    {.op_name = "CollectiveBcastSendV2",
+     .compute = collective_bcast_send_compute,
+     .type_attr = "T",
+     .types = {LOOM_DTYPE_FLOAT, LOOM_DTYPE_DOUBLE, LOOM_DTYPE_INT32,
+               LOOM_DTYPE_INT64},
+     .host_memory = {"group_size", "group_key", "instance_key"}},
+    {.op_name = "CollectiveBcastRecvV2",
+     .compute = collective_bcast_recv_compute,
+     .type_attr = "T",
+     .types = {LOOM_DTYPE_FLOAT, LOOM_DTYPE_DOUBLE, LOOM_DTYPE_INT32,
+               LOOM_DTYPE_INT64},
+     .host_memory = {"group_size", "group_key", "instance_key", "shape"}},
 };
 
 loom_status_t loom__register_collective_ops(void) {
-  LOOM_RETURN_IF_ERROR(loom__register_builtin_ops(kOps, 3));
-  return loom__register_builtin_kernels(kKernels, 1);
+  LOOM_RETURN_IF_ERROR(loom__register_builtin_ops(kOps, 6));
+  return loom__register_builtin_kernels(kKernels, 4);
 }
