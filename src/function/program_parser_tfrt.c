@@ -299,8 +299,13 @@ static bool check_while(parser_t* p, const program_function_t* caller,
 static bool parse_repeat(parser_t* p, function_builder_t* fb, op_builder_t* b,
                          const char* suffix) {
   (void)suffix;
-  if (!loom__parser_parse_operand_list(p, fb, b) ||
-      !loom__parser_check_operand_kind(p, fb, b, 0, PROGRAM_TYPE_INTEGER,
+  if (!loom__parser_parse_operand_list(p, fb, b)) return false;
+  if (b->num_operands < 1) {
+    return loom__parser_error_at(p, b->location,
+                                 "'%s' needs an i32 count as its first operand",
+                                 b->name);
+  }
+  if (!loom__parser_check_operand_kind(p, fb, b, 0, PROGRAM_TYPE_INTEGER,
                                        "i32") ||
       !loom__parser_parse_optional_attrs(p, b)) {
     return false;

@@ -41,3 +41,13 @@ func.func @repeat_mismatch() -> i32 {
   }
   tfrt.return %y : i32
 }
+
+// -----
+
+func.func @repeat_without_count() {
+  // expected-error @+1 {{'tfrt.repeat.i32' needs an i32 count as its first operand}}
+  tfrt.repeat.i32 {
+    tfrt.return
+  }
+  tfrt.return
+}
