@@ -27,6 +27,10 @@ PyObject* loom__py_raise_status(loom_status_t status);
 // A new loom.Tensor owning `handle` (the reference moves in, also on
 // failure).
 PyObject* loom__py_wrap_handle(loom_tensor_handle_t* handle);
+// Whether `object` is a loom.Tensor (a TensorBase).
+int loom__py_is_tensor(PyObject* object);
+// The handle of a loom.Tensor (borrowed), or NULL with a TypeError.
+loom_tensor_handle_t* loom__py_as_handle(PyObject* object);
 // Sets tensor->host; -1 with an exception set on failure.
 int loom__py_resolve_host(TensorObject* tensor);
 
@@ -34,5 +38,13 @@ int loom__py_resolve_host(TensorObject* tensor);
 PyObject* loom__py_dlpack(PyObject* self, PyObject* args, PyObject* kwargs);
 PyObject* loom__py_dlpack_device(PyObject* self, PyObject* unused);
 PyObject* loom__py_from_dlpack(PyObject* module, PyObject* capsule);
+
+// _execute.c: execute and op_defs.
+extern PyMethodDef loom__py_execute_methods[];
+
+// _handlers.c: the Handler type and the functions over handlers.
+extern PyMethodDef loom__py_handler_methods[];
+// Readies the Handler type and adds it to `module`; -1 on error.
+int loom__py_handlers_init(PyObject* module);
 
 #endif  // LOOM_PYTHON_LOOM_H_

@@ -1,0 +1,322 @@
+// The transformation handlers of the `loom` package as Python objects:
+// handler scopes and the gradient tape, forward accumulator and logging
+// handler that loom/_autodiff.py is made of.
+
+#include "_loom.h"
+
+#include <stdio.h>
+
+//===----------------------------------------------------------------------===//
+// Handler
+//===----------------------------------------------------------------------===//
+
+// clang-format off
+typedef struct {
+  PyObject_HEAD
+  loom_op_handler_t* handler;
+  // clang-format on
+} HandlerObject;
+
+static void handler_dealloc(HandlerObject* self) {
+  if (self->handler != NULL) loom_op_handler_release(self->handler);
+  Py_TYPE(self)->tp_free((PyObject*)self);
+}
+
+static PyTypeObject HandlerType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "loom._loom.Handler",
+    .tp_basicsize = sizeof(HandlerObject),
+    .tp_dealloc = (destructor)handler_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A Loom op handler (a transformation such as a gradient tape).",
+};
+
+// Wraps `handler` (the reference moves in).
+static PyObject* wrap_handler(loom_op_handler_t* handler) {
+  HandlerObject* object = PyObject_New(HandlerObject, &HandlerType);
+  if (object == NULL) {
+    loom_op_handler_release(handler);
+    return NULL;
+  }
+  object->handler = handler;
+  return (PyObject*)object;
+}
+
+static loom_op_handler_t* as_handler(PyObject* object) {
+  if (!PyObject_TypeCheck(object, &HandlerType)) {
+    PyErr_SetString(PyExc_TypeError, "expected a loom handler");
+    return NULL;
+  }
+  return ((HandlerObject*)object)->handler;
+}
+
+static PyObject* py_enter_scope(PyObject* module, PyObject* arg) {
+  (void)module;
+  loom_op_handler_t* handler = as_handler(arg);
+  if (handler == NULL) return NULL;
+  loom_status_t status = loom_context_enter_scope(loom__py_context(), handler);
+  if (status != NULL) return loom__py_raise_status(status);
+  Py_RETURN_NONE;
+}
+
+static PyObject* py_exit_scope(PyObject* module, PyObject* unused) {
+  (void)module;
+  (void)unused;
+  loom_status_t status = loom_context_exit_scope(loom__py_context());
+  if (status != NULL) return loom__py_raise_status(status);
+  Py_RETURN_NONE;
+}
+
+static PyObject* py_tape_create(PyObject* module, PyObject* args) {
+  (void)module;
+  int persistent = 0;
+  int watch_accessed_variables = 1;
+  if (!PyArg_ParseTuple(args, "pp", &persistent, &watch_accessed_variables)) {
+    return NULL;
+  }
+  loom_tape_options_t options;
+  loom_tape_options_initialize(&options);
+  options.persistent = persistent != 0;
+  options.watch_accessed_variables = watch_accessed_variables != 0;
+  loom_op_handler_t* tape;
+  loom_status_t status = loom_tape_create(loom__py_context(), &options, &tape);
+  if (status != NULL) return loom__py_raise_status(status);
+  return wrap_handler(tape);
+}
+
+static PyObject* py_tape_watch(PyObject* module, PyObject* args) {
+  (void)module;
+  PyObject* tape;
+  PyObject* tensor;
+  if (!PyArg_ParseTuple(args, "OO", &tape, &tensor)) return NULL;
+  loom_op_handler_t* handler = as_handler(tape);
+  loom_tensor_handle_t* handle = handler ? loom__py_as_handle(tensor) : NULL;
+  if (handle == NULL) return NULL;
+  loom_status_t status = loom_tape_watch(handler, handle);
+  if (status != NULL) return loom__py_raise_status(status);
+  Py_RETURN_NONE;
+}
+
+// Borrowed handles of a sequence of tensors (NULL entries for None when
+// `allow_none`); the array is PyMem_Malloc'd.
+static loom_tensor_handle_t** handle_array(PyObject* fast, bool allow_none) {
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+  loom_tensor_handle_t** handles =
+      PyMem_Calloc((size_t)n + 1, sizeof(loom_tensor_handle_t*));
+  if (handles == NULL) {
+    PyErr_NoMemory();
+    return NULL;
+  }
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* item = PySequence_Fast_GET_ITEM(fast, i);
+    if (allow_none && item == Py_None) continue;
+    handles[i] = loom__py_as_handle(item);
+    if (handles[i] == NULL) {
+      PyMem_Free(handles);
+      return NULL;
+    }
+  }
+  return handles;
+}
+
+static PyObject* py_tape_gradient(PyObject* module, PyObject* args) {
+  (void)module;
+  PyObject *tape, *targets_seq, *sources_seq, *grads_seq;
+  int zeros = 0;
+  if (!PyArg_ParseTuple(args, "OOOOp", &tape, &targets_seq, &sources_seq,
+                        &grads_seq, &zeros)) {
+    return NULL;
+  }
+  loom_op_handler_t* handler = as_handler(tape);
+  if (handler == NULL) return NULL;
+  PyObject* result = NULL;
+  loom_tensor_handle_t** targets = NULL;
+  loom_tensor_handle_t** sources = NULL;
+  loom_tensor_handle_t** grads = NULL;
+  loom_tensor_handle_t** outs = NULL;
+  PyObject* targets_fast = PySequence_Fast(targets_seq, "targets: a sequence");
+  PyObject* sources_fast = PySequence_Fast(sources_seq, "sources: a sequence");
+  PyObject* grads_fast = grads_seq == Py_None
+                             ? NULL
+                             : PySequence_Fast(grads_seq, "output_gradients");
+  if (targets_fast == NULL || sources_fast == NULL ||
+      (grads_seq != Py_None && grads_fast == NULL)) {
+    goto done;
+  }
+  Py_ssize_t num_targets = PySequence_Fast_GET_SIZE(targets_fast);
+  Py_ssize_t num_sources = PySequence_Fast_GET_SIZE(sources_fast);
+  if (grads_fast != NULL &&
+      PySequence_Fast_GET_SIZE(grads_fast) != num_targets) {
+    PyErr_SetString(PyExc_ValueError,
+                    "output_gradients needs one entry per target");
+    goto done;
+  }
+  targets = handle_array(targets_fast, false);
+  sources = targets ? handle_array(sources_fast, false) : NULL;
+  if (sources == NULL) goto done;
+  if (grads_fast != NULL) {
+    grads = handle_array(grads_fast, true);
+    if (grads == NULL) goto done;
+  }
+  outs = PyMem_Calloc((size_t)num_sources + 1, sizeof(loom_tensor_handle_t*));
+  if (outs == NULL) {
+    PyErr_NoMemory();
+    goto done;
+  }
+  loom_status_t status;
+  PyThreadState* thread_state = PyEval_SaveThread();
+  status = loom_tape_gradient(
+      handler, targets, (int32_t)num_targets, sources, (int32_t)num_sources,
+      grads, zeros ? LOOM_UNCONNECTED_ZERO : LOOM_UNCONNECTED_NONE, outs);
+  PyEval_RestoreThread(thread_state);
+  if (status != NULL) {
+    loom__py_raise_status(status);
+    goto done;
+  }
+  result = PyList_New(num_sources);
+  for (Py_ssize_t i = 0; i < num_sources; ++i) {
+    PyObject* item;
+    if (outs[i] == NULL) {
+      item = Py_NewRef(Py_None);
+    } else {
+      item = loom__py_wrap_handle(outs[i]);
+      outs[i] = NULL;
+    }
+    if (result == NULL || item == NULL) {
+      Py_XDECREF(item);
+      continue;
+    }
+    PyList_SET_ITEM(result, i, item);
+  }
+  if (result != NULL && PyErr_Occurred()) Py_CLEAR(result);
+done:
+  PyMem_Free(targets);
+  PyMem_Free(sources);
+  PyMem_Free(grads);
+  PyMem_Free(outs);
+  Py_XDECREF(targets_fast);
+  Py_XDECREF(sources_fast);
+  Py_XDECREF(grads_fast);
+  return result;
+}
+
+static PyObject* py_tape_jacobian(PyObject* module, PyObject* args) {
+  (void)module;
+  PyObject *tape, *target, *source;
+  if (!PyArg_ParseTuple(args, "OOO", &tape, &target, &source)) return NULL;
+  loom_op_handler_t* handler = as_handler(tape);
+  loom_tensor_handle_t* t = handler ? loom__py_as_handle(target) : NULL;
+  loom_tensor_handle_t* s = t ? loom__py_as_handle(source) : NULL;
+  if (s == NULL) return NULL;
+  loom_tensor_handle_t* out;
+  loom_status_t status;
+  PyThreadState* thread_state = PyEval_SaveThread();
+  status = loom_tape_jacobian(handler, t, s, &out);
+  PyEval_RestoreThread(thread_state);
+  if (status != NULL) return loom__py_raise_status(status);
+  return loom__py_wrap_handle(out);
+}
+
+// tape_recording(tape, on): resumes (on) or stops recording on this thread.
+static PyObject* py_tape_recording(PyObject* module, PyObject* args) {
+  (void)module;
+  PyObject* tape;
+  int on;
+  if (!PyArg_ParseTuple(args, "Op", &tape, &on)) return NULL;
+  loom_op_handler_t* handler = as_handler(tape);
+  if (handler == NULL) return NULL;
+  loom_status_t status = on ? loom_tape_resume_recording(handler)
+                            : loom_tape_stop_recording(handler);
+  if (status != NULL) return loom__py_raise_status(status);
+  Py_RETURN_NONE;
+}
+
+static PyObject* py_forward_create(PyObject* module, PyObject* unused) {
+  (void)module;
+  (void)unused;
+  loom_op_handler_t* accumulator;
+  loom_status_t status =
+      loom_forward_accumulator_create(loom__py_context(), &accumulator);
+  if (status != NULL) return loom__py_raise_status(status);
+  return wrap_handler(accumulator);
+}
+
+static PyObject* py_forward_watch(PyObject* module, PyObject* args) {
+  (void)module;
+  PyObject *acc, *primal, *tangent;
+  if (!PyArg_ParseTuple(args, "OOO", &acc, &primal, &tangent)) return NULL;
+  loom_op_handler_t* handler = as_handler(acc);
+  loom_tensor_handle_t* p = handler ? loom__py_as_handle(primal) : NULL;
+  loom_tensor_handle_t* t = p ? loom__py_as_handle(tangent) : NULL;
+  if (t == NULL) return NULL;
+  loom_tensor_handle_t* out;
+  loom_status_t status = loom_forward_accumulator_watch(handler, p, t, &out);
+  if (status != NULL) return loom__py_raise_status(status);
+  return loom__py_wrap_handle(out);
+}
+
+static PyObject* py_forward_jvp(PyObject* module, PyObject* args) {
+  (void)module;
+  PyObject *acc, *tensor;
+  int zeros = 0;
+  if (!PyArg_ParseTuple(args, "OOp", &acc, &tensor, &zeros)) return NULL;
+  loom_op_handler_t* handler = as_handler(acc);
+  loom_tensor_handle_t* handle = handler ? loom__py_as_handle(tensor) : NULL;
+  if (handle == NULL) return NULL;
+  loom_tensor_handle_t* out = NULL;
+  loom_status_t status;
+  PyThreadState* thread_state = PyEval_SaveThread();
+  status = loom_forward_accumulator_jvp(
+      handler, handle, zeros ? LOOM_UNCONNECTED_ZERO : LOOM_UNCONNECTED_NONE,
+      &out);
+  PyEval_RestoreThread(thread_state);
+  if (status != NULL) return loom__py_raise_status(status);
+  if (out == NULL) Py_RETURN_NONE;
+  return loom__py_wrap_handle(out);
+}
+
+static PyObject* py_logging_create(PyObject* module, PyObject* args) {
+  (void)module;
+  int print = 1;
+  if (!PyArg_ParseTuple(args, "p", &print)) return NULL;
+  loom_op_handler_t* handler;
+  loom_status_t status = loom_scope_logging_handler_create(
+      loom__py_context(), print ? stderr : NULL, &handler);
+  if (status != NULL) return loom__py_raise_status(status);
+  return wrap_handler(handler);
+}
+
+static PyObject* py_logging_count(PyObject* module, PyObject* arg) {
+  (void)module;
+  loom_op_handler_t* handler = as_handler(arg);
+  if (handler == NULL) return NULL;
+  return PyLong_FromLongLong(
+      (long long)loom_scope_logging_handler_count(handler));
+}
+
+PyMethodDef loom__py_handler_methods[] = {
+    {"enter_scope", py_enter_scope, METH_O, "enter_scope(handler)."},
+    {"exit_scope", py_exit_scope, METH_NOARGS, "exit_scope()."},
+    {"tape_create", py_tape_create, METH_VARARGS,
+     "tape_create(persistent, watch_accessed_variables)."},
+    {"tape_watch", py_tape_watch, METH_VARARGS, "tape_watch(tape, tensor)."},
+    {"tape_gradient", py_tape_gradient, METH_VARARGS,
+     "tape_gradient(tape, targets, sources, output_gradients, zeros)."},
+    {"tape_jacobian", py_tape_jacobian, METH_VARARGS,
+     "tape_jacobian(tape, target, source)."},
+    {"tape_recording", py_tape_recording, METH_VARARGS,
+     "tape_recording(tape, on): resumes or stops recording."},
+    {"forward_create", py_forward_create, METH_NOARGS, "forward_create()."},
+    {"forward_watch", py_forward_watch, METH_VARARGS,
+     "forward_watch(acc, primal, tangent) -> the primal on acc."},
+    {"forward_jvp", py_forward_jvp, METH_VARARGS,
+     "forward_jvp(acc, tensor, zeros) -> tangent or None."},
+    {"logging_create", py_logging_create, METH_VARARGS,
+     "logging_create(print_to_stderr)."},
+    {"logging_count", py_logging_count, METH_O, "logging_count(handler)."},
+    {NULL, NULL, 0, NULL},
+};
+
+int loom__py_handlers_init(PyObject* module) {
+  if (PyType_Ready(&HandlerType) < 0) return -1;
+  return PyModule_AddObjectRef(module, "Handler", (PyObject*)&HandlerType);
+}
