@@ -20,6 +20,7 @@ from ._tensor import Tensor, from_dlpack, tensor
 from . import _ops
 from ._ops import *  # noqa: F401,F403
 from ._autodiff import ForwardAccumulator, GradientTape, logging
+from ._transforms import Function, function, vmap
 from . import _raw_ops
 
 _loom.set_classes(Tensor, errors.CLASSES)

@@ -1,6 +1,7 @@
 // The transformation handlers of the `loom` package as Python objects:
-// handler scopes and the gradient tape, forward accumulator and logging
-// handler that loom/_autodiff.py is made of.
+// handler scopes and the gradient tape, forward accumulator, logging, vmap
+// and trace handlers that loom/_autodiff.py and loom/_transforms.py are
+// made of.
 
 #include "_loom.h"
 
@@ -61,13 +62,15 @@ static PyObject* py_enter_scope(PyObject* module, PyObject* arg) {
 static PyObject* py_exit_scope(PyObject* module, PyObject* unused) {
   (void)module;
   (void)unused;
-  loom_status_t status = loom_context_exit_scope(loom__py_context());
+  loom_context_t* context = loom__py_context();
+  loom_status_t status = loom_context_exit_scope(context);
   if (status != NULL) return loom__py_raise_status(status);
   Py_RETURN_NONE;
 }
 
 static PyObject* py_tape_create(PyObject* module, PyObject* args) {
   (void)module;
+  loom_context_t* context = loom__py_context();
   int persistent = 0;
   int watch_accessed_variables = 1;
   if (!PyArg_ParseTuple(args, "pp", &persistent, &watch_accessed_variables)) {
@@ -78,7 +81,7 @@ static PyObject* py_tape_create(PyObject* module, PyObject* args) {
   options.persistent = persistent != 0;
   options.watch_accessed_variables = watch_accessed_variables != 0;
   loom_op_handler_t* tape;
-  loom_status_t status = loom_tape_create(loom__py_context(), &options, &tape);
+  loom_status_t status = loom_tape_create(context, &options, &tape);
   if (status != NULL) return loom__py_raise_status(status);
   return wrap_handler(tape);
 }
@@ -232,10 +235,10 @@ static PyObject* py_tape_recording(PyObject* module, PyObject* args) {
 
 static PyObject* py_forward_create(PyObject* module, PyObject* unused) {
   (void)module;
+  loom_context_t* context = loom__py_context();
   (void)unused;
   loom_op_handler_t* accumulator;
-  loom_status_t status =
-      loom_forward_accumulator_create(loom__py_context(), &accumulator);
+  loom_status_t status = loom_forward_accumulator_create(context, &accumulator);
   if (status != NULL) return loom__py_raise_status(status);
   return wrap_handler(accumulator);
 }
@@ -276,11 +279,12 @@ static PyObject* py_forward_jvp(PyObject* module, PyObject* args) {
 
 static PyObject* py_logging_create(PyObject* module, PyObject* args) {
   (void)module;
+  loom_context_t* context = loom__py_context();
   int print = 1;
   if (!PyArg_ParseTuple(args, "p", &print)) return NULL;
   loom_op_handler_t* handler;
   loom_status_t status = loom_scope_logging_handler_create(
-      loom__py_context(), print ? stderr : NULL, &handler);
+      context, print ? stderr : NULL, &handler);
   if (status != NULL) return loom__py_raise_status(status);
   return wrap_handler(handler);
 }
@@ -291,6 +295,195 @@ static PyObject* py_logging_count(PyObject* module, PyObject* arg) {
   if (handler == NULL) return NULL;
   return PyLong_FromLongLong(
       (long long)loom_scope_logging_handler_count(handler));
+}
+
+// vmap_create(batch_size, randomness): a vmap handler (loom/vmap.h).
+static PyObject* py_vmap_create(PyObject* module, PyObject* args) {
+  (void)module;
+  loom_context_t* context = loom__py_context();
+  long long batch_size;
+  int randomness;
+  if (!PyArg_ParseTuple(args, "Li", &batch_size, &randomness)) return NULL;
+  loom_vmap_options_t options;
+  loom_vmap_options_initialize(&options);
+  options.batch_size = (int64_t)batch_size;
+  options.randomness = (loom_vmap_randomness_t)randomness;
+  loom_op_handler_t* vmap;
+  loom_status_t status =
+      loom_vmap_create_with_options(context, &options, &vmap);
+  if (status != NULL) return loom__py_raise_status(status);
+  return wrap_handler(vmap);
+}
+
+// vmap_in(vmap, batched, in_axis) / vmap_out(vmap, tensor, out_axis):
+// loom_vmap_in / loom_vmap_out (axis -1: unbatched).
+static PyObject* vmap_move(PyObject* args, bool in) {
+  PyObject *vmap, *tensor;
+  long long axis;
+  if (!PyArg_ParseTuple(args, "OOL", &vmap, &tensor, &axis)) return NULL;
+  loom_op_handler_t* handler = as_handler(vmap);
+  loom_tensor_handle_t* handle = handler ? loom__py_as_handle(tensor) : NULL;
+  if (handle == NULL) return NULL;
+  loom_tensor_handle_t* out;
+  loom_status_t status;
+  PyThreadState* thread_state = PyEval_SaveThread();
+  status = in ? loom_vmap_in(handler, handle, (int64_t)axis, &out)
+              : loom_vmap_out(handler, handle, (int64_t)axis, &out);
+  PyEval_RestoreThread(thread_state);
+  if (status != NULL) return loom__py_raise_status(status);
+  return loom__py_wrap_handle(out);
+}
+
+static PyObject* py_vmap_in(PyObject* module, PyObject* args) {
+  (void)module;
+  return vmap_move(args, true);
+}
+
+static PyObject* py_vmap_out(PyObject* module, PyObject* args) {
+  (void)module;
+  return vmap_move(args, false);
+}
+
+static PyObject* py_vmap_fallback_count(PyObject* module, PyObject* args) {
+  (void)module;
+  PyObject* vmap;
+  const char* op_name;
+  if (!PyArg_ParseTuple(args, "Os", &vmap, &op_name)) return NULL;
+  loom_op_handler_t* handler = as_handler(vmap);
+  if (handler == NULL) return NULL;
+  return PyLong_FromLongLong(
+      (long long)loom_vmap_fallback_count(handler, op_name));
+}
+
+// trace_create(name): a deferred trace of function `name` (loom/trace.h).
+static PyObject* py_trace_create(PyObject* module, PyObject* args) {
+  (void)module;
+  loom_context_t* context = loom__py_context();
+  const char* name;
+  if (!PyArg_ParseTuple(args, "s", &name)) return NULL;
+  loom_op_handler_t* trace;
+  loom_status_t status = loom_trace_create(context, name, &trace);
+  if (status != NULL) return loom__py_raise_status(status);
+  return wrap_handler(trace);
+}
+
+// trace_add_parameter(trace, dtype, shape): the symbolic value of a new
+// parameter; `shape` a sequence of ints (None: unknown dim) or None.
+static PyObject* py_trace_add_parameter(PyObject* module, PyObject* args) {
+  (void)module;
+  PyObject* trace;
+  int dtype;
+  PyObject* shape_seq;
+  if (!PyArg_ParseTuple(args, "OiO", &trace, &dtype, &shape_seq)) return NULL;
+  loom_op_handler_t* handler = as_handler(trace);
+  if (handler == NULL) return NULL;
+  loom_shape_t shape;
+  loom_shape_t* shape_arg = NULL;
+  if (shape_seq != Py_None) {
+    PyObject* fast = PySequence_Fast(shape_seq, "shape must be a sequence");
+    if (fast == NULL) return NULL;
+    Py_ssize_t rank = PySequence_Fast_GET_SIZE(fast);
+    int64_t dims[LOOM_MAX_SHAPE_RANK];
+    if (rank > LOOM_MAX_SHAPE_RANK) {
+      Py_DECREF(fast);
+      PyErr_SetString(PyExc_ValueError, "rank too large");
+      return NULL;
+    }
+    for (Py_ssize_t i = 0; i < rank; ++i) {
+      PyObject* item = PySequence_Fast_GET_ITEM(fast, i);
+      dims[i] = item == Py_None ? LOOM_UNKNOWN_DIM : PyLong_AsLongLong(item);
+    }
+    Py_DECREF(fast);
+    if (PyErr_Occurred()) return NULL;
+    loom_status_t status = loom_shape_initialize_large(&shape, dims, (int)rank);
+    if (status != NULL) return loom__py_raise_status(status);
+    shape_arg = &shape;
+  }
+  loom_tensor_handle_t* value;
+  loom_status_t status = loom_trace_add_parameter(
+      handler, NULL, (loom_dtype_t)dtype, shape_arg, &value);
+  if (status != NULL) return loom__py_raise_status(status);
+  return loom__py_wrap_handle(value);
+}
+
+// trace_finish(trace, outputs): ends the trace (an output that is not a
+// value of the trace, an eager tensor, is captured first) and adds the
+// function to the context's library.
+static PyObject* py_trace_finish(PyObject* module, PyObject* args) {
+  (void)module;
+  PyObject *trace, *outputs;
+  if (!PyArg_ParseTuple(args, "OO", &trace, &outputs)) return NULL;
+  loom_op_handler_t* handler = as_handler(trace);
+  if (handler == NULL) return NULL;
+  PyObject* fast = PySequence_Fast(outputs, "outputs must be a sequence");
+  if (fast == NULL) return NULL;
+  Py_ssize_t count = PySequence_Fast_GET_SIZE(fast);
+  loom_tensor_handle_t** handles =
+      PyMem_Calloc((size_t)count + 1, sizeof(loom_tensor_handle_t*));
+  PyObject* result = NULL;
+  loom_status_t status = NULL;
+  if (handles == NULL) {
+    PyErr_NoMemory();
+    goto done;
+  }
+  for (Py_ssize_t i = 0; i < count; ++i) {
+    loom_tensor_handle_t* handle =
+        loom__py_as_handle(PySequence_Fast_GET_ITEM(fast, i));
+    if (handle == NULL) goto done;
+    if (loom_trace_is_symbolic(handle)) {
+      loom_tensor_handle_retain(handle);
+      handles[i] = handle;
+    } else {
+      status = loom_trace_capture(handler, handle, &handles[i]);
+      if (status != NULL) goto done;
+    }
+  }
+  loom_function_t* function;
+  status = loom_trace_finish(handler, handles, (int32_t)count, &function);
+  if (status != NULL) goto done;
+  status = loom_context_add_function(loom__py_context(), function);
+  if (status == NULL)
+    result = PyUnicode_FromString(loom_function_name(function));
+  loom_function_release(function);
+done:
+  if (status != NULL) loom__py_raise_status(status);
+  if (handles != NULL) {
+    for (Py_ssize_t i = 0; i < count; ++i) {
+      if (handles[i] != NULL) loom_tensor_handle_release(handles[i]);
+    }
+    PyMem_Free(handles);
+  }
+  Py_DECREF(fast);
+  return result;
+}
+
+// remove_function(name): drops a traced function from the library.
+static PyObject* py_remove_function(PyObject* module, PyObject* args) {
+  (void)module;
+  const char* name;
+  if (!PyArg_ParseTuple(args, "s", &name)) return NULL;
+  loom_context_t* context = loom__py_context();
+  loom_status_t status = loom_context_remove_function(context, name);
+  if (status != NULL) return loom__py_raise_status(status);
+  Py_RETURN_NONE;
+}
+
+// function_stats(name): how calls of `name` ran and its node count.
+static PyObject* py_function_calls(PyObject* module, PyObject* args) {
+  (void)module;
+  const char* name;
+  if (!PyArg_ParseTuple(args, "s", &name)) return NULL;
+  loom_function_t* function;
+  loom_context_t* context = loom__py_context();
+  loom_status_t status = loom_context_find_function(context, name, &function);
+  if (status != NULL) return loom__py_raise_status(status);
+  loom_function_stats_t stats;
+  loom_function_get_stats(function, &stats);
+  int32_t nodes = loom_function_num_nodes(function);
+  loom_function_release(function);
+  return Py_BuildValue("{sLsLsi}", "planned_calls",
+                       (long long)stats.planned_calls, "plans_built",
+                       (long long)stats.plans_built, "nodes", (int)nodes);
 }
 
 PyMethodDef loom__py_handler_methods[] = {
@@ -313,6 +506,21 @@ PyMethodDef loom__py_handler_methods[] = {
     {"logging_create", py_logging_create, METH_VARARGS,
      "logging_create(print_to_stderr)."},
     {"logging_count", py_logging_count, METH_O, "logging_count(handler)."},
+    {"vmap_create", py_vmap_create, METH_VARARGS,
+     "vmap_create(batch_size, randomness)."},
+    {"vmap_in", py_vmap_in, METH_VARARGS, "vmap_in(vmap, batched, axis)."},
+    {"vmap_out", py_vmap_out, METH_VARARGS, "vmap_out(vmap, tensor, axis)."},
+    {"vmap_fallback_count", py_vmap_fallback_count, METH_VARARGS,
+     "vmap_fallback_count(vmap, op_name)."},
+    {"trace_create", py_trace_create, METH_VARARGS, "trace_create(name)."},
+    {"trace_add_parameter", py_trace_add_parameter, METH_VARARGS,
+     "trace_add_parameter(trace, dtype, shape) -> symbolic tensor."},
+    {"trace_finish", py_trace_finish, METH_VARARGS,
+     "trace_finish(trace, outputs) -> the function's name (added)."},
+    {"remove_function", py_remove_function, METH_VARARGS,
+     "remove_function(name)."},
+    {"function_stats", py_function_calls, METH_VARARGS,
+     "function_stats(name) -> {calls, planned_calls, nodes}."},
     {NULL, NULL, 0, NULL},
 };
 
