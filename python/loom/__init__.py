@@ -19,9 +19,12 @@ from .dtypes import DType, as_dtype
 from ._tensor import Tensor, from_dlpack, tensor
 from . import _ops
 from ._ops import *  # noqa: F401,F403
+from ._variables import Variable
 from ._autodiff import ForwardAccumulator, GradientTape, logging
 from ._transforms import Function, function, vmap
 from . import _raw_ops
+from . import config
+from ._library import load_library
 
 _loom.set_classes(Tensor, errors.CLASSES)
 

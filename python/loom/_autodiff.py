@@ -6,21 +6,27 @@ import contextlib
 
 from . import _loom
 from ._tensor import Tensor, tensor
+from ._variables import Variable
 
 __all__ = ["GradientTape", "ForwardAccumulator", "logging"]
 
 
+def _handle(value):
+    """A variable stands for its resource handle."""
+    return value.handle if isinstance(value, Variable) else value
+
+
 def _flatten(structure):
     """(flat list of tensors, a function rebuilding the structure)."""
-    if isinstance(structure, Tensor):
-        return [structure], lambda flat: flat[0]
+    if isinstance(structure, (Tensor, Variable)):
+        return [_handle(structure)], lambda flat: flat[0]
     if isinstance(structure, dict):
         keys = list(structure)
-        return [structure[k] for k in keys], \
+        return [_handle(structure[k]) for k in keys], \
             lambda flat: dict(zip(keys, flat))
     if isinstance(structure, (list, tuple)):
         kind = type(structure)
-        return list(structure), lambda flat: kind(flat)
+        return [_handle(v) for v in structure], lambda flat: kind(flat)
     raise TypeError(f"expected a loom.Tensor or a list, tuple or dict of "
                     f"them, got {type(structure).__name__}")
 

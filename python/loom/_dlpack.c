@@ -256,6 +256,7 @@ PyObject* loom__py_from_dlpack(PyObject* module, PyObject* capsule) {
   loom_status_t status =
       loom_shape_initialize_large(&shape, dl->shape, dl->ndim);
   if (status != NULL) return loom__py_raise_status(status);
+  if (loom__py_ensure_context() == NULL) return NULL;
   if (PyCapsule_SetName(capsule, kUsedCapsuleName) < 0) return NULL;
   // From here the managed tensor is ours: the buffer's deallocator hands it
   // back, also when wrapping fails.

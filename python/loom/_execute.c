@@ -227,6 +227,7 @@ static PyObject* py_execute(PyObject* module, PyObject* args) {
                         &attrs)) {
     return NULL;
   }
+  if (loom__py_ensure_context() == NULL) return NULL;
   loom_eager_op_t* op;
   loom_status_t status =
       loom_eager_op_acquire(loom__py_context(), op_name, &op);

@@ -62,7 +62,8 @@ static PyObject* py_enter_scope(PyObject* module, PyObject* arg) {
 static PyObject* py_exit_scope(PyObject* module, PyObject* unused) {
   (void)module;
   (void)unused;
-  loom_context_t* context = loom__py_context();
+  loom_context_t* context = loom__py_ensure_context();
+  if (context == NULL) return NULL;
   loom_status_t status = loom_context_exit_scope(context);
   if (status != NULL) return loom__py_raise_status(status);
   Py_RETURN_NONE;
@@ -70,7 +71,8 @@ static PyObject* py_exit_scope(PyObject* module, PyObject* unused) {
 
 static PyObject* py_tape_create(PyObject* module, PyObject* args) {
   (void)module;
-  loom_context_t* context = loom__py_context();
+  loom_context_t* context = loom__py_ensure_context();
+  if (context == NULL) return NULL;
   int persistent = 0;
   int watch_accessed_variables = 1;
   if (!PyArg_ParseTuple(args, "pp", &persistent, &watch_accessed_variables)) {
@@ -235,7 +237,8 @@ static PyObject* py_tape_recording(PyObject* module, PyObject* args) {
 
 static PyObject* py_forward_create(PyObject* module, PyObject* unused) {
   (void)module;
-  loom_context_t* context = loom__py_context();
+  loom_context_t* context = loom__py_ensure_context();
+  if (context == NULL) return NULL;
   (void)unused;
   loom_op_handler_t* accumulator;
   loom_status_t status = loom_forward_accumulator_create(context, &accumulator);
@@ -279,7 +282,8 @@ static PyObject* py_forward_jvp(PyObject* module, PyObject* args) {
 
 static PyObject* py_logging_create(PyObject* module, PyObject* args) {
   (void)module;
-  loom_context_t* context = loom__py_context();
+  loom_context_t* context = loom__py_ensure_context();
+  if (context == NULL) return NULL;
   int print = 1;
   if (!PyArg_ParseTuple(args, "p", &print)) return NULL;
   loom_op_handler_t* handler;
@@ -300,7 +304,8 @@ static PyObject* py_logging_count(PyObject* module, PyObject* arg) {
 // vmap_create(batch_size, randomness): a vmap handler (loom/vmap.h).
 static PyObject* py_vmap_create(PyObject* module, PyObject* args) {
   (void)module;
-  loom_context_t* context = loom__py_context();
+  loom_context_t* context = loom__py_ensure_context();
+  if (context == NULL) return NULL;
   long long batch_size;
   int randomness;
   if (!PyArg_ParseTuple(args, "Li", &batch_size, &randomness)) return NULL;
@@ -358,7 +363,8 @@ static PyObject* py_vmap_fallback_count(PyObject* module, PyObject* args) {
 // trace_create(name): a deferred trace of function `name` (loom/trace.h).
 static PyObject* py_trace_create(PyObject* module, PyObject* args) {
   (void)module;
-  loom_context_t* context = loom__py_context();
+  loom_context_t* context = loom__py_ensure_context();
+  if (context == NULL) return NULL;
   const char* name;
   if (!PyArg_ParseTuple(args, "s", &name)) return NULL;
   loom_op_handler_t* trace;
@@ -462,7 +468,8 @@ static PyObject* py_remove_function(PyObject* module, PyObject* args) {
   (void)module;
   const char* name;
   if (!PyArg_ParseTuple(args, "s", &name)) return NULL;
-  loom_context_t* context = loom__py_context();
+  loom_context_t* context = loom__py_ensure_context();
+  if (context == NULL) return NULL;
   loom_status_t status = loom_context_remove_function(context, name);
   if (status != NULL) return loom__py_raise_status(status);
   Py_RETURN_NONE;
@@ -474,7 +481,8 @@ static PyObject* py_function_calls(PyObject* module, PyObject* args) {
   const char* name;
   if (!PyArg_ParseTuple(args, "s", &name)) return NULL;
   loom_function_t* function;
-  loom_context_t* context = loom__py_context();
+  loom_context_t* context = loom__py_ensure_context();
+  if (context == NULL) return NULL;
   loom_status_t status = loom_context_find_function(context, name, &function);
   if (status != NULL) return loom__py_raise_status(status);
   loom_function_stats_t stats;

@@ -15,8 +15,14 @@
 #include <stdio.h>
 #include <string.h>
 
-// Set once at import; the context lives as long as the process.
+#include "tensorflow/c/c_api.h"
+
+// Made by the first call that needs it, with the options loom.config set
+// before (TensorFlow's eager context is likewise initialised lazily, and
+// its thread counts are fixed from then on); it lives as long as the
+// process.
 static loom_context_t* g_context;
+static loom_context_options_t g_options;
 // The Python class results are made of (loom.Tensor, a subclass of
 // TensorBase) and the exception classes by status code, both given by
 // loom/__init__.py.
@@ -24,6 +30,17 @@ static PyTypeObject* g_tensor_type;
 static PyObject* g_error_classes;
 
 loom_context_t* loom__py_context(void) {
+  return g_context;
+}
+
+loom_context_t* loom__py_ensure_context(void) {
+  if (g_context == NULL) {
+    loom_status_t status = loom_context_create(&g_options, &g_context);
+    if (status != NULL) {
+      loom__py_raise_status(status);
+      return NULL;
+    }
+  }
   return g_context;
 }
 
@@ -334,6 +351,7 @@ static PyObject* py_from_buffer(PyObject* module, PyObject* args) {
   loom_shape_t shape;
   loom_status_t status = loom_shape_initialize_large(&shape, dims, (int)rank);
   if (status != NULL) return loom__py_raise_status(status);
+  if (loom__py_ensure_context() == NULL) return NULL;
   Py_buffer view;
   if (PyObject_GetBuffer(source, &view, PyBUF_C_CONTIGUOUS) < 0) return NULL;
   loom_tensor_t* tensor;
@@ -415,6 +433,107 @@ static PyObject* py_dtype_name(PyObject* module, PyObject* arg) {
   return PyUnicode_FromString(loom_dtype_name((loom_dtype_t)v));
 }
 
+// configure(num_threads, async): the options of the context to be made;
+// RuntimeError once it exists (TensorFlow's words for its thread counts).
+static PyObject* py_configure(PyObject* module, PyObject* args) {
+  (void)module;
+  int num_threads;
+  int async;
+  if (!PyArg_ParseTuple(args, "ip", &num_threads, &async)) return NULL;
+  if (g_context != NULL) {
+    PyErr_SetString(PyExc_RuntimeError,
+                    "Loom's context is already initialized: its threads and "
+                    "async mode cannot be modified after initialization");
+    return NULL;
+  }
+  if (num_threads < -1) {
+    PyErr_Format(PyExc_ValueError,
+                 "num_threads must be -1 (one per core) or >= 0, got %d",
+                 num_threads);
+    return NULL;
+  }
+  g_options.num_threads = num_threads;
+  g_options.async = async != 0;
+  Py_RETURN_NONE;
+}
+
+// context_info(): {"initialized", "num_threads", "async", "thread_async"}
+// (num_threads as configured: -1 is one per core but one).
+static PyObject* py_context_info(PyObject* module, PyObject* unused) {
+  (void)module;
+  (void)unused;
+  if (g_context == NULL) {
+    return Py_BuildValue("{sOsisOsO}", "initialized", Py_False, "num_threads",
+                         g_options.num_threads, "async",
+                         g_options.async ? Py_True : Py_False, "thread_async",
+                         g_options.async ? Py_True : Py_False);
+  }
+  loom_thread_pool_t* pool =
+      loom_host_context_thread_pool(loom_context_host(g_context));
+  int threads = pool != NULL ? loom_thread_pool_num_threads(pool) : 0;
+  return Py_BuildValue(
+      "{sOsisOsO}", "initialized", Py_True, "num_threads", threads, "async",
+      loom_context_is_async(g_context) ? Py_True : Py_False, "thread_async",
+      loom_context_thread_is_async(g_context) ? Py_True : Py_False);
+}
+
+// set_thread_async(on): the calling thread's ops run asynchronously (on)
+// or complete before execute returns.
+static PyObject* py_set_thread_async(PyObject* module, PyObject* arg) {
+  (void)module;
+  int on = PyObject_IsTrue(arg);
+  if (on < 0 || loom__py_ensure_context() == NULL) return NULL;
+  loom_context_set_thread_async(g_context, on != 0);
+  Py_RETURN_NONE;
+}
+
+// wait(): waits for pending ops; raises (and clears) the first error one
+// reported.
+static PyObject* py_wait(PyObject* module, PyObject* unused) {
+  (void)module;
+  (void)unused;
+  if (g_context == NULL) Py_RETURN_NONE;
+  loom_status_t status;
+  PyThreadState* thread_state = PyEval_SaveThread();
+  status = loom_context_wait(g_context);
+  PyEval_RestoreThread(thread_state);
+  if (status != NULL) {
+    loom_context_clear_error(g_context);
+    return loom__py_raise_status(status);
+  }
+  Py_RETURN_NONE;
+}
+
+// load_library(path): TF_LoadLibrary; returns the names of the ops the
+// library registered.
+static PyObject* py_load_library(PyObject* module, PyObject* arg) {
+  (void)module;
+  PyObject* path_bytes;
+  if (!PyUnicode_FSConverter(arg, &path_bytes)) return NULL;
+  TF_Status* status = TF_NewStatus();
+  if (status == NULL) {
+    Py_DECREF(path_bytes);
+    return PyErr_NoMemory();
+  }
+  TF_Library* library;
+  PyThreadState* thread_state = PyEval_SaveThread();
+  library = TF_LoadLibrary(PyBytes_AS_STRING(path_bytes), status);
+  PyEval_RestoreThread(thread_state);
+  Py_DECREF(path_bytes);
+  if (library == NULL) {
+    loom__py_raise_status(loom_make_status(
+        (loom_status_code_t)TF_GetCode(status), "%s", TF_Message(status)));
+    TF_DeleteStatus(status);
+    return NULL;
+  }
+  TF_DeleteStatus(status);
+  TF_Buffer op_list = TF_GetOpList(library);
+  PyObject* result =
+      PyBytes_FromStringAndSize(op_list.data, (Py_ssize_t)op_list.length);
+  TF_DeleteLibraryHandle(library);
+  return result;
+}
+
 static PyMethodDef module_methods[] = {
     {"from_buffer", py_from_buffer, METH_VARARGS,
      "from_buffer(obj, dtype, shape): a tensor copied from a C-contiguous "
@@ -428,6 +547,16 @@ static PyMethodDef module_methods[] = {
      "memory."},
     {"alias", py_alias, METH_O, "alias(t): a new object for t's handle."},
     {"dtype_name", py_dtype_name, METH_O, "dtype_name(enum) -> 'float'."},
+    {"configure", py_configure, METH_VARARGS,
+     "configure(num_threads, async): options of the context to be made."},
+    {"context_info", py_context_info, METH_NOARGS,
+     "context_info() -> {initialized, num_threads, async, thread_async}."},
+    {"set_thread_async", py_set_thread_async, METH_O,
+     "set_thread_async(on): this thread's ops run asynchronously."},
+    {"wait", py_wait, METH_NOARGS,
+     "wait(): waits for pending ops, raising the first error."},
+    {"load_library", py_load_library, METH_O,
+     "load_library(path) -> the serialized OpList of the library's ops."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -441,10 +570,11 @@ static struct PyModuleDef loom_module = {
 
 PyMODINIT_FUNC PyInit__loom(void) {
   if (PyType_Ready(&TensorBaseType) < 0) return NULL;
-  if (g_context == NULL) {
-    loom_status_t status = loom_context_create(NULL, &g_context);
-    if (status != NULL) return loom__py_raise_status(status);
-  }
+  if (g_context == NULL) loom_context_options_initialize(&g_options);
+  // The op registry is read at import (loom.raw_ops), before the context
+  // that would register the built-in ops exists.
+  loom_status_t status = loom_builtin_ops_register();
+  if (status != NULL) return loom__py_raise_status(status);
   PyObject* module = PyModule_Create(&loom_module);
   if (module == NULL) return NULL;
   if (PyModule_AddObjectRef(module, "TensorBase", (PyObject*)&TensorBaseType) <

@@ -20,8 +20,10 @@ typedef struct {
   loom_tensor_t* host;
 } TensorObject;
 
-// The process's eager context.
+// The process's eager context (NULL before loom__py_ensure_context).
 loom_context_t* loom__py_context(void);
+// Makes the context if needed: it, or NULL with an exception set.
+loom_context_t* loom__py_ensure_context(void);
 // Raises the Python exception for `status` (consumed); returns NULL.
 PyObject* loom__py_raise_status(loom_status_t status);
 // A new loom.Tensor owning `handle` (the reference moves in, also on

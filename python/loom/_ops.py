@@ -96,6 +96,10 @@ def softmax(x, axis=-1):
 
 def _axes(x, axis):
     if axis is None:
+        if x.ndim is None:  # a traced value of unknown rank: every axis
+            return raw_ops.Range(start=tensor(0, dtype=int32),
+                                 limit=raw_ops.Rank(input=x),
+                                 delta=tensor(1, dtype=int32))
         return tensor(list(range(x.ndim)), dtype=int32)
     if isinstance(axis, int):
         return tensor(axis, dtype=int32)

@@ -23,7 +23,7 @@ def _convert_attr(kind, is_list, value):
         return _dtype_enum(value)
     if kind == "SHAPE" and value is not None and not is_list:
         return [None if d is None or d == -1 else int(d) for d in value]
-    if kind == "TENSOR" and not isinstance(value, Tensor):
+    if kind == "DENSE" and not isinstance(value, Tensor):  # a tensor attr
         return tensor(value)
     if is_list and isinstance(value, (Tensor,)):
         return value.tolist()

@@ -9,6 +9,9 @@ __all__ = ["Tensor", "tensor", "from_dlpack"]
 
 _execute = _loom.execute
 _NO_ATTRS = {}  # never changed: execute only reads it
+# Types tensor() converts by reading their value (loom.Variable, set by
+# loom/_variables.py).
+VARIABLE_TYPES = ()
 
 
 class Tensor(_loom.TensorBase):
@@ -29,7 +32,9 @@ class Tensor(_loom.TensorBase):
 
     @property
     def ndim(self):
-        return len(self.shape)
+        """The rank; None when unknown (a traced value)."""
+        shape = self.shape
+        return None if shape is None else len(shape)
 
     @property
     def size(self):
@@ -165,6 +170,8 @@ def tensor(value, dtype=None):
     tensor. Without `dtype`, the dtype is the one NumPy infers (float64 for
     Python floats, int64 for ints); with it, the values are converted. The
     data is copied."""
+    if isinstance(value, VARIABLE_TYPES):
+        value = value.read_value()
     if isinstance(value, Tensor):
         if dtype is None or as_dtype(dtype) == value.dtype:
             return value

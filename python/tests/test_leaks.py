@@ -82,3 +82,44 @@ def test_numpy_views_release_the_tensor():
     del views
     gc.collect()
     assert sys.getrefcount(t) == base
+
+
+def test_vmap_functions_and_variables_do_not_leak():
+    xs = loom.tensor(np.ones((4, 3)))
+    w = loom.tensor(np.ones(3))
+    v = loom.Variable(np.zeros(3))
+
+    @loom.function
+    def traced(x):
+        return loom.tanh(x * 2.0)
+
+    def step():
+        loom.vmap(lambda x: loom.sum(x * w))(xs)
+        traced(w)
+        with loom.GradientTape() as tape:
+            y = loom.sum(v * v)
+        v.assign_add(tape.gradient(y, v))
+        loom.Variable(np.ones(3)).read_value()
+        loom.raw_ops.AddV2(w, w)
+        loom.raw_ops.AddV2(x=w, y=w)
+
+    assert _traced_growth(step, rounds=500) < 64 * 1024
+
+
+def test_a_function_traced_and_dropped_is_collected():
+    import weakref
+
+    class Model:
+        @loom.function
+        def __call__(self, x):
+            return x * 2.0
+
+    def make():
+        f = loom.function(lambda x: x + 1.0)
+        f(loom.tensor([1.0]))
+        return weakref.ref(f)
+
+    ref = make()
+    gc.collect()
+    assert ref() is None
+    Model()(loom.tensor([1.0]))
