@@ -1,5 +1,6 @@
 """The cost of one tiny op from Python: `a + b` on one-element float32
-tensors with loom (the Python front end), NumPy and PyTorch, in one run.
+tensors with loom (the Python front end), NumPy and PyTorch, in one run,
+and loom.raw_ops.AddV2(a, b) (the generated op functions' path).
 
 Prints "name median unit" lines as the other benchmarks do, then
 "ratio_<loom>_vs_<reference> <ratio> x" (above 1: loom is faster). Run it
@@ -31,6 +32,13 @@ def loop(a, b):
     return run
 
 
+def raw_loop(op, a, b):
+    def run(n):
+        for _ in range(n):
+            op(a, b)
+    return run
+
+
 def main():
     import loom
     quick = "--quick" in sys.argv
@@ -41,6 +49,8 @@ def main():
     lb = loom.tensor([2.0], dtype="float32")
     figures["python_loom_add_1"] = median_ns(loop(la, lb), iterations,
                                              repetitions)
+    figures["python_loom_raw_add_1"] = median_ns(
+        raw_loop(loom.raw_ops.AddV2, la, lb), iterations, repetitions)
     na = np.ones(1, np.float32)
     nb = np.full(1, 2.0, np.float32)
     figures["python_numpy_add_1"] = median_ns(loop(na, nb), iterations,
@@ -56,10 +66,11 @@ def main():
         pass
     for name, value in figures.items():
         print(f"{name} {value:.1f} ns/op")
-    for reference in ("python_numpy_add_1", "python_torch_add_1"):
-        if reference in figures:
-            ratio = figures[reference] / figures["python_loom_add_1"]
-            print(f"ratio_python_loom_add_1_vs_{reference} {ratio:.2f} x")
+    for name in ("python_loom_add_1", "python_loom_raw_add_1"):
+        for reference in ("python_numpy_add_1", "python_torch_add_1"):
+            if reference in figures:
+                ratio = figures[reference] / figures[name]
+                print(f"ratio_{name}_vs_{reference} {ratio:.2f} x")
 
 
 if __name__ == "__main__":

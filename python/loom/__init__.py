@@ -27,6 +27,7 @@ from . import config
 from ._library import load_library
 
 _loom.set_classes(Tensor, errors.CLASSES)
+_loom.set_operators(_ops.add, _ops.subtract, _ops.multiply)
 
 raw_ops = _raw_ops.build_module()
 _sys.modules[__name__ + ".raw_ops"] = raw_ops

@@ -1,9 +1,14 @@
 // Op execution for the `loom` package: attributes from Python values,
-// inputs, `execute` and the op definitions loom.raw_ops is made from.
+// inputs, `execute` and the op definitions loom.raw_ops is made from, and
+// the fast path of a call with tensors only (loom.raw_ops.X(a, b), a + b),
+// which keeps its prepared op between calls.
 
 #include "_loom.h"
 
+#include <stddef.h>
 #include <string.h>
+
+#include "structmember.h"
 
 static int set_int_list(loom_op_attrs_t* attrs, const char* name,
                         loom_attr_kind_t kind, PyObject* value) {
@@ -344,11 +349,277 @@ done:
   PyMem_Free(names);
   return list;
 }
+//===----------------------------------------------------------------------===//
+// The fast path: tensors by position, no attributes
+//===----------------------------------------------------------------------===//
+
+// How an op's results are returned to Python.
+enum {
+  OUTPUTS_NONE = 0,   // no outputs: None
+  OUTPUTS_ONE = 1,    // one tensor
+  OUTPUTS_LIST = 2,   // one list argument: a list
+  OUTPUTS_TUPLE = 3,  // several arguments: the tuple
+};
+
+// Results as `outputs` says; the handles (count of them) move in.
+static PyObject* wrap_results(loom_tensor_handle_t** results, int32_t count,
+                              int outputs) {
+  if (outputs == OUTPUTS_ONE && count == 1) {
+    return loom__py_wrap_handle(results[0]);
+  }
+  PyObject* sequence =
+      outputs == OUTPUTS_LIST ? PyList_New(count) : PyTuple_New(count);
+  for (int32_t i = 0; i < count; ++i) {
+    PyObject* item = sequence != NULL ? loom__py_wrap_handle(results[i]) : NULL;
+    if (item == NULL) {
+      if (sequence == NULL) loom_tensor_handle_release(results[i]);
+      Py_CLEAR(sequence);
+      continue;
+    }
+    if (outputs == OUTPUTS_LIST) {
+      PyList_SET_ITEM(sequence, i, item);
+    } else {
+      PyTuple_SET_ITEM(sequence, i, item);
+    }
+  }
+  if (sequence != NULL && outputs == OUTPUTS_NONE) {
+    Py_DECREF(sequence);
+    Py_RETURN_NONE;
+  }
+  return sequence;
+}
+
+// Whether an op that just ran can be kept for the next call as it is
+// (reset, its prepared kernel kept): only when it ran on a device
+// handler, so that an idle op never keeps a transformation alive.
+static bool keepable(loom_eager_op_t* op, PyObject* const* args,
+                     Py_ssize_t count) {
+  if (loom_context_scope_handler(loom_eager_op_context(op)) != NULL) {
+    return false;
+  }
+  for (Py_ssize_t i = 0; i < count; ++i) {
+    loom_tensor_handle_t* handle = ((TensorObject*)args[i])->handle;
+    if (!loom_op_handler_is_final(loom_tensor_handle_handler(handle))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Runs op `name` on the tensors args[0, count) with no attributes. `*cache`
+// holds an idle op of that name between calls (NULL while a call, maybe
+// on another thread, uses it): taking it skips the context's pool.
+static PyObject* run_plain(const char* name, loom_eager_op_t** cache,
+                           PyObject* const* args, Py_ssize_t count,
+                           int outputs) {
+  loom_eager_op_t* op = *cache;
+  loom_status_t status;
+  if (op != NULL) {
+    *cache = NULL;
+  } else {
+    if (loom__py_ensure_context() == NULL) return NULL;
+    status = loom_eager_op_acquire(loom__py_context(), name, &op);
+    if (status != NULL) return loom__py_raise_status(status);
+  }
+  for (Py_ssize_t i = 0; i < count; ++i) {
+    status = loom_eager_op_add_input(op, ((TensorObject*)args[i])->handle);
+    if (status != NULL) {
+      loom_eager_op_recycle(op);
+      return loom__py_raise_status(status);
+    }
+  }
+  loom_tensor_handle_t* results[MAX_RESULTS];
+  int32_t result_count = 0;
+  PyThreadState* thread_state = PyEval_SaveThread();
+  status = loom_eager_op_execute(op, results, MAX_RESULTS, &result_count);
+  PyEval_RestoreThread(thread_state);
+  if (*cache == NULL && keepable(op, args, count) &&
+      loom_eager_op_reset(op, NULL) == NULL) {
+    *cache = op;
+  } else {
+    loom_eager_op_recycle(op);
+  }
+  if (status != NULL) return loom__py_raise_status(status);
+  return wrap_results(results, result_count, outputs);
+}
+
+// A registered op as a callable (loom.raw_ops.X): a call with exactly its
+// tensors by position runs the op here; any other call goes to the
+// general Python function it was made with.
+// clang-format off
+typedef struct {
+  PyObject_HEAD
+  vectorcallfunc vectorcall;
+  // clang-format on
+  PyObject* dict;  // __doc__, __signature__, __name__, ...
+  PyObject* general;
+  char* name;
+  Py_ssize_t num_inputs;
+  int outputs;
+  loom_eager_op_t* cache;
+} OpObject;
+
+static PyObject* op_vectorcall(OpObject* self, PyObject* const* args,
+                               size_t nargsf, PyObject* kwnames) {
+  Py_ssize_t count = PyVectorcall_NARGS(nargsf);
+  bool plain = kwnames == NULL && count == self->num_inputs;
+  for (Py_ssize_t i = 0; plain && i < count; ++i) {
+    plain = loom__py_is_tensor(args[i]);
+  }
+  if (!plain) return PyObject_Vectorcall(self->general, args, nargsf, kwnames);
+  return run_plain(self->name, &self->cache, args, count, self->outputs);
+}
+
+static PyObject* op_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
+  static char* keywords[] = {"name", "num_inputs", "outputs", "general", NULL};
+  const char* name;
+  Py_ssize_t num_inputs;
+  int outputs;
+  PyObject* general;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "sniO", keywords, &name,
+                                   &num_inputs, &outputs, &general)) {
+    return NULL;
+  }
+  if (!PyCallable_Check(general)) {
+    PyErr_SetString(PyExc_TypeError, "general must be callable");
+    return NULL;
+  }
+  OpObject* self = (OpObject*)type->tp_alloc(type, 0);
+  if (self == NULL) return NULL;
+  size_t size = strlen(name) + 1;
+  self->name = PyMem_Malloc(size);
+  if (self->name == NULL) {
+    Py_DECREF(self);
+    return PyErr_NoMemory();
+  }
+  memcpy(self->name, name, size);
+  self->num_inputs = num_inputs;
+  self->outputs = outputs;
+  self->general = Py_NewRef(general);
+  self->vectorcall = (vectorcallfunc)op_vectorcall;
+  return (PyObject*)self;
+}
+
+static int op_traverse(OpObject* self, visitproc visit, void* arg) {
+  Py_VISIT(self->dict);
+  Py_VISIT(self->general);
+  return 0;
+}
+
+static int op_clear(OpObject* self) {
+  Py_CLEAR(self->dict);
+  Py_CLEAR(self->general);
+  return 0;
+}
+
+static void op_dealloc(OpObject* self) {
+  PyObject_GC_UnTrack(self);
+  op_clear(self);
+  if (self->cache != NULL) loom_eager_op_recycle(self->cache);
+  PyMem_Free(self->name);
+  Py_TYPE(self)->tp_free((PyObject*)self);
+}
+
+static PyObject* op_descr_get(PyObject* self, PyObject* instance,
+                              PyObject* owner) {
+  (void)instance;
+  (void)owner;
+  return Py_NewRef(self);  // a function of a module, never a method
+}
+
+static PyMemberDef op_members[] = {
+    {"__dictoffset__", T_PYSSIZET, offsetof(OpObject, dict), READONLY, NULL},
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(OpObject, vectorcall),
+     READONLY, NULL},
+    {"op_name", T_STRING, offsetof(OpObject, name), READONLY,
+     "The registered op's name."},
+    {"general", T_OBJECT, offsetof(OpObject, general), READONLY,
+     "The function that takes every other call."},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyTypeObject OpType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "loom._loom.Op",
+    .tp_basicsize = sizeof(OpObject),
+    .tp_dealloc = (destructor)op_dealloc,
+    .tp_vectorcall_offset = offsetof(OpObject, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_flags =
+        Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc =
+        "Op(name, num_inputs, outputs, general): a registered op as "
+        "a function; calls with exactly its tensors by position run "
+        "it directly, others call `general`.",
+    .tp_traverse = (traverseproc)op_traverse,
+    .tp_clear = (inquiry)op_clear,
+    .tp_members = op_members,
+    .tp_descr_get = op_descr_get,
+    .tp_dictoffset = offsetof(OpObject, dict),
+    .tp_new = op_new,
+};
+
+// Tensor operators on two tensors run their op here; any other operand
+// goes to the NumPy-style function loom/_tensor.py gives (set_operators).
+enum { BINARY_ADD, BINARY_SUB, BINARY_MUL, BINARY_COUNT };
+static const char* const kBinaryOps[BINARY_COUNT] = {"AddV2", "Sub", "Mul"};
+static loom_eager_op_t* g_binary_cache[BINARY_COUNT];
+static PyObject* g_binary_general[BINARY_COUNT];
+
+static PyObject* tensor_binary(PyObject* a, PyObject* b, int which) {
+  if (loom__py_is_tensor(a) && loom__py_is_tensor(b)) {
+    PyObject* args[2] = {a, b};
+    return run_plain(kBinaryOps[which], &g_binary_cache[which], args, 2,
+                     OUTPUTS_ONE);
+  }
+  if (g_binary_general[which] == NULL) Py_RETURN_NOTIMPLEMENTED;
+  return PyObject_CallFunctionObjArgs(g_binary_general[which], a, b, NULL);
+}
+
+static PyObject* tensor_add(PyObject* a, PyObject* b) {
+  return tensor_binary(a, b, BINARY_ADD);
+}
+
+static PyObject* tensor_sub(PyObject* a, PyObject* b) {
+  return tensor_binary(a, b, BINARY_SUB);
+}
+
+static PyObject* tensor_mul(PyObject* a, PyObject* b) {
+  return tensor_binary(a, b, BINARY_MUL);
+}
+
+PyNumberMethods loom__py_tensor_number_methods = {
+    .nb_add = tensor_add,
+    .nb_subtract = tensor_sub,
+    .nb_multiply = tensor_mul,
+};
+
+// set_operators(add, subtract, multiply): the functions taking operators
+// with an operand that is not a tensor.
+static PyObject* py_set_operators(PyObject* module, PyObject* args) {
+  (void)module;
+  PyObject* functions[BINARY_COUNT];
+  if (!PyArg_ParseTuple(args, "OOO", &functions[BINARY_ADD],
+                        &functions[BINARY_SUB], &functions[BINARY_MUL])) {
+    return NULL;
+  }
+  for (int i = 0; i < BINARY_COUNT; ++i) {
+    Py_XSETREF(g_binary_general[i], Py_NewRef(functions[i]));
+  }
+  Py_RETURN_NONE;
+}
+
+int loom__py_execute_init(PyObject* module) {
+  if (PyType_Ready(&OpType) < 0) return -1;
+  return PyModule_AddObjectRef(module, "Op", (PyObject*)&OpType);
+}
 
 PyMethodDef loom__py_execute_methods[] = {
     {"execute", py_execute, METH_VARARGS,
      "execute(op_name, inputs, attrs): runs an op; returns its results."},
     {"op_defs", py_op_defs, METH_NOARGS,
      "op_defs(): the registered op definitions."},
+    {"set_operators", py_set_operators, METH_VARARGS,
+     "set_operators(add, subtract, multiply): the operators' general "
+     "functions."},
     {NULL, NULL, 0, NULL},
 };

@@ -315,6 +315,7 @@ static PyTypeObject TensorBaseType = {
     .tp_basicsize = sizeof(TensorObject),
     .tp_dealloc = (destructor)tensor_dealloc,
     .tp_as_buffer = &tensor_buffer_procs,
+    .tp_as_number = &loom__py_tensor_number_methods,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
     .tp_doc = "A Loom tensor handle (see loom.Tensor).",
     .tp_getset = tensor_getset,
@@ -581,7 +582,7 @@ PyMODINIT_FUNC PyInit__loom(void) {
           0 ||
       PyModule_AddFunctions(module, loom__py_execute_methods) < 0 ||
       PyModule_AddFunctions(module, loom__py_handler_methods) < 0 ||
-      loom__py_handlers_init(module) < 0) {
+      loom__py_execute_init(module) < 0 || loom__py_handlers_init(module) < 0) {
     Py_DECREF(module);
     return NULL;
   }

@@ -41,8 +41,11 @@ PyObject* loom__py_dlpack(PyObject* self, PyObject* args, PyObject* kwargs);
 PyObject* loom__py_dlpack_device(PyObject* self, PyObject* unused);
 PyObject* loom__py_from_dlpack(PyObject* module, PyObject* capsule);
 
-// _execute.c: execute and op_defs.
+// _execute.c: execute, op_defs, the Op type and the tensor operators.
 extern PyMethodDef loom__py_execute_methods[];
+extern PyNumberMethods loom__py_tensor_number_methods;
+// Readies the Op type and adds it to `module`; -1 on error.
+int loom__py_execute_init(PyObject* module);
 
 // _handlers.c: the Handler type and the functions over handlers.
 extern PyMethodDef loom__py_handler_methods[];

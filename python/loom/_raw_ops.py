@@ -10,6 +10,8 @@ from ._tensor import Tensor, tensor
 from .dtypes import as_dtype
 
 _NO_DTYPE = 0
+# How an Op returns its results (_execute.c's OUTPUTS_*).
+_NONE, _ONE, _LIST, _TUPLE = 0, 1, 2, 3
 
 
 def _dtype_enum(value):
@@ -51,20 +53,9 @@ def _make(op_name, inputs, outputs, attrs):
     single_output = len(outputs) == 1 and not outputs[0][1]
     list_output = len(outputs) == 1 and outputs[0][1]
 
-    num_inputs = len(input_names)
     plain_inputs = not any(arg[1] for arg in inputs)
-    no_attrs = {}  # never changed: execute only reads it
 
     def op(*args, **kwargs):
-        # Fast path: every input a tensor, by position, no attributes.
-        if not kwargs and plain_inputs and len(args) == num_inputs and \
-                all(type(a) is Tensor for a in args):
-            results = _loom.execute(op_name, args, no_attrs)
-            if single_output:
-                return results[0]
-            if list_output:
-                return list(results)
-            return results if outputs else None
         if len(args) > len(input_names):
             raise TypeError(f"{op_name}() takes {len(input_names)} inputs, "
                             f"{len(args)} given")
@@ -138,7 +129,19 @@ def _make(op_name, inputs, outputs, attrs):
         op.__signature__ = inspect.Signature(params)
     except ValueError:
         pass  # an attr named like an input: keep *args/**kwargs
-    return op
+    if not plain_inputs:
+        return op
+    # Calls with every input a tensor, by position, and no attributes run
+    # in C (the Op type); the others take the function above.
+    outputs_kind = (_ONE if single_output else _LIST if list_output
+                    else _TUPLE if outputs else _NONE)
+    fast = _loom.Op(op_name, len(input_names), outputs_kind, op)
+    for name in ("__name__", "__qualname__", "__doc__", "__signature__",
+                 "__module__"):
+        if hasattr(op, name):
+            setattr(fast, name, getattr(op, name))
+    fast.__wrapped__ = op
+    return fast
 
 
 def build_module():

@@ -7,8 +7,6 @@ from .dtypes import BY_ENUM, as_dtype
 
 __all__ = ["Tensor", "tensor", "from_dlpack"]
 
-_execute = _loom.execute
-_NO_ATTRS = {}  # never changed: execute only reads it
 # Types tensor() converts by reading their value (loom.Variable, set by
 # loom/_variables.py).
 VARIABLE_TYPES = ()
@@ -97,29 +95,11 @@ class Tensor(_loom.TensorBase):
     __str__ = __repr__
 
     # Operators: NumPy's semantics (broadcasting), TensorFlow's kernels.
-    # Two tensors go straight to the op (the common case, and the one whose
-    # dispatch cost bench/python_tiny_op.py measures); anything else takes
-    # the NumPy-style function, which converts the other operand.
-    def __add__(self, other):
-        if type(other) is Tensor:
-            return _execute("AddV2", (self, other), _NO_ATTRS)[0]
-        return _ops.add(self, other)
-
-    def __radd__(self, other): return _ops.add(other, self)
-
-    def __sub__(self, other):
-        if type(other) is Tensor:
-            return _execute("Sub", (self, other), _NO_ATTRS)[0]
-        return _ops.subtract(self, other)
-
-    def __rsub__(self, other): return _ops.subtract(other, self)
-
-    def __mul__(self, other):
-        if type(other) is Tensor:
-            return _execute("Mul", (self, other), _NO_ATTRS)[0]
-        return _ops.multiply(self, other)
-
-    def __rmul__(self, other): return _ops.multiply(other, self)
+    # +, - and * are TensorBase's C slots: two tensors go straight to the
+    # op (the common case, and the one whose dispatch cost
+    # bench/python_tiny_op.py measures); any other operand goes to the
+    # NumPy-style function (loom/__init__.py: _loom.set_operators), which
+    # converts it.
     def __truediv__(self, other): return _ops.divide(self, other)
     def __rtruediv__(self, other): return _ops.divide(other, self)
     def __floordiv__(self, other): return _ops.floor_divide(self, other)
