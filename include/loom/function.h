@@ -140,6 +140,13 @@ typedef struct loom_function_stats_t {
   int64_t planned_calls;  // calls that ran a plan
   int64_t plans_built;    // plans made
   int32_t planned_nodes;  // nodes the last plan made runs per call
+  // Calls offered to a handler as one op (loom/op_handler.h's
+  // execute_function_call) that summarises its inputs share a replay per
+  // key (the inputs' dtypes, shapes and summaries), where the handler keeps
+  // what it derives once: replays made (keys the handler kept data for),
+  // and calls taken that found theirs.
+  int64_t replays_built;
+  int64_t replay_hits;
 } loom_function_stats_t;
 
 // The counts of `function` across the contexts calling it.

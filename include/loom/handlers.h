@@ -18,6 +18,7 @@
 #ifndef LOOM_HANDLERS_H_
 #define LOOM_HANDLERS_H_
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -41,6 +42,17 @@ LOOM_EXTERN_C_BEGIN
 // share the stream and the count.
 LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_scope_logging_handler_create(
     loom_context_t* context, FILE* stream, loom_op_handler_t** out_handler);
+
+// Whether a logging handler (and its merges) logs the calls of functions
+// of the eager API it is offered as one op — one line
+//   [3] f(float [3]) (function call)
+// and none for the body's ops — rather than the body op by op (the
+// default). The call is offered when the handler is the innermost scope
+// (loom/op_handler.h, execute_function_call). INVALID_ARGUMENT when
+// `handler` is not a logging handler.
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t
+loom_scope_logging_handler_set_whole_calls(loom_op_handler_t* handler,
+                                           bool whole_calls);
 
 // The number of ops a logging handler (or any merge of it) has seen.
 LOOM_API int64_t

@@ -74,6 +74,56 @@ static inline const void* loom_op_invocation_note(
   return NULL;
 }
 
+// Function calls a handler is offered as one op (TensorFlow's op-handler
+// design, "Op handlers inside functions and control flow"): a call of a
+// function of the eager API whose ops would be placed on the handler.
+
+// The summary of one input of a call, which keys the function's replay
+// cache: calls whose inputs have equal summaries (both fields) on the
+// handler share a replay, and with it the data the handler keeps there.
+// `kind` tells handlers apart (a tape's summary is not a logging
+// handler's); handlers of one type (two tapes of two training steps) give
+// the same kind, so that they share replays.
+typedef struct loom_function_input_summary_t {
+  const void* kind;
+  uint64_t bits;
+} loom_function_input_summary_t;
+
+// A call as the execute_function_call hook sees it. Filled by the function
+// layer and valid during the hook.
+typedef struct loom_function_call_t {
+  size_t struct_size;  // sizeof(loom_function_call_t)
+  const char* function_name;
+  // The body has stateful ops: running it again gives other values.
+  bool stateful;
+  // The call's inputs (borrowed), of which the last num_captured are values
+  // the function captured and binds itself (calling the function by name
+  // takes the others), and its number of results.
+  loom_tensor_handle_t* const* inputs;
+  int32_t num_inputs;
+  int32_t num_captured;
+  int32_t num_outputs;
+  // Runs the body op by op, as a call the handler had not taken runs:
+  // FunctionInput, the nodes, FunctionOutput, each placed by its inputs
+  // and the thread's scopes (a handler that runs it in its own scope
+  // stops its own processing of those ops first). Writes
+  // results[0, num_outputs) (new references).
+  loom_status_t (*run)(struct loom_function_call_t* call,
+                       loom_tensor_handle_t** results);
+  // What the handler keeps on the call's replay, shared by the calls whose
+  // inputs' dtypes, shapes and summaries (function_input_summary) equal
+  // this call's: NULL when nothing is kept for the key yet or the handler
+  // gives no summaries.
+  void* replay_data;
+  // Keeps `data` on the call's replay (made now when its key has none)
+  // until the function goes, then frees it with `release`. False, keeping
+  // nothing, when the call has no key (the handler gives no summaries),
+  // its replay has data already, or the function's cache is full.
+  bool (*set_replay_data)(struct loom_function_call_t* call, void* data,
+                          void (*release)(void* data));
+  void* internal;  // the function layer's
+} loom_function_call_t;
+
 typedef struct loom_op_handler_vtable_t {
   size_t struct_size;  // sizeof(loom_op_handler_vtable_t)
   const char* type_name;
@@ -161,6 +211,27 @@ typedef struct loom_op_handler_vtable_t {
   // out its shape (which tensor_metadata may compute at a cost).
   loom_dtype_t (*tensor_dtype)(const loom_op_handler_t* handler,
                                const loom_tensor_handle_t* handle);
+
+  // Function calls (all may be NULL).
+  //
+  // The summary of `handle`, an input of a function call this handler is
+  // offered (execute_function_call). NULL: calls offered to the handler
+  // have no replay, and share nothing.
+  loom_status_t (*function_input_summary)(
+      loom_op_handler_t* handler, loom_tensor_handle_t* handle,
+      loom_function_input_summary_t* out_summary);
+  // Delayed processing: offered a call whose ops would be placed on this
+  // handler, it takes the call as one op — *out_taken true, with
+  // results[0, call->num_outputs) filled (new references), typically by
+  // running call->run with its own processing paused and treating the
+  // call once (a tape records one node, a logging handler one line) — or
+  // leaves it (*out_taken false, nothing written): the body then runs op by
+  // op and the handler sees its ops. An error is the call's. NULL: every
+  // call is left.
+  loom_status_t (*execute_function_call)(loom_op_handler_t* handler,
+                                         loom_function_call_t* call,
+                                         loom_tensor_handle_t** results,
+                                         bool* out_taken);
 } loom_op_handler_vtable_t;
 
 // The struct_size of a vtable that stops after `destroy` (before the

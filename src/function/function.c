@@ -6,6 +6,7 @@
 
 #include "function/function_capture.h"
 #include "function/function_internal.h"
+#include "function/function_replay.h"
 
 void loom_function_retain(loom_function_t* function) {
   if (function) {
@@ -22,6 +23,7 @@ void loom_function_release(loom_function_t* function) {
     loom_op_attrs_deinitialize(&function->nodes[i].attrs);
   }
   loom__function_release_captures(function);
+  loom__function_release_replays(function);
   loom_allocator_t allocator = function->allocator;
   loom_allocator_free(allocator, function->nodes);
   loom_allocator_free(allocator, function->inputs);
@@ -55,6 +57,10 @@ void loom_function_get_stats(const loom_function_t* function,
       atomic_load_explicit(&mutable->plans_built, memory_order_relaxed);
   out_stats->planned_nodes =
       atomic_load_explicit(&mutable->planned_nodes, memory_order_relaxed);
+  out_stats->replays_built =
+      atomic_load_explicit(&mutable->replays_built, memory_order_relaxed);
+  out_stats->replay_hits =
+      atomic_load_explicit(&mutable->replay_hits, memory_order_relaxed);
 }
 
 static int32_t find_input(const loom_function_t* function, const char* name,

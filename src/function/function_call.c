@@ -4,15 +4,20 @@
 // (loom_eager_op_acquire / loom_eager_op_execute): placed by its inputs and
 // the thread's scopes like any other op, so that the handlers around the
 // call see the body's ops. A node naming a function calls it the same way.
+// When handlers see the body, each input enters it through a FunctionInput
+// op and each output leaves it through a FunctionOutput op, run where
+// placement puts them, so that the handlers see the call's boundary.
 
 #include <stdio.h>
 #include <string.h>
 
 #include "base/arena.h"
 #include "frontend/eager_op_internal.h"
+#include "frontend/frontend_internal.h"
 #include "function/function_call.h"
 #include "function/function_internal.h"
 #include "function/function_plan.h"
+#include "function/function_replay.h"
 #include "loom/op_signature.h"
 
 // Calls nesting on this thread.
@@ -30,6 +35,9 @@ typedef struct call_t {
   const char* device;                 // the call's, or ""
   loom_cancellation_t* cancellation;  // the call's (borrowed), or NULL
   bool planning;                      // make a plan of a successful call
+  // Handlers see the body: the inputs are FunctionInput's results (owned),
+  // the results pass through FunctionOutput.
+  bool indicators;
   loom__function_plan_t* plan;        // made by run()
 } call_t;
 
@@ -329,6 +337,117 @@ static loom_status_t collect(call_t* call, const loom_dtype_t* dtypes,
   return loom_ok_status();
 }
 
+bool loom__function_call_sees_handlers(loom_eager_op_t* op) {
+  loom_context_t* context = op->context;
+  scope_stack_t* stack = loom__scope_stack(context, false);
+  if (loom__scope_stack_top(stack)) return true;
+  for (int32_t i = 0; i < op->num_inputs; ++i) {
+    loom_tensor_handle_t* input = op->inputs[i];
+    loom_op_handler_t* handler =
+        input ? loom_tensor_handle_handler(input) : NULL;
+    // A device that runs ops itself (a custom device) knows the ops it was
+    // written for, not the indicators: it sees the body's ops only.
+    if (handler && !loom__is_cpu(context, handler) &&
+        !loom_op_handler_vtable(handler)->execute_eager_op) {
+      return true;
+    }
+  }
+  return false;
+}
+
+loom_status_t loom__function_indicator(loom_eager_op_t* op, const char* op_name,
+                                       loom_tensor_handle_t* input,
+                                       int64_t index, const char* extra_attr,
+                                       int64_t extra_value,
+                                       loom_tensor_handle_t** results,
+                                       int32_t count) {
+  if (loom_tensor_handle_dtype(input) == LOOM_DTYPE_RESOURCE) {
+    // A resource handle names a variable, which the body reads: it enters
+    // as it is, so that a tape watching the variable sees its reads.
+    for (int32_t i = 0; i < count; ++i) {
+      loom_tensor_handle_retain(input);
+      results[i] = input;
+    }
+    return loom_ok_status();
+  }
+  loom_eager_op_t* indicator = NULL;
+  LOOM_RETURN_IF_ERROR(
+      loom_eager_op_acquire(loom_eager_op_context(op), op_name, &indicator));
+  const char* device = loom_eager_op_device(op);
+  loom_status_t status = loom_ok_status();
+  if (*device) status = loom_eager_op_set_device(indicator, device);
+  if (!status && op->cancellation) {
+    status = loom_eager_op_set_cancellation(indicator, op->cancellation);
+  }
+  loom_op_attrs_t* attrs = loom_eager_op_attrs(indicator);
+  if (!status) status = loom_op_attrs_set_i64(attrs, "index", index);
+  if (!status && extra_attr) {
+    status = loom_op_attrs_set_i64(attrs, extra_attr, extra_value);
+  }
+  if (!status) status = loom_eager_op_add_input(indicator, input);
+  int32_t made = 0;
+  if (!status) {
+    status = loom_eager_op_execute(indicator, results, count, &made);
+  }
+  if (!status && made != count) {
+    status = loom_make_status(LOOM_STATUS_INTERNAL,
+                              "%s gave %d results, %d expected", op_name, made,
+                              count);
+  }
+  if (status) {
+    for (int32_t i = 0; i < made; ++i) {
+      loom_tensor_handle_release(results[i]);
+      results[i] = NULL;
+    }
+  }
+  loom_eager_op_recycle(indicator);
+  return status;
+}
+
+// Passes the inputs through FunctionInput: call->inputs become its results.
+static loom_status_t enter_inputs(call_t* call, loom_eager_op_t* op,
+                                  int32_t n) {
+  for (int32_t i = 0; i < n; ++i) {
+    loom_tensor_handle_t* interior = NULL;
+    loom_status_t status = loom__function_indicator(
+        op, "FunctionInput", call->inputs[i], i, NULL, 0, &interior, 1);
+    if (status) {
+      // The inputs before i are ours, the others the op's.
+      for (int32_t j = 0; j < i; ++j) {
+        loom_tensor_handle_release(call->inputs[j]);
+        call->inputs[j] = loom_eager_op_input(op, j);
+      }
+      return loom_status_annotate(status, "function '%s': input %d",
+                                  call->function->name, i);
+    }
+    call->inputs[i] = interior;
+  }
+  call->indicators = true;
+  return loom_ok_status();
+}
+
+// Passes the results through FunctionOutput.
+static loom_status_t leave_outputs(call_t* call, loom_eager_op_t* op,
+                                   loom_tensor_handle_t** results) {
+  int32_t n = call->function->num_outputs;
+  for (int32_t o = 0; o < n; ++o) {
+    loom_tensor_handle_t* exterior = NULL;
+    loom_status_t status = loom__function_indicator(
+        op, "FunctionOutput", results[o], o, NULL, 0, &exterior, 1);
+    if (status) {
+      for (int32_t i = 0; i < n; ++i) {
+        loom_tensor_handle_release(results[i]);
+        results[i] = NULL;
+      }
+      return loom_status_annotate(status, "function '%s': output %d",
+                                  call->function->name, o);
+    }
+    loom_tensor_handle_release(results[o]);
+    results[o] = exterior;
+  }
+  return loom_ok_status();
+}
+
 static loom_status_t run(call_t* call, loom_eager_op_t* op, bool partitioned,
                          loom_tensor_handle_t** results, int32_t capacity,
                          int32_t* out_count) {
@@ -354,10 +473,14 @@ static loom_status_t run(call_t* call, loom_eager_op_t* op, bool partitioned,
       &call->arena, sizeof(*call->values) * (size_t)(function->num_nodes + 1),
       (void**)&call->values));
   loom_status_t status = loom_ok_status();
+  if (!call->planning && loom__function_call_sees_handlers(op)) {
+    status = enter_inputs(call, op, n);
+  }
   for (int32_t i = 0; !status && i < function->num_nodes; ++i) {
     status = run_node(call, function->order[i]);
   }
   if (!status) status = collect(call, output_dtypes, results);
+  if (!status && call->indicators) status = leave_outputs(call, op, results);
   if (!status) *out_count = function->num_outputs;
   if (!status && call->planning) {
     loom__function_plan_source_t source = {
@@ -377,6 +500,46 @@ static loom_status_t run(call_t* call, loom_eager_op_t* op, bool partitioned,
       loom_tensor_handle_release(values->handles[j]);
     }
   }
+  for (int32_t i = 0; call->indicators && i < n; ++i) {
+    loom_tensor_handle_release(call->inputs[i]);
+  }
+  return status;
+}
+
+// The handler a call is offered to as one op (execute_function_call): the
+// top of the thread's scopes, when it has the hook and the call is not
+// placed explicitly.
+static loom_op_handler_t* offered_handler(loom_eager_op_t* op) {
+  if (op->device[0]) return NULL;
+  scope_stack_t* stack = loom__scope_stack(op->context, false);
+  loom_op_handler_t* top = loom__scope_stack_top(stack);
+  if (!top || !loom_op_handler_vtable(top)->execute_function_call) return NULL;
+  return top;
+}
+
+typedef struct offered_run_t {
+  loom_eager_op_t* op;
+  loom_function_t* function;
+  bool partitioned;
+  int32_t capacity;
+} offered_run_t;
+
+// Runs an offered call op by op, for the handler it was offered to.
+static loom_status_t run_offered(void* state, loom_tensor_handle_t** results) {
+  offered_run_t* offered = state;
+  call_t call = {
+      .context = loom_eager_op_context(offered->op),
+      .function = offered->function,
+      .device = loom_eager_op_device(offered->op),
+      .cancellation = offered->op->cancellation,
+  };
+  loom__arena_initialize(&call.arena, loom_allocator_system());
+  loom_op_attrs_initialize(&call.attrs, loom_allocator_system());
+  int32_t count = 0;
+  loom_status_t status = run(&call, offered->op, offered->partitioned, results,
+                             offered->capacity, &count);
+  loom_op_attrs_deinitialize(&call.attrs);
+  loom__arena_deinitialize(&call.arena);
   return status;
 }
 
@@ -405,6 +568,24 @@ loom_status_t loom__function_call(loom_eager_op_t* op,
                               memory_order_relaxed);
     if (!status) *out_count = function->num_outputs;
     return status;
+  }
+  loom_op_handler_t* handler = planning ? NULL : offered_handler(op);
+  if (handler && function->num_outputs <= capacity) {
+    offered_run_t offered = {
+        .op = op,
+        .function = function,
+        .partitioned = partitioned,
+        .capacity = capacity,
+    };
+    bool taken = false;
+    g_call_depth++;
+    loom_status_t status = loom__function_offer_call(
+        op, function, handler, run_offered, &offered, results, &taken);
+    g_call_depth--;
+    if (status || taken) {
+      if (!status) *out_count = function->num_outputs;
+      return status;
+    }
   }
   // A plan for other inputs (or older registries): replaced by the plan of
   // this call when it succeeds, else kept.

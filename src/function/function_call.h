@@ -16,4 +16,24 @@ loom_status_t loom__function_call(loom_eager_op_t* op,
                                   loom_tensor_handle_t** results,
                                   int32_t capacity, int32_t* out_count);
 
+// Whether the ops a call (or a control-flow op) `op` runs op by op reach a
+// handler: a scope is open on the thread, or an input lives on a handler
+// other than the context's CPU and a custom device (which runs the ops it
+// knows, not the indicators). Such a call marks the values crossing its
+// boundary with the indicator ops (FunctionInput, IfInput, ...), which the
+// handlers see and may intercept (TensorFlow's op-handler design).
+bool loom__function_call_sees_handlers(loom_eager_op_t* op);
+
+// Executes indicator op `op_name` on `input` in `op`'s context, with `op`'s
+// device and cancellation and attrs `index` and, when `extra_attr` is not
+// NULL, `extra_attr` = `extra_value` (ints); writes its `count` results
+// (new references; nothing on error). A resource handle passes as it is
+// (each result is `input`).
+loom_status_t loom__function_indicator(loom_eager_op_t* op, const char* op_name,
+                                       loom_tensor_handle_t* input,
+                                       int64_t index, const char* extra_attr,
+                                       int64_t extra_value,
+                                       loom_tensor_handle_t** results,
+                                       int32_t count);
+
 #endif  // LOOM_FUNCTION_FUNCTION_CALL_H_

@@ -4,8 +4,12 @@
 // call machinery as any function call (function_call.c). So the handlers
 // around an If see the ops of the branch that ran, and those around a
 // While each iteration's condition and body ops: a gradient tape records
-// them, a forward accumulator computes their tangents. The op definitions
-// are TensorFlow's (tensorflow/core/ops/functional_ops.cc).
+// them, a forward accumulator computes their tangents. When handlers see
+// the functions' ops, the values entering and leaving them pass through
+// the indicator ops of TensorFlow's op-handler design (IfInput / IfOutput,
+// CaseInput / CaseOutput, WhileInput / WhileOutput), so that the handlers
+// see the boundary. The op definitions are TensorFlow's
+// (tensorflow/core/ops/functional_ops.cc).
 
 #include "function/function_control_flow.h"
 
@@ -14,6 +18,7 @@
 
 #include "base/arena.h"
 #include "frontend/eager_op_internal.h"
+#include "function/function_call.h"
 #include "function/function_internal.h"
 #include "loom/op_signature.h"
 #include "loom/tstring.h"
@@ -156,6 +161,7 @@ typedef struct control_flow_t {
   loom_dtype_t* output_dtypes;
   int32_t num_outputs;
   loom_shape_t* output_shapes;  // attr output_shapes, or NULL when empty
+  bool indicators;              // handlers see the functions' ops
 } control_flow_t;
 
 // Checks the inputs and completes the attrs; reads the output types and
@@ -400,6 +406,92 @@ static loom_status_t to_bool(control_flow_t* cf, loom_tensor_handle_t* handle,
   return status;
 }
 
+// Passes values[0, n) through indicator `op_name`, each giving `outputs`
+// results of which result k goes to outs[k][i] (new references) or, where
+// outs[k] is NULL, is dropped. `extra_attr` (may be NULL) = `extra`. On
+// error nothing is written.
+static loom_status_t mark_inputs(control_flow_t* cf, const char* op_name,
+                                 loom_tensor_handle_t* const* values, int32_t n,
+                                 int32_t outputs, const char* extra_attr,
+                                 int64_t extra, loom_tensor_handle_t*** outs) {
+  loom_tensor_handle_t** made = NULL;
+  LOOM_RETURN_IF_ERROR(loom__arena_allocate(
+      &cf->arena, sizeof(*made) * (size_t)(outputs + 1), (void**)&made));
+  for (int32_t i = 0; i < n; ++i) {
+    loom_status_t status = loom__function_indicator(
+        cf->op, op_name, values[i], i, extra_attr, extra, made, outputs);
+    if (status) {
+      for (int32_t k = 0; k < outputs; ++k) {
+        if (outs[k]) release_handles(outs[k], i);
+      }
+      return loom_status_annotate(status, "%s: input %d", cf->name, i);
+    }
+    for (int32_t k = 0; k < outputs; ++k) {
+      if (outs[k]) {
+        outs[k][i] = made[k];
+      } else {
+        loom_tensor_handle_release(made[k]);
+      }
+    }
+  }
+  return loom_ok_status();
+}
+
+// Passes results[0, n) through indicator `op_name` (one result each), in
+// place; on error releases them all.
+static loom_status_t mark_outputs(control_flow_t* cf, const char* op_name,
+                                  loom_tensor_handle_t** results, int32_t n,
+                                  const char* extra_attr, int64_t extra) {
+  for (int32_t i = 0; i < n; ++i) {
+    loom_tensor_handle_t* exterior = NULL;
+    loom_status_t status = loom__function_indicator(
+        cf->op, op_name, results[i], i, extra_attr, extra, &exterior, 1);
+    if (status) {
+      release_handles(results, n);
+      return loom_status_annotate(status, "%s: output %d", cf->name, i);
+    }
+    loom_tensor_handle_release(results[i]);
+    results[i] = exterior;
+  }
+  return loom_ok_status();
+}
+
+// Calls branch `name` of an If or Case (`branch` of `num_branches`) on the
+// op's inputs after the first: through the indicators when handlers see
+// it.
+static loom_status_t call_branch(control_flow_t* cf, const char* where,
+                                 const char* name, int64_t branch,
+                                 int64_t num_branches,
+                                 loom_tensor_handle_t** results) {
+  loom_tensor_handle_t* const* inputs = cf->inputs + 1;
+  int32_t n = cf->num_inputs - 1;
+  bool is_if = num_branches == 0;
+  loom_tensor_handle_t** interiors = NULL;
+  if (cf->indicators) {
+    LOOM_RETURN_IF_ERROR(loom__arena_allocate(
+        &cf->arena, sizeof(*interiors) * (size_t)(n + 1), (void**)&interiors));
+    int32_t outputs = is_if ? 2 : (int32_t)num_branches;
+    loom_tensor_handle_t*** outs = NULL;
+    LOOM_RETURN_IF_ERROR(loom__arena_allocate(
+        &cf->arena, sizeof(*outs) * (size_t)(outputs + 1), (void**)&outs));
+    memset(outs, 0, sizeof(*outs) * (size_t)outputs);
+    outs[branch] = interiors;
+    LOOM_RETURN_IF_ERROR(
+        mark_inputs(cf, is_if ? "IfInput" : "CaseInput", inputs, n, outputs,
+                    is_if ? NULL : "num_branches", num_branches, outs));
+    inputs = interiors;
+  }
+  loom_status_t status = call_function(cf, where, name, inputs, n,
+                                       cf->output_dtypes, "attr 'Tout' element",
+                                       cf->num_outputs, "attr 'Tout'", results);
+  if (interiors) release_handles(interiors, n);
+  if (!status && cf->indicators) {
+    status = mark_outputs(cf, is_if ? "IfOutput" : "CaseOutput", results,
+                          cf->num_outputs, "branch", branch);
+  }
+  return status;
+}
+
 static loom_status_t run_if(control_flow_t* cf,
                             loom_tensor_handle_t** results) {
   bool condition = false;
@@ -410,9 +502,7 @@ static loom_status_t run_if(control_flow_t* cf,
   LOOM_RETURN_IF_ERROR(function_name(cf, attr, -1, name, sizeof(name)));
   char where[64];
   snprintf(where, sizeof(where), "attr '%s'", attr);
-  return call_function(cf, where, name, cf->inputs + 1, cf->num_inputs - 1,
-                       cf->output_dtypes, "attr 'Tout' element",
-                       cf->num_outputs, "attr 'Tout'", results);
+  return call_branch(cf, where, name, condition ? 0 : 1, 0, results);
 }
 
 static loom_status_t run_case(control_flow_t* cf,
@@ -446,9 +536,7 @@ static loom_status_t run_case(control_flow_t* cf,
   char where[64];
   snprintf(where, sizeof(where), "attr 'branches' element %lld",
            (long long)branch);
-  return call_function(cf, where, name, cf->inputs + 1, cf->num_inputs - 1,
-                       cf->output_dtypes, "attr 'Tout' element",
-                       cf->num_outputs, "attr 'Tout'", results);
+  return call_branch(cf, where, name, branch, count, results);
 }
 
 // Checks the shapes of the body's results against the loop variables'
@@ -503,8 +591,22 @@ static loom_status_t run_while(control_flow_t* cf,
     LOOM_RETURN_IF_ERROR(
         loom_tensor_handle_wait_metadata(cf->inputs[i], &metadata));
     initial[i] = metadata.shape;
-    results[i] = cf->inputs[i];  // the loop variables, held in `results`
-    loom_tensor_handle_retain(results[i]);
+  }
+  // The loop variables are held in `results`: the body's values. Through
+  // the indicators, the condition first reads WhileInput's other result.
+  loom_tensor_handle_t** first_cond = NULL;
+  if (cf->indicators) {
+    LOOM_RETURN_IF_ERROR(
+        loom__arena_allocate(&cf->arena, sizeof(*first_cond) * (size_t)(n + 1),
+                             (void**)&first_cond));
+    loom_tensor_handle_t** outs[2] = {first_cond, results};
+    LOOM_RETURN_IF_ERROR(
+        mark_inputs(cf, "WhileInput", cf->inputs, n, 2, NULL, 0, outs));
+  } else {
+    for (int32_t i = 0; i < n; ++i) {
+      results[i] = cf->inputs[i];
+      loom_tensor_handle_retain(results[i]);
+    }
   }
   loom_cancellation_t* cancellation = cf->op->cancellation;
   loom_status_t status = loom_ok_status();
@@ -514,8 +616,13 @@ static loom_status_t run_while(control_flow_t* cf,
       break;
     }
     loom_tensor_handle_t* predicate = NULL;
-    status = call_function(cf, "attr 'cond'", cond, results, n, NULL, NULL, 1,
+    status = call_function(cf, "attr 'cond'", cond,
+                           first_cond ? first_cond : results, n, NULL, NULL, 1,
                            "the condition", &predicate);
+    if (first_cond) {
+      release_handles(first_cond, n);
+      first_cond = NULL;
+    }
     if (status) break;
     char what[300];
     snprintf(what, sizeof(what), "the output of attr 'cond' (function '%s')",
@@ -533,8 +640,13 @@ static loom_status_t run_while(control_flow_t* cf,
     memcpy(results, next, sizeof(*next) * (size_t)n);
     if (status) break;
   }
-  if (status) release_handles(results, n);
-  return status;
+  if (first_cond) release_handles(first_cond, n);
+  if (status) {
+    release_handles(results, n);
+    return status;
+  }
+  return cf->indicators ? mark_outputs(cf, "WhileOutput", results, n, NULL, 0)
+                        : status;
 }
 
 loom_status_t loom__control_flow_execute(loom_eager_op_t* op,
@@ -554,6 +666,7 @@ loom_status_t loom__control_flow_execute(loom_eager_op_t* op,
   loom__arena_initialize(&cf.arena, loom_allocator_system());
   loom_op_attrs_initialize(&cf.attrs, loom_allocator_system());
   loom_status_t status = bind(&cf);
+  cf.indicators = loom__function_call_sees_handlers(op);
   if (!status && cf.num_outputs > capacity) {
     // The execute path's words.
     status = loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,

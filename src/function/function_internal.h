@@ -70,6 +70,11 @@ struct loom_function_t {
   _Atomic int64_t planned_calls;
   _Atomic int64_t plans_built;
   _Atomic int32_t planned_nodes;
+  // Calls offered to a handler as one op: their replays
+  // (function_replay.c), made on first use, and the counts.
+  struct loom__function_replays_t* _Atomic replays;
+  _Atomic int64_t replays_built;
+  _Atomic int64_t replay_hits;
 };
 
 // Parses reference `text` of function `function` (its inputs and nodes

@@ -29,6 +29,7 @@ loom_status_t loom__register_array_concat_ops(void);
 loom_status_t loom__register_array_slice_ops(void);
 loom_status_t loom__register_array_pad_ops(void);
 loom_status_t loom__register_array_gather_ops(void);
+loom_status_t loom__register_array_indicator_ops(void);
 
 // Every dtype the data-movement kernels handle (fixed-size elements and
 // strings); type lists for the kernel tables.

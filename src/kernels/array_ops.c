@@ -1,7 +1,7 @@
 // Shape and data movement ops (Identity ... Const): the family's
 // registration. The ops live in array_shape.c, array_transpose.c,
-// array_concat.c, array_slice.c, array_pad.c and array_gather.c, on the
-// copy engines of array_copy.c.
+// array_concat.c, array_slice.c, array_pad.c, array_gather.c and
+// array_indicators.c, on the copy engines of array_copy.c.
 
 #include "kernels/array_internal.h"
 #include "kernels/builtin_families.h"
@@ -12,5 +12,6 @@ loom_status_t loom__register_array_ops(void) {
   LOOM_RETURN_IF_ERROR(loom__register_array_concat_ops());
   LOOM_RETURN_IF_ERROR(loom__register_array_slice_ops());
   LOOM_RETURN_IF_ERROR(loom__register_array_pad_ops());
-  return loom__register_array_gather_ops();
+  LOOM_RETURN_IF_ERROR(loom__register_array_gather_ops());
+  return loom__register_array_indicator_ops();
 }

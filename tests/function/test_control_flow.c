@@ -1,9 +1,10 @@
 // Control flow ops run eagerly (src/function/function_control_flow.c): If,
 // StatelessIf, Case, StatelessCase, While and StatelessWhile with function
 // attrs, in synchronous and asynchronous contexts; a gradient tape and a
-// forward accumulator around them see the ops of the branch or of each
-// iteration; a condition on the vmap or the parallel handler makes that
-// handler see the If itself; and the errors, each message asserted.
+// forward accumulator around them see the calls of the branch or of each
+// iteration, and a logging handler the indicator ops around them; a
+// condition on the vmap or the parallel handler makes that handler see the
+// If itself; and the errors, each message asserted.
 //
 // Reference values from NumPy (float32), gradients from PyTorch autograd:
 //   x = [1.5, -2, 0.5]
@@ -14,9 +15,11 @@
 //   d sum(x*x*x)/dx (three Muls in a loop) = [6.75, 12, 0.75]
 
 #include <math.h>
+#include <stdlib.h>
 
 #include "loom/autodiff.h"
 #include "loom/function.h"
+#include "loom/handlers.h"
 #include "loom/loom.h"
 #include "loom/parallel.h"
 #include "loom/tstring.h"
@@ -470,17 +473,21 @@ static void a_tape_records_the_ops_that_ran(void** state) {
   float truth = 1;
   loom_tensor_handle_t* grad = gradient_of(if_body, &truth, &ops);
   expect_values(g_context, grad, kCos, 3);  // PyTorch: d sin = cos
-  assert_int_equal(ops, 1);                 // the Sin, not the If
+  // IfInput, the call of the branch (one op), IfOutput: not the If.
+  assert_int_equal(ops, 3);
   loom_tensor_handle_release(grad);
   truth = 0;
   grad = gradient_of(if_body, &truth, &ops);
   expect_values(g_context, grad, kNegSin, 3);  // PyTorch: d cos = -sin
-  assert_int_equal(ops, 1);
+  assert_int_equal(ops, 3);
   loom_tensor_handle_release(grad);
   grad = gradient_of(while_body, NULL, &ops);
   expect_values(g_context, grad, kCubeGrad, 3);  // PyTorch: 3 x**2
-  // The three Muls: the loop's other ops do not touch a watched tensor.
-  assert_int_equal(ops, 3);
+  // The ops touching a tracked tensor: x's WhileInput, the four calls of
+  // the condition and the three of the body (each one op), and the five
+  // WhileOutputs (every loop variable comes out of a recorded call of the
+  // body). Not the While.
+  assert_int_equal(ops, 13);
   loom_tensor_handle_release(grad);
 }
 
@@ -864,6 +871,136 @@ static void while_errors(void** state) {
   LOOM_ASSERT_OK(loom_context_remove_function(c, "first"));
 }
 
+//===----------------------------------------------------------------------===//
+// The indicator ops handlers see
+//===----------------------------------------------------------------------===//
+
+// Runs `body` under a logging handler and returns what it printed (free()).
+static char* logged(void (*body)(void* arg), void* arg) {
+  char* text = NULL;
+  size_t size = 0;
+  FILE* stream = open_memstream(&text, &size);
+  assert_non_null(stream);
+  loom_op_handler_t* logging = NULL;
+  LOOM_ASSERT_OK(
+      loom_scope_logging_handler_create(g_context, stream, &logging));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_context, logging));
+  body(arg);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_context));
+  loom_op_handler_release(logging);
+  fclose(stream);
+  return text;
+}
+
+// Each of names[0, n) appears in `text` as an op ("Name("), in this order.
+static void expect_ops_in_order(const char* text, const char* const* names,
+                                int32_t n) {
+  const char* cursor = text;
+  for (int32_t i = 0; i < n; ++i) {
+    char op[64];
+    snprintf(op, sizeof(op), "] %s(", names[i]);
+    const char* found = strstr(cursor, op);
+    if (!found)
+      fail_msg("no %s after position %d in:\n%s", op, (int)(cursor - text),
+               text);
+    cursor = found + strlen(op);
+  }
+}
+
+static int32_t count_ops(const char* text, const char* name) {
+  char op[64];
+  snprintf(op, sizeof(op), "] %s(", name);
+  int32_t count = 0;
+  for (const char* p = strstr(text, op); p; p = strstr(p + 1, op)) ++count;
+  return count;
+}
+
+static void log_if(void* arg) {
+  loom_tensor_handle_t* x = vector(g_context, kX);
+  loom_tensor_handle_t* cond = scalar(g_context, LOOM_DTYPE_BOOL, *(float*)arg);
+  loom_tensor_handle_t* r = sin_or_cos(g_context, "If", cond, x);
+  expect_values(g_context, r, *(float*)arg ? kSin : kCos, 3);
+  loom_tensor_handle_release(r);
+  loom_tensor_handle_release(cond);
+  loom_tensor_handle_release(x);
+}
+
+static void log_case(void* arg) {
+  (void)arg;
+  static const char* const kBranches[] = {"sin", "cos", "square"};
+  op_setup_t setup = {
+      .branches = kBranches,
+      .num_branches = 3,
+      .set_tout = true,
+      .tout = {LOOM_DTYPE_FLOAT},
+      .num_tout = 1,
+  };
+  loom_tensor_handle_t* x = vector(g_context, kX);
+  loom_tensor_handle_t* index = scalar(g_context, LOOM_DTYPE_INT32, 2);
+  loom_tensor_handle_t* inputs[2] = {index, x};
+  loom_tensor_handle_t* r = NULL;
+  LOOM_ASSERT_OK(run(g_context, "Case", &setup, inputs, 2, &r, 1, NULL));
+  expect_values(g_context, r, kSquare, 3);
+  loom_tensor_handle_release(r);
+  loom_tensor_handle_release(index);
+  loom_tensor_handle_release(x);
+}
+
+static void log_while(void* arg) {
+  (void)arg;
+  loom_tensor_handle_t* x = vector(g_context, kX);
+  loom_tensor_handle_t* out[5];
+  LOOM_ASSERT_OK(power(g_context, "While", x, 3, out));
+  expect_values(g_context, out[3], kCube, 3);
+  release_all(out, 5);
+  loom_tensor_handle_release(x);
+}
+
+// Under a handler, the values entering and leaving the functions of If,
+// Case and While pass through the indicator ops, which the handler sees
+// around the functions' ops (each function call marks its own inputs and
+// outputs with FunctionInput and FunctionOutput).
+static void a_handler_sees_the_indicator_ops(void** state) {
+  (void)state;
+  float truth = 1;
+  char* text = logged(log_if, &truth);
+  static const char* const kIf[] = {"IfInput", "FunctionInput", "Sin",
+                                    "FunctionOutput", "IfOutput"};
+  expect_ops_in_order(text, kIf, 5);
+  assert_non_null(strstr(text, "IfInput(float [3]) T=DT_FLOAT, index=0"));
+  assert_non_null(strstr(text, "branch=0"));
+  assert_int_equal(count_ops(text, "Cos"), 0);
+  free(text);
+  truth = 0;
+  text = logged(log_if, &truth);
+  static const char* const kElse[] = {"IfInput", "Cos", "IfOutput"};
+  expect_ops_in_order(text, kElse, 3);
+  assert_non_null(strstr(text, "branch=1"));
+  free(text);
+
+  text = logged(log_case, NULL);
+  static const char* const kCase[] = {"CaseInput", "FunctionInput", "Square",
+                                      "FunctionOutput", "CaseOutput"};
+  expect_ops_in_order(text, kCase, 5);
+  assert_non_null(strstr(text, "num_branches=3"));
+  assert_non_null(strstr(text, "branch=2"));
+  free(text);
+
+  // Five loop variables: five WhileInputs, then three iterations of the
+  // condition and the body (and the last condition), then five
+  // WhileOutputs.
+  text = logged(log_while, NULL);
+  static const char* const kWhile[] = {"WhileInput", "Less",       "AddV2",
+                                       "Mul",        "Less",       "Less",
+                                       "Less",       "WhileOutput"};
+  expect_ops_in_order(text, kWhile, 8);
+  assert_int_equal(count_ops(text, "WhileInput"), 5);
+  assert_int_equal(count_ops(text, "WhileOutput"), 5);
+  assert_int_equal(count_ops(text, "Less"), 4);
+  assert_int_equal(count_ops(text, "Mul"), 3);
+  free(text);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(if_converts_the_condition_as_tensorflow_does),
@@ -876,6 +1013,7 @@ int main(void) {
       cmocka_unit_test(control_flow_in_an_asynchronous_context),
       cmocka_unit_test(if_and_case_errors),
       cmocka_unit_test(while_errors),
+      cmocka_unit_test(a_handler_sees_the_indicator_ops),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -2,8 +2,9 @@
 // name gives the eager values; traced values are symbolic (dtype and shape
 // from shape inference, no data); eager tensors are captured and bound by
 // the function; a gradient tape inside the trace adds the gradient ops to
-// the function; stateful ops keep their order; the errors; and releasing
-// functions, traces and contexts in any order.
+// the function; stateful ops keep their order; a trace inside a trace is a
+// call in the outer body; the errors; and releasing functions, traces and
+// contexts in any order.
 //
 // Reference values from NumPy / PyTorch (float32):
 //   (x*y+x)*c = [3.75, 10, -0.5]
@@ -637,6 +638,58 @@ static void a_traced_function_prints_as_a_program(void** state) {
   loom_op_handler_release(trace);
 }
 
+// A trace inside a trace: the inner function, called in the outer trace,
+// is one node of the outer body (a call), not its body inlined; the outer
+// function gives the values of the same ops run eagerly.
+static void a_trace_inside_a_trace_is_a_call(void** state) {
+  (void)state;
+  loom_op_handler_t* outer = NULL;
+  LOOM_ASSERT_OK(loom_trace_create(g_context, "outer", &outer));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_context, outer));
+  loom_shape_t shape = vector_shape(3);
+  loom_tensor_handle_t* x = NULL;
+  loom_tensor_handle_t* y = NULL;
+  LOOM_ASSERT_OK(
+      loom_trace_add_parameter(outer, "x", LOOM_DTYPE_FLOAT, &shape, &x));
+  LOOM_ASSERT_OK(
+      loom_trace_add_parameter(outer, "y", LOOM_DTYPE_FLOAT, &shape, &y));
+  loom_function_t* inner = trace_f("inner_f");  // traced in outer's scope
+  LOOM_ASSERT_OK(loom_context_add_function(g_context, inner));
+  loom_function_release(inner);
+  loom_tensor_handle_t* called = op2("inner_f", x, y);
+  assert_true(loom_trace_is_symbolic(called));
+  loom_tensor_handle_t* sum = op2("AddV2", called, x);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_context));
+  assert_int_equal(loom_trace_num_nodes(outer), 2);  // the call, AddV2
+  loom_function_t* function = NULL;
+  LOOM_ASSERT_OK(loom_trace_finish(outer, &sum, 1, &function));
+  assert_int_equal(loom_function_num_nodes(function), 2);
+  LOOM_ASSERT_OK(loom_context_add_function(g_context, function));
+  loom_function_release(function);
+  loom_tensor_handle_release(sum);
+  loom_tensor_handle_release(called);
+  loom_tensor_handle_release(x);
+  loom_tensor_handle_release(y);
+  loom_op_handler_release(outer);
+
+  x = vector(g_context, kX);
+  y = vector(g_context, kY);
+  loom_tensor_handle_t* product = op2("Mul", x, y);
+  loom_tensor_handle_t* f = op2("AddV2", product, x);
+  loom_tensor_handle_t* eager = op2("AddV2", f, x);
+  loom_tensor_handle_t* traced = op2("outer", x, y);
+  loom_tensor_t* expected = NULL;
+  LOOM_ASSERT_OK(loom_context_resolve(g_context, eager, &expected));
+  expect_values(g_context, traced, loom_tensor_data(expected));
+  loom_tensor_release(expected);
+  LOOM_ASSERT_OK(loom_context_remove_function(g_context, "outer"));
+  LOOM_ASSERT_OK(loom_context_remove_function(g_context, "inner_f"));
+  loom_tensor_handle_t* handles[] = {traced, eager, f, product, x, y};
+  for (size_t i = 0; i < sizeof(handles) / sizeof(handles[0]); ++i) {
+    loom_tensor_handle_release(handles[i]);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(a_traced_function_gives_the_eager_values),
@@ -648,6 +701,7 @@ int main(void) {
       cmocka_unit_test(release_in_any_order),
       cmocka_unit_test(a_traced_function_prints_as_a_program),
       cmocka_unit_test(an_executing_trace_also_runs_the_ops),
+      cmocka_unit_test(a_trace_inside_a_trace_is_a_call),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -62,6 +62,30 @@ static loom_status_t identity_n_grad(grad_ctx_t* ctx, handle_t* const* dys,
   return loom_ok_status();
 }
 
+// The indicator ops (FunctionInput ... WhileOutput): identities whose
+// outputs all are input 0, so its gradient is the sum of theirs.
+static loom_status_t fan_out_grad(grad_ctx_t* ctx, handle_t* const* dys,
+                                  handle_t** dxs, void* data) {
+  (void)data;
+  int32_t n = loom_gradient_context_num_outputs(ctx);
+  handle_t* sum = NULL;
+  for (int32_t i = 0; i < n; ++i) {
+    if (!dys[i]) continue;
+    if (!sum) {
+      loom_tensor_handle_retain(dys[i]);
+      sum = dys[i];
+      continue;
+    }
+    handle_t* next = NULL;
+    loom_status_t s = loom__grad_binary(ctx, "AddV2", sum, dys[i], &next);
+    loom_tensor_handle_release(sum);
+    if (s) return s;
+    sum = next;
+  }
+  dxs[0] = sum;
+  return loom_ok_status();
+}
+
 static loom_status_t transpose_grad(grad_ctx_t* ctx, handle_t* const* dys,
                                     handle_t** dxs, void* data) {
   int64_t perm[LOOM_MAX_SHAPE_RANK], inverse[LOOM_MAX_SHAPE_RANK];
@@ -638,6 +662,14 @@ static loom_status_t gather_grad(grad_ctx_t* ctx, handle_t* const* dys,
 
 static const loom__gradient_row_t kGradients[] = {
     {.op = "IdentityN", .fn = identity_n_grad},
+    {.op = "FunctionInput", .fn = fan_out_grad},
+    {.op = "FunctionOutput", .fn = fan_out_grad},
+    {.op = "IfInput", .fn = fan_out_grad},
+    {.op = "IfOutput", .fn = fan_out_grad},
+    {.op = "CaseInput", .fn = fan_out_grad},
+    {.op = "CaseOutput", .fn = fan_out_grad},
+    {.op = "WhileInput", .fn = fan_out_grad},
+    {.op = "WhileOutput", .fn = fan_out_grad},
     {.op = "ExpandDims", .fn = reshape_to_input},
     {.op = "Squeeze", .fn = reshape_to_input},
     {.op = "Transpose", .fn = transpose_grad, .inputs = USES(1)},

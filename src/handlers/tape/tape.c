@@ -212,6 +212,8 @@ static const loom_op_handler_vtable_t kTapeVtable = {
     .reuse_op_data = loom__passthrough_reuse_op_data,
     .execute = loom__tape_execute,
     .debug_string = tape_debug_string,
+    .function_input_summary = loom__tape_function_input_summary,
+    .execute_function_call = loom__tape_execute_function_call,
 };
 
 const loom__passthrough_type_t loom__tape_type = {

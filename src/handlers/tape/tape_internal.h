@@ -7,7 +7,8 @@
 //   tape_recording.c  the execute hook: recording ops as nodes;
 //   tape_backward.c   the backward pass (loom_tape_gradient);
 //   tape_recompute.c  recompute segments: recording and re-executing them;
-//   tape_jacobian.c   loom_tape_jacobian, row by row.
+//   tape_jacobian.c   loom_tape_jacobian, row by row;
+//   tape_call.c       function calls recorded as one node.
 //
 // Tensors are known by their handles, and a handle says which tape tracks
 // it through its tag (loom_tensor_handle_tag: this tape's serial and the
@@ -103,6 +104,9 @@ typedef struct tape_t {
   // costs more than the rest of the recording.
   _Atomic bool locked;  // everything below
   bool released;        // a non-persistent tape after its gradient
+  // Set before use: the tape leaves the function calls it is offered
+  // (a tape computing a call's gradient records the body).
+  bool leaves_calls;
   loom__arena_t arena;  // the nodes and segments, until released
   tape_node_vector_t nodes;
   int64_t next_id;
@@ -265,6 +269,20 @@ typedef struct tape_record_t {
 
 loom_status_t loom__tape_execute(loom_op_handler_t* handler,
                                  loom_op_invocation_t* invocation);
+
+// Adds a node for `r` (lock held).
+LOOM_MUST_USE_RESULT loom_status_t
+loom__tape_add_node_locked(tape_t* tape, const tape_record_t* r);
+
+// Function calls (tape_call.c): the vtable's function_input_summary and
+// execute_function_call.
+loom_status_t loom__tape_function_input_summary(
+    loom_op_handler_t* handler, loom_tensor_handle_t* handle,
+    loom_function_input_summary_t* out_summary);
+loom_status_t loom__tape_execute_function_call(loom_op_handler_t* handler,
+                                               loom_function_call_t* call,
+                                               loom_tensor_handle_t** results,
+                                               bool* out_taken);
 
 // The segment a node of recompute segment `owner` joins: the open one when
 // the node continues it, else a new one (lock held).

@@ -70,7 +70,7 @@ static loom_status_t allocate_node_locked(tape_t* tape, const tape_record_t* r,
   return loom_ok_status();
 }
 
-static loom_status_t add_node_locked(tape_t* tape, const tape_record_t* r) {
+loom_status_t loom__tape_add_node_locked(tape_t* tape, const tape_record_t* r) {
   LOOM_RETURN_IF_ERROR(reserve_locked(tape, r));
   tape_segment_t* segment = NULL;
   if (r->segment) {
@@ -177,7 +177,7 @@ static loom_status_t copy_on_recorded(const loom__passthrough_t* base,
     loom_status_t status = loom__grad_metadata(copy, &metadata[1]);
     if (!status) {
       loom__tape_lock(tape);
-      if (!tape->released) status = add_node_locked(tape, &record);
+      if (!tape->released) status = loom__tape_add_node_locked(tape, &record);
       ids[i] = loom__tape_lookup_locked(tape, copy);
       loom__tape_unlock(tape);
     }
@@ -296,7 +296,7 @@ static loom_status_t run_and_record(const loom__passthrough_t* base,
     };
     if (record.op_def) record.op_name = record.op_def->name;
     loom__tape_lock(tape);
-    if (!tape->released) status = add_node_locked(tape, &record);
+    if (!tape->released) status = loom__tape_add_node_locked(tape, &record);
     loom__tape_unlock(tape);
     if (status) {
       status = loom__passthrough_fail_results(

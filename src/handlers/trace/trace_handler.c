@@ -286,6 +286,29 @@ static loom_status_t trace_execute(loom_op_handler_t* handler,
 }
 
 // Inputs from other handlers are copied on (captured), never passed on.
+// A call of a function while tracing becomes one node calling it (as
+// TensorFlow's graph gets a call op), rather than its body inlined: a
+// function traced inside a trace is a call in the outer body. An executing
+// trace leaves calls, so that their values are computed op by op.
+static loom_status_t trace_execute_function_call(loom_op_handler_t* handler,
+                                                 loom_function_call_t* call,
+                                                 loom_tensor_handle_t** results,
+                                                 bool* out_taken) {
+  *out_taken = false;
+  loom__trace_t* trace = loom__trace_of(handler);
+  if (!trace || trace->execute) return loom_ok_status();
+  loom_function_t* function = NULL;
+  LOOM_RETURN_IF_ERROR(loom_context_find_function(
+      trace->context, call->function_name, &function));
+  // Called by name, the function binds its captured values itself.
+  loom_status_t status = loom__trace_record_call(
+      handler, loom_function_signature(function), call->inputs,
+      call->num_inputs - call->num_captured, results, call->num_outputs);
+  loom_function_release(function);
+  *out_taken = !status;
+  return status;
+}
+
 static const loom_op_handler_vtable_t kTraceVtable = {
     .struct_size = sizeof(loom_op_handler_vtable_t),
     .type_name = "TRACE",
@@ -295,6 +318,7 @@ static const loom_op_handler_vtable_t kTraceVtable = {
     .static_value = trace_static_value,
     .debug_string = trace_debug_string,
     .tensor_debug_string = trace_tensor_debug_string,
+    .execute_function_call = trace_execute_function_call,
 };
 
 static const loom__passthrough_type_t kTraceType = {

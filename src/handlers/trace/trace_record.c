@@ -297,3 +297,90 @@ loom_status_t loom__trace_record(loom_op_handler_t* handler,
   }
   return loom_ok_status();
 }
+
+loom_status_t loom__trace_record_call(loom_op_handler_t* handler,
+                                      const loom_op_def_t* def,
+                                      loom_tensor_handle_t* const* inputs,
+                                      int32_t n, loom_tensor_handle_t** results,
+                                      int32_t m) {
+  loom__trace_t* trace = loom__trace_of(handler);
+  record_t record = {0};
+  loom_tensor_handle_t** captured = NULL;
+  bool* made = NULL;
+  loom_op_attrs_t attrs;
+  loom_op_attrs_initialize(&attrs, trace->allocator);
+  loom_status_t status = allocate_record(trace->allocator, n, m, &record);
+  if (!status) {
+    status = loom_allocator_calloc(trace->allocator,
+                                   sizeof(*captured) * ((size_t)n + 1),
+                                   (void**)&captured);
+  }
+  if (!status) {
+    status = loom_allocator_calloc(
+        trace->allocator, sizeof(*made) * ((size_t)m + 1), (void**)&made);
+  }
+  for (int32_t i = 0; !status && i < n; ++i) {
+    loom__trace_value_t* value = loom__trace_own_value(trace, inputs[i]);
+    if (!value) {
+      // An eager tensor the call reads: captured, as an op's input is.
+      status = loom__trace_capture(handler, inputs[i], &captured[i]);
+      if (!status) value = loom__trace_own_value(trace, captured[i]);
+    }
+    if (!status && !value) {
+      status = loom_make_status(LOOM_STATUS_INTERNAL,
+                                "trace '%s': input %d of %s has no value",
+                                trace->name, i, def->name);
+    }
+    loom_tensor_metadata_t metadata;
+    if (!status) {
+      status = loom_tensor_handle_metadata(
+          captured[i] ? captured[i] : inputs[i], &metadata);
+    }
+    if (!status) {
+      record.input_dtypes[i] = metadata.dtype;
+      record.input_shapes[i] = metadata.shape;
+      record.input_refs[i] = value->ref;
+    }
+  }
+  if (!status) {
+    status = loom_op_def_complete_attrs(def, record.input_dtypes, n, &attrs);
+  }
+  int32_t count = 0;
+  if (!status) {
+    status = loom_op_def_flat_types(def, &attrs, true, record.output_dtypes, m,
+                                    &count);
+  }
+  if (!status && count != m) {
+    status =
+        loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                         "%s: %d outputs, %d expected", def->name, count, m);
+  }
+  // A function's outputs have no shape function: their shapes are unknown.
+  for (int32_t k = 0; !status && k < m; ++k) {
+    record.output_shapes[k] = loom_shape_unknown();
+  }
+  char node_name[160];
+  if (!status) {
+    status =
+        add_node(trace, def, &attrs, &record, n, node_name, sizeof(node_name));
+  }
+  if (!status) {
+    loom_op_invocation_t invocation = {.results = results, .num_results = m};
+    status = make_results(handler, def, &attrs, node_name, &record, &invocation,
+                          made);
+  }
+  if (status) {
+    for (int32_t k = 0; made && k < m; ++k) {
+      if (made[k]) loom_tensor_handle_release(results[k]);
+      results[k] = NULL;
+    }
+  }
+  for (int32_t i = 0; captured && i < n; ++i) {
+    loom_tensor_handle_release(captured[i]);
+  }
+  loom_allocator_free(trace->allocator, captured);
+  loom_allocator_free(trace->allocator, made);
+  loom_op_attrs_deinitialize(&attrs);
+  free_record(trace->allocator, &record);
+  return status;
+}

@@ -262,6 +262,17 @@ static loom_status_t rule_identity_n(loom__vmap_call_t* call,
   return loom_ok_status();
 }
 
+// The indicator ops (FunctionInput ... WhileOutput): every output is input
+// 0, batched as it is.
+static loom_status_t rule_fan_out(loom__vmap_call_t* call, bool* out_fallback) {
+  (void)out_fallback;
+  for (int32_t k = 0; k < call->num_outputs; ++k) {
+    loom_tensor_handle_retain(call->inputs[0].value);
+    call->outputs[k] = call->inputs[0];
+  }
+  return loom_ok_status();
+}
+
 //===----------------------------------------------------------------------===//
 // The table
 //===----------------------------------------------------------------------===//
@@ -296,6 +307,8 @@ static const loom__vmap_rule_t kRules[] = {
     {"BiasAddGrad", rule_bias_add_grad, "Sum over the non-channel axes"},
     {"BroadcastTo", loom__vmap_rule_broadcast_to,
      "shape gains the batch in front"},
+    {"CaseInput", rule_fan_out, "each output is the input, as it is"},
+    {"CaseOutput", rule_fan_out, "each output is the input, as it is"},
     ELEMENTWISE("Cast"),
     ELEMENTWISE("Ceil"),
     ELEMENTWISE("CheckNumericsV2"),
@@ -322,6 +335,8 @@ static const loom__vmap_rule_t kRules[] = {
     ELEMENTWISE("Floor"),
     ELEMENTWISE("FloorDiv"),
     ELEMENTWISE("FloorMod"),
+    {"FunctionInput", rule_fan_out, "each output is the input, as it is"},
+    {"FunctionOutput", rule_fan_out, "each output is the input, as it is"},
     {"FusedBatchNormGradV3", loom__vmap_rule_batch_norm,
      "batch folded into the channels (per-channel statistics)"},
     {"FusedBatchNormV3", loom__vmap_rule_batch_norm,
@@ -337,6 +352,8 @@ static const loom__vmap_rule_t kRules[] = {
     ELEMENTWISE("GreaterEqual"),
     ELEMENTWISE("Identity"),
     {"IdentityN", rule_identity_n, "each value as it is"},
+    {"IfInput", rule_fan_out, "each output is the input, as it is"},
+    {"IfOutput", rule_fan_out, "each output is the input, as it is"},
     ELEMENTWISE("Inv"),
     SAME_SHAPE("InvGrad"),
     ELEMENTWISE("IsFinite"),
@@ -436,6 +453,8 @@ static const loom__vmap_rule_t kRules[] = {
     ELEMENTWISE("TruncateDiv"),
     ELEMENTWISE("TruncateMod"),
     {"Unpack", loom__vmap_rule_pack, "value batch first, axis shifted"},
+    {"WhileInput", rule_fan_out, "each output is the input, as it is"},
+    {"WhileOutput", rule_fan_out, "each output is the input, as it is"},
     ELEMENTWISE("ZerosLike"),
 };
 
