@@ -550,43 +550,6 @@ static loom_status_t check_vmap(const char* function,
                           function, loom_op_handler_type_name(handler));
 }
 
-// The merge of `handler` that tensors entered now live on (a new
-// reference): `handler` when it is a merge; else the one in this thread's
-// scope (found through the pass-through handlers above it); else the one
-// entering its scope gives.
-static loom_status_t entry_handler(loom_op_handler_t* handler,
-                                   loom_op_handler_t** out) {
-  const loom__passthrough_t* base = loom_op_handler_state(handler);
-  vmap_shared_t* shared = base->shared;
-  loom_context_t* context = shared->context;
-  *out = NULL;
-  if (base->outer) {
-    loom_op_handler_retain(handler);
-    *out = handler;
-    return loom_ok_status();
-  }
-  for (loom_op_handler_t* h = loom_context_scope_handler(context);
-       h && loom_op_handler_vtable(h)->destroy == loom__passthrough_destroy;
-       h = ((loom__passthrough_t*)loom_op_handler_state(h))->outer) {
-    if (shared_of(h) == shared) {
-      loom_op_handler_retain(h);
-      *out = h;
-      return loom_ok_status();
-    }
-  }
-  LOOM_RETURN_IF_ERROR(loom_context_enter_scope(context, handler));
-  loom_op_handler_t* top = loom_context_scope_handler(context);
-  if (shared_of(top) == shared) {
-    loom_op_handler_retain(top);
-    *out = top;
-  }
-  loom_status_ignore(loom_context_exit_scope(context));
-  if (*out) return loom_ok_status();
-  return loom_make_status(LOOM_STATUS_FAILED_PRECONDITION,
-                          "loom_vmap_in: no scope of the vmap handler found; "
-                          "call it in the vmap's scope");
-}
-
 loom_status_t loom_vmap_in(loom_op_handler_t* vmap,
                            loom_tensor_handle_t* batched, int64_t in_axis,
                            loom_tensor_handle_t** out_handle) {
@@ -632,7 +595,12 @@ loom_status_t loom_vmap_in(loom_op_handler_t* vmap,
     }
   }
   loom_op_handler_t* target = NULL;
-  LOOM_RETURN_IF_ERROR(entry_handler(vmap, &target));
+  LOOM_RETURN_IF_ERROR(loom__passthrough_entry_handler(vmap, &target));
+  if (!target) {
+    return loom_make_status(LOOM_STATUS_FAILED_PRECONDITION,
+                            "loom_vmap_in: no scope of the vmap handler found; "
+                            "call it in the vmap's scope");
+  }
   loom_status_t status = wrap(target, batched, in_axis, out_handle);
   loom_op_handler_release(target);
   return status;
