@@ -65,9 +65,6 @@ static const no_rule_t kNoRule[] = {
     {"CopyOn", "the vmap's own copy: a tensor of another handler is unbatched"},
     {"CopyOnGrad", NOT_YET},
     {"DestroyResourceOp", STATEFUL},
-    {"Einsum",
-     "not yet (one more label in the equation for the batch dim would do); "
-     "the per-example fallback"},
     {"If", CONTROL_FLOW},
     {"InvertPermutation", NOT_YET},
     {"ParallelPack",
