@@ -127,6 +127,18 @@ static loom_status_t wrap(loom_op_handler_t* handler,
   return loom_ok_status();
 }
 
+loom_status_t loom__vmap_wrap(loom_op_handler_t* handler,
+                              loom_tensor_handle_t* value, int64_t axis,
+                              loom_tensor_handle_t** out) {
+  return wrap(handler, value, axis, out);
+}
+
+loom__vmap_value_t loom__vmap_unwrap(const loom_op_handler_t* handler,
+                                     loom_tensor_handle_t* handle) {
+  loom__vmap_value_t* own = own_value(shared_of(handler), handle);
+  return own ? *own : (loom__vmap_value_t){handle, LOOM_VMAP_UNBATCHED};
+}
+
 static void vmap_release_representation(loom_op_handler_t* handler,
                                         void* representation) {
   const loom__passthrough_t* base = loom_op_handler_state(handler);
@@ -181,10 +193,11 @@ static loom_status_t vmap_prepare_op(loom__passthrough_t* base,
                                      const char* op_name,
                                      const loom_op_def_t* op_def,
                                      loom__passthrough_op_t* opaque) {
-  (void)base;
   vmap_op_data_t* data = (vmap_op_data_t*)opaque;
   if (op_def) op_name = op_def->name;
   data->rule = loom__vmap_find_rule(op_name);
+  if (!data->rule)
+    data->rule = loom__vmap_call_rule(base->context, op_name, op_def);
   data->random_seed = loom__vmap_random_seed_input(op_name);
   data->kind = strcmp(op_name, "CopyOn") == 0    ? kOpCopyOn
                : strcmp(op_name, "CopyOff") == 0 ? kOpCopyOff
@@ -304,19 +317,28 @@ static loom_status_t batch(loom_op_handler_t* handler,
       .input_metadata = input_metadata,
       .num_outputs = m,
       .outputs = outputs,
+      .handler = handler,
+      .arguments = invocation->arguments,
+      .outer = base->effective_outer,
   };
-  if (!status) {
+  // Rules run in the outer handler's scope, but the one that runs
+  // functions on this handler (it enters that scope for its own ops).
+  bool in_scope = false;
+  bool fallback = rule == NULL;
+  if (!status && rule && rule->fn != loom__vmap_rule_control_flow) {
     status = loom_context_enter_scope(base->context, base->effective_outer);
+    in_scope = !status;
   }
-  if (!status) {
-    bool fallback = rule == NULL;
-    if (rule) status = rule->fn(&call, &fallback);
-    if (!status && fallback) {
-      note_fallback(shared, call.op_name);
-      status = loom__vmap_fallback(&call);
-    }
-    loom_status_ignore(loom_context_exit_scope(base->context));
+  if (!status && rule) status = rule->fn(&call, &fallback);
+  if (!status && fallback && !in_scope) {
+    status = loom_context_enter_scope(base->context, base->effective_outer);
+    in_scope = !status;
   }
+  if (!status && fallback) {
+    note_fallback(shared, call.op_name);
+    status = loom__vmap_fallback(&call);
+  }
+  if (in_scope) loom_status_ignore(loom_context_exit_scope(base->context));
   for (int32_t k = 0; k < m && !status; ++k) {
     status = wrap(handler, outputs[k].value, outputs[k].axis,
                   &invocation->results[k]);

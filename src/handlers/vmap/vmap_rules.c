@@ -359,6 +359,26 @@ static loom_status_t rule_identity_n(loom__vmap_call_t* call,
   }
 
 // Sorted by name (bsearch).
+// Ops that call functions (vmap_control_flow.c).
+#define IF_OR_CASE(name)                                               \
+  {                                                                    \
+    name, loom__vmap_rule_control_flow,                                \
+        "the branches the examples take run on the vmap; each output " \
+        "selected "                                                    \
+        "per example"                                                  \
+  }
+#define WHILE(name)                                                        \
+  {                                                                        \
+    name, loom__vmap_rule_control_flow,                                    \
+        "condition and body run on the vmap until no example goes on; an " \
+        "example whose condition failed keeps its values"                  \
+  }
+#define CALL(name)                                                      \
+  {                                                                     \
+    name, loom__vmap_rule_control_flow,                                 \
+        "the function's body op by op on the vmap, each op by its rule" \
+  }
+
 static const loom__vmap_rule_t kRules[] = {
     ELEMENTWISE("Abs"),
     ELEMENTWISE("Add"),
@@ -376,6 +396,7 @@ static const loom__vmap_rule_t kRules[] = {
     {"BiasAddGrad", rule_bias_add_grad, "Sum over the non-channel axes"},
     {"BroadcastTo", loom__vmap_rule_broadcast_to,
      "shape gains the batch in front"},
+    IF_OR_CASE("Case"),
     ELEMENTWISE("Cast"),
     ELEMENTWISE("Ceil"),
     ELEMENTWISE("CheckNumericsV2"),
@@ -420,6 +441,7 @@ static const loom__vmap_rule_t kRules[] = {
     ELEMENTWISE("GreaterEqual"),
     ELEMENTWISE("Identity"),
     {"IdentityN", rule_identity_n, "each value as it is"},
+    IF_OR_CASE("If"),
     ELEMENTWISE("Inv"),
     SAME_SHAPE("InvGrad"),
     ELEMENTWISE("IsFinite"),
@@ -458,6 +480,7 @@ static const loom__vmap_rule_t kRules[] = {
     {"Pack", loom__vmap_rule_pack, "values [B, ...], axis shifted"},
     {"Pad", loom__vmap_rule_pad, "paddings gain [0, 0] for the batch"},
     {"PadV2", loom__vmap_rule_pad, "paddings gain [0, 0] for the batch"},
+    CALL("PartitionedCall"),
     ELEMENTWISE("Pow"),
     AXES("Prod"),
     {"Rank", rule_shape, "one example's rank, unbatched"},
@@ -503,6 +526,10 @@ static const loom__vmap_rule_t kRules[] = {
     ELEMENTWISE("Square"),
     ELEMENTWISE("SquaredDifference"),
     {"Squeeze", loom__vmap_rule_squeeze, "axes shifted; never the batch"},
+    CALL("StatefulPartitionedCall"),
+    IF_OR_CASE("StatelessCase"),
+    IF_OR_CASE("StatelessIf"),
+    WHILE("StatelessWhile"),
     ELEMENTWISE("StopGradient"),
     {"StridedSlice", loom__vmap_rule_strided_slice,
      "a whole batch dimension first, masks shifted"},
@@ -519,6 +546,7 @@ static const loom__vmap_rule_t kRules[] = {
     ELEMENTWISE("TruncateDiv"),
     ELEMENTWISE("TruncateMod"),
     {"Unpack", loom__vmap_rule_pack, "value batch first, axis shifted"},
+    WHILE("While"),
     ELEMENTWISE("ZerosLike"),
 };
 
