@@ -1,12 +1,24 @@
-// Per-example gradients of a small MLP (examples/dp_sgd/per_example.c),
-// microseconds per batch, one thread:
-//   vmap_per_example_grads_mlp_b<B>_t1  one vmap over a tape: one batched
-//                                       forward and backward pass;
-//   loop_per_example_grads_mlp_b<B>_t1  a loop of B tapes, one per example
-//                                       (what code without vmap does).
+// Per-example gradients by vmap (examples/dp_sgd/per_example.c),
+// microseconds, one thread:
+//   vmap_per_example_grads_mlp_b<B>_t1  per-example gradients of a small
+//                                       MLP (32-64-10): one vmap over a
+//                                       tape, one batched forward and
+//                                       backward pass;
+//   loop_per_example_grads_mlp_b<B>_t1  the same by a loop of B tapes, one
+//                                       per example (code without vmap);
+//   vmap_per_example_grads_mlp784_b128_t1  per-example gradients of a
+//                                       784-256-10 MLP over 128 examples;
+//   batch_grads_mlp784_b128_t1          Loom's ordinary gradient of the
+//                                       same batch's summed loss (one tape
+//                                       over the batched forward pass);
+//   f_tiny_t1                           one call of a tiny function,
+//                                       f(x) = sum(sin(x) * x), x [4];
+//   vmap_grad_tiny_b8_t1                vmap(grad f) over 8 examples (in,
+//                                       tape, f, gradient, out).
 // The references (bench/vmap_reference.py) are PyTorch's loop and
 // functorch's vmap(grad(loss)). --quick runs a few repetitions only.
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "bench_timer.h"
@@ -16,12 +28,18 @@
 
 enum { kInputs = 32, kHidden = 64, kClasses = 10 };
 
+typedef enum bench_mode_t {
+  kModeVmap = 0,  // per-example gradients by vmap
+  kModeLoop,      // per-example gradients by a loop of tapes
+  kModeBatch,     // the gradient of the batch's summed loss
+} bench_mode_t;
+
 typedef struct bench_t {
   loom_context_t* context;
   dp_mlp_t mlp;
   loom_tensor_handle_t *xs, *labels;
   int64_t batch;
-  bool vmap;
+  bench_mode_t mode;
 } bench_t;
 
 static void check(loom_status_t status) {
@@ -32,17 +50,50 @@ static void check(loom_status_t status) {
   exit(1);
 }
 
+static void release_all(loom_tensor_handle_t** handles, int32_t n) {
+  for (int32_t i = 0; i < n; ++i) {
+    loom_tensor_handle_release(handles[i]);
+    handles[i] = NULL;
+  }
+}
+
+// The gradients of the batch's summed loss (what a training step without
+// per-example gradients computes).
+static void batch_grads(bench_t* b, loom_tensor_handle_t** grads) {
+  loom_context_t* c = b->context;
+  loom_op_handler_t* tape = NULL;
+  check(loom_tape_create(c, NULL, &tape));
+  check(loom_context_enter_scope(c, tape));
+  for (int32_t k = 0; k < kMlpParams; ++k) {
+    check(loom_tape_watch(tape, b->mlp.params[k]));
+  }
+  loom_tensor_handle_t* h[6] = {NULL};
+  check(nn_matmul(c, b->xs, b->mlp.params[0], &h[0]));
+  check(nn_bias_add(c, h[0], b->mlp.params[1], &h[1]));
+  check(nn_unary(c, "Relu", h[1], &h[2]));
+  check(nn_matmul(c, h[2], b->mlp.params[2], &h[3]));
+  check(nn_bias_add(c, h[3], b->mlp.params[3], &h[4]));
+  check(nn_sparse_softmax_xent(c, h[4], b->labels, &h[5]));
+  check(loom_context_exit_scope(c));
+  check(loom_tape_gradient(tape, &h[5], 1, b->mlp.params, kMlpParams, NULL,
+                           LOOM_UNCONNECTED_ZERO, grads));
+  release_all(h, 6);
+  loom_op_handler_release(tape);
+}
+
 static double measure(void* arg, int64_t iterations) {
   bench_t* b = arg;
   double start = bench_now_ns();
   for (int64_t i = 0; i < iterations; ++i) {
     loom_tensor_handle_t* grads[kMlpParams] = {NULL};
-    if (b->vmap) {
+    if (b->mode == kModeVmap) {
       check(dp_per_example_grads_vmap(b->context, &b->mlp, b->xs, b->labels,
                                       0.0f, grads));
-    } else {
+    } else if (b->mode == kModeLoop) {
       check(dp_per_example_grads_loop(b->context, &b->mlp, b->xs, b->labels,
                                       b->batch, grads));
+    } else {
+      batch_grads(b, grads);
     }
     // The gradients' values, not only their metadata: wait for them.
     check(loom_context_wait(b->context));
@@ -51,6 +102,112 @@ static double measure(void* arg, int64_t iterations) {
     }
   }
   return bench_now_ns() - start;
+}
+
+// A tiny function: f(x) = sum(sin(x) * x) over x [4] (one example).
+typedef struct tiny_t {
+  loom_context_t* context;
+  loom_tensor_handle_t *x, *xs, *axes;
+  bool vmap;
+} tiny_t;
+
+static loom_tensor_handle_t* tiny_f(tiny_t* t, loom_tensor_handle_t* x) {
+  loom_tensor_handle_t *sin = NULL, *product = NULL, *sum = NULL;
+  check(nn_unary(t->context, "Sin", x, &sin));
+  check(nn_binary(t->context, "Mul", sin, x, &product));
+  check(nn_binary(t->context, "Sum", product, t->axes, &sum));
+  loom_tensor_handle_release(sin);
+  loom_tensor_handle_release(product);
+  return sum;
+}
+
+// vmap(grad f) over xs [8, 4]: the per-example gradients, [8, 4].
+static loom_tensor_handle_t* tiny_vmap_grad(tiny_t* t) {
+  loom_context_t* c = t->context;
+  loom_op_handler_t *vmap = NULL, *tape = NULL;
+  check(loom_vmap_create(c, LOOM_VMAP_BATCH_SIZE_UNKNOWN, &vmap));
+  check(loom_context_enter_scope(c, vmap));
+  loom_tensor_handle_t *x = NULL, *grad = NULL, *out = NULL;
+  check(loom_vmap_in(vmap, t->xs, 0, &x));
+  check(loom_tape_create(c, NULL, &tape));
+  check(loom_context_enter_scope(c, tape));
+  check(loom_tape_watch(tape, x));
+  loom_tensor_handle_t* y = tiny_f(t, x);
+  check(loom_context_exit_scope(c));
+  check(loom_tape_gradient(tape, &y, 1, &x, 1, NULL, LOOM_UNCONNECTED_ZERO,
+                           &grad));
+  check(loom_vmap_out(vmap, grad, 0, &out));
+  check(loom_context_exit_scope(c));
+  loom_tensor_handle_t* all[3] = {x, y, grad};
+  release_all(all, 3);
+  loom_op_handler_release(tape);
+  loom_op_handler_release(vmap);
+  return out;
+}
+
+static double measure_tiny(void* arg, int64_t iterations) {
+  tiny_t* t = arg;
+  double start = bench_now_ns();
+  for (int64_t i = 0; i < iterations; ++i) {
+    loom_tensor_handle_t* y = t->vmap ? tiny_vmap_grad(t) : tiny_f(t, t->x);
+    check(loom_context_wait(t->context));
+    loom_tensor_handle_release(y);
+  }
+  return bench_now_ns() - start;
+}
+
+static void bench_tiny(loom_context_t* context, bool quick, int repetitions) {
+  static float xs[8 * 4];
+  for (int i = 0; i < 8 * 4; ++i) xs[i] = (float)((i * 37) % 101) / 101.0f;
+  tiny_t t = {.context = context};
+  int64_t x_dims[2] = {8, 4}, one = 1;
+  static const int32_t kAxis[1] = {0};
+  check(nn_constant_f32(context, x_dims, 2, xs, &t.xs));
+  check(nn_constant_f32(context, x_dims + 1, 1, xs, &t.x));
+  check(nn_constant_i32(context, &one, 1, kAxis, &t.axes));
+  int64_t iterations = quick ? 20 : 2000;
+  t.vmap = false;
+  bench_report("f_tiny_t1",
+               bench_median_ns(measure_tiny, &t, iterations, repetitions) / 1e3,
+               "us");
+  t.vmap = true;
+  bench_report(
+      "vmap_grad_tiny_b8_t1",
+      bench_median_ns(measure_tiny, &t, iterations / 10 + 1, repetitions) / 1e3,
+      "us");
+  loom_tensor_handle_t* all[3] = {t.x, t.xs, t.axes};
+  release_all(all, 3);
+}
+
+// Per-example gradients of the 784-256-10 MLP over 128 examples, by vmap
+// and, for comparison, the batch's ordinary gradient.
+static void bench_mlp784(loom_context_t* context, bool quick, int repetitions) {
+  enum { kBatch = 128, kPixels = 784 };
+  bench_t b = {.context = context, .batch = kBatch};
+  check(dp_mlp_init(context, kPixels, 256, kClasses, 3, &b.mlp));
+  float* xs = malloc(sizeof(float) * kBatch * kPixels);
+  int32_t labels[kBatch];
+  if (!xs) check(loom_make_status(LOOM_STATUS_RESOURCE_EXHAUSTED, "xs"));
+  for (int64_t i = 0; i < kBatch * kPixels; ++i) {
+    xs[i] = (float)((i * 37) % 101) / 101.0f - 0.5f;
+  }
+  for (int64_t i = 0; i < kBatch; ++i) labels[i] = (int32_t)(i % kClasses);
+  int64_t x_dims[2] = {kBatch, kPixels}, batch = kBatch;
+  check(nn_constant_f32(context, x_dims, 2, xs, &b.xs));
+  check(nn_constant_i32(context, &batch, 1, labels, &b.labels));
+  free(xs);
+  int64_t iterations = quick ? 1 : 5;
+  b.mode = kModeVmap;
+  bench_report("vmap_per_example_grads_mlp784_b128_t1",
+               bench_median_ns(measure, &b, iterations, repetitions) / 1e3,
+               "us");
+  b.mode = kModeBatch;
+  bench_report("batch_grads_mlp784_b128_t1",
+               bench_median_ns(measure, &b, iterations * 4, repetitions) / 1e3,
+               "us");
+  loom_tensor_handle_release(b.xs);
+  loom_tensor_handle_release(b.labels);
+  dp_mlp_release(&b.mlp);
 }
 
 int main(int argc, char** argv) {
@@ -77,12 +234,12 @@ int main(int argc, char** argv) {
     check(nn_constant_i32(b.context, &b.batch, 1, labels, &b.labels));
     int64_t iterations = quick ? 2 : (b.batch == 8 ? 200 : 40);
     char name[96];
-    b.vmap = true;
+    b.mode = kModeVmap;
     double vmap = bench_median_ns(measure, &b, iterations, repetitions);
     snprintf(name, sizeof(name), "vmap_per_example_grads_mlp_b%lld_t1",
              (long long)b.batch);
     bench_report(name, vmap / 1e3, "us");
-    b.vmap = false;
+    b.mode = kModeLoop;
     double loop = bench_median_ns(measure, &b, iterations, repetitions);
     snprintf(name, sizeof(name), "loop_per_example_grads_mlp_b%lld_t1",
              (long long)b.batch);
@@ -91,6 +248,8 @@ int main(int argc, char** argv) {
     loom_tensor_handle_release(b.labels);
   }
   dp_mlp_release(&b.mlp);
+  bench_tiny(b.context, quick, repetitions);
+  bench_mlp784(b.context, quick, quick ? 3 : 5);
   loom_context_destroy(b.context);
   return 0;
 }

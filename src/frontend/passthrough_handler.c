@@ -89,6 +89,44 @@ loom_status_t loom__passthrough_execute(loom_op_handler_t* handler,
                                             invocation);
 }
 
+// Whether `handler` is a handler of `base`'s type sharing its state (one
+// of its merges, or the handler itself).
+static bool same_handler(const loom__passthrough_t* base,
+                         const loom_op_handler_t* handler) {
+  const loom__passthrough_t* other = loom__passthrough_of(handler, base->type);
+  return other && other->shared == base->shared &&
+         (base->shared || other == base);
+}
+
+loom_status_t loom__passthrough_entry_handler(loom_op_handler_t* handler,
+                                              loom_op_handler_t** out) {
+  const loom__passthrough_t* base = loom_op_handler_state(handler);
+  loom_context_t* context = base->context;
+  *out = NULL;
+  if (base->outer) {
+    loom_op_handler_retain(handler);
+    *out = handler;
+    return loom_ok_status();
+  }
+  for (loom_op_handler_t* h = loom_context_scope_handler(context);
+       h && loom_op_handler_vtable(h)->destroy == loom__passthrough_destroy;
+       h = ((loom__passthrough_t*)loom_op_handler_state(h))->outer) {
+    if (same_handler(base, h)) {
+      loom_op_handler_retain(h);
+      *out = h;
+      return loom_ok_status();
+    }
+  }
+  LOOM_RETURN_IF_ERROR(loom_context_enter_scope(context, handler));
+  loom_op_handler_t* top = loom_context_scope_handler(context);
+  if (same_handler(base, top)) {
+    loom_op_handler_retain(top);
+    *out = top;
+  }
+  loom_status_ignore(loom_context_exit_scope(context));
+  return loom_ok_status();
+}
+
 loom_status_t loom__passthrough_forward_noted(const loom__passthrough_t* base,
                                               loom_op_invocation_t* invocation,
                                               const void* key,

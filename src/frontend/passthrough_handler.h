@@ -134,6 +134,15 @@ static inline loom__passthrough_t* loom__passthrough_of(
   return base->type == type ? base : NULL;
 }
 
+// The merge of `handler` (a handler built on the base) that tensors made
+// now should live on, as a new reference: `handler` itself when it is a
+// merge; else the handler of its type and shared state in this thread's
+// scope (found through the pass-through handlers above it); else the one
+// entering `handler`'s scope gives. NULL (and OK) when there is none, which
+// the caller reports or replaces.
+LOOM_MUST_USE_RESULT loom_status_t loom__passthrough_entry_handler(
+    loom_op_handler_t* handler, loom_op_handler_t** out);
+
 // Passes `invocation` on to `outer_op` (prepared on the outer handler):
 // copies onto the outer handler the arguments it needs there, then runs
 // the op there. The invocation's contract holds (arguments consumed,

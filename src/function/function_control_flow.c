@@ -117,17 +117,15 @@ bool loom__control_flow_is_op(const loom_op_def_t* def) {
   return def && find_spec(def->name) != NULL;
 }
 
-bool loom__control_flow_runs_on_handler(loom_eager_op_t* op) {
-  const op_spec_t* spec = find_spec(loom_eager_op_def(op)->name);
-  if (!spec || spec->kind == KIND_WHILE || op->device[0] ||
-      op->num_inputs < 1 || !op->inputs[0]) {
-    return false;
-  }
-  loom_tensor_handle_t* cond = op->inputs[0];
+// Whether the handler `cond` lives on sees the op: it cannot give `cond`
+// one value, or (`device`) it is a device that runs ops itself.
+static bool handler_sees_op(loom_eager_op_t* op, loom_tensor_handle_t* cond,
+                            bool device) {
+  if (!cond) return false;
   loom_op_handler_t* handler = loom_tensor_handle_handler(cond);
   if (loom__is_cpu(op->context, handler)) return false;
   // A device that runs ops itself holds the condition: it sees the op.
-  if (loom_op_handler_vtable(handler)->execute_eager_op) return true;
+  if (device && loom_op_handler_vtable(handler)->execute_eager_op) return true;
   // A handler whose tensor has one value (forward mode's primal, an
   // unbatched vmap tensor) lets the op read it and run op by op; one
   // without (a batched vmap tensor, parallel components) sees the op. The
@@ -142,6 +140,18 @@ bool loom__control_flow_runs_on_handler(loom_eager_op_t* op) {
   if (status) {
     loom_status_free(status);
     return true;
+  }
+  return false;
+}
+
+bool loom__control_flow_runs_on_handler(loom_eager_op_t* op) {
+  const op_spec_t* spec = find_spec(loom_eager_op_def(op)->name);
+  if (!spec || op->device[0] || op->num_inputs < 1) return false;
+  // A While's condition is computed from its loop variables: any of them
+  // without one value.
+  bool loop = spec->kind == KIND_WHILE;
+  for (int32_t i = 0; i < (loop ? op->num_inputs : 1); ++i) {
+    if (handler_sees_op(op, op->inputs[i], !loop)) return true;
   }
   return false;
 }

@@ -14,9 +14,10 @@ loom_status_t loom__control_flow_register(loom_op_registry_t* registry);
 bool loom__control_flow_is_op(const loom_op_def_t* def);
 
 // Whether `op`, a control flow op or not, runs as one op on a handler
-// rather than op by op: an If whose condition (a Case whose index) lives on
-// a handler that cannot give it one value to read (a custom device, a
-// batched vmap tensor), which then sees the op itself.
+// rather than op by op: an If whose condition (a Case whose index, a While
+// one of whose loop variables) lives on a handler that cannot give it one
+// value to read (a custom device, a batched vmap tensor), which then sees
+// the op itself.
 bool loom__control_flow_runs_on_handler(loom_eager_op_t* op);
 
 // Runs `op` (one of them) op by op: the branch it selects, or the loop's

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "handlers/vmap/vmap_internal.h"
+#include "loom/function.h"
 #include "vmap_test_util.h"
 
 //===----------------------------------------------------------------------===//
@@ -708,6 +709,9 @@ static void test_every_op_has_a_rule_or_a_reason(void** state) {
                loom__vmap_rule_at(i)->op_name);
     }
   }
+  // The ops that call functions (PartitionedCall, If, ...) are registered
+  // with a context's function library.
+  LOOM_ASSERT_OK(loom_context_enable_functions(g_ctx));
   loom_op_registry_t* registry = loom_op_registry_global();
   size_t count = loom_op_registry_list(registry, NULL, 0);
   const char** names = calloc(count, sizeof(*names));

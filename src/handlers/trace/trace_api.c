@@ -78,41 +78,16 @@ int32_t loom_trace_num_captures(const loom_op_handler_t* trace) {
   return locked_count(trace, 2);
 }
 
-// The merge of `handler` that values made now live on (a new reference):
-// `handler` when it is a merge; else the one in this thread's scope (found
-// through the pass-through handlers above it); else the one entering its
-// scope gives. Values of one trace then share one handler, as ops placed
-// by their inputs need.
+// The merge of `handler` that values made now live on (a new reference),
+// as the handler base finds it, else `handler`: values of one trace then
+// share one handler, as ops placed by their inputs need.
 static loom_status_t entry_handler(loom_op_handler_t* handler,
                                    loom_op_handler_t** out) {
-  const loom__passthrough_t* base = loom_op_handler_state(handler);
-  loom__trace_t* trace = base->shared;
-  loom_context_t* context = trace->context;
-  *out = NULL;
-  if (base->outer) {
+  LOOM_RETURN_IF_ERROR(loom__passthrough_entry_handler(handler, out));
+  if (!*out) {
     loom_op_handler_retain(handler);
     *out = handler;
-    return loom_ok_status();
   }
-  for (loom_op_handler_t* h = loom_context_scope_handler(context);
-       h && loom_op_handler_vtable(h)->destroy == loom__passthrough_destroy;
-       h = ((loom__passthrough_t*)loom_op_handler_state(h))->outer) {
-    if (loom__trace_of(h) == trace) {
-      loom_op_handler_retain(h);
-      *out = h;
-      return loom_ok_status();
-    }
-  }
-  LOOM_RETURN_IF_ERROR(loom_context_enter_scope(context, handler));
-  loom_op_handler_t* top = loom_context_scope_handler(context);
-  if (loom__trace_of(top) == trace) {
-    loom_op_handler_retain(top);
-    *out = top;
-  }
-  loom_status_ignore(loom_context_exit_scope(context));
-  if (*out) return loom_ok_status();
-  loom_op_handler_retain(handler);
-  *out = handler;
   return loom_ok_status();
 }
 

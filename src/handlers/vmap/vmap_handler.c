@@ -127,6 +127,18 @@ static loom_status_t wrap(loom_op_handler_t* handler,
   return loom_ok_status();
 }
 
+loom_status_t loom__vmap_wrap(loom_op_handler_t* handler,
+                              loom_tensor_handle_t* value, int64_t axis,
+                              loom_tensor_handle_t** out) {
+  return wrap(handler, value, axis, out);
+}
+
+loom__vmap_value_t loom__vmap_unwrap(const loom_op_handler_t* handler,
+                                     loom_tensor_handle_t* handle) {
+  loom__vmap_value_t* own = own_value(shared_of(handler), handle);
+  return own ? *own : (loom__vmap_value_t){handle, LOOM_VMAP_UNBATCHED};
+}
+
 static void vmap_release_representation(loom_op_handler_t* handler,
                                         void* representation) {
   const loom__passthrough_t* base = loom_op_handler_state(handler);
@@ -181,10 +193,11 @@ static loom_status_t vmap_prepare_op(loom__passthrough_t* base,
                                      const char* op_name,
                                      const loom_op_def_t* op_def,
                                      loom__passthrough_op_t* opaque) {
-  (void)base;
   vmap_op_data_t* data = (vmap_op_data_t*)opaque;
   if (op_def) op_name = op_def->name;
   data->rule = loom__vmap_find_rule(op_name);
+  if (!data->rule)
+    data->rule = loom__vmap_call_rule(base->context, op_name, op_def);
   data->random_seed = loom__vmap_random_seed_input(op_name);
   data->kind = strcmp(op_name, "CopyOn") == 0    ? kOpCopyOn
                : strcmp(op_name, "CopyOff") == 0 ? kOpCopyOff
@@ -304,19 +317,28 @@ static loom_status_t batch(loom_op_handler_t* handler,
       .input_metadata = input_metadata,
       .num_outputs = m,
       .outputs = outputs,
+      .handler = handler,
+      .arguments = invocation->arguments,
+      .outer = base->effective_outer,
   };
-  if (!status) {
+  // Rules run in the outer handler's scope, but the one that runs
+  // functions on this handler (it enters that scope for its own ops).
+  bool in_scope = false;
+  bool fallback = rule == NULL;
+  if (!status && rule && rule->fn != loom__vmap_rule_control_flow) {
     status = loom_context_enter_scope(base->context, base->effective_outer);
+    in_scope = !status;
   }
-  if (!status) {
-    bool fallback = rule == NULL;
-    if (rule) status = rule->fn(&call, &fallback);
-    if (!status && fallback) {
-      note_fallback(shared, call.op_name);
-      status = loom__vmap_fallback(&call);
-    }
-    loom_status_ignore(loom_context_exit_scope(base->context));
+  if (!status && rule) status = rule->fn(&call, &fallback);
+  if (!status && fallback && !in_scope) {
+    status = loom_context_enter_scope(base->context, base->effective_outer);
+    in_scope = !status;
   }
+  if (!status && fallback) {
+    note_fallback(shared, call.op_name);
+    status = loom__vmap_fallback(&call);
+  }
+  if (in_scope) loom_status_ignore(loom_context_exit_scope(base->context));
   for (int32_t k = 0; k < m && !status; ++k) {
     status = wrap(handler, outputs[k].value, outputs[k].axis,
                   &invocation->results[k]);
@@ -550,43 +572,6 @@ static loom_status_t check_vmap(const char* function,
                           function, loom_op_handler_type_name(handler));
 }
 
-// The merge of `handler` that tensors entered now live on (a new
-// reference): `handler` when it is a merge; else the one in this thread's
-// scope (found through the pass-through handlers above it); else the one
-// entering its scope gives.
-static loom_status_t entry_handler(loom_op_handler_t* handler,
-                                   loom_op_handler_t** out) {
-  const loom__passthrough_t* base = loom_op_handler_state(handler);
-  vmap_shared_t* shared = base->shared;
-  loom_context_t* context = shared->context;
-  *out = NULL;
-  if (base->outer) {
-    loom_op_handler_retain(handler);
-    *out = handler;
-    return loom_ok_status();
-  }
-  for (loom_op_handler_t* h = loom_context_scope_handler(context);
-       h && loom_op_handler_vtable(h)->destroy == loom__passthrough_destroy;
-       h = ((loom__passthrough_t*)loom_op_handler_state(h))->outer) {
-    if (shared_of(h) == shared) {
-      loom_op_handler_retain(h);
-      *out = h;
-      return loom_ok_status();
-    }
-  }
-  LOOM_RETURN_IF_ERROR(loom_context_enter_scope(context, handler));
-  loom_op_handler_t* top = loom_context_scope_handler(context);
-  if (shared_of(top) == shared) {
-    loom_op_handler_retain(top);
-    *out = top;
-  }
-  loom_status_ignore(loom_context_exit_scope(context));
-  if (*out) return loom_ok_status();
-  return loom_make_status(LOOM_STATUS_FAILED_PRECONDITION,
-                          "loom_vmap_in: no scope of the vmap handler found; "
-                          "call it in the vmap's scope");
-}
-
 loom_status_t loom_vmap_in(loom_op_handler_t* vmap,
                            loom_tensor_handle_t* batched, int64_t in_axis,
                            loom_tensor_handle_t** out_handle) {
@@ -632,7 +617,12 @@ loom_status_t loom_vmap_in(loom_op_handler_t* vmap,
     }
   }
   loom_op_handler_t* target = NULL;
-  LOOM_RETURN_IF_ERROR(entry_handler(vmap, &target));
+  LOOM_RETURN_IF_ERROR(loom__passthrough_entry_handler(vmap, &target));
+  if (!target) {
+    return loom_make_status(LOOM_STATUS_FAILED_PRECONDITION,
+                            "loom_vmap_in: no scope of the vmap handler found; "
+                            "call it in the vmap's scope");
+  }
   loom_status_t status = wrap(target, batched, in_axis, out_handle);
   loom_op_handler_release(target);
   return status;

@@ -10,6 +10,9 @@
 //   vmap_rules_index.c  GatherNd and the scatters (indices gain the
 //                    example's number);
 //   vmap_random.c    random ops and the randomness option;
+//   vmap_control_flow.c  ops that call functions (If, Case, While,
+//                    PartitionedCall): their functions run on the vmap,
+//                    examples taking different branches selected apart;
 //   vmap_fallback.c  the per-example fallback for ops without a rule;
 //   vmap_table.c     every op's rule, or the reason it has none.
 
@@ -39,6 +42,12 @@ typedef struct loom__vmap_call_t {
   const loom_tensor_metadata_t* input_metadata;  // one example's
   int32_t num_outputs;
   loom__vmap_value_t* outputs;  // the rule stores new references
+  // For the rule that runs functions on the vmap (control_flow): the
+  // handler the op ran on, the op's arguments as given (borrowed: tensors
+  // of that handler, or of others) and the handler its ops run on.
+  loom_op_handler_t* handler;
+  loom_tensor_handle_t* const* arguments;
+  loom_op_handler_t* outer;
 } loom__vmap_call_t;
 
 // A batching rule: OK with every output set, or an error. *out_fallback:
@@ -238,6 +247,30 @@ LOOM_MUST_USE_RESULT loom_status_t loom__vmap_random_error(const char* op_name);
 // LOOM_VMAP_RANDOMNESS_DIFFERENT with unbatched inputs: the op once, its
 // shape (input 0) with the batch prepended.
 LOOM__VMAP_RULE(random_different);
+
+// vmap_handler.c: a tensor of `handler` (a vmap) viewing `value`
+// (retained) batched along `axis`.
+LOOM_MUST_USE_RESULT loom_status_t loom__vmap_wrap(loom_op_handler_t* handler,
+                                                   loom_tensor_handle_t* value,
+                                                   int64_t axis,
+                                                   loom_tensor_handle_t** out);
+// The view `handle` is on `handler`'s vmap: its value and axis when it is a
+// tensor of it (borrowed), else the handle itself, unbatched.
+loom__vmap_value_t loom__vmap_unwrap(const loom_op_handler_t* handler,
+                                     loom_tensor_handle_t* handle);
+
+// vmap_control_flow.c: the rule of If, StatelessIf, Case, StatelessCase,
+// While, StatelessWhile, PartitionedCall and StatefulPartitionedCall (and
+// any op that calls a function). Unlike the others it runs in the caller's
+// scope, not the outer handler's: the functions it runs are batched op by
+// op by this handler (it enters the outer handler's scope for its own
+// ops).
+LOOM__VMAP_RULE(control_flow);
+// The rule of an op that calls a function (`op_name` one of them, or the
+// name of a function): NULL for other ops.
+const loom__vmap_rule_t* loom__vmap_call_rule(loom_context_t* context,
+                                              const char* op_name,
+                                              const loom_op_def_t* op_def);
 
 // vmap_fallback.c: runs the op once per example and stacks the results.
 LOOM_MUST_USE_RESULT loom_status_t loom__vmap_fallback(loom__vmap_call_t* call);

@@ -161,6 +161,86 @@ static loom_status_t rule_matmul(loom__vmap_call_t* call, bool* out_fallback) {
                       LOOM_GRAD_BOOL("adj_y", transpose_b)));
 }
 
+// Einsum: a label the equation does not use names the batch; it is
+// prepended to the subscripts of the batched operands and to the output's,
+// whose batch dimension is then first. Unbatched operands keep theirs. An
+// equation the op would reject takes the fallback, which gives its error.
+static loom_status_t rule_einsum(loom__vmap_call_t* call, bool* out_fallback) {
+  loom_attr_value_t value;
+  if (!loom_op_attrs_get(call->attrs, "equation", &value) ||
+      value.kind != LOOM_ATTR_KIND_STRING || value.is_list ||
+      call->num_inputs > 2) {
+    *out_fallback = true;
+    return loom_ok_status();
+  }
+  const char* text = value.u.string.data;
+  size_t length = value.u.string.size;
+  // The subscripts: [starts[i], ends[i]) for the inputs, then the output.
+  size_t starts[3] = {0}, ends[3] = {0};
+  int32_t count = 0, arrows = 0;
+  bool used[256] = {false};
+  int32_t distinct = 0;
+  for (size_t i = 0; i < length; ++i) {
+    unsigned char c = (unsigned char)text[i];
+    if (c == '-' && i + 1 < length && text[i + 1] == '>') {
+      if (arrows++ || count >= 2) break;
+      ends[count++] = i;
+      starts[count] = i + 2;
+      ++i;
+    } else if (c == ',' && !arrows) {
+      if (count >= 2) break;
+      ends[count++] = i;
+      starts[count] = i + 1;
+    } else if (c != '.' && !used[c]) {
+      used[c] = true;
+      ++distinct;
+    }
+  }
+  ends[count] = length;
+  char label = 0;
+  static const char kLabels[] =
+      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+  for (const char* l = kLabels; *l && !label; ++l) {
+    if (!used[(unsigned char)*l]) label = *l;
+  }
+  char equation[256];
+  if (arrows != 1 || count != call->num_inputs || !label ||
+      distinct >= 2 * LOOM_MAX_RANK || length + 4 > sizeof(equation)) {
+    *out_fallback = true;
+    return loom_ok_status();
+  }
+  size_t n = 0;
+  for (int32_t i = 0; i <= count; ++i) {
+    if (i == count) {
+      equation[n++] = '-';
+      equation[n++] = '>';
+    } else if (i > 0) {
+      equation[n++] = ',';
+    }
+    if (i == count || loom__vmap_batched(call, i)) equation[n++] = label;
+    memcpy(equation + n, text + starts[i], ends[i] - starts[i]);
+    n += ends[i] - starts[i];
+  }
+  equation[n] = '\0';
+  loom_tensor_handle_t* inputs[2] = {NULL, NULL};
+  for (int32_t i = 0; i < call->num_inputs; ++i) {
+    loom_status_t status = loom_ok_status();
+    if (loom__vmap_batched(call, i)) {
+      status = loom__vmap_to_front(call, i, &inputs[i]);
+    } else {
+      loom_tensor_handle_retain(call->inputs[i].value);
+      inputs[i] = call->inputs[i].value;
+    }
+    if (status) {
+      loom__grad_release_all(inputs, i);
+      return status;
+    }
+  }
+  return loom__vmap_run_into_outputs(
+      call, "Einsum", inputs, call->num_inputs, true,
+      LOOM_GRAD_ATTRS(LOOM_GRAD_STRING("equation", equation)));
+}
+
 // BiasAdd: a batched value with an unbatched bias is BiasAdd itself; a
 // batched bias is added with broadcasting along the channel axis.
 static loom_status_t rule_bias_add(loom__vmap_call_t* call,
@@ -290,6 +370,26 @@ static loom_status_t rule_fan_out(loom__vmap_call_t* call, bool* out_fallback) {
   }
 
 // Sorted by name (bsearch).
+// Ops that call functions (vmap_control_flow.c).
+#define IF_OR_CASE(name)                                               \
+  {                                                                    \
+    name, loom__vmap_rule_control_flow,                                \
+        "the branches the examples take run on the vmap; each output " \
+        "selected "                                                    \
+        "per example"                                                  \
+  }
+#define WHILE(name)                                                        \
+  {                                                                        \
+    name, loom__vmap_rule_control_flow,                                    \
+        "condition and body run on the vmap until no example goes on; an " \
+        "example whose condition failed keeps its values"                  \
+  }
+#define CALL(name)                                                      \
+  {                                                                     \
+    name, loom__vmap_rule_control_flow,                                 \
+        "the function's body op by op on the vmap, each op by its rule" \
+  }
+
 static const loom__vmap_rule_t kRules[] = {
     ELEMENTWISE("Abs"),
     ELEMENTWISE("Add"),
@@ -307,6 +407,7 @@ static const loom__vmap_rule_t kRules[] = {
     {"BiasAddGrad", rule_bias_add_grad, "Sum over the non-channel axes"},
     {"BroadcastTo", loom__vmap_rule_broadcast_to,
      "shape gains the batch in front"},
+    IF_OR_CASE("Case"),
     {"CaseInput", rule_fan_out, "each output is the input, as it is"},
     {"CaseOutput", rule_fan_out, "each output is the input, as it is"},
     ELEMENTWISE("Cast"),
@@ -324,6 +425,9 @@ static const loom__vmap_rule_t kRules[] = {
     AXES("Cumprod"),
     AXES("Cumsum"),
     ELEMENTWISE("Div"),
+    {"Einsum", rule_einsum,
+     "a label of its own for the batch, prepended to the batched operands' "
+     "subscripts and the output's"},
     ELEMENTWISE("Elu"),
     SAME_SHAPE("EluGrad"),
     ELEMENTWISE("Equal"),
@@ -352,6 +456,7 @@ static const loom__vmap_rule_t kRules[] = {
     ELEMENTWISE("GreaterEqual"),
     ELEMENTWISE("Identity"),
     {"IdentityN", rule_identity_n, "each value as it is"},
+    IF_OR_CASE("If"),
     {"IfInput", rule_fan_out, "each output is the input, as it is"},
     {"IfOutput", rule_fan_out, "each output is the input, as it is"},
     ELEMENTWISE("Inv"),
@@ -392,6 +497,7 @@ static const loom__vmap_rule_t kRules[] = {
     {"Pack", loom__vmap_rule_pack, "values [B, ...], axis shifted"},
     {"Pad", loom__vmap_rule_pad, "paddings gain [0, 0] for the batch"},
     {"PadV2", loom__vmap_rule_pad, "paddings gain [0, 0] for the batch"},
+    CALL("PartitionedCall"),
     ELEMENTWISE("Pow"),
     AXES("Prod"),
     {"Rank", rule_shape, "one example's rank, unbatched"},
@@ -437,6 +543,10 @@ static const loom__vmap_rule_t kRules[] = {
     ELEMENTWISE("Square"),
     ELEMENTWISE("SquaredDifference"),
     {"Squeeze", loom__vmap_rule_squeeze, "axes shifted; never the batch"},
+    CALL("StatefulPartitionedCall"),
+    IF_OR_CASE("StatelessCase"),
+    IF_OR_CASE("StatelessIf"),
+    WHILE("StatelessWhile"),
     ELEMENTWISE("StopGradient"),
     {"StridedSlice", loom__vmap_rule_strided_slice,
      "a whole batch dimension first, masks shifted"},
@@ -453,6 +563,7 @@ static const loom__vmap_rule_t kRules[] = {
     ELEMENTWISE("TruncateDiv"),
     ELEMENTWISE("TruncateMod"),
     {"Unpack", loom__vmap_rule_pack, "value batch first, axis shifted"},
+    WHILE("While"),
     {"WhileInput", rule_fan_out, "each output is the input, as it is"},
     {"WhileOutput", rule_fan_out, "each output is the input, as it is"},
     ELEMENTWISE("ZerosLike"),

@@ -22,12 +22,6 @@ typedef struct no_rule_t {
   "same: one draw shared by every example; different: one op drawing "  \
   "[B, shape]); a batched shape takes the fallback"
 
-// A batched condition reaches vmap as the control flow op itself; with an
-// unbatched one the op runs op by op and vmap batches the branch's ops.
-#define CONTROL_FLOW                                                        \
-  "control flow: vmap of functions not yet; a batched condition takes the " \
-  "per-example fallback (each example's op runs its branch op by op)"
-
 // Sorted by name (bsearch).
 static const no_rule_t kNoRule[] = {
     {"Assert", STATEFUL},
@@ -39,7 +33,6 @@ static const no_rule_t kNoRule[] = {
      "shape arithmetic: its inputs are shapes, unbatched under vmap (Shape "
      "gives one example's), so it runs as it is; batched shapes take the "
      "fallback"},
-    {"Case", CONTROL_FLOW},
     {"CollectiveBcastRecvV2",
      "a collective meets its group once per call: batched, each example "
      "would be a round of its own (the per-example fallback runs them in "
@@ -65,10 +58,6 @@ static const no_rule_t kNoRule[] = {
     {"CopyOn", "the vmap's own copy: a tensor of another handler is unbatched"},
     {"CopyOnGrad", NOT_YET},
     {"DestroyResourceOp", STATEFUL},
-    {"Einsum",
-     "not yet (one more label in the equation for the batch dim would do); "
-     "the per-example fallback"},
-    {"If", CONTROL_FLOW},
     {"InvertPermutation", NOT_YET},
     {"ParallelPack",
      "the parallel handler's own op: a vmap value entered into a parallel "
@@ -87,9 +76,6 @@ static const no_rule_t kNoRule[] = {
     {"ResourceApplyKerasMomentum", STATEFUL},
     {"ResourceApplyMomentum", STATEFUL},
     {"ShapeN", "not yet (Shape has a rule); the per-example fallback"},
-    {"StatelessCase", CONTROL_FLOW},
-    {"StatelessIf", CONTROL_FLOW},
-    {"StatelessWhile", CONTROL_FLOW},
     {"TruncatedNormal", RANDOM},
     {"Unique",
      "its output's size is the number of distinct values: examples of "
@@ -99,7 +85,6 @@ static const no_rule_t kNoRule[] = {
     {"Where",
      "its output's size is the number of true values: examples of different "
      "sizes; the per-example fallback stacks equal ones"},
-    {"While", CONTROL_FLOW},
     {"_FusedMatMul",
      "not yet (MatMul has a rule; the fused epilogue would need one); the "
      "per-example fallback"},
