@@ -350,6 +350,43 @@ static void collective_reduce_between_components(void** state) {
   for (int i = 0; i < 3; ++i) loom_tensor_handle_release(all[i]);
 }
 
+// An op without inputs (VarHandleOp) runs per component too: a parallel
+// value of two variables, which take and give different values.
+static void variables_per_component(void** state) {
+  (void)state;
+  handle_t* x0 = vec3("CPU:0", 1, 2, 3);
+  handle_t* x1 = vec3("CPU:1", 4, 5, 6);
+  handle_t* x = pack2(x0, x1);
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, g_parallel));
+  loom_eager_op_t* op = NULL;
+  LOOM_ASSERT_OK(loom_eager_op_create(g_ctx, "VarHandleOp", &op));
+  const int64_t dims[] = {3};
+  LOOM_ASSERT_OK(loom_op_attrs_set_dtype(loom_eager_op_attrs(op), "dtype",
+                                         LOOM_DTYPE_FLOAT));
+  LOOM_ASSERT_OK(
+      loom_op_attrs_set_shape(loom_eager_op_attrs(op), "shape", dims, 1));
+  handle_t* variable = NULL;
+  int32_t count = 0;
+  LOOM_ASSERT_OK(loom_eager_op_execute(op, &variable, 1, &count));
+  assert_true(loom_parallel_is_parallel_value(variable));
+  LOOM_ASSERT_OK(loom_eager_op_reset(op, "AssignVariableOp"));
+  LOOM_ASSERT_OK(loom_eager_op_add_input(op, variable));
+  LOOM_ASSERT_OK(loom_eager_op_add_input(op, x));
+  LOOM_ASSERT_OK(loom_eager_op_execute(op, NULL, 0, &count));
+  LOOM_ASSERT_OK(loom_eager_op_reset(op, "ReadVariableOp"));
+  LOOM_ASSERT_OK(loom_eager_op_add_input(op, variable));
+  LOOM_ASSERT_OK(loom_op_attrs_set_dtype(loom_eager_op_attrs(op), "dtype",
+                                         LOOM_DTYPE_FLOAT));
+  handle_t* y = NULL;
+  LOOM_ASSERT_OK(loom_eager_op_execute(op, &y, 1, &count));
+  loom_eager_op_destroy(op);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  const double y0[] = {1, 2, 3}, y1[] = {4, 5, 6};
+  expect_components(y, y0, y1, 3);
+  handle_t* all[] = {x0, x1, x, variable, y};
+  for (int i = 0; i < 5; ++i) loom_tensor_handle_release(all[i]);
+}
+
 //===----------------------------------------------------------------------===//
 // Gradients
 //===----------------------------------------------------------------------===//
@@ -575,6 +612,7 @@ int main(void) {
       cmocka_unit_test(broadcast_round_trip),
       cmocka_unit_test(elementwise_ops_per_component),
       cmocka_unit_test(matmul_per_component),
+      cmocka_unit_test(variables_per_component),
       cmocka_unit_test(callers_on_several_threads),
       cmocka_unit_test(collective_reduce_between_components),
       cmocka_unit_test(copy_on_grad_sums_back_to_the_cpu),
