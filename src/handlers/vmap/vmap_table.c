@@ -40,6 +40,10 @@ static const no_rule_t kNoRule[] = {
      "gives one example's), so it runs as it is; batched shapes take the "
      "fallback"},
     {"Case", CONTROL_FLOW},
+    {"CollectiveAllToAllV2",
+     "a collective meets its group once per call: batched, each example "
+     "would be a round of its own (the per-example fallback runs them in "
+     "turn)"},
     {"CollectiveBcastRecvV2",
      "a collective meets its group once per call: batched, each example "
      "would be a round of its own (the per-example fallback runs them in "
@@ -49,6 +53,10 @@ static const no_rule_t kNoRule[] = {
      "would be a round of its own (the per-example fallback runs them in "
      "turn)"},
     {"CollectiveGatherV2",
+     "a collective meets its group once per call: batched, each example "
+     "would be a round of its own (the per-example fallback runs them in "
+     "turn)"},
+    {"CollectiveReduceScatterV2",
      "a collective meets its group once per call: batched, each example "
      "would be a round of its own (the per-example fallback runs them in "
      "turn)"},
