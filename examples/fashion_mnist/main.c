@@ -4,13 +4,23 @@
 //   fashion_mnist [--model mlp|cnn] [--optimizer adam|sgd] [--epochs N]
 //                 [--batch N] [--lr X] [--threads N] [--seed N]
 //                 [--plot PATH] [--data DIR] [--steps N] [--limit N]
-//                 [--traced]
+//                 [--traced] [--parallel N] [--mpi] [--print-losses]
 //
 // --traced traces the training step once (loom/trace.h: the forward pass,
 // the tape's gradient and the update, recorded into a function) and calls
 // that function per full batch (a last, smaller batch runs eagerly); it
 // takes --optimizer sgd (Adam's bias correction is computed on the host at
 // each step).
+// --parallel N trains N replicas of the model in this process, on the
+// components of a parallel handler over CPU:0..N-1 (loom/parallel.h);
+// under mpirun (or with --mpi) each rank is one replica and the
+// collectives run over MPI (loom/collective.h). Either way each replica
+// takes its shard of every batch (--batch is the global batch: a multiple
+// of the replicas), the gradients are averaged with CollectiveReduceV2,
+// and every replica applies the same update (nn_data_parallel.h): the
+// losses are those of one process with the same batch, within float
+// rounding. An incomplete last batch is dropped then. --print-losses
+// prints "step <n> loss=<value>" for each step (rank 0 only).
 // --steps caps the steps of each epoch and --limit the examples read from
 // each split (quick runs). Prints the progress, the train loss, test
 // accuracy and time of each epoch, writes an SVG chart of them, and ends
@@ -24,8 +34,11 @@
 #include <string.h>
 
 #include "idx.h"
+#include "loom/collective.h"
 #include "loom/loom.h"
+#include "loom/parallel.h"
 #include "loom/trace.h"
+#include "nn_data_parallel.h"
 #include "nn_model.h"
 #include "nn_ops.h"
 #include "nn_optimizer.h"
@@ -49,6 +62,9 @@ typedef struct options_t {
   int64_t max_steps;  // 0: a full epoch
   int64_t limit;      // 0: every example
   bool traced;        // the step traced once, called per batch
+  int parallel;       // > 0: replicas on a parallel handler
+  bool mpi;           // one replica per MPI rank
+  bool print_losses;  // "step <n> loss=<value>" per step
 } options_t;
 
 static int report(const char* what, loom_status_t status) {
@@ -65,7 +81,8 @@ static void usage(FILE* stream) {
           "                     [--epochs N] [--batch N] [--lr X] "
           "[--threads N]\n"
           "                     [--seed N] [--plot PATH] [--data DIR]\n"
-          "                     [--steps N] [--limit N] [--traced]\n");
+          "                     [--steps N] [--limit N] [--traced]\n"
+          "                     [--parallel N] [--mpi] [--print-losses]\n");
 }
 
 static bool parse_int(const char* text, long long min, long long max,
@@ -95,6 +112,14 @@ static int parse_options(int argc, char** argv, options_t* o) {
     }
     if (strcmp(name, "--traced") == 0) {
       o->traced = true;
+      continue;
+    }
+    if (strcmp(name, "--mpi") == 0) {
+      o->mpi = true;
+      continue;
+    }
+    if (strcmp(name, "--print-losses") == 0) {
+      o->print_losses = true;
       continue;
     }
     if (i + 1 >= argc) {
@@ -128,6 +153,9 @@ static int parse_options(int argc, char** argv, options_t* o) {
     } else if (strcmp(name, "--seed") == 0) {
       ok = parse_int(value, 0, INT32_MAX, &n);
       o->seed = n;
+    } else if (strcmp(name, "--parallel") == 0) {
+      ok = parse_int(value, 1, 64, &n);
+      o->parallel = (int)n;
     } else if (strcmp(name, "--plot") == 0) {
       o->plot = value;
     } else if (strcmp(name, "--data") == 0) {
@@ -148,6 +176,21 @@ static int parse_options(int argc, char** argv, options_t* o) {
       usage(stderr);
       return 2;
     }
+  }
+  // Under mpirun every rank is a replica, as with --mpi.
+  const char* ranks = getenv("OMPI_COMM_WORLD_SIZE");
+  if (!ranks) ranks = getenv("PMI_SIZE");
+  if (ranks && atoi(ranks) > 1) o->mpi = true;
+  if (o->mpi && o->parallel > 0) {
+    fprintf(stderr,
+            "fashion_mnist: --parallel runs in one process: not "
+            "with --mpi or under mpirun\n");
+    return 2;
+  }
+  if (o->traced && (o->mpi || o->parallel > 0)) {
+    fprintf(stderr,
+            "fashion_mnist: --traced runs in one process on one device\n");
+    return 2;
   }
   if (o->traced && o->optimizer != NN_OPTIMIZER_SGD) {
     fprintf(stderr, "fashion_mnist: --traced takes --optimizer sgd\n");
@@ -259,7 +302,52 @@ typedef struct run_t {
   double* train_loss;
   double* test_accuracy;
   loom_eager_op_t* step;  // calls the traced step (--traced), once traced
+  // Data parallelism: the replicas (1: none), this process's rank (MPI),
+  // and with --parallel the handler whose scope holds the model.
+  nn_replica_group_t group;
+  int32_t rank;
+  bool mpi_started;
+  loom_op_handler_t* parallel;
+  bool in_parallel_scope;
 } run_t;
+
+// This replica's part of the global batch order[0, count): with
+// --parallel, every component's shard packed into parallel values; under
+// MPI, this rank's shard; else all of it.
+static loom_status_t make_step_batch(run_t* run, const int32_t* order,
+                                     int64_t count,
+                                     loom_tensor_handle_t** out_x,
+                                     loom_tensor_handle_t** out_labels) {
+  int32_t replicas = run->group.size;
+  if (replicas == 1) {
+    return make_batch(run->model, &run->train, order, count, out_x, out_labels);
+  }
+  int64_t shard = count / replicas;
+  if (!run->parallel) {
+    return make_batch(run->model, &run->train, order + run->rank * shard, shard,
+                      out_x, out_labels);
+  }
+  loom_tensor_handle_t* xs[64] = {NULL};
+  loom_tensor_handle_t* ls[64] = {NULL};
+  loom_status_t status = loom_ok_status();
+  for (int32_t k = 0; k < replicas && !status; ++k) {
+    status = make_batch(run->model, &run->train, order + k * shard, shard,
+                        &xs[k], &ls[k]);
+  }
+  if (!status) status = loom_parallel_pack(run->parallel, xs, replicas, out_x);
+  if (!status) {
+    status = loom_parallel_pack(run->parallel, ls, replicas, out_labels);
+    if (status) {
+      loom_tensor_handle_release(*out_x);
+      *out_x = NULL;
+    }
+  }
+  for (int32_t k = 0; k < replicas; ++k) {
+    loom_tensor_handle_release(xs[k]);
+    loom_tensor_handle_release(ls[k]);
+  }
+  return status;
+}
 
 // Traces one training step on batch (x, labels) into function
 // "train_step" (the variables and the optimizer's slots are captured) and
@@ -301,6 +389,10 @@ static loom_status_t trace_step(run_t* run, loom_tensor_handle_t* x,
 static loom_status_t train_step(run_t* run, loom_tensor_handle_t* x,
                                 loom_tensor_handle_t* labels, bool full,
                                 loom_tensor_handle_t** out_loss) {
+  if (run->group.size > 1) {
+    return nn_train_step_replicated(run->model, run->optimizer, &run->group, x,
+                                    labels, out_loss);
+  }
   if (!run->options.traced || !full) {
     return nn_train_step(run->model, run->optimizer, x, labels, out_loss);
   }
@@ -318,17 +410,20 @@ static loom_status_t train_epoch(run_t* run, int epoch, uint64_t* random,
   const options_t* o = &run->options;
   int64_t n = run->train.count;
   shuffle(run->order, n, random);
-  int64_t steps = (n + o->batch - 1) / o->batch;
+  // Replicas take equal shards of full batches only.
+  int64_t steps =
+      run->group.size > 1 ? n / o->batch : (n + o->batch - 1) / o->batch;
   if (o->max_steps > 0 && o->max_steps < steps) steps = o->max_steps;
   progress_t progress;
-  progress_begin(&progress, stdout, epoch, o->epochs, steps);
+  bool quiet = run->rank > 0 || o->print_losses;
+  progress_begin(&progress, quiet ? NULL : stdout, epoch, o->epochs, steps);
   double loss_sum = 0;
   for (int64_t step = 0; step < steps; ++step) {
     int64_t begin = step * o->batch;
     int64_t count = n - begin < o->batch ? n - begin : o->batch;
     loom_tensor_handle_t *x = NULL, *labels = NULL, *loss = NULL;
-    loom_status_t status = make_batch(run->model, &run->train,
-                                      run->order + begin, count, &x, &labels);
+    loom_status_t status =
+        make_step_batch(run, run->order + begin, count, &x, &labels);
     if (!status) {
       status = train_step(run, x, labels, count == o->batch, &loss);
     }
@@ -342,6 +437,10 @@ static loom_status_t train_epoch(run_t* run, int epoch, uint64_t* random,
       return status;
     }
     loss_sum += value;
+    if (o->print_losses && run->rank == 0) {
+      printf("step %lld loss=%.9g\n",
+             (long long)((epoch - 1) * steps + step + 1), (double)value);
+    }
     progress_update(&progress, step + 1, loss_sum / (double)(step + 1));
   }
   progress_end(&progress);
@@ -386,6 +485,40 @@ static int train(run_t* run) {
   if (o->threads > 0) context_options.num_threads = o->threads - 1;
   status = loom_context_create(&context_options, &run->context);
   if (status) return report("creating the context", status);
+  run->group = (nn_replica_group_t){.size = 1, .key = 1};
+  if (o->mpi) {
+    int32_t rank = 0, size = 1;
+    status = loom_collective_use_mpi(0, &rank, &size);
+    if (status) return report("starting MPI", status);
+    run->mpi_started = true;
+    run->rank = rank;
+    run->group.size = size;
+  } else if (o->parallel > 0) {
+    // The model, its optimizer and every step live on the parallel
+    // handler: its scope stays entered until the end.
+    char names[64][16];
+    const char* devices[64];
+    for (int k = 0; k < o->parallel; ++k) {
+      snprintf(names[k], sizeof(names[k]), "CPU:%d", k);
+      devices[k] = names[k];
+    }
+    status = loom_context_set_cpu_device_count(run->context, o->parallel);
+    if (!status) {
+      status = loom_parallel_handler_create(run->context, devices, o->parallel,
+                                            &run->parallel);
+    }
+    if (!status) status = loom_context_enter_scope(run->context, run->parallel);
+    if (status) return report("creating the parallel handler", status);
+    run->in_parallel_scope = true;
+    run->group.size = o->parallel;
+  }
+  if (o->batch % run->group.size != 0) {
+    fprintf(stderr,
+            "fashion_mnist: the batch (%lld) must be a multiple of the %d "
+            "replicas\n",
+            (long long)o->batch, (int)run->group.size);
+    return 2;
+  }
 
   status =
       o->model == NN_MODEL_MLP
@@ -405,18 +538,27 @@ static int train(run_t* run) {
   status = nn_optimizer_create(run->model, &optimizer_options, &run->optimizer);
   if (status) return report("creating the optimizer", status);
 
-  char description[128], threads[32] = "one per core";
+  char description[128], threads[32] = "one per core", replicas[96] = "";
   if (o->threads > 0) snprintf(threads, sizeof(threads), "%d", o->threads);
-  printf("Fashion-MNIST: %lld training and %lld test images from %s\n",
-         (long long)run->train.count, (long long)run->test.count, o->data);
-  printf(
-      "model: %s, %lld parameters; optimizer: %s, learning rate %g; "
-      "batch %lld; threads %s\n",
-      model_description(o, description, sizeof(description)),
-      (long long)nn_model_num_values(run->model),
-      o->optimizer == NN_OPTIMIZER_ADAM ? "Adam" : "SGD with momentum 0.9",
-      (double)optimizer_options.learning_rate, (long long)o->batch, threads);
-  fflush(stdout);
+  if (run->group.size > 1) {
+    snprintf(replicas, sizeof(replicas), "; %d replicas (%s), shards of %lld",
+             (int)run->group.size,
+             run->parallel ? "parallel handler" : "MPI ranks",
+             (long long)(o->batch / run->group.size));
+  }
+  if (run->rank == 0) {
+    printf("Fashion-MNIST: %lld training and %lld test images from %s\n",
+           (long long)run->train.count, (long long)run->test.count, o->data);
+    printf(
+        "model: %s, %lld parameters; optimizer: %s, learning rate %g; "
+        "batch %lld; threads %s%s\n",
+        model_description(o, description, sizeof(description)),
+        (long long)nn_model_num_values(run->model),
+        o->optimizer == NN_OPTIMIZER_ADAM ? "Adam" : "SGD with momentum 0.9",
+        (double)optimizer_options.learning_rate, (long long)o->batch, threads,
+        replicas);
+    fflush(stdout);
+  }
 
   run->order = malloc(sizeof(int32_t) * (size_t)run->train.count);
   run->train_loss = calloc((size_t)o->epochs, sizeof(double));
@@ -434,11 +576,15 @@ static int train(run_t* run) {
     status = train_epoch(run, epoch, &random, &loss);
     if (status) return report("training", status);
     double train_s = progress_now_s() - start;
-    status = evaluate(run->model, &run->test, &accuracy);
-    if (status) return report("evaluating", status);
+    // The replicas hold the same model: rank 0 evaluates it.
+    if (run->rank == 0) {
+      status = evaluate(run->model, &run->test, &accuracy);
+      if (status) return report("evaluating", status);
+    }
     total_s += progress_now_s() - start;
     run->train_loss[epoch - 1] = loss;
     run->test_accuracy[epoch - 1] = accuracy;
+    if (run->rank > 0) continue;
     printf(
         "epoch %d/%d: train_loss=%.4f test_accuracy=%.4f time=%.1fs "
         "(training %.1fs)\n",
@@ -446,6 +592,7 @@ static int train(run_t* run) {
     fflush(stdout);
   }
 
+  if (run->rank > 0) return 0;
   char default_plot[64];
   snprintf(default_plot, sizeof(default_plot), "fashion_mnist_%s.svg",
            o->model == NN_MODEL_MLP ? "mlp" : "cnn");
@@ -482,7 +629,16 @@ int main(int argc, char** argv) {
   loom_eager_op_destroy(run.step);
   nn_optimizer_destroy(run.optimizer);
   nn_model_destroy(run.model);
+  if (run.in_parallel_scope) {
+    loom_status_t status = loom_context_exit_scope(run.context);
+    if (status) code = report("leaving the parallel scope", status);
+  }
+  if (run.parallel) loom_op_handler_release(run.parallel);
   if (run.context) loom_context_destroy(run.context);
+  if (run.mpi_started) {
+    loom_status_t status = loom_collective_mpi_finalize();
+    if (status) code = report("finalizing MPI", status);
+  }
   idx_dataset_free(&run.train);
   idx_dataset_free(&run.test);
   free(run.order);

@@ -12,7 +12,7 @@ double progress_now_s(void) {
 void progress_begin(progress_t* progress, FILE* stream, int epoch, int epochs,
                     int64_t steps) {
   progress->stream = stream;
-  progress->terminal = isatty(fileno(stream)) == 1;
+  progress->terminal = stream && isatty(fileno(stream)) == 1;
   progress->epoch = epoch;
   progress->epochs = epochs;
   progress->steps = steps;
@@ -33,6 +33,7 @@ static void format_duration(double seconds, char* text, size_t capacity) {
 }
 
 void progress_update(progress_t* progress, int64_t step, double loss) {
+  if (!progress->stream) return;
   double now = progress_now_s();
   double elapsed = now - progress->start_s;
   double left =

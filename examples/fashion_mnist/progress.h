@@ -21,6 +21,7 @@ typedef struct progress_t {
 
 double progress_now_s(void);
 
+// A NULL stream: report nothing (another rank reports).
 void progress_begin(progress_t* progress, FILE* stream, int epoch, int epochs,
                     int64_t steps);
 // After `step` steps (1-based) with `loss` the mean loss so far.

@@ -172,6 +172,12 @@ LOOM_API loom_allocator_t
 loom_kernel_context_allocator(const loom_kernel_context_t* ctx);
 LOOM_API loom_host_context_t* loom_kernel_context_host(
     const loom_kernel_context_t* ctx);
+// The full name of the device that runs the kernel
+// ("/job:localhost/replica:0/task:0/device:CPU:1"; borrowed for the call),
+// or NULL when it runs outside a device (loom_kernel_run). Collectives
+// order their participants by it.
+LOOM_API const char* loom_kernel_context_device(
+    const loom_kernel_context_t* ctx);
 // The resources the kernel shares by name with the other kernels of its
 // device (TensorFlow's OpKernelContext::resource_manager): its host
 // context's manager. Borrowed for the call.

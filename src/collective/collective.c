@@ -29,6 +29,18 @@ loom_status_t loom__collective_all_gather(
   return backend->all_gather(backend->state, request, output);
 }
 
+loom_status_t loom__collective_reduce_scatter(
+    const loom__collective_reduce_t* request, loom_tensor_t* output) {
+  const loom__collective_backend_t* backend = loom__collective_backend();
+  return backend->reduce_scatter(backend->state, request, output);
+}
+
+loom_status_t loom__collective_all_to_all(
+    const loom__collective_reduce_t* request, loom_tensor_t* output) {
+  const loom__collective_backend_t* backend = loom__collective_backend();
+  return backend->all_to_all(backend->state, request, output);
+}
+
 loom_status_t loom__collective_broadcast(
     const loom__collective_reduce_t* request, bool is_sender,
     loom_tensor_t* data) {

@@ -44,6 +44,9 @@ typedef struct loom__collective_reduce_t {
   // 0: it waits as long as it takes (TensorFlow's default).
   double timeout_seconds;
   const loom_tensor_t* input;  // dense; dtype and shape as `output`
+  // The full name of the participant's device, or NULL: the in-process
+  // backend orders a gather's participants by it (MPI by rank).
+  const char* device;
 } loom__collective_reduce_t;
 
 typedef struct loom__collective_backend_t {
@@ -57,8 +60,8 @@ typedef struct loom__collective_backend_t {
                               loom_tensor_t* output);
   // Blocks likewise, then writes every participant's input, in the order
   // of their ranks, concatenated along dim 0 into `output` (dense, dim 0
-  // group_size times the input's). UNIMPLEMENTED where the backend has no
-  // order of its participants.
+  // group_size times the input's). The in-process backend ranks its
+  // participants by their devices' names.
   loom_status_t (*all_gather)(void* state,
                               const loom__collective_reduce_t* request,
                               loom_tensor_t* output);
@@ -68,6 +71,18 @@ typedef struct loom__collective_backend_t {
   loom_status_t (*broadcast)(void* state,
                              const loom__collective_reduce_t* request,
                              bool is_sender, loom_tensor_t* data);
+  // Blocks likewise, then writes part `rank` of the reduction (the input
+  // cut along dim 0 into group_size equal parts) into `output` (dim 0 the
+  // input's over group_size).
+  loom_status_t (*reduce_scatter)(void* state,
+                                  const loom__collective_reduce_t* request,
+                                  loom_tensor_t* output);
+  // Blocks likewise; every input is cut along dim 0 into group_size equal
+  // parts, and part j of the output (shaped as the input) is part `rank`
+  // of rank j's input. Ignores `merge` and `final_op`.
+  loom_status_t (*all_to_all)(void* state,
+                              const loom__collective_reduce_t* request,
+                              loom_tensor_t* output);
   void* state;
 } loom__collective_backend_t;
 
@@ -88,6 +103,13 @@ loom_status_t loom__collective_all_reduce(
 
 // Runs `request` as an all-gather on the current backend.
 loom_status_t loom__collective_all_gather(
+    const loom__collective_reduce_t* request, loom_tensor_t* output);
+
+// Runs `request` as a reduce-scatter, or an all-to-all, on the current
+// backend.
+loom_status_t loom__collective_reduce_scatter(
+    const loom__collective_reduce_t* request, loom_tensor_t* output);
+loom_status_t loom__collective_all_to_all(
     const loom__collective_reduce_t* request, loom_tensor_t* output);
 
 // Runs `request` as a broadcast on the current backend.

@@ -3,16 +3,22 @@
 // into the instance's accumulator as it arrives (under the backend's
 // lock); the last one applies the final op and wakes the others, which
 // copy the result out. A broadcast meets the same way: its one sender's
-// input is the result. An instance whose participants disagree, or one of
-// whose participants gives up waiting, fails every participant.
+// input is the result. A gather's participants each put their input in a
+// slot of their own; the last one orders the slots by the participants'
+// device names (the components of a parallel handler run on CPU:0,
+// CPU:1, ...: their order) into the result. An instance whose
+// participants disagree, or one of whose participants gives up waiting,
+// fails every participant.
 //
 // An instance lives until its round is over (see leave_locked); then a new
 // participant with the same keys starts a new instance, so keys may be
 // reused round after round.
 
+#include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +28,42 @@
 #include "loom/allocator.h"
 #include "loom/shape.h"
 
+typedef enum kind_t {
+  KIND_ALL_REDUCE = 0,
+  KIND_BROADCAST,
+  KIND_ALL_GATHER,
+  KIND_REDUCE_SCATTER,
+  KIND_ALL_TO_ALL,
+} kind_t;
+
+// Whether participants have ranks (their devices' order) in the kind.
+static bool is_ordered(kind_t kind) {
+  return kind == KIND_ALL_GATHER || kind == KIND_REDUCE_SCATTER ||
+         kind == KIND_ALL_TO_ALL;
+}
+
+// Whether each participant's input has a slot of its own (else the
+// accumulator holds one tensor).
+static bool has_slots(kind_t kind) {
+  return kind == KIND_ALL_GATHER || kind == KIND_ALL_TO_ALL;
+}
+
+static const char* kind_name(kind_t kind) {
+  switch (kind) {
+    case KIND_ALL_REDUCE:
+      return "an all-reduce";
+    case KIND_BROADCAST:
+      return "a broadcast";
+    case KIND_ALL_GATHER:
+      return "a gather";
+    case KIND_REDUCE_SCATTER:
+      return "a reduce-scatter";
+    case KIND_ALL_TO_ALL:
+      return "an all-to-all";
+  }
+  return "?";
+}
+
 typedef struct instance_t {
   struct instance_t* next;
   int32_t group_key;
@@ -30,8 +72,14 @@ typedef struct instance_t {
   loom_dtype_t dtype;
   loom_shape_t shape;
   int64_t num_elements;
-  void* accumulator;  // the reduction so far
-  bool broadcast;     // else an all-reduce
+  void* accumulator;  // the reduction so far, or one slot per participant
+  kind_t kind;
+  // Of an ordered kind: the device of each participant (by arrival: its
+  // slot), and once complete the slot of each rank and the rank of each
+  // slot.
+  char** devices;
+  int32_t* slot_of_rank;
+  int32_t* rank_of_slot;
   int32_t senders;    // of a broadcast
   int32_t arrived;    // inputs merged
   int32_t present;    // participants inside
@@ -76,18 +124,33 @@ static void unlink_and_free_locked(instance_t* instance) {
   pthread_cond_destroy(&instance->cond);
   loom_status_free(instance->error);
   free(instance->accumulator);
+  if (instance->devices) {
+    for (int32_t i = 0; i < instance->group_size; ++i) {
+      free(instance->devices[i]);
+    }
+    free(instance->devices);
+  }
+  free(instance->slot_of_rank);
+  free(instance->rank_of_slot);
   free(instance);
 }
 
 static loom_status_t create_locked(const loom__collective_reduce_t* request,
-                                   bool broadcast, instance_t** out) {
+                                   kind_t kind, instance_t** out) {
   const loom_tensor_t* input = request->input;
   size_t bytes = loom_tensor_byte_size(input);
+  size_t slots = has_slots(kind) ? (size_t)request->group_size : 1;
   instance_t* instance = calloc(1, sizeof(*instance));
-  void* accumulator = malloc(bytes ? bytes : 1);
-  if (!instance || !accumulator) {
+  void* accumulator = bytes <= SIZE_MAX / slots && bytes * slots > 0
+                          ? malloc(bytes * slots)
+                          : malloc(1);
+  char** devices = is_ordered(kind)
+                       ? calloc((size_t)request->group_size, sizeof(char*))
+                       : NULL;
+  if (!instance || !accumulator || (is_ordered(kind) && !devices)) {
     free(instance);
     free(accumulator);
+    free(devices);
     return instance_error(request, LOOM_STATUS_RESOURCE_EXHAUSTED,
                           "out of memory for the reduction");
   }
@@ -96,7 +159,8 @@ static loom_status_t create_locked(const loom__collective_reduce_t* request,
   pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
   pthread_cond_init(&instance->cond, &attr);
   pthread_condattr_destroy(&attr);
-  instance->broadcast = broadcast;
+  instance->kind = kind;
+  instance->devices = devices;
   instance->group_key = request->group_key;
   instance->instance_key = request->instance_key;
   instance->group_size = request->group_size;
@@ -113,13 +177,14 @@ static loom_status_t create_locked(const loom__collective_reduce_t* request,
 // Whether the request fits the instance; else the error (for all).
 static loom_status_t check_locked(const instance_t* instance,
                                   const loom__collective_reduce_t* request,
-                                  bool broadcast) {
+                                  kind_t kind) {
   const loom_tensor_t* input = request->input;
   char what[512];
-  if (broadcast != instance->broadcast) {
-    return instance_error(request, LOOM_STATUS_INVALID_ARGUMENT,
-                          "a participant runs a broadcast, another an "
-                          "all-reduce, with the same keys");
+  if (kind != instance->kind) {
+    snprintf(what, sizeof(what),
+             "a participant runs %s, another %s, with the same keys",
+             kind_name(kind), kind_name(instance->kind));
+    return instance_error(request, LOOM_STATUS_INVALID_ARGUMENT, what);
   }
   if (request->group_size != instance->group_size) {
     snprintf(what, sizeof(what),
@@ -229,56 +294,190 @@ static void leave_locked(instance_t* instance) {
   }
 }
 
-// An all-reduce, or (broadcast) a broadcast from the one participant
-// that is_sender.
-static loom_status_t local_run(const loom__collective_reduce_t* request,
-                               bool broadcast, bool is_sender,
-                               loom_tensor_t* output) {
+// Compares device names with their numbers as numbers ("CPU:2" before
+// "CPU:10").
+static int compare_devices(const char* a, const char* b) {
+  while (*a && *b) {
+    if (isdigit((unsigned char)*a) && isdigit((unsigned char)*b)) {
+      while (*a == '0') ++a;
+      while (*b == '0') ++b;
+      size_t na = 0, nb = 0;
+      while (isdigit((unsigned char)a[na])) ++na;
+      while (isdigit((unsigned char)b[nb])) ++nb;
+      if (na != nb) return na < nb ? -1 : 1;
+      int order = strncmp(a, b, na);
+      if (order) return order;
+      a += na;
+      b += nb;
+      continue;
+    }
+    if (*a != *b) return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
+    ++a;
+    ++b;
+  }
+  return *a ? 1 : (*b ? -1 : 0);
+}
+
+// The last participant of an ordered kind: the participants' ranks, by
+// their devices, or the error for all.
+static loom_status_t rank_participants_locked(
+    instance_t* instance, const loom__collective_reduce_t* request) {
+  int32_t n = instance->group_size;
+  int32_t* order = malloc(sizeof(int32_t) * (size_t)n);
+  int32_t* ranks = malloc(sizeof(int32_t) * (size_t)n);
+  if (!order || !ranks) {
+    free(order);
+    free(ranks);
+    return instance_error(request, LOOM_STATUS_RESOURCE_EXHAUSTED,
+                          "out of memory for the participants' ranks");
+  }
+  // Insertion sort: groups are small.
+  for (int32_t i = 0; i < n; ++i) {
+    int32_t j = i;
+    while (j > 0 && compare_devices(instance->devices[order[j - 1]],
+                                    instance->devices[i]) > 0) {
+      order[j] = order[j - 1];
+      --j;
+    }
+    order[j] = i;
+  }
+  for (int32_t r = 0; r < n; ++r) ranks[order[r]] = r;
+  for (int32_t r = 1; r < n; ++r) {
+    if (compare_devices(instance->devices[order[r - 1]],
+                        instance->devices[order[r]]) == 0) {
+      char what[512];
+      snprintf(what, sizeof(what),
+               "two participants of %s run on device '%s': the in-process "
+               "backend orders them by their devices, so each must have its "
+               "own (as the components of a parallel handler do)",
+               kind_name(instance->kind), instance->devices[order[r]]);
+      free(order);
+      free(ranks);
+      return instance_error(request, LOOM_STATUS_INVALID_ARGUMENT, what);
+    }
+  }
+  instance->slot_of_rank = order;
+  instance->rank_of_slot = ranks;
+  return loom_ok_status();
+}
+
+// A participant's contribution to an instance it joined without error;
+// *out_slot: its arrival index.
+static loom_status_t contribute_locked(instance_t* instance,
+                                       const loom__collective_reduce_t* request,
+                                       bool is_sender, int32_t* out_slot) {
   const void* input = loom_tensor_data(request->input);
+  size_t bytes = loom_tensor_byte_size(request->input);
+  int32_t slot = instance->arrived;
+  *out_slot = slot;
+  if (is_ordered(instance->kind)) {
+    if (!request->device) {
+      char what[192];
+      snprintf(what, sizeof(what),
+               "a participant of %s runs outside any device: the in-process "
+               "backend orders the participants by their devices",
+               kind_name(instance->kind));
+      return instance_error(request, LOOM_STATUS_INVALID_ARGUMENT, what);
+    }
+    instance->devices[slot] = strdup(request->device);
+    if (!instance->devices[slot]) {
+      return instance_error(request, LOOM_STATUS_RESOURCE_EXHAUSTED,
+                            "out of memory for the participants' devices");
+    }
+  }
+  if (instance->kind == KIND_BROADCAST) {
+    if (is_sender && instance->senders++ == 0) {
+      memcpy(instance->accumulator, input, bytes);
+    }
+  } else if (has_slots(instance->kind)) {
+    memcpy((char*)instance->accumulator + (size_t)slot * bytes, input, bytes);
+  } else if (slot == 0) {
+    memcpy(instance->accumulator, input, bytes);
+  } else {
+    merge_into(instance->dtype, request->merge, instance->accumulator, input,
+               instance->num_elements);
+  }
+  if (++instance->arrived < instance->group_size) return loom_ok_status();
+  if (instance->kind == KIND_BROADCAST && instance->senders != 1) {
+    char what[128];
+    snprintf(what, sizeof(what), "a broadcast needs exactly one sender, got %d",
+             (int)instance->senders);
+    return instance_error(request, LOOM_STATUS_INVALID_ARGUMENT, what);
+  }
+  if (is_ordered(instance->kind)) {
+    LOOM_RETURN_IF_ERROR(rank_participants_locked(instance, request));
+  }
+  if ((instance->kind == KIND_ALL_REDUCE ||
+       instance->kind == KIND_REDUCE_SCATTER) &&
+      request->final_op == LOOM__COLLECTIVE_FINAL_DIV) {
+    divide(instance->dtype, instance->accumulator, instance->num_elements,
+           instance->group_size);
+  }
+  instance->complete = true;
+  pthread_cond_broadcast(&instance->cond);
+  return loom_ok_status();
+}
+
+// The result for the participant in `slot` of a complete instance.
+static void copy_result_locked(const instance_t* instance, int32_t slot,
+                               loom_tensor_t* output) {
+  char* out = loom_tensor_data(output);
+  const char* from = instance->accumulator;
+  size_t out_bytes = loom_tensor_byte_size(output);
+  int32_t n = instance->group_size;
+  switch (instance->kind) {
+    case KIND_ALL_REDUCE:
+    case KIND_BROADCAST:
+      memcpy(out, from, out_bytes);
+      break;
+    case KIND_ALL_GATHER: {
+      size_t bytes = out_bytes / (size_t)n;  // one input
+      for (int32_t r = 0; r < n; ++r) {
+        memcpy(out + (size_t)r * bytes,
+               from + (size_t)instance->slot_of_rank[r] * bytes, bytes);
+      }
+      break;
+    }
+    case KIND_REDUCE_SCATTER:
+      // The output is this rank's part of the reduction.
+      memcpy(out, from + (size_t)instance->rank_of_slot[slot] * out_bytes,
+             out_bytes);
+      break;
+    case KIND_ALL_TO_ALL: {
+      // Part j of the output: this rank's part of rank j's input.
+      size_t part = out_bytes / (size_t)n;
+      size_t mine = (size_t)instance->rank_of_slot[slot];
+      for (int32_t j = 0; j < n; ++j) {
+        memcpy(
+            out + (size_t)j * part,
+            from + (size_t)instance->slot_of_rank[j] * out_bytes + mine * part,
+            part);
+      }
+      break;
+    }
+  }
+}
+
+// A collective of `kind`; a broadcast's sender is_sender.
+static loom_status_t local_run(const loom__collective_reduce_t* request,
+                               kind_t kind, bool is_sender,
+                               loom_tensor_t* output) {
   pthread_mutex_lock(&g_mutex);
   instance_t* instance = find_locked(request);
   loom_status_t status = loom_ok_status();
-  if (!instance) status = create_locked(request, broadcast, &instance);
+  if (!instance) status = create_locked(request, kind, &instance);
   if (status) {
     pthread_mutex_unlock(&g_mutex);
     return status;
   }
   instance->present++;
   instance->joined++;
+  int32_t slot = 0;
   if (!instance->error) {
-    loom_status_t mismatch = check_locked(instance, request, broadcast);
-    if (mismatch) {
-      instance->error = mismatch;
-      pthread_cond_broadcast(&instance->cond);
-    }
-  }
-  if (!instance->error) {
-    if (broadcast) {
-      if (is_sender && instance->senders++ == 0) {
-        memcpy(instance->accumulator, input,
-               loom_tensor_byte_size(request->input));
-      }
-    } else if (instance->arrived == 0) {
-      memcpy(instance->accumulator, input,
-             loom_tensor_byte_size(request->input));
-    } else {
-      merge_into(instance->dtype, request->merge, instance->accumulator, input,
-                 instance->num_elements);
-    }
-    if (++instance->arrived == instance->group_size) {
-      if (broadcast && instance->senders != 1) {
-        char what[128];
-        snprintf(what, sizeof(what),
-                 "a broadcast needs exactly one sender, got %d",
-                 (int)instance->senders);
-        instance->error =
-            instance_error(request, LOOM_STATUS_INVALID_ARGUMENT, what);
-      } else if (!broadcast &&
-                 request->final_op == LOOM__COLLECTIVE_FINAL_DIV) {
-        divide(instance->dtype, instance->accumulator, instance->num_elements,
-               instance->group_size);
-      }
-      if (!instance->error) instance->complete = true;
+    loom_status_t error = check_locked(instance, request, kind);
+    if (!error) error = contribute_locked(instance, request, is_sender, &slot);
+    if (error) {
+      instance->error = error;
       pthread_cond_broadcast(&instance->cond);
     }
   }
@@ -306,39 +505,46 @@ static loom_status_t local_run(const loom__collective_reduce_t* request,
   if (instance->error) {
     status = loom_status_clone(instance->error);
   } else {
-    memcpy(loom_tensor_data(output), instance->accumulator,
-           loom_tensor_byte_size(output));
+    copy_result_locked(instance, slot, output);
   }
   leave_locked(instance);
   pthread_mutex_unlock(&g_mutex);
   return status;
 }
 
-// Threads of a process have no rank to order a gather by (the kernel does
-// not know its component's index).
 static loom_status_t local_all_gather(void* state,
                                       const loom__collective_reduce_t* request,
                                       loom_tensor_t* output) {
   (void)state;
-  (void)output;
-  return instance_error(request, LOOM_STATUS_UNIMPLEMENTED,
-                        "the in-process backend has no gather yet (its "
-                        "participants have no ranks to order it by); run it "
-                        "between MPI ranks (loom_collective_use_mpi)");
+  return local_run(request, KIND_ALL_GATHER, false, output);
+}
+
+static loom_status_t local_reduce_scatter(
+    void* state, const loom__collective_reduce_t* request,
+    loom_tensor_t* output) {
+  (void)state;
+  return local_run(request, KIND_REDUCE_SCATTER, false, output);
+}
+
+static loom_status_t local_all_to_all(void* state,
+                                      const loom__collective_reduce_t* request,
+                                      loom_tensor_t* output) {
+  (void)state;
+  return local_run(request, KIND_ALL_TO_ALL, false, output);
 }
 
 static loom_status_t local_all_reduce(void* state,
                                       const loom__collective_reduce_t* request,
                                       loom_tensor_t* output) {
   (void)state;
-  return local_run(request, false, false, output);
+  return local_run(request, KIND_ALL_REDUCE, false, output);
 }
 
 static loom_status_t local_broadcast(void* state,
                                      const loom__collective_reduce_t* request,
                                      bool is_sender, loom_tensor_t* data) {
   (void)state;
-  return local_run(request, true, is_sender, data);
+  return local_run(request, KIND_BROADCAST, is_sender, data);
 }
 
 static const loom__collective_backend_t kLocalBackend = {
@@ -346,6 +552,8 @@ static const loom__collective_backend_t kLocalBackend = {
     .all_reduce = local_all_reduce,
     .all_gather = local_all_gather,
     .broadcast = local_broadcast,
+    .reduce_scatter = local_reduce_scatter,
+    .all_to_all = local_all_to_all,
     .state = NULL,
 };
 

@@ -10,8 +10,9 @@
 //    disagreement fails every rank with the same error, naming the ranks,
 //    before any data moves.
 // 2. Data: MPI_Iallreduce into the output (Div divides afterwards), or
-//    MPI_Iallgather (in rank order) for a gather, or MPI_Ibcast from the
-//    one rank that sends a broadcast.
+//    MPI_Iallgather (in rank order) for a gather, MPI_Ireduce_scatter_block
+//    for a reduce-scatter, MPI_Ialltoall for an all-to-all, or MPI_Ibcast
+//    from the one rank that sends a broadcast.
 //
 // A rank that times out cannot take back what it posted (a collective
 // request cannot be cancelled; a header already sent reaches its peer
@@ -56,6 +57,8 @@ enum {
   kKindAllGather = 2,
   kKindBcastSend = 3,  // one rank of a broadcast
   kKindBcastRecv = 4,  // the others
+  kKindReduceScatter = 5,
+  kKindAllToAll = 6,
 };
 
 // Sends and receives of one broadcast are the same collective.
@@ -190,10 +193,11 @@ static void list_ranks(const int64_t* headers, int size, int field, char* text,
     if (field < 0) {
       format_input(h, value, sizeof(value));
     } else if (field == kKind) {
-      static const char* const kKinds[] = {"?", "all-reduce", "all-gather",
-                                           "sends", "receives"};
+      static const char* const kKinds[] = {
+          "?",        "all-reduce",     "all-gather", "sends",
+          "receives", "reduce-scatter", "all-to-all"};
       snprintf(value, sizeof(value), "%s",
-               h[field] >= 1 && h[field] <= 4 ? kKinds[h[field]] : "?");
+               h[field] >= 1 && h[field] <= 6 ? kKinds[h[field]] : "?");
     } else if (field == kMerge) {
       snprintf(value, sizeof(value), "%s",
                loom__collective_merge_name((loom__collective_merge_t)h[field]));
@@ -427,7 +431,20 @@ static loom_status_t move_data(const loom__collective_reduce_t* request,
   MPI_Request pending;
   const char* call;
   int code;
-  if (kind == kKindAllGather) {
+  // A reduce-scatter's and an all-to-all's parts (the kernel checked that
+  // dim 0 divides).
+  int part = (int)(n / g_mpi.size);
+  if (kind == kKindReduceScatter) {
+    call = "MPI_Ireduce_scatter_block";
+    code = MPI_Ireduce_scatter_block(
+        loom_tensor_data(request->input), loom_tensor_data(output), part, type,
+        mpi_op(request->merge), g_mpi.comm, &pending);
+  } else if (kind == kKindAllToAll) {
+    call = "MPI_Ialltoall";
+    code = MPI_Ialltoall(loom_tensor_data(request->input), part, type,
+                         loom_tensor_data(output), part, type, g_mpi.comm,
+                         &pending);
+  } else if (kind == kKindAllGather) {
     call = "MPI_Iallgather";
     code = MPI_Iallgather(loom_tensor_data(request->input), (int)n, type,
                           loom_tensor_data(output), (int)n, type, g_mpi.comm,
@@ -450,9 +467,10 @@ static loom_status_t move_data(const loom__collective_reduce_t* request,
     snprintf(step, sizeof(step), "in %s", call);
     return timed_out(request, timeout, step, NULL, g_mpi.size);
   }
-  if (kind == kKindAllReduce &&
+  if ((kind == kKindAllReduce || kind == kKindReduceScatter) &&
       request->final_op == LOOM__COLLECTIVE_FINAL_DIV) {
-    divide(dtype, loom_tensor_data(output), n, request->group_size);
+    divide(dtype, loom_tensor_data(output), loom_tensor_num_elements(output),
+           request->group_size);
   }
   return loom_ok_status();
 }
@@ -504,6 +522,20 @@ static loom_status_t mpi_all_gather(void* state,
   return run(request, kKindAllGather, output);
 }
 
+static loom_status_t mpi_reduce_scatter(
+    void* state, const loom__collective_reduce_t* request,
+    loom_tensor_t* output) {
+  (void)state;
+  return run(request, kKindReduceScatter, output);
+}
+
+static loom_status_t mpi_all_to_all(void* state,
+                                    const loom__collective_reduce_t* request,
+                                    loom_tensor_t* output) {
+  (void)state;
+  return run(request, kKindAllToAll, output);
+}
+
 static loom_status_t mpi_broadcast(void* state,
                                    const loom__collective_reduce_t* request,
                                    bool is_sender, loom_tensor_t* data) {
@@ -516,6 +548,8 @@ static const loom__collective_backend_t kMpiBackend = {
     .all_reduce = mpi_all_reduce,
     .all_gather = mpi_all_gather,
     .broadcast = mpi_broadcast,
+    .reduce_scatter = mpi_reduce_scatter,
+    .all_to_all = mpi_all_to_all,
     .state = NULL,
 };
 

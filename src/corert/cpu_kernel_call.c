@@ -109,6 +109,7 @@ static void initialize_context(const cpu_call_t* call,
   context->num_outputs = spec->num_outputs;
   context->step_id = 0;
   context->device_name = LOOM_DEVICE_CPU;
+  context->device = call->op->cpu->device_name;
   context->status = NULL;
 }
 

@@ -1,11 +1,14 @@
-// CollectiveReduceV2, CollectiveGatherV2 and CollectiveBcastSendV2 /
-// RecvV2 (TensorFlow's op definitions): every participant of a group
-// brings a tensor of the same dtype and shape and gets their reduction
-// (merge_op Min, Max, Mul or Add, then final_op Id or Div by the group
-// size), their concatenation along dim 0 in rank order, or the one
-// sender's tensor. The kernel reads its keys and hands the work to the
-// collective backend (src/collective), which meets the participants: the
-// components of a parallel handler, threads of this process, or MPI ranks.
+// CollectiveReduceV2, CollectiveGatherV2, CollectiveReduceScatterV2,
+// CollectiveAllToAllV2 and CollectiveBcastSendV2 / RecvV2 (TensorFlow's op
+// definitions): every participant of a group brings a tensor of the same
+// dtype and shape and gets their reduction (merge_op Min, Max, Mul or Add,
+// then final_op Id or Div by the group size), their concatenation along
+// dim 0 in rank order, its part of the reduction (dim 0 cut into
+// group_size parts, part `rank`), part `rank` of every participant's input
+// in rank order, or the one sender's tensor. The kernel reads its keys and
+// hands the work to the collective backend (src/collective), which meets the
+// participants: the components of a parallel handler, threads of this process,
+// or MPI ranks.
 
 #include <stdio.h>
 #include <string.h>
@@ -48,7 +51,8 @@ static loom_status_t read_common(loom_kernel_context_t* ctx, const char* op,
                                  int32_t first,
                                  loom__collective_reduce_t* request) {
   const loom_op_attrs_t* attrs = loom_kernel_context_attrs(ctx);
-  *request = (loom__collective_reduce_t){.op_name = op};
+  *request = (loom__collective_reduce_t){
+      .op_name = op, .device = loom_kernel_context_device(ctx)};
   if (first > 0) request->input = loom_kernel_context_input(ctx, 0);
   LOOM_RETURN_IF_ERROR(
       scalar_key(ctx, op, first, "group_size", &request->group_size));
@@ -73,10 +77,10 @@ static loom_status_t read_common(loom_kernel_context_t* ctx, const char* op,
   return loom_ok_status();
 }
 
-static loom_status_t read_request(loom_kernel_context_t* ctx,
+static loom_status_t read_request(loom_kernel_context_t* ctx, const char* op,
                                   loom__collective_reduce_t* request) {
   const loom_op_attrs_t* attrs = loom_kernel_context_attrs(ctx);
-  LOOM_RETURN_IF_ERROR(read_common(ctx, kOp, 1, request));
+  LOOM_RETURN_IF_ERROR(read_common(ctx, op, 1, request));
   static const char* const kMerges[] = {"Min", "Max", "Mul", "Add"};
   bool found = false;
   for (int i = 0; i < 4 && !found; ++i) {
@@ -88,7 +92,7 @@ static loom_status_t read_request(loom_kernel_context_t* ctx,
   if (!found) {
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                             "%s: merge_op must be one of Min, Max, Mul, Add",
-                            kOp);
+                            op);
   }
   if (string_attr(attrs, "final_op", "Div")) {
     request->final_op = LOOM__COLLECTIVE_FINAL_DIV;
@@ -96,7 +100,7 @@ static loom_status_t read_request(loom_kernel_context_t* ctx,
     request->final_op = LOOM__COLLECTIVE_FINAL_ID;
   } else {
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                            "%s: final_op must be Id or Div", kOp);
+                            "%s: final_op must be Id or Div", op);
   }
   return loom_ok_status();
 }
@@ -105,7 +109,7 @@ static void collective_reduce_compute(void* kernel,
                                       loom_kernel_context_t* ctx) {
   (void)kernel;
   loom__collective_reduce_t request;
-  loom_status_t status = read_request(ctx, &request);
+  loom_status_t status = read_request(ctx, kOp, &request);
   loom_tensor_t* output = NULL;
   if (!status) {
     status = loom_kernel_context_allocate_output(
@@ -138,6 +142,59 @@ static void collective_gather_compute(void* kernel,
     }
   }
   if (!status) status = loom__collective_all_gather(&request, output);
+  if (status) loom_kernel_context_fail(ctx, status);
+}
+
+static const char kReduceScatterOp[] = "CollectiveReduceScatterV2";
+static const char kAllToAllOp[] = "CollectiveAllToAllV2";
+
+// The input of a reduce-scatter or all-to-all: rank >= 1, dim 0 a
+// multiple of group_size (its parts go to the participants).
+static loom_status_t check_parts(const loom__collective_reduce_t* request) {
+  const loom_shape_t* in = loom_tensor_shape(request->input);
+  if (in->rank < 1 || in->dims[0] % request->group_size != 0) {
+    return loom_make_status(
+        LOOM_STATUS_INVALID_ARGUMENT,
+        "%s (group_key %d, instance_key %d): input must have rank >= 1 and "
+        "dim 0 a multiple of group_size %d (it is cut into that many parts), "
+        "got rank %d, dim 0 %lld",
+        request->op_name, (int)request->group_key, (int)request->instance_key,
+        (int)request->group_size, (int)in->rank,
+        in->rank ? (long long)in->dims[0] : 0LL);
+  }
+  return loom_ok_status();
+}
+
+// The output: the input's shape with dim 0 divided by group_size.
+static void collective_reduce_scatter_compute(void* kernel,
+                                              loom_kernel_context_t* ctx) {
+  (void)kernel;
+  loom__collective_reduce_t request;
+  loom_status_t status = read_request(ctx, kReduceScatterOp, &request);
+  if (!status) status = check_parts(&request);
+  loom_tensor_t* output = NULL;
+  if (!status) {
+    loom_shape_t shape = *loom_tensor_shape(request.input);
+    shape.dims[0] /= request.group_size;
+    status = loom_kernel_context_allocate_output(ctx, 0, &shape, &output);
+  }
+  if (!status) status = loom__collective_reduce_scatter(&request, output);
+  if (status) loom_kernel_context_fail(ctx, status);
+}
+
+// The output has the input's shape.
+static void collective_all_to_all_compute(void* kernel,
+                                          loom_kernel_context_t* ctx) {
+  (void)kernel;
+  loom__collective_reduce_t request;
+  loom_status_t status = read_common(ctx, kAllToAllOp, 1, &request);
+  if (!status) status = check_parts(&request);
+  loom_tensor_t* output = NULL;
+  if (!status) {
+    status = loom_kernel_context_allocate_output(
+        ctx, 0, loom_tensor_shape(request.input), &output);
+  }
+  if (!status) status = loom__collective_all_to_all(&request, output);
   if (status) loom_kernel_context_fail(ctx, status);
 }
 
@@ -250,6 +307,30 @@ static const loom__builtin_op_t kOps[] = {
                "communication_hint: string = 'auto'",
                "timeout_seconds: float = 0"},
      .is_stateful = true},
+    // Its output's dim 0 depends on group_size: no shape function.
+    {.name = "CollectiveReduceScatterV2",
+     .inputs = {"input: T", "group_size: int32", "group_key: int32",
+                "instance_key: int32",
+                "ordering_token: Nordering_token * resource"},
+     .outputs = {"data: T"},
+     .attrs = {"T: {bfloat16, float, half, double, int32, int64}",
+               "merge_op: {'Min', 'Max', 'Mul', 'Add'}",
+               "final_op: {'Id', 'Div'}", "communication_hint: string = 'auto'",
+               "timeout_seconds: float = 0", "is_stateless: bool = false",
+               "Nordering_token: int >= 0 = 0",
+               "max_subdivs_per_device: int = -1"},
+     .is_stateful = true},
+    {.name = "CollectiveAllToAllV2",
+     .inputs = {"input: T", "group_size: int32", "group_key: int32",
+                "instance_key: int32",
+                "ordering_token: Nordering_token * resource"},
+     .outputs = {"data: T"},
+     .attrs = {"T: {bfloat16, float, half, double, int32, int64}",
+               "communication_hint: string = 'auto'",
+               "timeout_seconds: float = 0", "is_stateless: bool = false",
+               "Nordering_token: int >= 0 = 0"},
+     .shape_fn = loom__shape_fn_unchanged,
+     .is_stateful = true},
     // The parallel handler's own ops: only that handler runs them.
     {.name = "ParallelPack",
      .inputs = {"values: N * T"},
@@ -275,6 +356,18 @@ static const loom__builtin_kernel_t kKernels[] = {
      .types = {LOOM_DTYPE_FLOAT, LOOM_DTYPE_DOUBLE, LOOM_DTYPE_INT32,
                LOOM_DTYPE_INT64},
      .host_memory = {"group_size", "group_key", "instance_key"}},
+    {.op_name = "CollectiveReduceScatterV2",
+     .compute = collective_reduce_scatter_compute,
+     .type_attr = "T",
+     .types = {LOOM_DTYPE_FLOAT, LOOM_DTYPE_DOUBLE, LOOM_DTYPE_INT32,
+               LOOM_DTYPE_INT64},
+     .host_memory = {"group_size", "group_key", "instance_key"}},
+    {.op_name = "CollectiveAllToAllV2",
+     .compute = collective_all_to_all_compute,
+     .type_attr = "T",
+     .types = {LOOM_DTYPE_FLOAT, LOOM_DTYPE_DOUBLE, LOOM_DTYPE_INT32,
+               LOOM_DTYPE_INT64},
+     .host_memory = {"group_size", "group_key", "instance_key"}},
     {.op_name = "CollectiveBcastSendV2",
      .compute = collective_bcast_send_compute,
      .type_attr = "T",
@@ -290,6 +383,8 @@ static const loom__builtin_kernel_t kKernels[] = {
 };
 
 loom_status_t loom__register_collective_ops(void) {
-  LOOM_RETURN_IF_ERROR(loom__register_builtin_ops(kOps, 6));
-  return loom__register_builtin_kernels(kKernels, 4);
+  LOOM_RETURN_IF_ERROR(
+      loom__register_builtin_ops(kOps, (int)(sizeof(kOps) / sizeof(kOps[0]))));
+  return loom__register_builtin_kernels(
+      kKernels, (int)(sizeof(kKernels) / sizeof(kKernels[0])));
 }

@@ -452,6 +452,10 @@ loom_host_context_t* loom_kernel_context_host(
   return ctx ? ctx->host : NULL;
 }
 
+const char* loom_kernel_context_device(const loom_kernel_context_t* ctx) {
+  return ctx ? ctx->device : NULL;
+}
+
 loom_resource_manager_t* loom_kernel_context_resources(
     const loom_kernel_context_t* ctx) {
   return ctx ? loom_host_context_resources(ctx->host) : NULL;

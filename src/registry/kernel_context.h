@@ -35,6 +35,9 @@ struct loom_kernel_context_t {
   int32_t num_outputs;
   int64_t step_id;
   const char* device_name;
+  // The full name of the device that runs the kernel, or NULL (a kernel
+  // run outside any device, loom_kernel_run).
+  const char* device;
   loom_status_t status;  // the first failure reported
 };
 

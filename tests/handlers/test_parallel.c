@@ -350,6 +350,142 @@ static void collective_reduce_between_components(void** state) {
   for (int i = 0; i < 3; ++i) loom_tensor_handle_release(all[i]);
 }
 
+// An op without inputs (VarHandleOp) runs per component too: a parallel
+// value of two variables, which take and give different values.
+static void variables_per_component(void** state) {
+  (void)state;
+  handle_t* x0 = vec3("CPU:0", 1, 2, 3);
+  handle_t* x1 = vec3("CPU:1", 4, 5, 6);
+  handle_t* x = pack2(x0, x1);
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, g_parallel));
+  loom_eager_op_t* op = NULL;
+  LOOM_ASSERT_OK(loom_eager_op_create(g_ctx, "VarHandleOp", &op));
+  const int64_t dims[] = {3};
+  LOOM_ASSERT_OK(loom_op_attrs_set_dtype(loom_eager_op_attrs(op), "dtype",
+                                         LOOM_DTYPE_FLOAT));
+  LOOM_ASSERT_OK(
+      loom_op_attrs_set_shape(loom_eager_op_attrs(op), "shape", dims, 1));
+  handle_t* variable = NULL;
+  int32_t count = 0;
+  LOOM_ASSERT_OK(loom_eager_op_execute(op, &variable, 1, &count));
+  assert_true(loom_parallel_is_parallel_value(variable));
+  LOOM_ASSERT_OK(loom_eager_op_reset(op, "AssignVariableOp"));
+  LOOM_ASSERT_OK(loom_eager_op_add_input(op, variable));
+  LOOM_ASSERT_OK(loom_eager_op_add_input(op, x));
+  LOOM_ASSERT_OK(loom_eager_op_execute(op, NULL, 0, &count));
+  LOOM_ASSERT_OK(loom_eager_op_reset(op, "ReadVariableOp"));
+  LOOM_ASSERT_OK(loom_eager_op_add_input(op, variable));
+  LOOM_ASSERT_OK(loom_op_attrs_set_dtype(loom_eager_op_attrs(op), "dtype",
+                                         LOOM_DTYPE_FLOAT));
+  handle_t* y = NULL;
+  LOOM_ASSERT_OK(loom_eager_op_execute(op, &y, 1, &count));
+  loom_eager_op_destroy(op);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  const double y0[] = {1, 2, 3}, y1[] = {4, 5, 6};
+  expect_components(y, y0, y1, 3);
+  handle_t* all[] = {x0, x1, x, variable, y};
+  for (int i = 0; i < 5; ++i) loom_tensor_handle_release(all[i]);
+}
+
+// Collective `op_name` of `x` (group_key 2) between the components, with
+// merge_op Add and final_op Id when it has them; its status.
+static loom_status_t run_collective(const char* op_name, handle_t* x,
+                                    int32_t instance_key, handle_t** out) {
+  handle_t* inputs[] = {x, loom_test_int32_scalar(g_ctx, 2),
+                        loom_test_int32_scalar(g_ctx, 2),
+                        loom_test_int32_scalar(g_ctx, instance_key)};
+  loom_eager_op_t* op = NULL;
+  LOOM_ASSERT_OK(loom_eager_op_create(g_ctx, op_name, &op));
+  for (int i = 0; i < 4; ++i) {
+    LOOM_ASSERT_OK(loom_eager_op_add_input(op, inputs[i]));
+  }
+  loom_op_attrs_t* attrs = loom_eager_op_attrs(op);
+  if (strcmp(op_name, "CollectiveReduceScatterV2") == 0) {
+    LOOM_ASSERT_OK(loom_op_attrs_set_string(attrs, "merge_op", "Add", 3));
+    LOOM_ASSERT_OK(loom_op_attrs_set_string(attrs, "final_op", "Id", 2));
+  }
+  LOOM_ASSERT_OK(loom_op_attrs_set_f32(attrs, "timeout_seconds", 10));
+  int32_t count = 0;
+  *out = NULL;
+  loom_status_t status = loom_eager_op_execute(op, out, 1, &count);
+  loom_eager_op_destroy(op);
+  for (int i = 1; i < 4; ++i) loom_tensor_handle_release(inputs[i]);
+  return status;
+}
+
+static handle_t* gather(handle_t* x, int32_t instance_key) {
+  handle_t* y = NULL;
+  LOOM_ASSERT_OK(run_collective("CollectiveGatherV2", x, instance_key, &y));
+  return y;
+}
+
+// Reduce-scatter and all-to-all of pack([1, 2, 3, 4], [10, 20, 30, 40]):
+// each component gets its part (its rank: its device's order).
+static void reduce_scatter_and_all_to_all_between_components(void** state) {
+  (void)state;
+  const int64_t dims[] = {4};
+  const double v0[] = {1, 2, 3, 4}, v1[] = {10, 20, 30, 40};
+  handle_t* x0 = make_on("CPU:0", LOOM_DTYPE_FLOAT, dims, 1, v0);
+  handle_t* x1 = make_on("CPU:1", LOOM_DTYPE_FLOAT, dims, 1, v1);
+  handle_t* x = pack2(x0, x1);
+  handle_t* odd0 = vec3("CPU:0", 1, 2, 3);
+  handle_t* odd1 = vec3("CPU:1", 4, 5, 6);
+  handle_t* odd = pack2(odd0, odd1);
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, g_parallel));
+  handle_t *scattered = NULL, *exchanged = NULL, *failed = NULL;
+  LOOM_ASSERT_OK(run_collective("CollectiveReduceScatterV2", x, 3, &scattered));
+  LOOM_ASSERT_OK(run_collective("CollectiveAllToAllV2", x, 4, &exchanged));
+  LOOM_ASSERT_STATUS(
+      run_collective("CollectiveReduceScatterV2", odd, 5, &failed),
+      LOOM_STATUS_INVALID_ARGUMENT,
+      "CollectiveReduceScatterV2 (group_key 2, instance_key 5): input must "
+      "have rank >= 1 and dim 0 a multiple of group_size 2 (it is cut into "
+      "that many parts), got rank 1, dim 0 3");
+  assert_null(failed);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  // numpy: s = x0 + x1; s[:2], s[2:]
+  const double s0[] = {11, 22}, s1[] = {33, 44};
+  expect_components(scattered, s0, s1, 2);
+  // numpy: concatenate([x0[:2], x1[:2]]), concatenate([x0[2:], x1[2:]])
+  const double e0[] = {1, 2, 10, 20}, e1[] = {3, 4, 30, 40};
+  expect_components(exchanged, e0, e1, 4);
+  handle_t* all[] = {x0, x1, x, odd0, odd1, odd, scattered, exchanged};
+  for (int i = 0; i < 8; ++i) loom_tensor_handle_release(all[i]);
+}
+
+// A gather concatenates the components' values in the order of their
+// devices: CPU:0's first, whichever component runs there.
+static void gather_between_components_in_device_order(void** state) {
+  (void)state;
+  handle_t* x0 = vec3("CPU:0", 1, 2, 3);
+  handle_t* x1 = vec3("CPU:1", 4, 5, 6);
+  handle_t* x = pack2(x0, x1);
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, g_parallel));
+  handle_t* y = gather(x, 1);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  const double both[] = {1, 2, 3, 4, 5, 6};  // numpy: concatenate([x0, x1])
+  expect_components(y, both, both, 6);
+  // Components on CPU:2 and CPU:0: CPU:0's value (component 1's) first.
+  loom_op_handler_t* saved = g_parallel;
+  const char* devices[] = {"CPU:2", "CPU:0"};
+  LOOM_ASSERT_OK(loom_parallel_handler_create(g_ctx, devices, 2, &g_parallel));
+  handle_t* a0 = vec3("CPU:2", 1, 2, 3);
+  handle_t* a1 = vec3("CPU:0", 4, 5, 6);
+  handle_t* a = pack2(a0, a1);
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, g_parallel));
+  handle_t* b = gather(a, 2);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  handle_t* parts[2] = {NULL, NULL};
+  LOOM_ASSERT_OK(loom_parallel_unpack(g_parallel, b, parts, 2));
+  const double swapped[] = {4, 5, 6, 1, 2, 3};  // concatenate([a1, a0])
+  expect_values(parts[0], "CPU:2", swapped, 6);
+  expect_values(parts[1], "CPU:0", swapped, 6);
+  handle_t* all[] = {x0, x1, x, y, a0, a1, a, b, parts[0], parts[1]};
+  for (int i = 0; i < 10; ++i) loom_tensor_handle_release(all[i]);
+  loom_op_handler_release(g_parallel);
+  g_parallel = saved;
+}
+
 //===----------------------------------------------------------------------===//
 // Gradients
 //===----------------------------------------------------------------------===//
@@ -575,8 +711,11 @@ int main(void) {
       cmocka_unit_test(broadcast_round_trip),
       cmocka_unit_test(elementwise_ops_per_component),
       cmocka_unit_test(matmul_per_component),
+      cmocka_unit_test(variables_per_component),
       cmocka_unit_test(callers_on_several_threads),
       cmocka_unit_test(collective_reduce_between_components),
+      cmocka_unit_test(gather_between_components_in_device_order),
+      cmocka_unit_test(reduce_scatter_and_all_to_all_between_components),
       cmocka_unit_test(copy_on_grad_sums_back_to_the_cpu),
       cmocka_unit_test(gradient_through_pack_and_unpack),
       cmocka_unit_test(copy_off_of_a_parallel_value_fails),

@@ -166,10 +166,57 @@ static void bad_arguments_fail(void** state) {
   loom_tensor_handle_release(x);
 }
 
+static void* gather_thread(void* opaque) {
+  thread_case_t* c = opaque;
+  handle_t* x = make(LOOM_DTYPE_DOUBLE, &c->size, 1, c->values);
+  handle_t* inputs[] = {x, loom_test_int32_scalar(g_ctx, 3),
+                        loom_test_int32_scalar(g_ctx, 7),
+                        loom_test_int32_scalar(g_ctx, c->instance_key)};
+  loom_eager_op_t* op = NULL;
+  c->status = loom_eager_op_create(g_ctx, "CollectiveGatherV2", &op);
+  for (int i = 0; i < 4 && !c->status; ++i) {
+    c->status = loom_eager_op_add_input(op, inputs[i]);
+  }
+  if (!c->status) {
+    c->status =
+        loom_op_attrs_set_f32(loom_eager_op_attrs(op), "timeout_seconds", 10);
+  }
+  int32_t count = 0;
+  if (!c->status) c->status = loom_eager_op_execute(op, &c->result, 1, &count);
+  loom_eager_op_destroy(op);
+  for (int i = 0; i < 4; ++i) loom_tensor_handle_release(inputs[i]);
+  return NULL;
+}
+
+// The in-process backend orders a gather's participants by their devices:
+// threads on one device cannot be ordered, and all of them fail.
+static void gather_on_one_device_fails_every_participant(void** state) {
+  (void)state;
+  thread_case_t cases[3] = {{1, {1}, "Id", 5, NULL, NULL},
+                            {1, {2}, "Id", 5, NULL, NULL},
+                            {1, {3}, "Id", 5, NULL, NULL}};
+  pthread_t threads[3];
+  for (int t = 0; t < 3; ++t) {
+    assert_int_equal(
+        pthread_create(&threads[t], NULL, gather_thread, &cases[t]), 0);
+  }
+  for (int t = 0; t < 3; ++t) pthread_join(threads[t], NULL);
+  for (int t = 0; t < 3; ++t) {
+    assert_null(cases[t].result);
+    LOOM_ASSERT_STATUS(
+        cases[t].status, LOOM_STATUS_INVALID_ARGUMENT,
+        "CollectiveGatherV2 (group_key 7, instance_key 5): two participants "
+        "of a gather run on device "
+        "'/job:localhost/replica:0/task:0/device:CPU:0': the in-process "
+        "backend orders them by their devices, so each must have its own");
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(reduce_between_threads),
       cmocka_unit_test(mismatched_shapes_fail_every_participant),
+      cmocka_unit_test(gather_on_one_device_fails_every_participant),
       cmocka_unit_test(lone_participant_times_out),
       cmocka_unit_test(bad_arguments_fail),
   };

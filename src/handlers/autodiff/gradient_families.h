@@ -57,6 +57,9 @@ loom_status_t loom__register_scan_gradients(void);
 loom_status_t loom__register_einsum_gradients(void);
 // grad_training.c: the fused optimizer updates (not differentiable).
 loom_status_t loom__register_training_gradients(void);
+// grad_collective.c: the collectives (all-reduce sum and mean, gather,
+// reduce-scatter, all-to-all).
+loom_status_t loom__register_collective_gradients(void);
 // jvp_<family>.c: the built-in JVP functions (forward mode runs them).
 loom_status_t loom__register_linear_jvps(void);
 loom_status_t loom__register_elementwise_jvps(void);
@@ -66,19 +69,20 @@ loom_status_t loom__register_batch_norm_jvps(void);
 
 // Every family, in the order the registry runs them (core first: a family
 // registering an op core already has gets ALREADY_EXISTS).
-#define LOOM_GRADIENT_FAMILIES(X)      \
-  X(loom__register_core_gradients)     \
-  X(loom__register_math_gradients)     \
-  X(loom__register_array_gradients)    \
-  X(loom__register_nn_gradients)       \
-  X(loom__register_indexing_gradients) \
-  X(loom__register_scan_gradients)     \
-  X(loom__register_einsum_gradients)   \
-  X(loom__register_training_gradients) \
-  X(loom__register_linear_jvps)        \
-  X(loom__register_elementwise_jvps)   \
-  X(loom__register_nn_jvps)            \
-  X(loom__register_pool_jvps)          \
+#define LOOM_GRADIENT_FAMILIES(X)        \
+  X(loom__register_core_gradients)       \
+  X(loom__register_math_gradients)       \
+  X(loom__register_array_gradients)      \
+  X(loom__register_nn_gradients)         \
+  X(loom__register_indexing_gradients)   \
+  X(loom__register_scan_gradients)       \
+  X(loom__register_einsum_gradients)     \
+  X(loom__register_training_gradients)   \
+  X(loom__register_collective_gradients) \
+  X(loom__register_linear_jvps)          \
+  X(loom__register_elementwise_jvps)     \
+  X(loom__register_nn_jvps)              \
+  X(loom__register_pool_jvps)            \
   X(loom__register_batch_norm_jvps)
 
 #endif  // LOOM_HANDLERS_AUTODIFF_GRADIENT_FAMILIES_H_

@@ -308,7 +308,10 @@ static loom_status_t run_per_component(loom_op_handler_t* handler,
   // The result slots are only written here: what they held on entry is
   // the caller's (x = f(x) passes x's own slot), never released.
   for (int32_t j = 0; j < num_results; ++j) invocation->results[j] = NULL;
-  size_t handles = (size_t)n * (size_t)(num_arguments + num_results);
+  // The inputs' slots hold one result's components afterwards: at least n
+  // of them, also for an op without inputs (VarHandleOp).
+  int32_t input_slots = num_arguments > 0 ? num_arguments : 1;
+  size_t handles = (size_t)n * (size_t)(input_slots + num_results);
   void* block = NULL;
   loom_status_t status =
       loom_allocator_calloc(shared->allocator,
@@ -324,7 +327,7 @@ static loom_status_t run_per_component(loom_op_handler_t* handler,
       .num_results = num_results,
       .inputs = block,
       .results =
-          (loom_tensor_handle_t**)block + (size_t)n * (size_t)num_arguments,
+          (loom_tensor_handle_t**)block + (size_t)n * (size_t)input_slots,
       .statuses = (loom_status_t*)((loom_tensor_handle_t**)block + handles),
   };
   status = component_inputs(shared, shared->name, invocation, batch.inputs);

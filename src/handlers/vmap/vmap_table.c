@@ -23,6 +23,12 @@ typedef struct no_rule_t {
   "[B, shape]); a batched shape takes the fallback"
 
 // Sorted by name (bsearch).
+// Why no collective has a rule.
+#define COLLECTIVE                                                      \
+  "a collective meets its group once per call: batched, each example "  \
+  "would be a round of its own (the per-example fallback runs them in " \
+  "turn)"
+
 static const no_rule_t kNoRule[] = {
     {"Assert", STATEFUL},
     {"AssignAddVariableOp", STATEFUL},
@@ -33,22 +39,12 @@ static const no_rule_t kNoRule[] = {
      "shape arithmetic: its inputs are shapes, unbatched under vmap (Shape "
      "gives one example's), so it runs as it is; batched shapes take the "
      "fallback"},
-    {"CollectiveBcastRecvV2",
-     "a collective meets its group once per call: batched, each example "
-     "would be a round of its own (the per-example fallback runs them in "
-     "turn)"},
-    {"CollectiveBcastSendV2",
-     "a collective meets its group once per call: batched, each example "
-     "would be a round of its own (the per-example fallback runs them in "
-     "turn)"},
-    {"CollectiveGatherV2",
-     "a collective meets its group once per call: batched, each example "
-     "would be a round of its own (the per-example fallback runs them in "
-     "turn)"},
-    {"CollectiveReduceV2",
-     "a collective meets its group once per call: batched, each example "
-     "would be a round of its own (the per-example fallback runs them in "
-     "turn)"},
+    {"CollectiveAllToAllV2", COLLECTIVE},
+    {"CollectiveBcastRecvV2", COLLECTIVE},
+    {"CollectiveBcastSendV2", COLLECTIVE},
+    {"CollectiveGatherV2", COLLECTIVE},
+    {"CollectiveReduceScatterV2", COLLECTIVE},
+    {"CollectiveReduceV2", COLLECTIVE},
     {"Concat", "not yet (ConcatV2 has a rule); the per-example fallback"},
     {"Const", "no inputs: the same value for every example"},
     {"CopyOff",
