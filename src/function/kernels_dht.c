@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "base/half.h"
+#include "function/coo_tensor.h"
 #include "function/kernels_dht.h"
 #include "function/program_dtype.h"
 #include "loom/op_handler.h"
@@ -47,6 +48,16 @@ loom_status_t loom__dht_set_tensor(loom_async_value_t* result,
 
 loom_tensor_t* loom__dht_tensor_argument(loom_program_frame_t* frame,
                                          int32_t index, loom_dtype_t dtype) {
+  if (loom_program_frame_value(frame, index)->kind ==
+      LOOM_PROGRAM_VALUE_COO_TENSOR) {
+    loom_program_frame_fail(
+        frame, loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                                "'%s': argument %d is a COO tensor, expected "
+                                "a dense host tensor (from "
+                                "coo.convert_coo_to_dht)",
+                                loom_program_frame_op_name(frame), index));
+    return NULL;
+  }
   if (!loom__kernel_check(frame, index, LOOM_PROGRAM_VALUE_TENSOR)) {
     return NULL;
   }
@@ -327,11 +338,34 @@ static void set_values_kernel(loom_program_frame_t* frame, void* user_data) {
 // Printing and comparing
 //===----------------------------------------------------------------------===//
 
+// Prints a COO tensor and a newline (out of memory: nothing).
+static loom_status_t print_coo(loom_program_frame_t* frame,
+                               const loom_program_coo_tensor_t* coo) {
+  loom_allocator_t allocator = frame->executor->allocator;
+  size_t length = loom__coo_tensor_format(coo, NULL, 0);
+  char* text = NULL;
+  LOOM_RETURN_IF_ERROR(
+      loom_allocator_malloc(allocator, length + 1, (void**)&text));
+  loom__coo_tensor_format(coo, text, length + 1);
+  fprintf(loom_program_frame_output(frame), "%s\n", text);
+  loom_allocator_free(allocator, text);
+  return loom_ok_status();
+}
+
+// tfrt_dht.print_tensor %t, %ch -> chain: a dense, scalar or COO tensor.
 static void print_tensor_kernel(loom_program_frame_t* frame, void* user_data) {
   (void)user_data;
-  if (!loom__kernel_check(frame, 0, LOOM_PROGRAM_VALUE_TENSOR)) return;
-  loom__kernel_print_tensor(frame,
-                            loom_program_frame_value(frame, 0)->u.tensor);
+  const loom_program_value_t* v = loom_program_frame_value(frame, 0);
+  if (v->kind == LOOM_PROGRAM_VALUE_COO_TENSOR) {
+    loom_status_t status = print_coo(frame, v->u.coo_tensor);
+    if (status) {
+      loom_program_frame_fail(frame, status);
+      return;
+    }
+  } else {
+    if (!loom__kernel_check(frame, 0, LOOM_PROGRAM_VALUE_TENSOR)) return;
+    loom__kernel_print_tensor(frame, v->u.tensor);
+  }
   fflush(loom_program_frame_output(frame));
   loom__kernel_set_or_fail(frame, loom__dht_set_chain(frame, 0));
 }
@@ -647,6 +681,7 @@ loom_status_t loom__program_register_dht_kernels(
       add(executor, "corert.tensorhandle_to_ht", to_ht_kernel, NULL, -1, 1));
   LOOM_RETURN_IF_ERROR(register_sync_kernels(executor));
   LOOM_RETURN_IF_ERROR(loom__program_register_host_buffer_kernels(executor));
+  LOOM_RETURN_IF_ERROR(loom__program_register_coo_kernels(executor));
   return add(executor, "corert.ht_to_tensorhandle", to_handle_kernel, NULL, 2,
              1);
 }

@@ -1,5 +1,5 @@
-// What the kernels of TFRT's host tensors (kernels_dht.c) and host buffers
-// (kernels_host_buffer.c) share: the dtype suffixes of
+// What the kernels of TFRT's host tensors (kernels_dht.c, kernels_coo.c)
+// and host buffers (kernels_host_buffer.c) share: the dtype suffixes of
 // their names, tensor arguments and results.
 
 #ifndef LOOM_FUNCTION_KERNELS_DHT_H_
@@ -35,6 +35,10 @@ static inline loom_status_t loom__dht_set_chain(loom_program_frame_t* frame,
 // tfrt_dht's host buffer kernels and tfrt_dht(_sync).make_tensor
 // (kernels_host_buffer.c); kernels_dht.c registers them.
 loom_status_t loom__program_register_host_buffer_kernels(
+    loom_program_executor_t* executor);
+
+// TFRT's coo kernels (kernels_coo.c); kernels_dht.c registers them.
+loom_status_t loom__program_register_coo_kernels(
     loom_program_executor_t* executor);
 
 #endif  // LOOM_FUNCTION_KERNELS_DHT_H_
