@@ -48,8 +48,8 @@ static loom_status_t rank_mismatch(const loom_program_frame_t* frame,
 // failing the kernel otherwise.
 static const loom_program_coo_tensor_t* coo_argument(
     loom_program_frame_t* frame, int32_t index, const coo_kernel_t* k) {
-  if (loom_program_frame_value(frame, index)->kind ==
-      LOOM_PROGRAM_VALUE_TENSOR) {
+  const loom_program_value_t* value = loom_program_frame_value(frame, index);
+  if (value && value->kind == LOOM_PROGRAM_VALUE_TENSOR) {
     loom_program_frame_fail(
         frame, loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                                 "'%s': argument %d is a dense host tensor, "

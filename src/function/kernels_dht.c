@@ -48,8 +48,8 @@ loom_status_t loom__dht_set_tensor(loom_async_value_t* result,
 
 loom_tensor_t* loom__dht_tensor_argument(loom_program_frame_t* frame,
                                          int32_t index, loom_dtype_t dtype) {
-  if (loom_program_frame_value(frame, index)->kind ==
-      LOOM_PROGRAM_VALUE_COO_TENSOR) {
+  const loom_program_value_t* value = loom_program_frame_value(frame, index);
+  if (value && value->kind == LOOM_PROGRAM_VALUE_COO_TENSOR) {
     loom_program_frame_fail(
         frame, loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                                 "'%s': argument %d is a COO tensor, expected "
@@ -356,7 +356,7 @@ static loom_status_t print_coo(loom_program_frame_t* frame,
 static void print_tensor_kernel(loom_program_frame_t* frame, void* user_data) {
   (void)user_data;
   const loom_program_value_t* v = loom_program_frame_value(frame, 0);
-  if (v->kind == LOOM_PROGRAM_VALUE_COO_TENSOR) {
+  if (v && v->kind == LOOM_PROGRAM_VALUE_COO_TENSOR) {
     loom_status_t status = print_coo(frame, v->u.coo_tensor);
     if (status) {
       loom_program_frame_fail(frame, status);
