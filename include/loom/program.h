@@ -117,10 +117,14 @@ typedef enum loom_program_value_kind_t {
   // !ht.host_buffer: bytes [offset, offset + size) of a buffer (one
   // reference to it), what tfrt_dht.get_buffer and get_buffer_slice make.
   LOOM_PROGRAM_VALUE_HOST_BUFFER = 14,
+  // !t.tensor of TFRT's coo kernels: a sparse host tensor in coordinate
+  // form (one reference), immutable.
+  LOOM_PROGRAM_VALUE_COO_TENSOR = 15,
 } loom_program_value_kind_t;
 
 typedef struct loom_program_op_attrs_t loom_program_op_attrs_t;
 typedef struct loom_program_string_t loom_program_string_t;
+typedef struct loom_program_coo_tensor_t loom_program_coo_tensor_t;
 
 typedef struct loom_program_value_t {
   loom_program_value_kind_t kind;
@@ -138,6 +142,7 @@ typedef struct loom_program_value_t {
     const loom_op_attrs_t* frozen_op_attrs;  // one reference
     loom_program_string_t* string;           // one reference
     loom_tensor_t* tensor;                   // one reference
+    loom_program_coo_tensor_t* coo_tensor;   // one reference
     struct {
       loom_buffer_t* buffer;  // one reference
       size_t offset;

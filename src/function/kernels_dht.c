@@ -1,6 +1,7 @@
 // TFRT's dense host tensor kernels (tfrt_dht): !t.tensor values made,
-// written in place, compared and printed, and the !ht.host_buffer values
-// under them; and corert's conversions between tensor handles and them.
+// written in place, compared and printed; and corert's conversions between
+// tensor handles and them. The host buffers under them are
+// kernels_host_buffer.c's.
 //
 // Kernels that write a tensor (fill_tensor_with_constant,
 // set_tensor_with_*) change it in place, as TFRT's do: the program orders
@@ -11,11 +12,11 @@
 #include <string.h>
 
 #include "base/half.h"
-#include "function/kernels_common.h"
+#include "function/coo_tensor.h"
+#include "function/kernels_dht.h"
 #include "function/program_dtype.h"
 #include "loom/op_handler.h"
 #include "loom/tensor_handle.h"
-#include "tensor/checked_size.h"
 
 typedef struct dht_kernel_t {
   loom_dtype_t dtype;
@@ -36,8 +37,8 @@ static dht_kernel_t unpack(const void* user_data) {
                         .ulp = (int32_t)(bits >> 16)};
 }
 
-static loom_status_t set_tensor(loom_async_value_t* result,
-                                loom_tensor_t* tensor) {
+loom_status_t loom__dht_set_tensor(loom_async_value_t* result,
+                                   loom_tensor_t* tensor) {
   loom_program_value_t payload;
   memset(&payload, 0, sizeof(payload));
   payload.kind = LOOM_PROGRAM_VALUE_TENSOR;
@@ -45,13 +46,18 @@ static loom_status_t set_tensor(loom_async_value_t* result,
   return loom_program_value_set(result, &payload);  // retains
 }
 
-static loom_status_t set_chain(loom_program_frame_t* frame, int32_t index) {
-  return loom_program_value_set_chain(loom_program_frame_result(frame, index));
-}
-
-// Argument `index`, a dense tensor of the kernel's dtype (when it has one).
-static loom_tensor_t* tensor_argument(loom_program_frame_t* frame,
-                                      int32_t index, loom_dtype_t dtype) {
+loom_tensor_t* loom__dht_tensor_argument(loom_program_frame_t* frame,
+                                         int32_t index, loom_dtype_t dtype) {
+  const loom_program_value_t* value = loom_program_frame_value(frame, index);
+  if (value && value->kind == LOOM_PROGRAM_VALUE_COO_TENSOR) {
+    loom_program_frame_fail(
+        frame, loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                                "'%s': argument %d is a COO tensor, expected "
+                                "a dense host tensor (from "
+                                "coo.convert_coo_to_dht)",
+                                loom_program_frame_op_name(frame), index));
+    return NULL;
+  }
   if (!loom__kernel_check(frame, index, LOOM_PROGRAM_VALUE_TENSOR)) {
     return NULL;
   }
@@ -108,7 +114,7 @@ static void create_kernel(loom_program_frame_t* frame, void* user_data) {
   }
   if (!status) {
     memset(loom_tensor_data(tensor), 0, loom_tensor_byte_size(tensor));
-    status = set_tensor(loom_program_frame_result(frame, 0), tensor);
+    status = loom__dht_set_tensor(loom_program_frame_result(frame, 0), tensor);
   }
   loom_tensor_release(tensor);
   loom__kernel_set_or_fail(frame, status);
@@ -126,7 +132,7 @@ static bool is_number_attr(const loom_attr_value_t* value) {
 static void fill_kernel(loom_program_frame_t* frame, void* user_data) {
   const dht_kernel_t kernel = unpack(user_data);
   const dht_kernel_t* k = &kernel;
-  loom_tensor_t* tensor = tensor_argument(frame, 0, k->dtype);
+  loom_tensor_t* tensor = loom__dht_tensor_argument(frame, 0, k->dtype);
   if (!tensor) return;
   loom_attr_value_t value;
   if (!loom_op_attrs_get(loom_program_frame_attrs(frame), "value", &value) ||
@@ -143,7 +149,7 @@ static void fill_kernel(loom_program_frame_t* frame, void* user_data) {
   for (int64_t e = 0; e < n; ++e) {
     loom__kernel_store_number(k->dtype, data, e, f, i);
   }
-  loom__kernel_set_or_fail(frame, set_chain(frame, 0));
+  loom__kernel_set_or_fail(frame, loom__dht_set_chain(frame, 0));
 }
 
 static loom_status_t count_mismatch(const loom_program_frame_t* frame,
@@ -161,7 +167,7 @@ static void set_constant_values_kernel(loom_program_frame_t* frame,
                                        void* user_data) {
   const dht_kernel_t kernel = unpack(user_data);
   const dht_kernel_t* k = &kernel;
-  loom_tensor_t* tensor = tensor_argument(frame, 0, k->dtype);
+  loom_tensor_t* tensor = loom__dht_tensor_argument(frame, 0, k->dtype);
   if (!tensor) return;
   loom_attr_value_t value;
   int64_t n = loom_tensor_num_elements(tensor);
@@ -182,7 +188,7 @@ static void set_constant_values_kernel(loom_program_frame_t* frame,
     loom__kernel_attr_number(&value, e, &f, &i);
     loom__kernel_store_number(k->dtype, data, e, f, i);
   }
-  loom__kernel_set_or_fail(frame, set_chain(frame, 0));
+  loom__kernel_set_or_fail(frame, loom__dht_set_chain(frame, 0));
 }
 
 // The `shape` attribute (an empty list: a scalar).
@@ -230,7 +236,7 @@ static void create_dense_kernel(loom_program_frame_t* frame, void* user_data) {
       loom__kernel_attr_number(&value, value.count == 1 ? 0 : e, &f, &i);
       loom__kernel_store_number(kernel.dtype, data, e, f, i);
     }
-    status = set_tensor(loom_program_frame_result(frame, 0), tensor);
+    status = loom__dht_set_tensor(loom_program_frame_result(frame, 0), tensor);
   }
   loom_tensor_release(tensor);
   loom__kernel_set_or_fail(frame, status);
@@ -261,7 +267,8 @@ static void create_scalar_kernel(loom_program_frame_t* frame, void* user_data) {
   loom_tensor_t* tensor = NULL;
   status = loom_tensor_create_scalar(frame->executor->allocator, kernel.dtype,
                                      &shape, bits, &tensor);
-  if (!status) status = set_tensor(loom_program_frame_result(frame, 0), tensor);
+  if (!status)
+    status = loom__dht_set_tensor(loom_program_frame_result(frame, 0), tensor);
   loom_tensor_release(tensor);
   loom__kernel_set_or_fail(frame, status);
 }
@@ -277,7 +284,7 @@ static void set_values_kernel(loom_program_frame_t* frame, void* user_data) {
                                 loom_program_frame_op_name(frame)));
     return;
   }
-  loom_tensor_t* tensor = tensor_argument(frame, 0, k->dtype);
+  loom_tensor_t* tensor = loom__dht_tensor_argument(frame, 0, k->dtype);
   if (!tensor) return;
   int64_t n = loom_tensor_num_elements(tensor);
   if (frame->num_arguments - 2 != n) {
@@ -324,20 +331,43 @@ static void set_values_kernel(loom_program_frame_t* frame, void* user_data) {
     }
     loom__kernel_store_number(k->dtype, data, e, f, i);
   }
-  loom__kernel_set_or_fail(frame, set_chain(frame, 0));
+  loom__kernel_set_or_fail(frame, loom__dht_set_chain(frame, 0));
 }
 
 //===----------------------------------------------------------------------===//
 // Printing and comparing
 //===----------------------------------------------------------------------===//
 
+// Prints a COO tensor and a newline (out of memory: nothing).
+static loom_status_t print_coo(loom_program_frame_t* frame,
+                               const loom_program_coo_tensor_t* coo) {
+  loom_allocator_t allocator = frame->executor->allocator;
+  size_t length = loom__coo_tensor_format(coo, NULL, 0);
+  char* text = NULL;
+  LOOM_RETURN_IF_ERROR(
+      loom_allocator_malloc(allocator, length + 1, (void**)&text));
+  loom__coo_tensor_format(coo, text, length + 1);
+  fprintf(loom_program_frame_output(frame), "%s\n", text);
+  loom_allocator_free(allocator, text);
+  return loom_ok_status();
+}
+
+// tfrt_dht.print_tensor %t, %ch -> chain: a dense, scalar or COO tensor.
 static void print_tensor_kernel(loom_program_frame_t* frame, void* user_data) {
   (void)user_data;
-  if (!loom__kernel_check(frame, 0, LOOM_PROGRAM_VALUE_TENSOR)) return;
-  loom__kernel_print_tensor(frame,
-                            loom_program_frame_value(frame, 0)->u.tensor);
+  const loom_program_value_t* v = loom_program_frame_value(frame, 0);
+  if (v && v->kind == LOOM_PROGRAM_VALUE_COO_TENSOR) {
+    loom_status_t status = print_coo(frame, v->u.coo_tensor);
+    if (status) {
+      loom_program_frame_fail(frame, status);
+      return;
+    }
+  } else {
+    if (!loom__kernel_check(frame, 0, LOOM_PROGRAM_VALUE_TENSOR)) return;
+    loom__kernel_print_tensor(frame, v->u.tensor);
+  }
   fflush(loom_program_frame_output(frame));
-  loom__kernel_set_or_fail(frame, set_chain(frame, 0));
+  loom__kernel_set_or_fail(frame, loom__dht_set_chain(frame, 0));
 }
 
 // tfrt_dht.print_tensor_shape (a tensor or a shape, chain) -> chain: the
@@ -358,7 +388,7 @@ static void print_shape_kernel(loom_program_frame_t* frame, void* user_data) {
   FILE* out = loom_program_frame_output(frame);
   fprintf(out, "%s\n", text);
   fflush(out);
-  loom__kernel_set_or_fail(frame, set_chain(frame, 0));
+  loom__kernel_set_or_fail(frame, loom__dht_set_chain(frame, 0));
 }
 
 static void get_shape_kernel(loom_program_frame_t* frame, void* user_data) {
@@ -375,7 +405,7 @@ static void get_shape_kernel(loom_program_frame_t* frame, void* user_data) {
 static void no_op_kernel(loom_program_frame_t* frame, void* user_data) {
   (void)user_data;
   if (!loom__kernel_check(frame, 0, LOOM_PROGRAM_VALUE_TENSOR)) return;
-  loom__kernel_set_or_fail(frame, set_chain(frame, 0));
+  loom__kernel_set_or_fail(frame, loom__dht_set_chain(frame, 0));
 }
 
 // A float's bits as an integer that orders like the float: the distance
@@ -412,8 +442,8 @@ static double element(const void* data, loom_dtype_t dtype, int64_t k) {
 static void compare_kernel(loom_program_frame_t* frame, void* user_data) {
   const dht_kernel_t kernel = unpack(user_data);
   const dht_kernel_t* k = &kernel;
-  loom_tensor_t* a = tensor_argument(frame, 0, k->dtype);
-  loom_tensor_t* b = a ? tensor_argument(frame, 1, k->dtype) : NULL;
+  loom_tensor_t* a = loom__dht_tensor_argument(frame, 0, k->dtype);
+  loom_tensor_t* b = a ? loom__dht_tensor_argument(frame, 1, k->dtype) : NULL;
   if (!b) return;
   bool equal = loom_shape_equal(loom_tensor_shape(a), loom_tensor_shape(b));
   int64_t n = loom_tensor_num_elements(a);
@@ -442,174 +472,7 @@ static void compare_kernel(loom_program_frame_t* frame, void* user_data) {
   }
   loom_status_t status =
       loom_program_value_set_bool(loom_program_frame_result(frame, 0), equal);
-  if (!status) status = set_chain(frame, 1);
-  loom__kernel_set_or_fail(frame, status);
-}
-
-//===----------------------------------------------------------------------===//
-// Host buffers
-//===----------------------------------------------------------------------===//
-
-static loom_status_t set_buffer(loom_async_value_t* result,
-                                loom_buffer_t* buffer, size_t offset,
-                                size_t size) {
-  loom_program_value_t payload;
-  memset(&payload, 0, sizeof(payload));
-  payload.kind = LOOM_PROGRAM_VALUE_HOST_BUFFER;
-  payload.u.host_buffer.buffer = buffer;
-  payload.u.host_buffer.offset = offset;
-  payload.u.host_buffer.size = size;
-  return loom_program_value_set(result, &payload);  // retains
-}
-
-// tfrt_dht.get_buffer %t, %ch -> (!ht.host_buffer, chain): the bytes the
-// tensor's elements are in.
-static void get_buffer_kernel(loom_program_frame_t* frame, void* user_data) {
-  (void)user_data;
-  loom_tensor_t* tensor = tensor_argument(frame, 0, LOOM_DTYPE_INVALID);
-  if (!tensor) return;
-  loom_buffer_t* buffer = loom_tensor_buffer(tensor);
-  size_t offset = (size_t)((const char*)loom_tensor_data(tensor) -
-                           (const char*)loom_buffer_data(buffer));
-  loom_status_t status = set_buffer(loom_program_frame_result(frame, 0), buffer,
-                                    offset, loom_tensor_byte_size(tensor));
-  if (!status) status = set_chain(frame, 1);
-  loom__kernel_set_or_fail(frame, status);
-}
-
-static bool int64_argument(loom_program_frame_t* frame, int32_t index,
-                           const char* name, int64_t minimum, int64_t* out) {
-  if (!loom__kernel_check(frame, index, LOOM_PROGRAM_VALUE_I64)) return false;
-  *out = loom_program_frame_value(frame, index)->u.i64;
-  if (*out >= minimum) return true;
-  loom_program_frame_fail(
-      frame, loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                              "'%s': %s must be at least %lld, got %lld",
-                              loom_program_frame_op_name(frame), name,
-                              (long long)minimum, (long long)*out));
-  return false;
-}
-
-// tfrt_dht.allocate_buffer %size, %alignment (i64) -> !ht.host_buffer
-static void allocate_buffer_kernel(loom_program_frame_t* frame,
-                                   void* user_data) {
-  (void)user_data;
-  int64_t size = 0;
-  int64_t alignment = 0;
-  if (!int64_argument(frame, 0, "the size", 0, &size) ||
-      !int64_argument(frame, 1, "the alignment", 1, &alignment)) {
-    return;
-  }
-  if ((alignment & (alignment - 1)) != 0 || alignment > 4096) {
-    loom_program_frame_fail(
-        frame, loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                                "'%s': the alignment must be a power of two "
-                                "of at most 4096, got %lld",
-                                loom_program_frame_op_name(frame),
-                                (long long)alignment));
-    return;
-  }
-  loom_buffer_t* buffer = NULL;
-  loom_status_t status = loom_buffer_allocate(
-      frame->executor->allocator, (size_t)size, (size_t)alignment, &buffer);
-  if (!status) {
-    memset(loom_buffer_data(buffer), 0, (size_t)size);
-    status = set_buffer(loom_program_frame_result(frame, 0), buffer, 0,
-                        (size_t)size);
-  }
-  if (buffer) loom_buffer_release(buffer);
-  loom__kernel_set_or_fail(frame, status);
-}
-
-// tfrt_dht.get_buffer_slice %buffer, %offset, %size -> !ht.host_buffer: the
-// bytes [offset, offset + size) of the buffer, shared with it.
-static void get_buffer_slice_kernel(loom_program_frame_t* frame,
-                                    void* user_data) {
-  (void)user_data;
-  int64_t offset = 0;
-  int64_t size = 0;
-  if (!loom__kernel_check(frame, 0, LOOM_PROGRAM_VALUE_HOST_BUFFER) ||
-      !int64_argument(frame, 1, "the offset", 0, &offset) ||
-      !int64_argument(frame, 2, "the size", 0, &size)) {
-    return;
-  }
-  const loom_program_value_t* parent = loom_program_frame_value(frame, 0);
-  int64_t end = 0;
-  if (!loom__size_add(offset, size, &end) ||
-      end > (int64_t)parent->u.host_buffer.size) {
-    loom_program_frame_fail(
-        frame, loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                                "'%s': the slice [%lld, %lld + %lld) is out "
-                                "of the buffer's %zu bytes",
-                                loom_program_frame_op_name(frame),
-                                (long long)offset, (long long)offset,
-                                (long long)size, parent->u.host_buffer.size));
-    return;
-  }
-  loom__kernel_set_or_fail(
-      frame,
-      set_buffer(loom_program_frame_result(frame, 0),
-                 parent->u.host_buffer.buffer,
-                 parent->u.host_buffer.offset + (size_t)offset, (size_t)size));
-}
-
-// tfrt_dht.print_buffer %buffer, %ch -> chain: `HostBuffer<pointer=0x...,
-// size=N>`.
-static void print_buffer_kernel(loom_program_frame_t* frame, void* user_data) {
-  (void)user_data;
-  if (!loom__kernel_check(frame, 0, LOOM_PROGRAM_VALUE_HOST_BUFFER)) return;
-  const loom_program_value_t* v = loom_program_frame_value(frame, 0);
-  FILE* out = loom_program_frame_output(frame);
-  fprintf(out, "HostBuffer<pointer=%p, size=%zu>\n",
-          (void*)((char*)loom_buffer_data(v->u.host_buffer.buffer) +
-                  v->u.host_buffer.offset),
-          v->u.host_buffer.size);
-  fflush(out);
-  loom__kernel_set_or_fail(frame, set_chain(frame, 0));
-}
-
-// tfrt_dht.make_tensor.<dtype> %buffer, %shape, %ch -> (!t.tensor, chain):
-// a tensor over the buffer's bytes, which must be exactly its elements'.
-// tfrt_dht_sync.make_tensor.<dtype> %buffer, %shape -> !t.tensor (user
-// data's rank 1) is the same without chains.
-static void make_tensor_kernel(loom_program_frame_t* frame, void* user_data) {
-  const dht_kernel_t kernel = unpack(user_data);
-  const dht_kernel_t* k = &kernel;
-  bool sync = k->rank == 1;
-  if (!loom__kernel_check(frame, 0, LOOM_PROGRAM_VALUE_HOST_BUFFER) ||
-      !loom__kernel_check(frame, 1, LOOM_PROGRAM_VALUE_SHAPE)) {
-    return;
-  }
-  const loom_program_value_t* buffer = loom_program_frame_value(frame, 0);
-  const loom_shape_t* shape = &loom_program_frame_value(frame, 1)->u.shape;
-  int64_t count = 0;
-  size_t bytes = 0;
-  bool fits = loom_shape_is_fully_defined(shape) &&
-              loom__size_product(shape->dims, shape->rank, &count) &&
-              loom__size_bytes(count, loom_dtype_size(k->dtype), &bytes);
-  if (!fits || bytes != buffer->u.host_buffer.size) {
-    char text[256];
-    loom_shape_format(shape, text, sizeof(text));
-    // TFRT's message.
-    loom_program_frame_fail(
-        frame,
-        loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                         "'%s': %s failed: buffer_size "
-                         "(%zu) is not equal to the number of elements "
-                         "in shape (%s) times element size (%zu)",
-                         loom_program_frame_op_name(frame),
-                         sync ? "tfrt_dht_sync.make_tensor" : "dht.make_tensor",
-                         buffer->u.host_buffer.size, text,
-                         loom_dtype_size(k->dtype)));
-    return;
-  }
-  loom_tensor_t* tensor = NULL;
-  loom_status_t status = loom_tensor_create_dense_in_buffer(
-      frame->executor->allocator, k->dtype, shape, buffer->u.host_buffer.buffer,
-      buffer->u.host_buffer.offset, &tensor);
-  if (!status) status = set_tensor(loom_program_frame_result(frame, 0), tensor);
-  loom_tensor_release(tensor);
-  if (!status && !sync) status = set_chain(frame, 1);
+  if (!status) status = loom__dht_set_chain(frame, 1);
   loom__kernel_set_or_fail(frame, status);
 }
 
@@ -650,7 +513,7 @@ static void to_ht_finish(void* arg) {
   if (!status) {
     memcpy(loom_tensor_data(copy), loom_tensor_data(dense),
            loom_tensor_byte_size(dense));
-    status = set_tensor(state->result, copy);
+    status = loom__dht_set_tensor(state->result, copy);
   }
   if (status) {
     loom_status_ignore(loom_async_value_set_error(state->result, status));
@@ -716,11 +579,7 @@ static void to_handle_kernel(loom_program_frame_t* frame, void* user_data) {
 // Registration
 //===----------------------------------------------------------------------===//
 
-// The dtype suffixes, TFRT's and the program spellings.
-static const struct {
-  const char* name;
-  loom_dtype_t dtype;
-} kDtypes[] = {
+const loom__dht_dtype_t loom__dht_dtypes[LOOM__DHT_NUM_DTYPES] = {
     {"bool", LOOM_DTYPE_BOOL},   {"i1", LOOM_DTYPE_BOOL},
     {"i8", LOOM_DTYPE_INT8},     {"i16", LOOM_DTYPE_INT16},
     {"i32", LOOM_DTYPE_INT32},   {"i64", LOOM_DTYPE_INT64},
@@ -729,7 +588,6 @@ static const struct {
     {"f16", LOOM_DTYPE_HALF},    {"bf16", LOOM_DTYPE_BFLOAT16},
     {"f32", LOOM_DTYPE_FLOAT},   {"f64", LOOM_DTYPE_DOUBLE},
 };
-enum { kNumDtypes = sizeof(kDtypes) / sizeof(kDtypes[0]) };
 enum { kMaxRank = 5 };  // TFRT's create_uninitialized_tensor ranks: 0..5
 static const int32_t kUlps[] = {0, 2, 3, 1000, 2000, 100000};
 enum { kNumUlps = sizeof(kUlps) / sizeof(kUlps[0]) };
@@ -745,8 +603,8 @@ static loom_status_t add(loom_program_executor_t* executor, const char* name,
 static loom_status_t register_sync_kernels(loom_program_executor_t* executor) {
   char name[96];
   char wrapped[96];
-  for (int d = 0; d < kNumDtypes; ++d) {
-    const char* t = kDtypes[d].name;
+  for (int d = 0; d < LOOM__DHT_NUM_DTYPES; ++d) {
+    const char* t = loom__dht_dtypes[d].name;
     for (int r = 0; r <= kMaxRank; ++r) {
       snprintf(wrapped, sizeof(wrapped),
                "tfrt_dht.create_uninitialized_tensor.%s.%d", t, r);
@@ -761,37 +619,28 @@ static loom_status_t register_sync_kernels(loom_program_executor_t* executor) {
              "tfrt_dht_sync.set_tensor_with_constant_values.%s", t);
     LOOM_RETURN_IF_ERROR(
         loom__program_add_sync_kernel(executor, name, wrapped, 1, true, 1, 0));
-    loom_dtype_t dtype = kDtypes[d].dtype;
+    loom_dtype_t dtype = loom__dht_dtypes[d].dtype;
     snprintf(name, sizeof(name), "tfrt_dht_sync.create_dense_tensor.%s", t);
     LOOM_RETURN_IF_ERROR(
         add(executor, name, create_dense_kernel, pack(dtype, 0, 0), 0, 1));
     snprintf(name, sizeof(name), "tfrt_dht_sync.create_from_scalar.%s", t);
     LOOM_RETURN_IF_ERROR(
         add(executor, name, create_scalar_kernel, pack(dtype, 0, 0), 0, 1));
-    snprintf(name, sizeof(name), "tfrt_dht_sync.make_tensor.%s", t);
-    LOOM_RETURN_IF_ERROR(
-        add(executor, name, make_tensor_kernel, pack(dtype, 1, 0), 2, 1));
   }
   LOOM_RETURN_IF_ERROR(
       loom__program_add_sync_kernel(executor, "tfrt_dht_sync.print_tensor",
                                     "tfrt_dht.print_tensor", 1, true, 1, 0));
-  LOOM_RETURN_IF_ERROR(loom__program_add_sync_kernel(
-      executor, "tfrt_dht_sync.get_tensor_shape", "tfrt_dht.get_tensor_shape",
-      -1, false, 1, 1));
-  LOOM_RETURN_IF_ERROR(loom__program_add_sync_kernel(
-      executor, "tfrt_dht_sync.allocate_buffer", "tfrt_dht.allocate_buffer", -1,
-      false, 2, 1));
   return loom__program_add_sync_kernel(
-      executor, "tfrt_dht_sync.get_buffer_slice", "tfrt_dht.get_buffer_slice",
-      -1, false, 3, 1);
+      executor, "tfrt_dht_sync.get_tensor_shape", "tfrt_dht.get_tensor_shape",
+      -1, false, 1, 1);
 }
 
 loom_status_t loom__program_register_dht_kernels(
     loom_program_executor_t* executor) {
   char name[96];
-  for (int d = 0; d < kNumDtypes; ++d) {
-    const char* t = kDtypes[d].name;
-    loom_dtype_t dtype = kDtypes[d].dtype;
+  for (int d = 0; d < LOOM__DHT_NUM_DTYPES; ++d) {
+    const char* t = loom__dht_dtypes[d].name;
+    loom_dtype_t dtype = loom__dht_dtypes[d].dtype;
     for (int r = 0; r <= kMaxRank; ++r) {
       snprintf(name, sizeof(name), "tfrt_dht.create_uninitialized_tensor.%s.%d",
                t, r);
@@ -807,8 +656,6 @@ loom_status_t loom__program_register_dht_kernels(
         add(executor, name, set_constant_values_kernel, typed, 2, 1));
     snprintf(name, sizeof(name), "tfrt_dht.set_tensor_with_values.%s", t);
     LOOM_RETURN_IF_ERROR(add(executor, name, set_values_kernel, typed, -1, 1));
-    snprintf(name, sizeof(name), "tfrt_dht.make_tensor.%s", t);
-    LOOM_RETURN_IF_ERROR(add(executor, name, make_tensor_kernel, typed, 3, 2));
     snprintf(name, sizeof(name), "tfrt_dht.tensor_equal.%s", t);
     LOOM_RETURN_IF_ERROR(add(executor, name, compare_kernel, typed, 3, 2));
     for (int u = 1; u < kNumUlps; ++u) {
@@ -831,16 +678,10 @@ loom_status_t loom__program_register_dht_kernels(
   LOOM_RETURN_IF_ERROR(
       add(executor, "tfrt_dht.no_op_ht", no_op_kernel, NULL, 1, 1));
   LOOM_RETURN_IF_ERROR(
-      add(executor, "tfrt_dht.get_buffer", get_buffer_kernel, NULL, 2, 2));
-  LOOM_RETURN_IF_ERROR(add(executor, "tfrt_dht.allocate_buffer",
-                           allocate_buffer_kernel, NULL, 2, 1));
-  LOOM_RETURN_IF_ERROR(add(executor, "tfrt_dht.get_buffer_slice",
-                           get_buffer_slice_kernel, NULL, 3, 1));
-  LOOM_RETURN_IF_ERROR(
-      add(executor, "tfrt_dht.print_buffer", print_buffer_kernel, NULL, 2, 1));
-  LOOM_RETURN_IF_ERROR(
       add(executor, "corert.tensorhandle_to_ht", to_ht_kernel, NULL, -1, 1));
   LOOM_RETURN_IF_ERROR(register_sync_kernels(executor));
+  LOOM_RETURN_IF_ERROR(loom__program_register_host_buffer_kernels(executor));
+  LOOM_RETURN_IF_ERROR(loom__program_register_coo_kernels(executor));
   return add(executor, "corert.ht_to_tensorhandle", to_handle_kernel, NULL, 2,
              1);
 }

@@ -361,6 +361,7 @@ extern const program_dialect_t loom__parser_dialect_corert_sync;  // _corert.c
 extern const program_dialect_t loom__parser_dialect_tfrt_test;  // _tfrt_test.c
 extern const program_dialect_t loom__parser_dialect_dht;        // _dht.c
 extern const program_dialect_t loom__parser_dialect_dht_sync;   // _dht.c
+extern const program_dialect_t loom__parser_dialect_coo;        // _dht.c
 
 // corert's custom forms that corert_sync shares (program_parser_corert.c):
 // `executeop(%h) "op"(%args) {attrs} : N`, `const_dense_tensor dense<..>`,

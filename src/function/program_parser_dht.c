@@ -18,6 +18,12 @@
 // get_buffer_slice, `make_tensor.<dtype> %buf, %shape`. The generic form
 // of each works too (create_dense_tensor and create_from_scalar have only
 // that one, as in TFRT's tests).
+//
+// And the coo dialect's (TFRT's sparse host tensors):
+//
+//   %coo, %c = coo.convert_dht_to_coo.i32.2 %t, %ch
+//   %t, %c = coo.convert_coo_to_dht.i32.2 %coo, %ch
+//   %eq, %c = coo.tensor_equal.i32.2 %a, %b, %ch
 
 #include "function/program_parser.h"
 
@@ -213,4 +219,28 @@ const program_dialect_t loom__parser_dialect_dht = {
     .name = "tfrt_dht",
     .ops = kOps,
     .num_ops = sizeof(kOps) / sizeof(kOps[0]),
+};
+
+// coo.convert_dht_to_coo.<dtype>.<rank> and convert_coo_to_dht: a tensor
+// and a chain in, a tensor and a chain out.
+static bool parse_coo_convert(parser_t* p, function_builder_t* fb,
+                              op_builder_t* b, const char* suffix) {
+  (void)suffix;
+  return parse_fixed(p, fb, b, 2, TENSOR_TYPE, NULL, true);
+}
+
+static const program_custom_op_t kCooOps[] = {
+    {.name = "coo.convert_dht_to_coo.",
+     .prefix = true,
+     .parse = parse_coo_convert},
+    {.name = "coo.convert_coo_to_dht.",
+     .prefix = true,
+     .parse = parse_coo_convert},
+    {.name = "coo.tensor_equal.", .prefix = true, .parse = parse_compare},
+};
+
+const program_dialect_t loom__parser_dialect_coo = {
+    .name = "coo",
+    .ops = kCooOps,
+    .num_ops = sizeof(kCooOps) / sizeof(kCooOps[0]),
 };

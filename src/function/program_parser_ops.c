@@ -356,6 +356,7 @@ static const program_dialect_t* const kDialects[] = {
     &loom__parser_dialect_tfrt_test,    // tfrt_test.benchmark
     &loom__parser_dialect_dht,          // tfrt_dht.*
     &loom__parser_dialect_dht_sync,     // tfrt_dht_sync.*
+    &loom__parser_dialect_coo,          // coo.*
 };
 
 static const program_dialect_t* find_dialect(const char* name, bool generic) {

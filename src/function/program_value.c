@@ -4,6 +4,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "function/coo_tensor.h"
 #include "function/program_dtype.h"
 #include "function/program_executor.h"
 #include "loom/op_handler.h"
@@ -84,6 +85,9 @@ static void retain_payload(const loom_program_value_t* value) {
     case LOOM_PROGRAM_VALUE_HOST_BUFFER:
       loom_buffer_retain(value->u.host_buffer.buffer);
       break;
+    case LOOM_PROGRAM_VALUE_COO_TENSOR:
+      loom__coo_tensor_retain(value->u.coo_tensor);
+      break;
     default:
       break;
   }
@@ -112,6 +116,9 @@ static void destroy_payload(void* payload) {
       break;
     case LOOM_PROGRAM_VALUE_HOST_BUFFER:
       loom_buffer_release(value->u.host_buffer.buffer);
+      break;
+    case LOOM_PROGRAM_VALUE_COO_TENSOR:
+      loom__coo_tensor_release(value->u.coo_tensor);
       break;
     default:
       break;
@@ -276,6 +283,8 @@ const char* loom_program_value_kind_name(loom_program_value_kind_t kind) {
       return "!t.tensor";
     case LOOM_PROGRAM_VALUE_HOST_BUFFER:
       return "!ht.host_buffer";
+    case LOOM_PROGRAM_VALUE_COO_TENSOR:
+      return "!t.tensor";
   }
   return "unknown";
 }

@@ -296,29 +296,30 @@ static int64_t dims_product(const int8_t* labels, int32_t count,
     return;                                \
   } while (0)
 
-static void einsum_compute(void* state, loom_kernel_context_t* ctx) {
-  const einsum_kernel_t* kernel = state;
-  int32_t num_inputs = loom_kernel_context_num_inputs(ctx);
+#define FAIL_AND_RETURN_FALSE(ctx, status) \
+  do {                                     \
+    loom_kernel_context_fail(ctx, status); \
+    return false;                          \
+  } while (0)
+
+// Computes the einsum of `plan` (whose output labels are distinct) into
+// `output`, of plan->output_shape. False when it failed the kernel.
+static bool compute_into(loom_kernel_context_t* ctx,
+                         const loom__einsum_plan_t* plan_in,
+                         loom_tensor_t* const* inputs, int32_t num_inputs,
+                         loom_tensor_t* output) {
+  const loom__einsum_plan_t plan = *plan_in;
   const loom_shape_t* shapes[2] = {NULL, NULL};
-  loom_tensor_t* inputs[2] = {NULL, NULL};
   for (int32_t i = 0; i < num_inputs && i < 2; ++i) {
-    inputs[i] = loom_kernel_context_input(ctx, i);
     shapes[i] = loom_tensor_shape(inputs[i]);
   }
-  loom__einsum_plan_t plan;
-  loom_status_t status =
-      loom__einsum_resolve(&kernel->equation, shapes, num_inputs, &plan);
-  if (status) FAIL_AND_RETURN(ctx, status);
-  loom_tensor_t* output = NULL;
-  status =
-      loom_kernel_context_allocate_output(ctx, 0, &plan.output_shape, &output);
-  if (status) FAIL_AND_RETURN(ctx, status);
-  if (loom_tensor_num_elements(output) == 0) return;
+  loom_status_t status = loom_ok_status();
+  if (loom_tensor_num_elements(output) == 0) return true;
   for (int32_t i = 0; i < num_inputs; ++i) {
     if (loom_tensor_num_elements(inputs[i]) == 0) {
       // A summed or contracted label of size 0: every sum is empty.
       memset(loom_tensor_data(output), 0, loom_tensor_byte_size(output));
-      return;
+      return true;
     }
   }
   // From here every input holds elements, so products of its dims fit.
@@ -345,10 +346,10 @@ static void einsum_compute(void* state, loom_kernel_context_t* ctx) {
       same = PASS_BF16;
       break;
     default:
-      FAIL_AND_RETURN(ctx,
-                      loom_make_status(LOOM_STATUS_UNIMPLEMENTED,
-                                       "Einsum: no CPU kernel for dtype %s",
-                                       loom_dtype_name(dtype)));
+      FAIL_AND_RETURN_FALSE(
+          ctx, loom_make_status(LOOM_STATUS_UNIMPLEMENTED,
+                                "Einsum: no CPU kernel for dtype %s",
+                                loom_dtype_name(dtype)));
   }
   pass_t pass;
   if (num_inputs == 1) {
@@ -356,8 +357,8 @@ static void einsum_compute(void* state, loom_kernel_context_t* ctx) {
               plan.output_labels, plan.output_rank, plan.dims, &pass);
     status = run_pass(ctx, same, &pass, loom_tensor_data(inputs[0]),
                       loom_tensor_data(output));
-    if (status) loom_kernel_context_fail(ctx, status);
-    return;
+    if (status) FAIL_AND_RETURN_FALSE(ctx, status);
+    return true;
   }
   // The operands: an ellipsis axis of size 1 facing a larger one is left
   // out (its label is free in the other operand).
@@ -465,7 +466,7 @@ static void einsum_compute(void* state, loom_kernel_context_t* ctx) {
   size_t size = loom_dtype_size(compute), bytes;
   if (!loom__size_sum(counts, 3, &total) ||
       !loom__size_bytes(total, size, &bytes)) {
-    FAIL_AND_RETURN(
+    FAIL_AND_RETURN_FALSE(
         ctx,
         loom__size_overflow_error(
             "Einsum", "scratch", "(%lld + %lld + %lld elements)",
@@ -476,7 +477,7 @@ static void einsum_compute(void* state, loom_kernel_context_t* ctx) {
   if (bytes > 0) {
     status =
         loom_allocator_malloc_aligned(allocator, bytes, 64, (void**)&scratch);
-    if (status) FAIL_AND_RETURN(ctx, status);
+    if (status) FAIL_AND_RETURN_FALSE(ctx, status);
   }
   pass_kind_t widen = dtype == LOOM_DTYPE_HALF       ? PASS_HALF_F32
                       : dtype == LOOM_DTYPE_BFLOAT16 ? PASS_BF16_F32
@@ -500,7 +501,7 @@ static void einsum_compute(void* state, loom_kernel_context_t* ctx) {
     status = run_pass(ctx, widen, &pass, loom_tensor_data(inputs[i]), cursor);
     if (status) {
       loom_allocator_free(allocator, scratch);
-      FAIL_AND_RETURN(ctx, status);
+      FAIL_AND_RETURN_FALSE(ctx, status);
     }
     data[i] = cursor;
     cursor += (size_t)counts[i] * size;
@@ -519,7 +520,91 @@ static void einsum_compute(void* state, loom_kernel_context_t* ctx) {
     status = run_pass(ctx, back, &pass, c, loom_tensor_data(output));
   }
   loom_allocator_free(allocator, scratch);
-  if (status) loom_kernel_context_fail(ctx, status);
+  if (status) FAIL_AND_RETURN_FALSE(ctx, status);
+  return true;
+}
+
+// Writes `compact` (labels `labels`, distinct, row-major) into `output`,
+// zero elsewhere: element (i_l for each label l) goes to the output element
+// whose axes labelled l all hold i_l (TensorFlow's inflation, "i->ii").
+static void inflate(const loom_tensor_t* compact, const int8_t* labels,
+                    int32_t rank, const loom__einsum_plan_t* plan,
+                    loom_tensor_t* output) {
+  size_t size = loom_dtype_size(loom_tensor_dtype(output));
+  memset(loom_tensor_data(output), 0, loom_tensor_byte_size(output));
+  // Each compact axis' stride in the output: the sum of the strides of the
+  // output axes with its label.
+  int64_t strides[LOOM_MAX_RANK] = {0};
+  int64_t stride = 1;
+  for (int32_t a = plan->output_rank - 1; a >= 0; --a) {
+    for (int32_t c = 0; c < rank; ++c) {
+      if (labels[c] == plan->output_labels[a]) strides[c] += stride;
+    }
+    stride *= plan->output_shape.dims[a];
+  }
+  const loom_shape_t* shape = loom_tensor_shape(compact);
+  int64_t index[LOOM_MAX_RANK] = {0};
+  int64_t n = loom_tensor_num_elements(compact);
+  const char* src = loom_tensor_data(compact);
+  char* dst = loom_tensor_data(output);
+  int64_t offset = 0;
+  for (int64_t e = 0; e < n; ++e) {
+    memcpy(dst + (size_t)offset * size, src + (size_t)e * size, size);
+    for (int32_t c = rank - 1; c >= 0; --c) {
+      offset += strides[c];
+      if (++index[c] < shape->dims[c]) break;
+      offset -= strides[c] * index[c];
+      index[c] = 0;
+    }
+  }
+}
+
+static void einsum_compute(void* state, loom_kernel_context_t* ctx) {
+  const einsum_kernel_t* kernel = state;
+  int32_t num_inputs = loom_kernel_context_num_inputs(ctx);
+  const loom_shape_t* shapes[2] = {NULL, NULL};
+  loom_tensor_t* inputs[2] = {NULL, NULL};
+  for (int32_t i = 0; i < num_inputs && i < 2; ++i) {
+    inputs[i] = loom_kernel_context_input(ctx, i);
+    shapes[i] = loom_tensor_shape(inputs[i]);
+  }
+  loom__einsum_plan_t plan;
+  loom_status_t status =
+      loom__einsum_resolve(&kernel->equation, shapes, num_inputs, &plan);
+  if (status) FAIL_AND_RETURN(ctx, status);
+  loom_tensor_t* output = NULL;
+  status =
+      loom_kernel_context_allocate_output(ctx, 0, &plan.output_shape, &output);
+  if (status) FAIL_AND_RETURN(ctx, status);
+  // An output label repeated ("i->ii"): the einsum to its distinct labels,
+  // then inflated onto the diagonal.
+  loom__einsum_plan_t compact_plan = plan;
+  compact_plan.output_rank = 0;
+  for (int32_t a = 0; a < plan.output_rank; ++a) {
+    int8_t l = plan.output_labels[a];
+    bool seen = false;
+    for (int32_t c = 0; c < compact_plan.output_rank; ++c) {
+      seen |= compact_plan.output_labels[c] == l;
+    }
+    if (seen) continue;
+    compact_plan.output_shape.dims[compact_plan.output_rank] = plan.dims[l];
+    compact_plan.output_labels[compact_plan.output_rank++] = l;
+  }
+  compact_plan.output_shape.rank = compact_plan.output_rank;
+  if (compact_plan.output_rank == plan.output_rank) {
+    (void)compute_into(ctx, &plan, inputs, num_inputs, output);
+    return;
+  }
+  loom_tensor_t* compact = NULL;
+  status = loom_tensor_create_dense(loom_kernel_context_allocator(ctx),
+                                    loom_tensor_dtype(output),
+                                    &compact_plan.output_shape, &compact);
+  if (status) FAIL_AND_RETURN(ctx, status);
+  if (compute_into(ctx, &compact_plan, inputs, num_inputs, compact)) {
+    inflate(compact, compact_plan.output_labels, compact_plan.output_rank,
+            &plan, output);
+  }
+  loom_tensor_release(compact);
 }
 
 //===----------------------------------------------------------------------===//

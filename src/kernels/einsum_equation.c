@@ -106,7 +106,6 @@ loom_status_t loom__einsum_parse(const char* equation, size_t length,
   int32_t named_in_inputs = out->num_named;
   LOOM_RETURN_IF_ERROR(parse_subscript(equation, arrow + 2, length, equation,
                                        length, out, &out->output));
-  bool seen[kEinsumMaxNamed] = {false};
   for (int32_t i = 0; i < out->output.count; ++i) {
     int8_t label = out->output.terms[i];
     if (label == kEinsumEllipsis) continue;
@@ -117,14 +116,6 @@ loom_status_t loom__einsum_parse(const char* equation, size_t length,
           "equation: %.*s",
           out->names[label], (int)length, equation);
     }
-    if (seen[label]) {
-      return loom_make_status(
-          LOOM_STATUS_UNIMPLEMENTED,
-          "Einsum: output label '%c' appears more than once in einsum "
-          "equation: %.*s (not supported)",
-          out->names[label], (int)length, equation);
-    }
-    seen[label] = true;
   }
   return loom_ok_status();
 }

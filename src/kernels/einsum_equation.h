@@ -1,10 +1,11 @@
 // Einsum's equation ("ij,jk->ik", "...ij,...jk->...ik", "ii->i") as
 // TensorFlow's op reads it: one or two input subscripts, exactly one "->",
 // an ellipsis ("...") at most once per subscript standing for broadcast
-// dimensions, a label repeated within one input taking the diagonal, and
-// labels absent from the output summed away. Parsed once (the kernel's
-// construction, the shape function), then resolved against the inputs'
-// shapes into one label per axis and one size per label.
+// dimensions, a label repeated within one input taking the diagonal, a
+// label repeated in the output placing values on the diagonal (zeros
+// elsewhere: "i->ii"), and labels absent from the output summed away. Parsed
+// once (the kernel's construction, the shape function), then resolved against
+// the inputs' shapes into one label per axis and one size per label.
 
 #ifndef LOOM_KERNELS_EINSUM_EQUATION_H_
 #define LOOM_KERNELS_EINSUM_EQUATION_H_

@@ -1,6 +1,6 @@
 // loom_program_format_tensor: TFRT's text of tensors, f16 and bf16 values as
 // their bits (expected bits from NumPy and PyTorch), unsigned dtypes by
-// TFRT's names.
+// TFRT's names, more than 16 values ending as TFRT's `, ... ]`.
 
 #include <string.h>
 
@@ -55,14 +55,14 @@ static void bf16_scalars_and_long_tensors(void** state) {
   assert_string_equal(
       text, "ScalarHostTensor dtype = bf16, shape = [3], value = bf16(16448)");
   loom_tensor_release(scalar);
-  // At most 16 values, as loom_tensor_format.
+  // At most 16 values, then TFRT's ", ... ]".
   uint16_t many[20];
   for (int i = 0; i < 20; ++i) many[i] = (uint16_t)i;
   const int64_t twenty[1] = {20};
   loom_tensor_t* tensor =
       dense(LOOM_DTYPE_BFLOAT16, twenty, 1, many, sizeof(many));
   loom_program_format_tensor(tensor, text, sizeof(text));
-  assert_non_null(strstr(text, "bf16(14), bf16(15), ...]"));
+  assert_non_null(strstr(text, "bf16(14), bf16(15), ... ]"));
   assert_null(strstr(text, "bf16(16)"));
   loom_tensor_release(tensor);
 }
@@ -114,12 +114,43 @@ static void other_dtypes_print_as_loom_tensor_format(void** state) {
   assert_string_equal(ours, "<null tensor>");
 }
 
+static void long_tensors_end_as_tfrt(void** state) {
+  (void)state;
+  float values[17];
+  for (int i = 0; i < 17; ++i) values[i] = (float)i;
+  const int64_t seventeen[1] = {17};
+  loom_tensor_t* tensor =
+      dense(LOOM_DTYPE_FLOAT, seventeen, 1, values, sizeof(values));
+  char text[512];
+  size_t length = loom_program_format_tensor(tensor, text, sizeof(text));
+  const char* tail = "1.500000e+01, ... ]";
+  assert_int_equal(length, strlen(text));
+  assert_string_equal(text + length - strlen(tail), tail);
+  assert_int_equal(loom_program_format_tensor(tensor, NULL, 0), length);
+  loom_tensor_release(tensor);
+  // Both TFRT changes at once: u8's name and the end.
+  uint8_t bytes[20] = {0};
+  const int64_t twenty[1] = {20};
+  tensor = dense(LOOM_DTYPE_UINT8, twenty, 1, bytes, sizeof(bytes));
+  length = loom_program_format_tensor(tensor, text, sizeof(text));
+  assert_non_null(strstr(text, "DenseHostTensor dtype = u8, shape = [20]"));
+  assert_string_equal(text + length - 8, "0, ... ]");
+  loom_tensor_release(tensor);
+  // Exactly 16: no ellipsis.
+  const int64_t sixteen[1] = {16};
+  tensor = dense(LOOM_DTYPE_FLOAT, sixteen, 1, values, 16 * sizeof(float));
+  loom_program_format_tensor(tensor, text, sizeof(text));
+  assert_null(strstr(text, "..."));
+  loom_tensor_release(tensor);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(half_values_print_as_bits),
       cmocka_unit_test(bf16_scalars_and_long_tensors),
       cmocka_unit_test(unsigned_dtypes_have_tfrt_names),
       cmocka_unit_test(other_dtypes_print_as_loom_tensor_format),
+      cmocka_unit_test(long_tensors_end_as_tfrt),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

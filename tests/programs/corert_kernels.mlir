@@ -28,8 +28,8 @@ func.func @dense_constants() -> !tfrt.chain {
   // CHECK-NEXT: DenseHostTensor dtype = u8, shape = [1, 3], values = [0, 128, 255]
   %g = corert.const_dense_tensor dense<[[0, 128, 255]]> : tensor<1x3xui8>
   %ch7 = corert.print_tensorhandle(%g, %ch6)
-  // At most 16 values are printed.
-  // CHECK-NEXT: DenseHostTensor dtype = f64, shape = [5, 4], values = [2.000000e+00, 2.000000e+00, 2.000000e+00, 2.000000e+00, 2.000000e+00, 2.000000e+00, 2.000000e+00, 2.000000e+00, 2.000000e+00, 2.000000e+00, 2.000000e+00, 2.000000e+00, 2.000000e+00, 2.000000e+00, 2.000000e+00, 2.000000e+00, ...]
+  // At most 16 values are printed, then TFRT's `, ... ]`.
+  // CHECK-NEXT: DenseHostTensor dtype = f64, shape = [5, 4], values = [2.000000e+00, 2.000000e+00, 2.000000e+00, 2.000000e+00, 2.000000e+00, 2.000000e+00, 2.000000e+00, 2.000000e+00, 2.000000e+00, 2.000000e+00, 2.000000e+00, 2.000000e+00, 2.000000e+00, 2.000000e+00, 2.000000e+00, 2.000000e+00, ... ]
   %h = corert.const_dense_tensor dense<2.0> : tensor<5x4xf64>
   %ch8 = corert.print_tensorhandle(%h, %ch7)
   // CHECK-NEXT: DenseHostTensor dtype = f32, shape = [0], values = []

@@ -89,3 +89,30 @@ func.func @cast_error() -> !corert.tensorhandle {
   tfrt.return %x : !corert.tensorhandle
 }
 // CHECK-NEXT: 'cast_error' returned <<error: tfrt_test.cast: only casting to f32, f16 and bf16 is supported, got type = "i8">>
+
+// tfrt_dht tensors print the same way, dense and scalar; more than 16
+// values end as TFRT's DenseHostTensor::Print ends them.
+// CHECK-LABEL: --- Running 'dht_half_types'
+func.func @dht_half_types() -> !tfrt.chain {
+  %ch0 = tfrt.new.chain
+  %h = tfrt_dht.create_uninitialized_tensor.f16.1 [3 : i64]
+  %ch1 = tfrt_dht.set_tensor_with_constant_values.f16 %h, %ch0
+      [1.0 : f32, -0.5 : f32, 65504.0 : f32]
+  // CHECK-NEXT: DenseHostTensor dtype = f16, shape = [3], values = [fp16(15360), fp16(47104), fp16(31743)]
+  %ch2 = tfrt_dht.print_tensor %h, %ch1
+  %b = tfrt_dht.create_uninitialized_tensor.bf16.1 [17 : i64]
+  %ch3 = tfrt_dht.fill_tensor_with_constant.bf16 %b, %ch2 1.0 : f32
+  // CHECK-NEXT: DenseHostTensor dtype = bf16, shape = [17], values = [bf16(16256), bf16(16256), bf16(16256), bf16(16256), bf16(16256), bf16(16256), bf16(16256), bf16(16256), bf16(16256), bf16(16256), bf16(16256), bf16(16256), bf16(16256), bf16(16256), bf16(16256), bf16(16256), ... ]
+  %ch4 = tfrt_dht.print_tensor %b, %ch3
+  tfrt.return %ch4 : !tfrt.chain
+}
+// CHECK-NEXT: 'dht_half_types' returned !tfrt.chain value
+
+// CHECK-LABEL: --- Running 'dht_half_scalar'
+// CHECK-NEXT: ScalarHostTensor dtype = f16, shape = [2], value = fp16(15872)
+func.func @dht_half_scalar() attributes {tfrt.sync} {
+  %s = "tfrt_dht_sync.create_from_scalar.f16"()
+      {shape = [2], value = 1.5 : f32} : () -> !t.tensor
+  tfrt_dht_sync.print_tensor %s
+  tfrt.return
+}

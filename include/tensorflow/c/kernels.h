@@ -21,6 +21,7 @@
 #include "tensorflow/c/tf_datatype.h"
 #include "tensorflow/c/tf_status.h"
 #include "tensorflow/c/tf_tensor.h"
+#include "tensorflow/core/common_runtime/next_pluggable_device/c/tf_rendezvous_c_api.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -269,6 +270,14 @@ TF_CAPI_EXPORT extern int64_t TF_GetIterId(TF_OpKernelContext* ctx);
 
 /* The id of the context's device: 0 (Loom has one host device). */
 TF_CAPI_EXPORT extern int TF_GetDeviceId(TF_OpKernelContext* ctx);
+
+/* The rendezvous of the context's host: one per Loom host context, shared
+ * by every kernel running on it, on any thread (see tf_rendezvous_c_api.h
+ * for what send, async_recv and start_abort do). Its contexts stay valid
+ * while the host context lives. With ctx NULL, each function reports
+ * INVALID_ARGUMENT (a receive: to its done callback). */
+TF_CAPI_EXPORT extern TF_RendezvousThunk TF_GetRendezvous(
+    TF_OpKernelContext* ctx);
 
 /* Loom runs no GraphDefs: 0. */
 TF_CAPI_EXPORT extern int TF_GetGraphDefVersion(TF_OpKernelContext* ctx);

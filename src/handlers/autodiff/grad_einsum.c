@@ -2,8 +2,11 @@
 // the output gradient (with the other input, for two) to x's labels, then
 // the sums that the forward op did put back. Labels x alone summed away
 // come back by broadcasting; ellipsis dimensions x broadcast along
-// (size 1 or missing) are summed. A label repeated within x (a diagonal)
-// has no gradient here: UNIMPLEMENTED, naming it.
+// (size 1 or missing) are summed. A label repeated within x (a diagonal,
+// "ii->i") takes the gradient as TensorFlow does: the gradient with respect
+// to x's distinct labels (broadcast along those summed away), put back on
+// the diagonal by an einsum with the label repeated in its output
+// ("i->ii"), which places it there and zeros elsewhere.
 //
 // The forward kernel checked the equation; this file only splits it.
 
@@ -53,13 +56,105 @@ static bool has_label(const subscript_t* s, char label) {
   return s && memchr(s->text, label, s->length) != NULL;
 }
 
+// Whether a label repeats within `x`.
+static bool has_repeated_label(const subscript_t* x) {
+  for (size_t i = 0; i < x->length; ++i) {
+    if (x->text[i] != '.' &&
+        memchr(x->text + i + 1, x->text[i], x->length - i - 1)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The gradient of an x whose subscript repeats a label: g, the gradient
+// with respect to x's distinct labels kept (those the output or the other
+// input has), broadcast along its distinct labels summed away, then
+// Einsum("<summed><kept>->x") to put it on x's diagonals.
+static loom_status_t diagonal_grad(ctx_t* ctx, int32_t index, handle_t* dy,
+                                   const subscript_t* x, const subscript_t* o,
+                                   handle_t* other, const subscript_t* out_sub,
+                                   handle_t** dx) {
+  const char* op = loom_gradient_context_op_name(ctx);
+  if (memchr(x->text, '.', x->length)) {
+    return loom_make_status(LOOM_STATUS_UNIMPLEMENTED,
+                            "%s gradient: input %d's subscript '%.*s' has "
+                            "both a repeated label and an ellipsis; not "
+                            "supported",
+                            op, (int)index, (int)x->length, x->text);
+  }
+  const loom_shape_t* x_shape =
+      &loom_gradient_context_input_metadata(ctx, index)->shape;
+  char kept[kMaxEquation], summed[kMaxEquation];
+  size_t nkept = 0, nsummed = 0;
+  loom_shape_t kept_shape = loom_shape_scalar();
+  loom_shape_t summed_shape = loom_shape_scalar();
+  for (size_t i = 0; i < x->length; ++i) {
+    char c = x->text[i];
+    if (memchr(x->text, c, i)) continue;  // seen
+    if (has_label(out_sub, c) || has_label(o, c)) {
+      kept_shape.dims[nkept] = x_shape->dims[i];
+      kept[nkept++] = c;
+    } else {
+      summed_shape.dims[nsummed] = x_shape->dims[i];
+      summed[nsummed++] = c;
+    }
+  }
+  kept_shape.rank = (int32_t)nkept;
+  summed_shape.rank = (int32_t)nsummed;
+  char equation[3 * kMaxEquation];
+  if (o) {
+    snprintf(equation, sizeof(equation), "%.*s,%.*s->%.*s",
+             (int)out_sub->length, out_sub->text, (int)o->length, o->text,
+             (int)nkept, kept);
+  } else {
+    snprintf(equation, sizeof(equation), "%.*s->%.*s", (int)out_sub->length,
+             out_sub->text, (int)nkept, kept);
+  }
+  handle_t* t[5] = {NULL, NULL, NULL, NULL, NULL};
+  loom_status_t s =
+      o ? loom__grad_op(ctx, "Einsum", LOOM_GRAD_INPUTS(dy, other),
+                        LOOM_GRAD_ATTRS(LOOM_GRAD_STRING("equation", equation),
+                                        LOOM_GRAD_INT("N", 2)),
+                        &t[0])
+        : loom__grad_op(ctx, "Einsum", LOOM_GRAD_INPUTS(dy),
+                        LOOM_GRAD_ATTRS(LOOM_GRAD_STRING("equation", equation),
+                                        LOOM_GRAD_INT("N", 1)),
+                        &t[0]);
+  handle_t* g = t[0];
+  if (!s && nsummed > 0) {
+    // [1, ..., 1, kept dims] broadcast to [summed dims, kept dims].
+    loom_shape_t ones = summed_shape;
+    loom_shape_t full = summed_shape;
+    for (int32_t a = 0; a < ones.rank; ++a) ones.dims[a] = 1;
+    for (size_t a = 0; a < nkept; ++a) {
+      ones.dims[ones.rank++] = kept_shape.dims[a];
+      full.dims[full.rank++] = kept_shape.dims[a];
+    }
+    s = loom__grad_shape_constant(ctx, &ones, &t[1]);
+    if (!s) s = loom__grad_binary(ctx, "Reshape", t[0], t[1], &t[2]);
+    if (!s) s = loom__grad_shape_constant(ctx, &full, &t[3]);
+    if (!s) s = loom__grad_binary(ctx, "BroadcastTo", t[2], t[3], &t[4]);
+    g = t[4];
+  }
+  if (!s) {
+    snprintf(equation, sizeof(equation), "%.*s%.*s->%.*s", (int)nsummed, summed,
+             (int)nkept, kept, (int)x->length, x->text);
+    s = loom__grad_op(ctx, "Einsum", LOOM_GRAD_INPUTS(g),
+                      LOOM_GRAD_ATTRS(LOOM_GRAD_STRING("equation", equation),
+                                      LOOM_GRAD_INT("N", 1)),
+                      dx);
+  }
+  loom__grad_release_all(t, 5);
+  return s;
+}
+
 // Input x's gradient from `dy` (and `other`, the other input, with its
 // subscript, for two inputs).
 static loom_status_t input_grad(ctx_t* ctx, int32_t index, handle_t* dy,
                                 const subscript_t* x, const subscript_t* o,
                                 handle_t* other, const subscript_t* out_sub,
                                 handle_t** dx) {
-  const char* op = loom_gradient_context_op_name(ctx);
   const loom_shape_t* x_shape =
       &loom_gradient_context_input_metadata(ctx, index)->shape;
   // x's labels kept (those the output or the other input has), the
@@ -77,12 +172,6 @@ static loom_status_t input_grad(ctx_t* ctx, int32_t index, handle_t* dy,
       nkept += 3;
       i += 2;
       continue;
-    }
-    if (memchr(x->text + i + 1, c, x->length - i - 1)) {
-      return loom_make_status(LOOM_STATUS_UNIMPLEMENTED,
-                              "%s gradient: label '%c' repeats in input %d's "
-                              "subscript (a diagonal); not supported",
-                              op, c, (int)index);
     }
     named++;
     if (has_label(out_sub, c) || has_label(o, c)) {
@@ -184,8 +273,13 @@ static loom_status_t einsum_grad(ctx_t* ctx, handle_t* const* dy, handle_t** dx,
     const subscript_t* o = num_in == 2 ? &in[1 - i] : NULL;
     handle_t* other =
         num_in == 2 ? loom_gradient_context_input(ctx, 1 - i) : NULL;
-    LOOM_RETURN_IF_ERROR(
-        input_grad(ctx, i, dy[0], &in[i], o, other, &out, &dx[i]));
+    if (has_repeated_label(&in[i])) {
+      LOOM_RETURN_IF_ERROR(
+          diagonal_grad(ctx, i, dy[0], &in[i], o, other, &out, &dx[i]));
+    } else {
+      LOOM_RETURN_IF_ERROR(
+          input_grad(ctx, i, dy[0], &in[i], o, other, &out, &dx[i]));
+    }
   }
   return loom_ok_status();
 }

@@ -1,18 +1,20 @@
 """Einsum: torch.einsum differentiated by torch.autograd — matrix products
 in several layouts, batch and ellipsis broadcasting (summed back to the
 smaller input), labels one input sums away (broadcast back), one-input
-equations, and float32."""
+equations, diagonals (a label repeated in an input: the gradient goes back
+on the diagonal), outputs repeating a label (torch.einsum refuses them:
+torch.diag_embed is the same function), and float32."""
 
 import torch
 
 from gradcase import F32, a_str
 
 
-def _einsum(b, name, equation, shapes, dtype=None, hvp=False):
+def _einsum(b, name, equation, shapes, dtype=None, hvp=False, fn=None):
     kwargs = {} if dtype is None else {"dtype": dtype}
     inputs = [b.normal(*s, **kwargs) for s in shapes]
     b.add("Einsum_" + name, "Einsum", inputs,
-          lambda *xs: torch.einsum(equation, *xs),
+          fn or (lambda *xs: torch.einsum(equation, *xs)),
           attrs={"equation": a_str(equation), "N": ("int", len(shapes))},
           hvp=hvp)
 
@@ -33,3 +35,11 @@ def cases(b):
     _einsum(b, "sum_axis", "ij->j", [(3, 4)])
     _einsum(b, "ellipsis_sum", "...j->...", [(2, 3, 4)])
     _einsum(b, "float32", "bij,bjk->bik", [(2, 3, 4), (2, 4, 5)], dtype=F32)
+    _einsum(b, "diagonal", "ii->i", [(4, 4)])
+    _einsum(b, "trace", "ii->", [(4, 4)], hvp=True)
+    _einsum(b, "diagonal_summed", "iij->j", [(3, 3, 2)])
+    _einsum(b, "diagonal_kept_and_summed", "iijk->ki", [(3, 3, 2, 4)])
+    _einsum(b, "diagonal_operand", "iij,jk->ik", [(3, 3, 4), (4, 5)])
+    _einsum(b, "diagonal_both", "ii,jj->ij", [(3, 3), (2, 2)])
+    _einsum(b, "diagonal_contracted", "ii,ij->j", [(3, 3), (3, 4)])
+    _einsum(b, "inflate", "i->ii", [(4,)], fn=torch.diag_embed)
