@@ -70,6 +70,9 @@ struct loom_function_t {
   _Atomic int64_t planned_calls;
   _Atomic int64_t plans_built;
   _Atomic int32_t planned_nodes;
+  _Atomic int64_t frame_calls;
+  _Atomic int64_t buffers_reused;
+  _Atomic int64_t buffers_allocated;
 };
 
 // Parses reference `text` of function `function` (its inputs and nodes
