@@ -1,22 +1,44 @@
 // Calling an eager function: the cost per body op of a call of a function
-// of 20 tiny ops, beside the same 20 ops run eagerly. Prints one
-// "name median unit" line per figure (ns per body op):
+// of 20 tiny ops, beside the same 20 ops run eagerly, and a tiny training
+// step traced into a function beside the same step run eagerly. Prints one
+// "name median unit" line per figure:
 //
 //   function_add20_call   a call (by the function's name, an op built once)
 //                         of f(x, y) = x + y + y + ... (20 AddV2 on 2x2
-//                         float tensors), result released;
-//   function_add20_eager  the same 20 AddV2 as eager ops, built once.
+//                         float tensors), result released, ns per body op;
+//   function_add20_eager  the same 20 AddV2 as eager ops, built once, ns
+//                         per op;
+//   function_mlp_step_traced_b<B>
+//                         one SGD step (momentum 0.9) of the demo's MLP
+//                         16-32-4 on a batch of B (examples/fashion_mnist:
+//                         forward, the tape's gradient, the variables'
+//                         update), traced once into a function and called
+//                         per step, us per step;
+//   function_mlp_step_traced_b<B>_per_node
+//                         the same in ns per node the call runs;
+//   function_mlp_step_eager_b<B>
+//                         that step run eagerly, us per step.
 //
-//   bench_function [--quick] [--only TEXT] [--calls N]
+// bench/function_reference.py times the same step in PyTorch, eagerly and
+// as a TorchScript function (torch.jit.script).
 //
-// --calls N runs N calls of function_add20_call and nothing else, untimed:
-// the fixed workload to count instructions of under callgrind.
+//   bench_function [--quick] [--only TEXT] [--calls N [--workload W]]
+//
+// --calls N runs N calls of workload W (add20, the default: a call of
+// add20; mlp_traced: a call of the traced step of batch 1; mlp_eager: that
+// step eagerly) and nothing else, untimed: the fixed workload to count
+// instructions of under callgrind.
 
 #include <string.h>
 
 #include "bench_timer.h"
 #include "loom/function.h"
 #include "loom/loom.h"
+#include "loom/trace.h"
+#include "nn_model.h"
+#include "nn_ops.h"
+#include "nn_optimizer.h"
+#include "nn_train.h"
 
 #define CHECK_OK(expr)                                         \
   do {                                                         \
@@ -142,10 +164,122 @@ static double measure_eager(void* arg, int64_t iterations) {
   return (bench_now_ns() - start) / kBodyOps;
 }
 
+// The tiny MLP's training step, eager or traced.
+typedef struct step_bench_t {
+  loom_context_t* context;
+  nn_model_t* model;
+  nn_optimizer_t* optimizer;
+  loom_tensor_handle_t* x;
+  loom_tensor_handle_t* labels;
+  loom_eager_op_t* call;  // the traced step on x and labels, or NULL
+  loom_function_t* function;
+} step_bench_t;
+
+static void step_once(step_bench_t* b) {
+  if (b->call) {
+    loom_tensor_handle_t* loss = NULL;
+    int32_t count = 0;
+    CHECK_OK(loom_eager_op_execute(b->call, &loss, 1, &count));
+    loom_tensor_handle_release(loss);
+    return;
+  }
+  CHECK_OK(nn_train_step(b->model, b->optimizer, b->x, b->labels, NULL));
+}
+
+static double measure_steps(void* arg, int64_t iterations) {
+  step_bench_t* b = arg;
+  double start = bench_now_ns();
+  for (int64_t i = 0; i < iterations; ++i) step_once(b);
+  return bench_now_ns() - start;
+}
+
+// Traces one step into function "train_step" (the variables and the
+// optimizer's slots are captured) and makes b->call.
+static void trace_step(step_bench_t* b) {
+  loom_context_t* context = b->context;
+  loom_op_handler_t* trace = NULL;
+  CHECK_OK(loom_trace_create(context, "train_step", &trace));
+  loom_tensor_handle_t *x = NULL, *labels = NULL, *loss = NULL;
+  CHECK_OK(loom_trace_add_parameter_value(trace, "x", b->x, &x));
+  CHECK_OK(loom_trace_add_parameter_value(trace, "labels", b->labels, &labels));
+  CHECK_OK(loom_context_enter_scope(context, trace));
+  CHECK_OK(nn_train_step(b->model, b->optimizer, x, labels, &loss));
+  CHECK_OK(loom_context_exit_scope(context));
+  CHECK_OK(loom_trace_finish(trace, &loss, 1, &b->function));
+  CHECK_OK(loom_context_add_function(context, b->function));
+  loom_tensor_handle_release(loss);
+  loom_tensor_handle_release(x);
+  loom_tensor_handle_release(labels);
+  loom_op_handler_release(trace);
+  CHECK_OK(loom_eager_op_create(context, "train_step", &b->call));
+  CHECK_OK(loom_eager_op_add_input(b->call, b->x));
+  CHECK_OK(loom_eager_op_add_input(b->call, b->labels));
+}
+
+static void step_open(step_bench_t* b, int64_t batch, bool traced) {
+  memset(b, 0, sizeof(*b));
+  loom_context_options_t options;
+  loom_context_options_initialize(&options);
+  options.num_threads = 0;  // the caller's thread only
+  CHECK_OK(loom_context_create(&options, &b->context));
+  CHECK_OK(nn_model_create_mlp(b->context, 16, 32, 4, 1, &b->model));
+  nn_optimizer_options_t optimizer_options;
+  nn_optimizer_options_initialize(&optimizer_options, NN_OPTIMIZER_SGD);
+  CHECK_OK(nn_optimizer_create(b->model, &optimizer_options, &b->optimizer));
+  float values[32 * 16];
+  int32_t labels[32];
+  for (int64_t i = 0; i < batch * 16; ++i) {
+    values[i] = (float)((i * 37) % 101) / 101.0f;
+  }
+  for (int64_t i = 0; i < batch; ++i) labels[i] = (int32_t)(i % 4);
+  int64_t x_dims[2] = {batch, 16}, label_dims[1] = {batch};
+  CHECK_OK(nn_constant_f32(b->context, x_dims, 2, values, &b->x));
+  CHECK_OK(nn_constant_i32(b->context, label_dims, 1, labels, &b->labels));
+  if (traced) trace_step(b);
+}
+
+static void step_close(step_bench_t* b) {
+  loom_eager_op_destroy(b->call);
+  loom_function_release(b->function);
+  loom_tensor_handle_release(b->x);
+  loom_tensor_handle_release(b->labels);
+  nn_optimizer_destroy(b->optimizer);
+  nn_model_destroy(b->model);
+  loom_context_destroy(b->context);
+}
+
+static void bench_steps(int64_t batch, int64_t iterations, int repetitions) {
+  char traced_name[64], per_node_name[80], eager_name[64];
+  snprintf(traced_name, sizeof(traced_name), "function_mlp_step_traced_b%lld",
+           (long long)batch);
+  snprintf(per_node_name, sizeof(per_node_name), "%s_per_node", traced_name);
+  snprintf(eager_name, sizeof(eager_name), "function_mlp_step_eager_b%lld",
+           (long long)batch);
+  step_bench_t b;
+  if (wanted(traced_name) || wanted(per_node_name)) {
+    step_open(&b, batch, true);
+    double ns = bench_median_ns(measure_steps, &b, iterations, repetitions);
+    loom_function_stats_t stats;
+    loom_function_get_stats(b.function, &stats);
+    if (wanted(traced_name)) bench_report(traced_name, ns / 1000.0, "us");
+    if (wanted(per_node_name) && stats.planned_nodes > 0) {
+      bench_report(per_node_name, ns / stats.planned_nodes, "ns/op");
+    }
+    step_close(&b);
+  }
+  if (wanted(eager_name)) {
+    step_open(&b, batch, false);
+    double ns = bench_median_ns(measure_steps, &b, iterations, repetitions);
+    bench_report(eager_name, ns / 1000.0, "us");
+    step_close(&b);
+  }
+}
+
 int main(int argc, char** argv) {
   int64_t iterations = 50000;
   int repetitions = 9;
   int64_t calls = -1;
+  const char* workload = "add20";
   for (int i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--quick") == 0) {
       iterations = 500;
@@ -154,7 +288,21 @@ int main(int argc, char** argv) {
       g_only = argv[++i];
     } else if (strcmp(argv[i], "--calls") == 0 && i + 1 < argc) {
       calls = strtoll(argv[++i], NULL, 10);
+    } else if (strcmp(argv[i], "--workload") == 0 && i + 1 < argc) {
+      workload = argv[++i];
     }
+  }
+  if (calls >= 0 && strcmp(workload, "add20") != 0) {
+    bool traced = strcmp(workload, "mlp_traced") == 0;
+    if (!traced && strcmp(workload, "mlp_eager") != 0) {
+      fprintf(stderr, "bench_function: unknown workload '%s'\n", workload);
+      return 2;
+    }
+    step_bench_t step;
+    step_open(&step, 1, traced);
+    for (int64_t i = 0; i < calls; ++i) step_once(&step);
+    step_close(&step);
+    return 0;
   }
   bench_t b;
   bench_open(&b);
@@ -174,5 +322,9 @@ int main(int argc, char** argv) {
                  "ns/op");
   }
   bench_close(&b);
+  int64_t batches[2] = {1, 32};
+  for (int k = 0; k < 2; ++k) {
+    bench_steps(batches[k], iterations / 25 + 1, repetitions);
+  }
   return 0;
 }

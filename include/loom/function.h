@@ -147,6 +147,16 @@ typedef struct loom_function_stats_t {
   // and calls taken that found theirs.
   int64_t replays_built;
   int64_t replay_hits;
+  // Planned calls that ran the body on plain tensors, each node's kernel
+  // specialised for the call's input shapes (every node a synchronous
+  // kernel of the cpu handler, every input an available dense tensor).
+  int64_t frame_calls;
+  // The buffers of those calls' body values: taken over from values that
+  // died earlier in the call or in the previous call (or forwarded from an
+  // input), or newly allocated by the kernels. In the steady state only
+  // the function's outputs allocate.
+  int64_t buffers_reused;
+  int64_t buffers_allocated;
 } loom_function_stats_t;
 
 // The counts of `function` across the contexts calling it.

@@ -105,6 +105,7 @@ static void initialize_context(const cpu_call_t* call,
   context->num_inputs = call->num_inputs;
   context->owned_inputs = call->owned_inputs;
   context->outputs = outputs;
+  context->reuse_outputs = NULL;
   context->output_dtypes = spec->output_dtypes;
   context->num_outputs = spec->num_outputs;
   context->step_id = 0;

@@ -61,6 +61,12 @@ void loom_function_get_stats(const loom_function_t* function,
       atomic_load_explicit(&mutable->replays_built, memory_order_relaxed);
   out_stats->replay_hits =
       atomic_load_explicit(&mutable->replay_hits, memory_order_relaxed);
+  out_stats->frame_calls =
+      atomic_load_explicit(&mutable->frame_calls, memory_order_relaxed);
+  out_stats->buffers_reused =
+      atomic_load_explicit(&mutable->buffers_reused, memory_order_relaxed);
+  out_stats->buffers_allocated =
+      atomic_load_explicit(&mutable->buffers_allocated, memory_order_relaxed);
 }
 
 static int32_t find_input(const loom_function_t* function, const char* name,

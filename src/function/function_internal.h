@@ -75,6 +75,9 @@ struct loom_function_t {
   struct loom__function_replays_t* _Atomic replays;
   _Atomic int64_t replays_built;
   _Atomic int64_t replay_hits;
+  _Atomic int64_t frame_calls;
+  _Atomic int64_t buffers_reused;
+  _Atomic int64_t buffers_allocated;
 };
 
 // Parses reference `text` of function `function` (its inputs and nodes

@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "function/function_frame.h"
 #include "function/function_plan.h"
 
 // A group of a node's inputs: one value, or a whole list argument
@@ -38,6 +39,8 @@ struct loom__function_plan_t {
   plan_node_t* nodes;
   int32_t num_nodes;
   int32_t* outputs;  // a slot per function output
+  // The body on plain tensors (function_frame.h), or NULL: op by op.
+  loom__function_frame_t* frame;
 };
 
 static bool same_metadata(const loom_tensor_metadata_t* a,
@@ -324,6 +327,82 @@ static loom_status_t build(loom__function_plan_t* plan,
   return loom_ok_status();
 }
 
+// The frame of the plan: its nodes with their inputs flattened into
+// slots, and each slot's metadata in the op-by-op call. Leaves plan->frame
+// NULL when a value's metadata is not known or a node cannot run there.
+static loom_status_t build_frame(loom__function_plan_t* plan,
+                                 const loom__function_plan_source_t* source) {
+  loom_function_t* function = plan->function;
+  if (plan->num_inputs != function->num_inputs) return loom_ok_status();
+  size_t slots = (size_t)plan->num_values + 1;
+  loom_tensor_metadata_t* metadata = NULL;
+  LOOM_RETURN_IF_ERROR(loom__arena_allocate(
+      &plan->arena, sizeof(*metadata) * slots, (void**)&metadata));
+  memset(metadata, 0, sizeof(*metadata) * slots);
+  for (int32_t i = 0; i < plan->num_inputs; ++i) {
+    metadata[i] = plan->input_metadata[i];
+  }
+  int32_t slot = function->num_inputs;
+  for (int32_t i = 0; i < function->num_nodes; ++i) {
+    const loom__function_node_values_t* values = &source->values[i];
+    for (int32_t j = 0; j < values->count; ++j, ++slot) {
+      loom_status_t status =
+          loom_tensor_handle_wait_metadata(values->handles[j], &metadata[slot]);
+      if (status) {
+        loom_status_free(status);
+        return loom_ok_status();
+      }
+    }
+  }
+  loom_tensor_handle_t** constants = NULL;
+  LOOM_RETURN_IF_ERROR(loom__arena_allocate(
+      &plan->arena, sizeof(*constants) * slots, (void**)&constants));
+  for (int32_t s = 0; s < plan->num_values; ++s) {
+    constants[s] = plan->constant[s] ? plan->values[s] : NULL;
+  }
+  loom__function_frame_node_desc_t* nodes = NULL;
+  LOOM_RETURN_IF_ERROR(loom__arena_allocate(
+      &plan->arena, sizeof(*nodes) * (size_t)(plan->num_nodes + 1),
+      (void**)&nodes));
+  for (int32_t k = 0; k < plan->num_nodes; ++k) {
+    const plan_node_t* node = &plan->nodes[k];
+    int32_t count = 0;
+    for (int32_t i = 0; i < node->num_inputs; ++i) {
+      count += node->inputs[i].count;
+    }
+    int32_t* flat = NULL;
+    LOOM_RETURN_IF_ERROR(loom__arena_allocate(
+        &plan->arena, sizeof(*flat) * (size_t)(count + 1), (void**)&flat));
+    int32_t at = 0;
+    for (int32_t i = 0; i < node->num_inputs; ++i) {
+      for (int32_t j = 0; j < node->inputs[i].count; ++j) {
+        flat[at++] = node->inputs[i].slot + j;
+      }
+    }
+    nodes[k] = (loom__function_frame_node_desc_t){
+        .op = node->op,
+        .name = function->nodes[node->node].name,
+        .slots = flat,
+        .num_slots = count,
+        .first = node->first,
+        .count = node->count,
+    };
+  }
+  loom__function_frame_desc_t desc = {
+      .context = plan->context,
+      .function = function->name,
+      .num_inputs = plan->num_inputs,
+      .num_values = plan->num_values,
+      .metadata = metadata,
+      .constants = constants,
+      .nodes = nodes,
+      .num_nodes = plan->num_nodes,
+      .outputs = plan->outputs,
+      .num_outputs = function->num_outputs,
+  };
+  return loom__function_frame_create(&desc, &plan->frame);
+}
+
 loom_status_t loom__function_plan_create(
     loom_function_t* function, const loom__function_plan_source_t* source,
     loom__function_plan_t** out_plan) {
@@ -339,6 +418,7 @@ loom_status_t loom__function_plan_create(
   loom__arena_initialize(&plan->arena, context->allocator);
   loom_op_attrs_initialize(&plan->op_attrs, context->allocator);
   loom_status_t status = build(plan, source);
+  if (!status) status = build_frame(plan, source);
   if (status) {
     loom__function_plan_destroy(plan);
     return status;
@@ -349,6 +429,7 @@ loom_status_t loom__function_plan_create(
 
 void loom__function_plan_destroy(loom__function_plan_t* plan) {
   if (!plan) return;
+  loom__function_frame_destroy(plan->frame);
   for (int32_t i = 0; i < plan->num_nodes; ++i) {
     loom_eager_op_destroy(plan->nodes[i].op);
   }
@@ -524,6 +605,21 @@ loom_status_t loom__function_plan_run(loom__function_plan_t* plan,
                                       loom_eager_op_t* op,
                                       loom_tensor_handle_t** results) {
   loom_function_t* function = plan->function;
+  if (plan->frame) {
+    loom__function_frame_counts_t counts = {0, 0};
+    bool ran = false;
+    loom_status_t status = loom__function_frame_run(plan->frame, op->inputs,
+                                                    results, &counts, &ran);
+    if (ran) {
+      atomic_fetch_add_explicit(&function->frame_calls, 1,
+                                memory_order_relaxed);
+      atomic_fetch_add_explicit(&function->buffers_reused, counts.reused,
+                                memory_order_relaxed);
+      atomic_fetch_add_explicit(&function->buffers_allocated, counts.allocated,
+                                memory_order_relaxed);
+      return status;
+    }
+  }
   for (int32_t i = 0; i < op->num_inputs; ++i) {
     plan->values[i] = op->inputs[i];  // borrowed for the call
   }

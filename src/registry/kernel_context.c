@@ -126,6 +126,19 @@ static loom_status_t allocate_checked_output(loom_kernel_context_t* context,
                                              bool kernel_reference,
                                              loom_tensor_t** out_tensor) {
   loom_tensor_t* tensor = NULL;
+  loom_tensor_t* reuse =
+      context->reuse_outputs ? context->reuse_outputs[index] : NULL;
+  if (reuse && loom_tensor_dtype(reuse) == dtype &&
+      loom_tensor_kind(reuse) == LOOM_TENSOR_DENSE &&
+      loom_shape_equal(loom_tensor_shape(reuse), shape) &&
+      loom_tensor_is_forwardable(reuse)) {
+    loom_tensor_retain(reuse);
+    loom_tensor_release(context->outputs[index]);
+    context->outputs[index] = reuse;
+    if (kernel_reference) loom_tensor_retain(reuse);
+    *out_tensor = reuse;
+    return loom_ok_status();
+  }
   loom_status_t status =
       dtype == LOOM_DTYPE_STRING
           ? loom_tensor_create_string(context->allocator, shape, &tensor)
@@ -299,6 +312,11 @@ loom_status_t loom__kernel_direct_forward_or_allocate(
     loom_tensor_retain(input);
     count_host_output(call->host, true);
     *out_tensor = input;
+    return loom_ok_status();
+  }
+  if (call->reuse && loom_tensor_is_forwardable(call->reuse)) {
+    loom_tensor_retain(call->reuse);
+    *out_tensor = call->reuse;
     return loom_ok_status();
   }
   loom_status_t status = loom__tensor_create_dense_counted(

@@ -31,6 +31,11 @@ struct loom_kernel_context_t {
   // never forwarded.
   uint64_t owned_inputs;
   loom_tensor_t** outputs;  // set by the kernel: new references
+  // Per output (may be NULL): a dense tensor the caller offers for it, taken
+  // instead of a new allocation when it has the output's dtype and shape
+  // and nobody else holds it (a planned function call keeps its values'
+  // buffers from one call to the next). Borrowed.
+  loom_tensor_t* const* reuse_outputs;
   const loom_dtype_t* output_dtypes;
   int32_t num_outputs;
   int64_t step_id;
@@ -96,6 +101,10 @@ typedef struct loom__kernel_direct_call_t {
   // The number of elements in `output`, or -1 when the caller has not
   // counted them.
   int64_t output_elements;
+  // A dense tensor of `output`'s dtype and shape offered for the output
+  // (borrowed, may be NULL): taken when it is nobody else's, before a new
+  // tensor is allocated.
+  loom_tensor_t* reuse;
 } loom__kernel_direct_call_t;
 
 // Returns false, having done nothing, when it does not apply to these

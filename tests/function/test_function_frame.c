@@ -1,0 +1,196 @@
+// A planned call's frame (src/function/function_frame.c): the body run on
+// plain tensors with kernels specialised for the call's input shapes. In
+// the steady state its values take the buffers of dead values, so that
+// only the results allocate; new input shapes specialise the body again;
+// the values stay those of the op-by-op call, and the call's inputs are
+// never written.
+//
+// Reference values from NumPy (float32), for f(x, y) = (x + 20 y) * y as
+// twenty AddV2 and a Mul:
+//   x = [1.5, -2, 0.5], y = [0.25, 4, -3]: [1.625, 312, 178.5]
+//   x2 = [2, -1], y2 = [3, 0.5]:           [186, 4.5]
+
+#include "loom/function.h"
+#include "loom/loom.h"
+#include "test_support.h"
+
+enum { kAdds = 20 };
+
+static loom_context_t* g_context;
+
+static const float kX[3] = {1.5f, -2, 0.5f};
+static const float kY[3] = {0.25f, 4, -3};
+static const float kF[3] = {1.625f, 312, 178.5f};
+static const float kX2[2] = {2, -1};
+static const float kY2[2] = {3, 0.5f};
+static const float kF2[2] = {186, 4.5f};
+
+static int setup(void** state) {
+  (void)state;
+  loom_context_options_t options;
+  loom_context_options_initialize(&options);
+  LOOM_ASSERT_OK(loom_context_create(&options, &g_context));
+  return 0;
+}
+
+static int teardown(void** state) {
+  (void)state;
+  loom_context_destroy(g_context);
+  return 0;
+}
+
+static loom_tensor_handle_t* tensor_of(const float* values, int64_t count) {
+  loom_shape_t shape;
+  LOOM_ASSERT_OK(loom_shape_initialize(&shape, &count, 1));
+  loom_tensor_t* tensor = NULL;
+  LOOM_ASSERT_OK(loom_tensor_create_dense(loom_allocator_system(),
+                                          LOOM_DTYPE_FLOAT, &shape, &tensor));
+  for (int64_t i = 0; i < count; ++i) {
+    ((float*)loom_tensor_data(tensor))[i] = values[i];
+  }
+  loom_tensor_handle_t* handle = NULL;
+  LOOM_ASSERT_OK(loom_context_new_handle(g_context, tensor, &handle));
+  loom_tensor_release(tensor);
+  return handle;
+}
+
+static void expect_values(loom_tensor_handle_t* handle, const float* expected,
+                          int64_t count) {
+  assert_non_null(handle);
+  loom_tensor_t* tensor = NULL;
+  LOOM_ASSERT_OK(loom_context_resolve(g_context, handle, &tensor));
+  assert_int_equal(loom_tensor_num_elements(tensor), count);
+  for (int64_t i = 0; i < count; ++i) {
+    assert_true(((const float*)loom_tensor_data(tensor))[i] == expected[i]);
+  }
+  loom_tensor_release(tensor);
+}
+
+// f(x, y) = (x + 20 y) * y, added to the context under `name`; returns it
+// (a reference).
+static loom_function_t* add_f(const char* name) {
+  loom_function_builder_t* b = NULL;
+  LOOM_ASSERT_OK(
+      loom_function_builder_create(loom_allocator_system(), name, &b));
+  LOOM_ASSERT_OK(
+      loom_function_builder_add_input(b, "x", LOOM_DTYPE_FLOAT, NULL, NULL));
+  LOOM_ASSERT_OK(
+      loom_function_builder_add_input(b, "y", LOOM_DTYPE_FLOAT, NULL, NULL));
+  char previous[32] = "x";
+  for (int i = 0; i < kAdds; ++i) {
+    char node[32];
+    snprintf(node, sizeof(node), "add%d", i);
+    const char* inputs[] = {previous, "y"};
+    LOOM_ASSERT_OK(loom_function_builder_add_node(b, node, "AddV2", inputs, 2,
+                                                  NULL, NULL));
+    snprintf(previous, sizeof(previous), "add%d:z:0", i);
+  }
+  const char* inputs[] = {previous, "y"};
+  LOOM_ASSERT_OK(
+      loom_function_builder_add_node(b, "mul", "Mul", inputs, 2, NULL, NULL));
+  LOOM_ASSERT_OK(loom_function_builder_add_output(b, "r", LOOM_DTYPE_FLOAT,
+                                                  NULL, "mul:z:0"));
+  loom_function_t* function = NULL;
+  LOOM_ASSERT_OK(loom_function_builder_finish(b, &function));
+  LOOM_ASSERT_OK(loom_context_add_function(g_context, function));
+  return function;
+}
+
+static void call(const char* name, loom_tensor_handle_t* x,
+                 loom_tensor_handle_t* y, const float* expected,
+                 int64_t count) {
+  loom_eager_op_t* op = NULL;
+  LOOM_ASSERT_OK(loom_eager_op_create(g_context, name, &op));
+  LOOM_ASSERT_OK(loom_eager_op_add_input(op, x));
+  LOOM_ASSERT_OK(loom_eager_op_add_input(op, y));
+  loom_tensor_handle_t* result = NULL;
+  int32_t results = 0;
+  LOOM_ASSERT_OK(loom_eager_op_execute(op, &result, 1, &results));
+  loom_eager_op_destroy(op);
+  expect_values(result, expected, count);
+  loom_tensor_handle_release(result);
+}
+
+static loom_function_stats_t stats_of(const loom_function_t* function) {
+  loom_function_stats_t stats;
+  loom_function_get_stats(function, &stats);
+  return stats;
+}
+
+static void steady_calls_allocate_only_their_results(void** state) {
+  (void)state;
+  loom_function_t* f = add_f("steady");
+  loom_tensor_handle_t* x = tensor_of(kX, 3);
+  loom_tensor_handle_t* y = tensor_of(kY, 3);
+  for (int i = 0; i < 3; ++i) call("steady", x, y, kF, 3);
+  loom_function_stats_t before = stats_of(f);
+  assert_int_equal(before.planned_nodes, kAdds + 1);
+  assert_int_equal(before.frame_calls, 2);
+  loom_kernel_statistics_t kernels_before =
+      loom_host_context_kernel_statistics(loom_context_host(g_context));
+  enum { kCalls = 10 };
+  for (int i = 0; i < kCalls; ++i) call("steady", x, y, kF, 3);
+  loom_function_stats_t after = stats_of(f);
+  loom_kernel_statistics_t kernels_after =
+      loom_host_context_kernel_statistics(loom_context_host(g_context));
+  assert_int_equal(after.frame_calls - before.frame_calls, kCalls);
+  // One buffer per call, the result's; every other node's is reused.
+  assert_int_equal(after.buffers_allocated - before.buffers_allocated, kCalls);
+  assert_int_equal(after.buffers_reused - before.buffers_reused,
+                   kCalls * kAdds);
+  assert_int_equal(
+      kernels_after.allocated_outputs - kernels_before.allocated_outputs,
+      kCalls);
+  loom_tensor_handle_release(x);
+  loom_tensor_handle_release(y);
+  loom_function_release(f);
+}
+
+static void new_input_shapes_specialise_the_body_again(void** state) {
+  (void)state;
+  loom_function_t* f = add_f("shapes");
+  loom_tensor_handle_t* x = tensor_of(kX, 3);
+  loom_tensor_handle_t* y = tensor_of(kY, 3);
+  loom_tensor_handle_t* x2 = tensor_of(kX2, 2);
+  loom_tensor_handle_t* y2 = tensor_of(kY2, 2);
+  call("shapes", x, y, kF, 3);
+  call("shapes", x, y, kF, 3);
+  assert_int_equal(stats_of(f).plans_built, 1);
+  assert_int_equal(stats_of(f).frame_calls, 1);
+  call("shapes", x2, y2, kF2, 2);
+  assert_int_equal(stats_of(f).plans_built, 2);
+  call("shapes", x2, y2, kF2, 2);
+  assert_int_equal(stats_of(f).frame_calls, 2);
+  call("shapes", x, y, kF, 3);
+  assert_int_equal(stats_of(f).plans_built, 3);
+  call("shapes", x, y, kF, 3);
+  assert_int_equal(stats_of(f).frame_calls, 3);
+  loom_tensor_handle_release(x);
+  loom_tensor_handle_release(y);
+  loom_tensor_handle_release(x2);
+  loom_tensor_handle_release(y2);
+  loom_function_release(f);
+}
+
+static void frame_calls_leave_their_inputs_alone(void** state) {
+  (void)state;
+  loom_function_t* f = add_f("inputs");
+  loom_tensor_handle_t* x = tensor_of(kX, 3);
+  loom_tensor_handle_t* y = tensor_of(kY, 3);
+  for (int i = 0; i < 4; ++i) call("inputs", x, y, kF, 3);
+  assert_int_equal(stats_of(f).frame_calls, 3);
+  expect_values(x, kX, 3);
+  expect_values(y, kY, 3);
+  loom_tensor_handle_release(x);
+  loom_tensor_handle_release(y);
+  loom_function_release(f);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(steady_calls_allocate_only_their_results),
+      cmocka_unit_test(new_input_shapes_specialise_the_body_again),
+      cmocka_unit_test(frame_calls_leave_their_inputs_alone),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
