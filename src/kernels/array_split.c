@@ -207,6 +207,15 @@ static loom_status_t split_dim_check(const loom_shape_t* dim_shape,
   return loom_ok_status();
 }
 
+// `in` with dim `axis` set to `size` (any rank).
+static loom_status_t with_dim(const loom_shape_t* in, int32_t axis,
+                              int64_t size, loom_shape_t* out) {
+  int64_t dims[LOOM_MAX_SHAPE_RANK];
+  memcpy(dims, loom_shape_dims(in), (size_t)in->rank * sizeof(int64_t));
+  dims[axis] = size;
+  return loom_shape_initialize_large(out, dims, in->rank);
+}
+
 // Split: num_split equal pieces of `in` along the axis in split_dim.
 static loom_status_t split_plan(const loom_shape_t* dim_shape,
                                 const loom_tensor_t* dim_tensor,
@@ -215,7 +224,7 @@ static loom_status_t split_plan(const loom_shape_t* dim_shape,
                                 int32_t* out_axis) {
   int32_t axis = 0;
   LOOM_RETURN_IF_ERROR(split_dim_check(dim_shape, dim_tensor, in->rank, &axis));
-  int64_t dim = in->dims[axis];
+  int64_t dim = loom_shape_dims(in)[axis];
   if (dim >= 0 && dim % n != 0) {
     return loom__array_invalid(
         "Number of ways to split should evenly divide the split dimension, "
@@ -224,8 +233,7 @@ static loom_status_t split_plan(const loom_shape_t* dim_shape,
   }
   for (int32_t k = 0; k < n; ++k) {
     sizes[k] = dim < 0 ? LOOM_UNKNOWN_DIM : dim / n;
-    shapes[k] = *in;
-    shapes[k].dims[axis] = sizes[k];
+    LOOM_RETURN_IF_ERROR(with_dim(in, axis, sizes[k], &shapes[k]));
   }
   *out_axis = axis;
   return loom_ok_status();
@@ -246,10 +254,9 @@ static loom_status_t split_shape_fn(loom_shape_inference_context_t* c,
     int32_t axis;
     status = split_plan(&dim_shape, dim, &in, n, p.sizes, p.shapes, &axis);
   } else {
-    for (int32_t k = 0; k < n; ++k) {
+    for (int32_t k = 0; k < n && !status; ++k) {
       p.shapes[k] = in;
-      for (int32_t d = 0; d < in.rank; ++d)
-        p.shapes[k].dims[d] = LOOM_UNKNOWN_DIM;
+      if (in.rank > 0) status = loom__array_unknown_dims(in.rank, &p.shapes[k]);
     }
   }
   for (int32_t k = 0; k < n && !status; ++k) {
@@ -296,7 +303,7 @@ static loom_status_t split_v_plan(const loom_shape_t* in,
   }
   int32_t axis = 0;
   LOOM_RETURN_IF_ERROR(split_dim_check(dim_shape, dim_tensor, in->rank, &axis));
-  int64_t dim = in->dims[axis];
+  int64_t dim = loom_shape_dims(in)[axis];
   int64_t determined = 0, neg_one = -1;
   for (int32_t k = 0; k < n; ++k)
     sizes[k] = loom__array_index_at(sizes_tensor, k);
@@ -330,8 +337,7 @@ static loom_status_t split_v_plan(const loom_shape_t* in,
     sizes[neg_one] = LOOM_UNKNOWN_DIM;
   }
   for (int32_t k = 0; k < n; ++k) {
-    shapes[k] = *in;
-    shapes[k].dims[axis] = sizes[k];
+    LOOM_RETURN_IF_ERROR(with_dim(in, axis, sizes[k], &shapes[k]));
   }
   *out_axis = axis;
   return loom_ok_status();
@@ -356,10 +362,9 @@ static loom_status_t split_v_shape_fn(loom_shape_inference_context_t* c,
     status = split_v_plan(&in, &sizes_shape, sizes, &dim_shape, dim, n, p.sizes,
                           p.shapes, &axis);
   } else {
-    for (int32_t k = 0; k < n; ++k) {
+    for (int32_t k = 0; k < n && !status; ++k) {
       p.shapes[k] = in;
-      for (int32_t d = 0; d < in.rank; ++d)
-        p.shapes[k].dims[d] = LOOM_UNKNOWN_DIM;
+      if (in.rank > 0) status = loom__array_unknown_dims(in.rank, &p.shapes[k]);
     }
   }
   for (int32_t k = 0; k < n && !status; ++k) {
@@ -422,11 +427,13 @@ static const loom__builtin_kernel_t kKernels[] = {
      .type_attr = "T",
      .types = {LOOM_ARRAY_ALL_TYPES}},
     {.op_name = "Split",
+     .any_rank = true,
      .compute = split_compute,
      .type_attr = "T",
      .types = {LOOM_ARRAY_ALL_TYPES},
      .host_memory = {"split_dim"}},
     {.op_name = "SplitV",
+     .any_rank = true,
      .compute = split_v_compute,
      .type_attr = "T",
      .types = {LOOM_ARRAY_ALL_TYPES},
