@@ -1003,6 +1003,25 @@ static void batch_mat_mul_broadcasts_eight_batch_dims(void** state) {
   TFE_DeleteTensorHandle(b);
 }
 
+static void shape_attrs_take_rank_12(void** state) {
+  eager_fixture_t* f = *state;
+  int64_t dims[LOOM_MAX_SHAPE_RANK + 1];
+  for (int i = 0; i <= LOOM_MAX_SHAPE_RANK; ++i) dims[i] = i % 3 + 1;
+  TFE_Op* op = TFE_NewOp(f->ctx, "VarHandleOp", f->status);
+  ASSERT_TF_OK(f->status);
+  TFE_OpSetAttrType(op, "dtype", TF_FLOAT);
+  TFE_OpSetAttrShape(op, "shape", dims, 12, f->status);
+  ASSERT_TF_OK(f->status);
+  const int64_t* list[2] = {dims, dims};
+  const int num_dims[2] = {12, LOOM_MAX_SHAPE_RANK};
+  TFE_OpSetAttrShapeList(op, "shapes", list, num_dims, 2, f->status);
+  ASSERT_TF_OK(f->status);
+  TFE_OpSetAttrShape(op, "shape", dims, LOOM_MAX_SHAPE_RANK + 1, f->status);
+  ASSERT_TF_ERROR(f->status, TF_INVALID_ARGUMENT,
+                  "Value specified for `shape` has 255 dimensions which is "
+                  "over the limit of 254.");
+  TFE_DeleteOp(op);
+}
 
 #define BOTH(test)                                                         \
   cmocka_unit_test_setup_teardown(test, eager_setup_sync, eager_teardown), \
@@ -1033,6 +1052,7 @@ int main(void) {
       BOTH(gather_and_one_hot_make_rank_10),
       BOTH(scans_and_softmax_take_rank_10),
       BOTH(batch_mat_mul_broadcasts_eight_batch_dims),
+      BOTH(shape_attrs_take_rank_12),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
