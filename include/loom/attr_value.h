@@ -84,8 +84,9 @@ LOOM_API LOOM_MUST_USE_RESULT loom_status_t
 loom_attr_value_list_element(const loom_attr_value_t* list, int64_t index,
                              loom_attr_value_t* out_element);
 
-// A shape attribute value as a loom_shape_t (INVALID_ARGUMENT for other
-// kinds or ranks above LOOM_MAX_RANK).
+// A shape attribute value as a loom_shape_t, of any rank up to
+// LOOM_MAX_SHAPE_RANK (INVALID_ARGUMENT for other kinds; see
+// loom_shape_initialize_large for ranks above LOOM_MAX_RANK).
 LOOM_API LOOM_MUST_USE_RESULT loom_status_t
 loom_attr_value_to_shape(const loom_attr_value_t* value, loom_shape_t* out);
 

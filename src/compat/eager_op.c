@@ -209,12 +209,12 @@ void TFE_OpSetAttrShape(TFE_Op* op, const char* attr_name, const int64_t* dims,
     return;
   }
   loom_status_t result = loom_ok_status();
-  if (num_dims > LOOM_MAX_RANK) {
+  if (num_dims > LOOM_MAX_SHAPE_RANK) {
     result = loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                               "Value specified for `%s` has %d dimensions "
                               "which is over the limit of %d.",
                               attr_name ? attr_name : "(null)", num_dims,
-                              LOOM_MAX_RANK);
+                              LOOM_MAX_SHAPE_RANK);
   } else if (num_dims > 0 && !dims) {
     result = loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                               "TFE_OpSetAttrShape: dims is NULL");
@@ -370,19 +370,19 @@ void TFE_OpSetAttrShapeList(TFE_Op* op, const char* attr_name,
         allocator, sizeof(*shapes) * (size_t)num_values, (void**)&shapes);
   }
   for (int i = 0; !result && i < num_values; ++i) {
-    if (num_dims[i] > LOOM_MAX_RANK) {
+    if (num_dims[i] > LOOM_MAX_SHAPE_RANK) {
       result = loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                                 "Value specified for `%s` has %d dimensions "
                                 "which is over the limit of %d.",
                                 attr_name ? attr_name : "(null)", num_dims[i],
-                                LOOM_MAX_RANK);
+                                LOOM_MAX_SHAPE_RANK);
     } else if (num_dims[i] < 0) {
       shapes[i] = loom_shape_unknown();
     } else if (num_dims[i] > 0 && !dims[i]) {
       result = loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                                 "TFE_OpSetAttrShapeList: dims[%d] is NULL", i);
     } else {
-      result = loom_shape_initialize(&shapes[i], dims[i], num_dims[i]);
+      result = loom_shape_initialize_large(&shapes[i], dims[i], num_dims[i]);
     }
   }
   if (!result) {

@@ -15,17 +15,17 @@ static loom_status_t decode_shape(const Tensorflow__TensorShapeProto* proto,
     *out = loom_shape_unknown();
     return loom_ok_status();
   }
-  if (proto->n_dim > LOOM_MAX_RANK) {
+  if (proto->n_dim > LOOM_MAX_SHAPE_RANK) {
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                             "attr '%s': a shape of rank %zu (at most %d)",
-                            attr_name, proto->n_dim, LOOM_MAX_RANK);
+                            attr_name, proto->n_dim, LOOM_MAX_SHAPE_RANK);
   }
-  int64_t dims[LOOM_MAX_RANK];
+  int64_t dims[LOOM_MAX_SHAPE_RANK];
   for (size_t i = 0; i < proto->n_dim; ++i) {
     int64_t size = proto->dim[i]->size;
     dims[i] = size < 0 ? LOOM_UNKNOWN_DIM : size;
   }
-  return loom_shape_initialize(out, dims, (int32_t)proto->n_dim);
+  return loom_shape_initialize_large(out, dims, (int32_t)proto->n_dim);
 }
 
 // Element i of a typed value array that TensorFlow may shorten: the last

@@ -96,14 +96,14 @@ static loom_status_t add_signature(loom_function_builder_t* builder,
     LOOM_RETURN_IF_ERROR(check_single(signature->name, "input", arg));
     loom_shape_t shape = loom_shape_unknown();
     const Tensorflow__TensorShapeProto* proto = arg_shape(def, i);
-    if (proto && !proto->unknown_rank && proto->n_dim <= LOOM_MAX_RANK) {
-      int64_t dims[LOOM_MAX_RANK];
+    if (proto && !proto->unknown_rank && proto->n_dim <= LOOM_MAX_SHAPE_RANK) {
+      int64_t dims[LOOM_MAX_SHAPE_RANK];
       for (size_t d = 0; d < proto->n_dim; ++d) {
         dims[d] =
             proto->dim[d]->size < 0 ? LOOM_UNKNOWN_DIM : proto->dim[d]->size;
       }
       LOOM_RETURN_IF_ERROR(
-          loom_shape_initialize(&shape, dims, (int32_t)proto->n_dim));
+          loom_shape_initialize_large(&shape, dims, (int32_t)proto->n_dim));
     }
     LOOM_RETURN_IF_ERROR(loom_function_builder_add_input(
         builder, arg->name, *arg->type_attr ? LOOM_DTYPE_INVALID : arg->type,

@@ -87,11 +87,12 @@ int64_t loom__array_dims_product(const loom_shape_t* shape, int32_t begin,
 }
 
 bool loom__array_strides(const loom_shape_t* shape, int64_t* strides) {
+  const int64_t* dims = loom_shape_dims(shape);
   int64_t stride = 1;
   bool ok = true;
   for (int32_t i = shape->rank - 1; i >= 0; --i) {
     strides[i] = stride;
-    if (ok && !loom__size_mul(stride, shape->dims[i], &stride)) ok = false;
+    if (ok && !loom__size_mul(stride, dims[i], &stride)) ok = false;
   }
   return ok;
 }

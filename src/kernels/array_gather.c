@@ -21,10 +21,11 @@ static int64_t product(const loom_shape_t* shape, int32_t begin, int32_t end) {
 // "[1,2]": the multi-index of flat element `flat` of `shape`.
 static const char* index_text(const loom_shape_t* shape, int64_t flat,
                               char* buffer, size_t capacity) {
-  int64_t index[LOOM_MAX_RANK];
+  const int64_t* dims = loom_shape_dims(shape);
+  int64_t index[LOOM_MAX_SHAPE_RANK];
   for (int32_t k = shape->rank - 1; k >= 0; --k) {
-    index[k] = shape->dims[k] ? flat % shape->dims[k] : 0;
-    flat = shape->dims[k] ? flat / shape->dims[k] : 0;
+    index[k] = dims[k] ? flat % dims[k] : 0;
+    flat = dims[k] ? flat / dims[k] : 0;
   }
   size_t used = (size_t)snprintf(buffer, capacity, "[");
   for (int32_t k = 0; k < shape->rank && used < capacity; ++k) {
@@ -50,6 +51,8 @@ static loom_status_t gather_plan(const char* op, const loom_shape_t* params,
     return loom__array_invalid("params must be at least 1 dimensional");
   }
   int32_t rank = params->rank;
+  const int64_t* p_dims = loom_shape_dims(params);
+  const int64_t* i_dims = loom_shape_dims(indices);
   if (batch_dims != 0) {
     if (batch_dims < -indices->rank || batch_dims > indices->rank) {
       return loom__array_invalid(
@@ -64,7 +67,7 @@ static loom_status_t gather_plan(const char* op, const loom_shape_t* params,
                                  batch_dims, rank);
     }
     for (int32_t i = 0; i < batch_dims; ++i) {
-      int64_t p = params->dims[i], q = indices->dims[i];
+      int64_t p = p_dims[i], q = i_dims[i];
       if (p >= 0 && q >= 0 && p != q) {
         return loom__array_invalid("params.shape[%d]: %" PRId64
                                    " should be equal to indices.shape[%d]: "
@@ -86,23 +89,23 @@ static loom_status_t gather_plan(const char* op, const loom_shape_t* params,
                                batch_dims, axis);
   }
   int32_t out_rank = rank - 1 + indices->rank - (int32_t)batch_dims;
-  if (out_rank > LOOM_MAX_RANK) {
+  if (out_rank > LOOM_MAX_SHAPE_RANK) {
     return loom__array_invalid(
-        "Gather: the result would have rank %d, above the maximum rank %d",
-        out_rank, LOOM_MAX_RANK);
+        "%s: the result would have rank %d, above the maximum rank %d", op,
+        out_rank, LOOM_MAX_SHAPE_RANK);
   }
-  *out = loom_shape_scalar();
-  for (int32_t i = 0; i < axis; ++i) out->dims[out->rank++] = params->dims[i];
+  int64_t dims[LOOM_MAX_SHAPE_RANK];
+  int32_t n = 0;
+  for (int32_t i = 0; i < axis; ++i) dims[n++] = p_dims[i];
   for (int32_t i = (int32_t)batch_dims; i < indices->rank; ++i) {
-    out->dims[out->rank++] = indices->dims[i];
+    dims[n++] = i_dims[i];
   }
-  for (int32_t i = (int32_t)axis + 1; i < rank; ++i) {
-    out->dims[out->rank++] = params->dims[i];
-  }
+  for (int32_t i = (int32_t)axis + 1; i < rank; ++i) dims[n++] = p_dims[i];
   *out_axis = (int32_t)axis;
   *out_batch = (int32_t)batch_dims;
+  LOOM_RETURN_IF_ERROR(loom_shape_initialize_large(out, dims, n));
   return loom__array_check_count(op, "params and indices give output shape",
-                                 out->dims, out->rank, out);
+                                 dims, n, out);
 }
 
 static loom_status_t gather_axis(const loom_shape_t* axis_shape,
@@ -141,12 +144,13 @@ static loom_status_t gather_shape_fn(loom_shape_inference_context_t* c,
       LOOM_RETURN_IF_ERROR(gather_plan(loom_shape_inference_context_op(c)->name,
                                        &params, &indices, axis, batch_dims,
                                        &out, &ax, &batch));
-    } else if (params.rank + indices.rank - 1 <= LOOM_MAX_RANK) {
-      out.rank =
+    } else {
+      int64_t rank =
           params.rank + indices.rank - 1 -
           (int32_t)(batch_dims < 0 ? batch_dims + indices.rank : batch_dims);
-      if (out.rank < 0) out.rank = LOOM_UNKNOWN_RANK;
-      for (int32_t i = 0; i < out.rank; ++i) out.dims[i] = LOOM_UNKNOWN_DIM;
+      if (rank >= 0 && rank <= LOOM_MAX_SHAPE_RANK) {
+        LOOM_RETURN_IF_ERROR(loom__array_unknown_dims(rank, &out));
+      }
     }
   } else if (params.rank >= 0 && params.rank < 1) {
     return loom__array_invalid("params must be at least 1 dimensional");
@@ -298,7 +302,7 @@ static loom_status_t gather_run(loom_kernel_context_t* ctx,
   job.out = loom_tensor_data(out);
   int64_t batches = product(ps, 0, batch);
   job.outer = product(ps, batch, ax);
-  job.gather_dim = ps->dims[ax];
+  job.gather_dim = loom_shape_dims(ps)[ax];
   job.inner = product(ps, ax + 1, ps->rank);
   job.n = product(is, batch, is->rank);
   atomic_init(&job.failed, false);
@@ -351,10 +355,10 @@ static loom_status_t one_hot_check(int64_t axis, int32_t indices_rank,
         "Expected axis to be -1 or between [0, %d).  But received: %" PRId64,
         out_rank, axis);
   }
-  if (out_rank > LOOM_MAX_RANK) {
+  if (out_rank > LOOM_MAX_SHAPE_RANK) {
     return loom__array_invalid(
         "OneHot: the result would have rank %d, above the maximum rank %d",
-        out_rank, LOOM_MAX_RANK);
+        out_rank, LOOM_MAX_SHAPE_RANK);
   }
   if (depth->rank > 0) {
     return loom__array_invalid(
@@ -377,14 +381,17 @@ static loom_status_t one_hot_check(int64_t axis, int32_t indices_rank,
 static loom_status_t one_hot_shape(const loom_shape_t* indices, int64_t axis,
                                    int64_t depth, loom_shape_t* out) {
   int32_t at = axis == -1 ? indices->rank : (int32_t)axis;
-  *out = loom_shape_scalar();
+  const int64_t* in = loom_shape_dims(indices);
+  int64_t dims[LOOM_MAX_SHAPE_RANK];
+  int32_t n = 0;
   for (int32_t i = 0; i < indices->rank; ++i) {
-    if (i == at) out->dims[out->rank++] = depth;
-    out->dims[out->rank++] = indices->dims[i];
+    if (i == at) dims[n++] = depth;
+    dims[n++] = in[i];
   }
-  if (at == indices->rank) out->dims[out->rank++] = depth;
-  return loom__array_check_count("OneHot", "depth and indices give shape",
-                                 out->dims, out->rank, out);
+  if (at == indices->rank) dims[n++] = depth;
+  LOOM_RETURN_IF_ERROR(loom_shape_initialize_large(out, dims, n));
+  return loom__array_check_count("OneHot", "depth and indices give shape", dims,
+                                 n, out);
 }
 
 static loom_status_t one_hot_shape_fn(loom_shape_inference_context_t* c,
@@ -690,15 +697,18 @@ static const loom__builtin_op_t kOps[] = {
 static const loom__builtin_kernel_t kKernels[] = {
     {.op_name = "Gather",
      .compute = gather_compute,
+     .any_rank = true,
      .type_attr = "Tparams",
      .types = {LOOM_ARRAY_ALL_TYPES}},
     {.op_name = "GatherV2",
      .compute = gather_compute,
+     .any_rank = true,
      .type_attr = "Tparams",
      .types = {LOOM_ARRAY_ALL_TYPES},
      .host_memory = {"axis"}},
     {.op_name = "OneHot",
      .compute = one_hot_compute,
+     .any_rank = true,
      .type_attr = "T",
      .types = {LOOM_ARRAY_ALL_TYPES},
      .host_memory = {"depth"}},

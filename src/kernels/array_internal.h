@@ -24,8 +24,10 @@
 
 // Registration of each file's ops and kernels (array_ops.c calls them all).
 loom_status_t loom__register_array_shape_ops(void);
+loom_status_t loom__register_array_constant_ops(void);
 loom_status_t loom__register_array_transpose_ops(void);
 loom_status_t loom__register_array_concat_ops(void);
+loom_status_t loom__register_array_split_ops(void);
 loom_status_t loom__register_array_slice_ops(void);
 loom_status_t loom__register_array_pad_ops(void);
 loom_status_t loom__register_array_gather_ops(void);
@@ -89,6 +91,9 @@ LOOM_MUST_USE_RESULT bool loom__array_strides(const loom_shape_t* shape,
 
 // The thread pool of the kernel's host, or NULL (then work runs serially).
 loom_thread_pool_t* loom__array_pool(loom_kernel_context_t* ctx);
+
+// A shape of `rank` unknown dims (any rank up to LOOM_MAX_SHAPE_RANK).
+loom_status_t loom__array_unknown_dims(int64_t rank, loom_shape_t* out);
 
 // Reads the int attr `name` (the op's defaults fill it in).
 int64_t loom__array_attr_int(const loom_op_attrs_t* attrs, const char* name,
@@ -171,6 +176,29 @@ typedef struct loom__array_block_t {
   int64_t src_stride;
   int64_t dst_stride;
 } loom__array_block_t;
+
+// Up to 16 blocks need no allocation.
+LOOM_DEFINE_SMALL_VECTOR(loom__array_block_vector, loom__array_block_t, 16)
+
+// `count` blocks (uninitialised) at `blocks`.
+typedef struct loom__array_block_list_t {
+  loom__array_block_vector_t storage;
+  loom__array_block_t* blocks;
+} loom__array_block_list_t;
+
+static inline loom_status_t loom__array_block_list_init(
+    loom__array_block_list_t* list, int64_t count) {
+  loom__array_block_vector_initialize(&list->storage);
+  LOOM_RETURN_IF_ERROR(loom__array_block_vector_resize_uninitialized(
+      &list->storage, loom_allocator_default(), (size_t)count));
+  list->blocks = loom__array_block_vector_data(&list->storage);
+  return loom_ok_status();
+}
+
+static inline void loom__array_block_list_free(loom__array_block_list_t* list) {
+  loom__array_block_vector_deinitialize(&list->storage,
+                                        loom_allocator_default());
+}
 
 // Copies every block, balanced over the pool (`pool` may be NULL).
 loom_status_t loom__array_copy_blocks(loom_thread_pool_t* pool,

@@ -49,12 +49,9 @@ static loom_status_t tile_plan(const loom_shape_t* in,
         "length %" PRId64,
         in->rank, multiples_shape->rank >= 1 ? multiples_shape->dims[0] : 0);
   }
-  *out = *in;
-  if (!multiples) {
-    for (int32_t i = 0; i < in->rank; ++i) out->dims[i] = LOOM_UNKNOWN_DIM;
-    return loom_ok_status();
-  }
-  int64_t values[LOOM_MAX_RANK];
+  if (!multiples) return loom__array_unknown_dims(in->rank, out);
+  const int64_t* in_dims = loom_shape_dims(in);
+  int64_t values[LOOM_MAX_SHAPE_RANK], dims[LOOM_MAX_SHAPE_RANK];
   for (int32_t i = 0; i < in->rank; ++i) {
     int64_t m = loom__array_index_at(multiples, i);
     values[i] = m;
@@ -62,13 +59,15 @@ static loom_status_t tile_plan(const loom_shape_t* in,
       return loom__array_invalid(
           "Expected multiples[%d] >= 0, but got %" PRId64, i, m);
     }
-    if (in->dims[i] >= 0 && !loom__size_mul(in->dims[i], m, &out->dims[i])) {
+    dims[i] = LOOM_UNKNOWN_DIM;
+    if (in_dims[i] >= 0 && !loom__size_mul(in_dims[i], m, &dims[i])) {
       return loom__size_overflow_error("Tile", "multiples",
                                        "[%d] = %" PRId64
                                        " times dimension %d of size %" PRId64,
-                                       i, m, i, in->dims[i]);
+                                       i, m, i, in_dims[i]);
     }
   }
+  LOOM_RETURN_IF_ERROR(loom_shape_initialize_large(out, dims, in->rank));
   return loom__array_check_count("Tile", "multiples", values, in->rank, out);
 }
 
@@ -102,23 +101,59 @@ static loom_status_t tile_run(loom_kernel_context_t* ctx,
       loom_kernel_context_allocate_output(ctx, 0, &out_shape, &out));
   if (loom_tensor_num_elements(out) == 0) return loom_ok_status();
   // Dim i of the output is (repeat k of m_i, element j of d_i): two copy
-  // dims, the repeat reading with stride 0.
-  // The output holds elements, so the input does, and their strides fit.
-  int64_t in_strides[LOOM_MAX_RANK], out_strides[LOOM_MAX_RANK];
-  if (!loom__array_strides(in, in_strides) ||
-      !loom__array_strides(&out_shape, out_strides)) {
-    return loom__array_invalid("Tile: the strides overflow");
-  }
-  loom__array_copy_t copy;
-  copy.rank = 2 * in->rank;
+  // dims, the repeat reading with stride 0. Dims fold into groups: one that
+  // is not repeated joins the group before it (its elements follow each of
+  // that group's), a group of one element takes the next dim's repeats
+  // into its own, and dims of size 1 repeated once drop out. Any rank runs
+  // when at most LOOM_MAX_RANK groups remain.
+  const int64_t* in_dims = loom_shape_dims(in);
+  const int64_t* out_dims = loom_shape_dims(&out_shape);
+  int64_t repeats[LOOM_MAX_RANK], sizes[LOOM_MAX_RANK];
+  int32_t groups = 0;
   for (int32_t i = 0; i < in->rank; ++i) {
-    int64_t d = in->dims[i];
-    copy.dims[2 * i] = out_shape.dims[i] / d;
-    copy.src_strides[2 * i] = 0;
-    copy.dst_strides[2 * i] = d * out_strides[i];
-    copy.dims[2 * i + 1] = d;
-    copy.src_strides[2 * i + 1] = in_strides[i];
-    copy.dst_strides[2 * i + 1] = out_strides[i];
+    int64_t d = in_dims[i], m = out_dims[i] / d;
+    if (d == 1 && m == 1) continue;
+    if (groups > 0 && m == 1) {
+      sizes[groups - 1] *= d;  // below the input's count
+      continue;
+    }
+    if (groups > 0 && sizes[groups - 1] == 1) {
+      repeats[groups - 1] *= m;  // below the output's count
+      sizes[groups - 1] = d;
+      continue;
+    }
+    if (groups == LOOM_MAX_RANK) {
+      char text[LOOM_SHAPE_FORMAT_MAX];
+      return loom_make_status(
+          LOOM_STATUS_UNIMPLEMENTED,
+          "Tile of rank %d to shape %s: more than %d groups of dimensions "
+          "are repeated",
+          in->rank, loom__shape_debug_string(&out_shape, text, sizeof(text)),
+          LOOM_MAX_RANK);
+    }
+    repeats[groups] = m;
+    sizes[groups] = d;
+    groups++;
+  }
+  // The output holds elements, so the input does, and their strides fit.
+  loom__array_copy_t copy;
+  copy.rank = 2 * groups;
+  int64_t in_stride = 1, out_stride = 1;
+  for (int32_t g = groups - 1; g >= 0; --g) {
+    int64_t d = sizes[g];
+    copy.dims[2 * g] = repeats[g];
+    copy.src_strides[2 * g] = 0;
+    copy.dst_strides[2 * g] = d * out_stride;
+    copy.dims[2 * g + 1] = d;
+    copy.src_strides[2 * g + 1] = in_stride;
+    copy.dst_strides[2 * g + 1] = out_stride;
+    in_stride *= d;
+    out_stride *= d * repeats[g];
+  }
+  if (groups == 0) {  // every dim of size 1 (a copy of one element)
+    copy.rank = 1;
+    copy.dims[0] = 1;
+    copy.src_strides[0] = copy.dst_strides[0] = 1;
   }
   return loom__array_copy(loom__array_pool(ctx), loom_tensor_dtype(out),
                           loom_tensor_data(input), loom_tensor_data(out),
@@ -157,8 +192,8 @@ static loom_status_t pad_check(const loom_shape_t* in,
 static loom_status_t pad_plan(const char* op, const loom_shape_t* in,
                               const loom_tensor_t* paddings, int64_t* before,
                               int64_t* after, loom_shape_t* out) {
-  *out = *in;
-  int64_t values[2 * LOOM_MAX_RANK];
+  const int64_t* in_dims = loom_shape_dims(in);
+  int64_t values[2 * LOOM_MAX_SHAPE_RANK], dims[LOOM_MAX_SHAPE_RANK];
   for (int32_t i = 0; i < in->rank; ++i) {
     before[i] = values[2 * i] = loom__array_index_at(paddings, 2 * i);
     after[i] = values[2 * i + 1] = loom__array_index_at(paddings, 2 * i + 1);
@@ -167,15 +202,17 @@ static loom_status_t pad_plan(const char* op, const loom_shape_t* in,
                                  " %" PRId64,
                                  before[i], after[i]);
     }
-    int64_t dim = in->dims[i];
-    if (dim >= 0 && (!loom__size_add(dim, before[i], &out->dims[i]) ||
-                     !loom__size_add(out->dims[i], after[i], &out->dims[i]))) {
+    int64_t dim = in_dims[i];
+    dims[i] = LOOM_UNKNOWN_DIM;
+    if (dim >= 0 && (!loom__size_add(dim, before[i], &dims[i]) ||
+                     !loom__size_add(dims[i], after[i], &dims[i]))) {
       return loom__size_overflow_error(op, "paddings",
                                        "[%" PRId64 ", %" PRId64
                                        "] of dimension %d of size %" PRId64,
                                        before[i], after[i], i, dim);
     }
   }
+  LOOM_RETURN_IF_ERROR(loom_shape_initialize_large(out, dims, in->rank));
   return loom__array_check_count(op, "paddings", values, 2 * in->rank, out);
 }
 
@@ -201,14 +238,13 @@ static loom_status_t pad_shape_fn(loom_shape_inference_context_t* c,
       loom_shape_inference_context_input_tensor(c, 1);
   int32_t rank = in.rank >= 0 ? in.rank
                  : paddings_shape.rank == 2 && paddings_shape.dims[0] >= 0 &&
-                         paddings_shape.dims[0] <= LOOM_MAX_RANK
+                         paddings_shape.dims[0] <= LOOM_MAX_SHAPE_RANK
                      ? (int32_t)paddings_shape.dims[0]
                      : LOOM_UNKNOWN_RANK;
   if (rank >= 0) {
-    out.rank = rank;
-    for (int32_t i = 0; i < rank; ++i) out.dims[i] = LOOM_UNKNOWN_DIM;
+    LOOM_RETURN_IF_ERROR(loom__array_unknown_dims(rank, &out));
     if (paddings && in.rank >= 0) {
-      int64_t before[LOOM_MAX_RANK], after[LOOM_MAX_RANK];
+      int64_t before[LOOM_MAX_SHAPE_RANK], after[LOOM_MAX_SHAPE_RANK];
       LOOM_RETURN_IF_ERROR(pad_plan(loom_shape_inference_context_op(c)->name,
                                     &in, paddings, before, after, &out));
     }
@@ -224,18 +260,19 @@ typedef struct pad_job_t {
   const void* value;
   // Rows: the output's dims [0, axis); each row is the output's dims
   // [axis, rank): `before` fill, `middle` input elements, `after` fill.
+  // Any rank (TensorFlow's Pad stops at 8; its arrays would be 2 KB each).
   int32_t axis;
-  int64_t out_dims[LOOM_MAX_RANK];
-  int64_t lo[LOOM_MAX_RANK];  // first output index holding input
-  int64_t hi[LOOM_MAX_RANK];  // one past the last
-  int64_t in_strides[LOOM_MAX_RANK];
+  int64_t out_dims[LOOM_MAX_SHAPE_RANK];
+  int64_t lo[LOOM_MAX_SHAPE_RANK];  // first output index holding input
+  int64_t hi[LOOM_MAX_SHAPE_RANK];  // one past the last
+  int64_t in_strides[LOOM_MAX_SHAPE_RANK];
   int64_t row, before, middle, after;
   _Atomic bool failed;
 } pad_job_t;
 
 static void run_pad_rows(void* arg, int64_t begin, int64_t end) {
   pad_job_t* job = arg;
-  int64_t index[LOOM_MAX_RANK];
+  int64_t index[LOOM_MAX_SHAPE_RANK];
   int64_t rest = begin;
   for (int32_t k = job->axis - 1; k >= 0; --k) {
     index[k] = rest % job->out_dims[k];
@@ -300,19 +337,19 @@ static loom_status_t pad_run(loom_kernel_context_t* ctx, loom_tensor_t* input,
   // dims below fits int64 (the output's count bounds them).
   int64_t inner = loom__array_dims_product(in, axis + 1, in->rank);
   job.axis = axis;
-  int64_t in_strides[LOOM_MAX_RANK];
-  if (!loom__array_strides(in, in_strides)) {
+  if (!loom__array_strides(in, job.in_strides)) {
     return loom__array_invalid("Pad: the input's strides overflow");
   }
+  const int64_t* in_dims = loom_shape_dims(in);
+  const int64_t* out_dims = loom_shape_dims(out_shape);
   int64_t rows = loom__array_dims_product(out_shape, 0, axis);
   for (int32_t k = 0; k < axis; ++k) {
-    job.out_dims[k] = out_shape->dims[k];
+    job.out_dims[k] = out_dims[k];
     job.lo[k] = before[k];
-    job.hi[k] = before[k] + in->dims[k];
-    job.in_strides[k] = in_strides[k];
+    job.hi[k] = before[k] + in_dims[k];
   }
   job.before = before[axis] * inner;
-  job.middle = in->dims[axis] * inner;
+  job.middle = in_dims[axis] * inner;
   job.after = after[axis] * inner;
   job.row = job.before + job.middle + job.after;
   atomic_init(&job.failed, false);
@@ -365,7 +402,7 @@ static loom_status_t pad_op_run(loom_kernel_context_t* ctx,
     }
     value = loom_tensor_data(inputs[2]);
   }
-  int64_t before[LOOM_MAX_RANK], after[LOOM_MAX_RANK];
+  int64_t before[LOOM_MAX_SHAPE_RANK], after[LOOM_MAX_SHAPE_RANK];
   loom_shape_t out_shape;
   LOOM_RETURN_IF_ERROR(pad_plan(loom_kernel_context_op(ctx)->name, in, paddings,
                                 before, after, &out_shape));
@@ -528,16 +565,19 @@ static const loom__builtin_op_t kOps[] = {
 static const loom__builtin_kernel_t kKernels[] = {
     {.op_name = "Tile",
      .compute = tile_compute,
+     .any_rank = true,
      .type_attr = "T",
      .types = {LOOM_ARRAY_ALL_TYPES},
      .host_memory = {"multiples"}},
     {.op_name = "Pad",
      .compute = pad_compute,
+     .any_rank = true,
      .type_attr = "T",
      .types = {LOOM_ARRAY_ALL_TYPES},
      .host_memory = {"paddings"}},
     {.op_name = "PadV2",
      .compute = pad_compute,
+     .any_rank = true,
      .type_attr = "T",
      .types = {LOOM_ARRAY_ALL_TYPES},
      .host_memory = {"paddings"}},

@@ -432,7 +432,7 @@ static loom_status_t reverse_shape_fn(loom_shape_inference_context_t* c,
   LOOM_RETURN_IF_ERROR(loom_shape_with_rank(&axis_shape, 1, &axis_vector));
   const loom_tensor_t* axis = loom_shape_inference_context_input_tensor(c, 1);
   if (axis && in.rank >= 0) {
-    bool reversed[LOOM_MAX_RANK];
+    bool reversed[LOOM_MAX_SHAPE_RANK];
     LOOM_RETURN_IF_ERROR(reverse_axes(axis, in.rank, reversed));
   }
   return loom_shape_inference_context_set_output(c, 0, &in);
@@ -452,25 +452,49 @@ static loom_status_t reverse_run(loom_kernel_context_t* ctx,
     return loom__array_invalid("'dims' must be 1-dimension, not %d",
                                axis_shape->rank);
   }
-  bool reversed[LOOM_MAX_RANK];
+  bool reversed[LOOM_MAX_SHAPE_RANK];
   LOOM_RETURN_IF_ERROR(reverse_axes(inputs[1], in->rank, reversed));
   loom_tensor_t* output = NULL;
   LOOM_RETURN_IF_ERROR(
       loom_kernel_context_allocate_output(ctx, 0, in, &output));
-  // The input holds elements, so its strides and offsets fit int64.
-  int64_t strides[LOOM_MAX_RANK];
-  if (!loom__array_strides(in, strides)) {
-    return loom__array_invalid("ReverseV2: the input's strides overflow");
+  // Neighbouring dims both reversed or both kept reverse as one dim (the
+  // flat index i * B + j of a reversed pair goes to A * B - 1 - (i * B + j)),
+  // and dims of size 1 drop out: any rank runs when at most
+  // kArrayMaxCopyRank alternating groups remain. The input holds elements,
+  // so the groups' sizes, strides and offsets fit int64.
+  const int64_t* in_dims = loom_shape_dims(in);
+  loom__array_copy_t copy = {.rank = 0};
+  bool flags[kArrayMaxCopyRank];
+  for (int32_t d = 0; d < in->rank; ++d) {
+    if (in_dims[d] == 1) continue;
+    if (copy.rank > 0 && flags[copy.rank - 1] == reversed[d]) {
+      copy.dims[copy.rank - 1] *= in_dims[d];
+      continue;
+    }
+    if (copy.rank == kArrayMaxCopyRank) {
+      return loom_make_status(
+          LOOM_STATUS_UNIMPLEMENTED,
+          "ReverseV2: the input of rank %d alternates between reversed and "
+          "kept dims more than %d times",
+          in->rank, (int)kArrayMaxCopyRank);
+    }
+    copy.dims[copy.rank] = in_dims[d];
+    flags[copy.rank] = reversed[d];
+    copy.rank++;
+  }
+  if (copy.rank == 0) {  // one element
+    copy.dims[0] = 1;
+    flags[0] = false;
+    copy.rank = 1;
   }
   loom_dtype_t dtype = loom_tensor_dtype(input);
   size_t size = loom__array_element_size(dtype);
-  loom__array_copy_t copy = {.rank = in->rank};
-  int64_t offset = 0;
-  for (int32_t d = 0; d < in->rank; ++d) {
-    copy.dims[d] = in->dims[d];
-    copy.dst_strides[d] = strides[d];
-    copy.src_strides[d] = reversed[d] ? -strides[d] : strides[d];
-    if (reversed[d]) offset += (in->dims[d] - 1) * strides[d];
+  int64_t offset = 0, stride = 1;
+  for (int32_t g = copy.rank - 1; g >= 0; --g) {
+    copy.dst_strides[g] = stride;
+    copy.src_strides[g] = flags[g] ? -stride : stride;
+    if (flags[g]) offset += (copy.dims[g] - 1) * stride;
+    stride *= copy.dims[g];
   }
   return loom__array_copy(loom__array_pool(ctx), dtype,
                           (const char*)loom_tensor_data(input) +
@@ -521,6 +545,7 @@ static const loom__builtin_kernel_t kKernels[] = {
      .types = {LOOM_DTYPE_INT32, LOOM_DTYPE_INT64}},
     {.op_name = "ReverseV2",
      .compute = reverse_compute,
+     .any_rank = true,
      .type_attr = "T",
      .types = {LOOM_ARRAY_ALL_TYPES},
      .host_memory = {"axis"}},

@@ -66,14 +66,18 @@ static bool bool_attr(const loom_op_attrs_t* attrs, const char* name) {
 }
 
 // A product's geometry: C[batch] = op(A[batch_a]) . op(B[batch_b]).
+// Any rank: the batch dims are read from the operands' shapes through
+// loom_shape_dims (BatchMatMulV2 takes up to LOOM_MAX_SHAPE_RANK - 2).
 typedef struct product_t {
-  loom_shape_t out;  // batch dims, m, n
+  loom_shape_t out;  // made from dims[0, rank) by product_of
+  int32_t rank;
+  int64_t dims[LOOM_MAX_SHAPE_RANK];  // batch dims, m, n
   int64_t m, n, k;
   bool transpose_a, transpose_b;
   int32_t batch_rank;
-  int64_t batch;                     // product of the output batch dims
-  int64_t a_strides[LOOM_MAX_RANK];  // matrices between batch indices
-  int64_t b_strides[LOOM_MAX_RANK];  // (0 where broadcast)
+  int64_t batch;                           // product of the output batch dims
+  int64_t a_strides[LOOM_MAX_SHAPE_RANK];  // matrices between batch indices
+  int64_t b_strides[LOOM_MAX_SHAPE_RANK];  // (0 where broadcast)
 } product_t;
 
 // MatMul's rules: two matrices. Unknown dims (-1) pass.
@@ -103,10 +107,9 @@ static loom_status_t matmul_product(const loom_shape_t* a,
   p->k = ka >= 0 ? ka : kb;
   p->batch_rank = 0;
   p->batch = 1;
-  p->out = loom_shape_scalar();
-  p->out.rank = 2;
-  p->out.dims[0] = p->m;
-  p->out.dims[1] = p->n;
+  p->rank = 2;
+  p->dims[0] = p->m;
+  p->dims[1] = p->n;
   return loom_ok_status();
 }
 
@@ -125,13 +128,14 @@ static loom_status_t batch_product(const loom_shape_t* a, const loom_shape_t* b,
   int32_t rank = ra > rb ? ra : rb;
   p->batch_rank = rank;
   p->batch = 1;
-  p->out = loom_shape_scalar();
+  const int64_t* a_dims = loom_shape_dims(a);
+  const int64_t* b_dims = loom_shape_dims(b);
   // Strides in matrices of each operand's batch dims, right-aligned.
   int64_t sa = 1, sb = 1;
   for (int32_t i = rank - 1; i >= 0; --i) {
     int32_t ia = i - (rank - ra), ib = i - (rank - rb);
-    int64_t da = ia >= 0 ? a->dims[ia] : 1;
-    int64_t db = ib >= 0 ? b->dims[ib] : 1;
+    int64_t da = ia >= 0 ? a_dims[ia] : 1;
+    int64_t db = ib >= 0 ? b_dims[ib] : 1;
     int64_t d;
     if (da == db || db == 1) {
       d = da;
@@ -148,7 +152,7 @@ static loom_status_t batch_product(const loom_shape_t* a, const loom_shape_t* b,
           "In[0] and In[1] must have compatible batch dimensions: %s vs. %s",
           ta, tb);
     }
-    p->out.dims[i] = d;
+    p->dims[i] = d;
     p->a_strides[i] = da == 1 && d != 1 ? 0 : sa;
     p->b_strides[i] = db == 1 && d != 1 ? 0 : sb;
     // Products of dims that may pass int64 when a tensor is empty
@@ -161,17 +165,17 @@ static loom_status_t batch_product(const loom_shape_t* a, const loom_shape_t* b,
       p->batch = INT64_MAX;
     }
   }
-  int64_t ka = a->dims[a->rank - (adj_x ? 2 : 1)];
-  int64_t kb = b->dims[b->rank - (adj_y ? 1 : 2)];
+  int64_t ka = a_dims[a->rank - (adj_x ? 2 : 1)];
+  int64_t kb = b_dims[b->rank - (adj_y ? 1 : 2)];
   if (ka >= 0 && kb >= 0 && ka != kb) return size_incompatible(a, b);
   p->transpose_a = adj_x;
   p->transpose_b = adj_y;
-  p->m = a->dims[a->rank - (adj_x ? 1 : 2)];
-  p->n = b->dims[b->rank - (adj_y ? 2 : 1)];
+  p->m = a_dims[a->rank - (adj_x ? 1 : 2)];
+  p->n = b_dims[b->rank - (adj_y ? 2 : 1)];
   p->k = ka >= 0 ? ka : kb;
-  p->out.rank = rank + 2;
-  p->out.dims[rank] = p->m;
-  p->out.dims[rank + 1] = p->n;
+  p->rank = rank + 2;
+  p->dims[rank] = p->m;
+  p->dims[rank + 1] = p->n;
   return loom_ok_status();
 }
 
@@ -210,17 +214,16 @@ static loom_status_t product_of(const char* op_name, const product_kind_t* kind,
       kind->batch
           ? batch_product(a, b, kind->transpose_a, kind->transpose_b, p)
           : matmul_product(a, b, kind->transpose_a, kind->transpose_b, p));
-  for (int32_t i = 0; i < p->out.rank; ++i) {
-    if (p->out.dims[i] < 0) return loom_ok_status();
+  LOOM_RETURN_IF_ERROR(loom_shape_initialize_large(&p->out, p->dims, p->rank));
+  for (int32_t i = 0; i < p->rank; ++i) {
+    if (p->dims[i] < 0) return loom_ok_status();
   }
   int64_t count;
-  if (loom__size_product(p->out.dims, p->out.rank, &count)) {
-    return loom_ok_status();
-  }
+  if (loom__size_product(p->dims, p->rank, &count)) return loom_ok_status();
   char text[160];
   return loom__size_overflow_error(
       op_name, "output", "%s (batch dims, rows of op(a), columns of op(b))",
-      loom__format_int64s(p->out.dims, p->out.rank, text, sizeof(text)));
+      loom__format_int64s(p->dims, p->rank, text, sizeof(text)));
 }
 
 loom_status_t loom__matmul_shape_fn(loom_shape_inference_context_t* context,
@@ -288,7 +291,7 @@ static int64_t batch_offset(const product_t* p, const int64_t* strides,
                             int64_t index) {
   int64_t offset = 0;
   for (int32_t i = p->batch_rank - 1; i >= 0; --i) {
-    int64_t dim = p->out.dims[i];
+    int64_t dim = p->dims[i];
     offset += (index % dim) * strides[i];
     index /= dim;
   }
@@ -581,10 +584,10 @@ loom_status_t loom__matmul_batched(loom_kernel_context_t* ctx,
       .a_strides = {1},
       .b_strides = {1},
   };
-  p.out.rank = 3;
-  p.out.dims[0] = batch;
-  p.out.dims[1] = m;
-  p.out.dims[2] = n;
+  p.rank = 3;
+  p.dims[0] = batch;
+  p.dims[1] = m;
+  p.dims[2] = n;
   gemm_job_t job = {
       .p = &p,
       .loops = loom__matmul_loops(),
@@ -665,6 +668,7 @@ static const loom__builtin_kernel_t kKernels[] = {
      .types = {MATMUL_TYPES}},
     {.op_name = "BatchMatMulV2",
      .compute = matmul_compute,
+     .any_rank = true,
      .create = batch_matmul_create,
      .type_attr = "T",
      .types = {MATMUL_TYPES}},

@@ -1,5 +1,6 @@
-// Sum, Mean, Prod, Max, Min, All, Any, ArgMax, ArgMin, with TensorFlow's
-// signatures, shape functions, semantics and messages.
+// Sum, Mean, Prod, Max, Min, All, Any, with TensorFlow's signatures, shape
+// functions, semantics and messages (ArgMax and ArgMin, on the same plan,
+// are in reduction_arg.c).
 //
 // The driver never transposes its input. It drops size-1 dims and merges
 // neighbouring dims that are both reduced or both kept, leaving runs that
@@ -20,6 +21,7 @@
 #include "kernels/builtin_families.h"
 #include "kernels/kernel_registration.h"
 #include "kernels/reduction.h"
+#include "kernels/reduction_plan.h"
 #include "kernels/shape_fns.h"
 #include "loom/thread_pool.h"
 #include "tensor/checked_size.h"
@@ -54,9 +56,10 @@ const loom__arg_loops_t* loom__arg_loops(loom__arg_op_t op,
 // Axes and shapes
 //===----------------------------------------------------------------------===//
 
-// A shape as TensorFlow's DebugString prints it: "[2,3]".
-static bool read_index(const loom_tensor_t* indices, int64_t i,
-                       int64_t* out_value) {
+// Element i of an int16, int32 or int64 index tensor; false for another
+// dtype.
+bool loom__reduce_read_index(const loom_tensor_t* indices, int64_t i,
+                             int64_t* out_value) {
   const void* data = loom_tensor_data(indices);
   switch (loom_tensor_dtype(indices)) {
     case LOOM_DTYPE_INT32:
@@ -89,7 +92,7 @@ static loom_status_t reduction_axes(const loom_tensor_t* indices, int32_t rank,
   int64_t count = loom_shape_num_elements(shape);
   for (int64_t i = 0; i < count; ++i) {
     int64_t axis;
-    if (!read_index(indices, i, &axis)) {
+    if (!loom__reduce_read_index(indices, i, &axis)) {
       return loom_make_status(
           LOOM_STATUS_INVALID_ARGUMENT,
           "reduction_indices must be int32 or int64, got %s",
@@ -181,134 +184,15 @@ static loom_status_t reduction_shape_fn(loom_shape_inference_context_t* context,
   return loom_shape_inference_context_set_output(context, 0, &out);
 }
 
-// The axis of ArgMax / ArgMin, checked as TensorFlow's kernel does.
-static loom_status_t arg_axis(const loom_tensor_t* dimension,
-                              const loom_shape_t* input, int32_t* out_axis) {
-  const loom_shape_t* shape = loom_tensor_shape(dimension);
-  if (shape->rank != 0) {
-    char text[160];
-    loom__shape_debug_string(shape, text, sizeof(text));
-    return loom_make_status(
-        LOOM_STATUS_INVALID_ARGUMENT,
-        "dim must be a scalar, but received tensor of shape: %s", text);
-  }
-  int64_t dim;
-  if (!read_index(dimension, 0, &dim)) {
-    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                            "dimension must be int16, int32 or int64, got %s",
-                            loom_dtype_name(loom_tensor_dtype(dimension)));
-  }
-  int64_t rank = input->rank;
-  int64_t axis = dim < 0 ? dim + rank : dim;
-  if (axis < 0 || axis >= rank) {
-    return loom_make_status(
-        LOOM_STATUS_INVALID_ARGUMENT,
-        "Expected dimension in the range [%lld, %lld), but got %lld",
-        (long long)-rank, (long long)rank, (long long)dim);
-  }
-  if (loom_shape_dims(input)[axis] == 0) {
-    char text[160];
-    loom__shape_debug_string(input, text, sizeof(text));
-    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                            "Reduction axis %lld is empty in shape %s",
-                            (long long)dim, text);
-  }
-  *out_axis = (int32_t)axis;
-  return loom_ok_status();
-}
-
-// `input` without dim `axis`.
-static loom_status_t shape_without_axis(const loom_shape_t* input, int32_t axis,
-                                        loom_shape_t* out) {
-  const int64_t* in = loom_shape_dims(input);
-  int64_t dims[LOOM_MAX_SHAPE_RANK];
-  int32_t rank = 0;
-  for (int32_t d = 0; d < input->rank; ++d) {
-    if (d != axis) dims[rank++] = in[d];
-  }
-  return loom_shape_initialize_large(out, dims, rank);
-}
-
-static loom_status_t arg_shape_fn(loom_shape_inference_context_t* context,
-                                  void* user_data) {
-  (void)user_data;
-  loom_shape_t input;
-  LOOM_RETURN_IF_ERROR(loom_shape_inference_context_input(context, 0, &input));
-  const loom_tensor_t* dimension =
-      loom_shape_inference_context_input_tensor(context, 1);
-  loom_shape_t out = loom_shape_unknown();
-  if (input.rank >= 0 && dimension) {
-    // The axis is known: checked now (its size only when known), and the
-    // other dims pass through, known or not.
-    const int64_t* in = loom_shape_dims(&input);
-    int64_t dims[LOOM_MAX_SHAPE_RANK];
-    for (int32_t d = 0; d < input.rank; ++d) dims[d] = in[d] < 0 ? 1 : in[d];
-    loom_shape_t checked;
-    LOOM_RETURN_IF_ERROR(
-        loom_shape_initialize_large(&checked, dims, input.rank));
-    int32_t axis = 0;
-    LOOM_RETURN_IF_ERROR(arg_axis(dimension, &checked, &axis));
-    LOOM_RETURN_IF_ERROR(shape_without_axis(&input, axis, &out));
-  } else if (input.rank > 0) {
-    int64_t dims[LOOM_MAX_SHAPE_RANK];
-    for (int32_t d = 0; d < input.rank - 1; ++d) dims[d] = LOOM_UNKNOWN_DIM;
-    LOOM_RETURN_IF_ERROR(
-        loom_shape_initialize_large(&out, dims, input.rank - 1));
-  }
-  return loom_shape_inference_context_set_output(context, 0, &out);
-}
-
 //===----------------------------------------------------------------------===//
 // The plan: a reduction as steps over contiguous rows or columns
 //===----------------------------------------------------------------------===//
 
-// Outputs per block: up to kTile outputs that each reduce contiguous rows,
-// or up to kWideTile contiguous columns (wide, so that each input row is
-// read in long runs).
-enum { kTile = 512, kWideTile = 4096 };
-// Levels of the cascade that float sums fold partial results through, and
-// how many results each level takes before passing its sum up.
-enum { kCascadeLevels = 4, kCascadeFan = 32, kCascadeRows = 64 };
-// Least work per unit when cutting, the most parts one output's reduced
-// elements are cut into, and the units worth having for the pool.
-enum { kPartElements = 1 << 14, kMaxParts = 32, kMinUnits = 16 };
-// Below this many input elements the work runs on the calling thread.
-enum { kMinParallelElements = 32768 };
-
-typedef struct walk_t {
-  int32_t count;
-  int64_t dims[LOOM_MAX_RANK];
-  int64_t strides[LOOM_MAX_RANK];  // in elements
-} walk_t;
-
-static int64_t walk_offset(const walk_t* walk, int64_t index) {
-  int64_t offset = 0;
-  for (int32_t i = walk->count - 1; i >= 0; --i) {
-    int64_t dim = walk->dims[i];
-    offset += (index % dim) * walk->strides[i];
-    index /= dim;
-  }
-  return offset;
-}
-
-typedef struct reduce_plan_t {
-  bool inner_reduced;  // rows (true) or columns (false)
-  walk_t rows_walk;    // output rows: kept runs but the innermost
-  walk_t outer_walk;   // reduced runs but the innermost
-  int64_t out_rows;    // product of rows_walk
-  int64_t width;       // outputs per output row
-  int64_t extent;      // reduced elements per step source (len or rows)
-  int64_t segments;    // product of outer_walk
-  int64_t row_stride;  // input elements between the width outputs' data
-  int64_t reduced;     // elements reduced into each output
-  int64_t outputs;     // out_rows * width
-} reduce_plan_t;
-
 // The element count of a kernel's output shape; past int64 it is an error
 // naming the op and the dims.
-static loom_status_t output_count(loom_kernel_context_t* ctx,
-                                  const int64_t* dims, int32_t rank,
-                                  int64_t* out) {
+loom_status_t loom__reduce_output_count(loom_kernel_context_t* ctx,
+                                        const int64_t* dims, int32_t rank,
+                                        int64_t* out) {
   if (loom__size_product(dims, rank, out)) return loom_ok_status();
   char text[160];
   return loom__size_overflow_error(
@@ -324,7 +208,8 @@ static loom_status_t output_count(loom_kernel_context_t* ctx,
 // product may pass int64 ([2^62, 8, 0] over axes 0 and 1): it is never
 // used, and the plan's sizes are computed only for a non-empty input,
 // whose count bounds them all.
-static loom_status_t plan_init(loom_kernel_context_t* ctx, reduce_plan_t* plan,
+static loom_status_t plan_init(loom_kernel_context_t* ctx,
+                               loom__reduce_plan_t* plan,
                                const loom_shape_t* shape, const bool* reduced,
                                bool* planned) {
   int64_t kept_dims[LOOM_MAX_RANK], reduced_dims[LOOM_MAX_RANK];
@@ -338,7 +223,7 @@ static loom_status_t plan_init(loom_kernel_context_t* ctx, reduce_plan_t* plan,
   }
   *planned = false;
   LOOM_RETURN_IF_ERROR(
-      output_count(ctx, kept_dims, kept_count, &plan->outputs));
+      loom__reduce_output_count(ctx, kept_dims, kept_count, &plan->outputs));
   if (!loom__size_product(reduced_dims, reduced_count, &plan->reduced)) {
     plan->reduced = 0;  // only with plan->outputs == 0: nothing to compute
   }
@@ -380,7 +265,7 @@ static loom_status_t plan_init(loom_kernel_context_t* ctx, reduce_plan_t* plan,
     plan->row_stride = dims[last];
   }
   for (int32_t i = 0; i < last - 1; ++i) {
-    walk_t* walk = flags[i] ? &plan->outer_walk : &plan->rows_walk;
+    loom__reduce_walk_t* walk = flags[i] ? &plan->outer_walk : &plan->rows_walk;
     walk->dims[walk->count] = dims[i];
     walk->strides[walk->count] = strides[i];
     walk->count++;
@@ -419,7 +304,8 @@ static loom_status_t fold_reduction(loom_kernel_context_t* ctx,
         kept[num_kept++] = in[d];
       }
     }
-    LOOM_RETURN_IF_ERROR(output_count(ctx, kept, num_kept, &dims[0]));
+    LOOM_RETURN_IF_ERROR(
+        loom__reduce_output_count(ctx, kept, num_kept, &dims[0]));
     if (!loom__size_product(lost, num_lost, &dims[1])) dims[1] = 0;
     folded_reduced[0] = false;
     folded_reduced[1] = true;
@@ -447,22 +333,14 @@ static loom_status_t fold_reduction(loom_kernel_context_t* ctx,
   return loom_shape_initialize(folded, dims, runs);
 }
 
-// How the plan's work is cut into units.
-typedef struct split_t {
-  int64_t tile;    // outputs per block
-  int64_t chunks;  // blocks per output row
-  int64_t parts;   // parts of each output's reduced elements
-  int64_t units;   // out_rows * chunks * parts
-} split_t;
-
 // Cuts the work into at least kMinUnits units when it is large: first
 // narrower blocks of outputs (each still worth kPartElements, and for
 // columns at least kMinColumns wide so the loops stay vectorised), then
 // parts of the reduced elements (each contiguous run at least
 // kMinPartLength long). Depends on the shape only, never on the threads.
-static split_t plan_split(const reduce_plan_t* plan) {
+loom__reduce_split_t loom__reduce_plan_split(const loom__reduce_plan_t* plan) {
   enum { kMinColumns = 64, kMinPartLength = 1024 };
-  split_t split;
+  loom__reduce_split_t split;
   int64_t width = plan->width;
   int64_t total = plan->outputs * plan->reduced;
   int64_t widest = plan->inner_reduced ? kTile : kWideTile;
@@ -497,23 +375,16 @@ static split_t plan_split(const reduce_plan_t* plan) {
   return split;
 }
 
-// One unit's place: which outputs, which reduced elements.
-typedef struct unit_t {
-  int64_t row;         // output row
-  int64_t first;       // first output within the row
-  int64_t count;       // outputs (<= tile)
-  int64_t begin, end;  // reduced range, in steps of `extent`
-} unit_t;
-
 // floor(work * part / parts) for 0 <= part <= parts, without the product
 // (work may be any count).
 static int64_t share_point(int64_t work, int64_t part, int64_t parts) {
   return work / parts * part + work % parts * part / parts;
 }
 
-static unit_t unit_at(const reduce_plan_t* plan, const split_t* split,
-                      int64_t unit) {
-  unit_t u;
+loom__reduce_unit_t loom__reduce_unit_at(const loom__reduce_plan_t* plan,
+                                         const loom__reduce_split_t* split,
+                                         int64_t unit) {
+  loom__reduce_unit_t u;
   int64_t part = unit % split->parts;
   int64_t rest = unit / split->parts;
   int64_t chunk = rest % split->chunks;
@@ -532,9 +403,9 @@ static unit_t unit_at(const reduce_plan_t* plan, const split_t* split,
 //===----------------------------------------------------------------------===//
 
 typedef struct reduce_job_t {
-  const reduce_plan_t* plan;
+  const loom__reduce_plan_t* plan;
   const loom__reduce_loops_t* loops;
-  split_t split;
+  loom__reduce_split_t split;
   const char* x;
   char* out;
   char* partials;  // parts * outputs accumulators, when parts > 1
@@ -549,8 +420,9 @@ typedef struct reduce_job_t {
 // (each folding kCascadeFan results before passing its sum up), so no chain
 // of additions grows long. `acc` has room for kCascadeLevels + 1 tiles:
 // the result, the levels above it, and the step's scratch.
-static void reduce_unit(const reduce_job_t* job, const unit_t* u, char* acc) {
-  const reduce_plan_t* plan = job->plan;
+static void reduce_unit(const reduce_job_t* job, const loom__reduce_unit_t* u,
+                        char* acc) {
+  const loom__reduce_plan_t* plan = job->plan;
   const loom__reduce_loops_t* loops = job->loops;
   size_t in_size = job->in_size;
   size_t tile_bytes = (size_t)job->split.tile * job->acc_size;
@@ -565,7 +437,8 @@ static void reduce_unit(const reduce_job_t* job, const unit_t* u, char* acc) {
     step = acc + (size_t)kCascadeLevels * tile_bytes;
   }
   const char* base =
-      job->x + (size_t)walk_offset(&plan->rows_walk, u->row) * in_size;
+      job->x +
+      (size_t)loom__reduce_walk_offset(&plan->rows_walk, u->row) * in_size;
   for (int64_t q = u->begin; q < u->end;) {
     int64_t segment = q / plan->extent;
     int64_t at = q % plan->extent;
@@ -575,7 +448,8 @@ static void reduce_unit(const reduce_job_t* job, const unit_t* u, char* acc) {
       n = kCascadeRows;
     }
     const char* src =
-        base + (size_t)walk_offset(&plan->outer_walk, segment) * in_size;
+        base +
+        (size_t)loom__reduce_walk_offset(&plan->outer_walk, segment) * in_size;
     if (loops->cascade) loops->init(step, u->count);
     if (plan->inner_reduced) {
       loops->rows(src + (size_t)(u->first * plan->row_stride + at) * in_size,
@@ -604,7 +478,7 @@ static void reduce_unit(const reduce_job_t* job, const unit_t* u, char* acc) {
 
 static void reduce_units(void* arg, int64_t begin, int64_t end) {
   reduce_job_t* job = arg;
-  const reduce_plan_t* plan = job->plan;
+  const loom__reduce_plan_t* plan = job->plan;
   // The result tile, the cascade's levels and the step's scratch.
   size_t bytes =
       (size_t)(kCascadeLevels + 1) * (size_t)job->split.tile * job->acc_size;
@@ -617,7 +491,7 @@ static void reduce_units(void* arg, int64_t begin, int64_t end) {
     return;
   }
   for (int64_t unit = begin; unit < end; ++unit) {
-    unit_t u = unit_at(plan, &job->split, unit);
+    loom__reduce_unit_t u = loom__reduce_unit_at(plan, &job->split, unit);
     job->loops->init(acc, u.count);
     reduce_unit(job, &u, acc);
     int64_t output = u.row * plan->width + u.first;
@@ -635,9 +509,10 @@ static void reduce_units(void* arg, int64_t begin, int64_t end) {
   loom_allocator_free(job->allocator, acc);
 }
 
-static loom_status_t run_parallel(loom_kernel_context_t* ctx, int64_t units,
-                                  int64_t elements, int64_t cost_per_element,
-                                  loom_parallel_for_fn_t fn, void* job) {
+loom_status_t loom__reduce_run_parallel(loom_kernel_context_t* ctx,
+                                        int64_t units, int64_t elements,
+                                        int64_t cost_per_element,
+                                        loom_parallel_for_fn_t fn, void* job) {
   if (units <= 1 || elements < kMinParallelElements) {
     fn(job, 0, units);
     return loom_ok_status();
@@ -660,12 +535,6 @@ static void fill_identity(const loom__reduce_loops_t* loops, int64_t count,
     loops->finish(acc, n, 0, out + (size_t)first * out_size);
   }
 }
-
-#define FAIL_AND_RETURN(ctx, status)       \
-  do {                                     \
-    loom_kernel_context_fail(ctx, status); \
-    return;                                \
-  } while (0)
 
 static void reduce_compute(loom_kernel_context_t* ctx, loom__reduce_op_t op) {
   loom_tensor_t* x = loom_kernel_context_input(ctx, 0);
@@ -696,7 +565,7 @@ static void reduce_compute(loom_kernel_context_t* ctx, loom__reduce_op_t op) {
                                           "no CPU loop for input dtype %s",
                                           loom_dtype_name(dtype)));
   }
-  reduce_plan_t plan;
+  loom__reduce_plan_t plan;
   bool planned = false;
   status = plan_init(ctx, &plan, walked, walked_reduced, &planned);
   if (status) FAIL_AND_RETURN(ctx, status);
@@ -726,7 +595,7 @@ static void reduce_compute(loom_kernel_context_t* ctx, loom__reduce_op_t op) {
   reduce_job_t job = {
       .plan = &plan,
       .loops = loops,
-      .split = plan_split(&plan),
+      .split = loom__reduce_plan_split(&plan),
       .x = loom_tensor_data(x),
       .out = loom_tensor_data(out),
       .in_size = in_size,
@@ -750,8 +619,8 @@ static void reduce_compute(loom_kernel_context_t* ctx, loom__reduce_op_t op) {
   }
   int64_t elements = loom_tensor_num_elements(x);
   int64_t cost = op == LOOM_REDUCE_PROD ? 2 : 1;
-  status =
-      run_parallel(ctx, job.split.units, elements, cost, reduce_units, &job);
+  status = loom__reduce_run_parallel(ctx, job.split.units, elements, cost,
+                                     reduce_units, &job);
   if (!status && atomic_load(&job.failed)) {
     status = loom_make_status(LOOM_STATUS_RESOURCE_EXHAUSTED,
                               "out of memory for a reduction's accumulators");
@@ -784,212 +653,6 @@ REDUCE_COMPUTE(all, LOOM_REDUCE_ALL)
 REDUCE_COMPUTE(any, LOOM_REDUCE_ANY)
 
 //===----------------------------------------------------------------------===//
-// ArgMax / ArgMin
-//===----------------------------------------------------------------------===//
-
-typedef struct arg_job_t {
-  reduce_plan_t plan;  // rows_walk over the outer dims; no outer_walk
-  split_t split;
-  const loom__arg_loops_t* loops;
-  const char* x;
-  int64_t* index;       // outputs indices (int64), or partial indices
-  char* partial_best;   // parts * outputs best values, when parts > 1
-  int64_t* partial_at;  // parts * outputs indices, when parts > 1
-  size_t in_size;
-  loom_allocator_t allocator;
-  _Atomic int failed;  // a block could not allocate its running bests
-} arg_job_t;
-
-static void arg_units(void* arg, int64_t begin, int64_t end) {
-  arg_job_t* job = arg;
-  const reduce_plan_t* plan = &job->plan;
-  const loom__arg_loops_t* loops = job->loops;
-  // Running best values and their positions, one per output of a block.
-  size_t bytes = (size_t)job->split.tile * (sizeof(int64_t) * 2);
-  char* best = NULL;
-  loom_status_t status =
-      loom_allocator_malloc_aligned(job->allocator, bytes, 64, (void**)&best);
-  if (status) {
-    loom_status_free(status);
-    job->failed = 1;
-    return;
-  }
-  int64_t* at = (int64_t*)(best + (size_t)job->split.tile * sizeof(int64_t));
-  for (int64_t unit = begin; unit < end; ++unit) {
-    unit_t u = unit_at(plan, &job->split, unit);
-    loops->init(best, at, u.count);
-    const char* base =
-        job->x + (size_t)walk_offset(&plan->rows_walk, u.row) * job->in_size;
-    int64_t n = u.end - u.begin;
-    if (plan->inner_reduced) {
-      loops->rows(
-          base + (size_t)(u.first * plan->row_stride + u.begin) * job->in_size,
-          plan->row_stride, u.count, n, u.begin, best, at);
-    } else {
-      loops->columns(
-          base + (size_t)(u.begin * plan->row_stride + u.first) * job->in_size,
-          plan->row_stride, n, u.count, u.begin, best, at);
-    }
-    int64_t output = u.row * plan->width + u.first;
-    if (job->split.parts == 1) {
-      memcpy(job->index + output, at, (size_t)u.count * sizeof(int64_t));
-    } else {
-      int64_t part = unit % job->split.parts;
-      size_t slot = (size_t)part * (size_t)plan->outputs + (size_t)output;
-      memcpy(job->partial_best + slot * job->loops->value_size, best,
-             (size_t)u.count * job->loops->value_size);
-      memcpy(job->partial_at + slot, at, (size_t)u.count * sizeof(int64_t));
-    }
-  }
-  loom_allocator_free(job->allocator, best);
-}
-
-// Converts int64 indices to the output type (int16, uint16, int32, int64).
-static void store_indices(const int64_t* index, int64_t n, loom_dtype_t dtype,
-                          void* out) {
-  switch (dtype) {
-    case LOOM_DTYPE_INT16:
-      for (int64_t i = 0; i < n; ++i) ((int16_t*)out)[i] = (int16_t)index[i];
-      break;
-    case LOOM_DTYPE_UINT16:
-      for (int64_t i = 0; i < n; ++i) ((uint16_t*)out)[i] = (uint16_t)index[i];
-      break;
-    case LOOM_DTYPE_INT32:
-      for (int64_t i = 0; i < n; ++i) ((int32_t*)out)[i] = (int32_t)index[i];
-      break;
-    default:
-      if (out != (const void*)index) {
-        memcpy(out, index, (size_t)n * sizeof(int64_t));
-      }
-      break;
-  }
-}
-
-static void arg_compute(loom_kernel_context_t* ctx, loom__arg_op_t op) {
-  loom_tensor_t* x = loom_kernel_context_input(ctx, 0);
-  const loom_shape_t* shape = loom_tensor_shape(x);
-  loom_dtype_t dtype = loom_tensor_dtype(x);
-  int32_t axis = 0;
-  loom_status_t status =
-      arg_axis(loom_kernel_context_input(ctx, 1), shape, &axis);
-  if (status) FAIL_AND_RETURN(ctx, status);
-  const loom__arg_loops_t* loops = loom__arg_loops(op, dtype);
-  if (!loops) {
-    FAIL_AND_RETURN(ctx, loom_make_status(LOOM_STATUS_UNIMPLEMENTED,
-                                          "no CPU loop for input dtype %s",
-                                          loom_dtype_name(dtype)));
-  }
-  loom_shape_t out_shape;
-  status = shape_without_axis(shape, axis, &out_shape);
-  if (status) FAIL_AND_RETURN(ctx, status);
-  int64_t outputs;
-  status =
-      output_count(ctx, loom_shape_dims(&out_shape), out_shape.rank, &outputs);
-  if (status) FAIL_AND_RETURN(ctx, status);
-  loom_tensor_t* out = NULL;
-  status = loom_kernel_context_allocate_output(ctx, 0, &out_shape, &out);
-  if (status) FAIL_AND_RETURN(ctx, status);
-  if (outputs == 0) return;
-  // Both divide the output count, which fits.
-  int64_t outer, inner;
-  const int64_t* dims = loom_shape_dims(shape);
-  if (!loom__size_product(dims, axis, &outer) ||
-      !loom__size_product(dims + axis + 1, shape->rank - axis - 1, &inner)) {
-    FAIL_AND_RETURN(ctx, loom_make_status(LOOM_STATUS_INTERNAL,
-                                          "%s: the output count %lld fits "
-                                          "but its parts do not",
-                                          loom_kernel_context_op(ctx)->name,
-                                          (long long)outputs));
-  }
-  // [outer, extent, inner]: rows when inner == 1, else columns per outer.
-  loom_allocator_t allocator = loom_kernel_context_allocator(ctx);
-  arg_job_t job = {.loops = loops,
-                   .x = loom_tensor_data(x),
-                   .in_size = loom_dtype_size(dtype),
-                   .allocator = allocator};
-  reduce_plan_t* plan = &job.plan;
-  int64_t extent = dims[axis];
-  plan->outer_walk.count = 0;
-  plan->segments = 1;
-  plan->extent = extent;
-  plan->reduced = extent;
-  plan->outputs = outputs;
-  plan->rows_walk.count = 0;
-  if (inner == 1) {
-    plan->inner_reduced = true;
-    plan->out_rows = 1;
-    plan->width = outer;
-    plan->row_stride = extent;
-  } else {
-    plan->inner_reduced = false;
-    plan->out_rows = outer;
-    plan->width = inner;
-    plan->row_stride = inner;
-    plan->rows_walk.count = 1;
-    plan->rows_walk.dims[0] = outer;
-    plan->rows_walk.strides[0] = extent * inner;
-  }
-  job.split = plan_split(plan);
-  loom_dtype_t out_dtype = loom_tensor_dtype(out);
-  void* scratch = NULL;
-  if (out_dtype == LOOM_DTYPE_INT64 && job.split.parts == 1) {
-    job.index = loom_tensor_data(out);
-  } else {
-    // An index (and with parts, a best value) per output and part.
-    int64_t slots;
-    size_t bytes;
-    size_t per_slot =
-        sizeof(int64_t) + (job.split.parts > 1 ? loops->value_size : 0);
-    if (!loom__size_mul(outputs, job.split.parts, &slots) ||
-        !loom__size_bytes(slots, per_slot, &bytes)) {
-      FAIL_AND_RETURN(ctx, loom__size_overflow_error(
-                               loom_kernel_context_op(ctx)->name,
-                               "partial bests", "(%lld parts of %lld outputs)",
-                               (long long)job.split.parts, (long long)outputs));
-    }
-    status = loom_allocator_malloc_aligned(allocator, bytes, 64, &scratch);
-    if (status) FAIL_AND_RETURN(ctx, status);
-    if (job.split.parts > 1) {
-      job.partial_at = scratch;
-      job.partial_best = (char*)scratch + (size_t)outputs *
-                                              (size_t)job.split.parts *
-                                              sizeof(int64_t);
-      job.index = job.partial_at;
-    } else {
-      job.index = scratch;
-    }
-  }
-  status = run_parallel(ctx, job.split.units, loom_tensor_num_elements(x), 1,
-                        arg_units, &job);
-  if (!status && atomic_load(&job.failed)) {
-    status = loom_make_status(LOOM_STATUS_RESOURCE_EXHAUSTED,
-                              "out of memory for an arg reduction's bests");
-  }
-  if (!status && job.split.parts > 1) {
-    for (int64_t p = 1; p < job.split.parts; ++p) {
-      size_t slot = (size_t)p * (size_t)outputs;
-      loops->combine(job.partial_best, job.partial_at,
-                     job.partial_best + slot * loops->value_size,
-                     job.partial_at + slot, outputs);
-    }
-  }
-  if (!status)
-    store_indices(job.index, outputs, out_dtype, loom_tensor_data(out));
-  loom_allocator_free(allocator, scratch);
-  if (status) loom_kernel_context_fail(ctx, status);
-}
-
-static void argmax_compute(void* kernel, loom_kernel_context_t* ctx) {
-  (void)kernel;
-  arg_compute(ctx, LOOM_ARG_MAX);
-}
-
-static void argmin_compute(void* kernel, loom_kernel_context_t* ctx) {
-  (void)kernel;
-  arg_compute(ctx, LOOM_ARG_MIN);
-}
-
-//===----------------------------------------------------------------------===//
 // Registration
 //===----------------------------------------------------------------------===//
 
@@ -1010,16 +673,6 @@ static void argmin_compute(void* kernel, loom_kernel_context_t* ctx) {
     .shape_fn = reduction_shape_fn                                           \
   }
 
-#define ARG_OP(op_name)                                                 \
-  {                                                                     \
-    .name = op_name, .inputs = {"input: T", "dimension: Tidx"},         \
-    .outputs = {"output: output_type"},                                 \
-    .attrs = {"T: {numbertype, bool}",                                  \
-              "Tidx: {int16, int32, int64} = DT_INT32",                 \
-              "output_type: {int16, uint16, int32, int64} = DT_INT64"}, \
-    .shape_fn = arg_shape_fn                                            \
-  }
-
 static const loom__builtin_op_t kOps[] = {
     REDUCTION_OP("Sum", "numbertype"),
     REDUCTION_OP("Mean", "numbertype"),
@@ -1028,8 +681,6 @@ static const loom__builtin_op_t kOps[] = {
     REDUCTION_OP("Min", "{realnumbertype, quantizedtype}"),
     BOOL_REDUCTION_OP("All"),
     BOOL_REDUCTION_OP("Any"),
-    ARG_OP("ArgMax"),
-    ARG_OP("ArgMin"),
 };
 
 #define REAL_TYPES                                                           \
@@ -1060,23 +711,12 @@ static const loom__builtin_kernel_t kKernels[] = {
      .compute = any_compute,
      .any_rank = true,
      .host_memory = {"reduction_indices"}},
-    {.op_name = "ArgMax",
-     .compute = argmax_compute,
-     .any_rank = true,
-     .type_attr = "T",
-     .types = {REAL_TYPES, LOOM_DTYPE_BOOL},
-     .host_memory = {"dimension"}},
-    {.op_name = "ArgMin",
-     .compute = argmin_compute,
-     .any_rank = true,
-     .type_attr = "T",
-     .types = {REAL_TYPES, LOOM_DTYPE_BOOL},
-     .host_memory = {"dimension"}},
 };
 
 loom_status_t loom__register_reduction_ops(void) {
   LOOM_RETURN_IF_ERROR(
       loom__register_builtin_ops(kOps, (int)(sizeof(kOps) / sizeof(kOps[0]))));
-  return loom__register_builtin_kernels(
-      kKernels, (int)(sizeof(kKernels) / sizeof(kKernels[0])));
+  LOOM_RETURN_IF_ERROR(loom__register_builtin_kernels(
+      kKernels, (int)(sizeof(kKernels) / sizeof(kKernels[0]))));
+  return loom__register_reduction_arg_ops();
 }

@@ -190,7 +190,7 @@ static loom_status_t scan_run(loom_kernel_context_t* ctx,
   const loom_shape_t* in = loom_tensor_shape(input);
   const loom_shape_t* axis_shape = loom_tensor_shape(inputs[1]);
   if (axis_shape->rank != 0) {
-    char text[LOOM_MAX_RANK * 22 + 3];
+    char text[LOOM_SHAPE_FORMAT_MAX];
     return loom__array_invalid(
         "ScanOp: axis must be a scalar, not %s",
         loom__shape_debug_string(axis_shape, text, sizeof(text)));
@@ -210,7 +210,7 @@ static loom_status_t scan_run(loom_kernel_context_t* ctx,
       .dtype = loom_tensor_dtype(input),
       .x = loom_tensor_data(input),
       .y = loom_tensor_data(output),
-      .n = in->dims[axis],
+      .n = loom_shape_dims(in)[axis],
       .inner = loom__array_dims_product(in, (int32_t)axis + 1, in->rank),
       .exclusive = attr_bool(ctx, "exclusive"),
       .reverse = attr_bool(ctx, "reverse"),
@@ -240,11 +240,13 @@ static const loom__builtin_op_t kOps[] = {SCAN_OP("Cumsum"),
 static const loom__builtin_kernel_t kKernels[] = {
     {.op_name = "Cumsum",
      .compute = scan_compute,
+     .any_rank = true,
      .type_attr = "T",
      .types = {LOOM_ARRAY_NUMERIC_TYPES},
      .host_memory = {"axis"}},
     {.op_name = "Cumprod",
      .compute = scan_compute,
+     .any_rank = true,
      .type_attr = "T",
      .types = {LOOM_ARRAY_NUMERIC_TYPES},
      .host_memory = {"axis"}},

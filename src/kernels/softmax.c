@@ -375,7 +375,8 @@ static void softmax_common(loom_kernel_context_t* ctx, softmax_kind_t kind) {
   status = loom_kernel_context_forward_or_allocate(ctx, &candidate, 1, 0, shape,
                                                    NULL, &out);
   if (status) FAIL_AND_RETURN(ctx, status);
-  int64_t n = shape->dims[shape->rank - 1];
+  // Any rank: the rows are every dim but the last, flattened.
+  int64_t n = loom_shape_dims(shape)[shape->rank - 1];
   int64_t total = loom_tensor_num_elements(logits);
   if (total == 0) return;
   row_job_t job;
@@ -568,10 +569,12 @@ static const loom__builtin_op_t kOps[] = {
 static const loom__builtin_kernel_t kKernels[] = {
     {.op_name = "Softmax",
      .compute = softmax_compute,
+     .any_rank = true,
      .type_attr = "T",
      .types = {FLOAT_TYPES}},
     {.op_name = "LogSoftmax",
      .compute = log_softmax_compute,
+     .any_rank = true,
      .type_attr = "T",
      .types = {FLOAT_TYPES}},
     {.op_name = "SoftmaxCrossEntropyWithLogits",

@@ -127,7 +127,7 @@ static loom_status_t array_element(const loom_attr_value_t* list, int64_t index,
     case LOOM_ATTR_KIND_SHAPE: {
       const loom_shape_t* shape = (const loom_shape_t*)list->u.list + index;
       out->u.shape.rank = shape->rank;
-      out->u.shape.dims = shape->dims;
+      out->u.shape.dims = loom_shape_dims(shape);
       return loom_ok_status();
     }
     case LOOM_ATTR_KIND_STRING:
@@ -217,7 +217,8 @@ loom_status_t loom_attr_value_to_shape(const loom_attr_value_t* value,
     *out = loom_shape_unknown();
     return loom_ok_status();
   }
-  return loom_shape_initialize(out, value->u.shape.dims, value->u.shape.rank);
+  return loom_shape_initialize_large(out, value->u.shape.dims,
+                                     value->u.shape.rank);
 }
 
 //===----------------------------------------------------------------------===//
@@ -309,11 +310,11 @@ loom_status_t loom__attr_encoded_size(const loom_attr_value_t* value,
     loom_attr_value_t element;
     LOOM_RETURN_IF_ERROR(loom_attr_value_list_element(value, i, &element));
     if (value->kind == LOOM_ATTR_KIND_SHAPE &&
-        element.u.shape.rank > LOOM_MAX_RANK) {
+        element.u.shape.rank > LOOM_MAX_SHAPE_RANK) {
       return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                               "invalid attribute value: shape rank %d in a "
                               "list is above the maximum rank %d",
-                              (int)element.u.shape.rank, LOOM_MAX_RANK);
+                              (int)element.u.shape.rank, LOOM_MAX_SHAPE_RANK);
     }
     size_t size = 0;
     LOOM_RETURN_IF_ERROR(loom__attr_encoded_size(&element, &size));

@@ -254,10 +254,10 @@ DEFINE_SCALAR_SETTER(tensor, loom_tensor_t*, LOOM_ATTR_KIND_TENSOR, tensor)
 
 loom_status_t loom_op_attrs_set_shape(loom_op_attrs_t* attrs, const char* name,
                                       const int64_t* dims, int32_t rank) {
-  if (rank > LOOM_MAX_RANK) {
+  if (rank > LOOM_MAX_SHAPE_RANK) {
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                             "attr '%s': shape rank %d exceeds %d",
-                            name ? name : "?", rank, LOOM_MAX_RANK);
+                            name ? name : "?", rank, LOOM_MAX_SHAPE_RANK);
   }
   loom_attr_value_t view;
   memset(&view, 0, sizeof(view));

@@ -9,6 +9,7 @@
 // Reference values: NumPy (/usr/bin/python3), printed as C arrays.
 
 #include <math.h>
+#include <stdlib.h>
 
 #include "eager_test_util.h"
 #include "loom/shape.h"
@@ -134,7 +135,7 @@ static void reshape_names_a_rank_10_sizes_input(void** state) {
 static void other_ops_refuse_rank_10_by_name(void** state) {
   eager_fixture_t* f = *state;
   TFE_TensorHandle* x = rank_10(f->ctx);
-  TFE_Op* op = TFE_NewOp(f->ctx, "Softmax", f->status);
+  TFE_Op* op = TFE_NewOp(f->ctx, "Where", f->status);
   ASSERT_TF_OK(f->status);
   TFE_OpAddInput(op, x, f->status);
   ASSERT_TF_OK(f->status);
@@ -148,7 +149,7 @@ static void other_ops_refuse_rank_10_by_name(void** state) {
     TFE_DeleteTensorHandle(y);
   }
   ASSERT_TF_ERROR(f->status, TF_INVALID_ARGUMENT,
-                  "Op 'Softmax': input 0 has rank 10; the kernel of 'Softmax' "
+                  "Op 'Where': input 0 has rank 10; the kernel of 'Where' "
                   "takes ranks up to 8");
   TFE_DeleteOp(op);
   TFE_DeleteTensorHandle(x);
@@ -725,6 +726,303 @@ static void ranks_above_254_are_refused(void** state) {
   TF_DeleteTensor(t);
 }
 
+//===----------------------------------------------------------------------===//
+// Splitting, tiling, padding, reversing, gathering, scans, softmax and
+// batched products above rank 8, against NumPy (/usr/bin/python3), with
+// x = np.arange(24, dtype=np.float32).reshape(kX10)
+//===----------------------------------------------------------------------===//
+
+static const int64_t kX10[10] = {2, 1, 3, 1, 1, 1, 1, 1, 2, 2};
+static const int64_t kT9[9] = {1, 2, 1, 1, 1, 1, 1, 1, 3};
+static const int64_t kSplitShape[10] = {2, 1, 1, 1, 1, 1, 1, 1, 2, 2};
+static const float kSplitOut[24] = {0, 1, 2,  3,  12, 13, 14, 15,
+                                    4, 5, 6,  7,  16, 17, 18, 19,
+                                    8, 9, 10, 11, 20, 21, 22, 23};
+static const int64_t kSplitVShape[10] = {2, 1, 3, 1, 1, 1, 1, 1, 1, 2};
+static const float kSplitVOut[24] = {0,  1,  4,  5,  8,  9,  12, 13,
+                                     16, 17, 20, 21, 2,  3,  6,  7,
+                                     10, 11, 14, 15, 18, 19, 22, 23};
+static const int64_t kTileShape[9] = {2, 2, 1, 1, 1, 1, 1, 2, 3};
+static const float kTileOut[24] = {0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5,
+                                   0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5};
+static const int64_t kPadShape[9] = {1, 3, 1, 1, 1, 1, 1, 2, 5};
+static const float kPadOut[30] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 0,
+                                  0, 0, 0, 0, 0, 0, 3, 4, 5, 0, 0, 0, 0, 0, 0};
+static const int64_t kPadV2Shape[10] = {3, 1, 3, 1, 1, 1, 1, 1, 2, 3};
+static const float kPadV2Out[54] = {
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    0,  1,  -1, 2,  3,  -1, 4,  5,  -1, 6,  7,  -1, 8,  9,  -1, 10, 11, -1,
+    12, 13, -1, 14, 15, -1, 16, 17, -1, 18, 19, -1, 20, 21, -1, 22, 23, -1};
+static const float kReverseOut[24] = {14, 15, 12, 13, 18, 19, 16, 17,
+                                      22, 23, 20, 21, 2,  3,  0,  1,
+                                      6,  7,  4,  5,  10, 11, 8,  9};
+static const int64_t kGatherShape[10] = {2, 1, 2, 1, 1, 1, 1, 1, 2, 2};
+static const float kGatherOut[16] = {8,  9,  10, 11, 0,  1,  2,  3,
+                                     20, 21, 22, 23, 12, 13, 14, 15};
+static const int64_t kGather2Shape[10] = {2, 1, 1, 1, 1, 1, 1, 1, 2, 2};
+static const float kGather2Out[8] = {8, 9, 10, 11, 0, 1, 2, 3};
+static const int64_t kOneHotShape[10] = {1, 2, 1, 1, 1, 1, 1, 1, 2, 3};
+static const float kOneHotOut[12] = {1, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0};
+static const float kCumsumOut[24] = {0,  1,  2,  3,  4,  6,  8,  10,
+                                     12, 15, 18, 21, 12, 13, 14, 15,
+                                     28, 30, 32, 34, 48, 51, 54, 57};
+static const float kCumprodOut[24] = {1.5, 2,  1, 1, 3.5,  4,  1, 1,
+                                      5.5, 6,  1, 1, 7.5,  8,  1, 1,
+                                      9.5, 10, 1, 1, 11.5, 12, 1, 1};
+static const float kSoftmaxOut[24] = {
+    0.165296177, 0.212244492, 0.272527322, 0.349932009, 0.165296177,
+    0.212244492, 0.272527322, 0.349932009, 0.165296177, 0.212244492,
+    0.272527322, 0.349932009, 0.165296177, 0.212244492, 0.272527322,
+    0.349932009, 0.165296177, 0.212244492, 0.272527322, 0.349932009,
+    0.165296177, 0.212244492, 0.272527322, 0.349932009};
+static const float kLogSoftmaxOut[24] = {
+    -1.8000164, -1.5500164, -1.3000164, -1.0500164, -1.8000164, -1.5500164,
+    -1.3000164, -1.0500164, -1.8000164, -1.5500164, -1.3000164, -1.0500164,
+    -1.8000164, -1.5500164, -1.3000164, -1.0500164, -1.8000164, -1.5500164,
+    -1.3000164, -1.0500164, -1.8000164, -1.5500164, -1.3000164, -1.0500164};
+static const int64_t kBmmShape[10] = {2, 3, 1, 1, 1, 1, 1, 1, 2, 2};
+static const float kBmmOut[24] = {2.75,  1.625,  0.5,    0.5,     -4,  -5.125,
+                                  0.5,   0.5,    -10.75, -11.875, 0.5, 0.5,
+                                  -1.75, -0.625, -4,     -1.75,   5,   6.125,
+                                  9.5,   11.75,  11.75,  12.875,  23,  25.25};
+
+// Runs `op` with `n` results into results[0, n) (resolved), deleting it.
+static void execute_n(eager_fixture_t* f, TFE_Op* op,
+                      TFE_TensorHandle** results, int n) {
+  int num_retvals = n;
+  TFE_Execute(op, results, &num_retvals, f->status);
+  TFE_DeleteOp(op);
+  ASSERT_TF_OK(f->status);
+  assert_int_equal(num_retvals, n);
+}
+
+static void split_and_split_v_take_rank_10(void** state) {
+  eager_fixture_t* f = *state;
+  TFE_TensorHandle* x = arange(f, kX10, 10, 1.0f, 0.0f);
+  // NumPy: np.split(x, 3, axis=2).
+  int64_t two = 2;
+  TFE_TensorHandle* axis = int_handle(f->ctx, NULL, 0, (const int32_t[]){2});
+  TFE_TensorHandle* split_inputs[2] = {axis, x};
+  TFE_Op* op = new_op(f, "Split", split_inputs, 2);
+  TFE_OpSetAttrInt(op, "num_split", 3);
+  TFE_TensorHandle* parts[3] = {NULL, NULL, NULL};
+  execute_n(f, op, parts, 3);
+  for (int k = 0; k < 3; ++k) {
+    expect_floats(f, parts[k], kSplitShape, 10, kSplitOut + 8 * k, 8);
+  }
+  TFE_DeleteTensorHandle(axis);
+  // NumPy: x[..., 0:1, :] and x[..., 1:, :] (SplitV, sizes [1, -1]).
+  TFE_TensorHandle* sizes =
+      int_handle(f->ctx, &two, 1, (const int32_t[]){1, -1});
+  TFE_TensorHandle* dim = int_handle(f->ctx, NULL, 0, (const int32_t[]){-2});
+  TFE_TensorHandle* v_inputs[3] = {x, sizes, dim};
+  op = new_op(f, "SplitV", v_inputs, 3);
+  TFE_OpSetAttrInt(op, "num_split", 2);
+  TFE_OpSetAttrType(op, "Tlen", TF_INT32);
+  execute_n(f, op, parts, 2);
+  for (int k = 0; k < 2; ++k) {
+    expect_floats(f, parts[k], kSplitVShape, 10, kSplitVOut + 12 * k, 12);
+  }
+  TFE_DeleteTensorHandle(sizes);
+  TFE_DeleteTensorHandle(dim);
+  TFE_DeleteTensorHandle(x);
+}
+
+static void tile_takes_rank_9_and_names_what_does_not_fold(void** state) {
+  eager_fixture_t* f = *state;
+  // NumPy: np.tile(t, (2, 1, 1, 1, 1, 1, 1, 2, 1)), t = arange(6).reshape(kT9).
+  TFE_TensorHandle* t = arange(f, kT9, 9, 1.0f, 0.0f);
+  static const int32_t kMultiples[9] = {2, 1, 1, 1, 1, 1, 1, 2, 1};
+  TFE_TensorHandle* multiples = int_vector(f, kMultiples, 9);
+  expect_floats(f, run_ok(f, binary_op(f->ctx, "Tile", t, multiples)),
+                kTileShape, 9, kTileOut, 24);
+  TFE_DeleteTensorHandle(multiples);
+  TFE_DeleteTensorHandle(t);
+  // Nine dims of 2, each repeated: nine groups, which the copy cannot walk.
+  int64_t twos[9];
+  int32_t repeats[9];
+  for (int i = 0; i < 9; ++i) {
+    twos[i] = 2;
+    repeats[i] = 2;
+  }
+  static float zeros[512];
+  TFE_TensorHandle* z = float_handle(f->ctx, twos, 9, zeros);
+  multiples = int_vector(f, repeats, 9);
+  assert_null(execute(f, binary_op(f->ctx, "Tile", z, multiples)));
+  ASSERT_TF_ERROR(f->status, TF_UNIMPLEMENTED,
+                  "Tile of rank 9 to shape [4,4,4,4,4,4,4,4,4]: more than 8 "
+                  "groups of dimensions are repeated");
+  TFE_DeleteTensorHandle(multiples);
+  TFE_DeleteTensorHandle(z);
+}
+
+static void pad_and_pad_v2_take_ranks_9_and_10(void** state) {
+  eager_fixture_t* f = *state;
+  // NumPy: np.pad(t, [(0,0), (1,0), (0,0) * 5, (0,1), (1,1)]).
+  TFE_TensorHandle* t = arange(f, kT9, 9, 1.0f, 0.0f);
+  static const int32_t kPaddings9[18] = {0, 0, 1, 0, 0, 0, 0, 0, 0,
+                                         0, 0, 0, 0, 0, 0, 1, 1, 1};
+  static const int64_t kPaddingsDims9[2] = {9, 2};
+  TFE_TensorHandle* paddings =
+      int_handle(f->ctx, kPaddingsDims9, 2, kPaddings9);
+  expect_floats(f, run_ok(f, binary_op(f->ctx, "Pad", t, paddings)), kPadShape,
+                9, kPadOut, 30);
+  TFE_DeleteTensorHandle(paddings);
+  TFE_DeleteTensorHandle(t);
+  // NumPy: np.pad(x, [(1,0)] + [(0,0)] * 8 + [(0,1)], constant_values=-1).
+  TFE_TensorHandle* x = arange(f, kX10, 10, 1.0f, 0.0f);
+  static const int32_t kPaddings10[20] = {1, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                          0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+  static const int64_t kPaddingsDims10[2] = {10, 2};
+  paddings = int_handle(f->ctx, kPaddingsDims10, 2, kPaddings10);
+  TFE_TensorHandle* minus_one = scalar_handle(f->ctx, -1.0f);
+  TFE_TensorHandle* inputs[3] = {x, paddings, minus_one};
+  expect_floats(f, run_ok(f, new_op(f, "PadV2", inputs, 3)), kPadV2Shape, 10,
+                kPadV2Out, 54);
+  TFE_DeleteTensorHandle(minus_one);
+  TFE_DeleteTensorHandle(paddings);
+  TFE_DeleteTensorHandle(x);
+}
+
+static void reverse_v2_folds_its_axes_at_rank_10(void** state) {
+  eager_fixture_t* f = *state;
+  // NumPy: np.flip(x, axis=(0, 8)).
+  TFE_TensorHandle* x = arange(f, kX10, 10, 1.0f, 0.0f);
+  TFE_TensorHandle* axes = int_vector(f, (const int32_t[]){0, -2}, 2);
+  expect_floats(f, run_ok(f, binary_op(f->ctx, "ReverseV2", x, axes)), kX10, 10,
+                kReverseOut, 24);
+  TFE_DeleteTensorHandle(axes);
+  TFE_DeleteTensorHandle(x);
+  // Seventeen dims of 2, every other one reversed: seventeen groups.
+  int64_t twos[17];
+  int32_t every_other[9];
+  for (int i = 0; i < 17; ++i) twos[i] = 2;
+  for (int i = 0; i < 9; ++i) every_other[i] = 2 * i;
+  float* zeros = calloc(1 << 17, sizeof(float));
+  assert_non_null(zeros);
+  TFE_TensorHandle* z = float_handle(f->ctx, twos, 17, zeros);
+  free(zeros);
+  axes = int_vector(f, every_other, 9);
+  assert_null(execute(f, binary_op(f->ctx, "ReverseV2", z, axes)));
+  ASSERT_TF_ERROR(f->status, TF_UNIMPLEMENTED,
+                  "ReverseV2: the input of rank 17 alternates between "
+                  "reversed and kept dims more than 16 times");
+  TFE_DeleteTensorHandle(axes);
+  TFE_DeleteTensorHandle(z);
+}
+
+static void gather_and_one_hot_make_rank_10(void** state) {
+  eager_fixture_t* f = *state;
+  // NumPy: np.take(x, [2, 0], axis=2).
+  TFE_TensorHandle* x = arange(f, kX10, 10, 1.0f, 0.0f);
+  TFE_TensorHandle* indices = int_vector(f, (const int32_t[]){2, 0}, 2);
+  TFE_TensorHandle* axis = int_handle(f->ctx, NULL, 0, (const int32_t[]){2});
+  TFE_TensorHandle* inputs[3] = {x, indices, axis};
+  expect_floats(f, run_ok(f, new_op(f, "GatherV2", inputs, 3)), kGatherShape,
+                10, kGatherOut, 16);
+  TFE_DeleteTensorHandle(axis);
+  TFE_DeleteTensorHandle(indices);
+  TFE_DeleteTensorHandle(x);
+  // NumPy: np.take(p, [[2], [0]], axis=0), p = arange(12).reshape(3, 1, ...,
+  // 2, 2) of rank 9: a result of rank 10.
+  static const int64_t kP9[9] = {3, 1, 1, 1, 1, 1, 1, 2, 2};
+  TFE_TensorHandle* p = arange(f, kP9, 9, 1.0f, 0.0f);
+  static const int64_t kIndexDims[2] = {2, 1};
+  indices = int_handle(f->ctx, kIndexDims, 2, (const int32_t[]){2, 0});
+  expect_floats(f, run_ok(f, binary_op(f->ctx, "Gather", p, indices)),
+                kGather2Shape, 10, kGather2Out, 8);
+  TFE_DeleteTensorHandle(indices);
+  TFE_DeleteTensorHandle(p);
+  // NumPy: (i[..., None] == np.arange(3)).astype(np.float32), i of rank 9
+  // holding [0, 2, 1, 5] (5 is out of range: all off).
+  static const int64_t kI9[9] = {1, 2, 1, 1, 1, 1, 1, 1, 2};
+  indices = int_handle(f->ctx, kI9, 9, (const int32_t[]){0, 2, 1, 5});
+  TFE_TensorHandle* depth = int_handle(f->ctx, NULL, 0, (const int32_t[]){3});
+  TFE_TensorHandle* on = scalar_handle(f->ctx, 1.0f);
+  TFE_TensorHandle* off = scalar_handle(f->ctx, 0.0f);
+  TFE_TensorHandle* one_hot[4] = {indices, depth, on, off};
+  expect_floats(f, run_ok(f, new_op(f, "OneHot", one_hot, 4)), kOneHotShape, 10,
+                kOneHotOut, 12);
+  TFE_DeleteTensorHandle(indices);
+  // Indices of rank 254 would make a result of rank 255.
+  int64_t ones[LOOM_MAX_SHAPE_RANK];
+  for (int i = 0; i < LOOM_MAX_SHAPE_RANK; ++i) ones[i] = 1;
+  indices = int_handle(f->ctx, ones, LOOM_MAX_SHAPE_RANK, (const int32_t[]){0});
+  TFE_TensorHandle* too_many[4] = {indices, depth, on, off};
+  assert_null(execute(f, new_op(f, "OneHot", too_many, 4)));
+  ASSERT_TF_ERROR(f->status, TF_INVALID_ARGUMENT,
+                  "OneHot: the result would have rank 255, above the maximum "
+                  "rank 254");
+  TFE_DeleteTensorHandle(indices);
+  TFE_DeleteTensorHandle(depth);
+  TFE_DeleteTensorHandle(on);
+  TFE_DeleteTensorHandle(off);
+}
+
+static void scans_and_softmax_take_rank_10(void** state) {
+  eager_fixture_t* f = *state;
+  // NumPy: np.cumsum(x, axis=2).
+  TFE_TensorHandle* x = arange(f, kX10, 10, 1.0f, 0.0f);
+  TFE_TensorHandle* axis = int_handle(f->ctx, NULL, 0, (const int32_t[]){2});
+  expect_floats(f, run_ok(f, binary_op(f->ctx, "Cumsum", x, axis)), kX10, 10,
+                kCumsumOut, 24);
+  TFE_DeleteTensorHandle(axis);
+  TFE_DeleteTensorHandle(x);
+  // Cumprod along axis 8, exclusive and reversed, of arange(24) * 0.5 + 0.5:
+  // NumPy: flip(concat([ones, cumprod(flip(x, 8), 8)[..., :-1, :]], 8), 8).
+  x = arange(f, kX10, 10, 0.5f, 0.5f);
+  axis = int_handle(f->ctx, NULL, 0, (const int32_t[]){8});
+  TFE_Op* op = binary_op(f->ctx, "Cumprod", x, axis);
+  TFE_OpSetAttrBool(op, "exclusive", 1);
+  TFE_OpSetAttrBool(op, "reverse", 1);
+  expect_floats(f, run_ok(f, op), kX10, 10, kCumprodOut, 24);
+  TFE_DeleteTensorHandle(axis);
+  TFE_DeleteTensorHandle(x);
+  // NumPy: softmax and log-softmax over the last axis of
+  // (arange(24) * 0.25).reshape(kSm).
+  static const int64_t kSm[10] = {2, 1, 3, 1, 1, 1, 1, 1, 1, 4};
+  x = arange(f, kSm, 10, 0.25f, 0.0f);
+  expect_floats(f, run_unary(f, "Softmax", x), kSm, 10, kSoftmaxOut, 24);
+  ASSERT_TF_OK(f->status);
+  expect_floats(f, run_unary(f, "LogSoftmax", x), kSm, 10, kLogSoftmaxOut, 24);
+  ASSERT_TF_OK(f->status);
+  TFE_DeleteTensorHandle(x);
+}
+
+static void batch_mat_mul_broadcasts_eight_batch_dims(void** state) {
+  eager_fixture_t* f = *state;
+  // NumPy: np.matmul((arange(12) * 0.5 - 2).reshape(kA),
+  //                  (arange(18) * 0.25 - 1).reshape(kB)).
+  static const int64_t kA[10] = {2, 1, 1, 1, 1, 1, 1, 1, 2, 3};
+  static const int64_t kB[10] = {1, 3, 1, 1, 1, 1, 1, 1, 3, 2};
+  TFE_TensorHandle* a = arange(f, kA, 10, 0.5f, -2.0f);
+  TFE_TensorHandle* b = arange(f, kB, 10, 0.25f, -1.0f);
+  expect_floats(f, run_ok(f, binary_op(f->ctx, "BatchMatMulV2", a, b)),
+                kBmmShape, 10, kBmmOut, 24);
+  TFE_DeleteTensorHandle(a);
+  TFE_DeleteTensorHandle(b);
+}
+
+static void shape_attrs_take_rank_12(void** state) {
+  eager_fixture_t* f = *state;
+  int64_t dims[LOOM_MAX_SHAPE_RANK + 1];
+  for (int i = 0; i <= LOOM_MAX_SHAPE_RANK; ++i) dims[i] = i % 3 + 1;
+  TFE_Op* op = TFE_NewOp(f->ctx, "VarHandleOp", f->status);
+  ASSERT_TF_OK(f->status);
+  TFE_OpSetAttrType(op, "dtype", TF_FLOAT);
+  TFE_OpSetAttrShape(op, "shape", dims, 12, f->status);
+  ASSERT_TF_OK(f->status);
+  const int64_t* list[2] = {dims, dims};
+  const int num_dims[2] = {12, LOOM_MAX_SHAPE_RANK};
+  TFE_OpSetAttrShapeList(op, "shapes", list, num_dims, 2, f->status);
+  ASSERT_TF_OK(f->status);
+  TFE_OpSetAttrShape(op, "shape", dims, LOOM_MAX_SHAPE_RANK + 1, f->status);
+  ASSERT_TF_ERROR(f->status, TF_INVALID_ARGUMENT,
+                  "Value specified for `shape` has 255 dimensions which is "
+                  "over the limit of 254.");
+  TFE_DeleteOp(op);
+}
+
 #define BOTH(test)                                                         \
   cmocka_unit_test_setup_teardown(test, eager_setup_sync, eager_teardown), \
       cmocka_unit_test_setup_teardown(test, eager_setup_async, eager_teardown)
@@ -747,6 +1045,14 @@ int main(void) {
       BOTH(slice_takes_rank_10),
       BOTH(strided_slice_takes_rank_10),
       BOTH(ranks_above_254_are_refused),
+      BOTH(split_and_split_v_take_rank_10),
+      BOTH(tile_takes_rank_9_and_names_what_does_not_fold),
+      BOTH(pad_and_pad_v2_take_ranks_9_and_10),
+      BOTH(reverse_v2_folds_its_axes_at_rank_10),
+      BOTH(gather_and_one_hot_make_rank_10),
+      BOTH(scans_and_softmax_take_rank_10),
+      BOTH(batch_mat_mul_broadcasts_eight_batch_dims),
+      BOTH(shape_attrs_take_rank_12),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -743,6 +743,63 @@ static void test_every_op_has_a_rule_or_a_reason(void** state) {
   }
 }
 
+//===----------------------------------------------------------------------===//
+// Examples of rank 8: batched values of rank 9, above the inline dims
+//===----------------------------------------------------------------------===//
+
+// xs = (np.arange(12) * 0.5).reshape(2, 1, 2, 1, 1, 1, 1, 1, 3); each
+// example e of rank 8 is squared, its dims reversed and summed over its
+// axis 0: NumPy's np.transpose(xs * xs, (0, 8, 7, ..., 1)).sum(axis=1)
+// (/usr/bin/python3) is [1.25, 12.5, 37.25, 75.5], shaped
+// [2, 1, 1, 1, 1, 1, 2, 1].
+static void test_examples_of_rank_8(void** state) {
+  (void)state;
+  static const int64_t kXs[9] = {2, 1, 2, 1, 1, 1, 1, 1, 3};
+  double values[12];
+  for (int i = 0; i < 12; ++i) values[i] = i * 0.5;
+  loom_shape_t shape;
+  LOOM_ASSERT_OK(loom_shape_initialize_large(&shape, kXs, 9));
+  loom_tensor_t* tensor = NULL;
+  LOOM_ASSERT_OK(
+      loom_tensor_create_dense(loom_allocator_default(), D, &shape, &tensor));
+  memcpy(loom_tensor_data(tensor), values, sizeof(values));
+  handle_t* xs = NULL;
+  LOOM_ASSERT_OK(loom_context_new_handle(g_ctx, tensor, &xs));
+  loom_tensor_release(tensor);
+  loom_op_handler_t* vmap = new_vmap(2);
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, vmap));
+  handle_t* x = vin(vmap, xs, 0);
+  loom_tensor_metadata_t metadata;
+  LOOM_ASSERT_OK(loom_tensor_handle_wait_metadata(x, &metadata));
+  assert_int_equal(metadata.shape.rank, 8);
+  assert_int_equal(loom_shape_dims(&metadata.shape)[7], 3);
+  handle_t* square = bin("Mul", x, x);
+  static const double kPerm[8] = {7, 6, 5, 4, 3, 2, 1, 0};
+  int64_t eight = 8;
+  handle_t* perm = make(I, &eight, 1, kPerm);
+  handle_t* reversed = bin("Transpose", square, perm);
+  static const double kZero = 0;
+  handle_t* axis = make(I, NULL, 0, &kZero);
+  handle_t* sum = bin("Sum", reversed, axis);
+  handle_t* out = vout(vmap, sum, 0);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  LOOM_ASSERT_OK(loom_tensor_handle_wait_metadata(out, &metadata));
+  static const int64_t kSums[8] = {2, 1, 1, 1, 1, 1, 2, 1};
+  assert_int_equal(metadata.shape.rank, 8);
+  for (int d = 0; d < 8; ++d) {
+    assert_int_equal(loom_shape_dims(&metadata.shape)[d], kSums[d]);
+  }
+  static const double kExpected[4] = {1.25, 12.5, 37.25, 75.5};
+  double got[4];
+  assert_int_equal(read_values(out, got, 4), 4);
+  expect_all_close(got, kExpected, 4, 1e-12, "sums");
+  handle_t* all[] = {xs, x, square, perm, reversed, axis, sum, out};
+  for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); ++i) {
+    loom_tensor_handle_release(all[i]);
+  }
+  loom_op_handler_release(vmap);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_batched_rule_launches_once),
@@ -758,6 +815,7 @@ int main(void) {
       cmocka_unit_test(test_randomness),
       cmocka_unit_test(test_result_slot_holding_a_consumed_input),
       cmocka_unit_test(test_every_op_has_a_rule_or_a_reason),
+      cmocka_unit_test(test_examples_of_rank_8),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -636,7 +636,6 @@ static void slices_reject_out_of_range_values_as_given(void** state) {
 
 static const int64_t kAxis2[] = {2};
 static const int64_t kPerm210[] = {2, 1, 0};
-static const int64_t kDepth3[] = {3};
 
 static void indexing_ops_check_sizes_and_rank_limits(void** state) {
   (void)state;
@@ -659,16 +658,6 @@ static void indexing_ops_check_sizes_and_rank_limits(void** state) {
        .in = {F32(3, 0, P40, P40), I64(3, kPerm210)},
        .out_rank = 3,
        .out_dims = {P40, P40, 0}},
-      {.name = "OneHot of rank 8 indices",
-       .op = "OneHot",
-       .num_inputs = 4,
-       .in = {{.dtype = LOOM_DTYPE_INT64,
-               .rank = 8,
-               .dims = {1, 1, 1, 1, 1, 1, 1, 1}},
-              I32_SCALAR(kDepth3),
-              F32(0),
-              F32(0)},
-       .expect = {"OneHot", "rank 9", "maximum rank 8"}},
   };
   RUN(cases);
 }

@@ -336,10 +336,44 @@ static void aggregate_that_is_not_a_list_is_rejected(void** state) {
                      LOOM_STATUS_INVALID_ARGUMENT, "must not be empty");
   LOOM_ASSERT_STATUS(loom_op_attrs_set_i64(&attrs, NULL, 1),
                      LOOM_STATUS_INVALID_ARGUMENT, "name is NULL");
-  int64_t dims[9] = {0};
-  LOOM_ASSERT_STATUS(loom_op_attrs_set_shape(&attrs, "s", dims, 9),
-                     LOOM_STATUS_INVALID_ARGUMENT, "shape rank 9 exceeds 8");
+  int64_t dims[LOOM_MAX_SHAPE_RANK + 1] = {0};
+  LOOM_ASSERT_STATUS(
+      loom_op_attrs_set_shape(&attrs, "s", dims, LOOM_MAX_SHAPE_RANK + 1),
+      LOOM_STATUS_INVALID_ARGUMENT, "attr 's': shape rank 255 exceeds 254");
   assert_int_equal(loom_op_attrs_count(&attrs), 0);
+  loom_op_attrs_deinitialize(&attrs);
+}
+
+// Shape attributes above rank 8 (up to TensorFlow's 254): stored, read back
+// as spilled shapes, alone and in lists.
+static void shape_attrs_take_ranks_above_8(void** state) {
+  (void)state;
+  loom_op_attrs_t attrs;
+  loom_op_attrs_initialize(&attrs, allocator());
+  int64_t dims[12];
+  for (int i = 0; i < 12; ++i) dims[i] = i % 3 + 1;
+  LOOM_ASSERT_OK(loom_op_attrs_set_shape(&attrs, "s", dims, 12));
+  loom_attr_value_t value;
+  assert_true(loom_op_attrs_get(&attrs, "s", &value));
+  loom_shape_t shape;
+  LOOM_ASSERT_OK(loom_attr_value_to_shape(&value, &shape));
+  assert_int_equal(shape.rank, 12);
+  for (int i = 0; i < 12; ++i) {
+    assert_int_equal(loom_shape_dims(&shape)[i], dims[i]);
+  }
+  loom_shape_t list[2];
+  LOOM_ASSERT_OK(loom_shape_initialize_large(&list[0], dims, 12));
+  LOOM_ASSERT_OK(loom_shape_initialize(&list[1], dims, 2));
+  LOOM_ASSERT_OK(loom_op_attrs_set_shape_list(&attrs, "l", list, 2));
+  assert_true(loom_op_attrs_get(&attrs, "l", &value));
+  assert_int_equal(value.count, 2);
+  loom_attr_value_t element;
+  LOOM_ASSERT_OK(loom_attr_value_list_element(&value, 0, &element));
+  LOOM_ASSERT_OK(loom_attr_value_to_shape(&element, &shape));
+  assert_true(loom_shape_equal(&shape, &list[0]));
+  LOOM_ASSERT_OK(loom_attr_value_list_element(&value, 1, &element));
+  LOOM_ASSERT_OK(loom_attr_value_to_shape(&element, &shape));
+  assert_true(loom_shape_equal(&shape, &list[1]));
   loom_op_attrs_deinitialize(&attrs);
 }
 
@@ -677,6 +711,7 @@ int main(void) {
       cmocka_unit_test(aggregates_nest_any_kinds),
       cmocka_unit_test(aggregate_that_is_not_a_list_is_rejected),
       cmocka_unit_test(setting_a_name_again_replaces_it),
+      cmocka_unit_test(shape_attrs_take_ranks_above_8),
       cmocka_unit_test(setting_from_a_view_into_the_same_set_survives_spilling),
       cmocka_unit_test(typed_reads_convert_and_report_mismatches),
       cmocka_unit_test(entries_come_in_name_order),

@@ -48,7 +48,8 @@ static loom_status_t reshape_to_input(grad_ctx_t* ctx, handle_t* const* dys,
                                       handle_t** dxs, void* data) {
   const loom_shape_t* shape = input_shape(ctx, 0);
   LOOM_RETURN_IF_ERROR(need_known(ctx, shape));
-  return loom__grad_reshape(ctx, dys[0], shape->dims, shape->rank, &dxs[0]);
+  return loom__grad_reshape(ctx, dys[0], loom_shape_dims(shape), shape->rank,
+                            &dxs[0]);
 }
 
 // Each output's gradient to its input.
@@ -140,7 +141,7 @@ static loom_status_t concat_grad(grad_ctx_t* ctx, handle_t* const* dys,
                             loom_gradient_context_op_name(ctx),
                             (long long)axis_value, (int)rank);
   }
-  int64_t begin[LOOM_MAX_RANK] = {0};
+  int64_t begin[LOOM_MAX_SHAPE_RANK] = {0};
   loom_status_t s = loom_ok_status();
   for (int32_t i = 0; i < n && !s; ++i) {
     const loom_shape_t* shape = input_shape(ctx, first + i);
@@ -150,15 +151,15 @@ static loom_status_t concat_grad(grad_ctx_t* ctx, handle_t* const* dys,
       s = loom__grad_int_vector(ctx, LOOM_DTYPE_INT32, begin, rank, &t[0]);
     }
     if (!s) {
-      s = loom__grad_int_vector(ctx, LOOM_DTYPE_INT32, shape->dims, rank,
-                                &t[1]);
+      s = loom__grad_int_vector(ctx, LOOM_DTYPE_INT32, loom_shape_dims(shape),
+                                rank, &t[1]);
     }
     if (!s) {
       s = loom__grad_op(ctx, "Slice", LOOM_GRAD_INPUTS(dys[0], t[0], t[1]),
                         LOOM_GRAD_NO_ATTRS, &dxs[first + i]);
     }
     RELEASE(t);
-    if (!s) begin[axis] += shape->dims[axis];
+    if (!s) begin[axis] += loom_shape_dims(shape)[axis];
   }
   if (s) loom__grad_release_all(dxs + first, n);
   return s;
@@ -254,7 +255,7 @@ static loom_status_t split_v_grad(grad_ctx_t* ctx, handle_t* const* dys,
 static loom_status_t pad_with(grad_ctx_t* ctx, handle_t* g,
                               const int64_t* before, const int64_t* after,
                               int32_t rank, handle_t** out) {
-  int64_t values[2 * LOOM_MAX_RANK];
+  int64_t values[2 * LOOM_MAX_SHAPE_RANK];
   bool any = false;
   for (int32_t d = 0; d < rank; ++d) {
     values[2 * d] = before[d];
@@ -282,17 +283,17 @@ static loom_status_t slice_grad(grad_ctx_t* ctx, handle_t* const* dys,
   const loom_shape_t* out = output_shape(ctx, 0);
   LOOM_RETURN_IF_ERROR(need_known(ctx, in));
   LOOM_RETURN_IF_ERROR(need_known(ctx, out));
-  int64_t begin[LOOM_MAX_RANK], after[LOOM_MAX_RANK];
+  int64_t begin[LOOM_MAX_SHAPE_RANK], after[LOOM_MAX_SHAPE_RANK];
   int32_t count = 0;
   LOOM_RETURN_IF_ERROR(
-      loom__grad_input_ints(ctx, 1, begin, LOOM_MAX_RANK, &count));
+      loom__grad_input_ints(ctx, 1, begin, LOOM_MAX_SHAPE_RANK, &count));
   if (count != in->rank) {
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                             "Slice (gradient): begin has %d values for rank %d",
                             count, in->rank);
   }
   for (int32_t d = 0; d < in->rank; ++d) {
-    after[d] = in->dims[d] - begin[d] - out->dims[d];
+    after[d] = loom_shape_dims(in)[d] - begin[d] - loom_shape_dims(out)[d];
   }
   return pad_with(ctx, dys[0], begin, after, in->rank, &dxs[0]);
 }
@@ -303,10 +304,10 @@ static loom_status_t pad_grad(grad_ctx_t* ctx, handle_t* const* dys,
                               handle_t** dxs, void* data) {
   const loom_shape_t* in = input_shape(ctx, 0);
   LOOM_RETURN_IF_ERROR(need_known(ctx, in));
-  int64_t paddings[2 * LOOM_MAX_RANK], begin[LOOM_MAX_RANK];
+  int64_t paddings[2 * LOOM_MAX_SHAPE_RANK], begin[LOOM_MAX_SHAPE_RANK];
   int32_t count = 0;
   LOOM_RETURN_IF_ERROR(
-      loom__grad_input_ints(ctx, 1, paddings, 2 * LOOM_MAX_RANK, &count));
+      loom__grad_input_ints(ctx, 1, paddings, 2 * LOOM_MAX_SHAPE_RANK, &count));
   if (count != 2 * in->rank) {
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                             "%s (gradient): paddings do not match rank %d",
@@ -317,7 +318,8 @@ static loom_status_t pad_grad(grad_ctx_t* ctx, handle_t* const* dys,
   loom_status_t s =
       loom__grad_int_vector(ctx, LOOM_DTYPE_INT32, begin, in->rank, &t[0]);
   if (!s) {
-    s = loom__grad_int_vector(ctx, LOOM_DTYPE_INT32, in->dims, in->rank, &t[1]);
+    s = loom__grad_int_vector(ctx, LOOM_DTYPE_INT32, loom_shape_dims(in),
+                              in->rank, &t[1]);
   }
   if (!s) {
     s = loom__grad_op(ctx, "Slice", LOOM_GRAD_INPUTS(dys[0], t[0], t[1]),
@@ -338,10 +340,10 @@ typedef struct slice_dim_t {
 // input dimension.
 static loom_status_t strided_slice_dims(grad_ctx_t* ctx, int32_t rank,
                                         slice_dim_t* dims) {
-  int64_t begin[LOOM_MAX_RANK * 2], end[LOOM_MAX_RANK * 2],
-      strides[LOOM_MAX_RANK * 2];
+  int64_t begin[LOOM_MAX_SHAPE_RANK * 2], end[LOOM_MAX_SHAPE_RANK * 2],
+      strides[LOOM_MAX_SHAPE_RANK * 2];
   int32_t nb = 0, ne = 0, ns = 0;
-  const int32_t cap = LOOM_MAX_RANK * 2;
+  const int32_t cap = LOOM_MAX_SHAPE_RANK * 2;
   LOOM_RETURN_IF_ERROR(loom__grad_input_ints(ctx, 1, begin, cap, &nb));
   LOOM_RETURN_IF_ERROR(loom__grad_input_ints(ctx, 2, end, cap, &ne));
   LOOM_RETURN_IF_ERROR(loom__grad_input_ints(ctx, 3, strides, cap, &ns));
@@ -363,7 +365,7 @@ static loom_status_t strided_slice_dims(grad_ctx_t* ctx, int32_t rank,
     if (!((ellipsis_mask | new_axis_mask) & (1LL << i))) consuming++;
   }
   for (int32_t d = 0; d < rank; ++d) {
-    dims[d] = (slice_dim_t){0, 1, shape->dims[d]};
+    dims[d] = (slice_dim_t){0, 1, loom_shape_dims(shape)[d]};
   }
   int32_t d = 0;
   for (int32_t i = 0; i < nb && d <= rank; ++i) {
@@ -376,7 +378,7 @@ static loom_status_t strided_slice_dims(grad_ctx_t* ctx, int32_t rank,
       return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                               "StridedSlice (gradient): index out of range");
     }
-    int64_t n = shape->dims[d];
+    int64_t n = loom_shape_dims(shape)[d];
     int64_t k = strides[i];
     if (k == 0) {
       return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
@@ -416,9 +418,9 @@ static loom_status_t strided_slice_grad(grad_ctx_t* ctx, handle_t* const* dys,
   const loom_shape_t* in = input_shape(ctx, 0);
   LOOM_RETURN_IF_ERROR(need_known(ctx, in));
   int32_t rank = in->rank;
-  slice_dim_t dims[LOOM_MAX_RANK];
+  slice_dim_t dims[LOOM_MAX_SHAPE_RANK];
   LOOM_RETURN_IF_ERROR(strided_slice_dims(ctx, rank, dims));
-  int64_t counts[LOOM_MAX_RANK];
+  int64_t counts[LOOM_MAX_SHAPE_RANK];
   bool empty = false;
   for (int32_t d = 0; d < rank; ++d) {
     counts[d] = dims[d].count;
@@ -432,7 +434,7 @@ static loom_status_t strided_slice_grad(grad_ctx_t* ctx, handle_t* const* dys,
   LOOM_RETURN_IF_ERROR(loom__grad_reshape(ctx, dys[0], counts, rank, &g));
   loom_status_t s = loom_ok_status();
   // Reverse the dimensions with negative strides (one StridedSlice).
-  int64_t zeros[LOOM_MAX_RANK] = {0}, steps[LOOM_MAX_RANK];
+  int64_t zeros[LOOM_MAX_SHAPE_RANK] = {0}, steps[LOOM_MAX_SHAPE_RANK];
   bool reverse = false;
   for (int32_t d = 0; d < rank; ++d) {
     steps[d] = dims[d].stride < 0 ? -1 : 1;
@@ -460,13 +462,14 @@ static loom_status_t strided_slice_grad(grad_ctx_t* ctx, handle_t* const* dys,
   }
   // Spread each strided dimension: [.., c, ..] -> [.., c, 1, ..] padded to
   // [.., c, |k|, ..] -> [.., c * |k|, ..].
-  int64_t extent[LOOM_MAX_RANK];
+  int64_t extent[LOOM_MAX_SHAPE_RANK];
   for (int32_t d = 0; d < rank; ++d) extent[d] = counts[d];
   for (int32_t d = 0; d < rank && !s; ++d) {
     int64_t k = dims[d].stride < 0 ? -dims[d].stride : dims[d].stride;
     if (k == 1 || counts[d] == 1) continue;
-    int64_t split[LOOM_MAX_RANK + 1],
-        before[LOOM_MAX_RANK + 1] = {0}, after[LOOM_MAX_RANK + 1] = {0};
+    int64_t split[LOOM_MAX_SHAPE_RANK + 1],
+        before[LOOM_MAX_SHAPE_RANK + 1] = {0},
+                                     after[LOOM_MAX_SHAPE_RANK + 1] = {0};
     for (int32_t j = 0, o = 0; j < rank; ++j) {
       split[o++] = extent[j];
       if (j == d) split[o++] = 1;
@@ -485,7 +488,8 @@ static loom_status_t strided_slice_grad(grad_ctx_t* ctx, handle_t* const* dys,
   }
   // Place: the first element at the lowest index taken, cut what spreading
   // put past the end, pad the rest.
-  int64_t before[LOOM_MAX_RANK], after[LOOM_MAX_RANK], keep[LOOM_MAX_RANK];
+  int64_t before[LOOM_MAX_SHAPE_RANK], after[LOOM_MAX_SHAPE_RANK],
+      keep[LOOM_MAX_SHAPE_RANK];
   bool cut = false;
   for (int32_t d = 0; d < rank; ++d) {
     int64_t k = dims[d].stride;
@@ -493,11 +497,11 @@ static loom_status_t strided_slice_grad(grad_ctx_t* ctx, handle_t* const* dys,
         k > 0 ? dims[d].start : dims[d].start + (dims[d].count - 1) * k;
     before[d] = first;
     keep[d] = extent[d];
-    if (first + extent[d] > in->dims[d]) {
-      keep[d] = in->dims[d] - first;
+    if (first + extent[d] > loom_shape_dims(in)[d]) {
+      keep[d] = loom_shape_dims(in)[d] - first;
       cut = true;
     }
-    after[d] = in->dims[d] - first - keep[d];
+    after[d] = loom_shape_dims(in)[d] - first - keep[d];
   }
   if (!s && cut) {
     handle_t* t[3] = {NULL};
@@ -531,15 +535,15 @@ static loom_status_t tile_grad(grad_ctx_t* ctx, handle_t* const* dys,
   LOOM_RETURN_IF_ERROR(need_known(ctx, in));
   LOOM_RETURN_IF_ERROR(need_known(ctx, out));
   int32_t rank = in->rank;
-  int64_t split[2 * LOOM_MAX_RANK], axes[LOOM_MAX_RANK];
+  int64_t split[2 * LOOM_MAX_SHAPE_RANK], axes[LOOM_MAX_SHAPE_RANK];
   int32_t num_axes = 0;
   for (int32_t d = 0; d < rank; ++d) {
-    if (in->dims[d] == 0) {
+    if (loom_shape_dims(in)[d] == 0) {
       return loom__grad_filled(
           ctx, loom_gradient_context_input_metadata(ctx, 0), 0.0, &dxs[0]);
     }
-    split[2 * d] = out->dims[d] / in->dims[d];
-    split[2 * d + 1] = in->dims[d];
+    split[2 * d] = loom_shape_dims(out)[d] / loom_shape_dims(in)[d];
+    split[2 * d + 1] = loom_shape_dims(in)[d];
     axes[num_axes++] = 2 * d;
   }
   handle_t* t[1] = {NULL};
@@ -565,7 +569,7 @@ static loom_status_t fill_grad(grad_ctx_t* ctx, handle_t* const* dys,
     return loom_make_status(LOOM_STATUS_UNIMPLEMENTED,
                             "Fill (gradient): the rank must be known");
   }
-  int64_t axes[LOOM_MAX_RANK];
+  int64_t axes[LOOM_MAX_SHAPE_RANK];
   for (int32_t d = 0; d < out->rank; ++d) axes[d] = d;
   return loom__grad_sum(ctx, dys[0], axes, out->rank, false, &dxs[1]);
 }
@@ -601,14 +605,15 @@ static loom_status_t gather_grad(grad_ctx_t* ctx, handle_t* const* dys,
                             "GatherV2 (gradient): bad axis or batch_dims");
   }
   int64_t b = 1, o = 1, r = 1, k = 1;
-  int64_t n = params->dims[axis];
-  for (int32_t d = 0; d < batch_dims; ++d) b *= params->dims[d];
-  for (int32_t d = (int32_t)batch_dims; d < axis; ++d) o *= params->dims[d];
+  int64_t n = loom_shape_dims(params)[axis];
+  for (int32_t d = 0; d < batch_dims; ++d) b *= loom_shape_dims(params)[d];
+  for (int32_t d = (int32_t)batch_dims; d < axis; ++d)
+    o *= loom_shape_dims(params)[d];
   for (int32_t d = (int32_t)axis + 1; d < params->rank; ++d) {
-    r *= params->dims[d];
+    r *= loom_shape_dims(params)[d];
   }
   for (int32_t d = (int32_t)batch_dims; d < indices->rank; ++d) {
-    k *= indices->dims[d];
+    k *= loom_shape_dims(indices)[d];
   }
   handle_t* t[12] = {NULL};
   // onehot [B, K, N]
@@ -643,13 +648,15 @@ static loom_status_t gather_grad(grad_ctx_t* ctx, handle_t* const* dys,
   }
   if (o == 1) {
     if (!s)
-      s = loom__grad_reshape(ctx, t[8], params->dims, params->rank, &dxs[0]);
+      s = loom__grad_reshape(ctx, t[8], loom_shape_dims(params), params->rank,
+                             &dxs[0]);
   } else {
     int64_t bnor[4] = {b, n, o, r}, perm[4] = {0, 2, 1, 3};
     if (!s) s = loom__grad_reshape(ctx, t[8], bnor, 4, &t[9]);
     if (!s) s = loom__grad_transpose(ctx, t[9], perm, 4, &t[10]);
     if (!s) {
-      s = loom__grad_reshape(ctx, t[10], params->dims, params->rank, &dxs[0]);
+      s = loom__grad_reshape(ctx, t[10], loom_shape_dims(params), params->rank,
+                             &dxs[0]);
     }
   }
   RELEASE(t);

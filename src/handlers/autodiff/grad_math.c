@@ -410,7 +410,7 @@ static loom_status_t mod_grad(grad_ctx_t* ctx, handle_t* const* dys,
 // a bit set.
 static loom_status_t reduction_axes(grad_ctx_t* ctx, int32_t rank,
                                     bool* reduced) {
-  int64_t axes[LOOM_MAX_RANK * 2];
+  int64_t axes[LOOM_MAX_SHAPE_RANK * 2];
   int32_t count = 0;
   LOOM_RETURN_IF_ERROR(loom__grad_input_ints(
       ctx, 1, axes, (int32_t)(sizeof(axes) / sizeof(axes[0])), &count));
@@ -444,21 +444,22 @@ static loom_status_t prod_grad(grad_ctx_t* ctx, handle_t* const* dys,
     return loom_make_status(LOOM_STATUS_UNIMPLEMENTED,
                             "Prod (gradient): the input's shape must be known");
   }
-  bool reduced[LOOM_MAX_RANK];
+  bool reduced[LOOM_MAX_SHAPE_RANK];
   LOOM_RETURN_IF_ERROR(reduction_axes(ctx, rank, reduced));
-  int64_t perm[LOOM_MAX_RANK], inverse[LOOM_MAX_RANK], moved[LOOM_MAX_RANK];
+  int64_t perm[LOOM_MAX_SHAPE_RANK], inverse[LOOM_MAX_SHAPE_RANK],
+      moved[LOOM_MAX_SHAPE_RANK];
   int64_t outer = 1, n = 1;
   int32_t k = 0;
   for (int32_t pass = 0; pass < 2; ++pass) {
     for (int32_t d = 0; d < rank; ++d) {
       if (reduced[d] != (pass == 1)) continue;
       perm[k] = d;
-      moved[k] = shape->dims[d];
+      moved[k] = loom_shape_dims(shape)[d];
       inverse[d] = k++;
       if (pass) {
-        n *= shape->dims[d];
+        n *= loom_shape_dims(shape)[d];
       } else {
-        outer *= shape->dims[d];
+        outer *= loom_shape_dims(shape)[d];
       }
     }
   }
@@ -538,12 +539,12 @@ static loom_status_t extremum_reduction_grad(grad_ctx_t* ctx,
                             "%s (gradient): the input's shape must be known",
                             loom_gradient_context_op_name(ctx));
   }
-  bool reduced[LOOM_MAX_RANK];
+  bool reduced[LOOM_MAX_SHAPE_RANK];
   LOOM_RETURN_IF_ERROR(reduction_axes(ctx, rank, reduced));
-  int64_t kept[LOOM_MAX_RANK], axes[LOOM_MAX_RANK];
+  int64_t kept[LOOM_MAX_SHAPE_RANK], axes[LOOM_MAX_SHAPE_RANK];
   int32_t num_axes = 0;
   for (int32_t d = 0; d < rank; ++d) {
-    kept[d] = reduced[d] ? 1 : xm->shape.dims[d];
+    kept[d] = reduced[d] ? 1 : loom_shape_dims(&xm->shape)[d];
     if (reduced[d]) axes[num_axes++] = d;
   }
   handle_t* x = loom_gradient_context_input(ctx, 0);

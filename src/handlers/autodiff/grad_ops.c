@@ -506,7 +506,7 @@ loom_status_t loom__grad_int_tensor(loom_gradient_context_t* context,
   }
   if (dtype != LOOM_DTYPE_INT64) dtype = LOOM_DTYPE_INT32;
   loom_shape_t shape;
-  LOOM_RETURN_IF_ERROR(loom_shape_initialize(&shape, dims, rank));
+  LOOM_RETURN_IF_ERROR(loom_shape_initialize_large(&shape, dims, rank));
   loom_tensor_t* tensor = NULL;
   LOOM_RETURN_IF_ERROR(loom_tensor_create_dense(loom_allocator_default(), dtype,
                                                 &shape, &tensor));

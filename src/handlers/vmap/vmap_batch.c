@@ -147,7 +147,7 @@ loom_status_t loom__vmap_move_front(loom_context_t* context,
     *out = value->value;
     return loom_ok_status();
   }
-  int64_t perm[LOOM_MAX_RANK];
+  int64_t perm[LOOM_MAX_SHAPE_RANK];
   perm[0] = value->axis;
   for (int32_t d = 0, k = 1; d <= rank; ++d) {
     if (d != value->axis) perm[k++] = d;
@@ -165,7 +165,7 @@ loom_status_t loom__vmap_move_from_front(loom_context_t* context,
     return loom_ok_status();
   }
   // Dimension d of the result is dimension perm[d] of `value`.
-  int64_t perm[LOOM_MAX_RANK];
+  int64_t perm[LOOM_MAX_SHAPE_RANK];
   for (int32_t d = 0, k = 1; d <= rank; ++d) {
     perm[d] = d == axis ? 0 : k++;
   }
@@ -193,11 +193,12 @@ loom_status_t loom__vmap_padded(loom__vmap_call_t* call, int32_t input,
     *out = front;
     return loom_ok_status();
   }
-  int64_t dims[LOOM_MAX_RANK];
+  int64_t dims[LOOM_MAX_SHAPE_RANK];
   int32_t k = 0;
   dims[k++] = call->batch_size;
   for (int32_t d = shape->rank; d < rank; ++d) dims[k++] = 1;
-  for (int32_t d = 0; d < shape->rank; ++d) dims[k++] = shape->dims[d];
+  const int64_t* in = loom_shape_dims(shape);
+  for (int32_t d = 0; d < shape->rank; ++d) dims[k++] = in[d];
   loom_status_t status = loom__vmap_reshape(call->context, front, dims, k, out);
   loom_tensor_handle_release(front);
   return status;
@@ -209,9 +210,10 @@ loom_status_t loom__vmap_broadcast(loom_context_t* context,
                                    int64_t batch_size,
                                    loom_tensor_handle_t** out) {
   *out = NULL;
-  int64_t dims[LOOM_MAX_RANK];
+  int64_t dims[LOOM_MAX_SHAPE_RANK];
   dims[0] = batch_size;
-  for (int32_t d = 0; d < shape->rank; ++d) dims[d + 1] = shape->dims[d];
+  const int64_t* in = loom_shape_dims(shape);
+  for (int32_t d = 0; d < shape->rank; ++d) dims[d + 1] = in[d];
   loom_tensor_handle_t* target = NULL;
   LOOM_RETURN_IF_ERROR(loom__vmap_int_vector(context, LOOM_DTYPE_INT32, dims,
                                              shape->rank + 1, false, &target));
@@ -381,7 +383,7 @@ loom_status_t loom__vmap_move_to(loom_context_t* context,
   }
   // Dimension d of the result is dimension perm[d] of the value; the
   // others keep their order.
-  int64_t perm[LOOM_MAX_RANK];
+  int64_t perm[LOOM_MAX_SHAPE_RANK];
   for (int32_t d = 0, k = 0; d <= rank; ++d) {
     if (k == value->axis) ++k;
     perm[d] = d == axis ? value->axis : k++;
@@ -404,13 +406,14 @@ loom_status_t loom__vmap_fold_into(loom__vmap_call_t* call, int32_t input,
       loom__vmap_move_to(call->context, &value, shape->rank, dim, &moved);
   loom_tensor_handle_release(broadcast);
   if (status) return status;
-  int64_t dims[LOOM_MAX_RANK];
-  for (int32_t d = 0; d < shape->rank; ++d) dims[d] = shape->dims[d];
+  int64_t dims[LOOM_MAX_SHAPE_RANK];
+  const int64_t* in = loom_shape_dims(shape);
+  for (int32_t d = 0; d < shape->rank; ++d) dims[d] = in[d];
   if (!loom__size_mul(dims[dim], call->batch_size, &dims[dim])) {
     status = loom__size_overflow_error(
         call->op_name, "batch_size",
         "folding %lld examples into dimension %d of size %lld (under vmap)",
-        (long long)call->batch_size, dim, (long long)shape->dims[dim]);
+        (long long)call->batch_size, dim, (long long)in[dim]);
   }
   if (!status) {
     status = loom__vmap_reshape(call->context, moved, dims, shape->rank, out);
@@ -425,16 +428,17 @@ loom_status_t loom__vmap_unfold_output(loom__vmap_call_t* call, int32_t output,
   loom_tensor_metadata_t metadata;
   LOOM_RETURN_IF_ERROR(loom__vmap_metadata(value->value, &metadata));
   const loom_shape_t* shape = &metadata.shape;
-  if (dim >= shape->rank || shape->rank + 1 > LOOM_MAX_RANK) {
+  if (dim >= shape->rank || shape->rank + 1 > LOOM_MAX_SHAPE_RANK) {
     return loom_make_status(LOOM_STATUS_INTERNAL,
                             "vmap: %s's output %d (rank %d) has no dimension "
                             "%d to split into the batch",
                             call->op_name, output, shape->rank, dim);
   }
-  int64_t dims[LOOM_MAX_RANK];
+  int64_t dims[LOOM_MAX_SHAPE_RANK];
+  const int64_t* in = loom_shape_dims(shape);
   for (int32_t d = 0, k = 0; d < shape->rank; ++d) {
     if (d == dim) dims[k++] = call->batch_size;
-    dims[k++] = d == dim ? size : shape->dims[d];
+    dims[k++] = d == dim ? size : in[d];
   }
   loom_tensor_handle_t* unfolded = NULL;
   LOOM_RETURN_IF_ERROR(loom__vmap_reshape(call->context, value->value, dims,

@@ -87,15 +87,23 @@ static int64_t batch_size_of(vmap_shared_t* shared) {
 // Tensors
 //===----------------------------------------------------------------------===//
 
-// One example's shape of a batched shape: `shape` without dimension `axis`.
-static void example_shape(const loom_shape_t* shape, int64_t axis,
-                          loom_shape_t* out) {
-  *out = *shape;
-  if (axis == LOOM_VMAP_UNBATCHED || shape->rank < 0) return;
-  out->rank = shape->rank - 1;
-  for (int32_t d = (int32_t)axis; d < out->rank; ++d) {
-    out->dims[d] = shape->dims[d + 1];
+// One example's shape of a batched shape: `shape` without dimension `axis`
+// (any rank: a batched shape of rank LOOM_MAX_RANK + 1 spills its dims, and
+// its example's do not). `out` may be `shape`. Fails only when the shape
+// pool is full.
+static loom_status_t example_shape(const loom_shape_t* shape, int64_t axis,
+                                   loom_shape_t* out) {
+  if (axis == LOOM_VMAP_UNBATCHED || shape->rank < 0) {
+    *out = *shape;
+    return loom_ok_status();
   }
+  const int64_t* in = loom_shape_dims(shape);
+  int64_t dims[LOOM_MAX_SHAPE_RANK];
+  int32_t rank = 0;
+  for (int32_t d = 0; d < shape->rank; ++d) {
+    if (d != axis) dims[rank++] = in[d];
+  }
+  return loom_shape_initialize_large(out, dims, rank);
 }
 
 // A tensor on `handler` viewing `value` (retained) batched along `axis`.
@@ -113,10 +121,14 @@ static loom_status_t wrap(loom_op_handler_t* handler,
     loom_status_t status = loom_tensor_handle_metadata(value, &metadata);
     known = !status;
     loom_status_free(status);
-    if (known) example_shape(&metadata.shape, axis, &metadata.shape);
   }
-  loom_status_t status = loom_tensor_handle_create_representation(
-      handler, known ? &metadata : NULL, tensor, out);
+  loom_status_t status =
+      known ? example_shape(&metadata.shape, axis, &metadata.shape)
+            : loom_ok_status();
+  if (!status) {
+    status = loom_tensor_handle_create_representation(
+        handler, known ? &metadata : NULL, tensor, out);
+  }
   if (status) {
     loom_allocator_free(base->allocator, tensor);
     return status;
@@ -154,8 +166,7 @@ static loom_status_t vmap_tensor_metadata(loom_op_handler_t* handler,
   (void)handler;
   loom__vmap_value_t* tensor = loom_tensor_handle_representation(handle);
   LOOM_RETURN_IF_ERROR(loom_tensor_handle_wait_metadata(tensor->value, out));
-  example_shape(&out->shape, tensor->axis, &out->shape);
-  return loom_ok_status();
+  return example_shape(&out->shape, tensor->axis, &out->shape);
 }
 
 // Only an unbatched tensor has a value of its own.
@@ -303,8 +314,8 @@ static loom_status_t batch(loom_op_handler_t* handler,
   for (int32_t i = 0; i < n && !status; ++i) {
     status = loom__vmap_metadata(values[i].value, &input_metadata[i]);
     if (!status) {
-      example_shape(&input_metadata[i].shape, values[i].axis,
-                    &input_metadata[i].shape);
+      status = example_shape(&input_metadata[i].shape, values[i].axis,
+                             &input_metadata[i].shape);
     }
   }
   loom__vmap_call_t call = {
@@ -599,7 +610,7 @@ loom_status_t loom_vmap_in(loom_op_handler_t* vmap,
                               "or an axis in [0, %d))",
                               kFunction, (long long)in_axis, rank, rank);
     }
-    int64_t size = metadata.shape.dims[in_axis];
+    int64_t size = loom_shape_dims(&metadata.shape)[in_axis];
     pthread_mutex_lock(&shared->mutex);
     if (shared->batch_size == LOOM_VMAP_BATCH_SIZE_UNKNOWN) {
       shared->batch_size = size;

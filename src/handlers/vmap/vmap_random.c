@@ -58,12 +58,12 @@ loom_status_t loom__vmap_rule_random_different(loom__vmap_call_t* call,
         "first",
         call->op_name);
   }
-  int64_t dims[LOOM_MAX_RANK];
+  int64_t dims[LOOM_MAX_SHAPE_RANK];
   int32_t count = 0;
   dims[0] = call->batch_size;
   LOOM_RETURN_IF_ERROR(loom__vmap_read_ints(call->context,
                                             call->inputs[0].value, dims + 1,
-                                            LOOM_MAX_RANK - 1, &count));
+                                            LOOM_MAX_SHAPE_RANK - 1, &count));
   loom__handle_vector_t inputs;
   loom__handle_vector_initialize(&inputs);
   loom_allocator_t allocator = loom_allocator_default();

@@ -80,10 +80,10 @@ static loom_status_t rule_axes_input(loom__vmap_call_t* call,
     *out_fallback = true;
     return loom_ok_status();
   }
-  int64_t axes[LOOM_MAX_RANK];
+  int64_t axes[LOOM_MAX_SHAPE_RANK];
   int32_t count = 0;
   LOOM_RETURN_IF_ERROR(loom__vmap_read_ints(
-      call->context, call->inputs[1].value, axes, LOOM_MAX_RANK, &count));
+      call->context, call->inputs[1].value, axes, LOOM_MAX_SHAPE_RANK, &count));
   int32_t rank = call->input_metadata[0].shape.rank;
   for (int32_t j = 0; j < count; ++j) {
     LOOM_RETURN_IF_ERROR(loom__vmap_shift_axis(call, &axes[j], rank));
@@ -103,18 +103,20 @@ static loom_status_t rule_select(loom__vmap_call_t* call, bool* out_fallback) {
   const loom_shape_t* condition = &call->input_metadata[0].shape;
   const loom_shape_t* t = &call->input_metadata[1].shape;
   int32_t rank = t->rank;
-  bool vector =
-      condition->rank == 1 && rank >= 1 && condition->dims[0] == t->dims[0];
+  bool vector = condition->rank == 1 && rank >= 1 &&
+                loom_shape_dims(condition)[0] == loom_shape_dims(t)[0];
   if (!loom_shape_equal(t, &call->input_metadata[2].shape) ||
-      rank + 1 > LOOM_MAX_RANK ||
+      rank + 1 > LOOM_MAX_SHAPE_RANK ||
       !(vector || condition->rank == 0 || loom_shape_equal(condition, t))) {
     *out_fallback = true;  // the op's own error
     return loom_ok_status();
   }
-  int64_t dims[LOOM_MAX_RANK];
+  int64_t dims[LOOM_MAX_SHAPE_RANK];
   int32_t k = 0;
   if (loom__vmap_batched(call, 0)) dims[k++] = call->batch_size;
-  for (int32_t d = 0; d < condition->rank; ++d) dims[k++] = condition->dims[d];
+  for (int32_t d = 0; d < condition->rank; ++d) {
+    dims[k++] = loom_shape_dims(condition)[d];
+  }
   for (int32_t d = condition->rank; d < rank; ++d) dims[k++] = 1;
   loom_tensor_handle_t* inputs[3] = {NULL, NULL, NULL};
   loom_tensor_handle_t* front = NULL;
@@ -257,11 +259,12 @@ static loom_status_t rule_bias_add(loom__vmap_call_t* call,
   const loom_shape_t* shape = &call->input_metadata[0].shape;
   int32_t rank = shape->rank;
   int32_t channel = nchw ? 1 : rank - 1;
-  int64_t dims[LOOM_MAX_RANK];
+  int64_t dims[LOOM_MAX_SHAPE_RANK];
   int32_t k = 0;
   if (loom__vmap_batched(call, 1)) dims[k++] = call->batch_size;
   for (int32_t d = 0; d < rank; ++d) {
-    dims[k++] = d == channel ? call->input_metadata[1].shape.dims[0] : 1;
+    dims[k++] =
+        d == channel ? loom_shape_dims(&call->input_metadata[1].shape)[0] : 1;
   }
   loom_tensor_handle_t* bias = NULL;
   LOOM_RETURN_IF_ERROR(loom__vmap_padded(call, 1, 0, &bias));
@@ -286,11 +289,13 @@ static loom_status_t rule_shape(loom__vmap_call_t* call, bool* out_fallback) {
   if (loom_op_attrs_get(call->attrs, "out_type", &value)) {
     dtype = value.u.dtype;
   }
-  int64_t values[LOOM_MAX_RANK];
+  int64_t values[LOOM_MAX_SHAPE_RANK];
   int32_t count = 1;
   bool scalar = true;
   if (strcmp(call->op_name, "Shape") == 0) {
-    for (int32_t d = 0; d < shape->rank; ++d) values[d] = shape->dims[d];
+    for (int32_t d = 0; d < shape->rank; ++d) {
+      values[d] = loom_shape_dims(shape)[d];
+    }
     count = shape->rank;
     scalar = false;
   } else if (strcmp(call->op_name, "Size") == 0) {
@@ -315,7 +320,7 @@ static loom_status_t rule_bias_add_grad(loom__vmap_call_t* call,
   }
   int32_t rank = call->input_metadata[0].shape.rank;
   int32_t channel = nchw ? 1 : rank - 1;
-  int64_t axes[LOOM_MAX_RANK];
+  int64_t axes[LOOM_MAX_SHAPE_RANK];
   int32_t count = 0;
   for (int32_t d = 0; d < rank; ++d) {
     if (d != channel) axes[count++] = d + 1;

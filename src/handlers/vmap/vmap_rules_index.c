@@ -9,12 +9,13 @@
 #include "tensor/checked_size.h"
 
 // Whether the index input `input` can gain the batch index: int32 or
-// int64, rank >= 1 per example, a depth q with q + 1 <= LOOM_MAX_RANK.
+// int64, rank >= 1 per example, a depth q with q + 1 <= LOOM_MAX_SHAPE_RANK.
 static bool indices_supported(const loom__vmap_call_t* call, int32_t input) {
   const loom_tensor_metadata_t* metadata = &call->input_metadata[input];
   return (metadata->dtype == LOOM_DTYPE_INT32 ||
           metadata->dtype == LOOM_DTYPE_INT64) &&
-         metadata->shape.rank >= 1 && metadata->shape.rank < LOOM_MAX_RANK;
+         metadata->shape.rank >= 1 &&
+         metadata->shape.rank < LOOM_MAX_SHAPE_RANK;
 }
 
 // Index input `input` ([..., q] per example, broadcast when unbatched) as
@@ -26,9 +27,10 @@ static loom_status_t batched_indices(loom__vmap_call_t* call, int32_t input,
   const loom_shape_t* shape = &metadata->shape;
   int32_t rank = shape->rank;
   // The example numbers: [B, ..., 1].
-  int64_t dims[LOOM_MAX_RANK];
+  int64_t dims[LOOM_MAX_SHAPE_RANK];
   dims[0] = call->batch_size;
-  for (int32_t d = 0; d + 1 < rank; ++d) dims[d + 1] = shape->dims[d];
+  for (int32_t d = 0; d + 1 < rank; ++d)
+    dims[d + 1] = loom_shape_dims(shape)[d];
   dims[rank] = 1;
   int64_t per_example = 1, count = 0, bytes = 0;
   if (!loom__size_product(dims + 1, rank - 1, &per_example) ||
@@ -71,11 +73,11 @@ loom_status_t loom__vmap_rule_gather_nd(loom__vmap_call_t* call,
   const loom_shape_t* params = &call->input_metadata[0].shape;
   const loom_shape_t* indices = &call->input_metadata[1].shape;
   if (!indices_supported(call, 1) ||
-      indices->dims[indices->rank - 1] > params->rank) {
+      loom_shape_dims(indices)[indices->rank - 1] > params->rank) {
     *out_fallback = true;  // the op's own error, or int16 indices
     return loom_ok_status();
   }
-  int64_t depth = indices->dims[indices->rank - 1];
+  int64_t depth = loom_shape_dims(indices)[indices->rank - 1];
   loom_tensor_handle_t* inputs[2] = {NULL, NULL};
   if (!loom__vmap_batched(call, 1)) {
     LOOM_RETURN_IF_ERROR(loom__vmap_move_to(call->context, &call->inputs[0],
@@ -116,10 +118,10 @@ loom_status_t loom__vmap_rule_scatter_nd(loom__vmap_call_t* call,
     if (i == index_input) {
       status = batched_indices(call, i, &inputs[i]);
     } else if (scatter && i == 2) {
-      int64_t dims[LOOM_MAX_RANK];
+      int64_t dims[LOOM_MAX_SHAPE_RANK];
       int32_t count = 0;
       status = loom__vmap_read_ints(call->context, call->inputs[2].value,
-                                    dims + 1, LOOM_MAX_RANK - 1, &count);
+                                    dims + 1, LOOM_MAX_SHAPE_RANK - 1, &count);
       dims[0] = call->batch_size;
       if (!status) {
         status =

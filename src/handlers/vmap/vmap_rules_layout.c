@@ -15,11 +15,11 @@ loom_status_t loom__vmap_rule_reshape(loom__vmap_call_t* call,
   if (!loom__vmap_require_unbatched(call, 1u, out_fallback)) {
     return loom_ok_status();
   }
-  int64_t dims[LOOM_MAX_RANK + 1];
+  int64_t dims[LOOM_MAX_SHAPE_RANK + 1];
   int32_t count = 0;
   LOOM_RETURN_IF_ERROR(loom__vmap_read_ints(call->context,
                                             call->inputs[1].value, dims + 1,
-                                            LOOM_MAX_RANK - 1, &count));
+                                            LOOM_MAX_SHAPE_RANK - 1, &count));
   int64_t elements = loom_shape_num_elements(&call->input_metadata[0].shape);
   int64_t known = 1;
   int32_t unknown = -1;
@@ -52,11 +52,11 @@ loom_status_t loom__vmap_rule_transpose(loom__vmap_call_t* call,
   if (!loom__vmap_require_unbatched(call, 1u, out_fallback)) {
     return loom_ok_status();
   }
-  int64_t perm[LOOM_MAX_RANK];
+  int64_t perm[LOOM_MAX_SHAPE_RANK];
   int32_t count = 0;
   LOOM_RETURN_IF_ERROR(loom__vmap_read_ints(call->context,
                                             call->inputs[1].value, perm + 1,
-                                            LOOM_MAX_RANK - 1, &count));
+                                            LOOM_MAX_SHAPE_RANK - 1, &count));
   perm[0] = 0;
   for (int32_t j = 1; j <= count; ++j) perm[j] += 1;
   loom_tensor_handle_t* inputs[2] = {NULL, NULL};
@@ -91,12 +91,12 @@ loom_status_t loom__vmap_rule_squeeze(loom__vmap_call_t* call,
                                       bool* out_fallback) {
   (void)out_fallback;
   const loom_shape_t* shape = &call->input_metadata[0].shape;
-  int64_t axes[LOOM_MAX_RANK];
+  int64_t axes[LOOM_MAX_SHAPE_RANK];
   int32_t count = 0;
   loom_attr_value_t value;
   if (loom_op_attrs_get(call->attrs, "squeeze_dims", &value) &&
       value.count > 0) {
-    if (value.count > LOOM_MAX_RANK) {
+    if (value.count > LOOM_MAX_SHAPE_RANK) {
       return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                               "Squeeze: %d squeeze_dims", (int)value.count);
     }
@@ -108,7 +108,7 @@ loom_status_t loom__vmap_rule_squeeze(loom__vmap_call_t* call,
     }
   } else {
     for (int32_t d = 0; d < shape->rank; ++d) {
-      if (shape->dims[d] == 1) axes[count++] = d + 1;
+      if (loom_shape_dims(shape)[d] == 1) axes[count++] = d + 1;
     }
   }
   loom_tensor_handle_t* inputs[1] = {NULL};
@@ -189,14 +189,14 @@ loom_status_t loom__vmap_rule_slice(loom__vmap_call_t* call,
   if (!loom__vmap_require_unbatched(call, 1u, out_fallback)) {
     return loom_ok_status();
   }
-  int64_t begin[LOOM_MAX_RANK], size[LOOM_MAX_RANK];
+  int64_t begin[LOOM_MAX_SHAPE_RANK], size[LOOM_MAX_SHAPE_RANK];
   int32_t count = 0, count_size = 0;
   LOOM_RETURN_IF_ERROR(loom__vmap_read_ints(call->context,
                                             call->inputs[1].value, begin + 1,
-                                            LOOM_MAX_RANK - 1, &count));
-  LOOM_RETURN_IF_ERROR(loom__vmap_read_ints(call->context,
-                                            call->inputs[2].value, size + 1,
-                                            LOOM_MAX_RANK - 1, &count_size));
+                                            LOOM_MAX_SHAPE_RANK - 1, &count));
+  LOOM_RETURN_IF_ERROR(
+      loom__vmap_read_ints(call->context, call->inputs[2].value, size + 1,
+                           LOOM_MAX_SHAPE_RANK - 1, &count_size));
   begin[0] = 0;
   size[0] = -1;
   loom_tensor_handle_t* inputs[3] = {NULL, NULL, NULL};
@@ -220,11 +220,11 @@ loom_status_t loom__vmap_rule_tile(loom__vmap_call_t* call,
   if (!loom__vmap_require_unbatched(call, 1u, out_fallback)) {
     return loom_ok_status();
   }
-  int64_t multiples[LOOM_MAX_RANK];
+  int64_t multiples[LOOM_MAX_SHAPE_RANK];
   int32_t count = 0;
   LOOM_RETURN_IF_ERROR(
       loom__vmap_read_ints(call->context, call->inputs[1].value, multiples + 1,
-                           LOOM_MAX_RANK - 1, &count));
+                           LOOM_MAX_SHAPE_RANK - 1, &count));
   multiples[0] = 1;
   loom_tensor_handle_t* inputs[2] = {NULL, NULL};
   LOOM_RETURN_IF_ERROR(
@@ -239,11 +239,11 @@ loom_status_t loom__vmap_rule_broadcast_to(loom__vmap_call_t* call,
   if (!loom__vmap_require_unbatched(call, 1u, out_fallback)) {
     return loom_ok_status();
   }
-  int64_t dims[LOOM_MAX_RANK];
+  int64_t dims[LOOM_MAX_SHAPE_RANK];
   int32_t count = 0;
   LOOM_RETURN_IF_ERROR(loom__vmap_read_ints(call->context,
                                             call->inputs[1].value, dims + 1,
-                                            LOOM_MAX_RANK - 1, &count));
+                                            LOOM_MAX_SHAPE_RANK - 1, &count));
   dims[0] = call->batch_size;
   loom_tensor_handle_t* inputs[2] = {NULL, NULL};
   loom_status_t status =
@@ -265,13 +265,13 @@ loom_status_t loom__vmap_rule_fill(loom__vmap_call_t* call,
   if (!loom__vmap_require_unbatched(call, 2u, out_fallback)) {
     return loom_ok_status();
   }
-  int64_t dims[LOOM_MAX_RANK];
+  int64_t dims[LOOM_MAX_SHAPE_RANK];
   int32_t count = 0;
   LOOM_RETURN_IF_ERROR(loom__vmap_read_ints(call->context,
                                             call->inputs[0].value, dims + 1,
-                                            LOOM_MAX_RANK - 1, &count));
+                                            LOOM_MAX_SHAPE_RANK - 1, &count));
   dims[0] = call->batch_size;
-  int64_t ones[LOOM_MAX_RANK];
+  int64_t ones[LOOM_MAX_SHAPE_RANK];
   ones[0] = call->batch_size;
   for (int32_t d = 1; d <= count; ++d) ones[d] = 1;
   loom_tensor_handle_t* front = NULL;
@@ -308,14 +308,14 @@ loom_status_t loom__vmap_rule_strided_slice(loom__vmap_call_t* call,
   if (!loom__vmap_require_unbatched(call, 1u, out_fallback)) {
     return loom_ok_status();
   }
-  int64_t spec[3][LOOM_MAX_RANK + 1];
+  int64_t spec[3][LOOM_MAX_SHAPE_RANK + 1];
   int32_t count = 0;
   static const int64_t kFirst[3] = {0, 0, 1};
   for (int32_t i = 0; i < 3; ++i) {
     int32_t n = 0;
-    LOOM_RETURN_IF_ERROR(loom__vmap_read_ints(call->context,
-                                              call->inputs[i + 1].value,
-                                              spec[i] + 1, LOOM_MAX_RANK, &n));
+    LOOM_RETURN_IF_ERROR(
+        loom__vmap_read_ints(call->context, call->inputs[i + 1].value,
+                             spec[i] + 1, LOOM_MAX_SHAPE_RANK, &n));
     if (i > 0 && n != count) {
       return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                               "StridedSlice: begin, end and strides have %d, "
@@ -325,7 +325,7 @@ loom_status_t loom__vmap_rule_strided_slice(loom__vmap_call_t* call,
     count = n;
     spec[i][0] = kFirst[i];
   }
-  if (count + 1 > LOOM_MAX_RANK) {
+  if (count + 1 > LOOM_MAX_SHAPE_RANK) {
     *out_fallback = true;
     return loom_ok_status();
   }
@@ -360,11 +360,11 @@ loom_status_t loom__vmap_rule_pad(loom__vmap_call_t* call, bool* out_fallback) {
   if (!loom__vmap_require_unbatched(call, 1u, out_fallback)) {
     return loom_ok_status();
   }
-  int64_t paddings[2 * LOOM_MAX_RANK];
+  int64_t paddings[2 * LOOM_MAX_SHAPE_RANK];
   int32_t count = 0;
-  LOOM_RETURN_IF_ERROR(loom__vmap_read_ints(call->context,
-                                            call->inputs[1].value, paddings + 2,
-                                            2 * (LOOM_MAX_RANK - 1), &count));
+  LOOM_RETURN_IF_ERROR(
+      loom__vmap_read_ints(call->context, call->inputs[1].value, paddings + 2,
+                           2 * (LOOM_MAX_SHAPE_RANK - 1), &count));
   paddings[0] = paddings[1] = 0;
   int64_t dims[2] = {count / 2 + 1, 2};
   loom_tensor_handle_t* inputs[3] = {NULL, NULL, NULL};

@@ -46,10 +46,10 @@ static loom_status_t fold_rows(loom__vmap_call_t* call, uint32_t rows,
     if ((rows >> i) & 1u) {
       status = loom__vmap_fold_into(call, i, 0, &handles[i]);
     } else if (i == sizes) {
-      int64_t values[LOOM_MAX_RANK];
+      int64_t values[LOOM_MAX_SHAPE_RANK];
       int32_t count = 0;
       status = loom__vmap_read_ints(call->context, call->inputs[i].value,
-                                    values, LOOM_MAX_RANK, &count);
+                                    values, LOOM_MAX_SHAPE_RANK, &count);
       if (!status && count < 1) {
         status = loom_make_status(
             LOOM_STATUS_INVALID_ARGUMENT,
@@ -260,7 +260,7 @@ loom_status_t loom__vmap_rule_l2_loss(loom__vmap_call_t* call,
     return loom_ok_status();
   }
   int32_t rank = call->input_metadata[0].shape.rank;
-  int64_t axes[LOOM_MAX_RANK];
+  int64_t axes[LOOM_MAX_SHAPE_RANK];
   for (int32_t d = 0; d < rank; ++d) axes[d] = d + 1;
   loom_tensor_handle_t* handles[4] = {NULL, NULL, NULL, NULL};
   loom_context_t* context = call->context;
