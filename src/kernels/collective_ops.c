@@ -343,43 +343,28 @@ static const loom__builtin_op_t kOps[] = {
      .attrs = {"T: type", "num_components: int >= 1"}},
 };
 
+// Every collective takes the same dtypes and keeps its group and instance
+// keys in host memory.
+#define COLLECTIVE_KERNEL(op, compute_fn, extra_host_input)               \
+  {.op_name = op,                                                         \
+   .compute = compute_fn,                                                 \
+   .type_attr = "T",                                                      \
+   .types = {LOOM_DTYPE_FLOAT, LOOM_DTYPE_DOUBLE, LOOM_DTYPE_INT32,        \
+             LOOM_DTYPE_INT64},                                           \
+   .host_memory = {"group_size", "group_key", "instance_key",             \
+                   extra_host_input}}
+
 static const loom__builtin_kernel_t kKernels[] = {
-    {.op_name = "CollectiveReduceV2",
-     .compute = collective_reduce_compute,
-     .type_attr = "T",
-     .types = {LOOM_DTYPE_FLOAT, LOOM_DTYPE_DOUBLE, LOOM_DTYPE_INT32,
-               LOOM_DTYPE_INT64},
-     .host_memory = {"group_size", "group_key", "instance_key"}},
-    {.op_name = "CollectiveGatherV2",
-     .compute = collective_gather_compute,
-     .type_attr = "T",
-     .types = {LOOM_DTYPE_FLOAT, LOOM_DTYPE_DOUBLE, LOOM_DTYPE_INT32,
-               LOOM_DTYPE_INT64},
-     .host_memory = {"group_size", "group_key", "instance_key"}},
-    {.op_name = "CollectiveReduceScatterV2",
-     .compute = collective_reduce_scatter_compute,
-     .type_attr = "T",
-     .types = {LOOM_DTYPE_FLOAT, LOOM_DTYPE_DOUBLE, LOOM_DTYPE_INT32,
-               LOOM_DTYPE_INT64},
-     .host_memory = {"group_size", "group_key", "instance_key"}},
-    {.op_name = "CollectiveAllToAllV2",
-     .compute = collective_all_to_all_compute,
-     .type_attr = "T",
-     .types = {LOOM_DTYPE_FLOAT, LOOM_DTYPE_DOUBLE, LOOM_DTYPE_INT32,
-               LOOM_DTYPE_INT64},
-     .host_memory = {"group_size", "group_key", "instance_key"}},
-    {.op_name = "CollectiveBcastSendV2",
-     .compute = collective_bcast_send_compute,
-     .type_attr = "T",
-     .types = {LOOM_DTYPE_FLOAT, LOOM_DTYPE_DOUBLE, LOOM_DTYPE_INT32,
-               LOOM_DTYPE_INT64},
-     .host_memory = {"group_size", "group_key", "instance_key"}},
-    {.op_name = "CollectiveBcastRecvV2",
-     .compute = collective_bcast_recv_compute,
-     .type_attr = "T",
-     .types = {LOOM_DTYPE_FLOAT, LOOM_DTYPE_DOUBLE, LOOM_DTYPE_INT32,
-               LOOM_DTYPE_INT64},
-     .host_memory = {"group_size", "group_key", "instance_key", "shape"}},
+    COLLECTIVE_KERNEL("CollectiveReduceV2", collective_reduce_compute, NULL),
+    COLLECTIVE_KERNEL("CollectiveGatherV2", collective_gather_compute, NULL),
+    COLLECTIVE_KERNEL("CollectiveReduceScatterV2",
+                      collective_reduce_scatter_compute, NULL),
+    COLLECTIVE_KERNEL("CollectiveAllToAllV2", collective_all_to_all_compute,
+                      NULL),
+    COLLECTIVE_KERNEL("CollectiveBcastSendV2", collective_bcast_send_compute,
+                      NULL),
+    COLLECTIVE_KERNEL("CollectiveBcastRecvV2", collective_bcast_recv_compute,
+                      "shape"),
 };
 
 loom_status_t loom__register_collective_ops(void) {
