@@ -31,20 +31,22 @@ endfunction()
 #   exported), so calls inside the library bind locally;
 # - -fno-semantic-interposition: an exported function may be inlined into
 #   its callers inside the library (nobody may interpose it);
-# - TLS descriptors (-mtls-dialect=gnu2, GCC): a thread-local costs a
-#   load and a short call instead of __tls_get_addr, and the library can
-#   still be dlopen'ed (a Python extension loads it so), which
-#   initial-exec TLS cannot promise.
+# - initial-exec thread-locals (-ftls-model=initial-exec): a thread-local
+#   costs one load from the thread pointer instead of a call. The library
+#   keeps its thread-locals to a few hundred bytes (bigger per-thread state
+#   lives on the heap), so that they fit the static TLS space glibc keeps
+#   for libraries loaded later: the library can still be dlopen'ed (a
+#   Python extension loads it so; test_dlopen checks it).
 include(CheckCCompilerFlag)
 check_c_compiler_flag(-fno-semantic-interposition
   LOOM_HAVE_NO_SEMANTIC_INTERPOSITION)
-check_c_compiler_flag(-mtls-dialect=gnu2 LOOM_HAVE_TLS_DESCRIPTORS)
+check_c_compiler_flag(-ftls-model=initial-exec LOOM_HAVE_INITIAL_EXEC_TLS)
 set(LOOM_LIBRARY_FLAGS)
 if(LOOM_HAVE_NO_SEMANTIC_INTERPOSITION)
   list(APPEND LOOM_LIBRARY_FLAGS -fno-semantic-interposition)
 endif()
-if(LOOM_HAVE_TLS_DESCRIPTORS)
-  list(APPEND LOOM_LIBRARY_FLAGS -mtls-dialect=gnu2)
+if(LOOM_HAVE_INITIAL_EXEC_TLS)
+  list(APPEND LOOM_LIBRARY_FLAGS -ftls-model=initial-exec)
 endif()
 
 # Applies the library's flags to one of its object libraries.

@@ -47,11 +47,8 @@ typedef struct loom__thread_cache_t {
 } loom__thread_cache_t;
 
 // The calling thread's cache; NULL until its first allocation through the
-// cache, and always when the cache is off. The default TLS model (a TLS
-// descriptor call, see LoomCompilerOptions.cmake), not initial-exec: one
-// initial-exec variable marks the library's whole TLS block (tens of KB)
-// as static, and dlopen, which is how Python loads it, then fails with
-// "cannot allocate memory in static TLS block".
+// cache, and always when the cache is off. Initial-exec, like all of the
+// library's thread-locals (see LoomCompilerOptions.cmake).
 extern _Thread_local loom__thread_cache_t* loom__t_cache;
 // Size class of each 16-byte granule count, [0, kLoomCacheMaxSize / 16].
 extern uint8_t loom__cache_class_of_granule[kLoomCacheMaxSize / 16 + 1];

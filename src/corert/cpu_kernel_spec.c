@@ -6,7 +6,9 @@
 // Lookups are lock-free: specs are published by a release store of the
 // count and never change afterwards. Adding one takes the op's mutex.
 
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/small_vector.h"
@@ -288,8 +290,15 @@ typedef struct shape_memo_t {
 } shape_memo_t;
 // A per-thread cache (the thread runs ops of any runtime): its keys, the
 // serials, are unique in the process so that one runtime's spec never
-// matches another's.
-static _Thread_local shape_memo_t t_memo[kMemoSlots];
+// matches another's. Its ~30 KB live on the heap, allocated at a thread's
+// first op and freed when the thread exits: the library's thread-locals
+// stay a few hundred bytes, which lets them use the initial-exec model
+// (see LoomCompilerOptions.cmake) and still fit the static TLS space that
+// dlopen has left.
+static _Thread_local shape_memo_t* t_memo;
+static pthread_key_t g_memo_key;
+static bool g_have_memo_key;
+static pthread_once_t g_memo_key_once = PTHREAD_ONCE_INIT;
 static _Atomic uint64_t g_next_serial = 1;
 
 uint64_t loom__cpu_spec_next_serial(void) {
@@ -330,14 +339,37 @@ static void memo_key(const cpu_kernel_spec_t* spec,
   key->hash = hash | 1;
 }
 
+static void create_memo_key(void) {
+  // Without the key (out of keys), memos are not made: ops still run.
+  g_have_memo_key = pthread_key_create(&g_memo_key, free) == 0;
+}
+
+// The calling thread's memo, made on first use; NULL if it cannot be (the
+// op then runs its shape function).
+static shape_memo_t* thread_memo(void) {
+  shape_memo_t* memo = t_memo;
+  if (memo) return memo;
+  pthread_once(&g_memo_key_once, create_memo_key);
+  if (!g_have_memo_key) return NULL;
+  memo = calloc(kMemoSlots, sizeof(shape_memo_t));
+  if (!memo) return NULL;
+  if (pthread_setspecific(g_memo_key, memo) != 0) {
+    free(memo);
+    return NULL;
+  }
+  t_memo = memo;
+  return memo;
+}
+
 static shape_memo_t* memo_slot(uint64_t hash) {
-  return &t_memo[(hash >> 32) % kMemoSlots];
+  shape_memo_t* memo = thread_memo();
+  return memo ? &memo[(hash >> 32) % kMemoSlots] : NULL;
 }
 
 static bool memo_find(const cpu_kernel_spec_t* spec, const memo_key_t* key,
                       loom_tensor_metadata_t* results, bool* out_known) {
   const shape_memo_t* memo = memo_slot(key->hash);
-  if (memo->serial != spec->serial || memo->hash != key->hash ||
+  if (!memo || memo->serial != spec->serial || memo->hash != key->hash ||
       memo->num_input_dims != key->num_dims) {
     return false;
   }
@@ -369,6 +401,7 @@ static void memo_store(const cpu_kernel_spec_t* spec, const memo_key_t* key,
   }
   if (n > kMemoDims) return;
   shape_memo_t* memo = memo_slot(key->hash);
+  if (!memo) return;
   memo->serial = spec->serial;
   memo->hash = key->hash;
   memo->num_input_dims = key->num_dims;
