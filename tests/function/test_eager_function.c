@@ -44,107 +44,16 @@ static int teardown(void** state) {
   return 0;
 }
 
-static loom_tensor_handle_t* tensor_of(loom_context_t* context,
-                                       loom_dtype_t dtype, const float* values,
-                                       int32_t rank, const int64_t* dims) {
-  loom_shape_t shape;
-  LOOM_ASSERT_OK(loom_shape_initialize(&shape, dims, rank));
-  loom_tensor_t* tensor = NULL;
-  LOOM_ASSERT_OK(loom_tensor_create_dense(loom_allocator_system(), dtype,
-                                          &shape, &tensor));
-  int64_t n = loom_tensor_num_elements(tensor);
-  for (int64_t i = 0; i < n; ++i) {
-    if (dtype == LOOM_DTYPE_DOUBLE) {
-      ((double*)loom_tensor_data(tensor))[i] = values[i];
-    } else if (dtype == LOOM_DTYPE_INT32) {
-      ((int32_t*)loom_tensor_data(tensor))[i] = (int32_t)values[i];
-    } else {
-      ((float*)loom_tensor_data(tensor))[i] = values[i];
-    }
-  }
-  loom_tensor_handle_t* handle = NULL;
-  LOOM_ASSERT_OK(loom_context_new_handle(context, tensor, &handle));
-  loom_tensor_release(tensor);
-  return handle;
-}
-
 static loom_tensor_handle_t* vector(loom_context_t* context,
                                     const float* values) {
   int64_t three = 3;
-  return tensor_of(context, LOOM_DTYPE_FLOAT, values, 1, &three);
-}
-
-static void expect_values(loom_context_t* context, loom_tensor_handle_t* handle,
-                          const float* expected, int64_t count) {
-  assert_non_null(handle);
-  loom_tensor_t* tensor = NULL;
-  LOOM_ASSERT_OK(loom_context_resolve(context, handle, &tensor));
-  assert_int_equal(loom_tensor_num_elements(tensor), count);
-  for (int64_t i = 0; i < count; ++i) {
-    double actual = loom_tensor_dtype(tensor) == LOOM_DTYPE_DOUBLE
-                        ? ((const double*)loom_tensor_data(tensor))[i]
-                        : ((const float*)loom_tensor_data(tensor))[i];
-    assert_true(actual == expected[i]);
-  }
-  loom_tensor_release(tensor);
-}
-
-// f(x, y) = x * y + x, over float or (type_attr "T") any type T allows.
-static loom_function_t* make_f(const char* name, const char* type_attr) {
-  loom_function_builder_t* b = NULL;
-  LOOM_ASSERT_OK(
-      loom_function_builder_create(loom_allocator_system(), name, &b));
-  loom_dtype_t dtype = type_attr ? LOOM_DTYPE_INVALID : LOOM_DTYPE_FLOAT;
-  if (type_attr) {
-    LOOM_ASSERT_OK(loom_function_builder_add_attr(b, "T: {float, double}"));
-  }
-  LOOM_ASSERT_OK(
-      loom_function_builder_add_input(b, "x", dtype, type_attr, NULL));
-  LOOM_ASSERT_OK(
-      loom_function_builder_add_input(b, "y", dtype, type_attr, NULL));
-  const char* mul_inputs[] = {"x", "y"};
-  LOOM_ASSERT_OK(loom_function_builder_add_node(b, "mul", "Mul", mul_inputs, 2,
-                                                NULL, NULL));
-  const char* add_inputs[] = {"mul:z:0", "x:0"};
-  LOOM_ASSERT_OK(loom_function_builder_add_node(b, "add", "AddV2", add_inputs,
-                                                2, NULL, NULL));
-  if (type_attr) {
-    LOOM_ASSERT_OK(
-        loom_function_builder_set_node_placeholder(b, "mul", "T", "T"));
-    LOOM_ASSERT_OK(
-        loom_function_builder_set_node_placeholder(b, "add", "T", "T"));
-  }
-  LOOM_ASSERT_OK(
-      loom_function_builder_add_output(b, "r", dtype, type_attr, "add:z:0"));
-  loom_function_t* function = NULL;
-  LOOM_ASSERT_OK(loom_function_builder_finish(b, &function));
-  return function;
+  return loom_test_tensor(context, LOOM_DTYPE_FLOAT, values, 1, &three);
 }
 
 static void add_f(loom_context_t* context, const char* name) {
-  loom_function_t* function = make_f(name, NULL);
+  loom_function_t* function = loom_test_mul_add_function(name, NULL);
   LOOM_ASSERT_OK(loom_context_add_function(context, function));
   loom_function_release(function);
-}
-
-// Runs op `name` (a function or a call op) on x and y.
-static loom_status_t call2(loom_context_t* context, const char* name,
-                           const char* f, loom_tensor_handle_t* x,
-                           loom_tensor_handle_t* y,
-                           loom_tensor_handle_t** out) {
-  *out = NULL;
-  loom_eager_op_t* op = NULL;
-  LOOM_RETURN_IF_ERROR(loom_eager_op_create(context, name, &op));
-  loom_status_t status = loom_ok_status();
-  if (f) {
-    status = loom_op_attrs_set_func(loom_eager_op_attrs(op), "f", f, strlen(f));
-  }
-  if (!status && x) status = loom_eager_op_add_input(op, x);
-  if (!status && y) status = loom_eager_op_add_input(op, y);
-  int32_t count = 0;
-  if (!status) status = loom_eager_op_execute(op, out, 1, &count);
-  loom_eager_op_destroy(op);
-  return status;
 }
 
 //===----------------------------------------------------------------------===//
@@ -163,8 +72,8 @@ static void call_by_name_and_partitioned_call(void** state) {
     const char* ops[] = {"f", "PartitionedCall", "StatefulPartitionedCall"};
     for (int i = 0; i < 3; ++i) {
       loom_tensor_handle_t* r = NULL;
-      LOOM_ASSERT_OK(call2(context, ops[i], i ? "f" : NULL, x, y, &r));
-      expect_values(context, r, kF, 3);
+      LOOM_ASSERT_OK(loom_test_run2(context, ops[i], i ? "f" : NULL, x, y, &r));
+      loom_test_expect_values(context, r, kF, 3);
       loom_tensor_handle_release(r);
     }
     LOOM_ASSERT_OK(loom_context_wait(context));
@@ -201,24 +110,24 @@ static void nested_and_polymorphic_functions(void** state) {
   loom_tensor_handle_t* x = vector(g_context, kX);
   loom_tensor_handle_t* y = vector(g_context, kY);
   loom_tensor_handle_t* r = NULL;
-  LOOM_ASSERT_OK(call2(g_context, "outer", NULL, x, y, &r));
-  expect_values(g_context, r, kG, 3);
+  LOOM_ASSERT_OK(loom_test_run2(g_context, "outer", NULL, x, y, &r));
+  loom_test_expect_values(g_context, r, kG, 3);
   loom_tensor_handle_release(r);
   loom_tensor_handle_release(x);
   loom_tensor_handle_release(y);
 
   // T from the inputs, passed to the body's ops through placeholders.
-  loom_function_t* poly = make_f("poly", "T");
+  loom_function_t* poly = loom_test_mul_add_function("poly", "T");
   LOOM_ASSERT_OK(loom_context_add_function(g_context, poly));
   loom_function_release(poly);
   int64_t three = 3;
   loom_tensor_handle_t* xd =
-      tensor_of(g_context, LOOM_DTYPE_DOUBLE, kX, 1, &three);
+      loom_test_tensor(g_context, LOOM_DTYPE_DOUBLE, kX, 1, &three);
   loom_tensor_handle_t* yd =
-      tensor_of(g_context, LOOM_DTYPE_DOUBLE, kY, 1, &three);
-  LOOM_ASSERT_OK(call2(g_context, "poly", NULL, xd, yd, &r));
+      loom_test_tensor(g_context, LOOM_DTYPE_DOUBLE, kY, 1, &three);
+  LOOM_ASSERT_OK(loom_test_run2(g_context, "poly", NULL, xd, yd, &r));
   assert_int_equal(loom_tensor_handle_dtype(r), LOOM_DTYPE_DOUBLE);
-  expect_values(g_context, r, kF, 3);
+  loom_test_expect_values(g_context, r, kF, 3);
   loom_tensor_handle_release(r);
   loom_tensor_handle_release(xd);
   loom_tensor_handle_release(yd);
@@ -258,10 +167,11 @@ static void list_outputs_and_control_inputs(void** state) {
   static const float kM[4] = {1, 2, 3, 4};
   static const float kRows[2] = {4, 6};
   int64_t dims[2] = {2, 2};
-  loom_tensor_handle_t* m = tensor_of(g_context, LOOM_DTYPE_FLOAT, kM, 2, dims);
+  loom_tensor_handle_t* m =
+      loom_test_tensor(g_context, LOOM_DTYPE_FLOAT, kM, 2, dims);
   loom_tensor_handle_t* r = NULL;
-  LOOM_ASSERT_OK(call2(g_context, "rows", NULL, m, NULL, &r));
-  expect_values(g_context, r, kRows, 2);
+  LOOM_ASSERT_OK(loom_test_run2(g_context, "rows", NULL, m, NULL, &r));
+  loom_test_expect_values(g_context, r, kRows, 2);
   loom_tensor_handle_release(r);
   loom_tensor_handle_release(m);
   LOOM_ASSERT_OK(loom_context_remove_function(g_context, "rows"));
@@ -282,11 +192,11 @@ static void gradients(bool through_call, loom_tensor_handle_t** out_dx,
   LOOM_ASSERT_OK(loom_tape_watch(tape, y));
   loom_tensor_handle_t* r = NULL;
   if (through_call) {
-    LOOM_ASSERT_OK(call2(g_context, "f", NULL, x, y, &r));
+    LOOM_ASSERT_OK(loom_test_run2(g_context, "f", NULL, x, y, &r));
   } else {
     loom_tensor_handle_t* product = NULL;
-    LOOM_ASSERT_OK(call2(g_context, "Mul", NULL, x, y, &product));
-    LOOM_ASSERT_OK(call2(g_context, "AddV2", NULL, product, x, &r));
+    LOOM_ASSERT_OK(loom_test_run2(g_context, "Mul", NULL, x, y, &product));
+    LOOM_ASSERT_OK(loom_test_run2(g_context, "AddV2", NULL, product, x, &r));
     loom_tensor_handle_release(product);
   }
   LOOM_ASSERT_OK(loom_context_exit_scope(g_context));
@@ -317,10 +227,10 @@ static void a_tape_records_a_call_as_one_op(void** state) {
   gradients(true, &called[0], &called[1], &called_ops);
   assert_int_equal(eager_ops, 2);   // Mul and AddV2
   assert_int_equal(called_ops, 1);  // the call
-  expect_values(g_context, called[0], kDx, 3);
-  expect_values(g_context, called[1], kX, 3);
-  expect_values(g_context, eager[0], kDx, 3);
-  expect_values(g_context, eager[1], kX, 3);
+  loom_test_expect_values(g_context, called[0], kDx, 3);
+  loom_test_expect_values(g_context, called[1], kX, 3);
+  loom_test_expect_values(g_context, eager[0], kDx, 3);
+  loom_test_expect_values(g_context, eager[1], kX, 3);
   for (int i = 0; i < 2; ++i) {
     loom_tensor_handle_release(eager[i]);
     loom_tensor_handle_release(called[i]);
@@ -345,13 +255,13 @@ static void a_forward_accumulator_sees_the_body_of_a_call(void** state) {
   LOOM_ASSERT_OK(
       loom_forward_accumulator_watch(accumulator, x, ones, &watched));
   loom_tensor_handle_t* r = NULL;
-  LOOM_ASSERT_OK(call2(g_context, "f", NULL, watched, y, &r));
+  LOOM_ASSERT_OK(loom_test_run2(g_context, "f", NULL, watched, y, &r));
   LOOM_ASSERT_OK(loom_context_exit_scope(g_context));
   loom_tensor_handle_t* tangent = NULL;
   LOOM_ASSERT_OK(loom_forward_accumulator_jvp(accumulator, r,
                                               LOOM_UNCONNECTED_NONE, &tangent));
-  expect_values(g_context, tangent, kDx, 3);
-  expect_values(g_context, r, kF, 3);
+  loom_test_expect_values(g_context, tangent, kDx, 3);
+  loom_test_expect_values(g_context, r, kF, 3);
   loom_tensor_handle_release(tangent);
   loom_tensor_handle_release(r);
   loom_tensor_handle_release(watched);
@@ -373,21 +283,23 @@ static void call_errors(void** state) {
   loom_tensor_handle_t* y = vector(g_context, kY);
   int64_t three = 3;
   loom_tensor_handle_t* xd =
-      tensor_of(g_context, LOOM_DTYPE_DOUBLE, kX, 1, &three);
+      loom_test_tensor(g_context, LOOM_DTYPE_DOUBLE, kX, 1, &three);
   loom_tensor_handle_t* r = NULL;
-  LOOM_ASSERT_STATUS(call2(g_context, "nope", NULL, x, y, &r),
+  LOOM_ASSERT_STATUS(loom_test_run2(g_context, "nope", NULL, x, y, &r),
                      LOOM_STATUS_NOT_FOUND, "Op type not registered 'nope'");
-  LOOM_ASSERT_STATUS(call2(g_context, "PartitionedCall", "nope", x, y, &r),
-                     LOOM_STATUS_NOT_FOUND,
-                     "PartitionedCall: attr 'f': function 'nope' is not in");
-  LOOM_ASSERT_STATUS(call2(g_context, "PartitionedCall", NULL, x, y, &r),
-                     LOOM_STATUS_INVALID_ARGUMENT,
-                     "PartitionedCall: attr 'f' (the function to call) is "
-                     "not set");
-  LOOM_ASSERT_STATUS(call2(g_context, "f", NULL, x, NULL, &r),
+  LOOM_ASSERT_STATUS(
+      loom_test_run2(g_context, "PartitionedCall", "nope", x, y, &r),
+      LOOM_STATUS_NOT_FOUND,
+      "PartitionedCall: attr 'f': function 'nope' is not in");
+  LOOM_ASSERT_STATUS(
+      loom_test_run2(g_context, "PartitionedCall", NULL, x, y, &r),
+      LOOM_STATUS_INVALID_ARGUMENT,
+      "PartitionedCall: attr 'f' (the function to call) is "
+      "not set");
+  LOOM_ASSERT_STATUS(loom_test_run2(g_context, "f", NULL, x, NULL, &r),
                      LOOM_STATUS_INVALID_ARGUMENT,
                      "Op 'f' expects 2 inputs, got 1");
-  LOOM_ASSERT_STATUS(call2(g_context, "f", NULL, x, xd, &r),
+  LOOM_ASSERT_STATUS(loom_test_run2(g_context, "f", NULL, x, xd, &r),
                      LOOM_STATUS_INVALID_ARGUMENT,
                      "Op 'f': input 1 ('y') has dtype double, expected float");
   // Tout disagreeing with the function.
@@ -447,7 +359,7 @@ static void call_errors(void** state) {
   LOOM_ASSERT_OK(loom_function_builder_finish(b, &bad));
   LOOM_ASSERT_OK(loom_context_add_function(g_context, bad));
   loom_function_release(bad);
-  LOOM_ASSERT_STATUS(call2(g_context, "bad", NULL, x, NULL, &r),
+  LOOM_ASSERT_STATUS(loom_test_run2(g_context, "bad", NULL, x, NULL, &r),
                      LOOM_STATUS_INVALID_ARGUMENT,
                      "function 'bad': node 'mm' (MatMul): ");
   loom_tensor_handle_release(x);
@@ -484,20 +396,20 @@ static void errors_in_asynchronous_contexts(void** state) {
   static const float kBad[2] = {2, 7};
   static const float kPicked[2] = {0.5f, 1.5f};  // NumPy: x[[2, 0]]
   loom_tensor_handle_t* good =
-      tensor_of(context, LOOM_DTYPE_INT32, kGood, 1, &two);
+      loom_test_tensor(context, LOOM_DTYPE_INT32, kGood, 1, &two);
   loom_tensor_handle_t* bad =
-      tensor_of(context, LOOM_DTYPE_INT32, kBad, 1, &two);
+      loom_test_tensor(context, LOOM_DTYPE_INT32, kBad, 1, &two);
   loom_tensor_handle_t* r = NULL;
-  LOOM_ASSERT_OK(call2(context, "pick", NULL, x, good, &r));
-  expect_values(context, r, kPicked, 2);
+  LOOM_ASSERT_OK(loom_test_run2(context, "pick", NULL, x, good, &r));
+  loom_test_expect_values(context, r, kPicked, 2);
   loom_tensor_handle_release(r);
-  LOOM_ASSERT_OK(call2(context, "pick", NULL, x, bad, &r));
+  LOOM_ASSERT_OK(loom_test_run2(context, "pick", NULL, x, bad, &r));
   assert_non_null(r);
   LOOM_ASSERT_STATUS(loom_context_wait(context), LOOM_STATUS_INVALID_ARGUMENT,
                      "indices[1] = 7 is not in [0, 3)");
   loom_context_clear_error(context);
   loom_tensor_handle_release(r);
-  LOOM_ASSERT_STATUS(call2(context, "pick", NULL, x, x, &r),
+  LOOM_ASSERT_STATUS(loom_test_run2(context, "pick", NULL, x, x, &r),
                      LOOM_STATUS_INVALID_ARGUMENT,
                      "Op 'pick': input 1 ('i') has dtype float, expected "
                      "int32");
@@ -525,7 +437,7 @@ static void recursion_is_limited(void** state) {
   loom_function_release(forever);
   loom_tensor_handle_t* x = vector(g_context, kX);
   loom_tensor_handle_t* r = NULL;
-  LOOM_ASSERT_STATUS(call2(g_context, "forever", NULL, x, NULL, &r),
+  LOOM_ASSERT_STATUS(loom_test_run2(g_context, "forever", NULL, x, NULL, &r),
                      LOOM_STATUS_RESOURCE_EXHAUSTED,
                      "function 'forever': calls nest more than 100 deep");
   loom_tensor_handle_release(x);
@@ -634,14 +546,14 @@ static void builder_errors(void** state) {
 static void library_errors(void** state) {
   (void)state;
   // An op's name.
-  loom_function_t* function = make_f("AddV2", NULL);
+  loom_function_t* function = loom_test_mul_add_function("AddV2", NULL);
   LOOM_ASSERT_STATUS(loom_context_add_function(g_context, function),
                      LOOM_STATUS_ALREADY_EXISTS,
                      "Cannot add function 'AddV2' because an op with the "
                      "same name already exists.");
   loom_function_release(function);
   add_f(g_context, "f");
-  function = make_f("f", NULL);
+  function = loom_test_mul_add_function("f", NULL);
   LOOM_ASSERT_STATUS(loom_context_add_function(g_context, function),
                      LOOM_STATUS_ALREADY_EXISTS,
                      "Cannot add function 'f' because a different function "
@@ -658,7 +570,7 @@ static void library_errors(void** state) {
   assert_false(loom_context_has_function(g_context, "f"));
   // Even after the registries changed (making a function registers its
   // signature in a registry of its own).
-  loom_function_release(make_f("other", NULL));
+  loom_function_release(loom_test_mul_add_function("other", NULL));
   loom_tensor_handle_t* x = vector(g_context, kX);
   loom_tensor_handle_t* y = vector(g_context, kY);
   LOOM_ASSERT_OK(loom_eager_op_add_input(op, x));
@@ -666,7 +578,7 @@ static void library_errors(void** state) {
   loom_tensor_handle_t* r = NULL;
   int32_t count = 0;
   LOOM_ASSERT_OK(loom_eager_op_execute(op, &r, 1, &count));
-  expect_values(g_context, r, kF, 3);
+  loom_test_expect_values(g_context, r, kF, 3);
   loom_tensor_handle_release(r);
   loom_eager_op_destroy(op);
   loom_tensor_handle_release(x);

@@ -40,30 +40,12 @@ static int teardown(void** state) {
 }
 
 static loom_tensor_handle_t* tensor_of(const float* values, int64_t count) {
-  loom_shape_t shape;
-  LOOM_ASSERT_OK(loom_shape_initialize(&shape, &count, 1));
-  loom_tensor_t* tensor = NULL;
-  LOOM_ASSERT_OK(loom_tensor_create_dense(loom_allocator_system(),
-                                          LOOM_DTYPE_FLOAT, &shape, &tensor));
-  for (int64_t i = 0; i < count; ++i) {
-    ((float*)loom_tensor_data(tensor))[i] = values[i];
-  }
-  loom_tensor_handle_t* handle = NULL;
-  LOOM_ASSERT_OK(loom_context_new_handle(g_context, tensor, &handle));
-  loom_tensor_release(tensor);
-  return handle;
+  return loom_test_tensor(g_context, LOOM_DTYPE_FLOAT, values, 1, &count);
 }
 
 static void expect_values(loom_tensor_handle_t* handle, const float* expected,
                           int64_t count) {
-  assert_non_null(handle);
-  loom_tensor_t* tensor = NULL;
-  LOOM_ASSERT_OK(loom_context_resolve(g_context, handle, &tensor));
-  assert_int_equal(loom_tensor_num_elements(tensor), count);
-  for (int64_t i = 0; i < count; ++i) {
-    assert_true(((const float*)loom_tensor_data(tensor))[i] == expected[i]);
-  }
-  loom_tensor_release(tensor);
+  loom_test_expect_values(g_context, handle, expected, count);
 }
 
 // f(x, y) = (x + 20 y) * y, added to the context under `name`; returns it

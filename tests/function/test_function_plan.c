@@ -43,47 +43,16 @@ static int teardown(void** state) {
 
 static loom_tensor_handle_t* tensor_of(loom_dtype_t dtype, const float* values,
                                        int64_t count) {
-  loom_shape_t shape;
-  LOOM_ASSERT_OK(loom_shape_initialize(&shape, &count, 1));
-  loom_tensor_t* tensor = NULL;
-  LOOM_ASSERT_OK(loom_tensor_create_dense(loom_allocator_system(), dtype,
-                                          &shape, &tensor));
-  for (int64_t i = 0; i < count; ++i) {
-    if (dtype == LOOM_DTYPE_DOUBLE) {
-      ((double*)loom_tensor_data(tensor))[i] = values[i];
-    } else {
-      ((float*)loom_tensor_data(tensor))[i] = values[i];
-    }
-  }
-  loom_tensor_handle_t* handle = NULL;
-  LOOM_ASSERT_OK(loom_context_new_handle(g_context, tensor, &handle));
-  loom_tensor_release(tensor);
-  return handle;
+  return loom_test_tensor(g_context, dtype, values, 1, &count);
 }
 
 static loom_tensor_handle_t* scalar(float value) {
-  loom_shape_t shape;
-  LOOM_ASSERT_OK(loom_shape_initialize(&shape, NULL, 0));
-  loom_tensor_t* tensor = NULL;
-  LOOM_ASSERT_OK(loom_tensor_create_dense(loom_allocator_system(),
-                                          LOOM_DTYPE_FLOAT, &shape, &tensor));
-  *(float*)loom_tensor_data(tensor) = value;
-  loom_tensor_handle_t* handle = NULL;
-  LOOM_ASSERT_OK(loom_context_new_handle(g_context, tensor, &handle));
-  loom_tensor_release(tensor);
-  return handle;
+  return loom_test_tensor(g_context, LOOM_DTYPE_FLOAT, &value, 0, NULL);
 }
 
 static void expect_values(loom_tensor_handle_t* handle, const float* expected,
                           int64_t count) {
-  assert_non_null(handle);
-  loom_tensor_t* tensor = NULL;
-  LOOM_ASSERT_OK(loom_context_resolve(g_context, handle, &tensor));
-  assert_int_equal(loom_tensor_num_elements(tensor), count);
-  for (int64_t i = 0; i < count; ++i) {
-    assert_true(((const float*)loom_tensor_data(tensor))[i] == expected[i]);
-  }
-  loom_tensor_release(tensor);
+  loom_test_expect_values(g_context, handle, expected, count);
 }
 
 // Adds node `name` = op(a, b) to `b`.
@@ -96,19 +65,7 @@ static void add_binary(loom_function_builder_t* b, const char* name,
 
 // f(x, y) = x * y + x, added to the context; returns it (a reference).
 static loom_function_t* add_f(const char* name) {
-  loom_function_builder_t* b = NULL;
-  LOOM_ASSERT_OK(
-      loom_function_builder_create(loom_allocator_system(), name, &b));
-  LOOM_ASSERT_OK(
-      loom_function_builder_add_input(b, "x", LOOM_DTYPE_FLOAT, NULL, NULL));
-  LOOM_ASSERT_OK(
-      loom_function_builder_add_input(b, "y", LOOM_DTYPE_FLOAT, NULL, NULL));
-  add_binary(b, "mul", "Mul", "x", "y");
-  add_binary(b, "add", "AddV2", "mul:z:0", "x");
-  LOOM_ASSERT_OK(loom_function_builder_add_output(b, "r", LOOM_DTYPE_FLOAT,
-                                                  NULL, "add:z:0"));
-  loom_function_t* function = NULL;
-  LOOM_ASSERT_OK(loom_function_builder_finish(b, &function));
+  loom_function_t* function = loom_test_mul_add_function(name, NULL);
   LOOM_ASSERT_OK(loom_context_add_function(g_context, function));
   return function;
 }
@@ -116,16 +73,7 @@ static loom_function_t* add_f(const char* name) {
 static loom_status_t call2(const char* name, loom_tensor_handle_t* x,
                            loom_tensor_handle_t* y,
                            loom_tensor_handle_t** out) {
-  *out = NULL;
-  loom_eager_op_t* op = NULL;
-  LOOM_RETURN_IF_ERROR(loom_eager_op_create(g_context, name, &op));
-  loom_status_t status = loom_ok_status();
-  if (x) status = loom_eager_op_add_input(op, x);
-  if (!status && y) status = loom_eager_op_add_input(op, y);
-  int32_t count = 0;
-  if (!status) status = loom_eager_op_execute(op, out, 1, &count);
-  loom_eager_op_destroy(op);
-  return status;
+  return loom_test_run2(g_context, name, NULL, x, y, out);
 }
 
 // Runs op `name` on x and y (may be NULL) with attr dtype float when

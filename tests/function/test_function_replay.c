@@ -28,19 +28,7 @@ static const float kDx[3] = {1.25f, 5, -2};
 
 static loom_tensor_handle_t* tensor_of(const float* values, int32_t rank,
                                        const int64_t* dims) {
-  loom_shape_t shape;
-  LOOM_ASSERT_OK(loom_shape_initialize(&shape, dims, rank));
-  loom_tensor_t* tensor = NULL;
-  LOOM_ASSERT_OK(loom_tensor_create_dense(loom_allocator_system(),
-                                          LOOM_DTYPE_FLOAT, &shape, &tensor));
-  int64_t n = loom_tensor_num_elements(tensor);
-  for (int64_t i = 0; i < n; ++i) {
-    ((float*)loom_tensor_data(tensor))[i] = values[i];
-  }
-  loom_tensor_handle_t* handle = NULL;
-  LOOM_ASSERT_OK(loom_context_new_handle(g_context, tensor, &handle));
-  loom_tensor_release(tensor);
-  return handle;
+  return loom_test_tensor(g_context, LOOM_DTYPE_FLOAT, values, rank, dims);
 }
 
 static loom_tensor_handle_t* vector(const float* values) {
@@ -50,18 +38,7 @@ static loom_tensor_handle_t* vector(const float* values) {
 
 static void expect_values(loom_tensor_handle_t* handle, const float* expected,
                           int64_t count) {
-  assert_non_null(handle);
-  loom_tensor_t* tensor = NULL;
-  LOOM_ASSERT_OK(loom_context_resolve(g_context, handle, &tensor));
-  assert_int_equal(loom_tensor_num_elements(tensor), count);
-  for (int64_t i = 0; i < count; ++i) {
-    float actual = ((const float*)loom_tensor_data(tensor))[i];
-    if (actual != expected[i]) {
-      fail_msg("element %lld: %.9g, expected %.9g", (long long)i, actual,
-               expected[i]);
-    }
-  }
-  loom_tensor_release(tensor);
+  loom_test_expect_values(g_context, handle, expected, count);
 }
 
 // The values of two handles are equal.
@@ -75,23 +52,7 @@ static void expect_same(loom_tensor_handle_t* a, loom_tensor_handle_t* b) {
 
 // f(x, y) = x * y + x.
 static loom_function_t* add_f(const char* name) {
-  loom_function_builder_t* b = NULL;
-  LOOM_ASSERT_OK(
-      loom_function_builder_create(loom_allocator_system(), name, &b));
-  LOOM_ASSERT_OK(
-      loom_function_builder_add_input(b, "x", LOOM_DTYPE_FLOAT, NULL, NULL));
-  LOOM_ASSERT_OK(
-      loom_function_builder_add_input(b, "y", LOOM_DTYPE_FLOAT, NULL, NULL));
-  const char* mul_inputs[] = {"x", "y"};
-  LOOM_ASSERT_OK(loom_function_builder_add_node(b, "mul", "Mul", mul_inputs, 2,
-                                                NULL, NULL));
-  const char* add_inputs[] = {"mul:z:0", "x"};
-  LOOM_ASSERT_OK(loom_function_builder_add_node(b, "add", "AddV2", add_inputs,
-                                                2, NULL, NULL));
-  LOOM_ASSERT_OK(loom_function_builder_add_output(b, "r", LOOM_DTYPE_FLOAT,
-                                                  NULL, "add:z:0"));
-  loom_function_t* function = NULL;
-  LOOM_ASSERT_OK(loom_function_builder_finish(b, &function));
+  loom_function_t* function = loom_test_mul_add_function(name, NULL);
   LOOM_ASSERT_OK(loom_context_add_function(g_context, function));
   return function;
 }
@@ -100,15 +61,7 @@ static loom_function_t* add_f(const char* name) {
 static loom_status_t call2(const char* name, loom_tensor_handle_t* x,
                            loom_tensor_handle_t* y,
                            loom_tensor_handle_t** out) {
-  *out = NULL;
-  loom_eager_op_t* op = NULL;
-  LOOM_RETURN_IF_ERROR(loom_eager_op_create(g_context, name, &op));
-  loom_status_t status = loom_eager_op_add_input(op, x);
-  if (!status) status = loom_eager_op_add_input(op, y);
-  int32_t count = 0;
-  if (!status) status = loom_eager_op_execute(op, out, 1, &count);
-  loom_eager_op_destroy(op);
-  return status;
+  return loom_test_run2(g_context, name, NULL, x, y, out);
 }
 
 static loom_function_stats_t stats_of(const loom_function_t* function) {

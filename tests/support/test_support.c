@@ -143,3 +143,102 @@ int loom_test_host_teardown(loom_host_context_t** host) {
   *host = NULL;
   return 0;
 }
+
+loom_tensor_handle_t* loom_test_tensor(loom_context_t* context,
+                                       loom_dtype_t dtype, const float* values,
+                                       int32_t rank, const int64_t* dims) {
+  loom_shape_t shape;
+  LOOM_ASSERT_OK(loom_shape_initialize(&shape, dims, rank));
+  loom_tensor_t* tensor = NULL;
+  LOOM_ASSERT_OK(loom_tensor_create_dense(loom_allocator_system(), dtype,
+                                          &shape, &tensor));
+  int64_t n = loom_tensor_num_elements(tensor);
+  void* data = loom_tensor_data(tensor);
+  for (int64_t i = 0; i < n; ++i) {
+    if (dtype == LOOM_DTYPE_DOUBLE) {
+      ((double*)data)[i] = values[i];
+    } else if (dtype == LOOM_DTYPE_INT32) {
+      ((int32_t*)data)[i] = (int32_t)values[i];
+    } else {
+      ((float*)data)[i] = values[i];
+    }
+  }
+  loom_tensor_handle_t* handle = NULL;
+  LOOM_ASSERT_OK(loom_context_new_handle(context, tensor, &handle));
+  loom_tensor_release(tensor);
+  return handle;
+}
+
+void loom_test_expect_values(loom_context_t* context,
+                             loom_tensor_handle_t* handle,
+                             const float* expected, int64_t count) {
+  assert_non_null(handle);
+  loom_tensor_t* tensor = NULL;
+  LOOM_ASSERT_OK(loom_context_resolve(context, handle, &tensor));
+  assert_int_equal(loom_tensor_num_elements(tensor), count);
+  bool is_double = loom_tensor_dtype(tensor) == LOOM_DTYPE_DOUBLE;
+  const void* data = loom_tensor_data(tensor);
+  for (int64_t i = 0; i < count; ++i) {
+    double actual =
+        is_double ? ((const double*)data)[i] : (double)((const float*)data)[i];
+    if (actual != (double)expected[i]) {
+      loom_tensor_release(tensor);
+      fail_msg("element %lld: %.9g, expected %.9g", (long long)i, actual,
+               (double)expected[i]);
+    }
+  }
+  loom_tensor_release(tensor);
+}
+
+loom_status_t loom_test_run2(loom_context_t* context, const char* name,
+                             const char* f, loom_tensor_handle_t* x,
+                             loom_tensor_handle_t* y,
+                             loom_tensor_handle_t** out) {
+  *out = NULL;
+  loom_eager_op_t* op = NULL;
+  LOOM_RETURN_IF_ERROR(loom_eager_op_create(context, name, &op));
+  loom_status_t status = loom_ok_status();
+  if (f) {
+    status = loom_op_attrs_set_func(loom_eager_op_attrs(op), "f", f, strlen(f));
+  }
+  if (!status && x) status = loom_eager_op_add_input(op, x);
+  if (!status && y) status = loom_eager_op_add_input(op, y);
+  int32_t count = 0;
+  if (!status) status = loom_eager_op_execute(op, out, 1, &count);
+  loom_eager_op_destroy(op);
+  return status;
+}
+
+loom_function_t* loom_test_mul_add_function(const char* name,
+                                            const char* type_attr) {
+  loom_function_builder_t* b = NULL;
+  LOOM_ASSERT_OK(
+      loom_function_builder_create(loom_allocator_system(), name, &b));
+  loom_dtype_t dtype = type_attr ? LOOM_DTYPE_INVALID : LOOM_DTYPE_FLOAT;
+  if (type_attr) {
+    char attr[64];
+    snprintf(attr, sizeof(attr), "%s: {float, double}", type_attr);
+    LOOM_ASSERT_OK(loom_function_builder_add_attr(b, attr));
+  }
+  LOOM_ASSERT_OK(
+      loom_function_builder_add_input(b, "x", dtype, type_attr, NULL));
+  LOOM_ASSERT_OK(
+      loom_function_builder_add_input(b, "y", dtype, type_attr, NULL));
+  const char* mul_inputs[] = {"x", "y"};
+  LOOM_ASSERT_OK(loom_function_builder_add_node(b, "mul", "Mul", mul_inputs, 2,
+                                                NULL, NULL));
+  const char* add_inputs[] = {"mul:z:0", "x:0"};
+  LOOM_ASSERT_OK(loom_function_builder_add_node(b, "add", "AddV2", add_inputs,
+                                                2, NULL, NULL));
+  if (type_attr) {
+    LOOM_ASSERT_OK(
+        loom_function_builder_set_node_placeholder(b, "mul", "T", type_attr));
+    LOOM_ASSERT_OK(
+        loom_function_builder_set_node_placeholder(b, "add", "T", type_attr));
+  }
+  LOOM_ASSERT_OK(
+      loom_function_builder_add_output(b, "r", dtype, type_attr, "add:z:0"));
+  loom_function_t* function = NULL;
+  LOOM_ASSERT_OK(loom_function_builder_finish(b, &function));
+  return function;
+}

@@ -20,6 +20,7 @@
 #include "loom/allocator.h"
 #include "loom/eager.h"
 #include "loom/fault_allocator.h"
+#include "loom/function.h"
 #include "loom/host_context.h"
 #include "loom/status.h"
 
@@ -78,6 +79,32 @@ float loom_test_scalar_value(loom_context_t* context,
 // An int32 scalar handle on the CPU of `context` (a new reference).
 loom_tensor_handle_t* loom_test_int32_scalar(loom_context_t* context,
                                              int32_t value);
+
+// A handle on the CPU of `context` (a new reference) of a dense tensor of
+// `dtype` (float, double or int32) and shape dims[0, rank), its elements
+// values[0, n) converted.
+loom_tensor_handle_t* loom_test_tensor(loom_context_t* context,
+                                       loom_dtype_t dtype, const float* values,
+                                       int32_t rank, const int64_t* dims);
+
+// Fails the test unless `handle` (resolved in `context`) holds `count`
+// float or double elements equal to expected[0, count).
+void loom_test_expect_values(loom_context_t* context,
+                             loom_tensor_handle_t* handle,
+                             const float* expected, int64_t count);
+
+// Runs op `name` (a function's name or a call op with function attr "f" =
+// `f` when not NULL) on x and y (either may be NULL) into *out (NULL on
+// failure); returns the op's status.
+loom_status_t loom_test_run2(loom_context_t* context, const char* name,
+                             const char* f, loom_tensor_handle_t* x,
+                             loom_tensor_handle_t* y,
+                             loom_tensor_handle_t** out);
+
+// f(x, y) = x * y + x, named `name`: over float, or (`type_attr` not NULL)
+// over the type attr `type_attr`: {float, double}. A new reference.
+loom_function_t* loom_test_mul_add_function(const char* name,
+                                            const char* type_attr);
 
 // Runs CollectiveReduceV2 of `input` in `context` (a group of `group_size`
 // participants, `merge` and `final_op` as TensorFlow names them) into *out
