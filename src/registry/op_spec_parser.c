@@ -575,10 +575,25 @@ static loom_status_t parse_field_name(parser_t* parser, token_t* out) {
   return loom_ok_status();
 }
 
+// Appends `dim` to dims[0, *rank), or fails at `at` past TensorFlow's rank
+// limit.
+static loom_status_t append_dim(parser_t* parser, const char* at, int64_t dim,
+                                int64_t* dims, int32_t* rank) {
+  if (*rank == LOOM_MAX_SHAPE_RANK) {
+    parser->at = at;
+    return parse_error(parser, "shape rank exceeds %d", LOOM_MAX_SHAPE_RANK);
+  }
+  dims[(*rank)++] = dim;
+  return loom_ok_status();
+}
+
 // A shape: `[2, -1, 3]`, or TensorShapeProto text `{ dim { size: 2 } }`,
-// `{ unknown_rank: true }`, `{}`.
+// `{ unknown_rank: true }`, `{}`. Ranks above LOOM_MAX_RANK spill (see
+// loom/shape.h).
 static loom_status_t parse_shape_literal(parser_t* parser, loom_shape_t* out) {
   *out = loom_shape_scalar();
+  int64_t dims[LOOM_MAX_SHAPE_RANK];
+  int32_t rank = 0;
   if (consume(parser, '[')) {
     if (consume(parser, ']')) return loom_ok_status();
     do {
@@ -594,14 +609,12 @@ static loom_status_t parse_shape_literal(parser_t* parser, loom_shape_t* out) {
         return parse_error(parser, "dimension %lld is below -1",
                            (long long)dim);
       }
-      if (out->rank == LOOM_MAX_RANK) {
-        parser->at = dim_at;
-        return parse_error(parser, "shape rank exceeds %d", LOOM_MAX_RANK);
-      }
-      out->dims[out->rank++] = dim;
+      LOOM_RETURN_IF_ERROR(append_dim(parser, dim_at, dim, dims, &rank));
     } while (consume(parser, ','));
-    return expect(parser, ']', "to close the shape");
+    LOOM_RETURN_IF_ERROR(expect(parser, ']', "to close the shape"));
+    return loom_shape_initialize_large(out, dims, rank);
   }
+  bool unknown_rank = false;
   LOOM_RETURN_IF_ERROR(expect(parser, '{', "to start a shape"));
   for (skip_separators(parser); !consume(parser, '}');
        skip_separators(parser)) {
@@ -611,11 +624,11 @@ static loom_status_t parse_shape_literal(parser_t* parser, loom_shape_t* out) {
     if (token_is(field.data, field.length, "unknown_rank")) {
       bool unknown = false;
       LOOM_RETURN_IF_ERROR(parse_bool(parser, &unknown));
-      if (unknown && out->rank > 0) {
+      if (unknown && rank > 0) {
         parser->at = start;
         return parse_error(parser, "a shape of unknown rank has no dims");
       }
-      if (unknown) out->rank = LOOM_UNKNOWN_RANK;
+      unknown_rank = unknown_rank || unknown;
     } else if (token_is(field.data, field.length, "dim")) {
       LOOM_RETURN_IF_ERROR(expect(parser, '{', "after 'dim'"));
       int64_t size = 0;
@@ -645,15 +658,11 @@ static loom_status_t parse_shape_literal(parser_t* parser, loom_shape_t* out) {
         return parse_error(parser, "dimension %lld is below -1",
                            (long long)size);
       }
-      if (out->rank < 0) {
+      if (unknown_rank) {
         parser->at = start;
         return parse_error(parser, "a shape of unknown rank has no dims");
       }
-      if (out->rank == LOOM_MAX_RANK) {
-        parser->at = start;
-        return parse_error(parser, "shape rank exceeds %d", LOOM_MAX_RANK);
-      }
-      out->dims[out->rank++] = size;
+      LOOM_RETURN_IF_ERROR(append_dim(parser, start, size, dims, &rank));
     } else {
       parser->at = start;
       return parse_error(parser, "unknown shape field '%.*s'",
@@ -661,7 +670,11 @@ static loom_status_t parse_shape_literal(parser_t* parser, loom_shape_t* out) {
     }
     if (at_end(parser)) return parse_error(parser, "expected '}'");
   }
-  return loom_ok_status();
+  if (unknown_rank) {
+    *out = loom_shape_unknown();
+    return loom_ok_status();
+  }
+  return loom_shape_initialize_large(out, dims, rank);
 }
 
 enum {
@@ -990,7 +1003,7 @@ static loom_status_t parse_scalar_default(parser_t* parser,
     case LOOM_ATTR_KIND_SHAPE:
       LOOM_RETURN_IF_ERROR(parse_shape_literal(parser, shape_storage));
       out->u.shape.rank = shape_storage->rank;
-      out->u.shape.dims = shape_storage->dims;
+      out->u.shape.dims = loom_shape_dims(shape_storage);
       return loom_ok_status();
     case LOOM_ATTR_KIND_TENSOR:
       return parse_tensor_literal(parser, allocator, &out->u.tensor);

@@ -1148,7 +1148,6 @@ static void malformed_shape_defaults_report_the_column(void** state) {
   static const spec_error_t kCases[] = {
       {ATTR, "s: shape = 3", "expected '{' to start a shape, found '3'", 12},
       {ATTR, "s: shape = [2, -2]", "dimension -2 is below -1", 16},
-      {ATTR, "s: shape = [1,2,3,4,5,6,7,8,9]", "shape rank exceeds 8", 29},
       {ATTR, "s: shape = [1, 2",
        "expected ']' to close the shape, found the end", 17},
       {ATTR, "s: shape = { dim { size: -5 } }", "dimension -5 is below -1", 26},
@@ -1165,12 +1164,52 @@ static void malformed_shape_defaults_report_the_column(void** state) {
       {ATTR, "s: shape = { dim { size: 1", "expected '}' to close 'dim'", 27},
       {ATTR, "s: shape = { dim size: 1 }",
        "expected '{' after 'dim', found 's'", 18},
-      {ATTR,
-       "s: shape = { dim {} dim {} dim {} dim {} dim {} dim {} dim {} dim {} "
-       "dim {} }",
-       "shape rank exceeds 8", 70},
   };
   check_spec_errors("BadShape", kCases, COUNT_OF(kCases));
+}
+
+// Defaults take TensorFlow's ranks, up to 254 (spilled past 8).
+static void shape_defaults_take_ranks_up_to_254(void** state) {
+  (void)state;
+  static const spec_t kSpecs[] = {
+      {ATTR, "nine: shape = [1, 2, 3, 4, 5, 6, 7, 8, 9]"},
+      {ATTR,
+       "ten: shape = { dim { size: 10 } dim { size: 9 } dim { size: 8 } "
+       "dim { size: 7 } dim { size: 6 } dim { size: 5 } dim { size: 4 } "
+       "dim { size: 3 } dim { size: 2 } dim { size: -1 } }"},
+  };
+  build_ok("LargeShapeDefaults", kSpecs, COUNT_OF(kSpecs));
+  loom_attr_value_t nine = default_of("LargeShapeDefaults", "nine");
+  assert_int_equal(nine.u.shape.rank, 9);
+  for (int i = 0; i < 9; ++i) {
+    assert_int_equal(nine.u.shape.dims[i], i + 1);
+  }
+  loom_attr_value_t ten = default_of("LargeShapeDefaults", "ten");
+  assert_int_equal(ten.u.shape.rank, 10);
+  for (int i = 0; i < 9; ++i) {
+    assert_int_equal(ten.u.shape.dims[i], 10 - i);
+  }
+  assert_int_equal(ten.u.shape.dims[9], LOOM_UNKNOWN_DIM);
+
+  // 255 dims, in both forms: the error is at the 255th.
+  enum { kDims = LOOM_MAX_SHAPE_RANK + 1 };
+  char brackets[16 + 2 * kDims];
+  int n = snprintf(brackets, sizeof(brackets), "s: shape = [");
+  for (int i = 0; i < kDims; ++i) {
+    n += snprintf(brackets + n, sizeof(brackets) - (size_t)n, "1%s",
+                  i + 1 < kDims ? "," : "]");
+  }
+  char protos[16 + 7 * kDims];
+  int m = snprintf(protos, sizeof(protos), "s: shape = { ");
+  for (int i = 0; i < kDims; ++i) {
+    m += snprintf(protos + m, sizeof(protos) - (size_t)m, "dim {} ");
+  }
+  snprintf(protos + m, sizeof(protos) - (size_t)m, "}");
+  const spec_error_t kCases[] = {
+      {ATTR, brackets, "shape rank exceeds 254", 12 + 2 * (kDims - 1) + 1},
+      {ATTR, protos, "shape rank exceeds 254", 14 + 7 * (kDims - 1)},
+  };
+  check_spec_errors("HugeShape", kCases, COUNT_OF(kCases));
 }
 
 static void malformed_tensor_defaults_report_the_column(void** state) {
@@ -1800,6 +1839,7 @@ int main(void) {
       cmocka_unit_test(tensor_default_beyond_4096_values_is_rejected),
       cmocka_unit_test(set_beyond_64_allowed_strings_is_rejected),
       cmocka_unit_test(malformed_shape_defaults_report_the_column),
+      cmocka_unit_test(shape_defaults_take_ranks_up_to_254),
       cmocka_unit_test(malformed_tensor_defaults_report_the_column),
       cmocka_unit_test(malformed_func_defaults_report_the_column),
       cmocka_unit_test(malformed_argument_specs_report_the_column),
