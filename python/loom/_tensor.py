@@ -94,7 +94,7 @@ class Tensor(_loom.TensorBase):
 
     def __repr__(self):
         dtype = self.dtype
-        if dtype.numpy is None:
+        if dtype.numpy is None or _loom.is_parallel_value(self):
             return f"tensor({self._debug_string()})"
         array = self.numpy()
         suffix = ""
@@ -154,7 +154,8 @@ class Tensor(_loom.TensorBase):
         return _ops.cast(self, dtype)
 
     def to(self, device):
-        """The value on `device`; see loom.copy_to."""
+        """The value on `device` (a name, or a loom.ParallelHandler: a
+        broadcast); see loom.copy_to."""
         from ._devices import copy_to
         return copy_to(self, device)
 
