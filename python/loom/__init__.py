@@ -22,6 +22,7 @@ from ._ops import *  # noqa: F401,F403
 from ._variables import Variable
 from ._autodiff import ForwardAccumulator, GradientTape, logging
 from ._transforms import Function, function, vmap
+from ._devices import ParallelHandler, copy_to, device
 from . import _raw_ops
 from . import config
 from ._library import load_library

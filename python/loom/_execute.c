@@ -218,18 +218,31 @@ fail:
   return -1;
 }
 
+// In a device's scope (loom.device) the op is placed on that device
+// explicitly, as tf.device places it, wherever its inputs are; in a
+// transformation's scope it is left to the scope.
+static loom_status_t place_in_device_scope(loom_eager_op_t* op) {
+  loom_context_t* context = loom_eager_op_context(op);
+  loom_op_handler_t* top = loom_context_scope_handler(context);
+  if (top == NULL || !loom_op_handler_is_final(top)) return loom_ok_status();
+  const char* name = loom_context_handler_name(context, top);
+  return name != NULL ? loom_eager_op_set_device(op, name) : loom_ok_status();
+}
+
 #define MAX_RESULTS 256
 
-// execute(op_name, inputs, attrs): runs a registered op; `inputs` holds one
-// tensor or list of tensors per input argument, `attrs` maps attribute
-// names to values. Returns the tuple of results.
+// execute(op_name, inputs, attrs, device=None): runs a registered op;
+// `inputs` holds one tensor or list of tensors per input argument, `attrs`
+// maps attribute names to values; `device` places it explicitly. Returns
+// the tuple of results.
 static PyObject* py_execute(PyObject* module, PyObject* args) {
   (void)module;
   const char* op_name;
   PyObject* inputs;
   PyObject* attrs;
-  if (!PyArg_ParseTuple(args, "sOO!", &op_name, &inputs, &PyDict_Type,
-                        &attrs)) {
+  const char* device = NULL;
+  if (!PyArg_ParseTuple(args, "sOO!|z", &op_name, &inputs, &PyDict_Type, &attrs,
+                        &device)) {
     return NULL;
   }
   if (loom__py_ensure_context() == NULL) return NULL;
@@ -240,6 +253,12 @@ static PyObject* py_execute(PyObject* module, PyObject* args) {
   const loom_op_def_t* def = loom_eager_op_def(op);
   loom_tensor_handle_t* results[MAX_RESULTS];
   int32_t count = 0;
+  status = device != NULL ? loom_eager_op_set_device(op, device)
+                          : place_in_device_scope(op);
+  if (status != NULL) {
+    loom__py_raise_status(status);
+    goto fail;
+  }
   if (add_inputs(op, inputs) < 0) goto fail;
   PyObject* key;
   PyObject* value;
@@ -420,6 +439,11 @@ static PyObject* run_plain(const char* name, loom_eager_op_t** cache,
     if (loom__py_ensure_context() == NULL) return NULL;
     status = loom_eager_op_acquire(loom__py_context(), name, &op);
     if (status != NULL) return loom__py_raise_status(status);
+  }
+  status = place_in_device_scope(op);
+  if (status != NULL) {
+    loom_eager_op_recycle(op);
+    return loom__py_raise_status(status);
   }
   for (Py_ssize_t i = 0; i < count; ++i) {
     status = loom_eager_op_add_input(op, ((TensorObject*)args[i])->handle);
@@ -615,7 +639,8 @@ int loom__py_execute_init(PyObject* module) {
 
 PyMethodDef loom__py_execute_methods[] = {
     {"execute", py_execute, METH_VARARGS,
-     "execute(op_name, inputs, attrs): runs an op; returns its results."},
+     "execute(op_name, inputs, attrs, device=None): runs an op; returns its "
+     "results."},
     {"op_defs", py_op_defs, METH_NOARGS,
      "op_defs(): the registered op definitions."},
     {"set_operators", py_set_operators, METH_VARARGS,

@@ -494,6 +494,123 @@ static PyObject* py_function_calls(PyObject* module, PyObject* args) {
                        (long long)stats.plans_built, "nodes", (int)nodes);
 }
 
+// parallel_create(devices): a parallel handler over the devices (a
+// sequence of names), added to the context (loom/parallel.h).
+static PyObject* py_parallel_create(PyObject* module, PyObject* arg) {
+  (void)module;
+  loom_context_t* context = loom__py_ensure_context();
+  if (context == NULL) return NULL;
+  PyObject* fast = PySequence_Fast(arg, "devices must be a sequence");
+  if (fast == NULL) return NULL;
+  Py_ssize_t count = PySequence_Fast_GET_SIZE(fast);
+  const char** devices = PyMem_Calloc((size_t)count + 1, sizeof(char*));
+  if (devices == NULL) {
+    Py_DECREF(fast);
+    return PyErr_NoMemory();
+  }
+  for (Py_ssize_t i = 0; i < count; ++i) {
+    devices[i] = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(fast, i));
+    if (devices[i] == NULL) {
+      PyMem_Free(devices);
+      Py_DECREF(fast);
+      return NULL;
+    }
+  }
+  loom_op_handler_t* parallel;
+  loom_status_t status =
+      loom_parallel_handler_create(context, devices, (int32_t)count, &parallel);
+  PyMem_Free(devices);
+  Py_DECREF(fast);
+  if (status != NULL) return loom__py_raise_status(status);
+  return wrap_handler(parallel);
+}
+
+// parallel_info(handler) -> (its device name, [component device names]).
+static PyObject* py_parallel_info(PyObject* module, PyObject* arg) {
+  (void)module;
+  loom_op_handler_t* handler = as_handler(arg);
+  if (handler == NULL) return NULL;
+  int32_t count = loom_parallel_handler_num_components(handler);
+  PyObject* devices = PyList_New(count);
+  if (devices == NULL) return NULL;
+  for (int32_t k = 0; k < count; ++k) {
+    PyObject* name =
+        PyUnicode_FromString(loom_parallel_handler_device(handler, k));
+    if (name == NULL) {
+      Py_DECREF(devices);
+      return NULL;
+    }
+    PyList_SET_ITEM(devices, k, name);
+  }
+  const char* name = loom_context_handler_name(loom__py_context(), handler);
+  return Py_BuildValue("(zN)", name, devices);
+}
+
+// parallel_pack(handler, tensors): one parallel value of the components.
+static PyObject* py_parallel_pack(PyObject* module, PyObject* args) {
+  (void)module;
+  PyObject *parallel, *values;
+  if (!PyArg_ParseTuple(args, "OO", &parallel, &values)) return NULL;
+  loom_op_handler_t* handler = as_handler(parallel);
+  if (handler == NULL) return NULL;
+  PyObject* fast = PySequence_Fast(values, "pack takes a sequence of tensors");
+  if (fast == NULL) return NULL;
+  loom_tensor_handle_t** handles = handle_array(fast, false);
+  Py_ssize_t count = PySequence_Fast_GET_SIZE(fast);
+  Py_DECREF(fast);
+  if (handles == NULL) return NULL;
+  loom_tensor_handle_t* out;
+  loom_status_t status;
+  PyThreadState* thread_state = PyEval_SaveThread();
+  status = loom_parallel_pack(handler, handles, (int32_t)count, &out);
+  PyEval_RestoreThread(thread_state);
+  PyMem_Free(handles);
+  if (status != NULL) return loom__py_raise_status(status);
+  return loom__py_wrap_handle(out);
+}
+
+// parallel_unpack(handler, value): the list of its components.
+static PyObject* py_parallel_unpack(PyObject* module, PyObject* args) {
+  (void)module;
+  PyObject *parallel, *value;
+  if (!PyArg_ParseTuple(args, "OO", &parallel, &value)) return NULL;
+  loom_op_handler_t* handler = as_handler(parallel);
+  loom_tensor_handle_t* handle = handler ? loom__py_as_handle(value) : NULL;
+  if (handle == NULL) return NULL;
+  int32_t count = loom_parallel_handler_num_components(handler);
+  loom_tensor_handle_t** parts =
+      PyMem_Calloc((size_t)count + 1, sizeof(loom_tensor_handle_t*));
+  if (parts == NULL) return PyErr_NoMemory();
+  loom_status_t status;
+  PyThreadState* thread_state = PyEval_SaveThread();
+  status = loom_parallel_unpack(handler, handle, parts, count);
+  PyEval_RestoreThread(thread_state);
+  if (status != NULL) {
+    PyMem_Free(parts);
+    return loom__py_raise_status(status);
+  }
+  PyObject* list = PyList_New(count);
+  for (int32_t k = 0; k < count; ++k) {
+    PyObject* item = list != NULL ? loom__py_wrap_handle(parts[k]) : NULL;
+    if (list == NULL) loom_tensor_handle_release(parts[k]);
+    if (item == NULL) {
+      Py_CLEAR(list);
+      continue;
+    }
+    PyList_SET_ITEM(list, k, item);
+  }
+  PyMem_Free(parts);
+  return list;
+}
+
+// is_parallel_value(t): whether t is a parallel value.
+static PyObject* py_is_parallel_value(PyObject* module, PyObject* arg) {
+  (void)module;
+  loom_tensor_handle_t* handle = loom__py_as_handle(arg);
+  if (handle == NULL) return NULL;
+  return PyBool_FromLong(loom_parallel_is_parallel_value(handle));
+}
+
 PyMethodDef loom__py_handler_methods[] = {
     {"enter_scope", py_enter_scope, METH_O, "enter_scope(handler)."},
     {"exit_scope", py_exit_scope, METH_NOARGS, "exit_scope()."},
@@ -529,6 +646,16 @@ PyMethodDef loom__py_handler_methods[] = {
      "remove_function(name)."},
     {"function_stats", py_function_calls, METH_VARARGS,
      "function_stats(name) -> {calls, planned_calls, nodes}."},
+    {"parallel_create", py_parallel_create, METH_O,
+     "parallel_create(devices) -> a parallel handler."},
+    {"parallel_info", py_parallel_info, METH_O,
+     "parallel_info(handler) -> (device name, component devices)."},
+    {"parallel_pack", py_parallel_pack, METH_VARARGS,
+     "parallel_pack(handler, tensors) -> a parallel value."},
+    {"parallel_unpack", py_parallel_unpack, METH_VARARGS,
+     "parallel_unpack(handler, value) -> its components."},
+    {"is_parallel_value", py_is_parallel_value, METH_O,
+     "is_parallel_value(t)."},
     {NULL, NULL, 0, NULL},
 };
 

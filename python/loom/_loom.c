@@ -64,6 +64,33 @@ PyObject* loom__py_raise_status(loom_status_t status) {
   return NULL;
 }
 
+loom_op_handler_t* loom__py_find_device(const char* name) {
+  loom_context_t* context = loom__py_ensure_context();
+  if (context == NULL) return NULL;
+  loom_op_handler_t* handler = loom_context_find_handler(context, name);
+  if (handler != NULL) return handler;
+  // TensorFlow's words when a placement cannot be satisfied, as the
+  // context gives them for an op placed on a device it does not have.
+  const char* names[64];
+  size_t count = loom_context_list_devices(context, names, NULL, 64);
+  if (count > 64) count = 64;
+  char devices[2048];
+  size_t used = 0;
+  devices[0] = '\0';
+  for (size_t i = 0; i < count; ++i) {
+    int n = snprintf(devices + used, sizeof(devices) - used, "%s%s",
+                     i > 0 ? ", " : "", names[i]);
+    if (n < 0 || (size_t)n >= sizeof(devices) - used) break;
+    used += (size_t)n;
+  }
+  loom__py_raise_status(loom_make_status(
+      LOOM_STATUS_INVALID_ARGUMENT,
+      "Could not satisfy device specification '%s'. enable_soft_placement=0. "
+      "Supported device types [CPU]. All available devices [%s].",
+      name, devices));
+  return NULL;
+}
+
 //===----------------------------------------------------------------------===//
 // TensorBase
 //===----------------------------------------------------------------------===//
@@ -535,6 +562,98 @@ static PyObject* py_load_library(PyObject* module, PyObject* arg) {
   return result;
 }
 
+// set_cpu_device_count(n): CPU:0 .. CPU:n-1 (TensorFlow's logical CPU
+// devices): an option of the context to be made, or added to the context
+// (a count at or below the current one changes nothing).
+static PyObject* py_set_cpu_device_count(PyObject* module, PyObject* arg) {
+  (void)module;
+  long count = PyLong_AsLong(arg);
+  if (count == -1 && PyErr_Occurred()) return NULL;
+  if (count < 1 || count > 1024) {
+    PyErr_Format(PyExc_ValueError,
+                 "the number of CPU devices must be in [1, 1024], got %ld",
+                 count);
+    return NULL;
+  }
+  if (g_context == NULL) {
+    g_options.num_cpu_devices = (int32_t)count;
+    Py_RETURN_NONE;
+  }
+  loom_status_t status =
+      loom_context_set_cpu_device_count(g_context, (int32_t)count);
+  if (status != NULL) return loom__py_raise_status(status);
+  Py_RETURN_NONE;
+}
+
+// list_devices(): [(name, type)] of the context's devices (made if
+// needed).
+static PyObject* py_list_devices(PyObject* module, PyObject* unused) {
+  (void)module;
+  (void)unused;
+  if (loom__py_ensure_context() == NULL) return NULL;
+  size_t count = loom_context_list_devices(g_context, NULL, NULL, 0);
+  const char** names = PyMem_Calloc(2 * count + 1, sizeof(char*));
+  if (names == NULL) return PyErr_NoMemory();
+  const char** types = names + count;
+  count = loom_context_list_devices(g_context, names, types, count);
+  PyObject* list = PyList_New((Py_ssize_t)count);
+  for (size_t i = 0; list != NULL && i < count; ++i) {
+    PyObject* item = Py_BuildValue("(ss)", names[i], types[i]);
+    if (item == NULL) {
+      Py_CLEAR(list);
+      break;
+    }
+    PyList_SET_ITEM(list, (Py_ssize_t)i, item);
+  }
+  PyMem_Free(names);
+  return list;
+}
+
+// copy_to(t, device): t's value on `device` (a device-to-device copy
+// shares the buffer).
+static PyObject* py_copy_to(PyObject* module, PyObject* args) {
+  (void)module;
+  PyObject* tensor;
+  const char* device;
+  if (!PyArg_ParseTuple(args, "O!s", &TensorBaseType, &tensor, &device)) {
+    return NULL;
+  }
+  loom_op_handler_t* target = loom__py_find_device(device);
+  if (target == NULL) return NULL;
+  loom_tensor_handle_t* out;
+  loom_status_t status;
+  PyThreadState* thread_state = PyEval_SaveThread();
+  status = loom_context_copy_to(g_context, ((TensorObject*)tensor)->handle,
+                                target, &out);
+  PyEval_RestoreThread(thread_state);
+  if (status != NULL) return loom__py_raise_status(status);
+  return loom__py_wrap_handle(out);
+}
+
+// device_name(device): the full name of a device of the context.
+static PyObject* py_device_name(PyObject* module, PyObject* arg) {
+  (void)module;
+  const char* device = PyUnicode_AsUTF8(arg);
+  if (device == NULL) return NULL;
+  loom_op_handler_t* handler = loom__py_find_device(device);
+  if (handler == NULL) return NULL;
+  const char* name = loom_context_handler_name(g_context, handler);
+  return PyUnicode_FromString(name != NULL ? name : device);
+}
+
+// enter_device_scope(device): ops of this thread run on `device` until
+// exit_scope.
+static PyObject* py_enter_device_scope(PyObject* module, PyObject* arg) {
+  (void)module;
+  const char* device = PyUnicode_AsUTF8(arg);
+  if (device == NULL) return NULL;
+  loom_op_handler_t* handler = loom__py_find_device(device);
+  if (handler == NULL) return NULL;
+  loom_status_t status = loom_context_enter_scope(g_context, handler);
+  if (status != NULL) return loom__py_raise_status(status);
+  Py_RETURN_NONE;
+}
+
 static PyMethodDef module_methods[] = {
     {"from_buffer", py_from_buffer, METH_VARARGS,
      "from_buffer(obj, dtype, shape): a tensor copied from a C-contiguous "
@@ -558,6 +677,16 @@ static PyMethodDef module_methods[] = {
      "wait(): waits for pending ops, raising the first error."},
     {"load_library", py_load_library, METH_O,
      "load_library(path) -> the serialized OpList of the library's ops."},
+    {"set_cpu_device_count", py_set_cpu_device_count, METH_O,
+     "set_cpu_device_count(n): CPU:0 .. CPU:n-1."},
+    {"list_devices", py_list_devices, METH_NOARGS,
+     "list_devices() -> [(name, type)]."},
+    {"copy_to", py_copy_to, METH_VARARGS,
+     "copy_to(t, device): t's value on device."},
+    {"device_name", py_device_name, METH_O,
+     "device_name(device) -> the device's full name."},
+    {"enter_device_scope", py_enter_device_scope, METH_O,
+     "enter_device_scope(device): ops run on device until exit_scope()."},
     {NULL, NULL, 0, NULL},
 };
 

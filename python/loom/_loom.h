@@ -33,6 +33,10 @@ PyObject* loom__py_wrap_handle(loom_tensor_handle_t* handle);
 int loom__py_is_tensor(PyObject* object);
 // The handle of a loom.Tensor (borrowed), or NULL with a TypeError.
 loom_tensor_handle_t* loom__py_as_handle(PyObject* object);
+// The handler of device `name` (full or partial, borrowed; the context is
+// made if needed), or NULL with TensorFlow's INVALID_ARGUMENT error for a
+// device the context does not have.
+loom_op_handler_t* loom__py_find_device(const char* name);
 // Sets tensor->host; -1 with an exception set on failure.
 int loom__py_resolve_host(TensorObject* tensor);
 

@@ -61,6 +61,7 @@ def _make(op_name, inputs, outputs, attrs):
                             f"{len(args)} given")
         values = dict(zip(input_names, args))
         attr_values = {}
+        device = None
         for key, value in kwargs.items():
             if key in input_info:
                 if key in values:
@@ -71,6 +72,8 @@ def _make(op_name, inputs, outputs, attrs):
                 attr_values[key] = _convert_attr(kind, is_list, value)
             elif key == "name":
                 continue
+            elif key == "device":
+                device = value
             else:
                 raise TypeError(
                     f"{op_name}() got an unexpected keyword argument '{key}'")
@@ -107,7 +110,7 @@ def _make(op_name, inputs, outputs, attrs):
             else:
                 flat.append(value if isinstance(value, Tensor) else
                             tensor(value, dtype=dtype))
-        results = _loom.execute(op_name, flat, attr_values)
+        results = _loom.execute(op_name, flat, attr_values, device)
         if single_output:
             return results[0]
         if list_output:

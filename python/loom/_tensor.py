@@ -1,5 +1,7 @@
 """loom.Tensor and loom.tensor()."""
 
+import threading
+
 import numpy as np
 
 from . import _loom
@@ -10,6 +12,17 @@ __all__ = ["Tensor", "tensor", "from_dlpack"]
 # Types tensor() converts by reading their value (loom.Variable, set by
 # loom/_variables.py).
 VARIABLE_TYPES = ()
+
+# This thread's loom.device scopes (their full device names), innermost
+# last; loom/_devices.py pushes and pops them.
+device_scopes = threading.local()
+
+
+def current_device():
+    """The device of the innermost loom.device scope of this thread, or
+    None."""
+    stack = getattr(device_scopes, "stack", None)
+    return stack[-1] if stack else None
 
 
 class Tensor(_loom.TensorBase):
@@ -81,7 +94,7 @@ class Tensor(_loom.TensorBase):
 
     def __repr__(self):
         dtype = self.dtype
-        if dtype.numpy is None:
+        if dtype.numpy is None or _loom.is_parallel_value(self):
             return f"tensor({self._debug_string()})"
         array = self.numpy()
         suffix = ""
@@ -140,16 +153,32 @@ class Tensor(_loom.TensorBase):
     def astype(self, dtype):
         return _ops.cast(self, dtype)
 
+    def to(self, device):
+        """The value on `device` (a name, or a loom.ParallelHandler: a
+        broadcast); see loom.copy_to."""
+        from ._devices import copy_to
+        return copy_to(self, device)
+
     @property
     def T(self):
         return _ops.transpose(self)
 
 
-def tensor(value, dtype=None):
+def tensor(value, dtype=None, device=None):
     """A tensor from a NumPy array, a Python scalar, a (nested) list or a
     tensor. Without `dtype`, the dtype is the one NumPy infers (float64 for
     Python floats, int64 for ints); with it, the values are converted. The
-    data is copied."""
+    data is copied. It lives on `device`, else on the device of the
+    innermost loom.device scope, else on CPU:0."""
+    if isinstance(value, Tensor) and device is None:
+        return _on_cpu(value, dtype)  # where it is, as TensorFlow leaves it
+    if device is None:
+        device = current_device()
+    made = _on_cpu(value, dtype)
+    return made if device is None else _loom.copy_to(made, device)
+
+
+def _on_cpu(value, dtype):
     if isinstance(value, VARIABLE_TYPES):
         value = value.read_value()
     if isinstance(value, Tensor):

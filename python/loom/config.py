@@ -15,7 +15,7 @@ from . import _loom
 
 __all__ = ["set_num_threads", "get_num_threads", "is_initialized",
            "set_synchronous_execution", "get_synchronous_execution",
-           "async_wait"]
+           "async_wait", "set_logical_cpu_devices", "list_logical_devices"]
 
 
 def is_initialized():
@@ -59,3 +59,19 @@ def async_wait():
     """Waits for every pending op; raises (and clears) the first error an
     asynchronous op reported."""
     _loom.wait()
+
+
+def set_logical_cpu_devices(count):
+    """Gives the context `count` CPU devices, CPU:0 .. CPU:<count-1>
+    (TensorFlow's logical CPU devices: separate devices sharing the host's
+    memory and thread pool), for loom.device and loom.ParallelHandler.
+    Before initialization it is an option of the context; after, devices
+    are added (a count at or below the current one changes nothing)."""
+    _loom.set_cpu_device_count(int(count))
+
+
+def list_logical_devices(device_type=None):
+    """The full names of the context's devices (of `device_type`, such as
+    "CPU", when given)."""
+    return [name for name, kind in _loom.list_devices()
+            if device_type is None or kind == device_type]

@@ -123,3 +123,22 @@ def test_a_function_traced_and_dropped_is_collected():
     gc.collect()
     assert ref() is None
     Model()(loom.tensor([1.0]))
+
+
+def test_device_scopes_and_parallel_values_do_not_leak():
+    loom.config.set_logical_cpu_devices(2)
+    p = loom.ParallelHandler(["CPU:0", "CPU:1"])
+    x = loom.tensor([1.0, 2.0])
+
+    def step():
+        with loom.device("CPU:1"):
+            y = x * x + 1.0
+        v = p.pack([x, y.to("CPU:0")])
+        with p:
+            with loom.GradientTape() as tape:
+                tape.watch(x)
+                parts = p.unpack(loom.sum(v * x))
+        tape.gradient(parts[1], x)
+        gc.collect()
+
+    assert _traced_growth(step, rounds=300) < 64 * 1024
