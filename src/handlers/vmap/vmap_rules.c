@@ -15,6 +15,43 @@ static loom_status_t rule_elementwise(loom__vmap_call_t* call,
   return loom__vmap_same_op(call, loom__vmap_padded, loom__vmap_max_rank(call));
 }
 
+// OnesLike and ZerosLike: the result depends on an example's shape only,
+// which every example shares, so it is one unbatched value (a gradient's
+// seed of ones stays unbatched, and the ops it reaches run on fewer
+// batched inputs). Made on the host when the outer handler is the CPU's
+// (a constant for a scalar, else one Fill); the op over the batch
+// otherwise.
+static loom_status_t rule_like(loom__vmap_call_t* call, bool* out_fallback) {
+  const loom_tensor_metadata_t* example = &call->input_metadata[0];
+  loom_dtype_t dtype = example->dtype;
+  bool host = call->num_inputs == 1 && call->num_outputs == 1 &&
+              call->outer == loom_context_cpu(call->context) &&
+              loom_shape_is_fully_defined(&example->shape) &&
+              (dtype == LOOM_DTYPE_FLOAT || dtype == LOOM_DTYPE_DOUBLE ||
+               dtype == LOOM_DTYPE_INT32 || dtype == LOOM_DTYPE_INT64);
+  if (!host) return rule_elementwise(call, out_fallback);
+  double value = strcmp(call->op_name, "OnesLike") == 0 ? 1.0 : 0.0;
+  loom_tensor_handle_t* scalar = NULL;
+  LOOM_RETURN_IF_ERROR(
+      loom__grad_host_scalar(call->context, dtype, value, &scalar));
+  loom_tensor_handle_t* result = scalar;
+  if (example->shape.rank > 0) {
+    loom_tensor_handle_t* inputs[2] = {NULL, scalar};
+    loom_status_t status = loom__vmap_int_vector(
+        call->context, LOOM_DTYPE_INT32, loom_shape_dims(&example->shape),
+        example->shape.rank, false, &inputs[0]);
+    if (!status) {
+      status = loom__vmap_run(call->context, "Fill", inputs, 2, NULL, NULL, 0,
+                              &result, 1);
+    }
+    loom__grad_release_all(inputs, 2);
+    LOOM_RETURN_IF_ERROR(status);
+  }
+  call->outputs[0].value = result;
+  call->outputs[0].axis = LOOM_VMAP_UNBATCHED;
+  return loom_ok_status();
+}
+
 // Element-wise ops whose inputs have equal shapes: every input [B, ...].
 static loom_status_t rule_same_shape(loom__vmap_call_t* call,
                                      bool* out_fallback) {
@@ -498,7 +535,7 @@ static const loom__vmap_rule_t kRules[] = {
     ELEMENTWISE("Neg"),
     ELEMENTWISE("NotEqual"),
     {"OneHot", loom__vmap_rule_one_hot, "indices batch first, axis shifted"},
-    ELEMENTWISE("OnesLike"),
+    {"OnesLike", rule_like, "one unbatched value: ones of an example's shape"},
     {"Pack", loom__vmap_rule_pack, "values [B, ...], axis shifted"},
     {"Pad", loom__vmap_rule_pad, "paddings gain [0, 0] for the batch"},
     {"PadV2", loom__vmap_rule_pad, "paddings gain [0, 0] for the batch"},
@@ -571,7 +608,8 @@ static const loom__vmap_rule_t kRules[] = {
     WHILE("While"),
     {"WhileInput", rule_fan_out, "each output is the input, as it is"},
     {"WhileOutput", rule_fan_out, "each output is the input, as it is"},
-    ELEMENTWISE("ZerosLike"),
+    {"ZerosLike", rule_like,
+     "one unbatched value: zeros of an example's shape"},
 };
 
 static int compare_rule(const void* key, const void* element) {
