@@ -6,6 +6,7 @@
 // scope of the outer handler (a tape or another vmap around this one sees
 // the batched ops); an op without a rule runs once per example.
 
+#include <assert.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -207,8 +208,14 @@ static loom_status_t vmap_prepare_op(loom__passthrough_t* base,
   vmap_op_data_t* data = (vmap_op_data_t*)opaque;
   if (op_def) op_name = op_def->name;
   data->rule = loom__vmap_find_rule(op_name);
-  if (!data->rule)
-    data->rule = loom__vmap_call_rule(base->context, op_name, op_def);
+  data->kind = kOpBatched;
+  data->random_seed = LOOM__VMAP_NOT_RANDOM;
+  // An op of the rule table is neither random nor a copy (a vmap is often
+  // made per call, so its ops are prepared per call: the lookups are few).
+  assert(!data->rule ||
+         loom__vmap_random_seed_input(op_name) == LOOM__VMAP_NOT_RANDOM);
+  if (data->rule) return loom_ok_status();
+  data->rule = loom__vmap_call_rule(base->context, op_name, op_def);
   data->random_seed = loom__vmap_random_seed_input(op_name);
   data->kind = strcmp(op_name, "CopyOn") == 0    ? kOpCopyOn
                : strcmp(op_name, "CopyOff") == 0 ? kOpCopyOff
@@ -301,13 +308,18 @@ static loom_status_t batch(loom_op_handler_t* handler,
   for (int32_t k = 0; k < m; ++k) invocation->results[k] = NULL;
   loom__metadata_vector_t metadata;
   loom__metadata_vector_initialize(&metadata);
-  loom__vmap_value_t* outputs = NULL;
+  // The outputs of the usual op fit on the stack.
+  loom__vmap_value_t stack_outputs[4];
+  loom__vmap_value_t* outputs = stack_outputs;
   loom_status_t status = loom__metadata_vector_resize_uninitialized(
       &metadata, base->allocator, (size_t)n);
-  if (!status) {
-    status = loom_allocator_calloc(base->allocator,
-                                   sizeof(*outputs) * (size_t)(m ? m : 1),
-                                   (void**)&outputs);
+  if (!status && m > 4) {
+    status = loom_allocator_malloc(
+        base->allocator, sizeof(*outputs) * (size_t)m, (void**)&outputs);
+  }
+  if (status) outputs = NULL;
+  for (int32_t k = 0; outputs && k < m; ++k) {
+    outputs[k] = (loom__vmap_value_t){NULL, 0};
   }
   loom_tensor_metadata_t* input_metadata =
       loom__metadata_vector_data(&metadata);
@@ -357,7 +369,7 @@ static loom_status_t batch(loom_op_handler_t* handler,
   for (int32_t k = 0; outputs && k < m; ++k) {
     loom_tensor_handle_release(outputs[k].value);
   }
-  loom_allocator_free(base->allocator, outputs);
+  if (outputs != stack_outputs) loom_allocator_free(base->allocator, outputs);
   loom__metadata_vector_deinitialize(&metadata, base->allocator);
   if (status) {
     loom__grad_release_all(invocation->results, m);

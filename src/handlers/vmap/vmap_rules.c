@@ -1,9 +1,11 @@
 // The batching rules: each runs its op once over the whole batch on the
 // outer handler, with the batch dimension first in every batched result.
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hash_map.h"
 #include "handlers/vmap/vmap_internal.h"
 
 // Element-wise ops with broadcasting: batched inputs get the batch first
@@ -411,7 +413,7 @@ static loom_status_t rule_fan_out(loom__vmap_call_t* call, bool* out_fallback) {
         "batch folded into the leading dimension" \
   }
 
-// Sorted by name (bsearch).
+// Sorted by name (the order loom__vmap_rule_at lists them in).
 // Ops that call functions (vmap_control_flow.c).
 #define IF_OR_CASE(name)                                               \
   {                                                                    \
@@ -612,14 +614,40 @@ static const loom__vmap_rule_t kRules[] = {
      "one unbatched value: zeros of an example's shape"},
 };
 
-static int compare_rule(const void* key, const void* element) {
-  return strcmp((const char*)key, ((const loom__vmap_rule_t*)element)->op_name);
+// A hash index of kRules by name (entry i + 1; 0: empty), built once: a
+// vmap is often made per call (vmap(grad f)), so each of its ops is
+// prepared, and its rule looked up, per call; one hash and one strcmp
+// instead of a binary search's eight. Immutable once built, so shared by
+// every thread.
+enum { kRuleIndexSize = 1024 };  // a power of two, over twice the rules
+_Static_assert(sizeof(kRules) / sizeof(kRules[0]) < kRuleIndexSize / 2,
+               "kRuleIndexSize is too small");
+static uint16_t g_rule_index[kRuleIndexSize];
+static pthread_once_t g_rule_index_once = PTHREAD_ONCE_INIT;
+
+static size_t rule_slot(const char* op_name) {
+  return (size_t)loom__hash_bytes(op_name, strlen(op_name)) &
+         (kRuleIndexSize - 1);
+}
+
+static void build_rule_index(void) {
+  for (size_t i = 0; i < sizeof(kRules) / sizeof(kRules[0]); ++i) {
+    size_t slot = rule_slot(kRules[i].op_name);
+    while (g_rule_index[slot]) slot = (slot + 1) & (kRuleIndexSize - 1);
+    g_rule_index[slot] = (uint16_t)(i + 1);
+  }
 }
 
 const loom__vmap_rule_t* loom__vmap_find_rule(const char* op_name) {
   if (!op_name) return NULL;
-  return bsearch(op_name, kRules, sizeof(kRules) / sizeof(kRules[0]),
-                 sizeof(kRules[0]), compare_rule);
+  pthread_once(&g_rule_index_once, build_rule_index);
+  for (size_t slot = rule_slot(op_name);;
+       slot = (slot + 1) & (kRuleIndexSize - 1)) {
+    uint16_t entry = g_rule_index[slot];
+    if (!entry) return NULL;
+    const loom__vmap_rule_t* rule = &kRules[entry - 1];
+    if (strcmp(rule->op_name, op_name) == 0) return rule;
+  }
 }
 
 size_t loom__vmap_rule_count(void) {
