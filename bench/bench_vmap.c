@@ -16,7 +16,9 @@
 //   vmap_grad_tiny_b8_t1                vmap(grad f) over 8 examples (in,
 //                                       tape, f, gradient, out).
 // The references (bench/vmap_reference.py) are PyTorch's loop and
-// functorch's vmap(grad(loss)). --quick runs a few repetitions only.
+// functorch's vmap(grad(loss)). --quick runs a few repetitions only;
+// --tiny f|vmap N runs only N calls of the tiny workload (for profiling
+// with callgrind: the difference of two N is the per-call cost).
 
 #include <stdlib.h>
 #include <string.h>
@@ -156,7 +158,8 @@ static double measure_tiny(void* arg, int64_t iterations) {
   return bench_now_ns() - start;
 }
 
-static void bench_tiny(loom_context_t* context, bool quick, int repetitions) {
+// The tiny workload's inputs: xs [8, 4], x = xs[0], the axes of Sum.
+static tiny_t tiny_initialize(loom_context_t* context) {
   static float xs[8 * 4];
   for (int i = 0; i < 8 * 4; ++i) xs[i] = (float)((i * 37) % 101) / 101.0f;
   tiny_t t = {.context = context};
@@ -165,6 +168,16 @@ static void bench_tiny(loom_context_t* context, bool quick, int repetitions) {
   check(nn_constant_f32(context, x_dims, 2, xs, &t.xs));
   check(nn_constant_f32(context, x_dims + 1, 1, xs, &t.x));
   check(nn_constant_i32(context, &one, 1, kAxis, &t.axes));
+  return t;
+}
+
+static void tiny_deinitialize(tiny_t* t) {
+  loom_tensor_handle_t* all[3] = {t->x, t->xs, t->axes};
+  release_all(all, 3);
+}
+
+static void bench_tiny(loom_context_t* context, bool quick, int repetitions) {
+  tiny_t t = tiny_initialize(context);
   int64_t iterations = quick ? 20 : 2000;
   t.vmap = false;
   bench_report("f_tiny_t1",
@@ -175,8 +188,7 @@ static void bench_tiny(loom_context_t* context, bool quick, int repetitions) {
       "vmap_grad_tiny_b8_t1",
       bench_median_ns(measure_tiny, &t, iterations / 10 + 1, repetitions) / 1e3,
       "us");
-  loom_tensor_handle_t* all[3] = {t.x, t.xs, t.axes};
-  release_all(all, 3);
+  tiny_deinitialize(&t);
 }
 
 // Per-example gradients of the 784-256-10 MLP over 128 examples, by vmap
@@ -210,8 +222,26 @@ static void bench_mlp784(loom_context_t* context, bool quick, int repetitions) {
   dp_mlp_release(&b.mlp);
 }
 
+// Runs `iterations` calls of f (or of vmap(grad f)) of bench_tiny, untimed.
+static void run_tiny(loom_context_t* context, bool vmap, int64_t iterations) {
+  tiny_t t = tiny_initialize(context);
+  t.vmap = vmap;
+  measure_tiny(&t, iterations);
+  tiny_deinitialize(&t);
+}
+
 int main(int argc, char** argv) {
   bool quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+  if (argc == 4 && strcmp(argv[1], "--tiny") == 0) {
+    loom_context_options_t options;
+    loom_context_options_initialize(&options);
+    options.num_threads = 1;
+    loom_context_t* context = NULL;
+    check(loom_context_create(&options, &context));
+    run_tiny(context, strcmp(argv[2], "vmap") == 0, atoll(argv[3]));
+    loom_context_destroy(context);
+    return 0;
+  }
   int repetitions = quick ? 3 : 11;
   loom_context_options_t options;
   loom_context_options_initialize(&options);

@@ -6,6 +6,7 @@
 // scope of the outer handler (a tape or another vmap around this one sees
 // the batched ops); an op without a rule runs once per example.
 
+#include <assert.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -98,6 +99,17 @@ static loom_status_t example_shape(const loom_shape_t* shape, int64_t axis,
     return loom_ok_status();
   }
   const int64_t* in = loom_shape_dims(shape);
+  if (shape->rank <= LOOM_MAX_RANK) {
+    // Inline dims, already checked, stay inline (the usual case, once per
+    // batched input and result of every op: no validation again).
+    loom_shape_t example;
+    memset(&example, 0, sizeof(example));
+    for (int32_t d = 0; d < shape->rank; ++d) {
+      if (d != axis) example.dims[example.rank++] = in[d];
+    }
+    *out = example;
+    return loom_ok_status();
+  }
   int64_t dims[LOOM_MAX_SHAPE_RANK];
   int32_t rank = 0;
   for (int32_t d = 0; d < shape->rank; ++d) {
@@ -207,8 +219,14 @@ static loom_status_t vmap_prepare_op(loom__passthrough_t* base,
   vmap_op_data_t* data = (vmap_op_data_t*)opaque;
   if (op_def) op_name = op_def->name;
   data->rule = loom__vmap_find_rule(op_name);
-  if (!data->rule)
-    data->rule = loom__vmap_call_rule(base->context, op_name, op_def);
+  data->kind = kOpBatched;
+  data->random_seed = LOOM__VMAP_NOT_RANDOM;
+  // An op of the rule table is neither random nor a copy (a vmap is often
+  // made per call, so its ops are prepared per call: the lookups are few).
+  assert(!data->rule ||
+         loom__vmap_random_seed_input(op_name) == LOOM__VMAP_NOT_RANDOM);
+  if (data->rule) return loom_ok_status();
+  data->rule = loom__vmap_call_rule(base->context, op_name, op_def);
   data->random_seed = loom__vmap_random_seed_input(op_name);
   data->kind = strcmp(op_name, "CopyOn") == 0    ? kOpCopyOn
                : strcmp(op_name, "CopyOff") == 0 ? kOpCopyOff
@@ -301,13 +319,18 @@ static loom_status_t batch(loom_op_handler_t* handler,
   for (int32_t k = 0; k < m; ++k) invocation->results[k] = NULL;
   loom__metadata_vector_t metadata;
   loom__metadata_vector_initialize(&metadata);
-  loom__vmap_value_t* outputs = NULL;
+  // The outputs of the usual op fit on the stack.
+  loom__vmap_value_t stack_outputs[4];
+  loom__vmap_value_t* outputs = stack_outputs;
   loom_status_t status = loom__metadata_vector_resize_uninitialized(
       &metadata, base->allocator, (size_t)n);
-  if (!status) {
-    status = loom_allocator_calloc(base->allocator,
-                                   sizeof(*outputs) * (size_t)(m ? m : 1),
-                                   (void**)&outputs);
+  if (!status && m > 4) {
+    status = loom_allocator_malloc(
+        base->allocator, sizeof(*outputs) * (size_t)m, (void**)&outputs);
+  }
+  if (status) outputs = NULL;
+  for (int32_t k = 0; outputs && k < m; ++k) {
+    outputs[k] = (loom__vmap_value_t){NULL, 0};
   }
   loom_tensor_metadata_t* input_metadata =
       loom__metadata_vector_data(&metadata);
@@ -357,7 +380,7 @@ static loom_status_t batch(loom_op_handler_t* handler,
   for (int32_t k = 0; outputs && k < m; ++k) {
     loom_tensor_handle_release(outputs[k].value);
   }
-  loom_allocator_free(base->allocator, outputs);
+  if (outputs != stack_outputs) loom_allocator_free(base->allocator, outputs);
   loom__metadata_vector_deinitialize(&metadata, base->allocator);
   if (status) {
     loom__grad_release_all(invocation->results, m);
@@ -377,13 +400,26 @@ static loom_status_t vmap_execute(loom_op_handler_t* handler,
   if (data->kind == kOpCopyOn) return copy_on(handler, invocation);
   if (data->kind == kOpCopyOff) return copy_off(handler, invocation);
   int32_t n = invocation->num_arguments;
+  // Each argument's view, looked up once: an argument of another handler
+  // is unbatched, and its own value.
+  loom__vmap_value_t stack[8];
+  loom__vmap_value_t* values = stack;
+  if (n > 8) {
+    loom_status_t status = loom_allocator_malloc(
+        base->allocator, sizeof(*values) * (size_t)n, (void**)&values);
+    if (status) return loom_op_invocation_fail(invocation, status, true);
+  }
   bool any = false;
   for (int32_t i = 0; i < n; ++i) {
     loom__vmap_value_t* value =
         own_value(base->shared, invocation->arguments[i]);
-    if (value && value->axis != LOOM_VMAP_UNBATCHED) any = true;
+    values[i] = value ? *value
+                      : (loom__vmap_value_t){invocation->arguments[i],
+                                             LOOM_VMAP_UNBATCHED};
+    if (values[i].axis != LOOM_VMAP_UNBATCHED) any = true;
   }
   const loom__vmap_rule_t* rule = data->rule;
+  loom_status_t status = loom_ok_status();
   if (data->random_seed != LOOM__VMAP_NOT_RANDOM) {
     static const loom__vmap_rule_t kDifferent = {
         .op_name = "(random)",
@@ -393,51 +429,36 @@ static loom_status_t vmap_execute(loom_op_handler_t* handler,
     loom_vmap_randomness_t randomness =
         ((const vmap_shared_t*)base->shared)->randomness;
     int32_t seed = data->random_seed;
-    bool seed_batched = false;
-    if (seed >= 0 && seed < n) {
-      loom__vmap_value_t* value =
-          own_value(base->shared, invocation->arguments[seed]);
-      seed_batched = value && value->axis != LOOM_VMAP_UNBATCHED;
-    }
+    bool seed_batched =
+        seed >= 0 && seed < n && values[seed].axis != LOOM_VMAP_UNBATCHED;
     if (randomness == LOOM_VMAP_RANDOMNESS_ERROR && !seed_batched) {
-      return loom_op_invocation_fail(
+      status = loom_op_invocation_fail(
           invocation,
           loom__vmap_random_error(loom_prepared_op_name(invocation->op)), true);
-    }
-    if (randomness == LOOM_VMAP_RANDOMNESS_DIFFERENT && !any) {
+    } else if (randomness == LOOM_VMAP_RANDOMNESS_DIFFERENT && !any) {
       any = true;  // batched by the rule
       rule = &kDifferent;
     }
   }
-  if (!any) {
+  if (!status && !any) {
     // The same for every example: the op runs as it is on the values.
     for (int32_t i = 0; i < n; ++i) {
       loom_tensor_handle_t* argument = invocation->arguments[i];
-      loom__vmap_value_t* value = own_value(base->shared, argument);
-      if (!value) continue;
-      loom_tensor_handle_retain(value->value);
-      invocation->arguments[i] = value->value;
+      if (values[i].value == argument) continue;  // not a tensor of ours
+      loom_tensor_handle_retain(values[i].value);
+      invocation->arguments[i] = values[i].value;
       loom_tensor_handle_release(argument);
     }
+    if (values != stack) loom_allocator_free(base->allocator, values);
     return loom__passthrough_forward(base, invocation, data->base.outer_op);
   }
-  loom__vmap_value_t stack[8];
-  loom__vmap_value_t* values = stack;
-  if (n > 8) {
-    loom_status_t status = loom_allocator_malloc(
-        base->allocator, sizeof(*values) * (size_t)n, (void**)&values);
-    if (status) return loom_op_invocation_fail(invocation, status, true);
-  }
-  for (int32_t i = 0; i < n; ++i) {
-    loom__vmap_value_t* value =
-        own_value(base->shared, invocation->arguments[i]);
-    values[i] = value ? *value
-                      : (loom__vmap_value_t){invocation->arguments[i],
-                                             LOOM_VMAP_UNBATCHED};
+  if (status) {
+    if (values != stack) loom_allocator_free(base->allocator, values);
+    return status;
   }
   // The arguments stay in the invocation (they keep the values alive) until
   // the op has run.
-  loom_status_t status = batch(handler, invocation, rule, values);
+  status = batch(handler, invocation, rule, values);
   if (values != stack) loom_allocator_free(base->allocator, values);
   return status;
 }

@@ -1,9 +1,11 @@
 // The batching rules: each runs its op once over the whole batch on the
 // outer handler, with the batch dimension first in every batched result.
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hash_map.h"
 #include "handlers/vmap/vmap_internal.h"
 
 // Element-wise ops with broadcasting: batched inputs get the batch first
@@ -13,6 +15,43 @@ static loom_status_t rule_elementwise(loom__vmap_call_t* call,
                                       bool* out_fallback) {
   (void)out_fallback;
   return loom__vmap_same_op(call, loom__vmap_padded, loom__vmap_max_rank(call));
+}
+
+// OnesLike and ZerosLike: the result depends on an example's shape only,
+// which every example shares, so it is one unbatched value (a gradient's
+// seed of ones stays unbatched, and the ops it reaches run on fewer
+// batched inputs). Made on the host when the outer handler is the CPU's
+// (a constant for a scalar, else one Fill); the op over the batch
+// otherwise.
+static loom_status_t rule_like(loom__vmap_call_t* call, bool* out_fallback) {
+  const loom_tensor_metadata_t* example = &call->input_metadata[0];
+  loom_dtype_t dtype = example->dtype;
+  bool host = call->num_inputs == 1 && call->num_outputs == 1 &&
+              call->outer == loom_context_cpu(call->context) &&
+              loom_shape_is_fully_defined(&example->shape) &&
+              (dtype == LOOM_DTYPE_FLOAT || dtype == LOOM_DTYPE_DOUBLE ||
+               dtype == LOOM_DTYPE_INT32 || dtype == LOOM_DTYPE_INT64);
+  if (!host) return rule_elementwise(call, out_fallback);
+  double value = strcmp(call->op_name, "OnesLike") == 0 ? 1.0 : 0.0;
+  loom_tensor_handle_t* scalar = NULL;
+  LOOM_RETURN_IF_ERROR(
+      loom__grad_host_scalar(call->context, dtype, value, &scalar));
+  loom_tensor_handle_t* result = scalar;
+  if (example->shape.rank > 0) {
+    loom_tensor_handle_t* inputs[2] = {NULL, scalar};
+    loom_status_t status = loom__vmap_int_vector(
+        call->context, LOOM_DTYPE_INT32, loom_shape_dims(&example->shape),
+        example->shape.rank, false, &inputs[0]);
+    if (!status) {
+      status = loom__vmap_run(call->context, "Fill", inputs, 2, NULL, NULL, 0,
+                              &result, 1);
+    }
+    loom__grad_release_all(inputs, 2);
+    LOOM_RETURN_IF_ERROR(status);
+  }
+  call->outputs[0].value = result;
+  call->outputs[0].axis = LOOM_VMAP_UNBATCHED;
+  return loom_ok_status();
 }
 
 // Element-wise ops whose inputs have equal shapes: every input [B, ...].
@@ -374,7 +413,7 @@ static loom_status_t rule_fan_out(loom__vmap_call_t* call, bool* out_fallback) {
         "batch folded into the leading dimension" \
   }
 
-// Sorted by name (bsearch).
+// Sorted by name (the order loom__vmap_rule_at lists them in).
 // Ops that call functions (vmap_control_flow.c).
 #define IF_OR_CASE(name)                                               \
   {                                                                    \
@@ -498,7 +537,7 @@ static const loom__vmap_rule_t kRules[] = {
     ELEMENTWISE("Neg"),
     ELEMENTWISE("NotEqual"),
     {"OneHot", loom__vmap_rule_one_hot, "indices batch first, axis shifted"},
-    ELEMENTWISE("OnesLike"),
+    {"OnesLike", rule_like, "one unbatched value: ones of an example's shape"},
     {"Pack", loom__vmap_rule_pack, "values [B, ...], axis shifted"},
     {"Pad", loom__vmap_rule_pad, "paddings gain [0, 0] for the batch"},
     {"PadV2", loom__vmap_rule_pad, "paddings gain [0, 0] for the batch"},
@@ -571,17 +610,44 @@ static const loom__vmap_rule_t kRules[] = {
     WHILE("While"),
     {"WhileInput", rule_fan_out, "each output is the input, as it is"},
     {"WhileOutput", rule_fan_out, "each output is the input, as it is"},
-    ELEMENTWISE("ZerosLike"),
+    {"ZerosLike", rule_like,
+     "one unbatched value: zeros of an example's shape"},
 };
 
-static int compare_rule(const void* key, const void* element) {
-  return strcmp((const char*)key, ((const loom__vmap_rule_t*)element)->op_name);
+// A hash index of kRules by name (entry i + 1; 0: empty), built once: a
+// vmap is often made per call (vmap(grad f)), so each of its ops is
+// prepared, and its rule looked up, per call; one hash and one strcmp
+// instead of a binary search's eight. Immutable once built, so shared by
+// every thread.
+enum { kRuleIndexSize = 1024 };  // a power of two, over twice the rules
+_Static_assert(sizeof(kRules) / sizeof(kRules[0]) < kRuleIndexSize / 2,
+               "kRuleIndexSize is too small");
+static uint16_t g_rule_index[kRuleIndexSize];
+static pthread_once_t g_rule_index_once = PTHREAD_ONCE_INIT;
+
+static size_t rule_slot(const char* op_name) {
+  return (size_t)loom__hash_bytes(op_name, strlen(op_name)) &
+         (kRuleIndexSize - 1);
+}
+
+static void build_rule_index(void) {
+  for (size_t i = 0; i < sizeof(kRules) / sizeof(kRules[0]); ++i) {
+    size_t slot = rule_slot(kRules[i].op_name);
+    while (g_rule_index[slot]) slot = (slot + 1) & (kRuleIndexSize - 1);
+    g_rule_index[slot] = (uint16_t)(i + 1);
+  }
 }
 
 const loom__vmap_rule_t* loom__vmap_find_rule(const char* op_name) {
   if (!op_name) return NULL;
-  return bsearch(op_name, kRules, sizeof(kRules) / sizeof(kRules[0]),
-                 sizeof(kRules[0]), compare_rule);
+  pthread_once(&g_rule_index_once, build_rule_index);
+  for (size_t slot = rule_slot(op_name);;
+       slot = (slot + 1) & (kRuleIndexSize - 1)) {
+    uint16_t entry = g_rule_index[slot];
+    if (!entry) return NULL;
+    const loom__vmap_rule_t* rule = &kRules[entry - 1];
+    if (strcmp(rule->op_name, op_name) == 0) return rule;
+  }
 }
 
 size_t loom__vmap_rule_count(void) {
