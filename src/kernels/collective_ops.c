@@ -17,6 +17,7 @@
 #include "kernels/builtin_families.h"
 #include "kernels/kernel_registration.h"
 #include "kernels/shape_fns.h"
+#include "tensor/checked_size.h"
 
 static const char kOp[] = "CollectiveReduceV2";
 static const char kGatherOp[] = "CollectiveGatherV2";
@@ -137,8 +138,13 @@ static void collective_gather_compute(void* kernel,
           LOOM_MAX_RANK, (int)in->rank);
     } else {
       loom_shape_t shape = *in;
-      shape.dims[0] *= request.group_size;
-      status = loom_kernel_context_allocate_output(ctx, 0, &shape, &output);
+      if (!loom__size_mul(in->dims[0], request.group_size, &shape.dims[0])) {
+        status = loom__size_overflow_error(
+            kGatherOp, "output dim 0", "(input dim 0 %lld times group_size %d)",
+            (long long)in->dims[0], (int)request.group_size);
+      } else {
+        status = loom_kernel_context_allocate_output(ctx, 0, &shape, &output);
+      }
     }
   }
   if (!status) status = loom__collective_all_gather(&request, output);
@@ -345,6 +351,7 @@ static const loom__builtin_op_t kOps[] = {
 
 // Every collective takes the same dtypes and keeps its group and instance
 // keys in host memory.
+// clang-format off
 #define COLLECTIVE_KERNEL(op, compute_fn, extra_host_input)               \
   {.op_name = op,                                                         \
    .compute = compute_fn,                                                 \
@@ -353,6 +360,7 @@ static const loom__builtin_op_t kOps[] = {
              LOOM_DTYPE_INT64},                                           \
    .host_memory = {"group_size", "group_key", "instance_key",             \
                    extra_host_input}}
+// clang-format on
 
 static const loom__builtin_kernel_t kKernels[] = {
     COLLECTIVE_KERNEL("CollectiveReduceV2", collective_reduce_compute, NULL),

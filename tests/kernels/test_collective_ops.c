@@ -212,8 +212,34 @@ static void gather_on_one_device_fails_every_participant(void** state) {
   }
 }
 
+// A gathered dim 0 past int64 is an error naming the sizes, found before
+// any participant is waited for.
+static void a_gather_too_large_fails(void** state) {
+  (void)state;
+  const int64_t dims[] = {INT64_C(1) << 62, 0};
+  handle_t* x = make(LOOM_DTYPE_DOUBLE, dims, 2, NULL);
+  handle_t* inputs[] = {x, loom_test_int32_scalar(g_ctx, 3),
+                        loom_test_int32_scalar(g_ctx, 7),
+                        loom_test_int32_scalar(g_ctx, 9)};
+  loom_eager_op_t* op = NULL;
+  LOOM_ASSERT_OK(loom_eager_op_create(g_ctx, "CollectiveGatherV2", &op));
+  for (int i = 0; i < 4; ++i) {
+    LOOM_ASSERT_OK(loom_eager_op_add_input(op, inputs[i]));
+  }
+  handle_t* result = NULL;
+  int32_t count = 0;
+  LOOM_ASSERT_STATUS(loom_eager_op_execute(op, &result, 1, &count),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "CollectiveGatherV2: output dim 0 (input dim 0 "
+                     "4611686018427387904 times group_size 3)");
+  assert_null(result);
+  loom_eager_op_destroy(op);
+  for (int i = 0; i < 4; ++i) loom_tensor_handle_release(inputs[i]);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(a_gather_too_large_fails),
       cmocka_unit_test(reduce_between_threads),
       cmocka_unit_test(mismatched_shapes_fail_every_participant),
       cmocka_unit_test(gather_on_one_device_fails_every_participant),
