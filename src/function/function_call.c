@@ -38,7 +38,7 @@ typedef struct call_t {
   // Handlers see the body: the inputs are FunctionInput's results (owned),
   // the results pass through FunctionOutput.
   bool indicators;
-  loom__function_plan_t* plan;        // made by run()
+  loom__function_plan_t* plan;  // made by run()
 } call_t;
 
 // The handles `ref` designates: one, or a whole output argument.

@@ -45,9 +45,10 @@ static void thread_locals_fit_the_static_tls_reserve(void** state) {
   (void)state;
   uint64_t size = tls_segment_size(g_library_path);
   if (size > kMaxTlsBytes) {
-    fail_msg("libloom.so has %llu bytes of thread-locals; keep them under "
-             "%d (put bigger per-thread state on the heap)",
-             (unsigned long long)size, (int)kMaxTlsBytes);
+    fail_msg(
+        "libloom.so has %llu bytes of thread-locals; keep them under "
+        "%d (put bigger per-thread state on the heap)",
+        (unsigned long long)size, (int)kMaxTlsBytes);
   }
 }
 
