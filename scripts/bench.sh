@@ -79,6 +79,15 @@ build_options=(-DLOOM_BUILD_TESTS=OFF -DLOOM_BENCH_LIBTORCH=ON)
 # OpenBLAS tuning variables set on some machines would skew comparisons:
 # the benchmarks run without them (tests leave them alone).
 unset OPENBLAS_CORETYPE OPENBLAS_L2_SIZE
+# The python group (bench/python_tiny_op.py) runs in a venv with the `loom`
+# package built against this library; it measures its references itself.
+venv_python=""
+for group in "${groups[@]}"; do
+  if [ "$group" = python ]; then
+    venv_python=$(sh "$root/scripts/python-venv.sh" "$root" \
+      "$root/build/release") || venv_python=""
+  fi
+done
 
 out=$(mktemp)
 medians=$(mktemp)
@@ -116,6 +125,12 @@ run_round() {
     if [ -x "$bench" ]; then
       note_command "$group" loom "$bench" "${options[@]}"
       "$bench" "${options[@]}" | tee -a "$out" "$record/$group.loom"
+    elif [ "$group" = python ] && [ -n "$venv_python" ]; then
+      # Its own ratio lines are left out: the .pairs give them below.
+      note_command "$group" loom "$venv_python" \
+        "$root/bench/python_tiny_op.py" "${options[@]}"
+      "$venv_python" "$root/bench/python_tiny_op.py" "${options[@]}" |
+        grep -v '^ratio_' | tee -a "$out" "$record/$group.loom"
     fi
   done
   echo "# references: $references"

@@ -13,7 +13,9 @@
 #          OpenMPI (libopenmpi-dev, openmpi-bin: the MPI collective backend
 #          and its mpirun tests)
 #   bench  build + NumPy, PyTorch and libtorch-dev (the reference
-#          implementations; libtorch-dev for bench/train_reference_libtorch)
+#          implementations; libtorch-dev for bench/train_reference_libtorch),
+#          python3-dev, python3-venv and python3-setuptools (the `loom`
+#          package for bench/python_tiny_op.py)
 #   demo   build + zlib and Fashion-MNIST (dataset-fashion-mnist) for the
 #          training demo, examples/fashion_mnist
 set -euo pipefail
@@ -28,7 +30,7 @@ case "$profile" in
                   python3-venv python3-setuptools python3-pytest
                   libopenmpi-dev openmpi-bin) ;;
   bench) packages+=(python3-numpy python3-torch libtorch-dev libopenmpi-dev
-                   openmpi-bin) ;;
+                   openmpi-bin python3-dev python3-venv python3-setuptools) ;;
   demo) packages+=(zlib1g-dev dataset-fashion-mnist) ;;
   *) echo "usage: $0 build|test|bench|demo" >&2; exit 2 ;;
 esac

@@ -11,6 +11,7 @@
 #include "loom/builtin_ops.h"
 #include "loom/collective.h"
 #include "loom/cpu_op_handler.h"
+#include "loom/dlpack.h"
 #include "loom/dtype.h"
 #include "loom/eager.h"
 #include "loom/fault_allocator.h"
