@@ -109,8 +109,20 @@ typedef loom_status_t (*loom_gradient_fn_t)(
 #define LOOM_GRADIENT_USES_ALL (~(uint64_t)0)
 #define LOOM_GRADIENT_USES(i) ((uint64_t)1 << (i))
 
+// A gradient flag: the op is a collective, whose backward pass is another
+// collective that every participant must join. A tape records such an op
+// even when none of its inputs is tracked (a broadcast's receivers), counts
+// its outputs as leading to a source, and runs its gradient function in
+// every gradient computation, also when no gradient reached its outputs
+// (they are NULL then: the function brings zeros), so that no participant
+// is left waiting. Every participant must compute its gradients in the
+// same order.
+#define LOOM_GRADIENT_COLLECTIVE ((uint32_t)1)
+
 typedef struct loom_gradient_def_t {
-  size_t struct_size;  // sizeof(loom_gradient_def_t)
+  // sizeof(loom_gradient_def_t); definitions made before `flags` existed
+  // (struct_size up to outputs_used) are accepted with no flags.
+  size_t struct_size;
   const char* op_name;
   // NULL: the op is not differentiable; the tape records nothing for it and
   // gradients stop at its outputs (as TensorFlow's NotDifferentiable).
@@ -118,6 +130,7 @@ typedef struct loom_gradient_def_t {
   void* user_data;
   uint64_t inputs_used;
   uint64_t outputs_used;
+  uint32_t flags;  // LOOM_GRADIENT_COLLECTIVE, or 0
 } loom_gradient_def_t;
 
 // Registers the gradient of an op (process-wide, thread-safe; the

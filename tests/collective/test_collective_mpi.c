@@ -440,6 +440,59 @@ static void broadcast_cases(loom_context_t* ctx, int rank, int size, bool mpi) {
   loom_tensor_handle_release(x);
 }
 
+// Runs binary op `name` on a and b into *out.
+static loom_status_t binary(loom_context_t* ctx, const char* name,
+                            loom_tensor_handle_t* a, loom_tensor_handle_t* b,
+                            loom_tensor_handle_t** out) {
+  loom_eager_op_t* op = NULL;
+  loom_status_t status = loom_eager_op_create(ctx, name, &op);
+  if (!status) status = loom_eager_op_add_input(op, a);
+  if (!status) status = loom_eager_op_add_input(op, b);
+  int32_t count = 0;
+  *out = NULL;
+  if (!status) status = loom_eager_op_execute(op, out, 1, &count);
+  loom_eager_op_destroy(op);
+  return status;
+}
+
+// The broadcast's gradient: rank 1 sends x = inputs[1] under a tape
+// watching it; every rank r's loss is Sum(y * c_r), c_r = inputs[r],
+// watched on the other ranks (their tapes track none of RecvV2's inputs).
+// Rank 1's gradient is the sum of the c_r (NumPy: the reduce's Add Id
+// figures, inputs[:size].sum(0)); the others' is y = x.
+static void broadcast_gradient_case(loom_context_t* ctx, int rank, int size) {
+  loom_tensor_handle_t* x = make_input(ctx, LOOM_DTYPE_DOUBLE, 5, 1);
+  loom_tensor_handle_t* c = make_input(ctx, LOOM_DTYPE_DOUBLE, 5, rank);
+  loom_tensor_handle_t* watched = rank == 1 ? x : c;
+  loom_tensor_handle_t* h[5] = {NULL, NULL, NULL, NULL, NULL};
+  loom_op_handler_t* tape = NULL;
+  if (loom_tape_create(ctx, NULL, &tape) ||
+      loom_context_enter_scope(ctx, tape) || loom_tape_watch(tape, watched)) {
+    abort();
+  }
+  loom_status_t status = broadcast(ctx, rank == 1 ? x : NULL, 5, size, 303,
+                                   &h[0]);
+  if (!status) status = binary(ctx, "Mul", h[0], c, &h[1]);
+  h[2] = loom_test_int32_scalar(ctx, 0);
+  if (!status) status = binary(ctx, "Sum", h[1], h[2], &h[3]);
+  if (loom_context_exit_scope(ctx)) abort();
+  if (!status) {
+    status = loom_tape_gradient(tape, &h[3], 1, &watched, 1, NULL,
+                                LOOM_UNCONNECTED_NONE, &h[4]);
+  }
+  CHECK(!status, "rank %d: broadcast gradient: %s", rank, status_text(status));
+  if (!status) {
+    CHECK(holds(ctx, h[4], LOOM_DTYPE_DOUBLE,
+                rank == 1 ? kExpected[size - 2][4] : kInputs[1]),
+          "rank %d: the broadcast gradient differs from NumPy's", rank);
+  }
+  loom_status_free(status);
+  for (int i = 0; i < 5; ++i) loom_tensor_handle_release(h[i]);
+  loom_op_handler_release(tape);
+  loom_tensor_handle_release(x);
+  loom_tensor_handle_release(c);
+}
+
 // Runs a reduce expected to fail with `code` and each of `parts` in its
 // message.
 static void expect_failure(loom_context_t* ctx, loom_tensor_handle_t* x,
@@ -545,6 +598,7 @@ static void* thread_main(void* opaque) {
   thread_arg_t* arg = opaque;
   reduce_cases(arg->ctx, arg->rank, arg->size);
   broadcast_cases(arg->ctx, arg->rank, arg->size, false);
+  broadcast_gradient_case(arg->ctx, arg->rank, arg->size);
   return NULL;
 }
 
@@ -619,6 +673,7 @@ int main(int argc, char** argv) {
   gather_cases(ctx, rank, size);
   exchange_cases(ctx, rank, size);
   broadcast_cases(ctx, rank, size, true);
+  broadcast_gradient_case(ctx, rank, size);
   fault_cases(ctx, rank, size);
   loom_context_destroy(ctx);
   status = loom_collective_mpi_finalize();

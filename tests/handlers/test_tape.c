@@ -6,6 +6,7 @@
 // errors of the API.
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -1344,6 +1345,22 @@ static void registry_checks_its_arguments(void** state) {
   def.op_name = "TapeTestCustomOp";
   LOOM_ASSERT_STATUS(loom_gradient_register(&def), LOOM_STATUS_ALREADY_EXISTS,
                      "already has a gradient");
+  // A definition made before `flags` existed: accepted, its flags 0 (what
+  // lies past its struct_size is not read).
+  loom_gradient_def_t old = def;
+  old.op_name = "TapeTestOlderDefOp";
+  old.struct_size = offsetof(loom_gradient_def_t, flags);
+  old.flags = LOOM_GRADIENT_COLLECTIVE;
+  LOOM_ASSERT_OK(loom_gradient_register(&old));
+  found = loom_gradient_find("TapeTestOlderDefOp");
+  assert_non_null(found);
+  assert_ptr_equal(found->fn, custom_grad);
+  assert_int_equal(found->flags, 0);
+  assert_int_equal(found->struct_size, sizeof(loom_gradient_def_t));
+  old.op_name = "TapeTestTooOldDefOp";
+  old.struct_size = offsetof(loom_gradient_def_t, flags) - 1;
+  LOOM_ASSERT_STATUS(loom_gradient_register(&old),
+                     LOOM_STATUS_INVALID_ARGUMENT, "expected at least");
   loom_jvp_def_t jvp = {.struct_size = sizeof(jvp), .op_name = NULL};
   LOOM_ASSERT_STATUS(loom_jvp_register(&jvp), LOOM_STATUS_INVALID_ARGUMENT,
                      "loom_jvp_register");

@@ -3,10 +3,13 @@
 // the collective that transposes the forward one: an all-reduce sum's
 // gradient is the sum of the participants' output gradients (a mean's,
 // their mean), a gather's a reduce-scatter, a reduce-scatter's a gather,
-// an all-to-all's an all-to-all. The backward collective reuses the
+// an all-to-all's an all-to-all, a broadcast's an all-reduce to which the
+// receivers bring theirs. The backward collective reuses the
 // forward op's keys: the forward round is over by then, and every
-// participant runs the backward ops in the same order. A participant that
-// no gradient reached brings zeros: the others wait for it.
+// participant runs the backward ops in the same order. The rows are
+// LOOM_GRADIENT_COLLECTIVE: a tape records them on every participant, also
+// untracked, and runs them in every backward pass; a participant that no
+// gradient reached brings zeros, so the others do not wait for it.
 
 #include <string.h>
 
@@ -30,18 +33,20 @@ static bool string_attr_is(grad_ctx_t* ctx, const char* name,
 }
 
 // Runs collective `op_name` on the output gradient (zeros when none
-// reached this participant) with the forward op's keys and timeout, and
-// the attributes given, into *out.
-static loom_status_t collective_of_gradient(
-    grad_ctx_t* ctx, handle_t* const* dys, const char* op_name,
-    const char* merge_op, const char* final_op, handle_t** out) {
+// reached this participant) with the forward op's keys (its inputs
+// group_size, group_key, instance_key from `first_key` on) and timeout,
+// and the attributes given, into *out.
+static loom_status_t collective_of_gradient_keyed(
+    grad_ctx_t* ctx, handle_t* const* dys, int32_t first_key,
+    const char* op_name, const char* merge_op, const char* final_op,
+    handle_t** out) {
   loom_attr_value_t timeout = {.kind = LOOM_ATTR_KIND_F32, .u.f32 = 0};
   loom_gradient_context_attr(ctx, "timeout_seconds", &timeout);
   handle_t* dy = NULL;
   LOOM_RETURN_IF_ERROR(loom__grad_output_gradient_or_zeros(ctx, dys, 0, &dy));
-  handle_t* inputs[] = {dy, loom_gradient_context_input(ctx, 1),
-                        loom_gradient_context_input(ctx, 2),
-                        loom_gradient_context_input(ctx, 3)};
+  handle_t* inputs[] = {dy, loom_gradient_context_input(ctx, first_key),
+                        loom_gradient_context_input(ctx, first_key + 1),
+                        loom_gradient_context_input(ctx, first_key + 2)};
   loom__grad_attr_t attrs[3] = {LOOM_GRAD_VALUE("timeout_seconds", timeout)};
   int32_t num_attrs = 1;
   if (merge_op) {
@@ -52,6 +57,14 @@ static loom_status_t collective_of_gradient(
       loom__grad_op(ctx, op_name, inputs, 4, attrs, num_attrs, out);
   loom_tensor_handle_release(dy);
   return status;
+}
+
+// The ops whose input 0 is the tensor and inputs 1-3 the keys.
+static loom_status_t collective_of_gradient(
+    grad_ctx_t* ctx, handle_t* const* dys, const char* op_name,
+    const char* merge_op, const char* final_op, handle_t** out) {
+  return collective_of_gradient_keyed(ctx, dys, 1, op_name, merge_op, final_op,
+                                      out);
 }
 
 // CollectiveReduceV2 with merge_op Add: dx = CollectiveReduceV2(dy) with
@@ -137,19 +150,60 @@ static loom_status_t collective_all_to_all_grad(grad_ctx_t* ctx,
                                 &dxs[0]);
 }
 
+// CollectiveBcastSendV2 gives its input to every participant (itself
+// included), so its gradient is the sum of all participants' output
+// gradients: an all-reduce (Add, Id) of them, which the receivers join
+// through their own gradient.
+static loom_status_t collective_bcast_send_grad(grad_ctx_t* ctx,
+                                                handle_t* const* dys,
+                                                handle_t** dxs, void* data) {
+  (void)data;
+  return collective_of_gradient(ctx, dys, "CollectiveReduceV2", "Add", "Id",
+                                &dxs[0]);
+}
+
+// CollectiveBcastRecvV2 (inputs group_size, group_key, instance_key,
+// shape: nothing to differentiate) brings its output gradient, or zeros,
+// to the sender's all-reduce, and keeps nothing of the result.
+static loom_status_t collective_bcast_recv_grad(grad_ctx_t* ctx,
+                                                handle_t* const* dys,
+                                                handle_t** dxs, void* data) {
+  (void)dxs;
+  (void)data;
+  handle_t* sum = NULL;
+  loom_status_t status = collective_of_gradient_keyed(
+      ctx, dys, 0, "CollectiveReduceV2", "Add", "Id", &sum);
+  loom_tensor_handle_release(sum);
+  return status;
+}
+
+#define KEYS(first) (USES(first) | USES((first) + 1) | USES((first) + 2))
+
 static const loom__gradient_row_t kGradients[] = {
     {.op = "CollectiveReduceV2",
      .fn = collective_reduce_grad,
-     .inputs = USES(1) | USES(2) | USES(3)},
+     .inputs = KEYS(1),
+     .flags = LOOM_GRADIENT_COLLECTIVE},
     {.op = "CollectiveGatherV2",
      .fn = collective_gather_grad,
-     .inputs = USES(1) | USES(2) | USES(3)},
+     .inputs = KEYS(1),
+     .flags = LOOM_GRADIENT_COLLECTIVE},
     {.op = "CollectiveReduceScatterV2",
      .fn = collective_reduce_scatter_grad,
-     .inputs = USES(1) | USES(2) | USES(3)},
+     .inputs = KEYS(1),
+     .flags = LOOM_GRADIENT_COLLECTIVE},
     {.op = "CollectiveAllToAllV2",
      .fn = collective_all_to_all_grad,
-     .inputs = USES(1) | USES(2) | USES(3)},
+     .inputs = KEYS(1),
+     .flags = LOOM_GRADIENT_COLLECTIVE},
+    {.op = "CollectiveBcastSendV2",
+     .fn = collective_bcast_send_grad,
+     .inputs = KEYS(1),
+     .flags = LOOM_GRADIENT_COLLECTIVE},
+    {.op = "CollectiveBcastRecvV2",
+     .fn = collective_bcast_recv_grad,
+     .inputs = KEYS(0),
+     .flags = LOOM_GRADIENT_COLLECTIVE},
 };
 
 loom_status_t loom__register_collective_gradients(void) {

@@ -20,6 +20,7 @@ typedef struct loom__gradient_row_t {
   const void* data;  // the function's user_data (one formula, several ops)
   uint64_t inputs;   // inputs_used: the forward inputs fn reads
   uint64_t outputs;  // outputs_used: the forward outputs fn reads
+  uint32_t flags;    // LOOM_GRADIENT_COLLECTIVE, or 0
 } loom__gradient_row_t;
 
 // Registers a family: the gradient functions rows[0, num_rows), then the

@@ -107,6 +107,7 @@ typedef struct registry_kind_t {
   const char* function;  // the registration function, for messages
   const char* has;       // what an op then has ("a gradient")
   size_t def_size;       // sizeof its definition type
+  size_t min_def_size;   // of its first version: later fields read as 0
   bool counts_generation;
 } registry_kind_t;
 
@@ -114,6 +115,7 @@ static const registry_kind_t kGradients = {
     .function = "loom_gradient_register",
     .has = "a gradient",
     .def_size = sizeof(loom_gradient_def_t),
+    .min_def_size = offsetof(loom_gradient_def_t, flags),
     .counts_generation = true,
 };
 
@@ -121,6 +123,7 @@ static const registry_kind_t kJvps = {
     .function = "loom_jvp_register",
     .has = "a JVP function",
     .def_size = sizeof(loom_jvp_def_t),
+    .min_def_size = sizeof(loom_jvp_def_t),
     .counts_generation = false,
 };
 
@@ -147,10 +150,12 @@ static loom_status_t add(entry_t** buckets, const registry_kind_t* kind,
                             kind->function,
                             !def ? "def is NULL" : "def->op_name is empty");
   }
-  if (header.struct_size < kind->def_size) {
+  if (header.struct_size < kind->min_def_size) {
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                            "%s: def->struct_size is %zu, expected %zu",
-                            kind->function, header.struct_size, kind->def_size);
+                            "%s: def->struct_size is %zu, expected at least "
+                            "%zu",
+                            kind->function, header.struct_size,
+                            kind->min_def_size);
   }
   ensure_builtins();
   size_t length = strlen(header.op_name);
@@ -159,7 +164,10 @@ static loom_status_t add(entry_t** buckets, const registry_kind_t* kind,
       loom_allocator_default(), sizeof(*entry) + length + 1, (void**)&entry));
   memcpy(entry->name, header.op_name, length + 1);
   entry->hash = name_hash(entry->name);
-  memcpy(&entry->def, def, kind->def_size);
+  // An older definition's missing fields stay 0 (calloc).
+  memcpy(&entry->def, def,
+         header.struct_size < kind->def_size ? header.struct_size
+                                             : kind->def_size);
   header.struct_size = kind->def_size;
   header.op_name = entry->name;
   memcpy(&entry->def, &header, sizeof(header));
@@ -207,6 +215,7 @@ loom_status_t loom__register_gradient_family(
         .user_data = row ? (void*)row->data : NULL,
         .inputs_used = row ? row->inputs : LOOM_GRADIENT_USES_NONE,
         .outputs_used = row ? row->outputs : LOOM_GRADIENT_USES_NONE,
+        .flags = row ? row->flags : 0,
     };
     LOOM_RETURN_IF_ERROR(loom_gradient_register(&def));
   }

@@ -218,13 +218,21 @@ static loom_status_t zeros_for(tape_backward_t* b, loom_tensor_handle_t* source,
                           "unknown, so no zero gradient can be made");
 }
 
+// Whether `node` is a collective every participant's backward pass runs.
+static bool is_collective(const tape_node_t* node) {
+  return node->def && node->def->fn &&
+         (node->def->flags & LOOM_GRADIENT_COLLECTIVE);
+}
+
 // Marks what depends on a source (recording order is topological): the
-// tensors, and the nodes that make them.
+// tensors, and the nodes that make them. A collective's outputs count as
+// depending on one (another participant's), so that the gradients reaching
+// them are computed and sent back.
 static void mark_dependents(tape_backward_t* b) {
   tape_node_t** nodes = tape_node_vector_data(&b->tape->nodes);
   for (size_t i = 0; i < tape_node_vector_size(&b->tape->nodes); ++i) {
     tape_node_t* node = nodes[i];
-    bool depends = false;
+    bool depends = is_collective(node);
     for (int32_t j = 0; j < node->num_inputs && !depends; ++j) {
       int64_t id = node->input_ids[j];
       depends = id >= 0 && (b->flags[id] & kDependsOnSource);
@@ -295,6 +303,9 @@ static loom_status_t run_backward(tape_backward_t* b, const int64_t* source_ids,
             take_source_gradient(b, id, source_ids, num_sources, out_gradients);
       }
     }
+    // A collective runs with no gradient too (it brings zeros): the other
+    // participants wait for it.
+    any |= is_collective(node);
     if (any && !status && node->segment && !node->segment->materialized) {
       status = loom__tape_materialize(b, node->segment, i);
     }

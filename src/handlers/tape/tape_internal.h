@@ -128,6 +128,7 @@ typedef struct tape_op_data_t {
   uint64_t gradients_generation;  // of the gradient registry, at the look-up
   bool record;                    // false: registered as not differentiable
   bool reads_variable;            // ReadVariableOp: watches its resource
+  bool collective;  // LOOM_GRADIENT_COLLECTIVE: recorded untracked too
 } tape_op_data_t;
 
 extern const loom__passthrough_type_t loom__tape_type;

@@ -125,6 +125,10 @@ loom_status_t loom__tape_add_node_locked(tape_t* tape, const tape_record_t* r) {
     segment->num_nodes++;
     segment->end_id = tape->next_id;
   }
+  // A collective recorded untracked makes the tape's first tracked values.
+  if (m > 0 && !atomic_load_explicit(&tape->tracking, memory_order_relaxed)) {
+    atomic_store_explicit(&tape->tracking, true, memory_order_relaxed);
+  }
   loom_status_ignore(  // room reserved
       tape_node_vector_push(&tape->nodes, tape->allocator, node));
   if (loom__hash_map_size(&tape->spilled) >= tape->sweep_at) {
@@ -315,7 +319,7 @@ loom_status_t loom__tape_execute(loom_op_handler_t* handler,
   tape_t* tape = base->shared;
   const tape_op_data_t* data = loom_prepared_op_data(invocation->op);
   if (!data->record || loom__tape_paused(tape) ||
-      (!data->reads_variable &&
+      (!data->reads_variable && !data->collective &&
        !atomic_load_explicit(&tape->tracking, memory_order_relaxed))) {
     return loom__passthrough_forward(base, invocation, data->base.outer_op);
   }
@@ -346,9 +350,11 @@ loom_status_t loom__tape_execute(loom_op_handler_t* handler,
   }
   if (status) {
     status = loom_op_invocation_fail(invocation, status, true);
-  } else if (!any) {
+  } else if (!any && !data->collective) {
     status = loom__passthrough_forward(base, invocation, data->base.outer_op);
   } else {
+    // A collective is recorded even untracked (a broadcast's receivers):
+    // its backward pass is a collective this participant must join.
     status = run_and_record(base, invocation, data, tape_id_vector_data(&ids),
                             loom__handle_vector_data(&saved),
                             loom__metadata_vector_data(&metadata));
