@@ -7,9 +7,13 @@
 //   coo.tensor_equal.<dtype>.<rank> %a, %b, %ch -> (i1, chain)
 //
 // The rank in the name is the tensor's, checked. The coordinates of an
-// element are its row-major ones, as NumPy's argwhere gives them (TFRT's
-// own kernel decomposes the offset from the first dimension instead, which
-// gives out-of-range coordinates for shapes that are not square).
+// element are TFRT's: its offset's digits taken with the dims first to last
+// as radices, written last coordinate first (NumPy's
+// np.unravel_index(offset, shape[::-1])). For a square shape they are the
+// row-major coordinates; for others they are not (TFRT's own test expects
+// [0, 2] for the third element of a [3, 2] tensor), and TFRT's programs
+// print them so. coo.convert_coo_to_dht inverts the same numbering, so a
+// round trip gives back the tensor whatever its shape.
 
 #include <math.h>
 #include <string.h>
@@ -157,9 +161,10 @@ static void from_dht_kernel(loom_program_frame_t* frame, void* user_data) {
       memcpy(out_values + (size_t)next * size,
              (const uint8_t*)data + (size_t)e * size, size);
       int64_t offset = e;
-      for (int32_t axis = k.rank - 1; axis >= 0; --axis) {
-        out_indices[next * k.rank + axis] = offset % shape->dims[axis];
-        offset /= shape->dims[axis];
+      for (int32_t r = 0; r < k.rank; ++r) {
+        out_indices[next * k.rank + (k.rank - 1 - r)] =
+            offset % shape->dims[r];
+        offset /= shape->dims[r];
       }
       ++next;
     }
@@ -181,8 +186,9 @@ static void from_dht_kernel(loom_program_frame_t* frame, void* user_data) {
   loom__kernel_set_or_fail(frame, status);
 }
 
-// coo.convert_coo_to_dht: zeros, then each value at its coordinates (a
-// coordinate out of the shape is an error, not a write out of bounds).
+// coo.convert_coo_to_dht: zeros, then each value at its coordinates, in
+// TFRT's numbering (coordinate `axis` counts in radix dims[rank - 1 -
+// axis]; one out of its range is an error, not a write out of bounds).
 static void to_dht_kernel(loom_program_frame_t* frame, void* user_data) {
   const coo_kernel_t k = unpack(user_data);
   const loom_program_coo_tensor_t* coo = coo_argument(frame, 0, &k);
@@ -201,16 +207,17 @@ static void to_dht_kernel(loom_program_frame_t* frame, void* user_data) {
       int64_t offset = 0;
       for (int32_t axis = 0; axis < k.rank; ++axis) {
         int64_t at = indices[i * k.rank + axis];
-        if (at < 0 || at >= coo->shape.dims[axis]) {
+        int64_t radix = coo->shape.dims[k.rank - 1 - axis];
+        if (at < 0 || at >= radix) {
           status = loom_make_status(
               LOOM_STATUS_INVALID_ARGUMENT,
-              "'%s': element %lld's index %lld on axis %d is out of the "
-              "dimension's size %lld",
-              loom_program_frame_op_name(frame), (long long)i, (long long)at,
-              axis, (long long)coo->shape.dims[axis]);
+              "'%s': element %lld's coordinate %d is %lld, out of its range "
+              "[0, %lld) (TFRT's numbering: dim %d's size)",
+              loom_program_frame_op_name(frame), (long long)i, axis,
+              (long long)at, (long long)radix, k.rank - 1 - axis);
           break;
         }
-        offset = offset * coo->shape.dims[axis] + at;
+        offset = offset * radix + at;
       }
       if (!status) {
         memcpy(out + (size_t)offset * size, values + (size_t)i * size, size);

@@ -1,7 +1,9 @@
 // TFRT's coo kernels: dense host tensors converted to sparse ones in
 // coordinate form (CooHostTensor) and back, compared, and printed by
-// tfrt_dht.print_tensor. Coordinates and values from NumPy
-// (np.argwhere(a != 0), a[a != 0]).
+// tfrt_dht.print_tensor. Coordinates in TFRT's numbering and values from
+// NumPy: np.unravel_index(np.flatnonzero(a), a.shape[::-1]) (the offset's
+// digits with the dims first to last as radices, last coordinate first, as
+// TFRT's kernel writes them) and a[a != 0].
 // RUN: not loom run %s 2>&1 | FileCheck %s
 
 // CHECK-LABEL: --- Running 'round_trip_i32'
@@ -12,7 +14,8 @@ func.func @round_trip_i32() -> !tfrt.chain {
       [0 : i32, 5 : i32, 0 : i32, -3 : i32, 0 : i32, 0 : i32,
        0 : i32, 0 : i32, 7 : i32, 0 : i32, 2 : i32, 0 : i32]
   %s, %ch2 = coo.convert_dht_to_coo.i32.2 %a, %ch1
-  // CHECK-NEXT: CooHostTensor dtype = i32, shape = [4, 3], indices = [0, 1, 1, 0, 2, 2, 3, 1], values = [5, -3, 7, 2]
+  // Not row-major for a shape that is not square: TFRT's numbering.
+  // CHECK-NEXT: CooHostTensor dtype = i32, shape = [4, 3], indices = [0, 1, 0, 3, 2, 0, 2, 2], values = [5, -3, 7, 2]
   %ch3 = tfrt_dht.print_tensor %s, %ch2
   %d, %ch4 = coo.convert_coo_to_dht.i32.2 %s, %ch3
   // CHECK-NEXT: DenseHostTensor dtype = i32, shape = [4, 3], values = [0, 5, 0, -3, 0, 0, 0, 0, 7, 0, 2, 0]
@@ -21,6 +24,22 @@ func.func @round_trip_i32() -> !tfrt.chain {
   // CHECK-NEXT: int1 = 1
   %ch7 = "tfrt.print.i1"(%same, %ch6) : (i1, !tfrt.chain) -> !tfrt.chain
   tfrt.return %ch7 : !tfrt.chain
+}
+
+// TFRT's own case: a [3, 2] tensor of fours.
+// CHECK-LABEL: --- Running 'tfrt_numbering'
+func.func @tfrt_numbering() -> !tfrt.chain {
+  %ch0 = tfrt.new.chain
+  %a = tfrt_dht.create_uninitialized_tensor.i32.2 [3 : i64, 2 : i64]
+  %ch1 = tfrt_dht.fill_tensor_with_constant.i32 %a, %ch0 4 : i32
+  %s, %ch2 = coo.convert_dht_to_coo.i32.2 %a, %ch1
+  // CHECK-NEXT: CooHostTensor dtype = i32, shape = [3, 2], indices = [0, 0, 0, 1, 0, 2, 1, 0, 1, 1, 1, 2], values = [4, 4, 4, 4, 4, 4]
+  %ch3 = tfrt_dht.print_tensor %s, %ch2
+  %d, %ch4 = coo.convert_coo_to_dht.i32.2 %s, %ch3
+  %same, %ch5 = tfrt_dht.tensor_equal.i32 %a, %d, %ch4
+  // CHECK-NEXT: int1 = 1
+  %ch6 = "tfrt.print.i1"(%same, %ch5) : (i1, !tfrt.chain) -> !tfrt.chain
+  tfrt.return %ch6 : !tfrt.chain
 }
 
 // CHECK-LABEL: --- Running 'floats_and_ranks'
