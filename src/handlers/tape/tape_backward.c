@@ -36,6 +36,10 @@ static loom_status_t flush(tape_backward_t* b, int64_t id) {
   }
   b->extra[id] = 0;
   b->num_extra[id] = 0;
+  // Summed where the contributions live (the tensor's own handler), not in
+  // the scope the last gradient function entered: a parallel handler's
+  // scope would make a CPU tensor's gradient a parallel value.
+  loom__tape_leave_outer(b);
   loom_gradient_context_t context;
   loom__gradient_context_initialize(&context, b->eager, "AddN", NULL, NULL, 0,
                                     NULL, NULL, 0, NULL, NULL);
