@@ -114,8 +114,62 @@ FLOAT_LOOPS(f64, double, floor, trunc)
 #define STORE_F64 _mm256_storeu_pd
 #define POW_F32 Sleef_powf8_u10avx2
 #define POW_F64 Sleef_powd4_u10avx2
-#define FMOD_F32 Sleef_fmodf8_avx2
+#define FMOD_F32 fmod_f32_avx2
 #define FMOD_F64 Sleef_fmodd4_avx2
+
+// fmod of eight floats in double precision: r = a - trunc(a / b) * b. For
+// finite b and |a / b| < 2^27 this is exact: the double quotient of two
+// floats that is not an integer lies at least 2^-52 (relative) from every
+// integer, so its rounding cannot cross one and trunc is the true
+// quotient's; q * b takes at most 51 bits and a - q * b, a multiple of the
+// smaller operand's ulp below |b|, at most 24. The result takes a's sign
+// (fmod's, -0 included). Other lanes (a huge quotient, b zero or infinite,
+// a infinite or NaN) go through SLEEF's loop, which iterates per exponent.
+static inline __m256 fmod_f32_avx2(__m256 a, __m256 b) {
+  const __m256d limit = _mm256_set1_pd(134217728.0);  // 2^27
+  const __m256d inf = _mm256_set1_pd(__builtin_inf());
+  const __m256d magnitude = _mm256_castsi256_pd(
+      _mm256_set1_epi64x(0x7fffffffffffffffLL));
+  __m256d a_lo = _mm256_cvtps_pd(_mm256_castps256_ps128(a));
+  __m256d a_hi = _mm256_cvtps_pd(_mm256_extractf128_ps(a, 1));
+  __m256d b_lo = _mm256_cvtps_pd(_mm256_castps256_ps128(b));
+  __m256d b_hi = _mm256_cvtps_pd(_mm256_extractf128_ps(b, 1));
+  __m256d q_lo = _mm256_div_pd(a_lo, b_lo);
+  __m256d q_hi = _mm256_div_pd(a_hi, b_hi);
+  // Ordered comparisons: false for NaN.
+  __m256d ok_lo = _mm256_and_pd(
+      _mm256_cmp_pd(_mm256_and_pd(q_lo, magnitude), limit, _CMP_LT_OQ),
+      _mm256_cmp_pd(_mm256_and_pd(b_lo, magnitude), inf, _CMP_LT_OQ));
+  __m256d ok_hi = _mm256_and_pd(
+      _mm256_cmp_pd(_mm256_and_pd(q_hi, magnitude), limit, _CMP_LT_OQ),
+      _mm256_cmp_pd(_mm256_and_pd(b_hi, magnitude), inf, _CMP_LT_OQ));
+  if (_mm256_movemask_pd(_mm256_and_pd(ok_lo, ok_hi)) != 0xf) {
+    return Sleef_fmodf8_avx2(a, b);
+  }
+  q_lo = _mm256_round_pd(q_lo, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+  q_hi = _mm256_round_pd(q_hi, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+  __m256d r_lo = _mm256_sub_pd(a_lo, _mm256_mul_pd(q_lo, b_lo));
+  __m256d r_hi = _mm256_sub_pd(a_hi, _mm256_mul_pd(q_hi, b_hi));
+  __m256 r = _mm256_insertf128_ps(
+      _mm256_castps128_ps256(_mm256_cvtpd_ps(r_lo)), _mm256_cvtpd_ps(r_hi),
+      1);
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  return _mm256_or_ps(_mm256_andnot_ps(sign, r), _mm256_and_ps(sign, a));
+}
+
+// TensorFlow's FloorMod of eight floats: fmod moved to the divisor's sign
+// (r + b where r is not zero and its sign differs from b's), in the vector
+// step, so that no scalar pass follows.
+static inline __m256 floormod_f32_avx2_vec(__m256 a, __m256 b) {
+  __m256 r = fmod_f32_avx2(a, b);
+  const __m256 zero = _mm256_setzero_ps();
+  __m256 differ = _mm256_xor_ps(_mm256_cmp_ps(b, zero, _CMP_LT_OQ),
+                                _mm256_cmp_ps(r, zero, _CMP_LT_OQ));
+  __m256 fix = _mm256_and_ps(differ, _mm256_cmp_ps(r, zero, _CMP_NEQ_OQ));
+  return _mm256_blendv_ps(r, _mm256_add_ps(r, b), fix);
+}
+#define FLOORMOD_F32 floormod_f32_avx2_vec
+#define FLOORMOD_F32_POST PLAIN
 #else
 #define LANES_F32 4
 #define LANES_F64 2
@@ -190,8 +244,12 @@ SLEEF_LOOP(pow_f64, double, LANES_F64, LOAD_F64, STORE_F64, POW_F64, PLAIN)
 SLEEF_LOOP(truncmod_f32, float, LANES_F32, LOAD_F32, STORE_F32, FMOD_F32, PLAIN)
 SLEEF_LOOP(truncmod_f64, double, LANES_F64, LOAD_F64, STORE_F64, FMOD_F64,
            PLAIN)
-SLEEF_LOOP(floormod_f32, float, LANES_F32, LOAD_F32, STORE_F32, FMOD_F32,
-           FLOOR_MOD_FIX)
+#ifndef FLOORMOD_F32  // the fix element by element after the vector fmod
+#define FLOORMOD_F32 FMOD_F32
+#define FLOORMOD_F32_POST FLOOR_MOD_FIX
+#endif
+SLEEF_LOOP(floormod_f32, float, LANES_F32, LOAD_F32, STORE_F32, FLOORMOD_F32,
+           FLOORMOD_F32_POST)
 SLEEF_LOOP(floormod_f64, double, LANES_F64, LOAD_F64, STORE_F64, FMOD_F64,
            FLOOR_MOD_FIX)
 

@@ -341,7 +341,40 @@ def _error_cases():
     return out
 
 
+def _exact_fmod_cases(rng):
+    """float32 FloorMod and TruncateMod to the bit (NumPy's fmod is exact):
+    quotients from below 1 to past 2^27, where the vector loop's double
+    precision path ends, exact multiples (zeros of either sign), and
+    infinities, NaN and zero divisors (which take SLEEF's path); 4099
+    elements, so that vectors mixing the two paths and a tail occur."""
+    n = 4099
+    sign_a = rng.choice([-1.0, 1.0], n)
+    sign_b = rng.choice([-1.0, 1.0], n)
+    a = sign_a * rng.uniform(1, 2, n) * np.exp2(rng.integers(-40, 70, n))
+    b = sign_b * rng.uniform(1, 2, n) * np.exp2(rng.integers(-40, 40, n))
+    a, b = a.astype(np.float32), b.astype(np.float32)
+    # Exact multiples, and quotients just under and over 2^27.
+    a[:200] = (b[:200].astype(np.float64) *
+               rng.integers(-1000, 1000, 200)).astype(np.float32)
+    a[200:300] = (np.abs(b[200:300]).astype(np.float64) *
+                  (2.0 ** 27 - rng.integers(1, 64, 100))).astype(np.float32)
+    a[300:400] = (np.abs(b[300:400]).astype(np.float64) *
+                  (2.0 ** 27 + rng.integers(1, 64, 100))).astype(np.float32)
+    special = np.array([np.inf, -np.inf, np.nan, 0.0, -0.0, 1.0, -1.0],
+                       np.float32)
+    a[400:449] = np.repeat(special, 7)
+    b[400:449] = np.tile(np.array([np.inf, -np.inf, np.nan, 0.0, -0.0, 3.0,
+                                   -3.0], np.float32), 7)
+    out = []
+    with np.errstate(all="ignore"):
+        for op, fn in (("TruncateMod", np.fmod),
+                       ("FloorMod", _floor_mod_float)):
+            z = fn(a, b).astype(np.float32)
+            out.append(Case("%s_float32_exact" % op, op, [a, b], [z]))
+    return out
+
+
 def cases():
     rng = np.random.default_rng(20261123)
     return (_regular_cases(rng) + _int_edge_cases() + _special_cases() +
-            _error_cases())
+            _exact_fmod_cases(rng) + _error_cases())
