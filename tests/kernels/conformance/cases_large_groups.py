@@ -196,6 +196,27 @@ def _broadcast(rng):
     return out
 
 
+def _broadcast_to(rng):
+    out = []
+    specs = [
+        ("rank10", [2, 1] * 5, [2, 2] * 5, (np.float64, np.uint8)),
+        # Eighteen copy dims: more than one copy takes.
+        ("rank18", [2, 1] * 9, [2, 2] * 9, (np.int8,)),
+        ("rank11_new_dim", [2, 1] * 5, [3] + [2, 2] * 5, (np.int32,)),
+        ("rank12_ones", [3, 1, 1, 2] * 3, [3, 1, 2, 2] * 3, (np.float32,)),
+        ("rank10_empty", [2, 1] * 4 + [1, 1], [2, 2] * 4 + [0, 2],
+         (np.int8,)),
+    ]
+    for name, shape, target, dtypes in specs:
+        for dtype in dtypes:
+            x = _values(rng, dtype, shape)
+            out.append(Case("LargeGroups_BroadcastTo_%s_%s" % (_name(dtype),
+                                                               name),
+                            "BroadcastTo", [x, np.array(target, I32)],
+                            [np.broadcast_to(x, target).copy()]))
+    return out
+
+
 def _reductions(rng):
     out = []
     # [2, 3] * 5 reduced over every other dim: ten runs; with size-1
@@ -269,4 +290,5 @@ def _where(rng):
 def cases():
     rng = np.random.default_rng(24)
     return (_tile(rng) + _reverse(rng) + _transpose(rng) + _slices(rng) +
-            _broadcast(rng) + _reductions(rng) + _where(rng))
+            _broadcast(rng) + _broadcast_to(rng) + _reductions(rng) +
+            _where(rng))
