@@ -345,6 +345,77 @@ loom_status_t loom__array_copy(loom_thread_pool_t* pool, loom_dtype_t dtype,
   return atomic_load(&job.failed) ? string_failure() : loom_ok_status();
 }
 
+bool loom__array_copy_any_collapse(loom__array_copy_any_t* copy) {
+  for (int32_t i = 0; i < copy->rank; ++i) {
+    if (copy->dims[i] == 0) return false;
+  }
+  // In place: dim i is read before anything is written at i or beyond.
+  int32_t rank = 0;
+  for (int32_t i = 0; i < copy->rank; ++i) {
+    int64_t dim = copy->dims[i];
+    int64_t ss = copy->src_strides[i], ds = copy->dst_strides[i];
+    if (dim == 1) continue;
+    int32_t last = rank - 1;
+    if (last >= 0 && copy->src_strides[last] == ss * dim &&
+        copy->dst_strides[last] == ds * dim) {
+      copy->dims[last] *= dim;
+      copy->src_strides[last] = ss;
+      copy->dst_strides[last] = ds;
+      continue;
+    }
+    copy->dims[rank] = dim;
+    copy->src_strides[rank] = ss;
+    copy->dst_strides[rank] = ds;
+    rank++;
+  }
+  if (rank == 0) {
+    copy->dims[0] = 1;
+    copy->src_strides[0] = 1;
+    copy->dst_strides[0] = 1;
+    rank = 1;
+  }
+  copy->rank = rank;
+  return true;
+}
+
+loom_status_t loom__array_copy_any(loom_thread_pool_t* pool, loom_dtype_t dtype,
+                                   const void* src, void* dst,
+                                   loom__array_copy_any_t* copy,
+                                   loom__array_copy_fn_t run) {
+  if (!run) run = loom__array_copy;
+  if (!loom__array_copy_any_collapse(copy)) return loom_ok_status();
+  int32_t outer =
+      copy->rank > kArrayMaxCopyRank ? copy->rank - kArrayMaxCopyRank : 0;
+  loom__array_copy_t inner;
+  inner.rank = copy->rank - outer;
+  for (int32_t i = 0; i < inner.rank; ++i) {
+    inner.dims[i] = copy->dims[outer + i];
+    inner.src_strides[i] = copy->src_strides[outer + i];
+    inner.dst_strides[i] = copy->dst_strides[outer + i];
+  }
+  if (outer == 0) return run(pool, dtype, src, dst, &inner);
+  // The outer dims as an odometer; the copy walks an allocated output, so
+  // every offset fits.
+  ptrdiff_t size = (ptrdiff_t)loom__array_element_size(dtype);
+  int64_t index[kArrayMaxAnyCopyRank] = {0};
+  int64_t so = 0, dO = 0;
+  for (;;) {
+    LOOM_RETURN_IF_ERROR(run(pool, dtype,
+                             (const char*)src + (ptrdiff_t)so * size,
+                             (char*)dst + (ptrdiff_t)dO * size, &inner));
+    int32_t k = outer - 1;
+    for (; k >= 0; --k) {
+      so += copy->src_strides[k];
+      dO += copy->dst_strides[k];
+      if (++index[k] < copy->dims[k]) break;
+      so -= copy->src_strides[k] * copy->dims[k];
+      dO -= copy->dst_strides[k] * copy->dims[k];
+      index[k] = 0;
+    }
+    if (k < 0) return loom_ok_status();
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // Batches of 2-D blocks
 //===----------------------------------------------------------------------===//

@@ -566,18 +566,19 @@ static void where_write(void* arg, int64_t begin, int64_t end) {
     int64_t lo = c * kWhereChunk;
     int64_t hi = lo + kWhereChunk < job->count ? lo + kWhereChunk : job->count;
     int64_t* out = job->out + job->chunk_counts[c] * rank;
-    int64_t index[LOOM_MAX_RANK];
+    const int64_t* dims = loom_shape_dims(shape);  // any rank
+    int64_t index[LOOM_MAX_SHAPE_RANK];
     int64_t rest = lo;
     for (int32_t k = rank - 1; k >= 0; --k) {
-      index[k] = rest % shape->dims[k];
-      rest /= shape->dims[k];
+      index[k] = rest % dims[k];
+      rest /= dims[k];
     }
     for (int64_t i = lo; i < hi; ++i) {
       if (is_true(job->dtype, job->data, i)) {
         for (int32_t k = 0; k < rank; ++k) *out++ = index[k];
       }
       for (int32_t k = rank - 1; k >= 0; --k) {
-        if (++index[k] < shape->dims[k]) break;
+        if (++index[k] < dims[k]) break;
         index[k] = 0;
       }
     }
@@ -714,6 +715,7 @@ static const loom__builtin_kernel_t kKernels[] = {
      .host_memory = {"depth"}},
     {.op_name = "Where",
      .compute = where_compute,
+     .any_rank = true,
      .type_attr = "T",
      .types = {LOOM_ARRAY_POD_TYPES}},
 };

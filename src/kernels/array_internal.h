@@ -166,6 +166,40 @@ loom_status_t loom__array_copy(loom_thread_pool_t* pool, loom_dtype_t dtype,
                                const void* src, void* dst,
                                const loom__array_copy_t* copy);
 
+// A strided copy as loom__array_copy_t of any rank: up to two copy dims
+// per dim of a tensor of LOOM_MAX_SHAPE_RANK dims. Large (12 KB): only
+// the paths above LOOM_MAX_RANK hold one.
+enum { kArrayMaxAnyCopyRank = 2 * LOOM_MAX_SHAPE_RANK };
+typedef struct loom__array_copy_any_t {
+  int32_t rank;
+  int64_t dims[kArrayMaxAnyCopyRank];
+  int64_t src_strides[kArrayMaxAnyCopyRank];
+  int64_t dst_strides[kArrayMaxAnyCopyRank];
+} loom__array_copy_any_t;
+
+// loom__array_copy_collapse of a copy of any rank, in place. False (the
+// copy left as it was) when some dim is 0.
+bool loom__array_copy_any_collapse(loom__array_copy_any_t* copy);
+
+// Runs the copy `plan` (at most kArrayMaxCopyRank dims) of `dtype`
+// elements; loom__array_copy is one.
+typedef loom_status_t (*loom__array_copy_fn_t)(loom_thread_pool_t* pool,
+                                               loom_dtype_t dtype,
+                                               const void* src, void* dst,
+                                               const loom__array_copy_t* plan);
+
+// Runs `copy` (of any rank) with `run` (loom__array_copy when NULL). When
+// more than kArrayMaxCopyRank dims remain after collapsing, the outer ones
+// become a loop on the calling thread and each of its steps runs the inner
+// kArrayMaxCopyRank dims with `run`: those hold at least 2^16 elements
+// (every collapsed dim has two or more), enough for `pool` to take each
+// step whole, and one step runs at a time, so the steps neither race nor
+// oversubscribe the pool.
+loom_status_t loom__array_copy_any(loom_thread_pool_t* pool, loom_dtype_t dtype,
+                                   const void* src, void* dst,
+                                   loom__array_copy_any_t* copy,
+                                   loom__array_copy_fn_t run);
+
 // One 2-D block: `rows` rows of `row_elements` elements, row r at
 // src + r * src_stride and dst + r * dst_stride (elements).
 typedef struct loom__array_block_t {

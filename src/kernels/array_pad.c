@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "kernels/array_internal.h"
-#include "kernels/broadcast.h"
 #include "tensor/checked_size.h"
 
 // A shape from the values of a vector of dims (INVALID_ARGUMENT naming
@@ -86,6 +85,36 @@ static loom_status_t tile_shape_fn(loom_shape_inference_context_t* c,
   return loom_shape_inference_context_set_output(c, 0, &out);
 }
 
+// Tile's copy of more than LOOM_MAX_RANK groups (repeats[g] copies of
+// sizes[g] elements, outermost first), planned as tile_run's and run by
+// loom__array_copy_any. Out of line: its plan is large.
+static __attribute__((noinline)) loom_status_t tile_many_groups(
+    loom_kernel_context_t* ctx, loom_tensor_t* input, loom_tensor_t* out,
+    const int64_t* repeats, const int64_t* sizes, int32_t groups) {
+  loom__array_copy_any_t* copy = NULL;
+  loom_allocator_t allocator = loom_allocator_default();
+  LOOM_RETURN_IF_ERROR(
+      loom_allocator_malloc(allocator, sizeof(*copy), (void**)&copy));
+  copy->rank = 2 * groups;
+  int64_t in_stride = 1, out_stride = 1;
+  for (int32_t g = groups - 1; g >= 0; --g) {
+    int64_t d = sizes[g];
+    copy->dims[2 * g] = repeats[g];
+    copy->src_strides[2 * g] = 0;
+    copy->dst_strides[2 * g] = d * out_stride;
+    copy->dims[2 * g + 1] = d;
+    copy->src_strides[2 * g + 1] = in_stride;
+    copy->dst_strides[2 * g + 1] = out_stride;
+    in_stride *= d;
+    out_stride *= d * repeats[g];
+  }
+  loom_status_t status = loom__array_copy_any(
+      loom__array_pool(ctx), loom_tensor_dtype(out), loom_tensor_data(input),
+      loom_tensor_data(out), copy, NULL);
+  loom_allocator_free(allocator, copy);
+  return status;
+}
+
 static loom_status_t tile_run(loom_kernel_context_t* ctx,
                               loom_tensor_t* const* inputs) {
   loom_tensor_t* input = inputs[0];
@@ -104,11 +133,12 @@ static loom_status_t tile_run(loom_kernel_context_t* ctx,
   // dims, the repeat reading with stride 0. Dims fold into groups: one that
   // is not repeated joins the group before it (its elements follow each of
   // that group's), a group of one element takes the next dim's repeats
-  // into its own, and dims of size 1 repeated once drop out. Any rank runs
-  // when at most LOOM_MAX_RANK groups remain.
+  // into its own, and dims of size 1 repeated once drop out. Up to
+  // LOOM_MAX_RANK groups run as one copy; more through
+  // loom__array_copy_any (tile_many_groups).
   const int64_t* in_dims = loom_shape_dims(in);
   const int64_t* out_dims = loom_shape_dims(&out_shape);
-  int64_t repeats[LOOM_MAX_RANK], sizes[LOOM_MAX_RANK];
+  int64_t repeats[LOOM_MAX_SHAPE_RANK], sizes[LOOM_MAX_SHAPE_RANK];
   int32_t groups = 0;
   for (int32_t i = 0; i < in->rank; ++i) {
     int64_t d = in_dims[i], m = out_dims[i] / d;
@@ -122,18 +152,12 @@ static loom_status_t tile_run(loom_kernel_context_t* ctx,
       sizes[groups - 1] = d;
       continue;
     }
-    if (groups == LOOM_MAX_RANK) {
-      char text[LOOM_SHAPE_FORMAT_MAX];
-      return loom_make_status(
-          LOOM_STATUS_UNIMPLEMENTED,
-          "Tile of rank %d to shape %s: more than %d groups of dimensions "
-          "are repeated",
-          in->rank, loom__shape_debug_string(&out_shape, text, sizeof(text)),
-          LOOM_MAX_RANK);
-    }
     repeats[groups] = m;
     sizes[groups] = d;
     groups++;
+  }
+  if (LOOM_UNLIKELY(groups > LOOM_MAX_RANK)) {
+    return tile_many_groups(ctx, input, out, repeats, sizes, groups);
   }
   // The output holds elements, so the input does, and their strides fit.
   loom__array_copy_t copy;
@@ -478,6 +502,42 @@ static loom_status_t broadcast_to_shape_fn(loom_shape_inference_context_t* c,
   return loom_shape_inference_context_set_output(c, 0, &out);
 }
 
+// BroadcastTo's copy of `input` into `out` (non-empty, above
+// LOOM_MAX_RANK): a copy dim per output dim, reading with stride 0 where
+// the input broadcasts, run by loom__array_copy_any. Out of line: its plan
+// is large.
+static __attribute__((noinline)) loom_status_t broadcast_to_large(
+    loom_kernel_context_t* ctx, loom_tensor_t* input, loom_tensor_t* out) {
+  const loom_shape_t* in = loom_tensor_shape(input);
+  const loom_shape_t* out_shape = loom_tensor_shape(out);
+  const int64_t* in_dims = loom_shape_dims(in);
+  const int64_t* out_dims = loom_shape_dims(out_shape);
+  // The output holds elements, so the input does, and their strides fit.
+  int64_t in_strides[LOOM_MAX_SHAPE_RANK], out_strides[LOOM_MAX_SHAPE_RANK];
+  if (!loom__array_strides(in, in_strides) ||
+      !loom__array_strides(out_shape, out_strides)) {
+    return loom__array_invalid("BroadcastTo: the strides overflow");
+  }
+  loom__array_copy_any_t* copy = NULL;
+  loom_allocator_t allocator = loom_allocator_default();
+  LOOM_RETURN_IF_ERROR(
+      loom_allocator_malloc(allocator, sizeof(*copy), (void**)&copy));
+  copy->rank = out_shape->rank;
+  int32_t shift = out_shape->rank - in->rank;
+  for (int32_t i = 0; i < out_shape->rank; ++i) {
+    int32_t j = i - shift;
+    copy->dims[i] = out_dims[i];
+    copy->src_strides[i] =
+        j >= 0 && in_dims[j] == out_dims[i] ? in_strides[j] : 0;
+    copy->dst_strides[i] = out_strides[i];
+  }
+  loom_status_t status = loom__array_copy_any(
+      loom__array_pool(ctx), loom_tensor_dtype(out), loom_tensor_data(input),
+      loom_tensor_data(out), copy, NULL);
+  loom_allocator_free(allocator, copy);
+  return status;
+}
+
 static loom_status_t broadcast_to_run(loom_kernel_context_t* ctx,
                                       loom_tensor_t* const* inputs) {
   loom_tensor_t* input = inputs[0];
@@ -498,17 +558,12 @@ static loom_status_t broadcast_to_run(loom_kernel_context_t* ctx,
   LOOM_RETURN_IF_ERROR(
       loom_kernel_context_allocate_output(ctx, 0, &out_shape, &out));
   if (loom_tensor_num_elements(out) == 0) return loom_ok_status();
-  // Above LOOM_MAX_RANK the copy walks the shapes folded as a broadcast's.
-  loom_shape_t folded_in, folded_out;
+  // Above LOOM_MAX_RANK the copy has a dim per dim, of any number.
+  if (LOOM_UNLIKELY(out_shape.rank > LOOM_MAX_RANK)) {
+    return broadcast_to_large(ctx, input, out);
+  }
   const loom_shape_t* walk_in = in;
   const loom_shape_t* walk_out = &out_shape;
-  if (LOOM_UNLIKELY(out_shape.rank > LOOM_MAX_RANK)) {
-    const loom_shape_t* operands[1] = {in};
-    LOOM_RETURN_IF_ERROR(
-        loom__broadcast_fold(&out_shape, operands, 1, &folded_out, &folded_in));
-    walk_in = &folded_in;
-    walk_out = &folded_out;
-  }
   // The output holds elements, so the input does, and their strides fit.
   int64_t in_strides[LOOM_MAX_RANK], out_strides[LOOM_MAX_RANK];
   if (!loom__array_strides(walk_in, in_strides) ||

@@ -85,6 +85,43 @@ static loom_status_t take_box(loom_kernel_context_t* ctx, loom_tensor_t* input,
                           loom_tensor_data(output), &copy);
 }
 
+// take_box for a box of more than LOOM_MAX_RANK folded dims (fold_box's):
+// `rank` dims of the input `dims`, the box's begin, sizes and steps along
+// each; the box holds elements and the input does. Out of line: its plan
+// is large.
+static __attribute__((noinline)) loom_status_t take_box_many(
+    loom_kernel_context_t* ctx, loom_tensor_t* input, const int64_t* dims,
+    int32_t rank, const int64_t* begin, const int64_t* sizes,
+    const int64_t* steps, const loom_shape_t* shape) {
+  loom_tensor_t* output = NULL;
+  LOOM_RETURN_IF_ERROR(
+      loom_kernel_context_allocate_output(ctx, 0, shape, &output));
+  loom__array_copy_any_t* copy = NULL;
+  loom_allocator_t allocator = loom_allocator_default();
+  LOOM_RETURN_IF_ERROR(
+      loom_allocator_malloc(allocator, sizeof(*copy), (void**)&copy));
+  // Strides and offsets stay below the input's element count.
+  copy->rank = rank;
+  int64_t offset = 0, src_stride = 1, dst_stride = 1;
+  for (int32_t i = rank - 1; i >= 0; --i) {
+    offset += begin[i] * src_stride;
+    copy->dims[i] = sizes[i];
+    // As take_box: a step matters only along a dim of two or more.
+    copy->src_strides[i] = sizes[i] > 1 ? steps[i] * src_stride : 0;
+    copy->dst_strides[i] = dst_stride;
+    src_stride *= dims[i];
+    dst_stride *= sizes[i];
+  }
+  loom_dtype_t dtype = loom_tensor_dtype(input);
+  ptrdiff_t size = (ptrdiff_t)loom__array_element_size(dtype);
+  loom_status_t status = loom__array_copy_any(
+      loom__array_pool(ctx), dtype,
+      (const char*)loom_tensor_data(input) + (ptrdiff_t)offset * size,
+      loom_tensor_data(output), copy, NULL);
+  loom_allocator_free(allocator, copy);
+  return status;
+}
+
 //===----------------------------------------------------------------------===//
 // Slice
 //===----------------------------------------------------------------------===//
@@ -172,16 +209,20 @@ static loom_status_t slice_shape_fn(loom_shape_inference_context_t* c,
 }
 
 // A box with elements in a non-empty `in` above LOOM_MAX_RANK, folded in
-// place to at most LOOM_MAX_RANK dims (*folded): size-1 dims are dropped,
-// and a dim the box takes whole, forwards, joins the one before it when
-// that one is walked forwards (or takes one element): the pair is then one
-// run of their product. UNIMPLEMENTED, naming `op`, when more dims remain.
-static loom_status_t fold_box(const char* op, const loom_shape_t* in,
+// place: size-1 dims are dropped, and a dim the box takes whole, forwards,
+// joins the one before it when that one is walked forwards (or takes one
+// element): the pair is then one run of their product. Up to LOOM_MAX_RANK
+// folded dims become *folded for take_box; more are copied here, as many
+// copy dims through loom__array_copy_any. *done tells which happened.
+static loom_status_t fold_box(loom_kernel_context_t* ctx, loom_tensor_t* input,
                               int64_t* begin, int64_t* sizes, int64_t* steps,
-                              loom_shape_t* folded) {
+                              const loom_shape_t* out_shape,
+                              loom_shape_t* folded, bool* done) {
+  const loom_shape_t* in = loom_tensor_shape(input);
   const int64_t* dims = loom_shape_dims(in);
-  int64_t folded_dims[LOOM_MAX_RANK];
+  int64_t folded_dims[LOOM_MAX_SHAPE_RANK];
   int32_t rank = 0;
+  *done = false;
   for (int32_t i = 0; i < in->rank; ++i) {
     if (dims[i] == 1) continue;
     bool whole = begin[i] == 0 && sizes[i] == dims[i] && steps[i] == 1;
@@ -192,14 +233,6 @@ static loom_status_t fold_box(const char* op, const loom_shape_t* in,
       sizes[rank - 1] *= dims[i];
       steps[rank - 1] = 1;
       continue;
-    }
-    if (rank == LOOM_MAX_RANK) {
-      char text[LOOM_SHAPE_FORMAT_MAX];
-      return loom_make_status(
-          LOOM_STATUS_UNIMPLEMENTED,
-          "%s of a tensor of shape %s: after merging the dims it takes "
-          "whole, more than %d dims remain",
-          op, loom__shape_debug_string(in, text, sizeof(text)), LOOM_MAX_RANK);
     }
     folded_dims[rank] = dims[i];
     begin[rank] = begin[i];
@@ -214,7 +247,12 @@ static loom_status_t fold_box(const char* op, const loom_shape_t* in,
     steps[0] = 1;
     rank = 1;
   }
-  return loom_shape_initialize(folded, folded_dims, rank);
+  if (LOOM_LIKELY(rank <= LOOM_MAX_RANK)) {
+    return loom_shape_initialize(folded, folded_dims, rank);
+  }
+  *done = true;
+  return take_box_many(ctx, input, folded_dims, rank, begin, sizes, steps,
+                       out_shape);
 }
 
 static loom_status_t slice_run(loom_kernel_context_t* ctx,
@@ -232,7 +270,10 @@ static loom_status_t slice_run(loom_kernel_context_t* ctx,
   loom_shape_t folded;
   if (LOOM_UNLIKELY(in->rank > LOOM_MAX_RANK) &&
       loom_shape_num_elements(&out) > 0) {
-    LOOM_RETURN_IF_ERROR(fold_box("Slice", in, b, s, steps, &folded));
+    bool done = false;
+    LOOM_RETURN_IF_ERROR(
+        fold_box(ctx, inputs[0], b, s, steps, &out, &folded, &done));
+    if (done) return loom_ok_status();
     in = &folded;
   }
   return take_box(ctx, inputs[0], in, b, s, steps, &out);
@@ -498,8 +539,11 @@ static loom_status_t strided_slice_run(loom_kernel_context_t* ctx,
   loom_shape_t folded;
   if (LOOM_UNLIKELY(in->rank > LOOM_MAX_RANK) &&
       loom_shape_num_elements(&plan.final_shape) > 0) {
-    LOOM_RETURN_IF_ERROR(fold_box("StridedSlice", in, plan.begin, plan.sizes,
-                                  plan.steps, &folded));
+    bool done = false;
+    LOOM_RETURN_IF_ERROR(fold_box(ctx, inputs[0], plan.begin, plan.sizes,
+                                  plan.steps, &plan.final_shape, &folded,
+                                  &done));
+    if (done) return loom_ok_status();
     in = &folded;
   }
   return take_box(ctx, inputs[0], in, plan.begin, plan.sizes, plan.steps,

@@ -92,11 +92,12 @@ typedef struct transpose_job_t {
   char* dst;
   int64_t size;
   bool stream;
-  // The batch dims (all but the two transposed ones).
+  // The batch dims (all but the two transposed ones): a plan has up to
+  // kArrayMaxCopyRank dims when loom__array_copy_any runs transpose_plan.
   int32_t batch_rank;
-  int64_t batch_dims[LOOM_MAX_RANK];
-  int64_t batch_src[LOOM_MAX_RANK];
-  int64_t batch_dst[LOOM_MAX_RANK];
+  int64_t batch_dims[kArrayMaxCopyRank];
+  int64_t batch_src[kArrayMaxCopyRank];
+  int64_t batch_dst[kArrayMaxCopyRank];
   // Dim a: the output's innermost (dst stride 1, src stride sa), of size
   // A; dim b: the input's innermost (src stride 1, dst stride db), of size
   // B.
@@ -190,60 +191,71 @@ static loom_status_t transpose_2d(loom_thread_pool_t* pool,
                                        &job);
 }
 
-// The transpose of a non-empty `in` (above LOOM_MAX_RANK) by `perm` as one
-// of at most LOOM_MAX_RANK dims moving the same elements: size-1 dims are
-// dropped and input dims that stay next to each other, in order, under the
-// permutation become one. UNIMPLEMENTED when more dims remain.
-static loom_status_t fold_transpose(const loom_shape_t* in, const int32_t* perm,
-                                    loom_shape_t* folded,
-                                    int32_t* folded_perm) {
-  const int64_t* dims = loom_shape_dims(in);
+// Runs the collapsed transpose copy `plan`: a batch of 2-D panel
+// transposes when the input's innermost dim moves, else a strided copy.
+// A loom__array_copy_fn_t, so loom__array_copy_any runs it too.
+static loom_status_t transpose_plan(loom_thread_pool_t* pool,
+                                    loom_dtype_t dtype, const void* src,
+                                    void* dst, const loom__array_copy_t* plan) {
+  size_t size = loom__array_element_size(dtype);
+  loom__transpose_panel_fn_t panel =
+      dtype == LOOM_DTYPE_STRING ? NULL : loom__transpose_panel(size);
+  if (plan->src_strides[plan->rank - 1] == 1 || !panel) {
+    return loom__array_copy(pool, dtype, src, dst, plan);
+  }
+  int32_t b = -1;
+  for (int32_t k = 0; k < plan->rank - 1; ++k) {
+    if (plan->src_strides[k] == 1) b = k;
+  }
+  if (b < 0) return loom__array_copy(pool, dtype, src, dst, plan);
+  return transpose_2d(pool, panel, size, src, dst, plan, b);
+}
+
+// The transpose of a non-empty `input` above LOOM_MAX_RANK by `perm` to
+// `out_shape`: one copy dim per dim, collapsed (size-1 dims dropped, dims
+// that stay next to each other merged), so that any number of groups runs
+// through loom__array_copy_any, the inner ones as transpose_plan. Out of
+// line: its plan is large.
+static __attribute__((noinline)) loom_status_t transpose_large(
+    loom_kernel_context_t* ctx, loom_tensor_t* input, const int32_t* perm,
+    int32_t index, const loom_shape_t* out_shape) {
+  const loom_shape_t* in = loom_tensor_shape(input);
   int32_t rank = in->rank;
-  // compact[i]: input dim i among the dims above 1 (-1: dropped).
-  int32_t compact[LOOM_MAX_SHAPE_RANK], order[LOOM_MAX_SHAPE_RANK];
-  int32_t position[LOOM_MAX_SHAPE_RANK], group[LOOM_MAX_SHAPE_RANK];
-  int64_t kept_dims[LOOM_MAX_SHAPE_RANK];
-  int32_t kept = 0, n = 0;
+  // The input holds elements, so its strides, and the output's, fit.
+  int64_t in_strides[LOOM_MAX_SHAPE_RANK], out_strides[LOOM_MAX_SHAPE_RANK];
+  if (!loom__array_strides(in, in_strides) ||
+      !loom__array_strides(out_shape, out_strides)) {
+    return loom__array_invalid("Transpose: the strides overflow");
+  }
+  loom__array_copy_any_t* copy = NULL;
+  loom_allocator_t allocator = loom_allocator_default();
+  LOOM_RETURN_IF_ERROR(
+      loom_allocator_malloc(allocator, sizeof(*copy), (void**)&copy));
+  const int64_t* out_dims = loom_shape_dims(out_shape);
+  copy->rank = rank;
   for (int32_t i = 0; i < rank; ++i) {
-    compact[i] = dims[i] == 1 ? -1 : kept;
-    if (dims[i] != 1) kept_dims[kept++] = dims[i];
+    copy->dims[i] = out_dims[i];
+    copy->src_strides[i] = in_strides[perm[i]];
+    copy->dst_strides[i] = out_strides[i];
   }
-  for (int32_t k = 0; k < rank; ++k) {
-    if (compact[perm[k]] >= 0) order[n++] = compact[perm[k]];
-  }
-  for (int32_t p = 0; p < n; ++p) position[order[p]] = p;
-  // Input dim j joins j - 1's group when it comes right after it.
-  int64_t group_dims[LOOM_MAX_RANK];
-  int32_t groups = 0;
-  for (int32_t j = 0; j < kept; ++j) {
-    if (j > 0 && position[j] == position[j - 1] + 1) {
-      group[j] = group[j - 1];
-      group_dims[group[j]] *= kept_dims[j];  // below the input's count
-      continue;
+  loom__array_copy_any_collapse(copy);
+  loom_status_t status;
+  if (copy->rank == 1 && copy->src_strides[0] == 1) {
+    // Only dims of size 1 move: the same elements in the same order.
+    status = loom__array_set_view(ctx, index, input, 0, out_shape);
+  } else {
+    loom_tensor_t* output = NULL;
+    status =
+        loom_kernel_context_allocate_output(ctx, index, out_shape, &output);
+    if (!status) {
+      status =
+          loom__array_copy_any(loom__array_pool(ctx), loom_tensor_dtype(input),
+                               loom_tensor_data(input),
+                               loom_tensor_data(output), copy, transpose_plan);
     }
-    if (groups == LOOM_MAX_RANK) {
-      char shape_text[LOOM_SHAPE_FORMAT_MAX];
-      return loom_make_status(
-          LOOM_STATUS_UNIMPLEMENTED,
-          "Transpose of a tensor of shape %s: after merging the dims that "
-          "stay adjacent, more than %d dims move",
-          loom__shape_debug_string(in, shape_text, sizeof(shape_text)),
-          LOOM_MAX_RANK);
-    }
-    group[j] = groups;
-    group_dims[groups++] = kept_dims[j];
   }
-  if (groups == 0) {  // every dim is 1
-    group_dims[0] = 1;
-    folded_perm[0] = 0;
-    return loom_shape_initialize(folded, group_dims, 1);
-  }
-  int32_t m = 0;
-  for (int32_t p = 0; p < n; ++p) {
-    int32_t j = order[p];
-    if (j == 0 || group[j] != group[j - 1]) folded_perm[m++] = group[j];
-  }
-  return loom_shape_initialize(folded, group_dims, groups);
+  loom_allocator_free(allocator, copy);
+  return status;
 }
 
 loom_status_t loom__array_transpose(loom_kernel_context_t* ctx,
@@ -252,8 +264,6 @@ loom_status_t loom__array_transpose(loom_kernel_context_t* ctx,
   const loom_shape_t* in = loom_tensor_shape(input);
   int32_t rank = in->rank;
   loom_shape_t out_shape = *in;
-  loom_shape_t folded;
-  int32_t folded_perm[LOOM_MAX_RANK];
   if (LOOM_UNLIKELY(rank > LOOM_MAX_RANK)) {
     const int64_t* in_dims = loom_shape_dims(in);
     int64_t dims[LOOM_MAX_SHAPE_RANK];
@@ -268,25 +278,19 @@ loom_status_t loom__array_transpose(loom_kernel_context_t* ctx,
     // within int64, so there are no strides to plan with).
     return loom_kernel_context_allocate_output(ctx, index, &out_shape, &output);
   }
-  // Above LOOM_MAX_RANK the copy is planned on the folded transpose.
-  const loom_shape_t* walk_in = in;
+  // Above LOOM_MAX_RANK the copy is planned on any number of dims.
   if (LOOM_UNLIKELY(rank > LOOM_MAX_RANK)) {
-    LOOM_RETURN_IF_ERROR(fold_transpose(in, perm, &folded, folded_perm));
-    walk_in = &folded;
-    perm = folded_perm;
-    rank = folded.rank;
+    return transpose_large(ctx, input, perm, index, &out_shape);
   }
-  loom_shape_t walk_out = *walk_in;
-  for (int32_t i = 0; i < rank; ++i) walk_out.dims[i] = walk_in->dims[perm[i]];
   loom__array_copy_t copy;
   copy.rank = rank;
   int64_t in_strides[LOOM_MAX_RANK], out_strides[LOOM_MAX_RANK];
-  if (!loom__array_strides(walk_in, in_strides) ||
-      !loom__array_strides(&walk_out, out_strides)) {
+  if (!loom__array_strides(in, in_strides) ||
+      !loom__array_strides(&out_shape, out_strides)) {
     return loom__array_invalid("Transpose: the strides overflow");
   }
   for (int32_t i = 0; i < rank; ++i) {
-    copy.dims[i] = walk_out.dims[i];
+    copy.dims[i] = out_shape.dims[i];
     copy.src_strides[i] = in_strides[perm[i]];
     copy.dst_strides[i] = out_strides[i];
   }
@@ -299,25 +303,9 @@ loom_status_t loom__array_transpose(loom_kernel_context_t* ctx,
   LOOM_RETURN_IF_ERROR(
       loom_kernel_context_allocate_output(ctx, index, &out_shape, &output));
   if (!nonempty) return loom_ok_status();
-  loom_dtype_t dtype = loom_tensor_dtype(input);
-  size_t size = loom__array_element_size(dtype);
-  loom__transpose_panel_fn_t panel =
-      dtype == LOOM_DTYPE_STRING ? NULL : loom__transpose_panel(size);
-  loom_thread_pool_t* pool = loom__array_pool(ctx);
-  if (plan.src_strides[plan.rank - 1] == 1 || !panel) {
-    return loom__array_copy(pool, dtype, loom_tensor_data(input),
-                            loom_tensor_data(output), &plan);
-  }
-  int32_t b = -1;
-  for (int32_t k = 0; k < plan.rank - 1; ++k) {
-    if (plan.src_strides[k] == 1) b = k;
-  }
-  if (b < 0) {
-    return loom__array_copy(pool, dtype, loom_tensor_data(input),
-                            loom_tensor_data(output), &plan);
-  }
-  return transpose_2d(pool, panel, size, loom_tensor_data(input),
-                      loom_tensor_data(output), &plan, b);
+  return transpose_plan(loom__array_pool(ctx), loom_tensor_dtype(input),
+                        loom_tensor_data(input), loom_tensor_data(output),
+                        &plan);
 }
 
 static loom_status_t transpose_run(loom_kernel_context_t* ctx,
@@ -438,6 +426,33 @@ static loom_status_t reverse_shape_fn(loom_shape_inference_context_t* c,
   return loom_shape_inference_context_set_output(c, 0, &in);
 }
 
+// ReverseV2's copy of more than kArrayMaxCopyRank alternating groups
+// (dims[g] elements each, reversed when flags[g]), planned as reverse_run's
+// and run by loom__array_copy_any. Out of line: its plan is large.
+static __attribute__((noinline)) loom_status_t reverse_many_groups(
+    loom_kernel_context_t* ctx, loom_dtype_t dtype, const void* src, void* dst,
+    const int64_t* dims, const bool* flags, int32_t groups) {
+  loom__array_copy_any_t* copy = NULL;
+  loom_allocator_t allocator = loom_allocator_default();
+  LOOM_RETURN_IF_ERROR(
+      loom_allocator_malloc(allocator, sizeof(*copy), (void**)&copy));
+  copy->rank = groups;
+  int64_t offset = 0, stride = 1;
+  for (int32_t g = groups - 1; g >= 0; --g) {
+    copy->dims[g] = dims[g];
+    copy->dst_strides[g] = stride;
+    copy->src_strides[g] = flags[g] ? -stride : stride;
+    if (flags[g]) offset += (dims[g] - 1) * stride;
+    stride *= dims[g];
+  }
+  ptrdiff_t size = (ptrdiff_t)loom__array_element_size(dtype);
+  loom_status_t status = loom__array_copy_any(
+      loom__array_pool(ctx), dtype, (const char*)src + (ptrdiff_t)offset * size,
+      dst, copy, NULL);
+  loom_allocator_free(allocator, copy);
+  return status;
+}
+
 static loom_status_t reverse_run(loom_kernel_context_t* ctx,
                                  loom_tensor_t* const* inputs) {
   loom_tensor_t* input = inputs[0];
@@ -459,38 +474,40 @@ static loom_status_t reverse_run(loom_kernel_context_t* ctx,
       loom_kernel_context_allocate_output(ctx, 0, in, &output));
   // Neighbouring dims both reversed or both kept reverse as one dim (the
   // flat index i * B + j of a reversed pair goes to A * B - 1 - (i * B + j)),
-  // and dims of size 1 drop out: any rank runs when at most
-  // kArrayMaxCopyRank alternating groups remain. The input holds elements,
-  // so the groups' sizes, strides and offsets fit int64.
+  // and dims of size 1 drop out. Up to kArrayMaxCopyRank alternating groups
+  // run as one copy; more through loom__array_copy_any (reverse_many_groups).
+  // The input holds elements, so the groups' sizes, strides and offsets fit
+  // int64.
   const int64_t* in_dims = loom_shape_dims(in);
-  loom__array_copy_t copy = {.rank = 0};
-  bool flags[kArrayMaxCopyRank];
+  int64_t dims[LOOM_MAX_SHAPE_RANK];
+  bool flags[LOOM_MAX_SHAPE_RANK];
+  int32_t groups = 0;
   for (int32_t d = 0; d < in->rank; ++d) {
     if (in_dims[d] == 1) continue;
-    if (copy.rank > 0 && flags[copy.rank - 1] == reversed[d]) {
-      copy.dims[copy.rank - 1] *= in_dims[d];
+    if (groups > 0 && flags[groups - 1] == reversed[d]) {
+      dims[groups - 1] *= in_dims[d];
       continue;
     }
-    if (copy.rank == kArrayMaxCopyRank) {
-      return loom_make_status(
-          LOOM_STATUS_UNIMPLEMENTED,
-          "ReverseV2: the input of rank %d alternates between reversed and "
-          "kept dims more than %d times",
-          in->rank, (int)kArrayMaxCopyRank);
-    }
-    copy.dims[copy.rank] = in_dims[d];
-    flags[copy.rank] = reversed[d];
-    copy.rank++;
+    dims[groups] = in_dims[d];
+    flags[groups] = reversed[d];
+    groups++;
   }
-  if (copy.rank == 0) {  // one element
-    copy.dims[0] = 1;
+  if (groups == 0) {  // one element
+    dims[0] = 1;
     flags[0] = false;
-    copy.rank = 1;
+    groups = 1;
   }
   loom_dtype_t dtype = loom_tensor_dtype(input);
+  if (LOOM_UNLIKELY(groups > kArrayMaxCopyRank)) {
+    return reverse_many_groups(ctx, dtype, loom_tensor_data(input),
+                               loom_tensor_data(output), dims, flags, groups);
+  }
+  loom__array_copy_t copy;
+  copy.rank = groups;
   size_t size = loom__array_element_size(dtype);
   int64_t offset = 0, stride = 1;
   for (int32_t g = copy.rank - 1; g >= 0; --g) {
+    copy.dims[g] = dims[g];
     copy.dst_strides[g] = stride;
     copy.src_strides[g] = flags[g] ? -stride : stride;
     if (flags[g]) offset += (copy.dims[g] - 1) * stride;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "kernels/shape_fns.h"
+#include "loom/allocator.h"
 #include "tensor/checked_size.h"
 
 bool loom__broadcast_compatible(const loom_shape_t* a, const loom_shape_t* b) {
@@ -103,27 +104,14 @@ loom_status_t loom__broadcast_shapes(const char* op, const loom_shape_t* a,
   return loom_ok_status();
 }
 
-// TensorFlow's message for a broadcast its kernels cannot run
-// (BinaryOpShared::SetUnimplementedError), naming every operand.
-static __attribute__((noinline)) loom_status_t unfoldable_error(
-    const loom_shape_t* const* operands, int32_t n) {
-  char text[kBroadcastMaxOperands][LOOM_SHAPE_FORMAT_MAX];
-  for (int32_t k = 0; k < n; ++k) {
-    loom__shape_debug_string(operands[k], text[k], sizeof(text[k]));
-  }
-  return loom_make_status(
-      LOOM_STATUS_UNIMPLEMENTED,
-      "Broadcast between %s%s%s%s%s%s%s is not supported yet.", text[0],
-      n > 1 ? " and " : "", n > 1 ? text[1] : "", n > 2 ? " and " : "",
-      n > 2 ? text[2] : "", n > 3 ? " and " : "", n > 3 ? text[3] : "");
-}
-
 loom_status_t loom__broadcast_fold(const loom_shape_t* output,
                                    const loom_shape_t* const* operands,
                                    int32_t n, loom_shape_t* folded_output,
-                                   loom_shape_t* folded) {
+                                   loom_shape_t* folded,
+                                   loom__broadcast_peel_t** peel) {
   const int64_t* out_dims = loom_shape_dims(output);
   int64_t count = loom_shape_num_elements(output);
+  *peel = NULL;
   if (count == 0) {
     // Nothing is walked; the other dims need not multiply within int64.
     int64_t zero = 0, one = 1;
@@ -136,8 +124,8 @@ loom_status_t loom__broadcast_fold(const loom_shape_t* output,
     return loom_ok_status();
   }
   // Every product below is at most the output's count, which fits int64.
-  int64_t dims[LOOM_MAX_RANK];
-  uint32_t kinds[LOOM_MAX_RANK];  // bit k: operand k walks the dim
+  int64_t dims[LOOM_MAX_SHAPE_RANK];
+  uint32_t kinds[LOOM_MAX_SHAPE_RANK];  // bit k: operand k walks the dim
   int32_t rank = 0;
   for (int32_t i = 0; i < output->rank; ++i) {
     if (out_dims[i] == 1) continue;
@@ -150,27 +138,59 @@ loom_status_t loom__broadcast_fold(const loom_shape_t* output,
       dims[rank - 1] *= out_dims[i];
       continue;
     }
-    if (rank == LOOM_MAX_RANK) return unfoldable_error(operands, n);
     dims[rank] = out_dims[i];
     kinds[rank] = kind;
     rank++;
   }
-  LOOM_RETURN_IF_ERROR(loom_shape_initialize(folded_output, dims, rank));
-  for (int32_t k = 0; k < n; ++k) {
-    int64_t operand[LOOM_MAX_RANK];
-    for (int32_t d = 0; d < rank; ++d) {
-      operand[d] = (kinds[d] >> k) & 1u ? dims[d] : 1;
+  // Beyond LOOM_MAX_RANK groups, the outer ones go to *peel with their
+  // strides: an operand's is the product of the dims it walks inside.
+  int32_t outer = rank > LOOM_MAX_RANK ? rank - LOOM_MAX_RANK : 0;
+  if (outer > 0) {
+    loom__broadcast_peel_t* p = NULL;
+    LOOM_RETURN_IF_ERROR(loom_allocator_malloc(loom_allocator_default(),
+                                               sizeof(*p), (void**)&p));
+    p->rank = outer;
+    int64_t out_stride = 1;
+    int64_t strides[kBroadcastMaxOperands];
+    for (int32_t k = 0; k < n; ++k) strides[k] = 1;
+    for (int32_t g = rank - 1; g >= 0; --g) {
+      if (g < outer) {
+        p->dims[g] = dims[g];
+        p->out_strides[g] = out_stride;
+        for (int32_t k = 0; k < n; ++k) {
+          p->strides[k][g] = (kinds[g] >> k) & 1u ? strides[k] : 0;
+        }
+      }
+      out_stride *= dims[g];
+      for (int32_t k = 0; k < n; ++k) {
+        if ((kinds[g] >> k) & 1u) strides[k] *= dims[g];
+      }
     }
-    LOOM_RETURN_IF_ERROR(loom_shape_initialize(&folded[k], operand, rank));
+    *peel = p;
   }
-  return loom_ok_status();
+  loom_status_t status =
+      loom_shape_initialize(folded_output, dims + outer, rank - outer);
+  for (int32_t k = 0; k < n && !status; ++k) {
+    int64_t operand[LOOM_MAX_RANK];
+    for (int32_t d = outer; d < rank; ++d) {
+      operand[d - outer] = (kinds[d] >> k) & 1u ? dims[d] : 1;
+    }
+    status = loom_shape_initialize(&folded[k], operand, rank - outer);
+  }
+  if (status) {
+    loom_allocator_free(loom_allocator_default(), *peel);
+    *peel = NULL;
+  }
+  return status;
 }
 
 loom_status_t loom__broadcast_plan_init_any_rank(
     loom__broadcast_plan_t* plan, const loom_shape_t* output,
-    const loom_shape_t* const* operands, int32_t n) {
+    const loom_shape_t* const* operands, int32_t n,
+    loom__broadcast_peel_t** peel) {
   bool large = output->rank > LOOM_MAX_RANK;
   for (int32_t k = 0; k < n; ++k) large |= operands[k]->rank > LOOM_MAX_RANK;
+  *peel = NULL;
   if (LOOM_LIKELY(!large)) {
     loom__broadcast_plan_init(plan, output, operands, n);
     return loom_ok_status();
@@ -179,7 +199,7 @@ loom_status_t loom__broadcast_plan_init_any_rank(
   loom_shape_t folded[kBroadcastMaxOperands];
   const loom_shape_t* folded_operands[kBroadcastMaxOperands];
   LOOM_RETURN_IF_ERROR(
-      loom__broadcast_fold(output, operands, n, &folded_output, folded));
+      loom__broadcast_fold(output, operands, n, &folded_output, folded, peel));
   for (int32_t k = 0; k < n; ++k) folded_operands[k] = &folded[k];
   loom__broadcast_plan_init(plan, &folded_output, folded_operands, n);
   return loom_ok_status();

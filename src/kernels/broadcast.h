@@ -8,8 +8,9 @@
 // contiguous 1000 + contiguous 1000.
 //
 // Shapes above LOOM_MAX_RANK are folded first, as TensorFlow's BCast does:
-// adjacent dims that every operand broadcasts the same way become one, so a
-// broadcast of any rank runs when at most LOOM_MAX_RANK such groups remain.
+// adjacent dims that every operand broadcasts the same way become one. When
+// more than LOOM_MAX_RANK such groups remain, the outer ones are walked by
+// the caller around the plan of the inner ones (loom__broadcast_peel_t).
 
 #ifndef LOOM_KERNELS_BROADCAST_H_
 #define LOOM_KERNELS_BROADCAST_H_
@@ -54,24 +55,37 @@ void loom__broadcast_plan_init(loom__broadcast_plan_t* plan,
                                const loom_shape_t* output,
                                const loom_shape_t* const* operands, int32_t n);
 
+// The outer dims that a walk of more than LOOM_MAX_RANK folded dims
+// leaves to a loop around its plan, outermost first: per dim its size, the
+// element stride of each operand (0: broadcast) and of the output.
+typedef struct loom__broadcast_peel_t {
+  int32_t rank;
+  int64_t dims[LOOM_MAX_SHAPE_RANK];
+  int64_t strides[kBroadcastMaxOperands][LOOM_MAX_SHAPE_RANK];
+  int64_t out_strides[LOOM_MAX_SHAPE_RANK];
+} loom__broadcast_peel_t;
+
 // Folds the walk of `output` over operands[0, n) (as for
-// loom__broadcast_plan_init, of any rank) into at most LOOM_MAX_RANK dims:
-// dims of size 1 in the output are dropped and adjacent dims along which
-// each operand either walks or broadcasts alike are merged. Sets
-// *folded_output and folded[0, n), all of one rank. UNIMPLEMENTED, as
-// TensorFlow words it, when more dims remain: "Broadcast between
-// [2,1,2,...] and [1,2,1,...] is not supported yet."
+// loom__broadcast_plan_init, of any rank): dims of size 1 in the output are
+// dropped and adjacent dims along which each operand either walks or
+// broadcasts alike are merged. Sets *folded_output and folded[0, n), all of
+// one rank, to the innermost LOOM_MAX_RANK folded dims (at most); when more
+// remain, the outer ones go to *peel (allocated with
+// loom_allocator_default(); the caller frees it), else *peel is NULL.
 loom_status_t loom__broadcast_fold(const loom_shape_t* output,
                                    const loom_shape_t* const* operands,
                                    int32_t n, loom_shape_t* folded_output,
-                                   loom_shape_t* folded);
+                                   loom_shape_t* folded,
+                                   loom__broadcast_peel_t** peel);
 
 // loom__broadcast_plan_init for shapes of any rank: those above
-// LOOM_MAX_RANK are folded first (loom__broadcast_fold, whose error this
-// returns); others go straight to the plan.
+// LOOM_MAX_RANK are folded first (loom__broadcast_fold: the plan walks the
+// inner dims, *peel the outer ones when there are more than LOOM_MAX_RANK);
+// others go straight to the plan (*peel NULL).
 loom_status_t loom__broadcast_plan_init_any_rank(
     loom__broadcast_plan_t* plan, const loom_shape_t* output,
-    const loom_shape_t* const* operands, int32_t n);
+    const loom_shape_t* const* operands, int32_t n,
+    loom__broadcast_peel_t** peel);
 
 // Element offsets of each operand at the start of inner loop `row`
 // (0 <= row < outer).

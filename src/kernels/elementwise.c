@@ -351,6 +351,81 @@ static inline bool tiny_binary(loom_kernel_context_t* ctx,
   return true;
 }
 
+// Runs job->plan over the job's operands and output (a failed checked
+// loop sets job->failed).
+static inline __attribute__((always_inline)) loom_status_t run_plan(
+    loom_kernel_context_t* ctx, elementwise_job_t* job) {
+  const loom__elementwise_call_t* call = job->call;
+  int64_t total = job->plan.outer * job->plan.inner;
+  int64_t cost = call->cost_per_element > 0 ? call->cost_per_element : 1;
+  if (job->plan.outer == 1 && total * cost < kElementwiseMinParallelWork) {
+    // One loop on this thread (a tiny op): no blocks to plan.
+    if (!run_one_loop(job, total)) {
+      atomic_store_explicit(&job->failed, true, memory_order_relaxed);
+    }
+    return loom_ok_status();
+  }
+  // Blocks of at least kElementwiseMinParallelWork / 2 units of work, so a
+  // block is worth a thread; an inner loop longer than two blocks is split.
+  int64_t min_block = kElementwiseMinParallelWork / 2 / cost;
+  if (min_block < 256) min_block = 256;
+  job->chunk = job->plan.inner;
+  job->chunks = 1;
+  if (job->plan.inner > 2 * min_block) {
+    job->chunks = (job->plan.inner + min_block - 1) / min_block;
+    job->chunk = (job->plan.inner + job->chunks - 1) / job->chunks;
+  }
+  int64_t units = job->plan.outer * job->chunks;
+  if (job->plan.rank == 2 && job->binary &&
+      total * cost < kElementwiseMinParallelWork) {
+    // Small rows over two dims (a bias added to [N, C], a column scaling
+    // [N, C]): each row at a stride, without the general walk.
+    run_rows_2d(job);
+  } else if (units == 1 || total * cost < kElementwiseMinParallelWork) {
+    run_blocks(job, 0, units);  // not worth the pool
+  } else {
+    loom_thread_pool_t* pool =
+        loom_host_context_thread_pool(loom_kernel_context_host(ctx));
+    return loom_thread_pool_parallel_for(pool, units, (total / units) * cost,
+                                         run_blocks, job);
+  }
+  return loom_ok_status();
+}
+
+// The walk of more than LOOM_MAX_RANK folded dims: the plan's inner dims
+// once per index of the peeled outer ones, in order, each step offsetting
+// the operands and the output. One step runs at a time (it may use the
+// pool itself), so steps neither race nor oversubscribe the pool. Out of
+// line, off the common path.
+static __attribute__((noinline)) loom_status_t run_peeled(
+    loom_kernel_context_t* ctx, elementwise_job_t* job,
+    const loom__broadcast_peel_t* peel) {
+  int32_t n_ops = job->call->num_operands;
+  const char* in[3] = {job->in[0], job->in[1], job->in[2]};
+  char* out = job->out;
+  int64_t index[LOOM_MAX_SHAPE_RANK] = {0};
+  int64_t offsets[3] = {0, 0, 0}, out_offset = 0;
+  for (;;) {
+    for (int32_t k = 0; k < n_ops; ++k) {
+      job->in[k] = in[k] + (ptrdiff_t)offsets[k] * (ptrdiff_t)job->in_size[k];
+    }
+    job->out = out + (ptrdiff_t)out_offset * (ptrdiff_t)job->out_size;
+    LOOM_RETURN_IF_ERROR(run_plan(ctx, job));
+    int32_t d = peel->rank - 1;
+    for (; d >= 0; --d) {
+      for (int32_t k = 0; k < n_ops; ++k) offsets[k] += peel->strides[k][d];
+      out_offset += peel->out_strides[d];
+      if (++index[d] < peel->dims[d]) break;
+      for (int32_t k = 0; k < n_ops; ++k) {
+        offsets[k] -= peel->strides[k][d] * peel->dims[d];
+      }
+      out_offset -= peel->out_strides[d] * peel->dims[d];
+      index[d] = 0;
+    }
+    if (d < 0) return loom_ok_status();
+  }
+}
+
 // Everything but a tiny binary op: out of line, so that a tiny op does not
 // pay for this frame (the job and its plan are large).
 static __attribute__((noinline)) void elementwise_compute_planned(
@@ -391,13 +466,15 @@ static __attribute__((noinline)) void elementwise_compute_planned(
     return;
   }
   elementwise_job_t job;
-  status = loom__broadcast_plan_init_any_rank(&job.plan, &shape, shapes, n_ops);
+  loom__broadcast_peel_t* peel = NULL;
+  status = loom__broadcast_plan_init_any_rank(&job.plan, &shape, shapes, n_ops,
+                                              &peel);
   if (status) {
     loom_kernel_context_fail(ctx, status);
     return;
   }
   int64_t total = job.plan.outer * job.plan.inner;
-  if (total == 0) return;
+  if (total == 0) return;  // (never with a peel: its output has elements)
   job.call = call;
   job.binary = call->binary;
   // A fresh output bigger than the cache: stream it out. (A forwarded one
@@ -414,45 +491,15 @@ static __attribute__((noinline)) void elementwise_compute_planned(
   job.out = loom_tensor_data(z);
   job.out_size = loom_dtype_size(out_dtype);
   atomic_init(&job.failed, false);
-  int64_t cost = call->cost_per_element > 0 ? call->cost_per_element : 1;
-  if (job.plan.outer == 1 && total * cost < kElementwiseMinParallelWork) {
-    // One loop on this thread (a tiny op): no blocks to plan.
-    if (!run_one_loop(&job, total)) {
-      loom_kernel_context_fail(
-          ctx,
-          loom_make_status(
-              LOOM_STATUS_INVALID_ARGUMENT, "%s: %s", op->name,
-              call->error_message ? call->error_message : "invalid input"));
-    }
-    return;
-  }
-  // Blocks of at least kElementwiseMinParallelWork / 2 units of work, so a
-  // block is worth a thread; an inner loop longer than two blocks is split.
-  int64_t min_block = kElementwiseMinParallelWork / 2 / cost;
-  if (min_block < 256) min_block = 256;
-  job.chunk = job.plan.inner;
-  job.chunks = 1;
-  if (job.plan.inner > 2 * min_block) {
-    job.chunks = (job.plan.inner + min_block - 1) / min_block;
-    job.chunk = (job.plan.inner + job.chunks - 1) / job.chunks;
-  }
-  int64_t units = job.plan.outer * job.chunks;
-  if (job.plan.rank == 2 && job.binary &&
-      total * cost < kElementwiseMinParallelWork) {
-    // Small rows over two dims (a bias added to [N, C], a column scaling
-    // [N, C]): each row at a stride, without the general walk.
-    run_rows_2d(&job);
-  } else if (units == 1 || total * cost < kElementwiseMinParallelWork) {
-    run_blocks(&job, 0, units);  // not worth the pool
+  if (LOOM_UNLIKELY(peel != NULL)) {
+    status = run_peeled(ctx, &job, peel);
+    loom_allocator_free(loom_allocator_default(), peel);
   } else {
-    loom_thread_pool_t* pool =
-        loom_host_context_thread_pool(loom_kernel_context_host(ctx));
-    status = loom_thread_pool_parallel_for(pool, units, (total / units) * cost,
-                                           run_blocks, &job);
-    if (status) {
-      loom_kernel_context_fail(ctx, status);
-      return;
-    }
+    status = run_plan(ctx, &job);
+  }
+  if (status) {
+    loom_kernel_context_fail(ctx, status);
+    return;
   }
   if (atomic_load_explicit(&job.failed, memory_order_relaxed)) {
     loom_kernel_context_fail(

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kernels/array_internal.h"
 #include "kernels/builtin_families.h"
 #include "kernels/kernel_registration.h"
 #include "kernels/reduction.h"
@@ -284,15 +285,19 @@ static loom_status_t plan_init(loom_kernel_context_t* ctx,
 // `shape` (above LOOM_MAX_RANK) reduced over `reduced` as at most
 // LOOM_MAX_RANK dims, as TensorFlow's ReductionHelper simplifies it: size-1
 // dims dropped, neighbours both reduced or both kept merged. The plan walks
-// the folded shape, which has the same elements in the same order.
-// UNIMPLEMENTED when more than LOOM_MAX_RANK runs alternate.
+// the folded shape, which has the same elements in the same order. When
+// more than LOOM_MAX_RANK runs alternate, the folded shape is [kept,
+// reduced] and *permute is set: the caller walks the input transposed to
+// that order (permute_input), so every reduction sees the same elements
+// per output, in the order they come within it.
 static loom_status_t fold_reduction(loom_kernel_context_t* ctx,
                                     const loom_shape_t* shape,
                                     const bool* reduced, loom_shape_t* folded,
-                                    bool* folded_reduced) {
+                                    bool* folded_reduced, bool* permute) {
   const int64_t* in = loom_shape_dims(shape);
   int64_t dims[LOOM_MAX_RANK];
   int32_t runs = 0;
+  *permute = false;
   if (loom_shape_num_elements(shape) == 0) {
     // Empty: only the counts matter (plan_init's rules for them).
     int64_t kept[LOOM_MAX_SHAPE_RANK], lost[LOOM_MAX_SHAPE_RANK];
@@ -318,19 +323,66 @@ static loom_status_t fold_reduction(loom_kernel_context_t* ctx,
       continue;
     }
     if (runs == LOOM_MAX_RANK) {
-      char text[LOOM_SHAPE_FORMAT_MAX];
-      return loom_make_status(
-          LOOM_STATUS_UNIMPLEMENTED,
-          "%s: reducing shape %s alternates between reduced and kept dims "
-          "more than %d times",
-          loom_kernel_context_op(ctx)->name,
-          loom__shape_debug_string(shape, text, sizeof(text)), LOOM_MAX_RANK);
+      // Kept, then reduced: both products are below the input's count.
+      dims[0] = dims[1] = 1;
+      for (int32_t k = 0; k < shape->rank; ++k) dims[reduced[k]] *= in[k];
+      folded_reduced[0] = false;
+      folded_reduced[1] = true;
+      *permute = true;
+      return loom_shape_initialize(folded, dims, 2);
     }
     dims[runs] = in[d];
     folded_reduced[runs] = reduced[d];
     runs++;
   }
   return loom_shape_initialize(folded, dims, runs);
+}
+
+// The non-empty input `x` with its kept dims first and its reduced ones
+// after, each in order (fold_reduction's *permute), copied to a fresh
+// buffer (*out, freed with `allocator`). Out of line: its plan is large.
+static __attribute__((noinline)) loom_status_t permute_input(
+    loom_kernel_context_t* ctx, const loom_tensor_t* x, const bool* reduced,
+    loom_allocator_t allocator, char** out) {
+  const loom_shape_t* shape = loom_tensor_shape(x);
+  const int64_t* in = loom_shape_dims(shape);
+  loom_dtype_t dtype = loom_tensor_dtype(x);
+  // The input holds elements: its strides fit.
+  int64_t strides[LOOM_MAX_SHAPE_RANK];
+  int64_t stride = 1;
+  for (int32_t d = shape->rank - 1; d >= 0; --d) {
+    strides[d] = stride;
+    stride *= in[d];
+  }
+  loom__array_copy_any_t* copy = NULL;
+  LOOM_RETURN_IF_ERROR(loom_allocator_malloc(loom_allocator_default(),
+                                             sizeof(*copy), (void**)&copy));
+  copy->rank = 0;
+  for (int32_t pass = 0; pass < 2; ++pass) {
+    for (int32_t d = 0; d < shape->rank; ++d) {
+      if (reduced[d] != (pass == 1)) continue;
+      copy->dims[copy->rank] = in[d];
+      copy->src_strides[copy->rank] = strides[d];
+      copy->rank++;
+    }
+  }
+  stride = 1;
+  for (int32_t i = copy->rank - 1; i >= 0; --i) {
+    copy->dst_strides[i] = stride;
+    stride *= copy->dims[i];
+  }
+  loom_status_t status = loom_allocator_malloc_aligned(
+      allocator, loom_tensor_byte_size(x), 64, (void**)out);
+  if (!status) {
+    status = loom__array_copy_any(loom__array_pool(ctx), dtype,
+                                  loom_tensor_data(x), *out, copy, NULL);
+    if (status) {
+      loom_allocator_free(allocator, *out);
+      *out = NULL;
+    }
+  }
+  loom_allocator_free(loom_allocator_default(), copy);
+  return status;
 }
 
 // Cuts the work into at least kMinUnits units when it is large: first
@@ -551,10 +603,12 @@ static void reduce_compute(loom_kernel_context_t* ctx, loom__reduce_op_t op) {
   // Above LOOM_MAX_RANK the plan walks the folded shape.
   loom_shape_t folded;
   bool folded_reduced[LOOM_MAX_RANK];
+  bool permute = false;
   const loom_shape_t* walked = shape;
   const bool* walked_reduced = reduced;
   if (LOOM_UNLIKELY(shape->rank > LOOM_MAX_RANK)) {
-    status = fold_reduction(ctx, shape, reduced, &folded, folded_reduced);
+    status =
+        fold_reduction(ctx, shape, reduced, &folded, folded_reduced, &permute);
     if (status) FAIL_AND_RETURN(ctx, status);
     walked = &folded;
     walked_reduced = folded_reduced;
@@ -592,11 +646,16 @@ static void reduce_compute(loom_kernel_context_t* ctx, loom__reduce_op_t op) {
     return;
   }
   loom_allocator_t allocator = loom_kernel_context_allocator(ctx);
+  char* permuted = NULL;
+  if (LOOM_UNLIKELY(permute)) {
+    status = permute_input(ctx, x, reduced, allocator, &permuted);
+    if (status) FAIL_AND_RETURN(ctx, status);
+  }
   reduce_job_t job = {
       .plan = &plan,
       .loops = loops,
       .split = loom__reduce_plan_split(&plan),
-      .x = loom_tensor_data(x),
+      .x = permuted ? permuted : loom_tensor_data(x),
       .out = loom_tensor_data(out),
       .in_size = in_size,
       .acc_size = loops->acc_size,
@@ -607,6 +666,7 @@ static void reduce_compute(loom_kernel_context_t* ctx, loom__reduce_op_t op) {
     size_t bytes;
     if (!loom__size_mul(job.split.parts, plan.outputs, &count) ||
         !loom__size_bytes(count, job.acc_size, &bytes)) {
+      loom_allocator_free(allocator, permuted);
       FAIL_AND_RETURN(
           ctx, loom__size_overflow_error(
                    loom_kernel_context_op(ctx)->name, "partial sums",
@@ -615,7 +675,10 @@ static void reduce_compute(loom_kernel_context_t* ctx, loom__reduce_op_t op) {
     }
     status = loom_allocator_malloc_aligned(allocator, bytes, 64,
                                            (void**)&job.partials);
-    if (status) FAIL_AND_RETURN(ctx, status);
+    if (status) {
+      loom_allocator_free(allocator, permuted);
+      FAIL_AND_RETURN(ctx, status);
+    }
   }
   int64_t elements = loom_tensor_num_elements(x);
   int64_t cost = op == LOOM_REDUCE_PROD ? 2 : 1;
@@ -635,6 +698,7 @@ static void reduce_compute(loom_kernel_context_t* ctx, loom__reduce_op_t op) {
     loops->finish(job.partials, plan.outputs, plan.reduced, job.out);
   }
   loom_allocator_free(allocator, job.partials);
+  if (LOOM_UNLIKELY(permuted != NULL)) loom_allocator_free(allocator, permuted);
   if (status) loom_kernel_context_fail(ctx, status);
 }
 

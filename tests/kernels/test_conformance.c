@@ -186,13 +186,17 @@ static int parse_tensor(char** cursor, int line, tensor_spec_t* spec) {
     return fail_parse(line, "tensor: unknown dtype");
   }
   int rank = atoi(rank_text);
-  int64_t dims[LOOM_MAX_RANK];
+  if (rank < 0 || rank > LOOM_MAX_SHAPE_RANK) {
+    return fail_parse(line, "tensor: rank out of range");
+  }
+  int64_t dims[LOOM_MAX_SHAPE_RANK];
   for (int i = 0; i < rank; ++i) {
     char* dim = next_token(cursor);
     if (!dim) return fail_parse(line, "tensor: missing dim");
     dims[i] = strtoll(dim, NULL, 10);
   }
-  status = loom_shape_initialize(&spec->shape, dims, rank);
+  // Above rank 8 the dims are interned (loom/shape.h).
+  status = loom_shape_initialize_large(&spec->shape, dims, rank);
   if (!status && spec->dtype == LOOM_DTYPE_STRING) {
     status = loom_tensor_create_string(loom_allocator_default(), &spec->shape,
                                        &spec->tensor);
@@ -373,7 +377,7 @@ static void compare(const case_t* c, const loom_tensor_t* got,
     return;
   }
   if (!loom_shape_equal(loom_tensor_shape(got), &want->shape)) {
-    char a[128], b[128];
+    char a[960], b[960];  // up to rank 254 of small dims
     loom_shape_format(loom_tensor_shape(got), a, sizeof(a));
     loom_shape_format(&want->shape, b, sizeof(b));
     snprintf(why, size, "shape %s, expected %s", a, b);
@@ -471,8 +475,8 @@ static loom_status_t make_variable(loom_runtime_t* runtime,
   loom_op_attrs_initialize(&attrs, loom_allocator_default());
   loom_status_t status = loom_op_attrs_set_dtype(&attrs, "dtype", spec->dtype);
   if (!status) {
-    status = loom_op_attrs_set_shape(&attrs, "shape", spec->shape.dims,
-                                     spec->shape.rank);
+    status = loom_op_attrs_set_shape(
+        &attrs, "shape", loom_shape_dims(&spec->shape), spec->shape.rank);
   }
   loom_tensor_handle_t* var = NULL;
   if (!status) {
