@@ -88,25 +88,26 @@ loom_tensor_handle_t* loom_test_int32_scalar(loom_context_t* context,
   return handle;
 }
 
-loom_status_t loom_test_collective_reduce(
-    loom_context_t* context, loom_tensor_handle_t* input, int32_t group_size,
-    int32_t group_key, int32_t instance_key, const char* merge,
-    const char* final_op, float timeout, loom_tensor_handle_t** out) {
+loom_status_t loom_test_collective(loom_context_t* context, const char* name,
+                                   loom_tensor_handle_t* input,
+                                   int32_t group_size, int32_t group_key,
+                                   int32_t instance_key, const char* merge,
+                                   const char* final_op, float timeout,
+                                   loom_tensor_handle_t** out) {
   loom_tensor_handle_t* inputs[] = {
       input, loom_test_int32_scalar(context, group_size),
       loom_test_int32_scalar(context, group_key),
       loom_test_int32_scalar(context, instance_key)};
   loom_eager_op_t* op = NULL;
-  loom_status_t status =
-      loom_eager_op_create(context, "CollectiveReduceV2", &op);
+  loom_status_t status = loom_eager_op_create(context, name, &op);
   for (int i = 0; i < 4 && !status; ++i) {
     status = loom_eager_op_add_input(op, inputs[i]);
   }
   loom_op_attrs_t* attrs = status ? NULL : loom_eager_op_attrs(op);
-  if (!status) {
+  if (!status && merge) {
     status = loom_op_attrs_set_string(attrs, "merge_op", merge, strlen(merge));
   }
-  if (!status) {
+  if (!status && final_op) {
     status =
         loom_op_attrs_set_string(attrs, "final_op", final_op, strlen(final_op));
   }
@@ -119,6 +120,15 @@ loom_status_t loom_test_collective_reduce(
   loom_eager_op_destroy(op);
   for (int i = 1; i < 4; ++i) loom_tensor_handle_release(inputs[i]);
   return status;
+}
+
+loom_status_t loom_test_collective_reduce(
+    loom_context_t* context, loom_tensor_handle_t* input, int32_t group_size,
+    int32_t group_key, int32_t instance_key, const char* merge,
+    const char* final_op, float timeout, loom_tensor_handle_t** out) {
+  return loom_test_collective(context, "CollectiveReduceV2", input, group_size,
+                              group_key, instance_key, merge, final_op, timeout,
+                              out);
 }
 
 float loom_test_scalar_value(loom_context_t* context,
