@@ -39,15 +39,21 @@ static handle_t* binary(const char* name, handle_t* a, handle_t* b) {
   return out;
 }
 
+// x_k and c_k of a case, n elements each.
+typedef struct inputs_t {
+  int64_t n;
+  float x0[4], x1[4], c0[4], c1[4];
+} inputs_t;
+
 typedef struct case_t {
   const char* name;  // the behaviour, the cmocka test's name
   const char* op;
   const char* merge;  // NULL: the op has no merge_op and final_op
   const char* final_op;
   int32_t instance_key;
-  int64_t n;      // elements of x_k and c_k
+  const inputs_t* in;
   int64_t n_out;  // elements of y_k and w_k
-  float x0[4], x1[4], c0[4], c1[4], w0[4], w1[4];
+  float w0[4], w1[4];
   float grad0[4], grad1[4];  // torch
   const char* error;         // not NULL: the gradient's UNIMPLEMENTED message
 } case_t;
@@ -57,10 +63,11 @@ typedef struct case_t {
 // *grad (NULL on failure); returns its status.
 static loom_status_t collective_gradient(const case_t* c, handle_t** grad) {
   handle_t* h[16] = {NULL};
-  h[0] = vec("CPU:0", c->x0, c->n);
-  h[1] = vec("CPU:1", c->x1, c->n);
-  h[2] = vec("CPU:0", c->c0, c->n);
-  h[3] = vec("CPU:1", c->c1, c->n);
+  const inputs_t* in = c->in;
+  h[0] = vec("CPU:0", in->x0, in->n);
+  h[1] = vec("CPU:1", in->x1, in->n);
+  h[2] = vec("CPU:0", in->c0, in->n);
+  h[3] = vec("CPU:1", in->c1, in->n);
   h[4] = vec("CPU:0", c->w0, c->n_out);
   h[5] = vec("CPU:1", c->w1, c->n_out);
   h[6] = loom_test_parallel_pack2(&g, h[2], h[3]);
@@ -107,9 +114,22 @@ static void run_case(void** state) {
   }
   LOOM_ASSERT_OK(collective_gradient(c, &grad));
   assert_true(loom_parallel_is_parallel_value(grad));
-  loom_test_parallel_expect(&g, grad, c->grad0, c->grad1, c->n);
+  loom_test_parallel_expect(&g, grad, c->grad0, c->grad1, c->in->n);
   loom_tensor_handle_release(grad);
 }
+
+static const inputs_t kThree = {.n = 3,
+                                .x0 = {1, 2, 3},
+                                .x1 = {4, 5, -5},
+                                .c0 = {2, 3, 4},
+                                .c1 = {0.5f, -1, 2}};
+static const inputs_t kTwo = {
+    .n = 2, .x0 = {1, 2}, .x1 = {3, -1}, .c0 = {2, 0.5f}, .c1 = {1, 3}};
+static const inputs_t kFour = {.n = 4,
+                               .x0 = {1, 2, 3, -1},
+                               .x1 = {3, -1, 2, 2},
+                               .c0 = {2, 0.5f, 1, 1},
+                               .c1 = {1, 3, -1, 2}};
 
 static const case_t kCases[] = {
     // Sum: y0 = y1 = x0 * c0 + x1 * c1.
@@ -118,12 +138,8 @@ static const case_t kCases[] = {
      .merge = "Add",
      .final_op = "Id",
      .instance_key = 1,
-     .n = 3,
+     .in = &kThree,
      .n_out = 3,
-     .x0 = {1, 2, 3},
-     .x1 = {4, 5, -5},
-     .c0 = {2, 3, 4},
-     .c1 = {0.5f, -1, 2},
      .w0 = {1, 1, 1},
      .w1 = {1, 1, 1},
      .grad0 = {32, 12, 32},
@@ -134,12 +150,8 @@ static const case_t kCases[] = {
      .merge = "Add",
      .final_op = "Div",
      .instance_key = 2,
-     .n = 3,
+     .in = &kThree,
      .n_out = 3,
-     .x0 = {1, 2, 3},
-     .x1 = {4, 5, -5},
-     .c0 = {2, 3, 4},
-     .c1 = {0.5f, -1, 2},
      .w0 = {1, 1, 1},
      .w1 = {1, 1, 1},
      .grad0 = {8, 3, 8},
@@ -148,12 +160,8 @@ static const case_t kCases[] = {
     {.name = "gradient_of_gather_is_a_reduce_scatter",
      .op = "CollectiveGatherV2",
      .instance_key = 3,
-     .n = 2,
+     .in = &kTwo,
      .n_out = 4,
-     .x0 = {1, 2},
-     .x1 = {3, -1},
-     .c0 = {2, 0.5f},
-     .c1 = {1, 3},
      .w0 = {1, 2, 3, 4},
      .w1 = {0.5f, -1, 2, 1},
      .grad0 = {12, 1},
@@ -164,12 +172,8 @@ static const case_t kCases[] = {
      .merge = "Add",
      .final_op = "Id",
      .instance_key = 4,
-     .n = 4,
+     .in = &kFour,
      .n_out = 2,
-     .x0 = {1, 2, 3, -1},
-     .x1 = {3, -1, 2, 2},
-     .c0 = {2, 0.5f, 1, 1},
-     .c1 = {1, 3, -1, 2},
      .w0 = {1, 2},
      .w1 = {0.5f, -1},
      .grad0 = {20, -4, 1, -6},
@@ -180,12 +184,8 @@ static const case_t kCases[] = {
      .merge = "Add",
      .final_op = "Div",
      .instance_key = 5,
-     .n = 4,
+     .in = &kFour,
      .n_out = 2,
-     .x0 = {1, 2, 3, -1},
-     .x1 = {3, -1, 2, 2},
-     .c0 = {2, 0.5f, 1, 1},
-     .c1 = {1, 3, -1, 2},
      .w0 = {1, 2},
      .w1 = {0.5f, -1},
      .grad0 = {5, -1, 0.25f, -1.5f},
@@ -194,12 +194,8 @@ static const case_t kCases[] = {
     {.name = "gradient_of_all_to_all_is_an_all_to_all",
      .op = "CollectiveAllToAllV2",
      .instance_key = 6,
-     .n = 4,
+     .in = &kFour,
      .n_out = 4,
-     .x0 = {1, 2, 3, -1},
-     .x1 = {3, -1, 2, 2},
-     .c0 = {2, 0.5f, 1, 1},
-     .c1 = {1, 3, -1, 2},
      .w0 = {1, 2, 3, 4},
      .w1 = {0.5f, -1, 2, 1},
      .grad0 = {8, 2, 3, 2},
@@ -210,12 +206,8 @@ static const case_t kCases[] = {
      .merge = "Max",
      .final_op = "Id",
      .instance_key = 7,
-     .n = 3,
+     .in = &kThree,
      .n_out = 3,
-     .x0 = {1, 2, 3},
-     .x1 = {4, 5, -5},
-     .c0 = {2, 3, 4},
-     .c1 = {0.5f, -1, 2},
      .w0 = {1, 1, 1},
      .w1 = {1, 1, 1},
      .error = "the gradient of CollectiveReduceV2 with merge_op Max: only Add "

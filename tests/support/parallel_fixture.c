@@ -55,21 +55,7 @@ void loom_test_expect_near(loom_context_t* context,
       fail_msg("the value lives on '%s', expected '%s'", name, device);
     }
   }
-  loom_tensor_t* tensor = NULL;
-  LOOM_ASSERT_OK(loom_context_resolve(context, handle, &tensor));
-  assert_int_equal(loom_tensor_num_elements(tensor), count);
-  bool is_double = loom_tensor_dtype(tensor) == LOOM_DTYPE_DOUBLE;
-  const void* data = loom_tensor_data(tensor);
-  for (int64_t i = 0; i < count; ++i) {
-    double got =
-        is_double ? ((const double*)data)[i] : (double)((const float*)data)[i];
-    if (got < (double)expected[i] - 1e-5 || got > (double)expected[i] + 1e-5) {
-      loom_tensor_release(tensor);
-      fail_msg("element %lld: got %g, expected %g", (long long)i, got,
-               (double)expected[i]);
-    }
-  }
-  loom_tensor_release(tensor);
+  loom_test_expect_values_near(context, handle, expected, count, 1e-5);
 }
 
 void loom_test_parallel_expect(const loom_test_parallel_t* fixture,

@@ -2,6 +2,8 @@
 
 #include "test_support.h"
 
+#include <math.h>
+
 void loom_test_check_status(loom_status_t status, loom_status_code_t code,
                             const char* substring, const char* expression,
                             const char* file, int line) {
@@ -182,6 +184,13 @@ loom_tensor_handle_t* loom_test_tensor(loom_context_t* context,
 void loom_test_expect_values(loom_context_t* context,
                              loom_tensor_handle_t* handle,
                              const float* expected, int64_t count) {
+  loom_test_expect_values_near(context, handle, expected, count, 0.0);
+}
+
+void loom_test_expect_values_near(loom_context_t* context,
+                                  loom_tensor_handle_t* handle,
+                                  const float* expected, int64_t count,
+                                  double tolerance) {
   assert_non_null(handle);
   loom_tensor_t* tensor = NULL;
   LOOM_ASSERT_OK(loom_context_resolve(context, handle, &tensor));
@@ -191,10 +200,10 @@ void loom_test_expect_values(loom_context_t* context,
   for (int64_t i = 0; i < count; ++i) {
     double actual =
         is_double ? ((const double*)data)[i] : (double)((const float*)data)[i];
-    if (actual != (double)expected[i]) {
+    double want = (double)expected[i];
+    if (actual != want && !(fabs(actual - want) <= tolerance)) {
       loom_tensor_release(tensor);
-      fail_msg("element %lld: %.9g, expected %.9g", (long long)i, actual,
-               (double)expected[i]);
+      fail_msg("element %lld: %.9g, expected %.9g", (long long)i, actual, want);
     }
   }
   loom_tensor_release(tensor);

@@ -93,6 +93,13 @@ void loom_test_expect_values(loom_context_t* context,
                              loom_tensor_handle_t* handle,
                              const float* expected, int64_t count);
 
+// As loom_test_expect_values, each element within `tolerance` of its
+// expected value.
+void loom_test_expect_values_near(loom_context_t* context,
+                                  loom_tensor_handle_t* handle,
+                                  const float* expected, int64_t count,
+                                  double tolerance);
+
 // Runs op `name` (a function's name or a call op with function attr "f" =
 // `f` when not NULL) on x and y (either may be NULL) into *out (NULL on
 // failure); returns the op's status.
