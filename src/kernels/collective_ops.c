@@ -106,49 +106,91 @@ static loom_status_t read_request(loom_kernel_context_t* ctx, const char* op,
   return loom_ok_status();
 }
 
-static void collective_reduce_compute(void* kernel,
-                                      loom_kernel_context_t* ctx) {
-  (void)kernel;
+// What one collective kernel does beyond the common steps (read the keys,
+// allocate the output, run on the backend, fail on error): its op name,
+// whether it reads merge_op and final_op, where its keys start, its
+// output's shape, and the backend call.
+typedef struct collective_kernel_t {
+  const char* op;
+  bool reduces;       // reads merge_op and final_op
+  int32_t first_key;  // input index of group_size
+  loom_status_t (*output_shape)(loom_kernel_context_t* ctx,
+                                const loom__collective_reduce_t* request,
+                                loom_shape_t* shape);
+  loom_status_t (*run)(const loom__collective_reduce_t* request,
+                       loom_tensor_t* output);
+} collective_kernel_t;
+
+static void compute_collective(loom_kernel_context_t* ctx,
+                               const collective_kernel_t* kernel) {
   loom__collective_reduce_t request;
-  loom_status_t status = read_request(ctx, kOp, &request);
+  loom_status_t status =
+      kernel->reduces
+          ? read_request(ctx, kernel->op, &request)
+          : read_common(ctx, kernel->op, kernel->first_key, &request);
+  loom_shape_t shape;
   loom_tensor_t* output = NULL;
+  if (!status) status = kernel->output_shape(ctx, &request, &shape);
   if (!status) {
-    status = loom_kernel_context_allocate_output(
-        ctx, 0, loom_tensor_shape(request.input), &output);
+    status = loom_kernel_context_allocate_output(ctx, 0, &shape, &output);
   }
-  if (!status) status = loom__collective_all_reduce(&request, output);
+  if (!status) status = kernel->run(&request, output);
   if (status) loom_kernel_context_fail(ctx, status);
 }
 
+// The output has the input's shape.
+static loom_status_t input_shape(loom_kernel_context_t* ctx,
+                                 const loom__collective_reduce_t* request,
+                                 loom_shape_t* shape) {
+  (void)ctx;
+  *shape = *loom_tensor_shape(request->input);
+  return loom_ok_status();
+}
+
+static void collective_reduce_compute(void* kernel,
+                                      loom_kernel_context_t* ctx) {
+  (void)kernel;
+  static const collective_kernel_t kReduce = {
+      .op = kOp,
+      .reduces = true,
+      .first_key = 1,
+      .output_shape = input_shape,
+      .run = loom__collective_all_reduce};
+  compute_collective(ctx, &kReduce);
+}
+
 // The output: the input's shape with dim 0 group_size times as long.
+static loom_status_t gather_shape(loom_kernel_context_t* ctx,
+                                  const loom__collective_reduce_t* request,
+                                  loom_shape_t* shape) {
+  (void)ctx;
+  const loom_shape_t* in = loom_tensor_shape(request->input);
+  if (in->rank < 1 || in->rank > LOOM_MAX_RANK) {
+    return loom_make_status(
+        LOOM_STATUS_INVALID_ARGUMENT,
+        "%s (group_key %d, instance_key %d): input must have rank 1 to %d "
+        "(it is concatenated along dim 0), got rank %d",
+        kGatherOp, (int)request->group_key, (int)request->instance_key,
+        LOOM_MAX_RANK, (int)in->rank);
+  }
+  *shape = *in;
+  if (!loom__size_mul(in->dims[0], request->group_size, &shape->dims[0])) {
+    return loom__size_overflow_error(
+        kGatherOp, "output dim 0", "(input dim 0 %lld times group_size %d)",
+        (long long)in->dims[0], (int)request->group_size);
+  }
+  return loom_ok_status();
+}
+
 static void collective_gather_compute(void* kernel,
                                       loom_kernel_context_t* ctx) {
   (void)kernel;
-  loom__collective_reduce_t request;
-  loom_status_t status = read_common(ctx, kGatherOp, 1, &request);
-  loom_tensor_t* output = NULL;
-  if (!status) {
-    const loom_shape_t* in = loom_tensor_shape(request.input);
-    if (in->rank < 1 || in->rank > LOOM_MAX_RANK) {
-      status = loom_make_status(
-          LOOM_STATUS_INVALID_ARGUMENT,
-          "%s (group_key %d, instance_key %d): input must have rank 1 to %d "
-          "(it is concatenated along dim 0), got rank %d",
-          kGatherOp, (int)request.group_key, (int)request.instance_key,
-          LOOM_MAX_RANK, (int)in->rank);
-    } else {
-      loom_shape_t shape = *in;
-      if (!loom__size_mul(in->dims[0], request.group_size, &shape.dims[0])) {
-        status = loom__size_overflow_error(
-            kGatherOp, "output dim 0", "(input dim 0 %lld times group_size %d)",
-            (long long)in->dims[0], (int)request.group_size);
-      } else {
-        status = loom_kernel_context_allocate_output(ctx, 0, &shape, &output);
-      }
-    }
-  }
-  if (!status) status = loom__collective_all_gather(&request, output);
-  if (status) loom_kernel_context_fail(ctx, status);
+  static const collective_kernel_t kGather = {
+      .op = kGatherOp,
+      .first_key = 1,
+      .output_shape = gather_shape,
+      .run = loom__collective_all_gather};
+  compute_collective(ctx, &kGather);
 }
 
 static const char kReduceScatterOp[] = "CollectiveReduceScatterV2";
@@ -172,100 +214,112 @@ static loom_status_t check_parts(const loom__collective_reduce_t* request) {
 }
 
 // The output: the input's shape with dim 0 divided by group_size.
+static loom_status_t scatter_shape(loom_kernel_context_t* ctx,
+                                   const loom__collective_reduce_t* request,
+                                   loom_shape_t* shape) {
+  (void)ctx;
+  LOOM_RETURN_IF_ERROR(check_parts(request));
+  *shape = *loom_tensor_shape(request->input);
+  shape->dims[0] /= request->group_size;
+  return loom_ok_status();
+}
+
 static void collective_reduce_scatter_compute(void* kernel,
                                               loom_kernel_context_t* ctx) {
   (void)kernel;
-  loom__collective_reduce_t request;
-  loom_status_t status = read_request(ctx, kReduceScatterOp, &request);
-  if (!status) status = check_parts(&request);
-  loom_tensor_t* output = NULL;
-  if (!status) {
-    loom_shape_t shape = *loom_tensor_shape(request.input);
-    shape.dims[0] /= request.group_size;
-    status = loom_kernel_context_allocate_output(ctx, 0, &shape, &output);
-  }
-  if (!status) status = loom__collective_reduce_scatter(&request, output);
-  if (status) loom_kernel_context_fail(ctx, status);
+  static const collective_kernel_t kReduceScatter = {
+      .op = kReduceScatterOp,
+      .reduces = true,
+      .first_key = 1,
+      .output_shape = scatter_shape,
+      .run = loom__collective_reduce_scatter};
+  compute_collective(ctx, &kReduceScatter);
 }
 
 // The output has the input's shape.
+static loom_status_t all_to_all_shape(loom_kernel_context_t* ctx,
+                                      const loom__collective_reduce_t* request,
+                                      loom_shape_t* shape) {
+  LOOM_RETURN_IF_ERROR(check_parts(request));
+  return input_shape(ctx, request, shape);
+}
+
 static void collective_all_to_all_compute(void* kernel,
                                           loom_kernel_context_t* ctx) {
   (void)kernel;
-  loom__collective_reduce_t request;
-  loom_status_t status = read_common(ctx, kAllToAllOp, 1, &request);
-  if (!status) status = check_parts(&request);
-  loom_tensor_t* output = NULL;
-  if (!status) {
-    status = loom_kernel_context_allocate_output(
-        ctx, 0, loom_tensor_shape(request.input), &output);
-  }
-  if (!status) status = loom__collective_all_to_all(&request, output);
-  if (status) loom_kernel_context_fail(ctx, status);
+  static const collective_kernel_t kAllToAll = {
+      .op = kAllToAllOp,
+      .first_key = 1,
+      .output_shape = all_to_all_shape,
+      .run = loom__collective_all_to_all};
+  compute_collective(ctx, &kAllToAll);
 }
 
 static const char kSendOp[] = "CollectiveBcastSendV2";
 static const char kRecvOp[] = "CollectiveBcastRecvV2";
 
 // The sender's output is its input, sent to the others.
+static loom_status_t run_send(const loom__collective_reduce_t* request,
+                              loom_tensor_t* output) {
+  memcpy(loom_tensor_data(output), loom_tensor_data(request->input),
+         loom_tensor_byte_size(output));
+  return loom__collective_broadcast(request, true, output);
+}
+
 static void collective_bcast_send_compute(void* kernel,
                                           loom_kernel_context_t* ctx) {
   (void)kernel;
-  loom__collective_reduce_t request;
-  loom_status_t status = read_common(ctx, kSendOp, 1, &request);
-  loom_tensor_t* output = NULL;
-  if (!status) {
-    status = loom_kernel_context_allocate_output(
-        ctx, 0, loom_tensor_shape(request.input), &output);
-  }
-  if (!status) {
-    memcpy(loom_tensor_data(output), loom_tensor_data(request.input),
-           loom_tensor_byte_size(output));
-    status = loom__collective_broadcast(&request, true, output);
-  }
-  if (status) loom_kernel_context_fail(ctx, status);
+  static const collective_kernel_t kSend = {.op = kSendOp,
+                                            .first_key = 1,
+                                            .output_shape = input_shape,
+                                            .run = run_send};
+  compute_collective(ctx, &kSend);
 }
 
 // A receiver's output has the shape its `shape` input names.
+static loom_status_t recv_shape(loom_kernel_context_t* ctx,
+                                const loom__collective_reduce_t* request,
+                                loom_shape_t* shape) {
+  (void)request;
+  loom_tensor_t* dims = loom_kernel_context_input(ctx, 3);
+  int64_t rank = dims ? loom_tensor_num_elements(dims) : -1;
+  loom_dtype_t dtype = dims ? loom_tensor_dtype(dims) : LOOM_DTYPE_INVALID;
+  if (!dims || loom_tensor_shape(dims)->rank != 1 || rank > LOOM_MAX_RANK ||
+      (dtype != LOOM_DTYPE_INT32 && dtype != LOOM_DTYPE_INT64)) {
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                            "%s: shape must be a vector of at most %d "
+                            "int32 or int64 dims",
+                            kRecvOp, LOOM_MAX_RANK);
+  }
+  int64_t values[LOOM_MAX_RANK];
+  for (int64_t i = 0; i < rank; ++i) {
+    values[i] = dtype == LOOM_DTYPE_INT32
+                    ? ((const int32_t*)loom_tensor_data(dims))[i]
+                    : ((const int64_t*)loom_tensor_data(dims))[i];
+    if (values[i] < 0) {
+      return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                              "%s: shape[%lld] is %lld: dims must be >= 0",
+                              kRecvOp, (long long)i, (long long)values[i]);
+    }
+  }
+  return loom_shape_initialize(shape, values, (int)rank);
+}
+
+static loom_status_t run_recv(const loom__collective_reduce_t* request,
+                              loom_tensor_t* output) {
+  loom__collective_reduce_t received = *request;
+  received.input = output;  // its dtype and shape, for the header check
+  return loom__collective_broadcast(&received, false, output);
+}
+
 static void collective_bcast_recv_compute(void* kernel,
                                           loom_kernel_context_t* ctx) {
   (void)kernel;
-  loom__collective_reduce_t request;
-  loom_status_t status = read_common(ctx, kRecvOp, 0, &request);
-  loom_tensor_t* output = NULL;
-  loom_shape_t shape;
-  if (!status) {
-    loom_tensor_t* dims = loom_kernel_context_input(ctx, 3);
-    int64_t rank = dims ? loom_tensor_num_elements(dims) : -1;
-    loom_dtype_t dtype = dims ? loom_tensor_dtype(dims) : LOOM_DTYPE_INVALID;
-    int64_t values[LOOM_MAX_RANK];
-    if (!dims || loom_tensor_shape(dims)->rank != 1 || rank > LOOM_MAX_RANK ||
-        (dtype != LOOM_DTYPE_INT32 && dtype != LOOM_DTYPE_INT64)) {
-      status = loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                                "%s: shape must be a vector of at most %d "
-                                "int32 or int64 dims",
-                                kRecvOp, LOOM_MAX_RANK);
-    }
-    for (int64_t i = 0; !status && i < rank; ++i) {
-      values[i] = dtype == LOOM_DTYPE_INT32
-                      ? ((const int32_t*)loom_tensor_data(dims))[i]
-                      : ((const int64_t*)loom_tensor_data(dims))[i];
-      if (values[i] < 0) {
-        status = loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                                  "%s: shape[%lld] is %lld: dims must be >= 0",
-                                  kRecvOp, (long long)i, (long long)values[i]);
-      }
-    }
-    if (!status) status = loom_shape_initialize(&shape, values, (int)rank);
-  }
-  if (!status) {
-    status = loom_kernel_context_allocate_output(ctx, 0, &shape, &output);
-  }
-  if (!status) {
-    request.input = output;  // its dtype and shape, for the header check
-    status = loom__collective_broadcast(&request, false, output);
-  }
-  if (status) loom_kernel_context_fail(ctx, status);
+  static const collective_kernel_t kRecv = {.op = kRecvOp,
+                                            .first_key = 0,
+                                            .output_shape = recv_shape,
+                                            .run = run_recv};
+  compute_collective(ctx, &kRecv);
 }
 
 static const loom__builtin_op_t kOps[] = {

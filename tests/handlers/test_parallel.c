@@ -13,66 +13,30 @@
 
 #include "loom/autodiff.h"
 #include "loom/loom.h"
-#include "loom/parallel.h"
-#include "test_support.h"
+#include "parallel_fixture.h"
 
 typedef loom_tensor_handle_t handle_t;
 
-static loom_context_t* g_ctx;
-static loom_op_handler_t* g_parallel;  // over CPU:0, CPU:1
+static loom_test_parallel_t g;  // over CPU:0, CPU:1
 
 static int setup(void** state) {
   (void)state;
-  LOOM_ASSERT_OK(loom_context_create(NULL, &g_ctx));
-  LOOM_ASSERT_OK(loom_context_set_cpu_device_count(g_ctx, 3));
-  const char* devices[] = {"CPU:0", "CPU:1"};
-  LOOM_ASSERT_OK(loom_parallel_handler_create(g_ctx, devices, 2, &g_parallel));
-  return 0;
+  return loom_test_parallel_setup(3, &g);
 }
 
 static int teardown(void** state) {
   (void)state;
-  loom_op_handler_release(g_parallel);
-  loom_context_destroy(g_ctx);
-  return 0;
+  return loom_test_parallel_teardown(&g);
 }
 
 //===----------------------------------------------------------------------===//
 // Helpers
 //===----------------------------------------------------------------------===//
 
-// A tensor of `dtype` (float or double) with `values` on `device`.
-static handle_t* make_on(const char* device, loom_dtype_t dtype,
-                         const int64_t* dims, int32_t rank,
-                         const double* values) {
-  loom_shape_t shape;
-  LOOM_ASSERT_OK(loom_shape_initialize(&shape, dims, rank));
-  loom_tensor_t* tensor = NULL;
-  LOOM_ASSERT_OK(loom_tensor_create_dense(loom_allocator_default(), dtype,
-                                          &shape, &tensor));
-  int64_t n = loom_tensor_num_elements(tensor);
-  for (int64_t i = 0; i < n; ++i) {
-    if (dtype == LOOM_DTYPE_FLOAT) {
-      ((float*)loom_tensor_data(tensor))[i] = (float)values[i];
-    } else {
-      ((double*)loom_tensor_data(tensor))[i] = values[i];
-    }
-  }
-  handle_t* cpu = NULL;
-  LOOM_ASSERT_OK(loom_context_new_handle(g_ctx, tensor, &cpu));
-  loom_tensor_release(tensor);
-  loom_op_handler_t* target = loom_context_find_handler(g_ctx, device);
-  assert_non_null(target);
-  handle_t* out = NULL;
-  LOOM_ASSERT_OK(loom_context_copy_to(g_ctx, cpu, target, &out));
-  loom_tensor_handle_release(cpu);
-  return out;
-}
-
-static handle_t* vec3(const char* device, double a, double b, double c) {
+static handle_t* vec3(const char* device, float a, float b, float c) {
   const int64_t dims[] = {3};
-  const double values[] = {a, b, c};
-  return make_on(device, LOOM_DTYPE_FLOAT, dims, 1, values);
+  const float values[] = {a, b, c};
+  return loom_test_tensor_on(g.context, device, values, 1, dims);
 }
 
 // Runs `name` on inputs[0, n) with string attributes attrs[0, 2 * m)
@@ -80,7 +44,7 @@ static handle_t* vec3(const char* device, double a, double b, double c) {
 static loom_status_t run(const char* name, handle_t* const* inputs, int n,
                          const char* const* attrs, int m, handle_t** out) {
   loom_eager_op_t* op = NULL;
-  loom_status_t status = loom_eager_op_create(g_ctx, name, &op);
+  loom_status_t status = loom_eager_op_create(g.context, name, &op);
   for (int i = 0; i < n && !status; ++i) {
     status = loom_eager_op_add_input(op, inputs[i]);
   }
@@ -102,46 +66,6 @@ static handle_t* run_ok(const char* name, handle_t* const* inputs, int n) {
   return out;
 }
 
-static void expect_values(handle_t* handle, const char* device,
-                          const double* expected, int64_t n) {
-  if (device) {
-    const char* name = loom_context_device_name(g_ctx, handle);
-    assert_non_null(name);
-    assert_non_null(strstr(name, device));
-  }
-  loom_tensor_t* tensor = NULL;
-  LOOM_ASSERT_OK(loom_context_resolve(g_ctx, handle, &tensor));
-  assert_int_equal(loom_tensor_num_elements(tensor), n);
-  for (int64_t i = 0; i < n; ++i) {
-    double got = loom_tensor_dtype(tensor) == LOOM_DTYPE_FLOAT
-                     ? (double)((const float*)loom_tensor_data(tensor))[i]
-                     : ((const double*)loom_tensor_data(tensor))[i];
-    if (got < expected[i] - 1e-5 || got > expected[i] + 1e-5) {
-      fail_msg("element %lld: got %g, expected %g", (long long)i, got,
-               expected[i]);
-    }
-  }
-  loom_tensor_release(tensor);
-}
-
-// Unpacks `value` of g_parallel and checks each component.
-static void expect_components(handle_t* value, const double* c0,
-                              const double* c1, int64_t n) {
-  handle_t* parts[2] = {NULL, NULL};
-  LOOM_ASSERT_OK(loom_parallel_unpack(g_parallel, value, parts, 2));
-  expect_values(parts[0], "CPU:0", c0, n);
-  expect_values(parts[1], "CPU:1", c1, n);
-  loom_tensor_handle_release(parts[0]);
-  loom_tensor_handle_release(parts[1]);
-}
-
-static handle_t* pack2(handle_t* a, handle_t* b) {
-  handle_t* parts[2] = {a, b};
-  handle_t* value = NULL;
-  LOOM_ASSERT_OK(loom_parallel_pack(g_parallel, parts, 2, &value));
-  return value;
-}
-
 //===----------------------------------------------------------------------===//
 // Pack, unpack, broadcast
 //===----------------------------------------------------------------------===//
@@ -150,9 +74,9 @@ static void pack_unpack_round_trip(void** state) {
   (void)state;
   handle_t* x0 = vec3("CPU:0", 1, 2, 3);
   handle_t* x1 = vec3("CPU:0", 4, 5, 6);  // packing moves it to CPU:1
-  handle_t* x = pack2(x0, x1);
+  handle_t* x = loom_test_parallel_pack2(&g, x0, x1);
   assert_true(loom_parallel_is_parallel_value(x));
-  assert_string_equal(loom_context_device_name(g_ctx, x),
+  assert_string_equal(loom_context_device_name(g.context, x),
                       "/job:localhost/replica:0/task:0/device:PARALLEL:0");
   assert_string_equal(loom_op_handler_type_name(loom_tensor_handle_handler(x)),
                       "PARALLEL");
@@ -161,8 +85,8 @@ static void pack_unpack_round_trip(void** state) {
   assert_int_equal(metadata.dtype, LOOM_DTYPE_FLOAT);
   assert_int_equal(metadata.shape.rank, 1);
   assert_int_equal(metadata.shape.dims[0], 3);
-  const double c0[] = {1, 2, 3}, c1[] = {4, 5, 6};
-  expect_components(x, c0, c1, 3);
+  const float c0[] = {1, 2, 3}, c1[] = {4, 5, 6};
+  loom_test_parallel_expect(&g, x, c0, c1, 3);
   char text[256];
   loom_tensor_handle_debug_string(x, text, sizeof(text));
   assert_non_null(strstr(text, "ParallelValue({"));
@@ -177,12 +101,12 @@ static void broadcast_round_trip(void** state) {
   (void)state;
   handle_t* c = vec3("CPU:0", 0.5, -1, 2);
   handle_t* x = NULL;
-  LOOM_ASSERT_OK(loom_context_copy_to(g_ctx, c, g_parallel, &x));
+  LOOM_ASSERT_OK(loom_context_copy_to(g.context, c, g.handler, &x));
   assert_true(loom_parallel_is_parallel_value(x));
-  const double values[] = {0.5, -1, 2};
-  expect_components(x, values, values, 3);
+  const float values[] = {0.5, -1, 2};
+  loom_test_parallel_expect(&g, x, values, values, 3);
   loom_tensor_t* off = NULL;
-  LOOM_ASSERT_OK(loom_context_resolve(g_ctx, x, &off));
+  LOOM_ASSERT_OK(loom_context_resolve(g.context, x, &off));
   assert_float_equal(((const float*)loom_tensor_data(off))[1], -1.0f, 0);
   loom_tensor_release(off);
   loom_tensor_handle_release(x);
@@ -199,16 +123,16 @@ static void elementwise_ops_per_component(void** state) {
   (void)state;
   handle_t* x0 = vec3("CPU:0", 1, 2, 3);
   handle_t* x1 = vec3("CPU:1", 4, 5, 6);
-  handle_t* x = pack2(x0, x1);
+  handle_t* x = loom_test_parallel_pack2(&g, x0, x1);
   handle_t* c = vec3("CPU:0", 0.5, -1, 2);
-  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, g_parallel));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g.context, g.handler));
   handle_t* xc = run_ok("Mul", (handle_t*[]){x, c}, 2);
   handle_t* y = run_ok("AddV2", (handle_t*[]){xc, x}, 2);
-  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  LOOM_ASSERT_OK(loom_context_exit_scope(g.context));
   assert_true(loom_parallel_is_parallel_value(y));
   // numpy: x0 * c + x0, x1 * c + x1
-  const double y0[] = {1.5, 0, 9}, y1[] = {6, 0, 18};
-  expect_components(y, y0, y1, 3);
+  const float y0[] = {1.5, 0, 9}, y1[] = {6, 0, 18};
+  loom_test_parallel_expect(&g, y, y0, y1, 3);
   handle_t* all[] = {x0, x1, x, c, xc, y};
   for (int i = 0; i < 6; ++i) loom_tensor_handle_release(all[i]);
 }
@@ -218,24 +142,24 @@ static void elementwise_ops_per_component(void** state) {
 static void matmul_per_component(void** state) {
   (void)state;
   const int64_t a_dims[] = {2, 3}, b_dims[] = {3, 2};
-  const double a0_values[] = {0, 1, 2, 3, 4, 5};  // arange(6)
-  const double a1_values[] = {-1.25, -0.75, -0.25, 0.25, 0.75, 1.25};
-  const double b_values[] = {1, 2, 0, -1, 3, 0.5};
-  handle_t* a0 = make_on("CPU:0", LOOM_DTYPE_FLOAT, a_dims, 2, a0_values);
-  handle_t* a1 = make_on("CPU:1", LOOM_DTYPE_FLOAT, a_dims, 2, a1_values);
-  handle_t* b = make_on("CPU:0", LOOM_DTYPE_FLOAT, b_dims, 2, b_values);
-  handle_t* a = pack2(a0, a1);
+  const float a0_values[] = {0, 1, 2, 3, 4, 5};  // arange(6)
+  const float a1_values[] = {-1.25, -0.75, -0.25, 0.25, 0.75, 1.25};
+  const float b_values[] = {1, 2, 0, -1, 3, 0.5};
+  handle_t* a0 = loom_test_tensor_on(g.context, "CPU:0", a0_values, 2, a_dims);
+  handle_t* a1 = loom_test_tensor_on(g.context, "CPU:1", a1_values, 2, a_dims);
+  handle_t* b = loom_test_tensor_on(g.context, "CPU:0", b_values, 2, b_dims);
+  handle_t* a = loom_test_parallel_pack2(&g, a0, a1);
   handle_t* y = run_ok("MatMul", (handle_t*[]){a, b}, 2);
   // numpy: a0 @ b, a1 @ b
-  const double y0[] = {6, 0, 18, 4.5}, y1[] = {-2, -1.875, 4, 0.375};
-  expect_components(y, y0, y1, 4);
+  const float y0[] = {6, 0, 18, 4.5}, y1[] = {-2, -1.875, 4, 0.375};
+  loom_test_parallel_expect(&g, y, y0, y1, 4);
   handle_t* all[] = {a0, a1, b, a, y};
   for (int i = 0; i < 5; ++i) loom_tensor_handle_release(all[i]);
 }
 
 typedef struct caller_t {
   handle_t* x;
-  double scale;
+  float scale;
   int failures;
 } caller_t;
 
@@ -249,9 +173,9 @@ static void* caller_main(void* opaque) {
     handle_t* inputs[] = {caller->x, s};
     loom_status_t status = run("Mul", inputs, 2, NULL, 0, &y);
     handle_t* parts[2] = {NULL, NULL};
-    if (!status) status = loom_parallel_unpack(g_parallel, y, parts, 2);
+    if (!status) status = loom_parallel_unpack(g.handler, y, parts, 2);
     loom_tensor_t* value = NULL;
-    if (!status) status = loom_context_resolve(g_ctx, parts[1], &value);
+    if (!status) status = loom_context_resolve(g.context, parts[1], &value);
     // numpy: [4, 5, 6] * scale, element 2
     if (status || ((const float*)loom_tensor_data(value))[2] !=
                       (float)(6 * caller->scale)) {
@@ -273,7 +197,7 @@ static void callers_on_several_threads(void** state) {
   (void)state;
   handle_t* x0 = vec3("CPU:0", 1, 2, 3);
   handle_t* x1 = vec3("CPU:1", 4, 5, 6);
-  handle_t* x = pack2(x0, x1);
+  handle_t* x = loom_test_parallel_pack2(&g, x0, x1);
   caller_t callers[2] = {{x, 2, 0}, {x, -0.5, 0}};
   pthread_t threads[2];
   for (int t = 0; t < 2; ++t) {
@@ -294,9 +218,9 @@ static void failing_op_leaves_a_result_slot_it_did_not_write(void** state) {
   (void)state;
   handle_t* x0 = vec3("CPU:0", 1, 2, 3);
   handle_t* x1 = vec3("CPU:0", 4, 5, 6);
-  handle_t* y = pack2(x0, x1);
+  handle_t* y = loom_test_parallel_pack2(&g, x0, x1);
   loom_eager_op_t* op = NULL;
-  LOOM_ASSERT_OK(loom_eager_op_create(g_ctx, "MatMul", &op));
+  LOOM_ASSERT_OK(loom_eager_op_create(g.context, "MatMul", &op));
   LOOM_ASSERT_OK(loom_eager_op_add_input(op, y));
   LOOM_ASSERT_OK(loom_eager_op_add_input(op, y));
   loom_tensor_handle_release(y);  // the op holds the only references
@@ -319,33 +243,34 @@ static void collective_reduce_between_components(void** state) {
   (void)state;
   handle_t* x0 = vec3("CPU:0", 1, 2, 3);
   handle_t* x1 = vec3("CPU:1", 4, 5, 6);
-  handle_t* x = pack2(x0, x1);
+  handle_t* x = loom_test_parallel_pack2(&g, x0, x1);
   static const struct {
     const char* merge;
     const char* final_op;
-    double expected[3];
+    float expected[3];
   } kCases[] = {
       {"Add", "Id", {5, 7, 9}},         // numpy: x0 + x1
       {"Add", "Div", {2.5, 3.5, 4.5}},  // numpy: (x0 + x1) / 2
       {"Max", "Id", {4, 5, 6}},         // numpy: maximum(x0, x1)
       {"Min", "Id", {1, 2, 3}},         // numpy: minimum(x0, x1)
   };
-  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, g_parallel));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g.context, g.handler));
   for (int i = 0; i < 4; ++i) {
     handle_t* y = NULL;
-    LOOM_ASSERT_OK(loom_test_collective_reduce(
-        g_ctx, x, 2, 1, 100 + i, kCases[i].merge, kCases[i].final_op, 10, &y));
+    LOOM_ASSERT_OK(loom_test_collective_reduce(g.context, x, 2, 1, 100 + i,
+                                               kCases[i].merge,
+                                               kCases[i].final_op, 10, &y));
     assert_true(loom_parallel_is_parallel_value(y));
-    expect_components(y, kCases[i].expected, kCases[i].expected, 3);
+    loom_test_parallel_expect(&g, y, kCases[i].expected, kCases[i].expected, 3);
     loom_tensor_handle_release(y);
   }
   // The same keys again: a new round.
   handle_t* y = NULL;
-  LOOM_ASSERT_OK(
-      loom_test_collective_reduce(g_ctx, x, 2, 1, 100, "Add", "Id", 10, &y));
-  expect_components(y, kCases[0].expected, kCases[0].expected, 3);
+  LOOM_ASSERT_OK(loom_test_collective_reduce(g.context, x, 2, 1, 100, "Add",
+                                             "Id", 10, &y));
+  loom_test_parallel_expect(&g, y, kCases[0].expected, kCases[0].expected, 3);
   loom_tensor_handle_release(y);
-  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  LOOM_ASSERT_OK(loom_context_exit_scope(g.context));
   handle_t* all[] = {x0, x1, x};
   for (int i = 0; i < 3; ++i) loom_tensor_handle_release(all[i]);
 }
@@ -356,10 +281,10 @@ static void variables_per_component(void** state) {
   (void)state;
   handle_t* x0 = vec3("CPU:0", 1, 2, 3);
   handle_t* x1 = vec3("CPU:1", 4, 5, 6);
-  handle_t* x = pack2(x0, x1);
-  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, g_parallel));
+  handle_t* x = loom_test_parallel_pack2(&g, x0, x1);
+  LOOM_ASSERT_OK(loom_context_enter_scope(g.context, g.handler));
   loom_eager_op_t* op = NULL;
-  LOOM_ASSERT_OK(loom_eager_op_create(g_ctx, "VarHandleOp", &op));
+  LOOM_ASSERT_OK(loom_eager_op_create(g.context, "VarHandleOp", &op));
   const int64_t dims[] = {3};
   LOOM_ASSERT_OK(loom_op_attrs_set_dtype(loom_eager_op_attrs(op), "dtype",
                                          LOOM_DTYPE_FLOAT));
@@ -380,9 +305,9 @@ static void variables_per_component(void** state) {
   handle_t* y = NULL;
   LOOM_ASSERT_OK(loom_eager_op_execute(op, &y, 1, &count));
   loom_eager_op_destroy(op);
-  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
-  const double y0[] = {1, 2, 3}, y1[] = {4, 5, 6};
-  expect_components(y, y0, y1, 3);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g.context));
+  const float y0[] = {1, 2, 3}, y1[] = {4, 5, 6};
+  loom_test_parallel_expect(&g, y, y0, y1, 3);
   handle_t* all[] = {x0, x1, x, variable, y};
   for (int i = 0; i < 5; ++i) loom_tensor_handle_release(all[i]);
 }
@@ -391,26 +316,10 @@ static void variables_per_component(void** state) {
 // merge_op Add and final_op Id when it has them; its status.
 static loom_status_t run_collective(const char* op_name, handle_t* x,
                                     int32_t instance_key, handle_t** out) {
-  handle_t* inputs[] = {x, loom_test_int32_scalar(g_ctx, 2),
-                        loom_test_int32_scalar(g_ctx, 2),
-                        loom_test_int32_scalar(g_ctx, instance_key)};
-  loom_eager_op_t* op = NULL;
-  LOOM_ASSERT_OK(loom_eager_op_create(g_ctx, op_name, &op));
-  for (int i = 0; i < 4; ++i) {
-    LOOM_ASSERT_OK(loom_eager_op_add_input(op, inputs[i]));
-  }
-  loom_op_attrs_t* attrs = loom_eager_op_attrs(op);
-  if (strcmp(op_name, "CollectiveReduceScatterV2") == 0) {
-    LOOM_ASSERT_OK(loom_op_attrs_set_string(attrs, "merge_op", "Add", 3));
-    LOOM_ASSERT_OK(loom_op_attrs_set_string(attrs, "final_op", "Id", 2));
-  }
-  LOOM_ASSERT_OK(loom_op_attrs_set_f32(attrs, "timeout_seconds", 10));
-  int32_t count = 0;
-  *out = NULL;
-  loom_status_t status = loom_eager_op_execute(op, out, 1, &count);
-  loom_eager_op_destroy(op);
-  for (int i = 1; i < 4; ++i) loom_tensor_handle_release(inputs[i]);
-  return status;
+  bool reduces = strcmp(op_name, "CollectiveReduceScatterV2") == 0;
+  return loom_test_collective(g.context, op_name, x, 2, 2, instance_key,
+                              reduces ? "Add" : NULL, reduces ? "Id" : NULL, 10,
+                              out);
 }
 
 static handle_t* gather(handle_t* x, int32_t instance_key) {
@@ -424,14 +333,14 @@ static handle_t* gather(handle_t* x, int32_t instance_key) {
 static void reduce_scatter_and_all_to_all_between_components(void** state) {
   (void)state;
   const int64_t dims[] = {4};
-  const double v0[] = {1, 2, 3, 4}, v1[] = {10, 20, 30, 40};
-  handle_t* x0 = make_on("CPU:0", LOOM_DTYPE_FLOAT, dims, 1, v0);
-  handle_t* x1 = make_on("CPU:1", LOOM_DTYPE_FLOAT, dims, 1, v1);
-  handle_t* x = pack2(x0, x1);
+  const float v0[] = {1, 2, 3, 4}, v1[] = {10, 20, 30, 40};
+  handle_t* x0 = loom_test_tensor_on(g.context, "CPU:0", v0, 1, dims);
+  handle_t* x1 = loom_test_tensor_on(g.context, "CPU:1", v1, 1, dims);
+  handle_t* x = loom_test_parallel_pack2(&g, x0, x1);
   handle_t* odd0 = vec3("CPU:0", 1, 2, 3);
   handle_t* odd1 = vec3("CPU:1", 4, 5, 6);
-  handle_t* odd = pack2(odd0, odd1);
-  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, g_parallel));
+  handle_t* odd = loom_test_parallel_pack2(&g, odd0, odd1);
+  LOOM_ASSERT_OK(loom_context_enter_scope(g.context, g.handler));
   handle_t *scattered = NULL, *exchanged = NULL, *failed = NULL;
   LOOM_ASSERT_OK(run_collective("CollectiveReduceScatterV2", x, 3, &scattered));
   LOOM_ASSERT_OK(run_collective("CollectiveAllToAllV2", x, 4, &exchanged));
@@ -442,13 +351,13 @@ static void reduce_scatter_and_all_to_all_between_components(void** state) {
       "have rank >= 1 and dim 0 a multiple of group_size 2 (it is cut into "
       "that many parts), got rank 1, dim 0 3");
   assert_null(failed);
-  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  LOOM_ASSERT_OK(loom_context_exit_scope(g.context));
   // numpy: s = x0 + x1; s[:2], s[2:]
-  const double s0[] = {11, 22}, s1[] = {33, 44};
-  expect_components(scattered, s0, s1, 2);
+  const float s0[] = {11, 22}, s1[] = {33, 44};
+  loom_test_parallel_expect(&g, scattered, s0, s1, 2);
   // numpy: concatenate([x0[:2], x1[:2]]), concatenate([x0[2:], x1[2:]])
-  const double e0[] = {1, 2, 10, 20}, e1[] = {3, 4, 30, 40};
-  expect_components(exchanged, e0, e1, 4);
+  const float e0[] = {1, 2, 10, 20}, e1[] = {3, 4, 30, 40};
+  loom_test_parallel_expect(&g, exchanged, e0, e1, 4);
   handle_t* all[] = {x0, x1, x, odd0, odd1, odd, scattered, exchanged};
   for (int i = 0; i < 8; ++i) loom_tensor_handle_release(all[i]);
 }
@@ -459,31 +368,32 @@ static void gather_between_components_in_device_order(void** state) {
   (void)state;
   handle_t* x0 = vec3("CPU:0", 1, 2, 3);
   handle_t* x1 = vec3("CPU:1", 4, 5, 6);
-  handle_t* x = pack2(x0, x1);
-  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, g_parallel));
+  handle_t* x = loom_test_parallel_pack2(&g, x0, x1);
+  LOOM_ASSERT_OK(loom_context_enter_scope(g.context, g.handler));
   handle_t* y = gather(x, 1);
-  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
-  const double both[] = {1, 2, 3, 4, 5, 6};  // numpy: concatenate([x0, x1])
-  expect_components(y, both, both, 6);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g.context));
+  const float both[] = {1, 2, 3, 4, 5, 6};  // numpy: concatenate([x0, x1])
+  loom_test_parallel_expect(&g, y, both, both, 6);
   // Components on CPU:2 and CPU:0: CPU:0's value (component 1's) first.
-  loom_op_handler_t* saved = g_parallel;
+  loom_op_handler_t* saved = g.handler;
   const char* devices[] = {"CPU:2", "CPU:0"};
-  LOOM_ASSERT_OK(loom_parallel_handler_create(g_ctx, devices, 2, &g_parallel));
+  LOOM_ASSERT_OK(
+      loom_parallel_handler_create(g.context, devices, 2, &g.handler));
   handle_t* a0 = vec3("CPU:2", 1, 2, 3);
   handle_t* a1 = vec3("CPU:0", 4, 5, 6);
-  handle_t* a = pack2(a0, a1);
-  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, g_parallel));
+  handle_t* a = loom_test_parallel_pack2(&g, a0, a1);
+  LOOM_ASSERT_OK(loom_context_enter_scope(g.context, g.handler));
   handle_t* b = gather(a, 2);
-  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  LOOM_ASSERT_OK(loom_context_exit_scope(g.context));
   handle_t* parts[2] = {NULL, NULL};
-  LOOM_ASSERT_OK(loom_parallel_unpack(g_parallel, b, parts, 2));
-  const double swapped[] = {4, 5, 6, 1, 2, 3};  // concatenate([a1, a0])
-  expect_values(parts[0], "CPU:2", swapped, 6);
-  expect_values(parts[1], "CPU:0", swapped, 6);
+  LOOM_ASSERT_OK(loom_parallel_unpack(g.handler, b, parts, 2));
+  const float swapped[] = {4, 5, 6, 1, 2, 3};  // concatenate([a1, a0])
+  loom_test_expect_near(g.context, parts[0], "CPU:2", swapped, 6);
+  loom_test_expect_near(g.context, parts[1], "CPU:0", swapped, 6);
   handle_t* all[] = {x0, x1, x, y, a0, a1, a, b, parts[0], parts[1]};
   for (int i = 0; i < 10; ++i) loom_tensor_handle_release(all[i]);
-  loom_op_handler_release(g_parallel);
-  g_parallel = saved;
+  loom_op_handler_release(g.handler);
+  g.handler = saved;
 }
 
 //===----------------------------------------------------------------------===//
@@ -498,11 +408,11 @@ static void gather_between_components_in_device_order(void** state) {
 //   tape.gradient(first_c, [a, b]) -> 3., ParallelValue(2., 0.)
 static void copy_on_grad_sums_back_to_the_cpu(void** state) {
   (void)state;
-  handle_t* a = loom_test_scalar(g_ctx, 2.0f);
+  handle_t* a = loom_test_scalar(g.context, 2.0f);
   loom_op_handler_t* tape = NULL;
-  LOOM_ASSERT_OK(loom_tape_create(g_ctx, NULL, &tape));
-  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, g_parallel));
-  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, tape));
+  LOOM_ASSERT_OK(loom_tape_create(g.context, NULL, &tape));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g.context, g.handler));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g.context, tape));
   LOOM_ASSERT_OK(loom_tape_watch(tape, a));
   handle_t* dims = NULL;
   {
@@ -512,18 +422,18 @@ static void copy_on_grad_sums_back_to_the_cpu(void** state) {
     LOOM_ASSERT_OK(loom_shape_initialize(&shape, zero, 1));
     LOOM_ASSERT_OK(loom_tensor_create_dense(loom_allocator_default(),
                                             LOOM_DTYPE_INT32, &shape, &empty));
-    LOOM_ASSERT_OK(loom_context_new_handle(g_ctx, empty, &dims));
+    LOOM_ASSERT_OK(loom_context_new_handle(g.context, empty, &dims));
     loom_tensor_release(empty);
   }
-  handle_t* three = loom_test_scalar(g_ctx, 3.0f);
+  handle_t* three = loom_test_scalar(g.context, 3.0f);
   handle_t* b = run_ok("Fill", (handle_t*[]){dims, three}, 2);
   assert_true(loom_parallel_is_parallel_value(b));
   LOOM_ASSERT_OK(loom_tape_watch(tape, b));
   handle_t* c = run_ok("Mul", (handle_t*[]){a, b}, 2);
   handle_t* parts[2] = {NULL, NULL};
-  LOOM_ASSERT_OK(loom_parallel_unpack(g_parallel, c, parts, 2));
-  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
-  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  LOOM_ASSERT_OK(loom_parallel_unpack(g.handler, c, parts, 2));
+  LOOM_ASSERT_OK(loom_context_exit_scope(g.context));
+  LOOM_ASSERT_OK(loom_context_exit_scope(g.context));
   handle_t* sources[2] = {a, b};
   handle_t* grads[2] = {NULL, NULL};
   LOOM_ASSERT_OK(loom_tape_gradient(tape, &parts[0], 1, sources, 2, NULL,
@@ -531,10 +441,10 @@ static void copy_on_grad_sums_back_to_the_cpu(void** state) {
   // numpy: dc = [1, 0]; a_grad = sum(dc * b) = 3; b_grad = dc * a = [2, 0]
   assert_ptr_equal(loom_tensor_handle_handler(grads[0]),
                    loom_tensor_handle_handler(a));
-  const double a_grad[] = {3}, b_grad0[] = {2}, b_grad1[] = {0};
-  expect_values(grads[0], "CPU:0", a_grad, 1);
+  const float a_grad[] = {3}, b_grad0[] = {2}, b_grad1[] = {0};
+  loom_test_expect_near(g.context, grads[0], "CPU:0", a_grad, 1);
   assert_true(loom_parallel_is_parallel_value(grads[1]));
-  expect_components(grads[1], b_grad0, b_grad1, 1);
+  loom_test_parallel_expect(&g, grads[1], b_grad0, b_grad1, 1);
   handle_t* all[] = {a,        dims,     three,    b,       c,
                      parts[0], parts[1], grads[0], grads[1]};
   for (int i = 0; i < 9; ++i) loom_tensor_handle_release(all[i]);
@@ -550,28 +460,28 @@ static void gradient_through_pack_and_unpack(void** state) {
   handle_t* a = vec3("CPU:0", 1, 2, 3);
   handle_t* b0 = vec3("CPU:0", 0.5, 1, 2);
   handle_t* b1 = vec3("CPU:1", 3, -1, 4);
-  handle_t* b = pack2(b0, b1);
-  handle_t* axis = loom_test_int32_scalar(g_ctx, 0);
+  handle_t* b = loom_test_parallel_pack2(&g, b0, b1);
+  handle_t* axis = loom_test_int32_scalar(g.context, 0);
   loom_op_handler_t* tape = NULL;
-  LOOM_ASSERT_OK(loom_tape_create(g_ctx, NULL, &tape));
-  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, g_parallel));
-  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, tape));
+  LOOM_ASSERT_OK(loom_tape_create(g.context, NULL, &tape));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g.context, g.handler));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g.context, tape));
   LOOM_ASSERT_OK(loom_tape_watch(tape, a));
   LOOM_ASSERT_OK(loom_tape_watch(tape, b));
   handle_t* ab = run_ok("Mul", (handle_t*[]){a, b}, 2);
   handle_t* sq = run_ok("Mul", (handle_t*[]){ab, ab}, 2);
   handle_t* sum = run_ok("Sum", (handle_t*[]){sq, axis}, 2);
   handle_t* parts[2] = {NULL, NULL};
-  LOOM_ASSERT_OK(loom_parallel_unpack(g_parallel, sum, parts, 2));
-  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
-  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  LOOM_ASSERT_OK(loom_parallel_unpack(g.handler, sum, parts, 2));
+  LOOM_ASSERT_OK(loom_context_exit_scope(g.context));
+  LOOM_ASSERT_OK(loom_context_exit_scope(g.context));
   handle_t* sources[2] = {a, b};
   handle_t* grads[2] = {NULL, NULL};
   LOOM_ASSERT_OK(loom_tape_gradient(tape, &parts[1], 1, sources, 2, NULL,
                                     LOOM_UNCONNECTED_NONE, grads));
-  const double da[] = {18, 4, 96}, db0[] = {0, 0, 0}, db1[] = {6, -8, 72};
-  expect_values(grads[0], "CPU:0", da, 3);
-  expect_components(grads[1], db0, db1, 3);
+  const float da[] = {18, 4, 96}, db0[] = {0, 0, 0}, db1[] = {6, -8, 72};
+  loom_test_expect_near(g.context, grads[0], "CPU:0", da, 3);
+  loom_test_parallel_expect(&g, grads[1], db0, db1, 3);
   handle_t* all[] = {a,  b0,  b1,       b,        axis,     ab,
                      sq, sum, parts[0], parts[1], grads[0], grads[1]};
   for (int i = 0; i < 12; ++i) loom_tensor_handle_release(all[i]);
@@ -586,9 +496,9 @@ static void copy_off_of_a_parallel_value_fails(void** state) {
   (void)state;
   handle_t* x0 = vec3("CPU:0", 1, 2, 3);
   handle_t* x1 = vec3("CPU:1", 4, 5, 6);
-  handle_t* x = pack2(x0, x1);
+  handle_t* x = loom_test_parallel_pack2(&g, x0, x1);
   loom_tensor_t* tensor = NULL;
-  LOOM_ASSERT_STATUS(loom_context_resolve(g_ctx, x, &tensor),
+  LOOM_ASSERT_STATUS(loom_context_resolve(g.context, x, &tensor),
                      LOOM_STATUS_INVALID_ARGUMENT,
                      "CopyOff: cannot copy a parallel value off parallel "
                      "handler '/job:localhost/replica:0/task:0/device:"
@@ -602,14 +512,14 @@ static void mismatched_component_counts_fail(void** state) {
   (void)state;
   handle_t* x0 = vec3("CPU:0", 1, 2, 3);
   handle_t* x1 = vec3("CPU:1", 4, 5, 6);
-  handle_t* x = pack2(x0, x1);
+  handle_t* x = loom_test_parallel_pack2(&g, x0, x1);
   const char* devices[] = {"CPU:0", "CPU:1", "CPU:2"};
   loom_op_handler_t* three = NULL;
-  LOOM_ASSERT_OK(loom_parallel_handler_create(g_ctx, devices, 3, &three));
+  LOOM_ASSERT_OK(loom_parallel_handler_create(g.context, devices, 3, &three));
   assert_int_equal(loom_parallel_handler_num_components(three), 3);
   // A parallel value goes to another handler only through a copy off.
   handle_t* moved = NULL;
-  LOOM_ASSERT_STATUS(loom_context_copy_to(g_ctx, x, three, &moved),
+  LOOM_ASSERT_STATUS(loom_context_copy_to(g.context, x, three, &moved),
                      LOOM_STATUS_INVALID_ARGUMENT,
                      "CopyOff: cannot copy a parallel value off parallel "
                      "handler '/job:localhost/replica:0/task:0/device:"
@@ -621,7 +531,7 @@ static void mismatched_component_counts_fail(void** state) {
   snprintf(expected, sizeof(expected),
            "loom_parallel_pack: 2 values for parallel handler '%s' of 3 "
            "components",
-           loom_context_handler_name(g_ctx, three));
+           loom_context_handler_name(g.context, three));
   LOOM_ASSERT_STATUS(loom_parallel_pack(three, parts, 2, &packed),
                      LOOM_STATUS_INVALID_ARGUMENT, expected);
   handle_t* out[3] = {NULL, NULL, NULL};
@@ -631,11 +541,11 @@ static void mismatched_component_counts_fail(void** state) {
                      "device:PARALLEL:0', not on parallel handler");
   const char* bad[] = {"CPU:0", "CPU:0"};
   loom_op_handler_t* none = NULL;
-  LOOM_ASSERT_STATUS(loom_parallel_handler_create(g_ctx, bad, 2, &none),
+  LOOM_ASSERT_STATUS(loom_parallel_handler_create(g.context, bad, 2, &none),
                      LOOM_STATUS_INVALID_ARGUMENT,
                      "devices[1] 'CPU:0' repeats devices[0] 'CPU:0'");
   const char* missing[] = {"CPU:0", "GPU:0"};
-  LOOM_ASSERT_STATUS(loom_parallel_handler_create(g_ctx, missing, 2, &none),
+  LOOM_ASSERT_STATUS(loom_parallel_handler_create(g.context, missing, 2, &none),
                      LOOM_STATUS_INVALID_ARGUMENT,
                      "devices[1] 'GPU:0' is not a device of the context");
   assert_null(none);
@@ -648,20 +558,20 @@ static void collective_with_mismatched_shapes_fails(void** state) {
   (void)state;
   handle_t* x0 = vec3("CPU:0", 1, 2, 3);
   const int64_t dims[] = {2};
-  const double values[] = {4, 5};
-  handle_t* x1 = make_on("CPU:1", LOOM_DTYPE_FLOAT, dims, 1, values);
-  handle_t* x = pack2(x0, x1);
+  const float values[] = {4, 5};
+  handle_t* x1 = loom_test_tensor_on(g.context, "CPU:1", values, 1, dims);
+  handle_t* x = loom_test_parallel_pack2(&g, x0, x1);
   loom_tensor_metadata_t metadata;
   LOOM_ASSERT_OK(loom_tensor_handle_wait_metadata(x, &metadata));
   assert_int_equal(metadata.shape.dims[0], LOOM_UNKNOWN_DIM);
   handle_t* y = NULL;
-  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, g_parallel));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g.context, g.handler));
   LOOM_ASSERT_STATUS(
-      loom_test_collective_reduce(g_ctx, x, 2, 3, 9, "Add", "Id", 10, &y),
+      loom_test_collective_reduce(g.context, x, 2, 3, 9, "Add", "Id", 10, &y),
       LOOM_STATUS_INVALID_ARGUMENT,
       "CollectiveReduceV2 (group_key 3, instance_key 9): a "
       "participant's input is float");
-  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  LOOM_ASSERT_OK(loom_context_exit_scope(g.context));
   loom_tensor_handle_release(y);
   handle_t* all[] = {x0, x1, x};
   for (int i = 0; i < 3; ++i) loom_tensor_handle_release(all[i]);
@@ -671,38 +581,37 @@ static void collective_with_mismatched_shapes_fails(void** state) {
 // participants wait on the context's pool.
 static void asynchronous_context(void** state) {
   (void)state;
-  loom_context_t* saved = g_ctx;
-  loom_op_handler_t* saved_parallel = g_parallel;
+  loom_test_parallel_t saved = g;
   loom_context_options_t options;
   loom_context_options_initialize(&options);
   options.async = true;
   options.num_cpu_devices = 2;
-  LOOM_ASSERT_OK(loom_context_create(&options, &g_ctx));
+  LOOM_ASSERT_OK(loom_context_create(&options, &g.context));
   const char* devices[] = {"CPU:0", "CPU:1"};
-  LOOM_ASSERT_OK(loom_parallel_handler_create(g_ctx, devices, 2, &g_parallel));
+  LOOM_ASSERT_OK(
+      loom_parallel_handler_create(g.context, devices, 2, &g.handler));
   handle_t* x0 = vec3("CPU:0", 1, 2, 3);
   handle_t* x1 = vec3("CPU:1", 4, 5, 6);
-  handle_t* x = pack2(x0, x1);
+  handle_t* x = loom_test_parallel_pack2(&g, x0, x1);
   handle_t* xx = run_ok("Mul", (handle_t*[]){x, x}, 2);
   handle_t* y = NULL;
-  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, g_parallel));
-  LOOM_ASSERT_OK(
-      loom_test_collective_reduce(g_ctx, xx, 2, 1, 500, "Add", "Id", 10, &y));
-  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g.context, g.handler));
+  LOOM_ASSERT_OK(loom_test_collective_reduce(g.context, xx, 2, 1, 500, "Add",
+                                             "Id", 10, &y));
+  LOOM_ASSERT_OK(loom_context_exit_scope(g.context));
   // numpy: x0**2 + x1**2
-  const double sum[] = {17, 29, 45};
-  expect_components(y, sum, sum, 3);
+  const float sum[] = {17, 29, 45};
+  loom_test_parallel_expect(&g, y, sum, sum, 3);
   // Every component holds the sum: the value copies off (once computed).
-  expect_values(y, NULL, sum, 3);
+  loom_test_expect_near(g.context, y, NULL, sum, 3);
   loom_tensor_t* value = NULL;
-  LOOM_ASSERT_STATUS(loom_context_resolve(g_ctx, xx, &value),
+  LOOM_ASSERT_STATUS(loom_context_resolve(g.context, xx, &value),
                      LOOM_STATUS_INVALID_ARGUMENT, "its components differ");
   handle_t* all[] = {x0, x1, x, xx, y};
   for (int i = 0; i < 5; ++i) loom_tensor_handle_release(all[i]);
-  loom_op_handler_release(g_parallel);
-  loom_context_destroy(g_ctx);
-  g_ctx = saved;
-  g_parallel = saved_parallel;
+  loom_op_handler_release(g.handler);
+  loom_context_destroy(g.context);
+  g = saved;
 }
 
 int main(void) {

@@ -2,6 +2,8 @@
 
 #include "test_support.h"
 
+#include <math.h>
+
 void loom_test_check_status(loom_status_t status, loom_status_code_t code,
                             const char* substring, const char* expression,
                             const char* file, int line) {
@@ -88,25 +90,26 @@ loom_tensor_handle_t* loom_test_int32_scalar(loom_context_t* context,
   return handle;
 }
 
-loom_status_t loom_test_collective_reduce(
-    loom_context_t* context, loom_tensor_handle_t* input, int32_t group_size,
-    int32_t group_key, int32_t instance_key, const char* merge,
-    const char* final_op, float timeout, loom_tensor_handle_t** out) {
+loom_status_t loom_test_collective(loom_context_t* context, const char* name,
+                                   loom_tensor_handle_t* input,
+                                   int32_t group_size, int32_t group_key,
+                                   int32_t instance_key, const char* merge,
+                                   const char* final_op, float timeout,
+                                   loom_tensor_handle_t** out) {
   loom_tensor_handle_t* inputs[] = {
       input, loom_test_int32_scalar(context, group_size),
       loom_test_int32_scalar(context, group_key),
       loom_test_int32_scalar(context, instance_key)};
   loom_eager_op_t* op = NULL;
-  loom_status_t status =
-      loom_eager_op_create(context, "CollectiveReduceV2", &op);
+  loom_status_t status = loom_eager_op_create(context, name, &op);
   for (int i = 0; i < 4 && !status; ++i) {
     status = loom_eager_op_add_input(op, inputs[i]);
   }
   loom_op_attrs_t* attrs = status ? NULL : loom_eager_op_attrs(op);
-  if (!status) {
+  if (!status && merge) {
     status = loom_op_attrs_set_string(attrs, "merge_op", merge, strlen(merge));
   }
-  if (!status) {
+  if (!status && final_op) {
     status =
         loom_op_attrs_set_string(attrs, "final_op", final_op, strlen(final_op));
   }
@@ -119,6 +122,15 @@ loom_status_t loom_test_collective_reduce(
   loom_eager_op_destroy(op);
   for (int i = 1; i < 4; ++i) loom_tensor_handle_release(inputs[i]);
   return status;
+}
+
+loom_status_t loom_test_collective_reduce(
+    loom_context_t* context, loom_tensor_handle_t* input, int32_t group_size,
+    int32_t group_key, int32_t instance_key, const char* merge,
+    const char* final_op, float timeout, loom_tensor_handle_t** out) {
+  return loom_test_collective(context, "CollectiveReduceV2", input, group_size,
+                              group_key, instance_key, merge, final_op, timeout,
+                              out);
 }
 
 float loom_test_scalar_value(loom_context_t* context,
@@ -172,6 +184,13 @@ loom_tensor_handle_t* loom_test_tensor(loom_context_t* context,
 void loom_test_expect_values(loom_context_t* context,
                              loom_tensor_handle_t* handle,
                              const float* expected, int64_t count) {
+  loom_test_expect_values_near(context, handle, expected, count, 0.0);
+}
+
+void loom_test_expect_values_near(loom_context_t* context,
+                                  loom_tensor_handle_t* handle,
+                                  const float* expected, int64_t count,
+                                  double tolerance) {
   assert_non_null(handle);
   loom_tensor_t* tensor = NULL;
   LOOM_ASSERT_OK(loom_context_resolve(context, handle, &tensor));
@@ -181,10 +200,10 @@ void loom_test_expect_values(loom_context_t* context,
   for (int64_t i = 0; i < count; ++i) {
     double actual =
         is_double ? ((const double*)data)[i] : (double)((const float*)data)[i];
-    if (actual != (double)expected[i]) {
+    double want = (double)expected[i];
+    if (actual != want && !(fabs(actual - want) <= tolerance)) {
       loom_tensor_release(tensor);
-      fail_msg("element %lld: %.9g, expected %.9g", (long long)i, actual,
-               (double)expected[i]);
+      fail_msg("element %lld: %.9g, expected %.9g", (long long)i, actual, want);
     }
   }
   loom_tensor_release(tensor);

@@ -93,6 +93,13 @@ void loom_test_expect_values(loom_context_t* context,
                              loom_tensor_handle_t* handle,
                              const float* expected, int64_t count);
 
+// As loom_test_expect_values, each element within `tolerance` of its
+// expected value.
+void loom_test_expect_values_near(loom_context_t* context,
+                                  loom_tensor_handle_t* handle,
+                                  const float* expected, int64_t count,
+                                  double tolerance);
+
 // Runs op `name` (a function's name or a call op with function attr "f" =
 // `f` when not NULL) on x and y (either may be NULL) into *out (NULL on
 // failure); returns the op's status.
@@ -105,6 +112,16 @@ loom_status_t loom_test_run2(loom_context_t* context, const char* name,
 // over the type attr `type_attr`: {float, double}. A new reference.
 loom_function_t* loom_test_mul_add_function(const char* name,
                                             const char* type_attr);
+
+// Runs collective op `name` of `input` in `context` (a group of
+// `group_size` participants; string attrs merge_op and final_op set unless
+// NULL) into *out (NULL on failure), releasing everything else it made.
+loom_status_t loom_test_collective(loom_context_t* context, const char* name,
+                                   loom_tensor_handle_t* input,
+                                   int32_t group_size, int32_t group_key,
+                                   int32_t instance_key, const char* merge,
+                                   const char* final_op, float timeout,
+                                   loom_tensor_handle_t** out);
 
 // Runs CollectiveReduceV2 of `input` in `context` (a group of `group_size`
 // participants, `merge` and `final_op` as TensorFlow names them) into *out

@@ -6,7 +6,8 @@
 // "ii->i") takes the gradient as TensorFlow does: the gradient with respect
 // to x's distinct labels (broadcast along those summed away), put back on
 // the diagonal by an einsum with the label repeated in its output
-// ("i->ii"), which places it there and zeros elsewhere.
+// ("i->ii"), which places it there and zeros elsewhere; an ellipsis in
+// x rides along ("...ii->..." gets "...i->...ii").
 //
 // The forward kernel checked the equation; this file only splits it.
 
@@ -67,107 +68,26 @@ static bool has_repeated_label(const subscript_t* x) {
   return false;
 }
 
-// The gradient of an x whose subscript repeats a label: g, the gradient
-// with respect to x's distinct labels kept (those the output or the other
-// input has), broadcast along its distinct labels summed away, then
-// Einsum("<summed><kept>->x") to put it on x's diagonals.
-static loom_status_t diagonal_grad(ctx_t* ctx, int32_t index, handle_t* dy,
-                                   const subscript_t* x, const subscript_t* o,
-                                   handle_t* other, const subscript_t* out_sub,
-                                   handle_t** dx) {
-  const char* op = loom_gradient_context_op_name(ctx);
-  if (memchr(x->text, '.', x->length)) {
-    return loom_make_status(LOOM_STATUS_UNIMPLEMENTED,
-                            "%s gradient: input %d's subscript '%.*s' has "
-                            "both a repeated label and an ellipsis; not "
-                            "supported",
-                            op, (int)index, (int)x->length, x->text);
-  }
-  const loom_shape_t* x_shape =
-      &loom_gradient_context_input_metadata(ctx, index)->shape;
-  char kept[kMaxEquation], summed[kMaxEquation];
-  size_t nkept = 0, nsummed = 0;
-  loom_shape_t kept_shape = loom_shape_scalar();
-  loom_shape_t summed_shape = loom_shape_scalar();
-  for (size_t i = 0; i < x->length; ++i) {
-    char c = x->text[i];
-    if (memchr(x->text, c, i)) continue;  // seen
-    if (has_label(out_sub, c) || has_label(o, c)) {
-      kept_shape.dims[nkept] = x_shape->dims[i];
-      kept[nkept++] = c;
-    } else {
-      summed_shape.dims[nsummed] = x_shape->dims[i];
-      summed[nsummed++] = c;
-    }
-  }
-  kept_shape.rank = (int32_t)nkept;
-  summed_shape.rank = (int32_t)nsummed;
-  char equation[3 * kMaxEquation];
-  if (o) {
-    snprintf(equation, sizeof(equation), "%.*s,%.*s->%.*s",
-             (int)out_sub->length, out_sub->text, (int)o->length, o->text,
-             (int)nkept, kept);
-  } else {
-    snprintf(equation, sizeof(equation), "%.*s->%.*s", (int)out_sub->length,
-             out_sub->text, (int)nkept, kept);
-  }
-  handle_t* t[5] = {NULL, NULL, NULL, NULL, NULL};
-  loom_status_t s =
-      o ? loom__grad_op(ctx, "Einsum", LOOM_GRAD_INPUTS(dy, other),
-                        LOOM_GRAD_ATTRS(LOOM_GRAD_STRING("equation", equation),
-                                        LOOM_GRAD_INT("N", 2)),
-                        &t[0])
-        : loom__grad_op(ctx, "Einsum", LOOM_GRAD_INPUTS(dy),
-                        LOOM_GRAD_ATTRS(LOOM_GRAD_STRING("equation", equation),
-                                        LOOM_GRAD_INT("N", 1)),
-                        &t[0]);
-  handle_t* g = t[0];
-  if (!s && nsummed > 0) {
-    // [1, ..., 1, kept dims] broadcast to [summed dims, kept dims].
-    loom_shape_t ones = summed_shape;
-    loom_shape_t full = summed_shape;
-    for (int32_t a = 0; a < ones.rank; ++a) ones.dims[a] = 1;
-    for (size_t a = 0; a < nkept; ++a) {
-      ones.dims[ones.rank++] = kept_shape.dims[a];
-      full.dims[full.rank++] = kept_shape.dims[a];
-    }
-    s = loom__grad_shape_constant(ctx, &ones, &t[1]);
-    if (!s) s = loom__grad_binary(ctx, "Reshape", t[0], t[1], &t[2]);
-    if (!s) s = loom__grad_shape_constant(ctx, &full, &t[3]);
-    if (!s) s = loom__grad_binary(ctx, "BroadcastTo", t[2], t[3], &t[4]);
-    g = t[4];
-  }
-  if (!s) {
-    snprintf(equation, sizeof(equation), "%.*s%.*s->%.*s", (int)nsummed, summed,
-             (int)nkept, kept, (int)x->length, x->text);
-    s = loom__grad_op(ctx, "Einsum", LOOM_GRAD_INPUTS(g),
-                      LOOM_GRAD_ATTRS(LOOM_GRAD_STRING("equation", equation),
-                                      LOOM_GRAD_INT("N", 1)),
-                      dx);
-  }
-  loom__grad_release_all(t, 5);
-  return s;
-}
-
-// Input x's gradient from `dy` (and `other`, the other input, with its
+// The gradient of an x shaped `x_shape` whose subscript `x` has no
+// repeated label, from `dy` (and `other`, the other input, with its
 // subscript, for two inputs).
-static loom_status_t input_grad(ctx_t* ctx, int32_t index, handle_t* dy,
-                                const subscript_t* x, const subscript_t* o,
-                                handle_t* other, const subscript_t* out_sub,
-                                handle_t** dx) {
-  const loom_shape_t* x_shape =
-      &loom_gradient_context_input_metadata(ctx, index)->shape;
+static loom_status_t input_grad(ctx_t* ctx, const loom_shape_t* x_shape,
+                                handle_t* dy, const subscript_t* x,
+                                const subscript_t* o, handle_t* other,
+                                const subscript_t* out_sub, handle_t** dx) {
   // x's labels kept (those the output or the other input has), the
-  // ellipsis position, and the shape with summed labels as 1.
-  char kept[kMaxEquation];
+  // ellipsis position (in x and in the kept labels), and the shape with
+  // summed labels as 1.
+  char kept[kMaxEquation + 3];
   size_t nkept = 0;
-  int32_t named_before_ellipsis = -1, named = 0;
+  int32_t named_before_ellipsis = -1, kept_before_ellipsis = -1, named = 0;
   bool summed_any = false;
   loom_shape_t reshaped = *x_shape;
   for (size_t i = 0; i < x->length; ++i) {
     char c = x->text[i];
     if (c == '.') {
       named_before_ellipsis = named;
+      kept_before_ellipsis = (int32_t)nkept;
       memcpy(kept + nkept, "...", 3);
       nkept += 3;
       i += 2;
@@ -179,6 +99,16 @@ static loom_status_t input_grad(ctx_t* ctx, int32_t index, handle_t* dy,
     } else {
       summed_any = true;
     }
+  }
+  // x without an ellipsis while the others broadcast ("ij,...jk->...ik"):
+  // the einsum keeps their ellipsis dims in front, summed below.
+  if (named_before_ellipsis < 0 &&
+      (memchr(out_sub->text, '.', out_sub->length) ||
+       (o && memchr(o->text, '.', o->length)))) {
+    memmove(kept + 3, kept, nkept);
+    memcpy(kept, "...", 3);
+    nkept += 3;
+    named_before_ellipsis = kept_before_ellipsis = 0;
   }
   int32_t x_bcast = x_shape->rank - named;
   // Mark the summed axes of x as 1 in `reshaped`.
@@ -223,7 +153,7 @@ static loom_status_t input_grad(ctx_t* ctx, int32_t index, handle_t* dy,
     int32_t full = meta.shape.rank - (int32_t)(nkept - 3);
     for (int32_t j = 0; !s && j < full; ++j) {
       int32_t jx = j - (full - x_bcast);
-      int32_t axis = named_before_ellipsis + j;
+      int32_t axis = kept_before_ellipsis + j;
       if (jx < 0 || (x_shape->dims[named_before_ellipsis + jx] == 1 &&
                      meta.shape.dims[axis] != 1)) {
         axes[num_axes++] = axis;
@@ -240,6 +170,56 @@ static loom_status_t input_grad(ctx_t* ctx, int32_t index, handle_t* dy,
     *dx = t[1];
   }
   loom__grad_release_all(t, 3);
+  return s;
+}
+
+// The gradient of an x whose subscript repeats a label: the gradient with
+// respect to d, x's diagonal with each label once ("...ii" gives "...i";
+// the forward op reads x only there), put back on the diagonal by the
+// inflating Einsum("d->x"), zeros elsewhere. The ellipsis, if any, stays
+// an ellipsis: it is x's own and d's alike.
+static loom_status_t diagonal_grad(ctx_t* ctx, const loom_shape_t* x_shape,
+                                   handle_t* dy, const subscript_t* x,
+                                   const subscript_t* o, handle_t* other,
+                                   const subscript_t* out_sub, handle_t** dx) {
+  char distinct[kMaxEquation];
+  size_t length = 0;
+  loom_shape_t d_shape = {.rank = 0};
+  int32_t x_bcast = x_shape->rank;
+  for (size_t i = 0; i < x->length; ++i) {
+    if (x->text[i] != '.') x_bcast--;
+  }
+  int32_t axis = 0;
+  for (size_t i = 0; i < x->length; ++i) {
+    char c = x->text[i];
+    if (c == '.') {
+      memcpy(distinct + length, "...", 3);
+      length += 3;
+      i += 2;
+      for (int32_t b = 0; b < x_bcast; ++b) {
+        d_shape.dims[d_shape.rank++] = x_shape->dims[axis++];
+      }
+      continue;
+    }
+    if (!memchr(x->text, c, i)) {
+      distinct[length++] = c;
+      d_shape.dims[d_shape.rank++] = x_shape->dims[axis];
+    }
+    axis++;
+  }
+  subscript_t d = {.text = distinct, .length = length};
+  handle_t* dd = NULL;
+  loom_status_t s = input_grad(ctx, &d_shape, dy, &d, o, other, out_sub, &dd);
+  if (!s) {
+    char equation[3 * kMaxEquation];
+    snprintf(equation, sizeof(equation), "%.*s->%.*s", (int)length, distinct,
+             (int)x->length, x->text);
+    s = loom__grad_op(ctx, "Einsum", LOOM_GRAD_INPUTS(dd),
+                      LOOM_GRAD_ATTRS(LOOM_GRAD_STRING("equation", equation),
+                                      LOOM_GRAD_INT("N", 1)),
+                      dx);
+  }
+  loom__grad_release_all(&dd, 1);
   return s;
 }
 
@@ -273,13 +253,11 @@ static loom_status_t einsum_grad(ctx_t* ctx, handle_t* const* dy, handle_t** dx,
     const subscript_t* o = num_in == 2 ? &in[1 - i] : NULL;
     handle_t* other =
         num_in == 2 ? loom_gradient_context_input(ctx, 1 - i) : NULL;
-    if (has_repeated_label(&in[i])) {
-      LOOM_RETURN_IF_ERROR(
-          diagonal_grad(ctx, i, dy[0], &in[i], o, other, &out, &dx[i]));
-    } else {
-      LOOM_RETURN_IF_ERROR(
-          input_grad(ctx, i, dy[0], &in[i], o, other, &out, &dx[i]));
-    }
+    const loom_shape_t* shape =
+        &loom_gradient_context_input_metadata(ctx, i)->shape;
+    LOOM_RETURN_IF_ERROR(
+        (has_repeated_label(&in[i]) ? diagonal_grad : input_grad)(
+            ctx, shape, dy[0], &in[i], o, other, &out, &dx[i]));
   }
   return loom_ok_status();
 }

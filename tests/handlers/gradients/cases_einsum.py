@@ -2,8 +2,9 @@
 in several layouts, batch and ellipsis broadcasting (summed back to the
 smaller input), labels one input sums away (broadcast back), one-input
 equations, diagonals (a label repeated in an input: the gradient goes back
-on the diagonal), outputs repeating a label (torch.einsum refuses them:
-torch.diag_embed is the same function), and float32."""
+on the diagonal; with an ellipsis too, broadcast or not), outputs
+repeating a label (torch.einsum refuses them: torch.diag_embed is the
+same function), and float32."""
 
 import torch
 
@@ -34,6 +35,10 @@ def cases(b):
     _einsum(b, "transpose", "ijk->kij", [(2, 3, 4)])
     _einsum(b, "sum_axis", "ij->j", [(3, 4)])
     _einsum(b, "ellipsis_sum", "...j->...", [(2, 3, 4)])
+    _einsum(b, "ellipsis_in_one_input", "...ij,jk->...ik",
+            [(2, 3, 4), (4, 5)])
+    _einsum(b, "ellipsis_after_summed_label", "i...,...->...",
+            [(3, 1), (2, 5)])
     _einsum(b, "float32", "bij,bjk->bik", [(2, 3, 4), (2, 4, 5)], dtype=F32)
     _einsum(b, "diagonal", "ii->i", [(4, 4)])
     _einsum(b, "trace", "ii->", [(4, 4)], hvp=True)
@@ -43,3 +48,17 @@ def cases(b):
     _einsum(b, "diagonal_both", "ii,jj->ij", [(3, 3), (2, 2)])
     _einsum(b, "diagonal_contracted", "ii,ij->j", [(3, 3), (3, 4)])
     _einsum(b, "inflate", "i->ii", [(4,)], fn=torch.diag_embed)
+    # A repeated label and an ellipsis in one subscript (issue 19).
+    _einsum(b, "diagonal_ellipsis", "...ii->...i", [(2, 3, 3)])
+    _einsum(b, "diagonal_ellipsis_between", "i...i->...", [(3, 2, 4, 3)])
+    _einsum(b, "diagonal_ellipsis_after", "ii...,i->...",
+            [(3, 3, 2, 4), (3,)], hvp=True)
+    _einsum(b, "diagonal_ellipsis_broadcast", "...ii,...i->...i",
+            [(2, 1, 3, 3), (4, 3)], hvp=True)
+    _einsum(b, "diagonal_ellipsis_empty", "...ii,...i->...", [(3, 3), (2, 3)])
+    _einsum(b, "diagonal_ellipsis_other_longer", "...ii,...ij->...j",
+            [(3, 3), (2, 1, 3, 4)])
+    _einsum(b, "diagonal_ellipsis_ones", "i...i,...->...",
+            [(3, 1, 3), (2, 5)])
+    _einsum(b, "diagonal_ellipsis_f32", "...jj,...jk->...k",
+            [(2, 3, 3), (2, 3, 4)], dtype=F32)
