@@ -3,7 +3,8 @@
 // from shape inference, no data); eager tensors are captured and bound by
 // the function; a gradient tape inside the trace adds the gradient ops to
 // the function; stateful ops keep their order; a trace inside a trace is a
-// call in the outer body; the errors; and releasing functions, traces and
+// call in the outer body; a variable read has the variable's declared shape
+// (its handle data); the errors; and releasing functions, traces and
 // contexts in any order.
 //
 // Reference values from NumPy / PyTorch (float32):
@@ -12,6 +13,8 @@
 //   x*y+x = [1.875, -10, -1]; x*c+c = [5, 1, 0.75]
 //   d(sum(x*x + x*y))/dx = 2x+y = [3.25, 0, -2]
 //   v = [1, 2, 3]: v+x = [2.5, 0, 3.5]; v+2x = [4, -2, 4]
+//   V = arange(12).reshape(3, 4) * 0.5, W = arange(8).reshape(4, 2) - 3:
+//   V @ W = [[5, 8], [5, 16], [5, 24]]
 
 #include <string.h>
 
@@ -104,6 +107,51 @@ static loom_shape_t vector_shape(int64_t size) {
   loom_shape_t shape;
   LOOM_ASSERT_OK(loom_shape_initialize(&shape, &size, 1));
   return shape;
+}
+
+// A float matrix of rows x cols holding values.
+static loom_tensor_handle_t* matrix(int64_t rows, int64_t cols,
+                                    const float* values) {
+  int64_t dims[2] = {rows, cols};
+  loom_shape_t shape;
+  LOOM_ASSERT_OK(loom_shape_initialize(&shape, dims, 2));
+  loom_tensor_t* tensor = NULL;
+  LOOM_ASSERT_OK(loom_tensor_create_dense(loom_allocator_system(),
+                                          LOOM_DTYPE_FLOAT, &shape, &tensor));
+  memcpy(loom_tensor_data(tensor), values,
+         sizeof(float) * (size_t)(rows * cols));
+  loom_tensor_handle_t* handle = NULL;
+  LOOM_ASSERT_OK(loom_context_new_handle(g_context, tensor, &handle));
+  loom_tensor_release(tensor);
+  return handle;
+}
+
+// A variable of float and shape dims[0, rank) (rank LOOM_UNKNOWN_RANK:
+// unknown), made by VarHandleOp where the thread's scopes place it.
+static loom_tensor_handle_t* new_variable(const char* shared_name,
+                                          const int64_t* dims, int32_t rank) {
+  loom_eager_op_t* op = NULL;
+  LOOM_ASSERT_OK(loom_eager_op_create(g_context, "VarHandleOp", &op));
+  loom_op_attrs_t* attrs = loom_eager_op_attrs(op);
+  LOOM_ASSERT_OK(loom_op_attrs_set_dtype(attrs, "dtype", LOOM_DTYPE_FLOAT));
+  LOOM_ASSERT_OK(loom_op_attrs_set_shape(attrs, "shape", dims, rank));
+  LOOM_ASSERT_OK(loom_op_attrs_set_string(attrs, "shared_name", shared_name,
+                                          strlen(shared_name)));
+  loom_tensor_handle_t* variable = NULL;
+  int32_t count = 0;
+  LOOM_ASSERT_OK(loom_eager_op_execute(op, &variable, 1, &count));
+  loom_eager_op_destroy(op);
+  return variable;
+}
+
+static void expect_shape(loom_tensor_handle_t* handle, const int64_t* dims,
+                         int32_t rank) {
+  loom_tensor_metadata_t metadata;
+  LOOM_ASSERT_OK(loom_tensor_handle_metadata(handle, &metadata));
+  assert_int_equal(metadata.shape.rank, rank);
+  for (int32_t d = 0; d < rank; ++d) {
+    assert_int_equal(metadata.shape.dims[d], dims[d]);
+  }
 }
 
 // Traces f(x, y) = x * y + x over float vectors of 3.
@@ -690,6 +738,138 @@ static void a_trace_inside_a_trace_is_a_call(void** state) {
   }
 }
 
+// A variable read in a trace has the variable's declared shape (its
+// handle data), and so has what is computed from it: V [3, 4] read and
+// multiplied by W [4, 2] is [3, 2] while tracing, and the function gives
+// NumPy's V @ W when called.
+static void a_variable_read_has_the_variable_shape(void** state) {
+  (void)state;
+  static const int64_t kVDims[2] = {3, 4};
+  loom_tensor_handle_t* variable = new_variable("shape_v", kVDims, 2);
+  float v[12];
+  for (int i = 0; i < 12; ++i) v[i] = (float)i * 0.5f;
+  float w[8];
+  for (int i = 0; i < 8; ++i) w[i] = (float)i - 3;
+  loom_tensor_handle_t* initial = matrix(3, 4, v);
+  LOOM_ASSERT_OK(
+      run(g_context, "AssignVariableOp", variable, initial, "dtype", NULL));
+
+  loom_op_handler_t* trace = NULL;
+  LOOM_ASSERT_OK(loom_trace_create(g_context, "read_v", &trace));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_context, trace));
+  static const int64_t kWDims[2] = {4, 2};
+  loom_shape_t w_shape;
+  LOOM_ASSERT_OK(loom_shape_initialize(&w_shape, kWDims, 2));
+  loom_tensor_handle_t* x = NULL;
+  LOOM_ASSERT_OK(
+      loom_trace_add_parameter(trace, "w", LOOM_DTYPE_FLOAT, &w_shape, &x));
+  loom_tensor_handle_t* read = NULL;
+  LOOM_ASSERT_OK(
+      run(g_context, "ReadVariableOp", variable, NULL, "dtype", &read));
+  assert_true(loom_trace_is_symbolic(read));
+  expect_shape(read, kVDims, 2);
+  loom_tensor_handle_t* product = op2("MatMul", read, x);
+  static const int64_t kProductDims[2] = {3, 2};
+  expect_shape(product, kProductDims, 2);
+  // The assign's checks: the value's shape against the declared one (with
+  // validate_shape), the dtypes.
+  loom_eager_op_t* op = NULL;
+  LOOM_ASSERT_OK(loom_eager_op_create(g_context, "AssignVariableOp", &op));
+  LOOM_ASSERT_OK(
+      loom_op_attrs_set_bool(loom_eager_op_attrs(op), "validate_shape", true));
+  LOOM_ASSERT_OK(loom_eager_op_add_input(op, variable));
+  LOOM_ASSERT_OK(loom_eager_op_add_input(op, product));
+  int32_t count = 0;
+  LOOM_ASSERT_STATUS(loom_eager_op_execute(op, NULL, 0, &count),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "AssignVariableOp: Trying to assign to variable with "
+                     "tensor with wrong shape. Expected [3, 4] got [3, 2] "
+                     "(input 'resource' is a variable of shape [3, 4], input "
+                     "'value' has shape [3, 2])");
+  loom_eager_op_destroy(op);
+  LOOM_ASSERT_OK(loom_eager_op_create(g_context, "ReadVariableOp", &op));
+  LOOM_ASSERT_OK(loom_op_attrs_set_dtype(loom_eager_op_attrs(op), "dtype",
+                                         LOOM_DTYPE_INT32));
+  LOOM_ASSERT_OK(loom_eager_op_add_input(op, variable));
+  loom_tensor_handle_t* wrong = NULL;
+  LOOM_ASSERT_STATUS(loom_eager_op_execute(op, &wrong, 1, &count),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "ReadVariableOp: Trying to read variable with wrong "
+                     "dtype. Expected float got int32 (input 'resource' is a "
+                     "variable of float, attr 'dtype' is int32)");
+  loom_eager_op_destroy(op);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_context));
+  loom_function_t* function = NULL;
+  LOOM_ASSERT_OK(loom_trace_finish(trace, &product, 1, &function));
+  LOOM_ASSERT_OK(loom_context_add_function(g_context, function));
+  loom_function_release(function);
+  loom_op_handler_release(trace);
+
+  loom_tensor_handle_t* eager_w = matrix(4, 2, w);
+  loom_tensor_handle_t* called = op2("read_v", eager_w, NULL);
+  loom_tensor_t* tensor = NULL;
+  LOOM_ASSERT_OK(loom_context_resolve(g_context, called, &tensor));
+  static const float kExpected[6] = {5, 8, 5, 16, 5, 24};
+  assert_int_equal(loom_tensor_num_elements(tensor), 6);
+  for (int i = 0; i < 6; ++i) {
+    assert_true(((const float*)loom_tensor_data(tensor))[i] == kExpected[i]);
+  }
+  loom_tensor_release(tensor);
+  LOOM_ASSERT_OK(loom_context_remove_function(g_context, "read_v"));
+  loom_tensor_handle_t* handles[] = {called, eager_w, product, read,
+                                     x,      initial, variable};
+  for (size_t i = 0; i < sizeof(handles) / sizeof(handles[0]); ++i) {
+    loom_tensor_handle_release(handles[i]);
+  }
+}
+
+// A variable declared without a shape traces with an unknown shape; one
+// made in the trace (VarHandleOp recorded) has its attrs' shape.
+static void a_variable_without_a_shape_traces_unknown(void** state) {
+  (void)state;
+  loom_tensor_handle_t* unshaped =
+      new_variable("unshaped_v", NULL, LOOM_UNKNOWN_RANK);
+  loom_op_handler_t* trace = NULL;
+  LOOM_ASSERT_OK(loom_trace_create(g_context, "unshaped_read", &trace));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_context, trace));
+  loom_tensor_handle_t* read = NULL;
+  LOOM_ASSERT_OK(
+      run(g_context, "ReadVariableOp", unshaped, NULL, "dtype", &read));
+  loom_tensor_metadata_t metadata;
+  LOOM_ASSERT_OK(loom_tensor_handle_metadata(read, &metadata));
+  assert_int_equal(metadata.shape.rank, LOOM_UNKNOWN_RANK);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_context));
+  loom_function_t* function = NULL;
+  LOOM_ASSERT_OK(loom_trace_finish(trace, &read, 1, &function));
+  loom_function_release(function);
+  loom_op_handler_release(trace);
+  loom_tensor_handle_release(read);
+
+  LOOM_ASSERT_OK(loom_trace_create(g_context, "make_v", &trace));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_context, trace));
+  static const int64_t kDims[2] = {2, 5};
+  loom_tensor_handle_t* made = new_variable("traced_v", kDims, 2);
+  assert_true(loom_trace_is_symbolic(made));
+  loom_shape_t shape;
+  LOOM_ASSERT_OK(loom_shape_initialize(&shape, kDims, 2));
+  loom_tensor_handle_t* x = NULL;
+  LOOM_ASSERT_OK(
+      loom_trace_add_parameter(trace, "x", LOOM_DTYPE_FLOAT, &shape, &x));
+  LOOM_ASSERT_OK(run(g_context, "AssignVariableOp", made, x, "dtype", NULL));
+  LOOM_ASSERT_OK(run(g_context, "ReadVariableOp", made, NULL, "dtype", &read));
+  expect_shape(read, kDims, 2);
+  loom_tensor_handle_t* negated = op2("Neg", read, NULL);
+  expect_shape(negated, kDims, 2);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_context));
+  LOOM_ASSERT_OK(loom_trace_finish(trace, &negated, 1, &function));
+  loom_function_release(function);
+  loom_op_handler_release(trace);
+  loom_tensor_handle_t* handles[] = {negated, read, x, made, unshaped};
+  for (size_t i = 0; i < sizeof(handles) / sizeof(handles[0]); ++i) {
+    loom_tensor_handle_release(handles[i]);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(a_traced_function_gives_the_eager_values),
@@ -702,6 +882,8 @@ int main(void) {
       cmocka_unit_test(a_traced_function_prints_as_a_program),
       cmocka_unit_test(an_executing_trace_also_runs_the_ops),
       cmocka_unit_test(a_trace_inside_a_trace_is_a_call),
+      cmocka_unit_test(a_variable_read_has_the_variable_shape),
+      cmocka_unit_test(a_variable_without_a_shape_traces_unknown),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -10,6 +10,7 @@
 
 #include "base/ref_count.h"
 #include "frontend/passthrough_handler.h"
+#include "loom/shape_inference.h"
 #include "loom/trace.h"
 
 // The length of a reference to a value of the body ("node:out:index").
@@ -62,6 +63,10 @@ typedef struct loom__trace_value_t {
   // In an executing trace, the value computed while tracing (a tensor of
   // the outer handler, retained), or NULL.
   loom_tensor_handle_t* concrete;
+  // A resource's handle data (a variable's dtype and shape) when known:
+  // from a captured variable's declaration or a traced VarHandleOp's attrs.
+  // dtype LOOM_DTYPE_INVALID: unknown.
+  loom_handle_data_t handle_data;
 } loom__trace_value_t;
 
 // The trace of `handler` when it is a trace handler, else NULL.
