@@ -312,8 +312,8 @@ static loom_status_t trace_execute_function_call(loom_op_handler_t* handler,
       trace->context, call->function_name, &function));
   // Called by name, the function binds its captured values itself.
   loom_status_t status = loom__trace_record_call(
-      handler, loom_function_signature(function), call->inputs,
-      call->num_inputs - call->num_captured, results, call->num_outputs);
+      handler, function, call->inputs, call->num_inputs - call->num_captured,
+      results, call->num_outputs);
   loom_function_release(function);
   *out_taken = !status;
   return status;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "function/function_shapes.h"
 #include "handlers/trace/trace_internal.h"
 #include "loom/op_signature.h"
 #include "loom/shape_inference.h"
@@ -319,12 +320,47 @@ loom_status_t loom__trace_record(loom_op_handler_t* handler,
   return loom_ok_status();
 }
 
+// The shapes of a call's results, from the callee's body specialised for
+// the inputs' shapes (at trace time: a call of the function does no more).
+static loom_status_t infer_call_shapes(loom__trace_t* trace,
+                                       const loom_function_t* function,
+                                       record_t* record, int32_t n, int32_t m) {
+  loom__function_static_value_t* inputs = NULL;
+  LOOM_RETURN_IF_ERROR(loom_allocator_calloc(
+      trace->allocator, sizeof(*inputs) * ((size_t)n + 1), (void**)&inputs));
+  for (int32_t i = 0; i < n; ++i) {
+    inputs[i] = (loom__function_static_value_t){
+        .dtype = record->input_dtypes[i],
+        .shape = record->input_shapes[i],
+        .handle_data = record->input_handle_data[i],
+        .tensor = record->input_tensors[i],
+    };
+  }
+  loom__function_shapes_t* shapes = NULL;
+  loom_status_t status =
+      loom__function_shapes_infer(trace->context, function, inputs, n, &shapes);
+  for (int32_t k = 0; !status && k < m; ++k) {
+    loom__function_static_value_t output =
+        loom__function_shapes_output(shapes, k);
+    record->output_shapes[k] = output.shape;
+    record->output_handle_data[k] = output.handle_data;
+  }
+  loom__function_shapes_destroy(shapes);
+  loom_allocator_free(trace->allocator, inputs);
+  if (status) {
+    status = loom_status_annotate(status, "trace '%s': call of '%s'",
+                                  trace->name, loom_function_name(function));
+  }
+  return status;
+}
+
 loom_status_t loom__trace_record_call(loom_op_handler_t* handler,
-                                      const loom_op_def_t* def,
+                                      const loom_function_t* function,
                                       loom_tensor_handle_t* const* inputs,
                                       int32_t n, loom_tensor_handle_t** results,
                                       int32_t m) {
   loom__trace_t* trace = loom__trace_of(handler);
+  const loom_op_def_t* def = loom_function_signature(function);
   record_t record = {0};
   loom_tensor_handle_t** captured = NULL;
   bool* made = NULL;
@@ -362,6 +398,7 @@ loom_status_t loom__trace_record_call(loom_op_handler_t* handler,
       record.input_shapes[i] = metadata.shape;
       record.input_refs[i] = value->ref;
       record.input_handle_data[i] = value->handle_data;
+      record.input_tensors[i] = value->constant;
     }
   }
   if (!status) {
@@ -377,10 +414,7 @@ loom_status_t loom__trace_record_call(loom_op_handler_t* handler,
         loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                          "%s: %d outputs, %d expected", def->name, count, m);
   }
-  // A function's outputs have no shape function: their shapes are unknown.
-  for (int32_t k = 0; !status && k < m; ++k) {
-    record.output_shapes[k] = loom_shape_unknown();
-  }
+  if (!status) status = infer_call_shapes(trace, function, &record, n, m);
   char node_name[160];
   if (!status) {
     status =
