@@ -259,8 +259,8 @@ static void bench_steps(int64_t batch, int64_t iterations, int repetitions) {
   if (wanted(traced_name) || wanted(per_node_name)) {
     step_open(&b, batch, true);
     double ns = bench_median_ns(measure_steps, &b, iterations, repetitions);
-    loom_function_stats_t stats;
-    loom_function_get_stats(b.function, &stats);
+    loom_function_stats_t stats = {.struct_size = sizeof(stats)};
+    CHECK_OK(loom_function_get_stats(b.function, &stats));
     if (wanted(traced_name)) bench_report(traced_name, ns / 1000.0, "us");
     if (wanted(per_node_name) && stats.planned_nodes > 0) {
       bench_report(per_node_name, ns / stats.planned_nodes, "ns/op");

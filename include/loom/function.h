@@ -36,6 +36,7 @@
 #define LOOM_FUNCTION_H_
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "loom/allocator.h"
@@ -136,7 +137,13 @@ LOOM_API int32_t loom_function_num_nodes(const loom_function_t* function);
 // once, dead nodes dropped, identical stateless nodes merged, nodes of
 // constants only folded — kept per context and made again when the inputs
 // or the op and kernel registries change. Other calls run op by op.
+//
+// The struct grows at its end: the caller sets struct_size to the size it
+// was compiled with, and loom_function_get_stats writes the fields that
+// fit in it, so that a caller built against an older, smaller struct keeps
+// working (LOOM_FUNCTION_STATS_V1_SIZE, ..._V2_SIZE name those).
 typedef struct loom_function_stats_t {
+  size_t struct_size;     // set by the caller: sizeof(loom_function_stats_t)
   int64_t planned_calls;  // calls that ran a plan
   int64_t plans_built;    // plans made
   int32_t planned_nodes;  // nodes the last plan made runs per call
@@ -159,9 +166,21 @@ typedef struct loom_function_stats_t {
   int64_t buffers_allocated;
 } loom_function_stats_t;
 
-// The counts of `function` across the contexts calling it.
-LOOM_API void loom_function_get_stats(const loom_function_t* function,
-                                      loom_function_stats_t* out_stats);
+// The struct_size of the first version (the plan's counts, up to
+// planned_nodes) and of the second (up to replay_hits); the current one is
+// sizeof(loom_function_stats_t).
+#define LOOM_FUNCTION_STATS_V1_SIZE \
+  (offsetof(loom_function_stats_t, planned_nodes) + sizeof(int32_t))
+#define LOOM_FUNCTION_STATS_V2_SIZE \
+  (offsetof(loom_function_stats_t, replay_hits) + sizeof(int64_t))
+
+// The counts of `function` across the contexts calling it, into the
+// fields of *out_stats that lie within its struct_size (set by the
+// caller; other bytes are not touched: a caller built against a newer
+// Loom finds its newer fields as it left them). INVALID_ARGUMENT for a NULL
+// argument or a struct_size below LOOM_FUNCTION_STATS_V1_SIZE (0 included).
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_function_get_stats(
+    const loom_function_t* function, loom_function_stats_t* out_stats);
 
 //===----------------------------------------------------------------------===//
 // A context's function library

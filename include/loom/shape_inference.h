@@ -14,6 +14,7 @@
 #include "loom/shape.h"
 #include "loom/status.h"
 #include "loom/tensor.h"
+#include "loom/tensor_metadata.h"
 
 LOOM_EXTERN_C_BEGIN
 
@@ -28,6 +29,28 @@ LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_op_def_infer_shapes(
     const loom_shape_t* input_shapes, const loom_dtype_t* input_dtypes,
     loom_tensor_t* const* input_tensors, int32_t num_inputs,
     loom_shape_t* output_shapes, int32_t num_outputs);
+
+// A resource's handle data (TensorFlow's "handle data", kept for resource
+// tensors): the dtype and shape of the value the resource holds — for a
+// variable, VarHandleOp's `dtype` and `shape` attrs. dtype
+// LOOM_DTYPE_INVALID: not known (the shape may then be anything).
+typedef loom_tensor_metadata_t loom_handle_data_t;
+
+// loom_op_def_infer_shapes that also passes resources' handle data along:
+// input_handle_data (may be NULL: none known) offers the inputs', and
+// output_handle_data (may be NULL) receives the outputs' (dtype
+// LOOM_DTYPE_INVALID where the shape function sets none). Static shape
+// inference (tracing, function bodies) uses it, so that a variable read
+// (ReadVariableOp) has the variable's shape; eager execution does not, as
+// an assign without validate_shape may change a variable's shape.
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t
+loom_op_def_infer_shapes_with_handle_data(
+    const loom_op_def_t* op, const loom_op_attrs_t* attrs,
+    const loom_shape_t* input_shapes, const loom_dtype_t* input_dtypes,
+    loom_tensor_t* const* input_tensors,
+    const loom_handle_data_t* input_handle_data, int32_t num_inputs,
+    loom_shape_t* output_shapes, loom_handle_data_t* output_handle_data,
+    int32_t num_outputs);
 
 // What a shape function sees.
 LOOM_API const loom_op_def_t* loom_shape_inference_context_op(
@@ -51,6 +74,18 @@ LOOM_API LOOM_MUST_USE_RESULT loom_status_t
 loom_shape_inference_context_set_output(loom_shape_inference_context_t* context,
                                         int32_t index,
                                         const loom_shape_t* shape);
+// Whether input `index` (a resource) has known handle data, written to
+// *out_data (false for a bad index or when the caller passed none).
+LOOM_API bool loom_shape_inference_context_input_handle_data(
+    const loom_shape_inference_context_t* context, int32_t index,
+    loom_handle_data_t* out_data);
+// Sets output `index`'s handle data (a resource the op makes); ignored when
+// the caller does not ask for handle data. OUT_OF_RANGE for a bad index,
+// INVALID_ARGUMENT for an invalid shape.
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t
+loom_shape_inference_context_set_output_handle_data(
+    loom_shape_inference_context_t* context, int32_t index,
+    const loom_handle_data_t* data);
 
 // Shape algebra, with TensorFlow's semantics and messages, for ranks up to
 // LOOM_MAX_SHAPE_RANK (results above LOOM_MAX_RANK are spilled, loom/shape.h).

@@ -21,7 +21,7 @@ from . import _ops
 from ._ops import *  # noqa: F401,F403
 from ._variables import Variable
 from ._autodiff import ForwardAccumulator, GradientTape, logging
-from ._transforms import Function, function, vmap
+from ._transforms import Function, TensorSpec, function, vmap
 from ._devices import ParallelHandler, copy_to, device
 from . import _raw_ops
 from . import config

@@ -18,7 +18,8 @@ class device:
     `name` is full or partial ("CPU:1", "/device:CPU:1", "cpu:1"); a
     device the context does not have is an InvalidArgumentError on entry.
     Scopes are per thread. A GradientTape records the ops of a device scope
-    when it is entered inside it."""
+    whether it is entered inside the scope or around it (the tape stays on
+    top of the device, as TensorFlow's does)."""
 
     def __init__(self, name):
         if not isinstance(name, str):
@@ -66,9 +67,9 @@ class ParallelHandler:
             y = loom.tanh(x) * w           # w, on the CPU, is broadcast
         y0, y1 = p.unpack(y)
 
-    A GradientTape entered inside the block sees the ops un-replicated: a
-    watched CPU tensor is broadcast and its gradient summed back over the
-    components. `loom.raw_ops.CollectiveReduceV2` (and the other
+    A GradientTape, entered inside the block or around it, sees the ops
+    un-replicated: a watched CPU tensor is broadcast and its gradient summed
+    back over the components. `loom.raw_ops.CollectiveReduceV2` (and the other
     collectives) run between the components of a parallel value.
     The handler stays in the context (with its component threads) until
     the process ends."""

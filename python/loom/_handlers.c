@@ -485,13 +485,19 @@ static PyObject* py_function_calls(PyObject* module, PyObject* args) {
   if (context == NULL) return NULL;
   loom_status_t status = loom_context_find_function(context, name, &function);
   if (status != NULL) return loom__py_raise_status(status);
-  loom_function_stats_t stats;
-  loom_function_get_stats(function, &stats);
+  loom_function_stats_t stats = {.struct_size = sizeof(stats)};
+  status = loom_function_get_stats(function, &stats);
   int32_t nodes = loom_function_num_nodes(function);
   loom_function_release(function);
-  return Py_BuildValue("{sLsLsi}", "planned_calls",
-                       (long long)stats.planned_calls, "plans_built",
-                       (long long)stats.plans_built, "nodes", (int)nodes);
+  if (status != NULL) return loom__py_raise_status(status);
+  return Py_BuildValue(
+      "{sLsLsisLsLsLsLsLsi}", "planned_calls", (long long)stats.planned_calls,
+      "plans_built", (long long)stats.plans_built, "planned_nodes",
+      (int)stats.planned_nodes, "replays_built", (long long)stats.replays_built,
+      "replay_hits", (long long)stats.replay_hits, "frame_calls",
+      (long long)stats.frame_calls, "buffers_reused",
+      (long long)stats.buffers_reused, "buffers_allocated",
+      (long long)stats.buffers_allocated, "nodes", (int)nodes);
 }
 
 // parallel_create(devices): a parallel handler over the devices (a
@@ -645,7 +651,7 @@ PyMethodDef loom__py_handler_methods[] = {
     {"remove_function", py_remove_function, METH_VARARGS,
      "remove_function(name)."},
     {"function_stats", py_function_calls, METH_VARARGS,
-     "function_stats(name) -> {calls, planned_calls, nodes}."},
+     "function_stats(name) -> {planned_calls, plans_built, ..., nodes}."},
     {"parallel_create", py_parallel_create, METH_O,
      "parallel_create(devices) -> a parallel handler."},
     {"parallel_info", py_parallel_info, METH_O,

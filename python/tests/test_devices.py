@@ -111,6 +111,47 @@ def test_tape_inside_a_device_scope(rng):
     np.testing.assert_allclose(grad.numpy(), np.cos(a) * a + np.sin(a))
 
 
+def test_tape_outside_a_device_scope_records_its_ops(rng):
+    torch = pytest.importorskip("torch")
+    a = rng.standard_normal((4,))
+    w = rng.standard_normal((4, 3))
+    x, wt = loom.tensor(a), loom.tensor(w)
+    with loom.GradientTape() as tape:
+        tape.watch([x, wt])
+        with loom.device("CPU:1"):
+            y = loom.sum(loom.tanh(loom.reshape(x, [1, 4]) @ wt) * x[0])
+        z = y * 2.0                       # after the scope: back on CPU:0
+    assert y.device == CPU + "1"
+    assert z.device == CPU + "0"
+    dx, dw = tape.gradient(z, [x, wt])
+    assert dx is not None and dw is not None
+    tx = torch.tensor(a, requires_grad=True)
+    tw = torch.tensor(w, requires_grad=True)
+    tz = torch.sum(torch.tanh(tx.reshape(1, 4) @ tw) * tx[0]) * 2.0
+    tz.backward()
+    np.testing.assert_allclose(float(z), tz.item(), rtol=1e-12)
+    np.testing.assert_allclose(dx.numpy(), tx.grad.numpy(), rtol=1e-10)
+    np.testing.assert_allclose(dw.numpy(), tw.grad.numpy(), rtol=1e-10)
+
+
+def test_nested_device_scopes_inside_a_tape(rng):
+    torch = pytest.importorskip("torch")
+    a = rng.standard_normal((3,))
+    x = loom.tensor(a)
+    with loom.GradientTape() as tape:
+        tape.watch(x)
+        with loom.device("CPU:1"):
+            u = loom.sin(x)
+            with loom.device("CPU:2"):
+                v = u * x
+        s = loom.sum(v)
+    assert (u.device, v.device, s.device) == (CPU + "1", CPU + "2", CPU + "0")
+    grad = tape.gradient(s, x)
+    tx = torch.tensor(a, requires_grad=True)
+    torch.sum(torch.sin(tx) * tx).backward()
+    np.testing.assert_allclose(grad.numpy(), tx.grad.numpy(), rtol=1e-12)
+
+
 def test_copies_between_devices_share_the_buffer(rng):
     a = rng.standard_normal((2, 2))
     t = loom.tensor(a)

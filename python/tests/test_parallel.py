@@ -116,6 +116,30 @@ def test_gradient_of_a_broadcast_is_summed_back(p):
                                dc * np.float32(2.0))
 
 
+def test_tape_outside_the_parallel_scope_records_its_ops(p, rng):
+    torch = pytest.importorskip("torch")
+    a = rng.standard_normal(3)
+    b0, b1 = rng.standard_normal(3), rng.standard_normal(3)
+    x = loom.tensor(a)
+    b = p.pack([loom.tensor(b0), loom.tensor(b1)])
+    with loom.GradientTape() as tape:
+        tape.watch([x, b])
+        with p:
+            loss = loom.sum(loom.square(x * b) + loom.sin(b))
+            parts = p.unpack(loss)
+    dx, db = tape.gradient(parts[1], [x, b])
+    assert dx is not None and db is not None
+    tx = torch.tensor(a, requires_grad=True)
+    tb0 = torch.tensor(b0, requires_grad=True)
+    tb1 = torch.tensor(b1, requires_grad=True)
+    torch.sum((tx * tb1) ** 2 + torch.sin(tb1)).backward()
+    np.testing.assert_allclose(dx.numpy(), tx.grad.numpy(), rtol=1e-10)
+    db0, db1 = p.unpack(db)
+    assert tb0.grad is None
+    np.testing.assert_array_equal(db0.numpy(), np.zeros(3))
+    np.testing.assert_allclose(db1.numpy(), tb1.grad.numpy(), rtol=1e-10)
+
+
 def test_gradient_through_pack_and_unpack(p, rng):
     a = rng.standard_normal(3)
     b0, b1 = rng.standard_normal(3), rng.standard_normal(3)

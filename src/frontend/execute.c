@@ -48,6 +48,20 @@ static loom_status_t explicit_handler(loom_eager_op_t* op,
   return loom_ok_status();
 }
 
+// Whether `handler` is a CPU device of the context other than the one
+// `chosen` (a transformation's merge) runs on: its tensors are host
+// memory that any CPU device reads, so the transformations of the scope
+// take them as they take the CPU's (a tape around `with device("CPU:1")`
+// sees its results used after the scope). Asked only before an error.
+static bool another_cpu_device(loom_context_t* context,
+                               const loom_op_handler_t* chosen,
+                               const loom_op_handler_t* handler) {
+  return !loom_op_handler_is_final(chosen) &&
+         loom_op_handler_is_final(handler) &&
+         strcmp(loom_op_handler_type_name(handler),
+                loom_op_handler_type_name(context->cpu)) == 0;
+}
+
 // The handler `op` runs on (borrowed). An input on a handler other than the
 // CPU places the op there; the scope's handler counts as one more such
 // input. One handler must stack on all the others (a later merge of them).
@@ -65,7 +79,8 @@ static loom_status_t place(loom_eager_op_t* op, scope_stack_t* stack,
     if (!chosen || loom__handler_stacks_on(context, handler, chosen)) {
       chosen = handler;
       by_input = true;
-    } else if (!loom__handler_stacks_on(context, chosen, handler)) {
+    } else if (!loom__handler_stacks_on(context, chosen, handler) &&
+               !another_cpu_device(context, chosen, handler)) {
       return two_handlers_error(op, chosen, handler);
     }
   }

@@ -300,6 +300,46 @@ static bool is_open(const scope_stack_t* stack,
   return false;
 }
 
+static int32_t parts_of(loom_context_t* context, loom_op_handler_t* handler,
+                        loom_op_handler_t** parts, int32_t capacity);
+
+// Whether `handler` places the ops of its scope itself rather than passing
+// them to the scope around it: a device (a final handler), or a handler
+// that names the device its tensors live on (the parallel handler, which
+// runs its ops on its own component devices). Transformations (tape,
+// forward mode, vmap, trace) name none: their tensors live where the
+// scope around them puts them.
+static bool places_ops(loom_context_t* context, loom_op_handler_t* handler) {
+  (void)context;
+  return loom_op_handler_is_final(handler) ||
+         loom_op_handler_vtable(handler)->device_name != NULL;
+}
+
+// The handler ops run on in a scope of `base` (which places its ops)
+// entered inside `top`: the transformations of `top` (tape, forward mode,
+// trace, ...) merged again onto `base` in their order, so that they still
+// see the ops — a tape records ops whatever their device, as TensorFlow's
+// does. The devices and placing handlers of `top` are left: `base`
+// replaces them.
+static loom_status_t restack(loom_context_t* context, loom_op_handler_t* base,
+                             loom_op_handler_t* top,
+                             loom_op_handler_t** out_effective) {
+  loom_op_handler_t* parts[64];
+  int32_t count = parts_of(context, top, parts, 64);
+  loom_op_handler_t* effective = base;
+  loom_op_handler_retain(effective);
+  for (int32_t i = 0; i < count; ++i) {
+    if (parts[i] == context->cpu || places_ops(context, parts[i])) continue;
+    loom_op_handler_t* merged = NULL;
+    loom_status_t status = merge(context, parts[i], effective, &merged);
+    loom_op_handler_release(effective);
+    if (status) return status;
+    effective = merged;
+  }
+  *out_effective = effective;
+  return loom_ok_status();
+}
+
 static loom_status_t push(loom_context_t* context, scope_stack_t* stack,
                           loom_op_handler_t* base) {
   LOOM_RETURN_IF_ERROR(grow(context->allocator, (void**)&stack->entries,
@@ -307,7 +347,24 @@ static loom_status_t push(loom_context_t* context, scope_stack_t* stack,
                             sizeof(scope_entry_t)));
   loom_op_handler_t* top = loom__scope_stack_top(stack);
   loom_op_handler_t* effective = NULL;
-  if (loom_op_handler_is_final(base)) {
+  // A placing handler the top already runs on is entered to run ops past
+  // the transformations above it (a handler escaping to its outer
+  // handler, as vmap's rules do): it replaces them, as a device always
+  // did. Another one goes under them.
+  if (top && places_ops(context, base) &&
+      !loom__handler_stacks_on(context, top, base)) {
+    // A placing handler's own merge (the handler itself) goes under the
+    // transformations open around it.
+    loom_op_handler_t* placed = base;
+    if (!loom_op_handler_is_final(base)) {
+      LOOM_RETURN_IF_ERROR(merge(context, base, context->cpu, &placed));
+    } else {
+      loom_op_handler_retain(placed);
+    }
+    loom_status_t status = restack(context, placed, top, &effective);
+    loom_op_handler_release(placed);
+    LOOM_RETURN_IF_ERROR(status);
+  } else if (loom_op_handler_is_final(base)) {
     loom_op_handler_retain(base);
     effective = base;
   } else {

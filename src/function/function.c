@@ -45,28 +45,40 @@ int32_t loom_function_num_nodes(const loom_function_t* function) {
   return function ? function->num_nodes : 0;
 }
 
-void loom_function_get_stats(const loom_function_t* function,
-                             loom_function_stats_t* out_stats) {
-  if (!out_stats) return;
-  *out_stats = (loom_function_stats_t){0};
-  if (!function) return;
+loom_status_t loom_function_get_stats(const loom_function_t* function,
+                                      loom_function_stats_t* out_stats) {
+  if (!function || !out_stats) {
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                            "loom_function_get_stats: %s is NULL",
+                            !function ? "function" : "out_stats");
+  }
+  size_t size = out_stats->struct_size;
+  if (size < LOOM_FUNCTION_STATS_V1_SIZE) {
+    return loom_make_status(
+        LOOM_STATUS_INVALID_ARGUMENT,
+        "loom_function_get_stats: out_stats->struct_size is %zu, below the "
+        "first version's %zu (set it to sizeof(loom_function_stats_t), %zu)",
+        size, (size_t)LOOM_FUNCTION_STATS_V1_SIZE,
+        sizeof(loom_function_stats_t));
+  }
   loom_function_t* mutable = (loom_function_t*)function;
-  out_stats->planned_calls =
-      atomic_load_explicit(&mutable->planned_calls, memory_order_relaxed);
-  out_stats->plans_built =
-      atomic_load_explicit(&mutable->plans_built, memory_order_relaxed);
-  out_stats->planned_nodes =
-      atomic_load_explicit(&mutable->planned_nodes, memory_order_relaxed);
-  out_stats->replays_built =
-      atomic_load_explicit(&mutable->replays_built, memory_order_relaxed);
-  out_stats->replay_hits =
-      atomic_load_explicit(&mutable->replay_hits, memory_order_relaxed);
-  out_stats->frame_calls =
-      atomic_load_explicit(&mutable->frame_calls, memory_order_relaxed);
-  out_stats->buffers_reused =
-      atomic_load_explicit(&mutable->buffers_reused, memory_order_relaxed);
-  out_stats->buffers_allocated =
-      atomic_load_explicit(&mutable->buffers_allocated, memory_order_relaxed);
+  // Each field is written only when it lies within the caller's struct.
+#define LOOM_STATS_FILL(field)                                             \
+  if (offsetof(loom_function_stats_t, field) + sizeof(out_stats->field) <= \
+      size) {                                                              \
+    out_stats->field =                                                     \
+        atomic_load_explicit(&mutable->field, memory_order_relaxed);       \
+  }
+  LOOM_STATS_FILL(planned_calls)
+  LOOM_STATS_FILL(plans_built)
+  LOOM_STATS_FILL(planned_nodes)
+  LOOM_STATS_FILL(replays_built)
+  LOOM_STATS_FILL(replay_hits)
+  LOOM_STATS_FILL(frame_calls)
+  LOOM_STATS_FILL(buffers_reused)
+  LOOM_STATS_FILL(buffers_allocated)
+#undef LOOM_STATS_FILL
+  return loom_ok_status();
 }
 
 static int32_t find_input(const loom_function_t* function, const char* name,

@@ -596,6 +596,26 @@ loom_status_t loom__resource_writable_value(loom__resource_var_t* var,
   return status;
 }
 
+bool loom__resource_tensor_handle_data(const loom_tensor_t* tensor,
+                                       loom_tensor_metadata_t* out_data) {
+  if (!tensor || loom_tensor_dtype(tensor) != LOOM_DTYPE_RESOURCE ||
+      loom_tensor_kind(tensor) != LOOM_TENSOR_DENSE) {
+    return false;
+  }
+  const resource_var_t* var = loom_tensor_data(tensor);
+  if (loom_tensor_byte_size(tensor) != sizeof(*var) || !var ||
+      var->magic != kVarMagic) {
+    return false;
+  }
+  // The declaration is fixed when the variable is made: no lock.
+  *out_data =
+      (loom_tensor_metadata_t){.dtype = var->dtype, .shape = var->shape};
+  if (out_data->shape.rank > LOOM_MAX_RANK) {
+    out_data->shape = loom_shape_unknown();
+  }
+  return true;
+}
+
 void loom__resource_retain(loom__resource_var_t* var) {
   var_retain(var);
 }
@@ -669,32 +689,129 @@ static loom_status_t scalar_shape_fn(loom_shape_inference_context_t* context,
   return loom_shape_inference_context_set_output(context, 0, &scalar);
 }
 
+// VarHandleOp: a scalar resource whose handle data is the declared dtype
+// and shape (TensorFlow's), for static shape inference of its reads.
+static loom_status_t var_handle_shape_fn(
+    loom_shape_inference_context_t* context, void* user_data) {
+  LOOM_RETURN_IF_ERROR(scalar_shape_fn(context, user_data));
+  const loom_op_attrs_t* attrs = loom_shape_inference_context_attrs(context);
+  loom_attr_value_t value;
+  if (!loom_op_attrs_get(attrs, "dtype", &value) ||
+      value.kind != LOOM_ATTR_KIND_DTYPE || value.is_list) {
+    return loom_ok_status();
+  }
+  loom_handle_data_t data = {.dtype = value.u.dtype,
+                             .shape = loom_shape_unknown()};
+  if (loom_op_attrs_get(attrs, "shape", &value)) {
+    LOOM_RETURN_IF_ERROR(
+        loom_status_annotate(loom_attr_value_to_shape(&value, &data.shape),
+                             "VarHandleOp: attr "
+                             "'shape'"));
+  }
+  // A spilled shape (rank above LOOM_MAX_RANK) is not kept: unknown.
+  if (data.shape.rank > LOOM_MAX_RANK) data.shape = loom_shape_unknown();
+  return loom_shape_inference_context_set_output_handle_data(context, 0, &data);
+}
+
+// The handle data of input 0 (the variable) when known, checked against
+// the op's attr `dtype` as TensorFlow's shape functions check it.
+static loom_status_t variable_handle_data(
+    loom_shape_inference_context_t* context, const char* what,
+    loom_handle_data_t* out, bool* out_known) {
+  *out_known = false;
+  if (!loom_shape_inference_context_input_handle_data(context, 0, out)) {
+    return loom_ok_status();
+  }
+  const char* op = loom_shape_inference_context_op(context)->name;
+  loom_attr_value_t value;
+  if (loom_op_attrs_get(loom_shape_inference_context_attrs(context), "dtype",
+                        &value) &&
+      value.kind == LOOM_ATTR_KIND_DTYPE && !value.is_list &&
+      value.u.dtype != out->dtype) {
+    return loom_make_status(
+        LOOM_STATUS_INVALID_ARGUMENT,
+        "%s: Trying to %s variable with wrong dtype. Expected %s got %s "
+        "(input 'resource' is a variable of %s, attr 'dtype' is %s)",
+        op, what, loom_dtype_name(out->dtype), loom_dtype_name(value.u.dtype),
+        loom_dtype_name(out->dtype), loom_dtype_name(value.u.dtype));
+  }
+  *out_known = true;
+  return loom_ok_status();
+}
+
+// ReadVariableOp: the variable's shape when its handle data is known
+// (static shape inference); else unknown — an eager read's shape is known
+// once it runs (an earlier assign may still be pending).
+static loom_status_t read_variable_shape_fn(
+    loom_shape_inference_context_t* context, void* user_data) {
+  (void)user_data;
+  loom_handle_data_t data;
+  bool known = false;
+  LOOM_RETURN_IF_ERROR(variable_handle_data(context, "read", &data, &known));
+  if (!known) return loom_ok_status();
+  return loom_shape_inference_context_set_output(context, 0, &data.shape);
+}
+
+// AssignVariableOp and the updates: with the variable's handle data known,
+// the value's dtype must be the variable's, and (AssignVariableOp with
+// validate_shape) its shape compatible with the declared one.
+static loom_status_t assign_variable_shape_fn(
+    loom_shape_inference_context_t* context, void* user_data) {
+  (void)user_data;
+  loom_handle_data_t data;
+  bool known = false;
+  LOOM_RETURN_IF_ERROR(variable_handle_data(context, "assign", &data, &known));
+  if (!known) return loom_ok_status();
+  loom_attr_value_t value;
+  if (!loom_op_attrs_get(loom_shape_inference_context_attrs(context),
+                         "validate_shape", &value) ||
+      value.kind != LOOM_ATTR_KIND_BOOL || !value.u.b) {
+    return loom_ok_status();
+  }
+  loom_shape_t shape;
+  LOOM_RETURN_IF_ERROR(loom_shape_inference_context_input(context, 1, &shape));
+  if (loom_shape_is_compatible(&data.shape, &shape)) return loom_ok_status();
+  char expected[96];
+  char got[96];
+  format_shape(&data.shape, expected, sizeof(expected));
+  format_shape(&shape, got, sizeof(got));
+  return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                          "%s: Trying to assign to variable with tensor with "
+                          "wrong shape. Expected %s got %s (input 'resource' "
+                          "is a variable of shape %s, input 'value' has shape "
+                          "%s)",
+                          loom_shape_inference_context_op(context)->name,
+                          expected, got, expected, got);
+}
+
 static const loom__builtin_op_t kOps[] = {
     {.name = "VarHandleOp",
      .outputs = {"resource: resource"},
      .attrs = {"container: string = ''", "shared_name: string = ''",
                "debug_name: string = ''", "dtype: type", "shape: shape",
                "allowed_devices: list(string) = []"},
-     .shape_fn = scalar_shape_fn,
+     .shape_fn = var_handle_shape_fn,
      .is_stateful = true},
     {.name = "AssignVariableOp",
      .inputs = {"resource: resource", "value: dtype"},
      .attrs = {"dtype: type", "validate_shape: bool = false"},
+     .shape_fn = assign_variable_shape_fn,
      .is_stateful = true},
     {.name = "AssignAddVariableOp",
      .inputs = {"resource: resource", "value: dtype"},
      .attrs = {"dtype: type"},
+     .shape_fn = assign_variable_shape_fn,
      .is_stateful = true},
     {.name = "AssignSubVariableOp",
      .inputs = {"resource: resource", "value: dtype"},
      .attrs = {"dtype: type"},
+     .shape_fn = assign_variable_shape_fn,
      .is_stateful = true},
-    // The value's shape is known once the op runs (an earlier assign may
-    // still be pending): no shape function.
     {.name = "ReadVariableOp",
      .inputs = {"resource: resource"},
      .outputs = {"value: dtype"},
      .attrs = {"dtype: type"},
+     .shape_fn = read_variable_shape_fn,
      .is_stateful = true},
     {.name = "DestroyResourceOp",
      .inputs = {"resource: resource"},

@@ -7,6 +7,12 @@
 
 #include "loom/kernel.h"
 
+// The variable a resource tensor refers to, as its handle data: the dtype
+// and shape its VarHandleOp declared. False for a tensor that is not a
+// variable's resource tensor.
+bool loom__resource_tensor_handle_data(const loom_tensor_t* tensor,
+                                       loom_tensor_metadata_t* out_data);
+
 // For kernels that update variables in place (training_ops.c): the
 // variable a resource input refers to, its lock, and its value.
 typedef struct resource_var_t loom__resource_var_t;

@@ -110,6 +110,53 @@ loom_status_t loom_shape_inference_context_set_output(
   return loom_ok_status();
 }
 
+bool loom_shape_inference_context_input_handle_data(
+    const loom_shape_inference_context_t* context, int32_t index,
+    loom_handle_data_t* out_data) {
+  if (!context || !out_data || !context->input_handle_data || index < 0 ||
+      index >= context->num_inputs) {
+    return false;
+  }
+  const loom_handle_data_t* data = &context->input_handle_data[index];
+  if (data->dtype == LOOM_DTYPE_INVALID) return false;
+  *out_data = *data;
+  return true;
+}
+
+loom_status_t loom_shape_inference_context_set_output_handle_data(
+    loom_shape_inference_context_t* context, int32_t index,
+    const loom_handle_data_t* data) {
+  if (!context || !data) {
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                            "shape inference: set_output_handle_data: NULL "
+                            "argument");
+  }
+  if (index < 0 || index >= context->num_outputs) {
+    return loom_make_status(LOOM_STATUS_OUT_OF_RANGE,
+                            "Op '%s': output index %d is outside [0, %d)",
+                            context->op->name, index, context->num_outputs);
+  }
+  const loom_shape_t* shape = &data->shape;
+  if (shape->rank < LOOM_UNKNOWN_RANK || shape->rank > LOOM_MAX_RANK) {
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                            "Op '%s': handle data of output %d has rank %d, "
+                            "outside [-1, %d]",
+                            context->op->name, index, shape->rank,
+                            LOOM_MAX_RANK);
+  }
+  for (int32_t i = 0; i < shape->rank; ++i) {
+    if (shape->dims[i] < LOOM_UNKNOWN_DIM) {
+      return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                              "Op '%s': handle data of output %d has dim %d "
+                              "of %lld",
+                              context->op->name, index, i,
+                              (long long)shape->dims[i]);
+    }
+  }
+  if (context->output_handle_data) context->output_handle_data[index] = *data;
+  return loom_ok_status();
+}
+
 // Whether `message` already says "Op '<name>'" or starts with "<name>: ",
 // as the checked-size errors do (the op name alone is not enough: an op
 // named "Shape" has messages saying "Shape must be ...").
@@ -132,6 +179,12 @@ static loom_status_t run_shape_fn(loom_shape_inference_context_t* context) {
   for (int32_t i = 0; i < context->num_outputs; ++i) {
     // Dims are unused at unknown rank.
     loom__shape_context_output(context, i)->rank = LOOM_UNKNOWN_RANK;
+    if (context->output_handle_data) {
+      context->output_handle_data[i] = (loom_handle_data_t){
+          .dtype = LOOM_DTYPE_INVALID,
+          .shape = loom_shape_unknown(),
+      };
+    }
   }
   if (!op->shape_fn) return loom_ok_status();
   loom_status_t status = op->shape_fn(context, op->shape_fn_user_data);
@@ -161,6 +214,35 @@ loom_status_t loom_op_def_infer_shapes(
                                             .num_inputs = num_inputs,
                                             .output_shapes = output_shapes,
                                             .num_outputs = num_outputs};
+  return run_shape_fn(&context);
+}
+
+loom_status_t loom_op_def_infer_shapes_with_handle_data(
+    const loom_op_def_t* op, const loom_op_attrs_t* attrs,
+    const loom_shape_t* input_shapes, const loom_dtype_t* input_dtypes,
+    loom_tensor_t* const* input_tensors,
+    const loom_handle_data_t* input_handle_data, int32_t num_inputs,
+    loom_shape_t* output_shapes, loom_handle_data_t* output_handle_data,
+    int32_t num_outputs) {
+  if (!op || !attrs || (num_inputs > 0 && !input_shapes) ||
+      (num_outputs > 0 && !output_shapes) || num_inputs < 0 ||
+      num_outputs < 0) {
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                            "loom_op_def_infer_shapes_with_handle_data: "
+                            "invalid arguments");
+  }
+  loom_shape_inference_context_t context = {
+      .op = op,
+      .attrs = attrs,
+      .input_shapes = input_shapes,
+      .input_dtypes = input_dtypes,
+      .input_tensors = input_tensors,
+      .num_inputs = num_inputs,
+      .output_shapes = output_shapes,
+      .num_outputs = num_outputs,
+      .input_handle_data = input_handle_data,
+      .output_handle_data = output_handle_data,
+  };
   return run_shape_fn(&context);
 }
 

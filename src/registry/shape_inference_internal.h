@@ -19,6 +19,10 @@ struct loom_shape_inference_context_t {
   loom_shape_t* output_shapes;              // or NULL: output_metadata
   loom_tensor_metadata_t* output_metadata;  // shapes only are written
   int32_t num_outputs;
+  // Resources' handle data (loom_op_def_infer_shapes_with_handle_data);
+  // NULL when the caller passes (asks for) none.
+  const loom_handle_data_t* input_handle_data;
+  loom_handle_data_t* output_handle_data;
   // Set when the shape function asked for an input's value: its result
   // then depends on more than the input shapes and the attributes.
   bool read_tensors;

@@ -11,6 +11,9 @@
 // and from PyTorch, for the traced step (v0 = [1, 2, 3]; v += d(x*x)/dx
 // per call): v = [4, -2, 4], [7, -6, 5], [10, -10, 6].
 
+#include <stdio.h>
+#include <string.h>
+
 #include "loom/autodiff.h"
 #include "loom/function.h"
 #include "loom/loom.h"
@@ -101,8 +104,8 @@ static void run(const char* name, loom_tensor_handle_t* x,
 }
 
 static loom_function_stats_t stats_of(const loom_function_t* function) {
-  loom_function_stats_t stats;
-  loom_function_get_stats(function, &stats);
+  loom_function_stats_t stats = {.struct_size = sizeof(stats)};
+  LOOM_ASSERT_OK(loom_function_get_stats(function, &stats));
   return stats;
 }
 
@@ -388,9 +391,107 @@ static void a_traced_step_gives_the_eager_values(void** state) {
   loom_tensor_handle_release(v0);
 }
 
+// loom_function_stats_t as a caller built against its first version saw
+// it (before the replay and frame counts).
+typedef struct stats_v1_t {
+  size_t struct_size;
+  int64_t planned_calls;
+  int64_t plans_built;
+  int32_t planned_nodes;
+} stats_v1_t;
+
+// A caller's struct_size says which fields it has: an older, smaller
+// struct gets the fields it holds and nothing past them; the current one
+// gets all; a size below the first version's (0 included) or a NULL is
+// INVALID_ARGUMENT naming the argument and the sizes; a size past the
+// current struct (a newer caller) gets the fields this library knows.
+static void stats_fill_only_the_fields_the_caller_has(void** state) {
+  (void)state;
+  loom_function_t* f = add_f("versioned");
+  loom_tensor_handle_t* x = tensor_of(LOOM_DTYPE_FLOAT, kX, 3);
+  loom_tensor_handle_t* y = tensor_of(LOOM_DTYPE_FLOAT, kY, 3);
+  for (int i = 0; i < 3; ++i) {
+    loom_tensor_handle_t* r = NULL;
+    LOOM_ASSERT_OK(call2("versioned", x, y, &r));
+    loom_tensor_handle_release(r);
+  }
+  loom_function_stats_t current = stats_of(f);
+  assert_int_equal(current.struct_size, sizeof(loom_function_stats_t));
+  assert_int_equal(current.planned_calls, 2);
+  assert_int_equal(current.frame_calls, 2);
+
+  // The first version, as its own (smaller) struct.
+  assert_true(sizeof(stats_v1_t) >= LOOM_FUNCTION_STATS_V1_SIZE);
+  assert_true(sizeof(stats_v1_t) < sizeof(loom_function_stats_t));
+  struct {
+    stats_v1_t stats;
+    unsigned char after[64];
+  } v1;
+  memset(&v1, 0xab, sizeof(v1));
+  v1.stats.struct_size = sizeof(stats_v1_t);
+  LOOM_ASSERT_OK(
+      loom_function_get_stats(f, (loom_function_stats_t*)(void*)&v1.stats));
+  assert_int_equal(v1.stats.struct_size, sizeof(stats_v1_t));
+  assert_int_equal(v1.stats.planned_calls, 2);
+  assert_int_equal(v1.stats.plans_built, 1);
+  assert_int_equal(v1.stats.planned_nodes, 2);
+  for (size_t i = 0; i < sizeof(v1.after); ++i) {
+    assert_int_equal(v1.after[i], 0xab);
+  }
+
+  // The second version: the replay counts, not the frame's.
+  loom_function_stats_t v2;
+  memset(&v2, 0xcd, sizeof(v2));
+  v2.struct_size = LOOM_FUNCTION_STATS_V2_SIZE;
+  LOOM_ASSERT_OK(loom_function_get_stats(f, &v2));
+  assert_int_equal(v2.planned_calls, 2);
+  assert_int_equal(v2.replays_built, 0);
+  assert_int_equal(v2.replay_hits, 0);
+  int64_t untouched;
+  memset(&untouched, 0xcd, sizeof(untouched));
+  assert_true(v2.frame_calls == untouched);
+  assert_true(v2.buffers_allocated == untouched);
+
+  // A newer caller's struct: every field this library knows.
+  loom_function_stats_t newer;
+  memset(&newer, 0, sizeof(newer));
+  newer.struct_size = sizeof(newer) + 16;
+  LOOM_ASSERT_OK(loom_function_get_stats(f, &newer));
+  assert_int_equal(newer.frame_calls, 2);
+  assert_int_equal(newer.buffers_allocated, current.buffers_allocated);
+
+  loom_function_stats_t bad = {.struct_size = 0};
+  char expected[256];
+  snprintf(expected, sizeof(expected),
+           "loom_function_get_stats: out_stats->struct_size is 0, below the "
+           "first version's %zu (set it to sizeof(loom_function_stats_t), "
+           "%zu)",
+           (size_t)LOOM_FUNCTION_STATS_V1_SIZE, sizeof(loom_function_stats_t));
+  LOOM_ASSERT_STATUS(loom_function_get_stats(f, &bad),
+                     LOOM_STATUS_INVALID_ARGUMENT, expected);
+  assert_int_equal(bad.planned_calls, 0);
+  bad.struct_size = 12;
+  LOOM_ASSERT_STATUS(loom_function_get_stats(f, &bad),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "out_stats->struct_size is 12, below the first "
+                     "version's");
+  assert_int_equal(bad.planned_calls, 0);
+  LOOM_ASSERT_STATUS(loom_function_get_stats(f, NULL),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "loom_function_get_stats: out_stats is NULL");
+  LOOM_ASSERT_STATUS(loom_function_get_stats(NULL, &current),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "loom_function_get_stats: function is NULL");
+  LOOM_ASSERT_OK(loom_context_remove_function(g_context, "versioned"));
+  loom_tensor_handle_release(x);
+  loom_tensor_handle_release(y);
+  loom_function_release(f);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(second_call_runs_the_plan),
+      cmocka_unit_test(stats_fill_only_the_fields_the_caller_has),
       cmocka_unit_test(new_shapes_and_registry_changes_make_the_plan_again),
       cmocka_unit_test(a_tape_around_a_call_runs_no_plan),
       cmocka_unit_test(dead_duplicate_and_constant_nodes_leave_the_plan),

@@ -65,8 +65,8 @@ static loom_status_t call2(const char* name, loom_tensor_handle_t* x,
 }
 
 static loom_function_stats_t stats_of(const loom_function_t* function) {
-  loom_function_stats_t stats;
-  loom_function_get_stats(function, &stats);
+  loom_function_stats_t stats = {.struct_size = sizeof(stats)};
+  LOOM_ASSERT_OK(loom_function_get_stats(function, &stats));
   return stats;
 }
 

@@ -488,6 +488,96 @@ static void gradient_through_pack_and_unpack(void** state) {
   loom_op_handler_release(tape);
 }
 
+// A tape entered OUTSIDE the parallel scope records the ops run inside it,
+// as one entered inside does (the scopes keep the tape on top of the
+// placing handler): the same loss as above, the same gradients.
+static void a_tape_outside_a_parallel_scope_records_its_ops(void** state) {
+  (void)state;
+  handle_t* a = vec3("CPU:0", 1, 2, 3);
+  handle_t* b0 = vec3("CPU:0", 0.5, 1, 2);
+  handle_t* b1 = vec3("CPU:1", 3, -1, 4);
+  handle_t* b = pack2(b0, b1);
+  handle_t* axis = loom_test_int32_scalar(g_ctx, 0);
+  loom_op_handler_t* tape = NULL;
+  LOOM_ASSERT_OK(loom_tape_create(g_ctx, NULL, &tape));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, tape));
+  LOOM_ASSERT_OK(loom_tape_watch(tape, a));
+  LOOM_ASSERT_OK(loom_tape_watch(tape, b));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, g_parallel));
+  handle_t* ab = run_ok("Mul", (handle_t*[]){a, b}, 2);
+  handle_t* sq = run_ok("Mul", (handle_t*[]){ab, ab}, 2);
+  handle_t* sum = run_ok("Sum", (handle_t*[]){sq, axis}, 2);
+  assert_true(loom_parallel_is_parallel_value(sum));
+  handle_t* parts[2] = {NULL, NULL};
+  LOOM_ASSERT_OK(loom_parallel_unpack(g_parallel, sum, parts, 2));
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  loom_tape_statistics_t statistics = {.struct_size = sizeof(statistics)};
+  LOOM_ASSERT_OK(loom_tape_statistics(tape, &statistics));
+  assert_true(statistics.num_ops >= 3);
+  handle_t* sources[2] = {a, b};
+  handle_t* grads[2] = {NULL, NULL};
+  LOOM_ASSERT_OK(loom_tape_gradient(tape, &parts[1], 1, sources, 2, NULL,
+                                    LOOM_UNCONNECTED_NONE, grads));
+  assert_non_null(grads[0]);
+  assert_non_null(grads[1]);
+  const double da[] = {18, 4, 96}, db0[] = {0, 0, 0}, db1[] = {6, -8, 72};
+  expect_values(grads[0], "CPU:0", da, 3);
+  expect_components(grads[1], db0, db1, 3);
+  handle_t* all[] = {a,  b0,  b1,       b,        axis,     ab,
+                     sq, sum, parts[0], parts[1], grads[0], grads[1]};
+  for (int i = 0; i < 12; ++i) loom_tensor_handle_release(all[i]);
+  loom_op_handler_release(tape);
+}
+
+// A tape entered OUTSIDE a device scope records the ops placed on the
+// device: loss = sum(a * a * b) run on CPU:1 (a, b on CPU:0), then
+// loss + loss on the CPU, in the tape's scope. PyTorch: a = [1, 2, 3],
+// b = [0.5, 1, 2]: loss = 22.5, dloss/da = 2ab = [1, 4, 12],
+// dloss/db = a^2 = [1, 4, 9].
+static void a_tape_outside_a_device_scope_records_its_ops(void** state) {
+  (void)state;
+  handle_t* a = vec3("CPU:0", 1, 2, 3);
+  handle_t* b = vec3("CPU:0", 0.5, 1, 2);
+  handle_t* axis = loom_test_int32_scalar(g_ctx, 0);
+  loom_op_handler_t* device = loom_context_find_handler(g_ctx, "CPU:1");
+  assert_non_null(device);
+  loom_op_handler_t* tape = NULL;
+  LOOM_ASSERT_OK(loom_tape_create(g_ctx, NULL, &tape));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, tape));
+  LOOM_ASSERT_OK(loom_tape_watch(tape, a));
+  LOOM_ASSERT_OK(loom_tape_watch(tape, b));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, device));
+  handle_t* aa = run_ok("Mul", (handle_t*[]){a, a}, 2);
+  handle_t* aab = run_ok("Mul", (handle_t*[]){aa, b}, 2);
+  handle_t* loss = run_ok("Sum", (handle_t*[]){aab, axis}, 2);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  // The result on CPU:1 used after the device scope, still in the tape's.
+  handle_t* twice = run_ok("AddV2", (handle_t*[]){loss, loss}, 2);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  const double loss_value[] = {22.5}, twice_value[] = {45};
+  expect_values(loss, "CPU:1", loss_value, 1);
+  expect_values(twice, "CPU:0", twice_value, 1);
+  loom_tape_statistics_t statistics = {.struct_size = sizeof(statistics)};
+  LOOM_ASSERT_OK(loom_tape_statistics(tape, &statistics));
+  assert_int_equal(statistics.num_ops, 4);
+  handle_t* sources[2] = {a, b};
+  handle_t* grads[2] = {NULL, NULL};
+  LOOM_ASSERT_OK(loom_tape_gradient(tape, &twice, 1, sources, 2, NULL,
+                                    LOOM_UNCONNECTED_NONE, grads));
+  assert_non_null(grads[0]);
+  assert_non_null(grads[1]);
+  // Twice PyTorch's gradients of the loss.
+  const double da[] = {2, 8, 24}, db[] = {2, 8, 18};
+  expect_values(grads[0], NULL, da, 3);
+  expect_values(grads[1], NULL, db, 3);
+  // Leaving the scopes leaves the stack as it was: ops run on the CPU.
+  assert_null(loom_context_scope_handler(g_ctx));
+  handle_t* all[] = {a, b, axis, aa, aab, loss, twice, grads[0], grads[1]};
+  for (int i = 0; i < 9; ++i) loom_tensor_handle_release(all[i]);
+  loom_op_handler_release(tape);
+}
+
 //===----------------------------------------------------------------------===//
 // Errors
 //===----------------------------------------------------------------------===//
@@ -627,6 +717,8 @@ int main(void) {
       cmocka_unit_test(reduce_scatter_and_all_to_all_between_components),
       cmocka_unit_test(copy_on_grad_sums_back_to_the_cpu),
       cmocka_unit_test(gradient_through_pack_and_unpack),
+      cmocka_unit_test(a_tape_outside_a_parallel_scope_records_its_ops),
+      cmocka_unit_test(a_tape_outside_a_device_scope_records_its_ops),
       cmocka_unit_test(copy_off_of_a_parallel_value_fails),
       cmocka_unit_test(mismatched_component_counts_fail),
       cmocka_unit_test(collective_with_mismatched_shapes_fails),

@@ -3,8 +3,11 @@
 // from shape inference, no data); eager tensors are captured and bound by
 // the function; a gradient tape inside the trace adds the gradient ops to
 // the function; stateful ops keep their order; a trace inside a trace is a
-// call in the outer body; the errors; and releasing functions, traces and
-// contexts in any order.
+// call in the outer body, whose results have the shapes of the callee's
+// body for the call's input shapes; a variable read has the variable's
+// declared shape (its handle data); printed programs note the inferred
+// types and call the functions they use; the errors; and releasing
+// functions, traces and contexts in any order.
 //
 // Reference values from NumPy / PyTorch (float32):
 //   (x*y+x)*c = [3.75, 10, -0.5]
@@ -12,6 +15,10 @@
 //   x*y+x = [1.875, -10, -1]; x*c+c = [5, 1, 0.75]
 //   d(sum(x*x + x*y))/dx = 2x+y = [3.25, 0, -2]
 //   v = [1, 2, 3]: v+x = [2.5, 0, 3.5]; v+2x = [4, -2, 4]
+//   V = arange(12).reshape(3, 4) * 0.5, W = arange(8).reshape(4, 2) - 3:
+//   V @ W = [[5, 8], [5, 16], [5, 24]]
+//   A = [[1.5, -2, 0.5], [0.25, 4, -3]]:
+//   A @ A.T = [[6.5, -9.125], [-9.125, 25.0625]]
 
 #include <string.h>
 
@@ -104,6 +111,51 @@ static loom_shape_t vector_shape(int64_t size) {
   loom_shape_t shape;
   LOOM_ASSERT_OK(loom_shape_initialize(&shape, &size, 1));
   return shape;
+}
+
+// A float matrix of rows x cols holding values.
+static loom_tensor_handle_t* matrix(int64_t rows, int64_t cols,
+                                    const float* values) {
+  int64_t dims[2] = {rows, cols};
+  loom_shape_t shape;
+  LOOM_ASSERT_OK(loom_shape_initialize(&shape, dims, 2));
+  loom_tensor_t* tensor = NULL;
+  LOOM_ASSERT_OK(loom_tensor_create_dense(loom_allocator_system(),
+                                          LOOM_DTYPE_FLOAT, &shape, &tensor));
+  memcpy(loom_tensor_data(tensor), values,
+         sizeof(float) * (size_t)(rows * cols));
+  loom_tensor_handle_t* handle = NULL;
+  LOOM_ASSERT_OK(loom_context_new_handle(g_context, tensor, &handle));
+  loom_tensor_release(tensor);
+  return handle;
+}
+
+// A variable of float and shape dims[0, rank) (rank LOOM_UNKNOWN_RANK:
+// unknown), made by VarHandleOp where the thread's scopes place it.
+static loom_tensor_handle_t* new_variable(const char* shared_name,
+                                          const int64_t* dims, int32_t rank) {
+  loom_eager_op_t* op = NULL;
+  LOOM_ASSERT_OK(loom_eager_op_create(g_context, "VarHandleOp", &op));
+  loom_op_attrs_t* attrs = loom_eager_op_attrs(op);
+  LOOM_ASSERT_OK(loom_op_attrs_set_dtype(attrs, "dtype", LOOM_DTYPE_FLOAT));
+  LOOM_ASSERT_OK(loom_op_attrs_set_shape(attrs, "shape", dims, rank));
+  LOOM_ASSERT_OK(loom_op_attrs_set_string(attrs, "shared_name", shared_name,
+                                          strlen(shared_name)));
+  loom_tensor_handle_t* variable = NULL;
+  int32_t count = 0;
+  LOOM_ASSERT_OK(loom_eager_op_execute(op, &variable, 1, &count));
+  loom_eager_op_destroy(op);
+  return variable;
+}
+
+static void expect_shape(loom_tensor_handle_t* handle, const int64_t* dims,
+                         int32_t rank) {
+  loom_tensor_metadata_t metadata;
+  LOOM_ASSERT_OK(loom_tensor_handle_metadata(handle, &metadata));
+  assert_int_equal(metadata.shape.rank, rank);
+  for (int32_t d = 0; d < rank; ++d) {
+    assert_int_equal(metadata.shape.dims[d], dims[d]);
+  }
 }
 
 // Traces f(x, y) = x * y + x over float vectors of 3.
@@ -690,6 +742,337 @@ static void a_trace_inside_a_trace_is_a_call(void** state) {
   }
 }
 
+// A variable read in a trace has the variable's declared shape (its
+// handle data), and so has what is computed from it: V [3, 4] read and
+// multiplied by W [4, 2] is [3, 2] while tracing, and the function gives
+// NumPy's V @ W when called.
+static void a_variable_read_has_the_variable_shape(void** state) {
+  (void)state;
+  static const int64_t kVDims[2] = {3, 4};
+  loom_tensor_handle_t* variable = new_variable("shape_v", kVDims, 2);
+  float v[12];
+  for (int i = 0; i < 12; ++i) v[i] = (float)i * 0.5f;
+  float w[8];
+  for (int i = 0; i < 8; ++i) w[i] = (float)i - 3;
+  loom_tensor_handle_t* initial = matrix(3, 4, v);
+  LOOM_ASSERT_OK(
+      run(g_context, "AssignVariableOp", variable, initial, "dtype", NULL));
+
+  loom_op_handler_t* trace = NULL;
+  LOOM_ASSERT_OK(loom_trace_create(g_context, "read_v", &trace));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_context, trace));
+  static const int64_t kWDims[2] = {4, 2};
+  loom_shape_t w_shape;
+  LOOM_ASSERT_OK(loom_shape_initialize(&w_shape, kWDims, 2));
+  loom_tensor_handle_t* x = NULL;
+  LOOM_ASSERT_OK(
+      loom_trace_add_parameter(trace, "w", LOOM_DTYPE_FLOAT, &w_shape, &x));
+  loom_tensor_handle_t* read = NULL;
+  LOOM_ASSERT_OK(
+      run(g_context, "ReadVariableOp", variable, NULL, "dtype", &read));
+  assert_true(loom_trace_is_symbolic(read));
+  expect_shape(read, kVDims, 2);
+  loom_tensor_handle_t* product = op2("MatMul", read, x);
+  static const int64_t kProductDims[2] = {3, 2};
+  expect_shape(product, kProductDims, 2);
+  // The assign's checks: the value's shape against the declared one (with
+  // validate_shape), the dtypes.
+  loom_eager_op_t* op = NULL;
+  LOOM_ASSERT_OK(loom_eager_op_create(g_context, "AssignVariableOp", &op));
+  LOOM_ASSERT_OK(
+      loom_op_attrs_set_bool(loom_eager_op_attrs(op), "validate_shape", true));
+  LOOM_ASSERT_OK(loom_eager_op_add_input(op, variable));
+  LOOM_ASSERT_OK(loom_eager_op_add_input(op, product));
+  int32_t count = 0;
+  LOOM_ASSERT_STATUS(loom_eager_op_execute(op, NULL, 0, &count),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "AssignVariableOp: Trying to assign to variable with "
+                     "tensor with wrong shape. Expected [3, 4] got [3, 2] "
+                     "(input 'resource' is a variable of shape [3, 4], input "
+                     "'value' has shape [3, 2])");
+  loom_eager_op_destroy(op);
+  LOOM_ASSERT_OK(loom_eager_op_create(g_context, "ReadVariableOp", &op));
+  LOOM_ASSERT_OK(loom_op_attrs_set_dtype(loom_eager_op_attrs(op), "dtype",
+                                         LOOM_DTYPE_INT32));
+  LOOM_ASSERT_OK(loom_eager_op_add_input(op, variable));
+  loom_tensor_handle_t* wrong = NULL;
+  LOOM_ASSERT_STATUS(loom_eager_op_execute(op, &wrong, 1, &count),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "ReadVariableOp: Trying to read variable with wrong "
+                     "dtype. Expected float got int32 (input 'resource' is a "
+                     "variable of float, attr 'dtype' is int32)");
+  loom_eager_op_destroy(op);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_context));
+  loom_function_t* function = NULL;
+  LOOM_ASSERT_OK(loom_trace_finish(trace, &product, 1, &function));
+  LOOM_ASSERT_OK(loom_context_add_function(g_context, function));
+  loom_function_release(function);
+  loom_op_handler_release(trace);
+
+  loom_tensor_handle_t* eager_w = matrix(4, 2, w);
+  loom_tensor_handle_t* called = op2("read_v", eager_w, NULL);
+  loom_tensor_t* tensor = NULL;
+  LOOM_ASSERT_OK(loom_context_resolve(g_context, called, &tensor));
+  static const float kExpected[6] = {5, 8, 5, 16, 5, 24};
+  assert_int_equal(loom_tensor_num_elements(tensor), 6);
+  for (int i = 0; i < 6; ++i) {
+    assert_true(((const float*)loom_tensor_data(tensor))[i] == kExpected[i]);
+  }
+  loom_tensor_release(tensor);
+  LOOM_ASSERT_OK(loom_context_remove_function(g_context, "read_v"));
+  loom_tensor_handle_t* handles[] = {called, eager_w, product, read,
+                                     x,      initial, variable};
+  for (size_t i = 0; i < sizeof(handles) / sizeof(handles[0]); ++i) {
+    loom_tensor_handle_release(handles[i]);
+  }
+}
+
+// A variable declared without a shape traces with an unknown shape; one
+// made in the trace (VarHandleOp recorded) has its attrs' shape, which the
+// printed program notes after each node.
+static void a_variable_without_a_shape_traces_unknown(void** state) {
+  (void)state;
+  loom_tensor_handle_t* unshaped =
+      new_variable("unshaped_v", NULL, LOOM_UNKNOWN_RANK);
+  loom_op_handler_t* trace = NULL;
+  LOOM_ASSERT_OK(loom_trace_create(g_context, "unshaped_read", &trace));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_context, trace));
+  loom_tensor_handle_t* read = NULL;
+  LOOM_ASSERT_OK(
+      run(g_context, "ReadVariableOp", unshaped, NULL, "dtype", &read));
+  loom_tensor_metadata_t metadata;
+  LOOM_ASSERT_OK(loom_tensor_handle_metadata(read, &metadata));
+  assert_int_equal(metadata.shape.rank, LOOM_UNKNOWN_RANK);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_context));
+  loom_function_t* function = NULL;
+  LOOM_ASSERT_OK(loom_trace_finish(trace, &read, 1, &function));
+  loom_function_release(function);
+  loom_op_handler_release(trace);
+  loom_tensor_handle_release(read);
+
+  LOOM_ASSERT_OK(loom_trace_create(g_context, "make_v", &trace));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_context, trace));
+  static const int64_t kDims[2] = {2, 5};
+  loom_tensor_handle_t* made = new_variable("traced_v", kDims, 2);
+  assert_true(loom_trace_is_symbolic(made));
+  loom_shape_t shape;
+  LOOM_ASSERT_OK(loom_shape_initialize(&shape, kDims, 2));
+  loom_tensor_handle_t* x = NULL;
+  LOOM_ASSERT_OK(
+      loom_trace_add_parameter(trace, "x", LOOM_DTYPE_FLOAT, &shape, &x));
+  LOOM_ASSERT_OK(run(g_context, "AssignVariableOp", made, x, "dtype", NULL));
+  LOOM_ASSERT_OK(run(g_context, "ReadVariableOp", made, NULL, "dtype", &read));
+  expect_shape(read, kDims, 2);
+  loom_tensor_handle_t* negated = op2("Neg", read, NULL);
+  expect_shape(negated, kDims, 2);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_context));
+  LOOM_ASSERT_OK(loom_trace_finish(trace, &negated, 1, &function));
+  char* text = NULL;
+  LOOM_ASSERT_OK(loom_trace_print_program(
+      g_context, function, loom_allocator_system(), &text, NULL));
+  assert_non_null(strstr(text,
+                         "\"tf.ReadVariableOp\"(%n0_0) {dtype = f32} : 1  "
+                         "// tensor<2x5xf32>"));
+  assert_non_null(
+      strstr(text, "\"tf.Neg\"(%n2_0) {T = f32} : 1  // tensor<2x5xf32>"));
+  // The text still parses as a program.
+  loom_program_t* program = NULL;
+  loom_program_location_t where;
+  LOOM_ASSERT_OK(loom_program_parse(loom_allocator_system(), "make_v.mlir",
+                                    text, strlen(text), &program, &where));
+  loom_program_destroy(program);
+  loom_allocator_free(loom_allocator_system(), text);
+  loom_function_release(function);
+  loom_op_handler_release(trace);
+  loom_tensor_handle_t* handles[] = {negated, read, x, made, unshaped};
+  for (size_t i = 0; i < sizeof(handles) / sizeof(handles[0]); ++i) {
+    loom_tensor_handle_release(handles[i]);
+  }
+}
+
+// MatMul(a, a, transpose_b=true) where the scopes place it.
+static loom_tensor_handle_t* gram(loom_tensor_handle_t* a) {
+  loom_eager_op_t* op = NULL;
+  LOOM_ASSERT_OK(loom_eager_op_create(g_context, "MatMul", &op));
+  LOOM_ASSERT_OK(
+      loom_op_attrs_set_bool(loom_eager_op_attrs(op), "transpose_b", true));
+  LOOM_ASSERT_OK(loom_eager_op_add_input(op, a));
+  LOOM_ASSERT_OK(loom_eager_op_add_input(op, a));
+  loom_tensor_handle_t* result = NULL;
+  int32_t count = 0;
+  LOOM_ASSERT_OK(loom_eager_op_execute(op, &result, 1, &count));
+  loom_eager_op_destroy(op);
+  return result;
+}
+
+// Traces `name`(a) = body(a) with parameter a of `shape` (NULL: unknown),
+// and adds it to the context.
+static void trace_unary(const char* name, const loom_shape_t* shape,
+                        loom_tensor_handle_t* (*body)(loom_tensor_handle_t*)) {
+  loom_op_handler_t* trace = NULL;
+  LOOM_ASSERT_OK(loom_trace_create(g_context, name, &trace));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_context, trace));
+  loom_tensor_handle_t* a = NULL;
+  LOOM_ASSERT_OK(
+      loom_trace_add_parameter(trace, "a", LOOM_DTYPE_FLOAT, shape, &a));
+  loom_tensor_handle_t* result = body(a);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_context));
+  loom_function_t* function = NULL;
+  LOOM_ASSERT_OK(loom_trace_finish(trace, &result, 1, &function));
+  LOOM_ASSERT_OK(loom_context_add_function(g_context, function));
+  loom_function_release(function);
+  loom_op_handler_release(trace);
+  loom_tensor_handle_release(result);
+  loom_tensor_handle_release(a);
+}
+
+static loom_tensor_handle_t* negated_gram(loom_tensor_handle_t* b) {
+  loom_tensor_handle_t* inner = op2("inner_gram", b, NULL);
+  loom_tensor_handle_t* result = op2("Neg", inner, NULL);
+  loom_tensor_handle_release(inner);
+  return result;
+}
+
+// A call in a trace has the shapes of the callee's body specialised for
+// the call's input shapes, through nested calls: inner_gram(a) = a @ a.T
+// and middle(b) = -inner_gram(b) are traced for any shape; outer(x) =
+// -middle(x) traced for x [2, 3] sees [2, 2] at each call, and its printed
+// program (the callees first, the calls as tfrt.call) notes them and runs
+// to NumPy's A @ A.T.
+static void a_call_in_a_trace_has_the_callee_shapes(void** state) {
+  (void)state;
+  trace_unary("inner_gram", NULL, gram);
+  trace_unary("middle", NULL, negated_gram);
+  loom_op_handler_t* trace = NULL;
+  LOOM_ASSERT_OK(loom_trace_create(g_context, "outer_gram", &trace));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_context, trace));
+  static const int64_t kXDims[2] = {2, 3};
+  loom_shape_t shape;
+  LOOM_ASSERT_OK(loom_shape_initialize(&shape, kXDims, 2));
+  loom_tensor_handle_t* x = NULL;
+  LOOM_ASSERT_OK(
+      loom_trace_add_parameter(trace, "x", LOOM_DTYPE_FLOAT, &shape, &x));
+  loom_tensor_handle_t* called = op2("middle", x, NULL);
+  assert_true(loom_trace_is_symbolic(called));
+  static const int64_t kGramDims[2] = {2, 2};
+  expect_shape(called, kGramDims, 2);
+  loom_tensor_handle_t* result = op2("Neg", called, NULL);
+  expect_shape(result, kGramDims, 2);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_context));
+  loom_function_t* function = NULL;
+  LOOM_ASSERT_OK(loom_trace_finish(trace, &result, 1, &function));
+  char* text = NULL;
+  size_t size = 0;
+  LOOM_ASSERT_OK(loom_trace_print_program(
+      g_context, function, loom_allocator_system(), &text, &size));
+  assert_int_equal(size, strlen(text));
+  // The callees come first, each once, inferred for their own (unknown)
+  // parameter shapes; the outer body for x [2, 3].
+  const char* inner = strstr(text, "func.func @inner_gram(");
+  const char* middle = strstr(text, "func.func @middle(");
+  const char* outer = strstr(text, "func.func @outer_gram(");
+  assert_non_null(inner);
+  assert_non_null(middle);
+  assert_non_null(outer);
+  assert_true(inner < middle && middle < outer);
+  assert_null(strstr(inner + 1, "func.func @inner_gram("));
+  assert_non_null(strstr(inner,
+                         "\"tf.MatMul\"(%arg0, %arg0) {T = f32, grad_a = "
+                         "false, grad_b = false, transpose_a = false, "
+                         "transpose_b = true} : 1  // tensor<?x?xf32>"));
+  assert_non_null(strstr(middle,
+                         "%n0_0 = tfrt.call @inner_gram(%arg0) : "
+                         "(!corert.tensorhandle) -> !corert.tensorhandle  // "
+                         "tensor<?x?xf32>"));
+  assert_non_null(strstr(outer,
+                         "%n0_0 = tfrt.call @middle(%arg0) : "
+                         "(!corert.tensorhandle) -> !corert.tensorhandle  // "
+                         "tensor<2x2xf32>"));
+  assert_non_null(strstr(outer,
+                         "\"tf.Neg\"(%n0_0) {T = f32} : 1  // "
+                         "tensor<2x2xf32>"));
+  // The program runs: A @ A.T.
+  loom_program_t* program = NULL;
+  loom_program_location_t where;
+  LOOM_ASSERT_OK(loom_program_parse(loom_allocator_system(), "gram.mlir", text,
+                                    size, &program, &where));
+  loom_program_executor_options_t options;
+  loom_program_executor_options_initialize(&options,
+                                           loom_context_host(g_context));
+  loom_program_executor_t* executor = NULL;
+  LOOM_ASSERT_OK(loom_program_executor_create(&options, &executor));
+  static const float kA[6] = {1.5f, -2, 0.5f, 0.25f, 4, -3};
+  loom_async_value_t* argument = NULL;
+  LOOM_ASSERT_OK(loom_program_value_create(loom_allocator_system(), &argument));
+  LOOM_ASSERT_OK(
+      loom_program_value_set_tensor_handle(argument, matrix(2, 3, kA)));
+  loom_async_value_t* value = NULL;
+  LOOM_ASSERT_OK(loom_program_executor_call(executor, program, "outer_gram",
+                                            &argument, 1, &value, 1));
+  loom_program_executor_quiesce(executor);
+  const loom_program_value_t* got = loom_program_value_get(value);
+  assert_non_null(got);
+  loom_tensor_t* tensor = NULL;
+  LOOM_ASSERT_OK(
+      loom_context_resolve(g_context, got->u.tensor_handle, &tensor));
+  static const float kExpected[4] = {6.5f, -9.125f, -9.125f, 25.0625f};
+  assert_int_equal(loom_tensor_num_elements(tensor), 4);
+  for (int i = 0; i < 4; ++i) {
+    assert_true(((const float*)loom_tensor_data(tensor))[i] == kExpected[i]);
+  }
+  loom_tensor_release(tensor);
+  loom_async_value_release(value);
+  loom_async_value_release(argument);
+  loom_program_executor_destroy(executor);
+  loom_program_destroy(program);
+  loom_allocator_free(loom_allocator_system(), text);
+  loom_function_release(function);
+  loom_op_handler_release(trace);
+  LOOM_ASSERT_OK(loom_context_remove_function(g_context, "middle"));
+  LOOM_ASSERT_OK(loom_context_remove_function(g_context, "inner_gram"));
+  loom_tensor_handle_t* handles[] = {result, called, x};
+  for (size_t i = 0; i < sizeof(handles) / sizeof(handles[0]); ++i) {
+    loom_tensor_handle_release(handles[i]);
+  }
+}
+
+static loom_tensor_handle_t* negated(loom_tensor_handle_t* a) {
+  return op2("Neg", a, NULL);
+}
+
+// A call whose input contradicts the callee's declared shape fails while
+// tracing, as the call would, naming the trace, the function and the
+// shapes; so does a shape error inside the callee's body.
+static void a_call_with_wrong_shapes_fails_in_the_trace(void** state) {
+  (void)state;
+  loom_shape_t three = vector_shape(3);
+  trace_unary("neg3", &three, negated);
+  trace_unary("inner_gram2", NULL, gram);
+  loom_op_handler_t* trace = NULL;
+  LOOM_ASSERT_OK(loom_trace_create(g_context, "caller", &trace));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_context, trace));
+  loom_shape_t four = vector_shape(4);
+  loom_tensor_handle_t* x = NULL;
+  LOOM_ASSERT_OK(
+      loom_trace_add_parameter(trace, "x", LOOM_DTYPE_FLOAT, &four, &x));
+  loom_tensor_handle_t* result = NULL;
+  LOOM_ASSERT_STATUS(run(g_context, "neg3", x, NULL, NULL, &result),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "function 'neg3': input 0 ('a') has shape [4], expected "
+                     "[3]");
+  assert_null(result);
+  LOOM_ASSERT_STATUS(run(g_context, "inner_gram2", x, NULL, NULL, &result),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "function 'inner_gram2': node 'MatMul_0' (MatMul)");
+  assert_null(result);
+  assert_int_equal(loom_trace_num_nodes(trace), 0);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_context));
+  loom_op_handler_release(trace);
+  loom_tensor_handle_release(x);
+  LOOM_ASSERT_OK(loom_context_remove_function(g_context, "neg3"));
+  LOOM_ASSERT_OK(loom_context_remove_function(g_context, "inner_gram2"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(a_traced_function_gives_the_eager_values),
@@ -702,6 +1085,10 @@ int main(void) {
       cmocka_unit_test(a_traced_function_prints_as_a_program),
       cmocka_unit_test(an_executing_trace_also_runs_the_ops),
       cmocka_unit_test(a_trace_inside_a_trace_is_a_call),
+      cmocka_unit_test(a_variable_read_has_the_variable_shape),
+      cmocka_unit_test(a_variable_without_a_shape_traces_unknown),
+      cmocka_unit_test(a_call_in_a_trace_has_the_callee_shapes),
+      cmocka_unit_test(a_call_with_wrong_shapes_fails_in_the_trace),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

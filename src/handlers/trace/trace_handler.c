@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "corert/resource_handle_data.h"
 #include "handlers/trace/trace_internal.h"
 
 typedef enum trace_op_kind_t {
@@ -76,6 +77,8 @@ loom_status_t loom__trace_make_value(loom_op_handler_t* handler,
       loom_allocator_calloc(base->allocator, sizeof(*value), (void**)&value));
   value->trace = base->shared;
   snprintf(value->ref, sizeof(value->ref), "%s", ref);
+  value->handle_data = (loom_handle_data_t){.dtype = LOOM_DTYPE_INVALID,
+                                            .shape = loom_shape_unknown()};
   loom_status_t status =
       loom_tensor_handle_create_representation(handler, metadata, value, out);
   if (status) {
@@ -209,6 +212,13 @@ loom_status_t loom__trace_capture(loom_op_handler_t* handler,
     snprintf(ref, sizeof(ref), "captured_%d", index);
     status = loom__trace_make_value(handler, ref, &metadata, constant, out);
   }
+  if (!status && metadata.dtype == LOOM_DTYPE_RESOURCE) {
+    // A variable's handle keeps its declared dtype and shape, so that reads
+    // in the body have the variable's shape.
+    loom__trace_value_t* value = loom_tensor_handle_representation(*out);
+    loom_handle_data_t data;
+    if (loom__resource_handle_data(constant, &data)) value->handle_data = data;
+  }
   if (!status && trace->execute) {
     loom__trace_value_t* value = loom_tensor_handle_representation(*out);
     loom_tensor_handle_retain(source);
@@ -302,8 +312,8 @@ static loom_status_t trace_execute_function_call(loom_op_handler_t* handler,
       trace->context, call->function_name, &function));
   // Called by name, the function binds its captured values itself.
   loom_status_t status = loom__trace_record_call(
-      handler, loom_function_signature(function), call->inputs,
-      call->num_inputs - call->num_captured, results, call->num_outputs);
+      handler, function, call->inputs, call->num_inputs - call->num_captured,
+      results, call->num_outputs);
   loom_function_release(function);
   *out_taken = !status;
   return status;

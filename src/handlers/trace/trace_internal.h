@@ -10,6 +10,7 @@
 
 #include "base/ref_count.h"
 #include "frontend/passthrough_handler.h"
+#include "loom/shape_inference.h"
 #include "loom/trace.h"
 
 // The length of a reference to a value of the body ("node:out:index").
@@ -62,6 +63,10 @@ typedef struct loom__trace_value_t {
   // In an executing trace, the value computed while tracing (a tensor of
   // the outer handler, retained), or NULL.
   loom_tensor_handle_t* concrete;
+  // A resource's handle data (a variable's dtype and shape) when known:
+  // from a captured variable's declaration or a traced VarHandleOp's attrs.
+  // dtype LOOM_DTYPE_INVALID: unknown.
+  loom_handle_data_t handle_data;
 } loom__trace_value_t;
 
 // The trace of `handler` when it is a trace handler, else NULL.
@@ -92,14 +97,15 @@ LOOM_MUST_USE_RESULT loom_status_t
 loom__trace_record(loom_op_handler_t* handler, loom_op_invocation_t* invocation,
                    loom_prepared_op_t* outer_op);
 
-// Records a call of the function whose signature is `def` on
-// inputs[0, n) (values of the trace, or tensors it captures) as one node,
-// and writes its m symbolic results (new references; their shapes are
-// unknown). Nothing is written on error.
-LOOM_MUST_USE_RESULT loom_status_t
-loom__trace_record_call(loom_op_handler_t* handler, const loom_op_def_t* def,
-                        loom_tensor_handle_t* const* inputs, int32_t n,
-                        loom_tensor_handle_t** results, int32_t m);
+// Records a call of `function` on inputs[0, n) (values of the trace, or
+// tensors it captures; the function binds its own captures) as one node,
+// and writes its m symbolic results (new references), their shapes
+// inferred from the function's body for the inputs' shapes
+// (function/function_shapes.h). Nothing is written on error.
+LOOM_MUST_USE_RESULT loom_status_t loom__trace_record_call(
+    loom_op_handler_t* handler, const loom_function_t* function,
+    loom_tensor_handle_t* const* inputs, int32_t n,
+    loom_tensor_handle_t** results, int32_t m);
 
 // A new trace handler (trace_api.c checks the arguments).
 LOOM_MUST_USE_RESULT loom_status_t

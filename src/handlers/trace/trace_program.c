@@ -9,16 +9,35 @@
 #include "base/text.h"
 #include "function/function_capture.h"
 #include "function/function_internal.h"
+#include "function/function_shapes.h"
 #include "function/program_dtype.h"
 #include "handlers/trace/trace_internal.h"
 #include "loom/op_signature.h"
 
 typedef struct printer_t {
-  loom__text_t text;
+  loom__text_t* text;  // the program's
   const loom_function_t* function;
   loom_op_registry_t* registry;
   const loom_op_def_t** defs;  // per node
+  // Per node: the function it calls (retained), or NULL: an op.
+  loom_function_t** callees;
+  // The body's static shapes, noted after each node, or NULL.
+  loom__function_shapes_t* shapes;
 } printer_t;
+
+// The functions a program holds: the called ones before their callers.
+typedef struct program_printer_t {
+  loom_context_t* context;
+  loom_allocator_t allocator;
+  loom_op_registry_t* registry;
+  loom__text_t text;
+  printer_t* functions;
+  int32_t num_functions;
+  int32_t capacity;
+  // The calls being collected, to refuse recursion.
+  const loom_function_t* visiting[LOOM_FUNCTION_MAX_CALL_DEPTH + 1];
+  int32_t depth;
+} program_printer_t;
 
 static loom_status_t unprintable(const printer_t* p, const char* what,
                                  const char* detail) {
@@ -32,7 +51,7 @@ static loom_status_t print_dtype(printer_t* p, loom_dtype_t dtype,
                                  const char* what) {
   const char* spelling = loom__program_dtype_spelling(dtype);
   if (!spelling) return unprintable(p, what, loom_dtype_name(dtype));
-  loom__text_append(&p->text, "%s", spelling);
+  loom__text_append(p->text, "%s", spelling);
   return loom_ok_status();
 }
 
@@ -41,7 +60,7 @@ static void print_double(printer_t* p, double value) {
   snprintf(number, sizeof(number), "%.17g", value);
   // MLIR's float literals have a point or an exponent.
   bool is_float = strpbrk(number, ".eEni") != NULL;
-  loom__text_append(&p->text, "%s%s", number, is_float ? "" : ".0");
+  loom__text_append(p->text, "%s%s", number, is_float ? "" : ".0");
 }
 
 // dense<...> : tensor<2x3xf32>, for a dense numeric host tensor.
@@ -56,25 +75,25 @@ static loom_status_t print_tensor(printer_t* p, const loom_tensor_t* tensor,
   const loom_shape_t* shape = loom_tensor_shape(tensor);
   int64_t n = loom_tensor_num_elements(tensor);
   const void* data = loom_tensor_data(tensor);
-  loom__text_append(&p->text, "dense<%s", shape->rank > 0 ? "[" : "");
+  loom__text_append(p->text, "dense<%s", shape->rank > 0 ? "[" : "");
   for (int64_t i = 0; i < n; ++i) {
-    if (i) loom__text_append(&p->text, ", ");
+    if (i) loom__text_append(p->text, ", ");
     if (dtype == LOOM_DTYPE_FLOAT) print_double(p, ((const float*)data)[i]);
     if (dtype == LOOM_DTYPE_DOUBLE) print_double(p, ((const double*)data)[i]);
     if (dtype == LOOM_DTYPE_INT32) {
-      loom__text_append(&p->text, "%d", ((const int32_t*)data)[i]);
+      loom__text_append(p->text, "%d", ((const int32_t*)data)[i]);
     }
     if (dtype == LOOM_DTYPE_INT64) {
-      loom__text_append(&p->text, "%lld", (long long)((const int64_t*)data)[i]);
+      loom__text_append(p->text, "%lld", (long long)((const int64_t*)data)[i]);
     }
   }
-  loom__text_append(&p->text, "%s> : tensor<", shape->rank > 0 ? "]" : "");
+  loom__text_append(p->text, "%s> : tensor<", shape->rank > 0 ? "]" : "");
   const int64_t* dims = loom_shape_dims(shape);
   for (int32_t d = 0; d < shape->rank; ++d) {
-    loom__text_append(&p->text, "%lldx", (long long)dims[d]);
+    loom__text_append(p->text, "%lldx", (long long)dims[d]);
   }
   LOOM_RETURN_IF_ERROR(print_dtype(p, dtype, what));
-  loom__text_append(&p->text, ">");
+  loom__text_append(p->text, ">");
   return loom_ok_status();
 }
 
@@ -83,43 +102,48 @@ static loom_status_t print_attr(printer_t* p, const char* node,
                                 const loom_attr_value_t* value) {
   char what[256];
   snprintf(what, sizeof(what), "node '%s', attr '%s'", node, name);
-  loom__text_append(&p->text, "%s = ", name);
+  loom__text_append(p->text, "%s = ", name);
   if (value->is_list) {
+    // An empty list of any kind reads back as an empty list.
+    if (value->count == 0) {
+      loom__text_append(p->text, "[]");
+      return loom_ok_status();
+    }
     if (value->kind != LOOM_ATTR_KIND_I64 &&
         value->kind != LOOM_ATTR_KIND_DTYPE) {
       return unprintable(p, what, "a list of this kind");
     }
-    loom__text_append(&p->text, "[");
+    loom__text_append(p->text, "[");
     for (int64_t i = 0; i < value->count; ++i) {
-      if (i) loom__text_append(&p->text, ", ");
+      if (i) loom__text_append(p->text, ", ");
       if (value->kind == LOOM_ATTR_KIND_I64) {
-        loom__text_append(&p->text, "%lld : i64",
+        loom__text_append(p->text, "%lld : i64",
                           (long long)((const int64_t*)value->u.list)[i]);
       } else {
         LOOM_RETURN_IF_ERROR(
             print_dtype(p, ((const loom_dtype_t*)value->u.list)[i], what));
       }
     }
-    loom__text_append(&p->text, "]");
+    loom__text_append(p->text, "]");
     return loom_ok_status();
   }
   switch (value->kind) {
     case LOOM_ATTR_KIND_BOOL:
-      loom__text_append(&p->text, "%s", value->u.b ? "true" : "false");
+      loom__text_append(p->text, "%s", value->u.b ? "true" : "false");
       return loom_ok_status();
     case LOOM_ATTR_KIND_I32:
-      loom__text_append(&p->text, "%d : i32", value->u.i32);
+      loom__text_append(p->text, "%d : i32", value->u.i32);
       return loom_ok_status();
     case LOOM_ATTR_KIND_I64:
-      loom__text_append(&p->text, "%lld : i64", (long long)value->u.i64);
+      loom__text_append(p->text, "%lld : i64", (long long)value->u.i64);
       return loom_ok_status();
     case LOOM_ATTR_KIND_F32:
       print_double(p, value->u.f32);
-      loom__text_append(&p->text, " : f32");
+      loom__text_append(p->text, " : f32");
       return loom_ok_status();
     case LOOM_ATTR_KIND_F64:
       print_double(p, value->u.f64);
-      loom__text_append(&p->text, " : f64");
+      loom__text_append(p->text, " : f64");
       return loom_ok_status();
     case LOOM_ATTR_KIND_DTYPE:
       return print_dtype(p, value->u.dtype, what);
@@ -130,25 +154,25 @@ static loom_status_t print_attr(printer_t* p, const char* node,
           return unprintable(p, what, "a string with quotes or escapes");
         }
       }
-      loom__text_append(&p->text, "\"%.*s\"", (int)value->u.string.size,
+      loom__text_append(p->text, "\"%.*s\"", (int)value->u.string.size,
                         value->u.string.data);
       return loom_ok_status();
     case LOOM_ATTR_KIND_SHAPE:
       if (value->u.shape.rank < 0) {
-        loom__text_append(&p->text, "#corert.shape<*>");
+        loom__text_append(p->text, "#corert.shape<*>");
         return loom_ok_status();
       }
-      loom__text_append(&p->text, "#corert.shape<");
+      loom__text_append(p->text, "#corert.shape<");
       for (int32_t d = 0; d < value->u.shape.rank; ++d) {
         int64_t dim = value->u.shape.dims[d];
-        if (d) loom__text_append(&p->text, "x");
+        if (d) loom__text_append(p->text, "x");
         if (dim < 0) {
-          loom__text_append(&p->text, "?");
+          loom__text_append(p->text, "?");
         } else {
-          loom__text_append(&p->text, "%lld", (long long)dim);
+          loom__text_append(p->text, "%lld", (long long)dim);
         }
       }
-      loom__text_append(&p->text, ">");
+      loom__text_append(p->text, ">");
       return loom_ok_status();
     case LOOM_ATTR_KIND_TENSOR:
       return print_tensor(p, value->u.tensor, what);
@@ -164,9 +188,9 @@ static loom_status_t print_ref(printer_t* p, const loom__function_ref_t* ref) {
   if (ref->node < 0) {
     int32_t visible = f->num_inputs - loom__function_num_captures(f);
     if (ref->input < visible) {
-      loom__text_append(&p->text, "%%arg%d", ref->input);
+      loom__text_append(p->text, "%%arg%d", ref->input);
     } else {
-      loom__text_append(&p->text, "%%cap%d", ref->input - visible);
+      loom__text_append(p->text, "%%cap%d", ref->input - visible);
     }
     return loom_ok_status();
   }
@@ -180,47 +204,117 @@ static loom_status_t print_ref(printer_t* p, const loom__function_ref_t* ref) {
     stop = start + 1;
   }
   for (int32_t i = start; i < stop; ++i) {
-    loom__text_append(&p->text, "%s%%n%d_%d", i > start ? ", " : "", ref->node,
+    loom__text_append(p->text, "%s%%n%d_%d", i > start ? ", " : "", ref->node,
                       i);
   }
   return loom_ok_status();
 }
 
+// "tensor<3x?xf32>" ("tensor<*xf32>": unknown rank); false when the dtype
+// has no spelling.
+static bool print_tensor_type(printer_t* p, loom_dtype_t dtype,
+                              const loom_shape_t* shape) {
+  const char* spelling = loom__program_dtype_spelling(dtype);
+  if (!spelling) return false;
+  loom__text_append(p->text, "tensor<");
+  if (shape->rank < 0) loom__text_append(p->text, "*x");
+  const int64_t* dims = loom_shape_dims(shape);
+  for (int32_t d = 0; d < shape->rank; ++d) {
+    if (dims[d] < 0) {
+      loom__text_append(p->text, "?x");
+    } else {
+      loom__text_append(p->text, "%lldx", (long long)dims[d]);
+    }
+  }
+  loom__text_append(p->text, "%s>", spelling);
+  return true;
+}
+
+// A comment with the types of the node's results as far as known before
+// the function runs ("// tensor<3x4xf32>"), so that a reader sees the
+// shapes the trace inferred.
+static void print_result_types(printer_t* p, int32_t index, int32_t count) {
+  if (!p->shapes || count <= 0) return;
+  const loom__function_static_value_t* values = NULL;
+  if (loom__function_shapes_node(p->shapes, index, &values) != count) return;
+  for (int32_t i = 0; i < count; ++i) {
+    if (!loom__program_dtype_spelling(values[i].dtype)) return;
+  }
+  loom__text_append(p->text, "  //");
+  for (int32_t i = 0; i < count; ++i) {
+    loom__text_append(p->text, "%s", i ? ", " : " ");
+    print_tensor_type(p, values[i].dtype, &values[i].shape);
+  }
+}
+
+// A node calling a function of the program: tfrt.call of its func.func
+// (its captured values are its own constants).
+static loom_status_t print_call(printer_t* p, int32_t index) {
+  const loom__function_node_t* node = &p->function->nodes[index];
+  const loom_function_t* callee = p->callees[index];
+  int32_t count = callee->num_outputs;
+  int32_t arity = callee->num_inputs - loom__function_num_captures(callee);
+  loom__text_append(p->text, "  ");
+  for (int32_t i = 0; i < count; ++i) {
+    loom__text_append(p->text, "%s%%n%d_%d", i ? ", " : "", index, i);
+  }
+  loom__text_append(p->text, " = tfrt.call @%s(", callee->name);
+  for (int32_t i = 0; i < node->num_inputs; ++i) {
+    if (i) loom__text_append(p->text, ", ");
+    LOOM_RETURN_IF_ERROR(print_ref(p, &node->inputs[i]));
+  }
+  loom__text_append(p->text, ") : (");
+  for (int32_t i = 0; i < arity; ++i) {
+    loom__text_append(p->text, "%s!corert.tensorhandle", i ? ", " : "");
+  }
+  loom__text_append(p->text, ") -> %s", count > 1 ? "(" : "");
+  for (int32_t i = 0; i < count; ++i) {
+    loom__text_append(p->text, "%s!corert.tensorhandle", i ? ", " : "");
+  }
+  loom__text_append(p->text, "%s", count > 1 ? ")" : "");
+  print_result_types(p, index, count);
+  loom__text_append(p->text, "\n");
+  return loom_ok_status();
+}
+
 static loom_status_t print_node(printer_t* p, int32_t index, int32_t* chain) {
+  if (p->callees[index]) return print_call(p, index);
   const loom__function_node_t* node = &p->function->nodes[index];
   const loom_op_def_t* def = p->defs[index];
   int32_t count = 0;
   LOOM_RETURN_IF_ERROR(
       loom_op_def_flat_types(def, &node->attrs, true, NULL, 0, &count));
-  loom__text_append(&p->text, "  ");
+  loom__text_append(p->text, "  ");
   bool seq = def->is_stateful;
   if (seq)
-    loom__text_append(&p->text, "%%ch%d%s", *chain + 1, count ? ", " : "");
+    loom__text_append(p->text, "%%ch%d%s", *chain + 1, count ? ", " : "");
   for (int32_t i = 0; i < count; ++i) {
-    loom__text_append(&p->text, "%s%%n%d_%d", i ? ", " : "", index, i);
+    loom__text_append(p->text, "%s%%n%d_%d", i ? ", " : "", index, i);
   }
-  if (seq || count) loom__text_append(&p->text, " = ");
+  if (seq || count) loom__text_append(p->text, " = ");
   if (seq) {
-    loom__text_append(&p->text, "corert.executeop.seq(%%cpu, %%ch%d)", *chain);
+    loom__text_append(p->text, "corert.executeop.seq(%%cpu, %%ch%d)", *chain);
     ++*chain;
   } else {
-    loom__text_append(&p->text, "corert.executeop(%%cpu)");
+    loom__text_append(p->text, "corert.executeop(%%cpu)");
   }
-  loom__text_append(&p->text, " \"tf.%s\"(", node->op);
+  loom__text_append(p->text, " \"tf.%s\"(", node->op);
   for (int32_t i = 0; i < node->num_inputs; ++i) {
-    if (i) loom__text_append(&p->text, ", ");
+    if (i) loom__text_append(p->text, ", ");
     LOOM_RETURN_IF_ERROR(print_ref(p, &node->inputs[i]));
   }
-  loom__text_append(&p->text, ")");
+  loom__text_append(p->text, ")");
   size_t num_attrs = loom_op_attrs_count(&node->attrs);
   for (size_t a = 0; a < num_attrs; ++a) {
     const char* name = NULL;
     loom_attr_value_t value;
     if (!loom_op_attrs_entry_at(&node->attrs, a, &name, &value)) continue;
-    loom__text_append(&p->text, "%s", a ? ", " : " {");
+    loom__text_append(p->text, "%s", a ? ", " : " {");
     LOOM_RETURN_IF_ERROR(print_attr(p, node->name, name, &value));
   }
-  loom__text_append(&p->text, "%s : %d\n", num_attrs ? "}" : "", count);
+  loom__text_append(p->text, "%s : %d", num_attrs ? "}" : "", count);
+  print_result_types(p, index, count);
+  loom__text_append(p->text, "\n");
   return loom_ok_status();
 }
 
@@ -231,19 +325,19 @@ static loom_status_t print_function(printer_t* p) {
   }
   int32_t num_captures = loom__function_num_captures(f);
   int32_t visible = f->num_inputs - num_captures;
-  loom__text_append(&p->text, "func.func @%s(", f->name);
+  loom__text_append(p->text, "func.func @%s(", f->name);
   for (int32_t i = 0; i < visible; ++i) {
     if (f->inputs[i].type_attr) {
       return unprintable(p, "its inputs", "an input typed by an attr");
     }
-    loom__text_append(&p->text, "%s%%arg%d: !corert.tensorhandle",
-                      i ? ", " : "", i);
+    loom__text_append(p->text, "%s%%arg%d: !corert.tensorhandle", i ? ", " : "",
+                      i);
   }
-  loom__text_append(&p->text, ") -> (");
+  loom__text_append(p->text, ") -> (");
   for (int32_t o = 0; o < f->num_outputs; ++o) {
-    loom__text_append(&p->text, "%s!corert.tensorhandle", o ? ", " : "");
+    loom__text_append(p->text, "%s!corert.tensorhandle", o ? ", " : "");
   }
-  loom__text_append(&p->text,
+  loom__text_append(p->text,
                     ") {\n  %%ch0 = tfrt.new.chain\n"
                     "  %%cpu = corert.get_op_handler %%ch0 \"cpu\"\n");
   for (int32_t c = 0; c < num_captures; ++c) {
@@ -255,26 +349,151 @@ static loom_status_t print_function(printer_t* p) {
       return unprintable(p, what, "a resource (a variable's handle)");
     }
     LOOM_RETURN_IF_ERROR(loom_tensor_handle_resolve(handle, &tensor));
-    loom__text_append(&p->text, "  %%cap%d = corert.const_dense_tensor ", c);
+    loom__text_append(p->text, "  %%cap%d = corert.const_dense_tensor ", c);
     loom_status_t status = print_tensor(p, tensor, what);
     loom_tensor_release(tensor);
     LOOM_RETURN_IF_ERROR(status);
-    loom__text_append(&p->text, "\n");
+    loom__text_append(p->text, "\n");
   }
   int32_t chain = 0;
   for (int32_t i = 0; i < f->num_nodes; ++i) {
     LOOM_RETURN_IF_ERROR(print_node(p, f->order[i], &chain));
   }
-  loom__text_append(&p->text, "  tfrt.return ");
+  loom__text_append(p->text, "  tfrt.return ");
   for (int32_t o = 0; o < f->num_outputs; ++o) {
-    if (o) loom__text_append(&p->text, ", ");
+    if (o) loom__text_append(p->text, ", ");
     LOOM_RETURN_IF_ERROR(print_ref(p, &f->sources[o]));
   }
-  loom__text_append(&p->text, " : ");
+  loom__text_append(p->text, " : ");
   for (int32_t o = 0; o < f->num_outputs; ++o) {
-    loom__text_append(&p->text, "%s!corert.tensorhandle", o ? ", " : "");
+    loom__text_append(p->text, "%s!corert.tensorhandle", o ? ", " : "");
   }
-  loom__text_append(&p->text, "\n}\n");
+  loom__text_append(p->text, "\n}\n");
+  return loom_ok_status();
+}
+
+// The body's shapes for the function's declared input shapes; *out NULL
+// when they cannot be inferred.
+static loom_status_t infer_declared_shapes(loom_context_t* context,
+                                           const loom_function_t* function,
+                                           loom_allocator_t allocator,
+                                           loom__function_shapes_t** out) {
+  *out = NULL;
+  int32_t visible =
+      function->num_inputs - loom__function_num_captures(function);
+  loom__function_static_value_t* inputs = NULL;
+  LOOM_RETURN_IF_ERROR(loom_allocator_calloc(
+      allocator, sizeof(*inputs) * ((size_t)visible + 1), (void**)&inputs));
+  for (int32_t i = 0; i < visible; ++i) {
+    const loom__function_arg_t* arg = &function->inputs[i];
+    inputs[i] = (loom__function_static_value_t){
+        .dtype = arg->dtype,
+        .shape = arg->has_shape ? arg->shape : loom_shape_unknown(),
+        .handle_data = {.dtype = LOOM_DTYPE_INVALID,
+                        .shape = loom_shape_unknown()},
+    };
+  }
+  loom_status_t status =
+      loom__function_shapes_infer(context, function, inputs, visible, out);
+  loom_allocator_free(allocator, inputs);
+  // A body whose shape functions fail prints all the same (without them):
+  // printing is not calling.
+  loom_status_free(status);
+  return loom_ok_status();
+}
+
+static void free_printer(loom_allocator_t allocator, printer_t* p) {
+  for (int32_t i = 0; p->callees && i < p->function->num_nodes; ++i) {
+    loom_function_release(p->callees[i]);
+  }
+  loom_allocator_free(allocator, p->callees);
+  loom_allocator_free(allocator, p->defs);
+  loom__function_shapes_destroy(p->shapes);
+}
+
+// Adds `function` to the program after the functions it calls (each
+// function once).
+static loom_status_t collect(program_printer_t* pp,
+                             const loom_function_t* function) {
+  for (int32_t i = 0; i < pp->num_functions; ++i) {
+    if (pp->functions[i].function == function) return loom_ok_status();
+  }
+  printer_t p = {
+      .text = &pp->text,
+      .function = function,
+      .registry = pp->registry,
+  };
+  for (int32_t i = 0; i < pp->depth; ++i) {
+    if (pp->visiting[i] == function) {
+      return unprintable(&p, "its body", "a recursive call");
+    }
+  }
+  if (pp->depth >= LOOM_FUNCTION_MAX_CALL_DEPTH) {
+    return unprintable(&p, "its body", "calls nested this deep");
+  }
+  size_t slots = (size_t)function->num_nodes + 1;
+  loom_status_t status = loom_allocator_calloc(
+      pp->allocator, sizeof(*p.defs) * slots, (void**)&p.defs);
+  if (!status) {
+    status = loom_allocator_calloc(pp->allocator, sizeof(*p.callees) * slots,
+                                   (void**)&p.callees);
+  }
+  pp->visiting[pp->depth++] = function;
+  for (int32_t i = 0; !status && i < function->num_nodes; ++i) {
+    const loom__function_node_t* node = &function->nodes[i];
+    p.defs[i] = loom_op_registry_find(p.registry, node->op);
+    if (p.defs[i]) continue;
+    loom_status_t found =
+        loom_context_find_function(pp->context, node->op, &p.callees[i]);
+    if (found) {
+      loom_status_free(found);
+      status = unprintable(&p, node->name,
+                           "a node that is neither a registered op nor a "
+                           "function of the context");
+    } else if (p.callees[i]->stateful) {
+      // A tfrt.call carries no chain: the callee's stateful ops would lose
+      // their order with the caller's.
+      status = unprintable(&p, node->name, "a call of a stateful function");
+    } else {
+      p.defs[i] = loom_function_signature(p.callees[i]);
+      status = collect(pp, p.callees[i]);
+    }
+  }
+  --pp->depth;
+  // The shapes each node's results have for the declared input shapes
+  // (best effort: a body that cannot be inferred prints without them).
+  if (!status) {
+    status =
+        infer_declared_shapes(pp->context, function, pp->allocator, &p.shapes);
+  }
+  if (!status && pp->num_functions == pp->capacity) {
+    int32_t capacity = pp->capacity ? 2 * pp->capacity : 4;
+    printer_t* grown = NULL;
+    status = loom_allocator_calloc(
+        pp->allocator, sizeof(*grown) * (size_t)capacity, (void**)&grown);
+    if (!status) {
+      if (pp->num_functions) {
+        memcpy(grown, pp->functions,
+               sizeof(*grown) * (size_t)pp->num_functions);
+      }
+      loom_allocator_free(pp->allocator, pp->functions);
+      pp->functions = grown;
+      pp->capacity = capacity;
+    }
+  }
+  if (status) {
+    free_printer(pp->allocator, &p);
+    return status;
+  }
+  pp->functions[pp->num_functions++] = p;
+  return loom_ok_status();
+}
+
+static loom_status_t print_all(program_printer_t* pp) {
+  for (int32_t i = 0; i < pp->num_functions; ++i) {
+    if (i) loom__text_append(&pp->text, "\n");
+    LOOM_RETURN_IF_ERROR(print_function(&pp->functions[i]));
+  }
   return loom_ok_status();
 }
 
@@ -291,38 +510,36 @@ loom_status_t loom_trace_print_program(loom_context_t* context,
   }
   *out_text = NULL;
   if (out_size) *out_size = 0;
-  printer_t p = {
-      .function = function,
-      .registry = loom_runtime_ops(loom_context_runtime(context)),
-  };
-  LOOM_RETURN_IF_ERROR(loom_allocator_calloc(
-      allocator, sizeof(*p.defs) * (size_t)(function->num_nodes + 1),
-      (void**)&p.defs));
-  loom_status_t status = loom_ok_status();
-  for (int32_t i = 0; !status && i < function->num_nodes; ++i) {
-    p.defs[i] = loom_op_registry_find(p.registry, function->nodes[i].op);
-    if (!p.defs[i]) {
-      status = unprintable(&p, function->nodes[i].name,
-                           "a node that is not a registered op");
-    }
-  }
+  program_printer_t* pp = NULL;
+  LOOM_RETURN_IF_ERROR(
+      loom_allocator_calloc(allocator, sizeof(*pp), (void**)&pp));
+  pp->context = context;
+  pp->allocator = allocator;
+  pp->registry = loom_runtime_ops(loom_context_runtime(context));
+  loom_status_t status = collect(pp, function);
   // Measured first, then written.
-  if (!status) status = print_function(&p);
+  if (!status) status = print_all(pp);
   char* text = NULL;
   if (!status) {
-    status = loom_allocator_malloc(allocator, p.text.length + 1, (void**)&text);
+    status =
+        loom_allocator_malloc(allocator, pp->text.length + 1, (void**)&text);
   }
   if (!status) {
-    size_t length = p.text.length;
-    p.text = (loom__text_t){.buffer = text, .capacity = length + 1};
-    status = print_function(&p);
+    size_t length = pp->text.length;
+    pp->text = (loom__text_t){.buffer = text, .capacity = length + 1};
+    status = print_all(pp);
   }
-  loom_allocator_free(allocator, p.defs);
+  size_t length = pp->text.length;
+  for (int32_t i = 0; i < pp->num_functions; ++i) {
+    free_printer(allocator, &pp->functions[i]);
+  }
+  loom_allocator_free(allocator, pp->functions);
+  loom_allocator_free(allocator, pp);
   if (status) {
     loom_allocator_free(allocator, text);
     return status;
   }
   *out_text = text;
-  if (out_size) *out_size = p.text.length;
+  if (out_size) *out_size = length;
   return loom_ok_status();
 }

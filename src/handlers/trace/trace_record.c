@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "function/function_shapes.h"
 #include "handlers/trace/trace_internal.h"
 #include "loom/op_signature.h"
 #include "loom/shape_inference.h"
@@ -21,6 +22,9 @@ typedef struct record_t {
   const char** input_refs;  // n + 1 (a control input)
   loom_dtype_t* output_dtypes;
   loom_shape_t* output_shapes;
+  // Resources' handle data (dtype LOOM_DTYPE_INVALID: unknown).
+  loom_handle_data_t* input_handle_data;
+  loom_handle_data_t* output_handle_data;
   char control[sizeof(((loom__trace_t*)0)->last_stateful) + 1];
 } record_t;
 
@@ -41,6 +45,17 @@ static loom_status_t allocate_record(loom_allocator_t allocator, int32_t n,
                                              (void**)&record->input_concrete));
   LOOM_RETURN_IF_ERROR(loom_allocator_calloc(
       allocator, sizeof(loom_dtype_t) * out, (void**)&record->output_dtypes));
+  LOOM_RETURN_IF_ERROR(
+      loom_allocator_calloc(allocator, sizeof(loom_handle_data_t) * in,
+                            (void**)&record->input_handle_data));
+  LOOM_RETURN_IF_ERROR(
+      loom_allocator_calloc(allocator, sizeof(loom_handle_data_t) * out,
+                            (void**)&record->output_handle_data));
+  // Unknown until inferred: what a call node's results keep.
+  for (size_t k = 0; k < out; ++k) {
+    record->output_handle_data[k] = (loom_handle_data_t){
+        .dtype = LOOM_DTYPE_INVALID, .shape = loom_shape_unknown()};
+  }
   return loom_allocator_calloc(allocator, sizeof(loom_shape_t) * out,
                                (void**)&record->output_shapes);
 }
@@ -53,6 +68,8 @@ static void free_record(loom_allocator_t allocator, record_t* record) {
   loom_allocator_free(allocator, record->input_concrete);
   loom_allocator_free(allocator, record->output_dtypes);
   loom_allocator_free(allocator, record->output_shapes);
+  loom_allocator_free(allocator, record->input_handle_data);
+  loom_allocator_free(allocator, record->output_handle_data);
 }
 
 // The inputs: every argument is a value of the trace (the front end copied
@@ -76,6 +93,7 @@ static loom_status_t read_inputs(loom__trace_t* trace, const char* op_name,
     record->input_tensors[i] = value->constant;
     record->input_refs[i] = value->ref;
     record->input_concrete[i] = value->concrete;
+    record->input_handle_data[i] = value->handle_data;
     if (!value->concrete) record->runs = false;
   }
   return loom_ok_status();
@@ -139,6 +157,9 @@ static loom_status_t make_results(loom_op_handler_t* handler,
       LOOM_RETURN_IF_ERROR(loom__trace_make_value(handler, ref, &metadata, NULL,
                                                   &invocation->results[k]));
       made[k] = true;
+      loom__trace_value_t* value =
+          loom_tensor_handle_representation(invocation->results[k]);
+      value->handle_data = record->output_handle_data[k];
     }
   }
   return loom_ok_status();
@@ -246,9 +267,10 @@ loom_status_t loom__trace_record(loom_op_handler_t* handler,
                               def->name, count, m);
   }
   if (!status) {
-    status = loom_op_def_infer_shapes(def, &attrs, record.input_shapes,
-                                      record.input_dtypes, record.input_tensors,
-                                      n, record.output_shapes, m);
+    status = loom_op_def_infer_shapes_with_handle_data(
+        def, &attrs, record.input_shapes, record.input_dtypes,
+        record.input_tensors, record.input_handle_data, n, record.output_shapes,
+        record.output_handle_data, m);
   }
   // An executing trace runs the op first: an op that fails is not recorded.
   if (!status && record.runs) {
@@ -298,12 +320,47 @@ loom_status_t loom__trace_record(loom_op_handler_t* handler,
   return loom_ok_status();
 }
 
+// The shapes of a call's results, from the callee's body specialised for
+// the inputs' shapes (at trace time: a call of the function does no more).
+static loom_status_t infer_call_shapes(loom__trace_t* trace,
+                                       const loom_function_t* function,
+                                       record_t* record, int32_t n, int32_t m) {
+  loom__function_static_value_t* inputs = NULL;
+  LOOM_RETURN_IF_ERROR(loom_allocator_calloc(
+      trace->allocator, sizeof(*inputs) * ((size_t)n + 1), (void**)&inputs));
+  for (int32_t i = 0; i < n; ++i) {
+    inputs[i] = (loom__function_static_value_t){
+        .dtype = record->input_dtypes[i],
+        .shape = record->input_shapes[i],
+        .handle_data = record->input_handle_data[i],
+        .tensor = record->input_tensors[i],
+    };
+  }
+  loom__function_shapes_t* shapes = NULL;
+  loom_status_t status =
+      loom__function_shapes_infer(trace->context, function, inputs, n, &shapes);
+  for (int32_t k = 0; !status && k < m; ++k) {
+    loom__function_static_value_t output =
+        loom__function_shapes_output(shapes, k);
+    record->output_shapes[k] = output.shape;
+    record->output_handle_data[k] = output.handle_data;
+  }
+  loom__function_shapes_destroy(shapes);
+  loom_allocator_free(trace->allocator, inputs);
+  if (status) {
+    status = loom_status_annotate(status, "trace '%s': call of '%s'",
+                                  trace->name, loom_function_name(function));
+  }
+  return status;
+}
+
 loom_status_t loom__trace_record_call(loom_op_handler_t* handler,
-                                      const loom_op_def_t* def,
+                                      const loom_function_t* function,
                                       loom_tensor_handle_t* const* inputs,
                                       int32_t n, loom_tensor_handle_t** results,
                                       int32_t m) {
   loom__trace_t* trace = loom__trace_of(handler);
+  const loom_op_def_t* def = loom_function_signature(function);
   record_t record = {0};
   loom_tensor_handle_t** captured = NULL;
   bool* made = NULL;
@@ -340,6 +397,8 @@ loom_status_t loom__trace_record_call(loom_op_handler_t* handler,
       record.input_dtypes[i] = metadata.dtype;
       record.input_shapes[i] = metadata.shape;
       record.input_refs[i] = value->ref;
+      record.input_handle_data[i] = value->handle_data;
+      record.input_tensors[i] = value->constant;
     }
   }
   if (!status) {
@@ -355,10 +414,7 @@ loom_status_t loom__trace_record_call(loom_op_handler_t* handler,
         loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                          "%s: %d outputs, %d expected", def->name, count, m);
   }
-  // A function's outputs have no shape function: their shapes are unknown.
-  for (int32_t k = 0; !status && k < m; ++k) {
-    record.output_shapes[k] = loom_shape_unknown();
-  }
+  if (!status) status = infer_call_shapes(trace, function, &record, n, m);
   char node_name[160];
   if (!status) {
     status =
