@@ -22,32 +22,25 @@
 #include "loom/autodiff.h"
 #include "loom/loom.h"
 #include "loom/parallel.h"
-#include "test_support.h"
+#include "parallel_fixture.h"
 
 typedef loom_tensor_handle_t handle_t;
 
-static loom_context_t* g_ctx;
-static loom_op_handler_t* g_parallel;  // over CPU:0, CPU:1
+static loom_test_parallel_t g;  // over CPU:0, CPU:1
 
 static int setup(void** state) {
   (void)state;
-  LOOM_ASSERT_OK(loom_context_create(NULL, &g_ctx));
-  LOOM_ASSERT_OK(loom_context_set_cpu_device_count(g_ctx, 2));
-  const char* devices[] = {"CPU:0", "CPU:1"};
-  LOOM_ASSERT_OK(loom_parallel_handler_create(g_ctx, devices, 2, &g_parallel));
-  return 0;
+  return loom_test_parallel_setup(2, &g);
 }
 
 static int teardown(void** state) {
   (void)state;
-  loom_op_handler_release(g_parallel);
-  loom_context_destroy(g_ctx);
-  return 0;
+  return loom_test_parallel_teardown(&g);
 }
 
 static handle_t* run(const char* name, handle_t* a, handle_t* b) {
   loom_eager_op_t* op = NULL;
-  LOOM_ASSERT_OK(loom_eager_op_create(g_ctx, name, &op));
+  LOOM_ASSERT_OK(loom_eager_op_create(g.context, name, &op));
   LOOM_ASSERT_OK(loom_eager_op_add_input(op, a));
   if (b) LOOM_ASSERT_OK(loom_eager_op_add_input(op, b));
   handle_t* out = NULL;
@@ -60,27 +53,27 @@ static handle_t* run(const char* name, handle_t* a, handle_t* b) {
 static void one_tape_entered_on_the_cpu_and_inside_parallel(void** state) {
   (void)state;
   static const float kW[1] = {0.75f};
-  handle_t* w = loom_test_tensor(g_ctx, LOOM_DTYPE_DOUBLE, kW, 0, NULL);
+  handle_t* w = loom_test_tensor(g.context, LOOM_DTYPE_DOUBLE, kW, 0, NULL);
   loom_op_handler_t* tape = NULL;
-  LOOM_ASSERT_OK(loom_tape_create(g_ctx, NULL, &tape));
+  LOOM_ASSERT_OK(loom_tape_create(g.context, NULL, &tape));
 
-  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, tape));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g.context, tape));
   LOOM_ASSERT_OK(loom_tape_watch(tape, w));
   handle_t* x = run("Sin", w, NULL);
-  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  LOOM_ASSERT_OK(loom_context_exit_scope(g.context));
 
-  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, g_parallel));
-  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, tape));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g.context, g.handler));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g.context, tape));
   handle_t* y = run("Mul", x, x);
   assert_true(loom_parallel_is_parallel_value(y));
   handle_t* parts[2] = {NULL, NULL};
-  LOOM_ASSERT_OK(loom_parallel_unpack(g_parallel, y, parts, 2));
-  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
-  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  LOOM_ASSERT_OK(loom_parallel_unpack(g.handler, y, parts, 2));
+  LOOM_ASSERT_OK(loom_context_exit_scope(g.context));
+  LOOM_ASSERT_OK(loom_context_exit_scope(g.context));
 
-  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, tape));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g.context, tape));
   handle_t* z = run("AddV2", parts[0], parts[0]);
-  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  LOOM_ASSERT_OK(loom_context_exit_scope(g.context));
 
   handle_t* grad = NULL;
   LOOM_ASSERT_OK(loom_tape_gradient(tape, &z, 1, &w, 1, NULL,
@@ -90,7 +83,7 @@ static void one_tape_entered_on_the_cpu_and_inside_parallel(void** state) {
   assert_ptr_equal(loom_tensor_handle_handler(grad),
                    loom_tensor_handle_handler(w));
   loom_tensor_t* tensor = NULL;
-  LOOM_ASSERT_OK(loom_context_resolve(g_ctx, grad, &tensor));
+  LOOM_ASSERT_OK(loom_context_resolve(g.context, grad, &tensor));
   double got = *(const double*)loom_tensor_data(tensor);
   assert_true(got > 1.9949899732081087 - 1e-12 &&
               got < 1.9949899732081087 + 1e-12);
