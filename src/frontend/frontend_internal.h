@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 
 #include "frontend/function_hooks.h"
+#include "frontend/passthrough_op_cache.h"
 #include "loom/eager.h"
 
 // A handler known to the context by name.
@@ -49,6 +50,8 @@ typedef struct scope_stack_t {
   int8_t async_override;      // -1: the context's mode; else 0 / 1
   int8_t policy_override;     // -1: the context's policy
   loom_async_value_t* chain;  // NULL until a stateful op runs async
+  // The thread's pass-through op data (passthrough_op_cache.h).
+  loom__passthrough_op_cache_t op_cache;
 } scope_stack_t;
 
 enum { kEagerOpPoolSize = 64 };

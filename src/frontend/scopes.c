@@ -57,6 +57,8 @@ static __attribute__((noinline)) scope_stack_t* find_scope_stack(
       stack->owner = self;
       stack->async_override = -1;
       stack->policy_override = -1;
+      loom__passthrough_op_cache_initialize(&stack->op_cache,
+                                            context->allocator);
       stack->next = context->stacks;
       context->stacks = stack;
     }
@@ -97,6 +99,7 @@ void loom__scope_stacks_free(loom_context_t* context) {
     scope_stack_t* next = stack->next;
     while (stack->num_entries) pop_entry(stack);
     loom_async_value_release(stack->chain);
+    loom__passthrough_op_cache_deinitialize(&stack->op_cache);
     loom_allocator_free(context->allocator, stack->entries);
     loom_allocator_free(context->allocator, stack->frames);
     loom_allocator_free(context->allocator, stack);

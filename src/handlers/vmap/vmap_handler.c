@@ -221,8 +221,7 @@ static loom_status_t vmap_prepare_op(loom__passthrough_t* base,
   data->rule = loom__vmap_find_rule(op_name);
   data->kind = kOpBatched;
   data->random_seed = LOOM__VMAP_NOT_RANDOM;
-  // An op of the rule table is neither random nor a copy (a vmap is often
-  // made per call, so its ops are prepared per call: the lookups are few).
+  // An op of the rule table is neither random nor a copy.
   assert(!data->rule ||
          loom__vmap_random_seed_input(op_name) == LOOM__VMAP_NOT_RANDOM);
   if (data->rule) return loom_ok_status();
@@ -232,6 +231,16 @@ static loom_status_t vmap_prepare_op(loom__passthrough_t* base,
                : strcmp(op_name, "CopyOff") == 0 ? kOpCopyOff
                                                  : kOpBatched;
   return loom_ok_status();
+}
+
+// Op data another vmap prepared serves again but for an op without a rule
+// (not a copy): whether it calls a function depends on the context's
+// function library, which may be installed meanwhile.
+static bool vmap_op_data_reusable(const loom__passthrough_t* base,
+                                  const loom__passthrough_op_t* opaque) {
+  (void)base;
+  const vmap_op_data_t* data = (const vmap_op_data_t*)opaque;
+  return data->rule || data->kind != kOpBatched;
 }
 
 // CopyOn: a tensor of another handler is unbatched.
@@ -495,6 +504,9 @@ static const loom__passthrough_type_t kVmapType = {
     .release_shared = shared_release,
     .op_data_size = sizeof(vmap_op_data_t),
     .prepare_op = vmap_prepare_op,
+    .op_data_reusable = vmap_op_data_reusable,
+    // A vmap is often made per call: its ops find their data ready.
+    .cache_op_data = true,
 };
 
 //===----------------------------------------------------------------------===//
