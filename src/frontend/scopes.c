@@ -362,7 +362,13 @@ loom_status_t loom_context_enter_scope(loom_context_t* context,
                             stack->num_frames, &stack->frames_capacity,
                             sizeof(int32_t)));
   loom_op_handler_t* parts[64];
-  int32_t num_parts = parts_of(context, handler, parts, 64);
+  // A final handler (a device) is never a merge: it is its only part (the
+  // handlers that run their rules on the CPU enter it once per op).
+  int32_t num_parts = 1;
+  parts[0] = handler;
+  if (!loom_op_handler_is_final(handler)) {
+    num_parts = parts_of(context, handler, parts, 64);
+  }
   int32_t opened = 0;
   loom_status_t status = loom_ok_status();
   for (int32_t i = 0; i < num_parts && !status; ++i) {
@@ -390,8 +396,17 @@ loom_status_t loom_context_exit_scope(loom_context_t* context) {
                             "open on this thread");
   }
   int32_t opened = stack->frames[--stack->num_frames];
-  while (opened-- > 0) pop_entry(stack);
-  collect_unused_merges(context);
+  // Closing only final handlers releases no merge: nothing to collect.
+  bool merges = false;
+  while (opened-- > 0) {
+    const scope_entry_t* entry = &stack->entries[stack->num_entries - 1];
+    if (entry->effective != entry->base ||
+        !loom_op_handler_is_final(entry->base)) {
+      merges = true;
+    }
+    pop_entry(stack);
+  }
+  if (merges) collect_unused_merges(context);
   return loom_ok_status();
 }
 
