@@ -8,6 +8,7 @@
 
 #include <assert.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -27,8 +28,10 @@ typedef struct vmap_shared_t {
   loom__ref_count_t ref_count;
   loom_allocator_t allocator;
   loom_context_t* context;
-  pthread_mutex_t mutex;  // batch_size once set, fallbacks
-  int64_t batch_size;     // LOOM_VMAP_BATCH_SIZE_UNKNOWN until known
+  pthread_mutex_t mutex;  // fallbacks
+  // LOOM_VMAP_BATCH_SIZE_UNKNOWN until known, then fixed (set once by a
+  // compare-exchange): read by every batched op without a lock.
+  _Atomic int64_t batch_size;
   loom_vmap_randomness_t randomness;
   fallback_vector_t fallbacks;
 } vmap_shared_t;
@@ -78,10 +81,7 @@ static void shared_release(void* opaque) {
 }
 
 static int64_t batch_size_of(vmap_shared_t* shared) {
-  pthread_mutex_lock(&shared->mutex);
-  int64_t size = shared->batch_size;
-  pthread_mutex_unlock(&shared->mutex);
-  return size;
+  return atomic_load_explicit(&shared->batch_size, memory_order_acquire);
 }
 
 //===----------------------------------------------------------------------===//
@@ -570,7 +570,7 @@ loom_status_t loom_vmap_create_with_options(loom_context_t* context,
   loom__ref_count_init(&shared->ref_count);
   shared->allocator = allocator;
   shared->context = context;
-  shared->batch_size = batch_size;
+  atomic_init(&shared->batch_size, batch_size);
   shared->randomness = options->randomness;
   pthread_mutex_init(&shared->mutex, NULL);
   fallback_vector_initialize(&shared->fallbacks);
@@ -644,12 +644,13 @@ loom_status_t loom_vmap_in(loom_op_handler_t* vmap,
                               kFunction, (long long)in_axis, rank, rank);
     }
     int64_t size = loom_shape_dims(&metadata.shape)[in_axis];
-    pthread_mutex_lock(&shared->mutex);
-    if (shared->batch_size == LOOM_VMAP_BATCH_SIZE_UNKNOWN) {
-      shared->batch_size = size;
+    int64_t expected = LOOM_VMAP_BATCH_SIZE_UNKNOWN;
+    // The first batched input sets it; `expected` is then what is set.
+    if (atomic_compare_exchange_strong_explicit(&shared->batch_size, &expected,
+                                                size, memory_order_acq_rel,
+                                                memory_order_acquire)) {
+      expected = size;
     }
-    int64_t expected = shared->batch_size;
-    pthread_mutex_unlock(&shared->mutex);
     if (size != expected) {
       char shape[96];
       loom_shape_format(&metadata.shape, shape, sizeof(shape));
