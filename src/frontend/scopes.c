@@ -100,6 +100,10 @@ void loom__scope_stacks_free(loom_context_t* context) {
     while (stack->num_entries) pop_entry(stack);
     loom_async_value_release(stack->chain);
     loom__passthrough_op_cache_deinitialize(&stack->op_cache);
+    // Ops recycled after the pool was cleared (by the context's last ops).
+    for (int32_t i = 0; i < stack->pool_count; ++i) {
+      loom_eager_op_destroy(stack->pool[i]);
+    }
     loom_allocator_free(context->allocator, stack->entries);
     loom_allocator_free(context->allocator, stack->frames);
     loom_allocator_free(context->allocator, stack);
