@@ -18,7 +18,9 @@
 // The references (bench/vmap_reference.py) are PyTorch's loop and
 // functorch's vmap(grad(loss)). --quick runs a few repetitions only;
 // --tiny f|vmap N runs only N calls of the tiny workload (for profiling
-// with callgrind: the difference of two N is the per-call cost).
+// with callgrind: the difference of two N is the per-call cost);
+// --mlp784 vmap|batch N only N steps of the 784-256-10 MLP's per-example
+// (or batch) gradients, the same way.
 
 #include <stdlib.h>
 #include <string.h>
@@ -191,23 +193,36 @@ static void bench_tiny(loom_context_t* context, bool quick, int repetitions) {
   tiny_deinitialize(&t);
 }
 
+// The 784-256-10 MLP and a batch of 128 examples for it.
+enum { kBatch784 = 128, kPixels = 784 };
+
+static void mlp784_initialize(loom_context_t* context, bench_t* b) {
+  *b = (bench_t){.context = context, .batch = kBatch784};
+  check(dp_mlp_init(context, kPixels, 256, kClasses, 3, &b->mlp));
+  float* xs = malloc(sizeof(float) * kBatch784 * kPixels);
+  int32_t labels[kBatch784];
+  if (!xs) check(loom_make_status(LOOM_STATUS_RESOURCE_EXHAUSTED, "xs"));
+  for (int64_t i = 0; i < kBatch784 * kPixels; ++i) {
+    xs[i] = (float)((i * 37) % 101) / 101.0f - 0.5f;
+  }
+  for (int64_t i = 0; i < kBatch784; ++i) labels[i] = (int32_t)(i % kClasses);
+  int64_t x_dims[2] = {kBatch784, kPixels}, batch = kBatch784;
+  check(nn_constant_f32(context, x_dims, 2, xs, &b->xs));
+  check(nn_constant_i32(context, &batch, 1, labels, &b->labels));
+  free(xs);
+}
+
+static void mlp784_deinitialize(bench_t* b) {
+  loom_tensor_handle_release(b->xs);
+  loom_tensor_handle_release(b->labels);
+  dp_mlp_release(&b->mlp);
+}
+
 // Per-example gradients of the 784-256-10 MLP over 128 examples, by vmap
 // and, for comparison, the batch's ordinary gradient.
 static void bench_mlp784(loom_context_t* context, bool quick, int repetitions) {
-  enum { kBatch = 128, kPixels = 784 };
-  bench_t b = {.context = context, .batch = kBatch};
-  check(dp_mlp_init(context, kPixels, 256, kClasses, 3, &b.mlp));
-  float* xs = malloc(sizeof(float) * kBatch * kPixels);
-  int32_t labels[kBatch];
-  if (!xs) check(loom_make_status(LOOM_STATUS_RESOURCE_EXHAUSTED, "xs"));
-  for (int64_t i = 0; i < kBatch * kPixels; ++i) {
-    xs[i] = (float)((i * 37) % 101) / 101.0f - 0.5f;
-  }
-  for (int64_t i = 0; i < kBatch; ++i) labels[i] = (int32_t)(i % kClasses);
-  int64_t x_dims[2] = {kBatch, kPixels}, batch = kBatch;
-  check(nn_constant_f32(context, x_dims, 2, xs, &b.xs));
-  check(nn_constant_i32(context, &batch, 1, labels, &b.labels));
-  free(xs);
+  bench_t b;
+  mlp784_initialize(context, &b);
   int64_t iterations = quick ? 1 : 5;
   b.mode = kModeVmap;
   bench_report("vmap_per_example_grads_mlp784_b128_t1",
@@ -217,9 +232,7 @@ static void bench_mlp784(loom_context_t* context, bool quick, int repetitions) {
   bench_report("batch_grads_mlp784_b128_t1",
                bench_median_ns(measure, &b, iterations * 4, repetitions) / 1e3,
                "us");
-  loom_tensor_handle_release(b.xs);
-  loom_tensor_handle_release(b.labels);
-  dp_mlp_release(&b.mlp);
+  mlp784_deinitialize(&b);
 }
 
 // Runs `iterations` calls of f (or of vmap(grad f)) of bench_tiny, untimed.
@@ -239,6 +252,20 @@ int main(int argc, char** argv) {
     loom_context_t* context = NULL;
     check(loom_context_create(&options, &context));
     run_tiny(context, strcmp(argv[2], "vmap") == 0, atoll(argv[3]));
+    loom_context_destroy(context);
+    return 0;
+  }
+  if (argc == 4 && strcmp(argv[1], "--mlp784") == 0) {
+    loom_context_options_t options;
+    loom_context_options_initialize(&options);
+    options.num_threads = 1;
+    loom_context_t* context = NULL;
+    check(loom_context_create(&options, &context));
+    bench_t b;
+    mlp784_initialize(context, &b);
+    b.mode = strcmp(argv[2], "vmap") == 0 ? kModeVmap : kModeBatch;
+    measure(&b, atoll(argv[3]));
+    mlp784_deinitialize(&b);
     loom_context_destroy(context);
     return 0;
   }

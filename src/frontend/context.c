@@ -180,7 +180,6 @@ loom_status_t loom_context_create(const loom_context_options_t* options,
   atomic_init(&context->log_placement, false);
   atomic_init(&context->functions, NULL);
   pthread_mutex_init(&context->mutex, NULL);
-  pthread_mutex_init(&context->pool_mutex, NULL);
   pthread_mutex_init(&context->function_mutex, NULL);
   loom_host_context_options_t host_options;
   loom_host_context_options_initialize(&host_options);
@@ -296,7 +295,6 @@ void loom_context_destroy(loom_context_t* context) {
   loom_runtime_destroy(context->runtime);
   if (context->owns_host) loom_host_context_destroy(context->host);
   loom_status_free(context->first_error);
-  pthread_mutex_destroy(&context->pool_mutex);
   pthread_mutex_destroy(&context->function_mutex);
   pthread_mutex_destroy(&context->mutex);
   loom_allocator_free(context->allocator, context);

@@ -1,7 +1,8 @@
 // Idle eager ops a context keeps for loom_eager_op_acquire: a gradient
 // tape's backward pass executes a few dozen short-lived ops each step;
 // taking them from here keeps their prepared ops from step to step instead
-// of creating, preparing and destroying them every time.
+// of creating, preparing and destroying them every time. Each thread keeps
+// its own (in its scope stack): no lock per op.
 
 #include <string.h>
 
@@ -18,21 +19,19 @@ loom_status_t loom_eager_op_acquire(loom_context_t* context,
                             : !op_name ? "op_name"
                                        : "out_op");
   }
+  scope_stack_t* stack = loom__scope_stack(context, true);
   uint64_t hash = loom__hash_bytes(op_name, strlen(op_name));
-  pthread_mutex_lock(&context->pool_mutex);
-  for (int32_t i = context->pool_count - 1; i >= 0; --i) {
-    loom_eager_op_t* op = context->pool[i];
-    if (context->pool_hashes[i] != hash || strcmp(op->name, op_name) != 0) {
+  for (int32_t i = stack ? stack->pool_count - 1 : -1; i >= 0; --i) {
+    loom_eager_op_t* op = stack->pool[i];
+    if (stack->pool_hashes[i] != hash || strcmp(op->name, op_name) != 0) {
       continue;
     }
-    int32_t last = --context->pool_count;
-    context->pool[i] = context->pool[last];
-    context->pool_hashes[i] = context->pool_hashes[last];
-    pthread_mutex_unlock(&context->pool_mutex);
+    int32_t last = --stack->pool_count;
+    stack->pool[i] = stack->pool[last];
+    stack->pool_hashes[i] = stack->pool_hashes[last];
     *out_op = op;
     return loom_ok_status();
   }
-  pthread_mutex_unlock(&context->pool_mutex);
   return loom_eager_op_create(context, op_name, out_op);
 }
 
@@ -50,20 +49,21 @@ void loom_eager_op_recycle(loom_eager_op_t* op) {
   if (op->prepared_handler && !loom_op_handler_is_final(op->prepared_handler)) {
     loom__eager_op_drop_prepared(op);
   }
-  uint64_t hash = loom__hash_bytes(op->name, strlen(op->name));
-  pthread_mutex_lock(&context->pool_mutex);
-  if (context->pool_count < kEagerOpPoolSize) {
-    context->pool[context->pool_count] = op;
-    context->pool_hashes[context->pool_count++] = hash;
+  scope_stack_t* stack = loom__scope_stack(context, true);
+  if (stack && stack->pool_count < kEagerOpPoolSize) {
+    stack->pool_hashes[stack->pool_count] =
+        loom__hash_bytes(op->name, strlen(op->name));
+    stack->pool[stack->pool_count++] = op;
     op = NULL;
   }
-  pthread_mutex_unlock(&context->pool_mutex);
-  loom_eager_op_destroy(op);  // the pool is full
+  loom_eager_op_destroy(op);  // the pool is full (or out of memory)
 }
 
 void loom__eager_op_pool_clear(loom_context_t* context) {
-  for (int32_t i = 0; i < context->pool_count; ++i) {
-    loom_eager_op_destroy(context->pool[i]);
+  for (scope_stack_t* stack = context->stacks; stack; stack = stack->next) {
+    for (int32_t i = 0; i < stack->pool_count; ++i) {
+      loom_eager_op_destroy(stack->pool[i]);
+    }
+    stack->pool_count = 0;
   }
-  context->pool_count = 0;
 }

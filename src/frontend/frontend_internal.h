@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 
 #include "frontend/function_hooks.h"
+#include "frontend/passthrough_op_cache.h"
 #include "loom/eager.h"
 
 // A handler known to the context by name.
@@ -35,8 +36,12 @@ typedef struct scope_entry_t {
   loom_op_handler_t* effective;  // retained
 } scope_entry_t;
 
-// One thread's state in one context: its scopes, its executor mode and
-// the chain that orders its stateful ops when they run asynchronously.
+enum { kEagerOpPoolSize = 64 };
+
+// One thread's state in one context: its scopes, its executor mode, the
+// chain that orders its stateful ops when they run asynchronously, and its
+// caches (no lock: only the thread uses them, and the context's
+// destruction frees them).
 typedef struct scope_stack_t {
   struct scope_stack_t* next;  // the context's list
   uint64_t owner;              // loom__thread_id() of its thread
@@ -49,9 +54,13 @@ typedef struct scope_stack_t {
   int8_t async_override;      // -1: the context's mode; else 0 / 1
   int8_t policy_override;     // -1: the context's policy
   loom_async_value_t* chain;  // NULL until a stateful op runs async
+  // The thread's pass-through op data (passthrough_op_cache.h).
+  loom__passthrough_op_cache_t op_cache;
+  // Idle ops for loom_eager_op_acquire (eager_op_pool.c).
+  int32_t pool_count;
+  uint64_t pool_hashes[kEagerOpPoolSize];  // of the ops' names
+  loom_eager_op_t* pool[kEagerOpPoolSize];
 } scope_stack_t;
-
-enum { kEagerOpPoolSize = 64 };
 
 struct loom_context_t {
   loom_allocator_t allocator;
@@ -84,12 +93,6 @@ struct loom_context_t {
   scope_stack_t* stacks;      // every thread's, freed with the context
   loom_status_t first_error;  // of any op since the last clear
 
-  // Idle ops for loom_eager_op_acquire (eager_op_pool.c).
-  pthread_mutex_t pool_mutex;
-  int32_t pool_count;
-  uint64_t pool_hashes[kEagerOpPoolSize];  // of the ops' names
-  loom_eager_op_t* pool[kEagerOpPoolSize];
-
   // The function library the function layer installs (function_hooks.h):
   // set once, under function_mutex; NULL until then.
   pthread_mutex_t function_mutex;
@@ -97,7 +100,7 @@ struct loom_context_t {
   const loom__function_library_vtable_t* functions_vtable;
 };
 
-// Destroys the idle ops (when the context goes).
+// Destroys every thread's idle ops (when the context goes).
 void loom__eager_op_pool_clear(loom_context_t* context);
 
 // An id for the calling thread, unique for the life of the process.

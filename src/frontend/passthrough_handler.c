@@ -3,7 +3,9 @@
 
 #include "frontend/passthrough_handler.h"
 
+#include "frontend/frontend_internal.h"
 #include "loom/tensor_handle.h"
+#include "registry/op_registry_generation.h"
 
 loom_status_t loom__passthrough_shared_create(loom_allocator_t allocator,
                                               size_t size, void** out_shared) {
@@ -159,12 +161,36 @@ loom_status_t loom__passthrough_fail_results(loom_op_invocation_t* invocation,
 // Op data
 //===----------------------------------------------------------------------===//
 
+// The thread's cache of op data when `base`'s ops may take it, else NULL.
+static loom__passthrough_op_cache_t* op_cache_of(
+    const loom__passthrough_t* base, const loom_op_def_t* op_def) {
+  if (!base->type->cache_op_data || !op_def ||
+      !loom_op_handler_is_final(base->effective_outer)) {
+    return NULL;
+  }
+  scope_stack_t* stack = loom__scope_stack(base->context, true);
+  return stack ? &stack->op_cache : NULL;
+}
+
 loom_status_t loom__passthrough_prepare(loom_op_handler_t* handler,
                                         const char* op_name,
                                         const loom_op_def_t* op_def,
                                         void** out_op_data) {
   loom__passthrough_t* base = loom_op_handler_state(handler);
   const loom__passthrough_type_t* type = base->type;
+  loom__passthrough_op_cache_t* cache =
+      type->op_data_size ? op_cache_of(base, op_def) : NULL;
+  if (cache) {
+    loom__passthrough_op_t* cached =
+        loom__passthrough_op_cache_find(cache, base, op_name, op_def);
+    if (cached) {
+      *out_op_data = cached;
+      return loom_ok_status();
+    }
+  }
+  // Read before the look-ups: a registration meanwhile makes the entry
+  // look stale, never the other way round.
+  uint64_t generation = loom__registry_generation();
   loom_prepared_op_t* outer_op = NULL;
   LOOM_RETURN_IF_ERROR(
       loom_runtime_prepare_op_shared(loom_op_handler_runtime(handler), op_name,
@@ -185,11 +211,21 @@ loom_status_t loom__passthrough_prepare(loom_op_handler_t* handler,
   data->outer_op = outer_op;
   if (type->prepare_op) status = type->prepare_op(base, op_name, op_def, data);
   if (status) {
-    loom__passthrough_release_op_data(handler, data);
+    loom__passthrough_op_release(data);
     return status;
+  }
+  if (cache) {
+    loom__passthrough_op_cache_insert(cache, base, op_name, op_def, generation,
+                                      data);
   }
   *out_op_data = data;
   return loom_ok_status();
+}
+
+void loom__passthrough_op_release(loom__passthrough_op_t* data) {
+  if (!data || !loom__ref_count_dec(&data->ref_count)) return;
+  loom_prepared_op_release(data->outer_op);
+  loom_allocator_free(data->allocator, data);
 }
 
 void loom__passthrough_release_op_data(loom_op_handler_t* handler,
@@ -199,10 +235,7 @@ void loom__passthrough_release_op_data(loom_op_handler_t* handler,
     loom_prepared_op_release(op_data);
     return;
   }
-  loom__passthrough_op_t* data = op_data;
-  if (!data || !loom__ref_count_dec(&data->ref_count)) return;
-  loom_prepared_op_release(data->outer_op);
-  loom_allocator_free(data->allocator, data);
+  loom__passthrough_op_release(op_data);
 }
 
 loom_status_t loom__passthrough_reuse_op_data(loom_op_handler_t* handler,

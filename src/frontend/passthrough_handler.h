@@ -77,6 +77,12 @@ typedef struct loom__passthrough_type_t {
   // (loom__passthrough_reuse_op_data; both run on the same outer handler).
   bool (*op_data_reusable)(const loom__passthrough_t* base,
                            const loom__passthrough_op_t* data);
+  // The op data depends on the op, the outer handler and the registries
+  // only (not on the handler's own state): a handler over a final outer
+  // handler takes the data another handler of the type prepared there on
+  // this thread (passthrough_op_cache.h), while the registries are
+  // unchanged and op_data_reusable accepts it. For handlers made per call.
+  bool cache_op_data;
 } loom__passthrough_type_t;
 
 struct loom__passthrough_t {
@@ -217,6 +223,8 @@ loom_status_t loom__passthrough_prepare(loom_op_handler_t* handler,
                                         void** out_op_data);
 void loom__passthrough_release_op_data(loom_op_handler_t* handler,
                                        void* op_data);
+// Drops a reference to op data of a type with op_data_size > 0.
+void loom__passthrough_op_release(loom__passthrough_op_t* data);
 // Shares the op data of a handler of the same type that runs its ops on
 // the same outer handler (and that the type's op_data_reusable accepts);
 // NOT_FOUND otherwise. Opt-in: a vtable lists it as reuse_op_data.

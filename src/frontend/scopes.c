@@ -57,6 +57,8 @@ static __attribute__((noinline)) scope_stack_t* find_scope_stack(
       stack->owner = self;
       stack->async_override = -1;
       stack->policy_override = -1;
+      loom__passthrough_op_cache_initialize(&stack->op_cache,
+                                            context->allocator);
       stack->next = context->stacks;
       context->stacks = stack;
     }
@@ -97,6 +99,11 @@ void loom__scope_stacks_free(loom_context_t* context) {
     scope_stack_t* next = stack->next;
     while (stack->num_entries) pop_entry(stack);
     loom_async_value_release(stack->chain);
+    loom__passthrough_op_cache_deinitialize(&stack->op_cache);
+    // Ops recycled after the pool was cleared (by the context's last ops).
+    for (int32_t i = 0; i < stack->pool_count; ++i) {
+      loom_eager_op_destroy(stack->pool[i]);
+    }
     loom_allocator_free(context->allocator, stack->entries);
     loom_allocator_free(context->allocator, stack->frames);
     loom_allocator_free(context->allocator, stack);
@@ -416,7 +423,13 @@ loom_status_t loom_context_enter_scope(loom_context_t* context,
                             stack->num_frames, &stack->frames_capacity,
                             sizeof(int32_t)));
   loom_op_handler_t* parts[64];
-  int32_t num_parts = parts_of(context, handler, parts, 64);
+  // A final handler (a device) is never a merge: it is its only part (the
+  // handlers that run their rules on the CPU enter it once per op).
+  int32_t num_parts = 1;
+  parts[0] = handler;
+  if (!loom_op_handler_is_final(handler)) {
+    num_parts = parts_of(context, handler, parts, 64);
+  }
   int32_t opened = 0;
   loom_status_t status = loom_ok_status();
   for (int32_t i = 0; i < num_parts && !status; ++i) {
@@ -444,8 +457,17 @@ loom_status_t loom_context_exit_scope(loom_context_t* context) {
                             "open on this thread");
   }
   int32_t opened = stack->frames[--stack->num_frames];
-  while (opened-- > 0) pop_entry(stack);
-  collect_unused_merges(context);
+  // Closing only final handlers releases no merge: nothing to collect.
+  bool merges = false;
+  while (opened-- > 0) {
+    const scope_entry_t* entry = &stack->entries[stack->num_entries - 1];
+    if (entry->effective != entry->base ||
+        !loom_op_handler_is_final(entry->base)) {
+      merges = true;
+    }
+    pop_entry(stack);
+  }
+  if (merges) collect_unused_merges(context);
   return loom_ok_status();
 }
 

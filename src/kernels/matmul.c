@@ -257,6 +257,9 @@ loom_status_t loom__matmul_shape_fn(loom_shape_inference_context_t* context,
 
 // Products smaller than this many multiply-adds (~40 us) run in one call.
 enum { kMinParallelFlops = 1 << 21 };
+// Outer products (k = 1) whose output reaches this many bytes are written
+// with non-temporal stores: it would not stay in the last-level cache.
+enum { kStreamBytes = 1 << 24 };
 // Rows of C per block are a multiple of this (the GEMM kernels' tiles).
 enum { kRowAlign = 16 };
 // With an epilogue, blocks of C hold at most this many elements (a quarter
@@ -284,6 +287,7 @@ typedef struct gemm_job_t {
   int64_t b_matrix;
   int64_t row_blocks;  // blocks of rows per product
   int64_t rows_per_block;
+  bool stream;  // k = 1: C past the caches (loom__matmul_loops_t.outer_f32)
 } gemm_job_t;
 
 // Element offset of batch `index`'s matrix in an operand with `strides`.
@@ -298,23 +302,12 @@ static int64_t batch_offset(const product_t* p, const int64_t* strides,
   return offset;
 }
 
-static void gemm_block(const gemm_job_t* job, int64_t unit) {
+// One block's product through OpenBLAS (floating point) or the integer
+// loops.
+static void gemm_call(const gemm_job_t* job, const char* a, const char* b,
+                      char* c, int64_t rows) {
   const product_t* p = job->p;
-  int64_t batch = unit / job->row_blocks;
-  int64_t block = unit % job->row_blocks;
-  int64_t r0 = block * job->rows_per_block;
-  int64_t rows = p->m - r0;
-  if (rows > job->rows_per_block) rows = job->rows_per_block;
-  if (rows <= 0) return;
   int64_t m = p->m, n = p->n, k = p->k;
-  // op(A) rows r0.. start at row r0 of A, or at column r0 of A^T.
-  int64_t a_offset = batch_offset(p, p->a_strides, batch) * job->a_matrix +
-                     (p->transpose_a ? r0 : r0 * k);
-  int64_t b_offset = batch_offset(p, p->b_strides, batch) * job->b_matrix;
-  int64_t c_offset = (batch * m + r0) * n;
-  const char* a = job->a + (size_t)a_offset * job->size;
-  const char* b = job->b + (size_t)b_offset * job->size;
-  char* c = job->c + (size_t)c_offset * job->size;
   int lda = (int)(p->transpose_a ? m : k);
   int ldb = (int)(p->transpose_b ? k : n);
   enum CBLAS_TRANSPOSE ta = p->transpose_a ? CblasTrans : CblasNoTrans;
@@ -340,6 +333,36 @@ static void gemm_block(const gemm_job_t* job, int64_t unit) {
                            p->transpose_a ? m : 1, (const int64_t*)b,
                            (int64_t*)c, rows, n, k);
       break;
+  }
+}
+
+static void gemm_block(const gemm_job_t* job, int64_t unit) {
+  const product_t* p = job->p;
+  int64_t batch = unit / job->row_blocks;
+  int64_t block = unit % job->row_blocks;
+  int64_t r0 = block * job->rows_per_block;
+  int64_t rows = p->m - r0;
+  if (rows > job->rows_per_block) rows = job->rows_per_block;
+  if (rows <= 0) return;
+  int64_t m = p->m, n = p->n, k = p->k;
+  // op(A) rows r0.. start at row r0 of A, or at column r0 of A^T.
+  int64_t a_offset = batch_offset(p, p->a_strides, batch) * job->a_matrix +
+                     (p->transpose_a ? r0 : r0 * k);
+  int64_t b_offset = batch_offset(p, p->b_strides, batch) * job->b_matrix;
+  int64_t c_offset = (batch * m + r0) * n;
+  const char* a = job->a + (size_t)a_offset * job->size;
+  const char* b = job->b + (size_t)b_offset * job->size;
+  char* c = job->c + (size_t)c_offset * job->size;
+  // k = 1 (outer products, e.g. per-example weight gradients): sgemm would
+  // zero C, then read and write it again; one pass writes each element.
+  if (k == 1 && job->kind == GEMM_F32) {
+    job->loops->outer_f32((const float*)a, (const float*)b, (float*)c, rows, n,
+                          job->stream);
+  } else if (k == 1 && job->kind == GEMM_F64) {
+    job->loops->outer_f64((const double*)a, (const double*)b, (double*)c, rows,
+                          n, job->stream);
+  } else {
+    gemm_call(job, a, b, c, rows);
   }
   // While the block is still in cache.
   if (job->epilogue) job->epilogue->fn(job->epilogue->state, c, rows, n);
@@ -449,6 +472,16 @@ static void compute(loom_kernel_context_t* ctx, const product_kind_t* kind,
                               op_name, INT_MAX, (long long)p.m, (long long)p.n,
                               (long long)p.k));
   }
+  int64_t a_elements = loom_tensor_num_elements(a);
+  int64_t b_elements = loom_tensor_num_elements(b);
+  // Every product's A, in order, times one B for all (vmap's MatMul of a
+  // batch of rows by an unbatched matrix): one product of batch * m rows
+  // (C's rows are in that order), not batch small ones.
+  if (p.batch > 1 && !p.transpose_a && b_elements == p.k * p.n &&
+      a_elements == p.batch * p.m * p.k && p.batch * p.m <= INT_MAX) {
+    p.m *= p.batch;
+    p.batch = 1;
+  }
   loom__blas_single_threaded();
   gemm_job_t job = {
       .p = &p,
@@ -460,11 +493,11 @@ static void compute(loom_kernel_context_t* ctx, const product_kind_t* kind,
       .size = size,
       .a_matrix = p.m * p.k,
       .b_matrix = p.k * p.n,
+      // An outer product's C larger than the caches bypasses them.
+      .stream = p.k == 1 && out_elements * (int64_t)size >= kStreamBytes,
   };
   loom_allocator_t allocator = loom_kernel_context_allocator(ctx);
   void* scratch = NULL;
-  int64_t a_elements = loom_tensor_num_elements(a);
-  int64_t b_elements = loom_tensor_num_elements(b);
   switch (dtype) {
     case LOOM_DTYPE_FLOAT:
       job.kind = GEMM_F32;

@@ -31,6 +31,15 @@ typedef struct loom__matmul_loops_t {
   // x = x < 0 ? x * alpha : x (TensorFlow's fused LeakyRelu), in place.
   void (*bias_rows_f32)(float* c, const float* bias, int64_t rows, int64_t n);
   void (*leaky_relu_f32)(float* x, int64_t n, float alpha);
+  // Products with k = 1 (outer products): c[i, j] = a[i] * b[j] for i < m,
+  // j < n (c row-major; the one column of op(A) and the one row of op(B)
+  // are contiguous in either layout). Each element is one rounded product,
+  // as a GEMM with k = 1 computes it. `stream`: c bypasses the caches
+  // (non-temporal stores), for an output larger than they are.
+  void (*outer_f32)(const float* a, const float* b, float* c, int64_t m,
+                    int64_t n, bool stream);
+  void (*outer_f64)(const double* a, const double* b, double* c, int64_t m,
+                    int64_t n, bool stream);
 } loom__matmul_loops_t;
 
 extern const loom__matmul_loops_t loom__matmul_loops_baseline;

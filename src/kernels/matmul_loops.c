@@ -7,9 +7,7 @@
 #include "base/half.h"
 #include "kernels/matmul.h"
 
-#if defined(__F16C__)
 #include <immintrin.h>
-#endif
 
 // Blocking of the integer products: a panel of kBlockK rows of b (and the
 // matching columns of a) by kBlockN columns stays in cache while every row
@@ -105,6 +103,58 @@ BIAS_ROWS(bias_rows_f32, float)
 
 LEAKY_RELU(leaky_relu_f32, float)
 
+// Outer products. The row loop writes whole rows; with `stream` the
+// aligned middle of each row goes out in non-temporal stores (x86-64 has
+// SSE2 at every level; AVX levels store 32 bytes at a time), then one
+// fence orders them before the caller's release of the output.
+#if defined(__AVX__)
+#define OUTER_STREAM_F32(p, v) _mm256_stream_ps((p), _mm256_mul_ps(s, (v)))
+#define OUTER_STREAM_F64(p, v) _mm256_stream_pd((p), _mm256_mul_pd(s, (v)))
+#define OUTER_VEC_F32 __m256
+#define OUTER_VEC_F64 __m256d
+#define OUTER_SET_F32 _mm256_set1_ps
+#define OUTER_SET_F64 _mm256_set1_pd
+#define OUTER_LOAD_F32 _mm256_loadu_ps
+#define OUTER_LOAD_F64 _mm256_loadu_pd
+#define OUTER_BYTES 32
+#else
+#define OUTER_STREAM_F32(p, v) _mm_stream_ps((p), _mm_mul_ps(s, (v)))
+#define OUTER_STREAM_F64(p, v) _mm_stream_pd((p), _mm_mul_pd(s, (v)))
+#define OUTER_VEC_F32 __m128
+#define OUTER_VEC_F64 __m128d
+#define OUTER_SET_F32 _mm_set1_ps
+#define OUTER_SET_F64 _mm_set1_pd
+#define OUTER_LOAD_F32 _mm_loadu_ps
+#define OUTER_LOAD_F64 _mm_loadu_pd
+#define OUTER_BYTES 16
+#endif
+
+#define OUTER(name, T, SUFFIX)                                            \
+  static void LOOM_ISA_FN(name)(const T* restrict a, const T* restrict b, \
+                                T* restrict c, int64_t m, int64_t n,      \
+                                bool stream) {                            \
+    enum { kLanes = OUTER_BYTES / sizeof(T) };                            \
+    for (int64_t i = 0; i < m; ++i) {                                     \
+      const T ai = a[i];                                                  \
+      T* restrict row = c + i * n;                                        \
+      int64_t j = 0;                                                      \
+      if (stream) {                                                       \
+        for (; j < n && ((uintptr_t)(row + j) % OUTER_BYTES) != 0; ++j) { \
+          row[j] = ai * b[j];                                             \
+        }                                                                 \
+        const OUTER_VEC_##SUFFIX s = OUTER_SET_##SUFFIX(ai);              \
+        for (; j + kLanes <= n; j += kLanes) {                            \
+          OUTER_STREAM_##SUFFIX(row + j, OUTER_LOAD_##SUFFIX(b + j));     \
+        }                                                                 \
+      }                                                                   \
+      for (; j < n; ++j) row[j] = ai * b[j];                              \
+    }                                                                     \
+    if (stream) _mm_sfence();                                             \
+  }
+
+OUTER(outer_f32, float, F32)
+OUTER(outer_f64, double, F64)
+
 const loom__matmul_loops_t LOOM_ISA_FN(loom__matmul_loops) = {
     .gemm_i32 = LOOM_ISA_FN(gemm_i32),
     .gemm_i64 = LOOM_ISA_FN(gemm_i64),
@@ -114,4 +164,6 @@ const loom__matmul_loops_t LOOM_ISA_FN(loom__matmul_loops) = {
     .float_to_bfloat16 = LOOM_ISA_FN(float_to_bfloat16),
     .bias_rows_f32 = LOOM_ISA_FN(bias_rows_f32),
     .leaky_relu_f32 = LOOM_ISA_FN(leaky_relu_f32),
+    .outer_f32 = LOOM_ISA_FN(outer_f32),
+    .outer_f64 = LOOM_ISA_FN(outer_f64),
 };

@@ -227,6 +227,8 @@ const loom__passthrough_type_t loom__tape_type = {
     .op_data_size = sizeof(tape_op_data_t),
     .prepare_op = tape_prepare_op,
     .op_data_reusable = tape_op_data_reusable,
+    // A tape is made per step: its ops find their data ready.
+    .cache_op_data = true,
 };
 
 //===----------------------------------------------------------------------===//

@@ -8,6 +8,7 @@
 
 #include <assert.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -27,8 +28,10 @@ typedef struct vmap_shared_t {
   loom__ref_count_t ref_count;
   loom_allocator_t allocator;
   loom_context_t* context;
-  pthread_mutex_t mutex;  // batch_size once set, fallbacks
-  int64_t batch_size;     // LOOM_VMAP_BATCH_SIZE_UNKNOWN until known
+  pthread_mutex_t mutex;  // fallbacks
+  // LOOM_VMAP_BATCH_SIZE_UNKNOWN until known, then fixed (set once by a
+  // compare-exchange): read by every batched op without a lock.
+  _Atomic int64_t batch_size;
   loom_vmap_randomness_t randomness;
   fallback_vector_t fallbacks;
 } vmap_shared_t;
@@ -78,10 +81,7 @@ static void shared_release(void* opaque) {
 }
 
 static int64_t batch_size_of(vmap_shared_t* shared) {
-  pthread_mutex_lock(&shared->mutex);
-  int64_t size = shared->batch_size;
-  pthread_mutex_unlock(&shared->mutex);
-  return size;
+  return atomic_load_explicit(&shared->batch_size, memory_order_acquire);
 }
 
 //===----------------------------------------------------------------------===//
@@ -221,8 +221,7 @@ static loom_status_t vmap_prepare_op(loom__passthrough_t* base,
   data->rule = loom__vmap_find_rule(op_name);
   data->kind = kOpBatched;
   data->random_seed = LOOM__VMAP_NOT_RANDOM;
-  // An op of the rule table is neither random nor a copy (a vmap is often
-  // made per call, so its ops are prepared per call: the lookups are few).
+  // An op of the rule table is neither random nor a copy.
   assert(!data->rule ||
          loom__vmap_random_seed_input(op_name) == LOOM__VMAP_NOT_RANDOM);
   if (data->rule) return loom_ok_status();
@@ -232,6 +231,16 @@ static loom_status_t vmap_prepare_op(loom__passthrough_t* base,
                : strcmp(op_name, "CopyOff") == 0 ? kOpCopyOff
                                                  : kOpBatched;
   return loom_ok_status();
+}
+
+// Op data another vmap prepared serves again but for an op without a rule
+// (not a copy): whether it calls a function depends on the context's
+// function library, which may be installed meanwhile.
+static bool vmap_op_data_reusable(const loom__passthrough_t* base,
+                                  const loom__passthrough_op_t* opaque) {
+  (void)base;
+  const vmap_op_data_t* data = (const vmap_op_data_t*)opaque;
+  return data->rule || data->kind != kOpBatched;
 }
 
 // CopyOn: a tensor of another handler is unbatched.
@@ -495,6 +504,9 @@ static const loom__passthrough_type_t kVmapType = {
     .release_shared = shared_release,
     .op_data_size = sizeof(vmap_op_data_t),
     .prepare_op = vmap_prepare_op,
+    .op_data_reusable = vmap_op_data_reusable,
+    // A vmap is often made per call: its ops find their data ready.
+    .cache_op_data = true,
 };
 
 //===----------------------------------------------------------------------===//
@@ -558,7 +570,7 @@ loom_status_t loom_vmap_create_with_options(loom_context_t* context,
   loom__ref_count_init(&shared->ref_count);
   shared->allocator = allocator;
   shared->context = context;
-  shared->batch_size = batch_size;
+  atomic_init(&shared->batch_size, batch_size);
   shared->randomness = options->randomness;
   pthread_mutex_init(&shared->mutex, NULL);
   fallback_vector_initialize(&shared->fallbacks);
@@ -632,12 +644,13 @@ loom_status_t loom_vmap_in(loom_op_handler_t* vmap,
                               kFunction, (long long)in_axis, rank, rank);
     }
     int64_t size = loom_shape_dims(&metadata.shape)[in_axis];
-    pthread_mutex_lock(&shared->mutex);
-    if (shared->batch_size == LOOM_VMAP_BATCH_SIZE_UNKNOWN) {
-      shared->batch_size = size;
+    int64_t expected = LOOM_VMAP_BATCH_SIZE_UNKNOWN;
+    // The first batched input sets it; `expected` is then what is set.
+    if (atomic_compare_exchange_strong_explicit(&shared->batch_size, &expected,
+                                                size, memory_order_acq_rel,
+                                                memory_order_acquire)) {
+      expected = size;
     }
-    int64_t expected = shared->batch_size;
-    pthread_mutex_unlock(&shared->mutex);
     if (size != expected) {
       char shape[96];
       loom_shape_format(&metadata.shape, shape, sizeof(shape));

@@ -142,6 +142,45 @@ def _batch_cases(rng):
     return out
 
 
+# Outer products (k = 1; written without a GEMM) and batches of matrices
+# times one matrix (run as one product of all their rows), with every
+# adjoint, over several batch sizes and dtypes.
+OUTER_SHAPES = {
+    "outer_b1": ((1, 4, 1), (1, 1, 3)),
+    "outer_b3": ((3, 7, 1), (3, 1, 5)),
+    "outer_b8_wide": ((8, 2, 1), (8, 1, 37)),
+    "outer_broadcast": ((2, 1, 5, 1), (3, 1, 6)),
+    "batch_times_matrix": ((4, 3, 5), (5, 2)),
+    "batch_times_batch1": ((2, 3, 2, 5), (1, 5, 4)),
+    "batch_rows_times_matrix": ((6, 1, 9), (9, 11)),
+}
+
+
+def _outer_cases(rng):
+    out = []
+    for dtype in (np.float32, np.float64, np.float16, "bfloat16", np.int32):
+        for shape_name, (sa, sb) in OUTER_SHAPES.items():
+            for adj_x, adj_y in ((False, False), (True, False), (False, True),
+                                 (True, True)):
+                x = _random(rng, dtype, sa)
+                y = _random(rng, dtype, sb)
+                a = _transpose_last(x).copy() if adj_x else x
+                b = _transpose_last(y).copy() if adj_y else y
+                attrs = {}
+                if adj_x:
+                    attrs["adj_x"] = ("bool", True)
+                if adj_y:
+                    attrs["adj_y"] = ("bool", True)
+                suffix = ("_adjx" if adj_x else "") + ("_adjy" if adj_y else "")
+                out.append(Case(
+                    "BatchMatMulV2_%s_%s%s" % (_name(dtype), shape_name,
+                                               suffix),
+                    "BatchMatMulV2", [_wrap(a, dtype), _wrap(b, dtype)],
+                    [_product(x, y, dtype)], attrs,
+                    **_tolerance(dtype, sa[-1])))
+    return out
+
+
 def _error_cases():
     f32 = np.float32
     return [
@@ -189,4 +228,5 @@ def _error_cases():
 
 def cases():
     rng = np.random.default_rng(20261125)
-    return _matmul_cases(rng) + _batch_cases(rng) + _error_cases()
+    return (_matmul_cases(rng) + _batch_cases(rng) + _error_cases() +
+            _outer_cases(np.random.default_rng(20261127)))
