@@ -162,8 +162,7 @@ static void from_dht_kernel(loom_program_frame_t* frame, void* user_data) {
              (const uint8_t*)data + (size_t)e * size, size);
       int64_t offset = e;
       for (int32_t r = 0; r < k.rank; ++r) {
-        out_indices[next * k.rank + (k.rank - 1 - r)] =
-            offset % shape->dims[r];
+        out_indices[next * k.rank + (k.rank - 1 - r)] = offset % shape->dims[r];
         offset /= shape->dims[r];
       }
       ++next;

@@ -128,8 +128,8 @@ FLOAT_LOOPS(f64, double, floor, trunc)
 static inline __m256 fmod_f32_avx2(__m256 a, __m256 b) {
   const __m256d limit = _mm256_set1_pd(134217728.0);  // 2^27
   const __m256d inf = _mm256_set1_pd(__builtin_inf());
-  const __m256d magnitude = _mm256_castsi256_pd(
-      _mm256_set1_epi64x(0x7fffffffffffffffLL));
+  const __m256d magnitude =
+      _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffLL));
   __m256d a_lo = _mm256_cvtps_pd(_mm256_castps256_ps128(a));
   __m256d a_hi = _mm256_cvtps_pd(_mm256_extractf128_ps(a, 1));
   __m256d b_lo = _mm256_cvtps_pd(_mm256_castps256_ps128(b));
@@ -150,9 +150,8 @@ static inline __m256 fmod_f32_avx2(__m256 a, __m256 b) {
   q_hi = _mm256_round_pd(q_hi, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
   __m256d r_lo = _mm256_sub_pd(a_lo, _mm256_mul_pd(q_lo, b_lo));
   __m256d r_hi = _mm256_sub_pd(a_hi, _mm256_mul_pd(q_hi, b_hi));
-  __m256 r = _mm256_insertf128_ps(
-      _mm256_castps128_ps256(_mm256_cvtpd_ps(r_lo)), _mm256_cvtpd_ps(r_hi),
-      1);
+  __m256 r = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm256_cvtpd_ps(r_lo)),
+                                  _mm256_cvtpd_ps(r_hi), 1);
   const __m256 sign = _mm256_set1_ps(-0.0f);
   return _mm256_or_ps(_mm256_andnot_ps(sign, r), _mm256_and_ps(sign, a));
 }

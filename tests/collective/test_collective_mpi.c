@@ -470,8 +470,8 @@ static void broadcast_gradient_case(loom_context_t* ctx, int rank, int size) {
       loom_context_enter_scope(ctx, tape) || loom_tape_watch(tape, watched)) {
     abort();
   }
-  loom_status_t status = broadcast(ctx, rank == 1 ? x : NULL, 5, size, 303,
-                                   &h[0]);
+  loom_status_t status =
+      broadcast(ctx, rank == 1 ? x : NULL, 5, size, 303, &h[0]);
   if (!status) status = binary(ctx, "Mul", h[0], c, &h[1]);
   h[2] = loom_test_int32_scalar(ctx, 0);
   if (!status) status = binary(ctx, "Sum", h[1], h[2], &h[3]);

@@ -1359,8 +1359,8 @@ static void registry_checks_its_arguments(void** state) {
   assert_int_equal(found->struct_size, sizeof(loom_gradient_def_t));
   old.op_name = "TapeTestTooOldDefOp";
   old.struct_size = offsetof(loom_gradient_def_t, flags) - 1;
-  LOOM_ASSERT_STATUS(loom_gradient_register(&old),
-                     LOOM_STATUS_INVALID_ARGUMENT, "expected at least");
+  LOOM_ASSERT_STATUS(loom_gradient_register(&old), LOOM_STATUS_INVALID_ARGUMENT,
+                     "expected at least");
   loom_jvp_def_t jvp = {.struct_size = sizeof(jvp), .op_name = NULL};
   LOOM_ASSERT_STATUS(loom_jvp_register(&jvp), LOOM_STATUS_INVALID_ARGUMENT,
                      "loom_jvp_register");

@@ -161,8 +161,8 @@ static loom_status_t tape_prepare_op(loom__passthrough_t* base,
   data->def = loom_gradient_find(op_name);
   data->record = !data->def || data->def->fn;
   data->reads_variable = strcmp(op_name, "ReadVariableOp") == 0;
-  data->collective =
-      data->def && data->def->fn && (data->def->flags & LOOM_GRADIENT_COLLECTIVE);
+  data->collective = data->def && data->def->fn &&
+                     (data->def->flags & LOOM_GRADIENT_COLLECTIVE);
   return loom_ok_status();
 }
 
