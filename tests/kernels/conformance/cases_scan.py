@@ -17,11 +17,29 @@ DTYPES = ["float32", "float64", "float16", "int8", "int16", "int32", "int64",
           "uint8", "uint16", "uint32", "uint64", "complex64", "complex128"]
 
 
+def _complex_cumprod(y, axis):
+    """Running complex products as Loom forms them: (a.re b.re - a.im b.im,
+    a.re b.im + a.im b.re), each product and sum rounded on its own. NumPy's
+    own complex multiply differs by an ulp where it dispatches to a loop
+    that fuses them (AVX-512), so its result depends on the machine."""
+    y = np.moveaxis(y, axis, 0)
+    part = y.real.dtype.type
+    re, im = y.real.copy(), y.imag.copy()
+    for k in range(1, y.shape[0]):
+        a_re, a_im, b_re, b_im = re[k - 1], im[k - 1], y.real[k], y.imag[k]
+        re[k] = part(a_re * b_re) - part(a_im * b_im)
+        im[k] = part(a_re * b_im) + part(a_im * b_re)
+    return np.moveaxis(re + 1j * im, 0, axis).astype(y.dtype)
+
+
 def cumsum(x, axis, exclusive=False, reverse=False, product=False):
     y = np.flip(x, axis) if reverse else x
     with np.errstate(all="ignore"):
-        out = (np.cumprod if product else np.cumsum)(y, axis=axis,
-                                                     dtype=x.dtype)
+        if product and x.dtype.kind == "c":
+            out = _complex_cumprod(y, axis)
+        else:
+            out = (np.cumprod if product else np.cumsum)(y, axis=axis,
+                                                         dtype=x.dtype)
     if exclusive:
         out = np.roll(out, 1, axis=axis)
         index = [slice(None)] * x.ndim
