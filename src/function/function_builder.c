@@ -8,6 +8,7 @@
 
 #include "function/function_internal.h"
 #include "loom/op_def.h"
+#include "registry/op_registry_internal.h"
 
 typedef struct pending_placeholder_t {
   const char* node;
@@ -415,7 +416,11 @@ static loom_status_t make_signature(loom_function_builder_t* builder) {
   if (status) {
     loom_op_def_builder_destroy(def);
   } else {
+    // The function's own registry, never part of a plugin's load (and gone
+    // with the function, perhaps before a load's rollback).
+    loom__registration_journal_exempt_begin();
     status = loom_op_registry_register(function->registry, def);
+    loom__registration_journal_exempt_end();
   }
   if (!status) {
     status = loom_op_registry_lookup(function->registry, function->name,

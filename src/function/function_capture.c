@@ -8,6 +8,7 @@
 #include "frontend/eager_op_internal.h"
 #include "function/function_call.h"
 #include "function/function_internal.h"
+#include "registry/op_registry_internal.h"
 
 const loom_op_def_t* loom__function_call_signature(
     const loom_function_t* function) {
@@ -58,7 +59,11 @@ static loom_status_t make_call_signature(loom_function_t* function,
   if (status) {
     loom_op_def_builder_destroy(def);
   } else {
+    // The function's own registry, never part of a plugin's load (and gone
+    // with the function, perhaps before a load's rollback).
+    loom__registration_journal_exempt_begin();
     status = loom_op_registry_register(captures->registry, def);
+    loom__registration_journal_exempt_end();
   }
   if (!status) {
     status = loom_op_registry_lookup(captures->registry, function->name,

@@ -14,6 +14,7 @@
 #include "function/function_internal.h"
 #include "function/function_plan.h"
 #include "loom/op_def.h"
+#include "registry/op_registry_internal.h"
 
 typedef struct library_t {
   loom_allocator_t allocator;
@@ -181,10 +182,17 @@ static loom_status_t create_library(loom_context_t* context,
                                     void** out_library) {
   loom_op_registry_t* registry =
       loom_runtime_ops(loom_context_runtime(context));
-  LOOM_RETURN_IF_ERROR(register_call_op(registry, "PartitionedCall", false));
-  LOOM_RETURN_IF_ERROR(
-      register_call_op(registry, "StatefulPartitionedCall", true));
-  LOOM_RETURN_IF_ERROR(loom__control_flow_register(registry));
+  // The call and control-flow ops are the process's, registered by its
+  // first context: a plugin that makes that context as it loads must not
+  // take them with it when it fails.
+  loom__registration_journal_exempt_begin();
+  loom_status_t status = register_call_op(registry, "PartitionedCall", false);
+  if (!status) {
+    status = register_call_op(registry, "StatefulPartitionedCall", true);
+  }
+  if (!status) status = loom__control_flow_register(registry);
+  loom__registration_journal_exempt_end();
+  LOOM_RETURN_IF_ERROR(status);
   library_t* library = NULL;
   loom_allocator_t allocator = loom_allocator_system();
   LOOM_RETURN_IF_ERROR(

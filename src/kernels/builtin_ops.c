@@ -5,6 +5,7 @@
 #include <pthread.h>
 
 #include "kernels/builtin_families.h"
+#include "registry/op_registry_internal.h"
 
 // Once per process: the built-ins register, as plugins do, into the global
 // registries, which TensorFlow's registration API makes process-wide.
@@ -29,10 +30,14 @@ static const family_fn_t kFamilies[] = {
 };
 
 static void register_all(void) {
+  // The first context may be made by a plugin as it loads: its rollback
+  // must not take the built-ins with it.
+  loom__registration_journal_exempt_begin();
   for (size_t i = 0; i < sizeof(kFamilies) / sizeof(kFamilies[0]); ++i) {
     g_result = kFamilies[i]();
-    if (g_result) return;
+    if (g_result) break;
   }
+  loom__registration_journal_exempt_end();
 }
 
 loom_status_t loom_builtin_ops_register(void) {

@@ -39,11 +39,20 @@ void loom__registration_journal_deinitialize(
     loom__registration_journal_t* journal);
 
 // Begins a registration: takes the process-wide registration lock and
-// returns the journal of the load in progress (NULL: none). Every
+// returns the journal of the load in progress (NULL: none, or the calling
+// thread registers the process's own ops: see _exempt_begin). Every
 // registration runs between begin and end, so that a load's journal is
 // complete when the load uninstalls it.
 loom__registration_journal_t* loom__registration_journal_begin(void);
 void loom__registration_journal_end(void);
+
+// Between exempt_begin and exempt_end (they nest), the calling thread's
+// registrations belong to the process, not to a load in progress: Loom's
+// built-in ops, which register on first use (the first context), and a
+// plugin that creates the process's first context must not take them
+// with it when it fails and is rolled back.
+void loom__registration_journal_exempt_begin(void);
+void loom__registration_journal_exempt_end(void);
 
 // Makes room for one more entry; registries call it before they commit a
 // registration so that recording it afterwards cannot fail.

@@ -10,6 +10,8 @@
 // and the plugin loads that watch them (see the header).
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static loom__registration_journal_t* g_active = NULL;  // guarded by g_lock
+// How deep the calling thread is in exempt_begin/exempt_end.
+static _Thread_local int t_exempt_depth = 0;
 
 void loom__registration_journal_initialize(
     loom__registration_journal_t* journal, loom_allocator_t allocator) {
@@ -26,8 +28,12 @@ void loom__registration_journal_deinitialize(
 
 loom__registration_journal_t* loom__registration_journal_begin(void) {
   pthread_mutex_lock(&g_lock);
-  return g_active;
+  return t_exempt_depth ? NULL : g_active;
 }
+
+void loom__registration_journal_exempt_begin(void) { ++t_exempt_depth; }
+
+void loom__registration_journal_exempt_end(void) { --t_exempt_depth; }
 
 void loom__registration_journal_end(void) {
   pthread_mutex_unlock(&g_lock);

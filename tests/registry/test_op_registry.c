@@ -1,10 +1,11 @@
 // The op registry: lookup, listing, unregistering, the global registry,
-// concurrent registration and lookup (run under TSan), and allocation
-// failures.
+// concurrent registration and lookup (run under TSan), registrations a
+// load's journal records and those it must not, and allocation failures.
 
 #include <pthread.h>
 
 #include "loom/op_def.h"
+#include "registry/op_registry_internal.h"
 #include "test_support.h"
 
 #define COUNT_OF(array) (sizeof(array) / sizeof((array)[0]))
@@ -536,6 +537,63 @@ static void reregistered_names_keep_every_handed_out_definition(void** state) {
   loom_op_registry_destroy(registry);
 }
 
+//===----------------------------------------------------------------------===//
+// Journals
+//===----------------------------------------------------------------------===//
+
+typedef struct journal_thread_t {
+  loom_op_registry_t* registry;
+  loom_status_t status;
+} journal_thread_t;
+
+static void* register_journalled(void* arg) {
+  journal_thread_t* thread = arg;
+  thread->status = register_simple(thread->registry, "JournalThread");
+  return NULL;
+}
+
+// Registrations a thread makes between exempt_begin and exempt_end (the
+// process's own ops, made on first use) are not the load's: its rollback
+// leaves them. Exemptions nest, and hold for the calling thread only: a
+// helper thread's registration meanwhile is still the load's.
+static void exempt_registrations_survive_the_rollback(void** state) {
+  (void)state;
+  loom_op_registry_t* registry = new_registry();
+  loom__registration_journal_t journal;
+  loom__registration_journal_initialize(&journal, loom_allocator_system());
+  loom__registration_journal_t* previous =
+      loom__registration_journal_swap(&journal);
+  LOOM_ASSERT_OK(register_simple(registry, "Journalled"));
+  loom__registration_journal_exempt_begin();
+  LOOM_ASSERT_OK(register_simple(registry, "ExemptOuter"));
+  loom__registration_journal_exempt_begin();
+  LOOM_ASSERT_OK(register_simple(registry, "ExemptInner"));
+  loom__registration_journal_exempt_end();
+  LOOM_ASSERT_OK(register_simple(registry, "ExemptOuterAgain"));
+  journal_thread_t thread = {.registry = registry};
+  pthread_t handle;
+  assert_int_equal(pthread_create(&handle, NULL, register_journalled, &thread),
+                   0);
+  pthread_join(handle, NULL);
+  LOOM_ASSERT_OK(thread.status);
+  loom__registration_journal_exempt_end();
+  LOOM_ASSERT_OK(register_simple(registry, "JournalledAgain"));
+  loom__registration_journal_swap(previous);
+  assert_int_equal(journal.count, 3);
+  loom__registration_journal_rollback(&journal);
+  loom__registration_journal_deinitialize(&journal);
+  static const char* const kKept[] = {"ExemptOuter", "ExemptInner",
+                                      "ExemptOuterAgain"};
+  static const char* const kGone[] = {"Journalled", "JournalThread",
+                                      "JournalledAgain"};
+  for (size_t i = 0; i < COUNT_OF(kKept); ++i) {
+    assert_non_null(loom_op_registry_find(registry, kKept[i]));
+    assert_null(loom_op_registry_find(registry, kGone[i]));
+  }
+  assert_int_equal(loom_op_registry_list(registry, NULL, 0), 3);
+  loom_op_registry_destroy(registry);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(lookup_returns_the_registered_definition),
@@ -558,6 +616,7 @@ int main(void) {
       cmocka_unit_test(separate_registries_are_independent),
       cmocka_unit_test(concurrent_registration_and_lookup_see_whole_ops),
       cmocka_unit_test(concurrent_registration_of_one_name_succeeds_once),
+      cmocka_unit_test(exempt_registrations_survive_the_rollback),
       cmocka_unit_test(every_allocation_failure_is_reported_without_leaks),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
