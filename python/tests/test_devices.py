@@ -190,3 +190,29 @@ def test_malformed_device_names():
     with pytest.raises(TypeError) as raised:
         loom.device(1)
     assert str(raised.value) == "a device name is a str, got int"
+
+
+@pytest.mark.parametrize("how", ["scope", "device="])
+@pytest.mark.parametrize("name", ["CPU:0", "CPU:1", CPU + "0"])
+def test_a_tape_records_ops_placed_on_any_device(rng, how, name):
+    """The tape's own device named explicitly, by a scope or by an op's
+    device=, is a placement like any other: the tape sees the ops."""
+    torch = pytest.importorskip("torch")
+    a = rng.standard_normal((5,))
+    x = loom.tensor(a)
+    with loom.GradientTape() as tape:
+        tape.watch(x)
+        if how == "scope":
+            with loom.device(name):
+                y = loom.sin(x) * x
+        else:
+            y = loom.raw_ops.Mul(x=loom.raw_ops.Sin(x=x, device=name), y=x,
+                                 device=name)
+        s = loom.sum(y)
+    assert y.device == loom.config.list_logical_devices()[
+        1 if name == "CPU:1" else 0]
+    grad = tape.gradient(s, x)
+    assert grad is not None
+    tx = torch.tensor(a, requires_grad=True)
+    torch.sum(torch.sin(tx) * tx).backward()
+    np.testing.assert_allclose(grad.numpy(), tx.grad.numpy(), rtol=1e-12)

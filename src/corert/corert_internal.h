@@ -116,6 +116,22 @@ typedef struct loom__cpu_memo_t {
 loom_status_t loom__runtime_execute_lent(loom_op_invocation_t* invocation,
                                          loom__cpu_memo_t* memo);
 
+// How many handler executions the calling thread is inside (op_handler.c):
+// ops a handler runs while it executes one are its own, placed where it
+// puts them (an explicit device is where its op runs, past the
+// transformations of the scope); only ops run outside every handler are
+// placed under the scope's transformations.
+extern _Thread_local int32_t loom__handler_execution_depth;
+
+// `handler`'s execute, counted in loom__handler_execution_depth.
+static inline loom_status_t loom__handler_execute(
+    loom_op_handler_t* handler, loom_op_invocation_t* invocation) {
+  ++loom__handler_execution_depth;
+  loom_status_t status = handler->vtable->execute(handler, invocation);
+  --loom__handler_execution_depth;
+  return status;
+}
+
 // The cpu handler's execute with lent arguments (cpu_op_handler.c).
 bool loom__is_cpu_handler(const loom_op_handler_t* handler);
 loom_status_t loom__cpu_execute_lent(loom_op_handler_t* handler,

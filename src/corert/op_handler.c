@@ -4,6 +4,8 @@
 
 #include "corert/corert_internal.h"
 
+_Thread_local int32_t loom__handler_execution_depth = 0;
+
 loom_status_t loom_op_handler_create(loom_runtime_t* runtime,
                                      const loom_op_handler_vtable_t* vtable,
                                      void* state, loom_op_handler_t* fallback,
@@ -110,7 +112,7 @@ loom_status_t loom_op_invocation_forward(loom_op_invocation_t* invocation,
     return loom_op_invocation_fail(invocation, error, true);
   }
   invocation->op = op;
-  return op->handler->vtable->execute(op->handler, invocation);
+  return loom__handler_execute(op->handler, invocation);
 }
 
 loom_status_t loom_op_invocation_fail(loom_op_invocation_t* invocation,

@@ -439,7 +439,7 @@ loom_status_t loom_runtime_execute_invocation(
     return loom_op_invocation_fail(invocation,
                                    loom_cancellation_error(op->name), false);
   }
-  loom_status_t status = op->handler->vtable->execute(op->handler, invocation);
+  loom_status_t status = loom__handler_execute(op->handler, invocation);
   if (runtime->synchronous) {
     wait_for_results(runtime, results, num_results, chain);
   }
@@ -475,7 +475,7 @@ loom_status_t loom__runtime_execute_lent(loom_op_invocation_t* invocation,
   }
   loom_status_t status = lent
                              ? loom__cpu_execute_lent(handler, invocation, memo)
-                             : handler->vtable->execute(handler, invocation);
+                             : loom__handler_execute(handler, invocation);
   if (runtime->synchronous) {
     wait_for_results(runtime, invocation->results, invocation->num_results,
                      invocation->chain);

@@ -62,12 +62,27 @@ static bool another_cpu_device(loom_context_t* context,
                 loom_op_handler_type_name(context->cpu)) == 0;
 }
 
-// The handler `op` runs on (borrowed). An input on a handler other than the
-// CPU places the op there; the scope's handler counts as one more such
-// input. One handler must stack on all the others (a later merge of them).
+// The handler `op` runs on (borrowed, or held in *out_held, a reference the
+// caller releases after the execution). An explicit device places the op
+// there, under the transformations of the scope when a user runs it (not a
+// handler); otherwise an input on a
+// handler other than the CPU places the op there, and the scope's handler
+// counts as one more such input. One handler must stack on all the others
+// (a later merge of them).
 static loom_status_t place(loom_eager_op_t* op, scope_stack_t* stack,
-                           loom_op_handler_t** out) {
-  if (op->device[0]) return explicit_handler(op, out);
+                           loom_op_handler_t** out,
+                           loom_op_handler_t** out_held) {
+  *out_held = NULL;
+  if (op->device[0]) {
+    LOOM_RETURN_IF_ERROR(explicit_handler(op, out));
+    // A handler's own ops go where it puts them (see
+    // loom__handler_execution_depth).
+    if (loom__handler_execution_depth > 0) return loom_ok_status();
+    LOOM_RETURN_IF_ERROR(loom__scope_place_on_device(
+        op->context, *out, loom__scope_stack_top(stack), out_held));
+    if (*out_held) *out = *out_held;
+    return loom_ok_status();
+  }
   loom_context_t* context = op->context;
   loom_op_handler_t* chosen = loom__scope_stack_top(stack);
   bool by_input = false;
@@ -279,6 +294,13 @@ static inline bool memoizable_here(const loom_eager_op_t* op,
                                memory_order_relaxed);
 }
 
+static loom_status_t run_placed(loom_eager_op_t* op, loom_op_handler_t* handler,
+                                scope_stack_t* stack, bool async,
+                                bool memoizable,
+                                loom_tensor_handle_t** results,
+                                int32_t capacity, int32_t* out_count,
+                                int32_t* out_known_count);
+
 loom_status_t loom_eager_op_execute(loom_eager_op_t* op,
                                     loom_tensor_handle_t** results,
                                     int32_t capacity, int32_t* out_count) {
@@ -337,8 +359,28 @@ loom_status_t loom__eager_op_execute_counted(loom_eager_op_t* op,
     LOOM_RETURN_IF_ERROR(loom__context_error(context));
   }
   loom_op_handler_t* handler = NULL;
+  loom_op_handler_t* held = NULL;
+  LOOM_RETURN_IF_ERROR(place(op, stack, &handler, &held));
+  if (LOOM_LIKELY(!held)) {
+    return run_placed(op, handler, stack, async, memoizable, results, capacity,
+                      out_count, out_known_count);
+  }
+  loom_status_t status = run_placed(op, handler, stack, async, memoizable,
+                                    results, capacity, out_count,
+                                    out_known_count);
+  loom_op_handler_release(held);
+  return status;
+}
+
+// Executes `op` on `handler`, the handler place() chose.
+static loom_status_t run_placed(loom_eager_op_t* op, loom_op_handler_t* handler,
+                                scope_stack_t* stack, bool async,
+                                bool memoizable,
+                                loom_tensor_handle_t** results,
+                                int32_t capacity, int32_t* out_count,
+                                int32_t* out_known_count) {
+  loom_context_t* context = op->context;
   int32_t count = 0;
-  LOOM_RETURN_IF_ERROR(place(op, stack, &handler));
   if (LOOM_UNLIKELY(op->calls_function) && loom__is_cpu(context, handler)) {
     return loom__context_call_function(context, op, op->function, results,
                                        capacity, out_count);
@@ -354,8 +396,11 @@ loom_status_t loom__eager_op_execute_counted(loom_eager_op_t* op,
   if (LOOM_UNLIKELY(vtable->execute_eager_op != NULL)) {
     int32_t expected = counted ? -1 : count;
     loom_status_free(counted);
-    return vtable->execute_eager_op(handler, op, expected, results, capacity,
-                                    out_count);
+    ++loom__handler_execution_depth;
+    loom_status_t status = vtable->execute_eager_op(handler, op, expected,
+                                                    results, capacity, out_count);
+    --loom__handler_execution_depth;
+    return status;
   }
   LOOM_RETURN_IF_ERROR(counted);
   if (LOOM_UNLIKELY(count > capacity)) {

@@ -111,6 +111,19 @@ uint64_t loom__thread_id(void);
 // per thread: no lock after the first call, found or not.
 scope_stack_t* loom__scope_stack(loom_context_t* context, bool create);
 loom_op_handler_t* loom__scope_stack_top(const scope_stack_t* stack);
+
+// The handler an op given the device `device` (a final handler) runs on
+// when `top` is the thread's scope: the transformations open in the scope
+// (tape, forward mode, trace, vmap) merged again onto the device, as
+// entering a scope of another device merges them, so that they see the op
+// whatever its device, as TensorFlow's tape does. *out_handler is a new
+// reference, or NULL when the op runs on the device itself (no scope, no
+// transformation in it, or `device` is not final: a handler that places
+// ops itself, such as the parallel handler, is never restacked).
+loom_status_t loom__scope_place_on_device(loom_context_t* context,
+                                         loom_op_handler_t* device,
+                                         loom_op_handler_t* top,
+                                         loom_op_handler_t** out_handler);
 void loom__scope_stacks_free(loom_context_t* context);
 
 // Whether ops of this thread (its stack may be NULL) run asynchronously.

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "corert/corert_internal.h"
 #include "frontend/frontend_internal.h"
 
 // A thread's own identity: scope stacks live in their context, found by
@@ -347,6 +348,25 @@ static loom_status_t restack(loom_context_t* context, loom_op_handler_t* base,
   return loom_ok_status();
 }
 
+loom_status_t loom__scope_place_on_device(loom_context_t* context,
+                                         loom_op_handler_t* device,
+                                         loom_op_handler_t* top,
+                                         loom_op_handler_t** out_handler) {
+  *out_handler = NULL;
+  if (!top || top == device || loom_op_handler_is_final(top) ||
+      !loom_op_handler_is_final(device)) {
+    return loom_ok_status();
+  }
+  loom_op_handler_t* effective = NULL;
+  LOOM_RETURN_IF_ERROR(restack(context, device, top, &effective));
+  if (effective == device) {
+    loom_op_handler_release(effective);  // no transformation is open
+  } else {
+    *out_handler = effective;
+  }
+  return loom_ok_status();
+}
+
 static loom_status_t push(loom_context_t* context, scope_stack_t* stack,
                           loom_op_handler_t* base) {
   LOOM_RETURN_IF_ERROR(grow(context->allocator, (void**)&stack->entries,
@@ -354,12 +374,14 @@ static loom_status_t push(loom_context_t* context, scope_stack_t* stack,
                             sizeof(scope_entry_t)));
   loom_op_handler_t* top = loom__scope_stack_top(stack);
   loom_op_handler_t* effective = NULL;
-  // A placing handler the top already runs on is entered to run ops past
-  // the transformations above it (a handler escaping to its outer
-  // handler, as vmap's rules do): it replaces them, as a device always
-  // did. Another one goes under them.
+  // A placing handler the top already runs on, entered by a handler as it
+  // executes an op, runs that handler's ops past the transformations above
+  // it (a handler escaping to its outer handler, as vmap's rules do): it
+  // replaces them. Entered by the user (`with device("CPU:0")` inside a
+  // tape), or another one, it goes under them: they still see its ops.
   if (top && places_ops(context, base) &&
-      !loom__handler_stacks_on(context, top, base)) {
+      (loom__handler_execution_depth == 0 ||
+       !loom__handler_stacks_on(context, top, base))) {
     // A placing handler's own merge (the handler itself) goes under the
     // transformations open around it.
     loom_op_handler_t* placed = base;

@@ -377,13 +377,18 @@ static void inputs_on_two_handlers_are_an_error_naming_both(void** state) {
   loom_op_handler_release(b);
 }
 
-static void an_explicit_device_wins_over_the_scope(void** state) {
+// An explicit device places the op, and the transformations open in the
+// scope still see it (a tape records ops whatever their device, as
+// TensorFlow's does): the op runs on them merged onto the device, here the
+// scope's own merge. A device that does not exist is an error.
+static void an_explicit_device_places_the_op_under_the_scope(void** state) {
   fixture_t* f = *state;
   loom_op_handler_t* a = NULL;
   LOOM_ASSERT_OK(
       make_wrap(f->context, 'a', f->trace, sizeof(f->trace), NULL, &a));
   loom_tensor_handle_t* x = loom_test_scalar(f->context, 1.0f);
   LOOM_ASSERT_OK(loom_context_enter_scope(f->context, a));
+  loom_op_handler_t* merged = loom_context_scope_handler(f->context);
   loom_eager_op_t* op = NULL;
   LOOM_ASSERT_OK(loom_eager_op_create(f->context, "AddV2", &op));
   LOOM_ASSERT_OK(loom_eager_op_set_device(op, "CPU:0"));
@@ -391,8 +396,11 @@ static void an_explicit_device_wins_over_the_scope(void** state) {
   LOOM_ASSERT_OK(loom_eager_op_add_input(op, x));
   loom_tensor_handle_t* z = NULL;
   int32_t count = 0;
+  f->trace[0] = '\0';
   LOOM_ASSERT_OK(loom_eager_op_execute(op, &z, 1, &count));
-  assert_ptr_equal(loom_tensor_handle_handler(z), loom_context_cpu(f->context));
+  assert_ptr_equal(loom_tensor_handle_handler(z), merged);
+  assert_non_null(strstr(f->trace, "a:AddV2"));
+  assert_true(loom_test_scalar_value(f->context, z) == 2.0f);
   LOOM_ASSERT_OK(loom_eager_op_set_device(op, "/device:GPU:3"));
   loom_tensor_handle_release(z);
   LOOM_ASSERT_STATUS(loom_eager_op_execute(op, &z, 1, &count),
@@ -461,7 +469,7 @@ int main(void) {
           reentering_a_merged_handler_gives_the_same_merge, setup, teardown),
       cmocka_unit_test_setup_teardown(
           inputs_on_two_handlers_are_an_error_naming_both, setup, teardown),
-      cmocka_unit_test_setup_teardown(an_explicit_device_wins_over_the_scope,
+      cmocka_unit_test_setup_teardown(an_explicit_device_places_the_op_under_the_scope,
                                       setup, teardown),
       cmocka_unit_test_setup_teardown(resolving_copies_off_the_handler, setup,
                                       teardown),

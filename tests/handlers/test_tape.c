@@ -730,6 +730,58 @@ static void gradients_of_reused_tensors_are_summed(void** state) {
   loom_op_handler_release(tape);
 }
 
+// `name` on a and b, placed on `device` explicitly.
+static handle_t* bin_on(const char* device, const char* name, handle_t* a,
+                        handle_t* b) {
+  loom_eager_op_t* op = NULL;
+  LOOM_ASSERT_OK(loom_eager_op_create(g_ctx, name, &op));
+  LOOM_ASSERT_OK(loom_eager_op_set_device(op, device));
+  LOOM_ASSERT_OK(loom_eager_op_add_input(op, a));
+  LOOM_ASSERT_OK(loom_eager_op_add_input(op, b));
+  handle_t* out = NULL;
+  int32_t count = 0;
+  LOOM_ASSERT_OK(loom_eager_op_execute(op, &out, 1, &count));
+  loom_eager_op_destroy(op);
+  return out;
+}
+
+// dy/dx of y = (x * x) * x + x, each op given `device` (NULL: none).
+static handle_t* cube_gradient(const char* device) {
+  handle_t* x = x3();
+  loom_op_handler_t* tape = recording_tape(false, x);
+  handle_t* z = device ? bin_on(device, "Mul", x, x) : bin("Mul", x, x);
+  handle_t* c = device ? bin_on(device, "Mul", z, x) : bin("Mul", z, x);
+  handle_t* y = device ? bin_on(device, "AddV2", c, x) : bin("AddV2", c, x);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  handle_t* dx = NULL;
+  LOOM_ASSERT_OK(
+      loom_tape_gradient(tape, &y, 1, &x, 1, NULL, LOOM_UNCONNECTED_NONE, &dx));
+  assert_non_null(dx);
+  handle_t* all[] = {x, z, c, y};
+  loom__grad_release_all(all, 4);
+  loom_op_handler_release(tape);
+  return dx;
+}
+
+// An op given a device explicitly (the tape's own device, by any of its
+// names) is recorded as any other, as TensorFlow's tape records ops
+// whatever their device: the gradient is the one of the same ops without
+// a device.
+static void ops_given_a_device_are_recorded(void** state) {
+  (void)state;
+  handle_t* reference = cube_gradient(NULL);
+  double want[3];
+  assert_int_equal(read_values(reference, want, 3), 3);
+  static const char* const kDevices[] = {
+      "CPU:0", "/device:CPU:0", "/job:localhost/replica:0/task:0/device:CPU:0"};
+  for (int i = 0; i < 3; ++i) {
+    handle_t* dx = cube_gradient(kDevices[i]);
+    expect_values(dx, want, 3, 0.0, kDevices[i]);
+    loom_tensor_handle_release(dx);
+  }
+  loom_tensor_handle_release(reference);
+}
+
 // A scalar loss's default seed is a constant of ones, and Mean's gradient
 // then fills in 1/n without multiplying; any other contribution to the
 // loss's gradient (the loss listed twice, a target computed from it, an
@@ -1729,6 +1781,7 @@ int main(void) {
       cmocka_unit_test(mlp_hessian_vector_product_matches_pytorch),
       cmocka_unit_test(nested_tapes_give_second_derivatives),
       cmocka_unit_test(gradients_of_reused_tensors_are_summed),
+      cmocka_unit_test(ops_given_a_device_are_recorded),
       cmocka_unit_test(mean_of_a_loss_with_the_default_seed),
       cmocka_unit_test(host_scalars_are_made_without_ops),
       cmocka_unit_test(several_targets_and_output_gradients),
