@@ -137,7 +137,8 @@ static const loom__builtin_kernel_t kKernels[] = {
      .destroy = check_delete,
      .type_attr = "T",
      .types = {LOOM_DTYPE_HALF, LOOM_DTYPE_BFLOAT16, LOOM_DTYPE_FLOAT,
-               LOOM_DTYPE_DOUBLE}},
+               LOOM_DTYPE_DOUBLE},
+     .any_rank = true},
 };
 
 loom_status_t loom__register_check_numerics_ops(void) {

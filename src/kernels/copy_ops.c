@@ -39,10 +39,10 @@ static const loom__builtin_op_t kOps[] = {
 };
 
 static const loom__builtin_kernel_t kKernels[] = {
-    {.op_name = "CopyOn", .compute = identity_compute},
-    {.op_name = "CopyOnGrad", .compute = identity_compute},
-    {.op_name = "CopyOff", .compute = identity_compute},
-    {.op_name = "CopyOffGrad", .compute = identity_compute},
+    {.op_name = "CopyOn", .compute = identity_compute, .any_rank = true},
+    {.op_name = "CopyOnGrad", .compute = identity_compute, .any_rank = true},
+    {.op_name = "CopyOff", .compute = identity_compute, .any_rank = true},
+    {.op_name = "CopyOffGrad", .compute = identity_compute, .any_rank = true},
 };
 
 loom_status_t loom__register_copy_ops(void) {

@@ -159,8 +159,8 @@ loom_status_t loom__einsum_resolve(const loom__einsum_equation_t* equation,
     int32_t named_terms = sub->count - (sub->has_ellipsis ? 1 : 0);
     if (rank > LOOM_MAX_RANK) {
       return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                              "Einsum: input %d has rank %d, above the %d "
-                              "Einsum supports",
+                              "Einsum: input %d has rank %d; Einsum takes "
+                              "operands of rank up to %d",
                               (int)i, (int)rank, LOOM_MAX_RANK);
     }
     if (!sub->has_ellipsis && rank != sub->count) {

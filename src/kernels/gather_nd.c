@@ -18,7 +18,6 @@
 static loom_status_t gather_nd_plan(const loom_shape_t* params,
                                     const loom_shape_t* indices,
                                     loom_shape_t* out) {
-  char text[128];
   *out = loom_shape_unknown();
   if (params->rank == 0) {
     return loom__array_invalid("params must be at least a vector");
@@ -27,7 +26,9 @@ static loom_status_t gather_nd_plan(const loom_shape_t* params,
     return loom__array_invalid("indices must be at least a vector");
   }
   if (params->rank < 0 || indices->rank < 0) return loom_ok_status();
-  int64_t depth = indices->dims[indices->rank - 1];
+  const int64_t* index_dims = loom_shape_dims(indices);
+  const int64_t* params_dims = loom_shape_dims(params);
+  int64_t depth = index_dims[indices->rank - 1];
   if (depth > params->rank) {
     return loom__array_invalid(
         "index innermost dimension length must be <= params rank; saw: "
@@ -36,23 +37,22 @@ static loom_status_t gather_nd_plan(const loom_shape_t* params,
   }
   if (depth < 0) return loom_ok_status();
   int32_t rank = indices->rank - 1 + params->rank - (int32_t)depth;
-  if (rank > LOOM_MAX_RANK) {
+  if (rank > LOOM_MAX_SHAPE_RANK) {
+    char text[LOOM_SHAPE_FORMAT_MAX];
     return loom__array_invalid(
         "GatherNd: the result would have rank %d, above the maximum rank %d "
         "(indices %s)",
-        rank, LOOM_MAX_RANK,
+        rank, LOOM_MAX_SHAPE_RANK,
         loom__shape_debug_string(indices, text, sizeof(text)));
   }
-  *out = loom_shape_scalar();
-  for (int32_t i = 0; i < indices->rank - 1; ++i) {
-    out->dims[out->rank++] = indices->dims[i];
-  }
-  for (int32_t i = (int32_t)depth; i < params->rank; ++i) {
-    out->dims[out->rank++] = params->dims[i];
-  }
-  return loom__array_check_count("GatherNd",
-                                 "params and indices give output shape",
-                                 out->dims, out->rank, out);
+  int64_t dims[LOOM_MAX_SHAPE_RANK];
+  int32_t outer = indices->rank - 1;
+  memcpy(dims, index_dims, sizeof(int64_t) * (size_t)outer);
+  memcpy(dims + outer, params_dims + depth,
+         sizeof(int64_t) * (size_t)(params->rank - depth));
+  LOOM_RETURN_IF_ERROR(loom_shape_initialize_large(out, dims, rank));
+  return loom__array_check_count(
+      "GatherNd", "params and indices give output shape", dims, rank, out);
 }
 
 static loom_status_t gather_nd_shape_fn(loom_shape_inference_context_t* c,
@@ -106,7 +106,7 @@ static loom_status_t gather_nd_run(loom_kernel_context_t* ctx,
   (void)loom__nd_index_init(&index, indices, ps);
   if (loom_tensor_num_elements(params) == 0 && index.count > 0 &&
       index.depth > 0) {
-    char text[128];
+    char text[LOOM_SHAPE_FORMAT_MAX];
     return loom__array_invalid(
         "Requested more than 0 entries, but params is empty.  Params shape: "
         "%s",
@@ -176,7 +176,8 @@ static const loom__builtin_kernel_t kKernels[] = {
     {.op_name = "GatherNd",
      .compute = gather_nd_compute,
      .type_attr = "Tparams",
-     .types = {LOOM_ARRAY_ALL_TYPES}},
+     .types = {LOOM_ARRAY_ALL_TYPES},
+     .any_rank = true},
 };
 
 loom_status_t loom__register_gather_nd_ops(void) {

@@ -160,7 +160,7 @@ static void append_dim(loom__text_t* text, const loom_tensor_t* t, int32_t dim,
                        int64_t limit, int64_t* index) {
   if (*index >= limit) return;
   const loom_shape_t* shape = loom_tensor_shape(t);
-  int64_t count = shape->dims[dim];
+  int64_t count = loom_shape_dims(shape)[dim];
   if (dim == shape->rank - 1) {
     for (int64_t i = 0; i < count; ++i) {
       if (*index >= limit) {
@@ -217,7 +217,7 @@ static loom_status_t assert_run(loom_kernel_context_t* ctx) {
   const loom_shape_t* shape = loom_tensor_shape(condition);
   // TensorFlow's legacy scalars: [] and [1].
   if (shape->rank > 1 || (shape->rank == 1 && shape->dims[0] != 1)) {
-    char dims[LOOM_MAX_RANK * 22 + 3];
+    char dims[LOOM_SHAPE_FORMAT_MAX];
     return loom_make_status(
         LOOM_STATUS_INVALID_ARGUMENT, "In[0] should be a scalar: %s",
         loom__shape_debug_string(shape, dims, sizeof(dims)));
@@ -258,7 +258,8 @@ static const loom__builtin_op_t kOps[] = {
 static const loom__builtin_kernel_t kKernels[] = {
     {.op_name = "Assert",
      .compute = assert_compute,
-     .host_memory = {"condition", "data"}},
+     .host_memory = {"condition", "data"},
+     .any_rank = true},
 };
 
 loom_status_t loom__register_logging_ops(void) {

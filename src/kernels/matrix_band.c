@@ -33,8 +33,9 @@ static loom_status_t band_check(const loom_shape_t* input,
         loom__shape_debug_string(upper_shape, text, sizeof(text)));
   }
   if (input->rank < 0) return loom_ok_status();
-  int64_t rows = input->dims[input->rank - 2];
-  int64_t cols = input->dims[input->rank - 1];
+  const int64_t* dims = loom_shape_dims(input);
+  int64_t rows = dims[input->rank - 2];
+  int64_t cols = dims[input->rank - 1];
   if (rows >= 0 && lower != INT64_MIN && lower > rows) {
     return loom__array_invalid(
         "num_lower must be negative or less or equal to number of rows "
@@ -119,8 +120,8 @@ static loom_status_t band_run(loom_kernel_context_t* ctx,
       .in = loom_tensor_data(input),
       .out = loom_tensor_data(out),
       .size = loom__array_element_size(loom_tensor_dtype(input)),
-      .rows = shape->dims[shape->rank - 2],
-      .cols = shape->dims[shape->rank - 1],
+      .rows = loom_shape_dims(shape)[shape->rank - 2],
+      .cols = loom_shape_dims(shape)[shape->rank - 1],
       .lower = lower,
       .upper = upper,
   };
@@ -152,7 +153,8 @@ static const loom__builtin_kernel_t kKernels[] = {
      .compute = band_compute,
      .type_attr = "T",
      .types = {LOOM_ARRAY_POD_TYPES},
-     .host_memory = {"num_lower", "num_upper"}},
+     .host_memory = {"num_lower", "num_upper"},
+     .any_rank = true},
 };
 
 loom_status_t loom__register_matrix_band_ops(void) {

@@ -118,8 +118,9 @@ static loom_status_t part_plan(const loom_shape_t* input,
   }
   LOOM_RETURN_IF_ERROR(read_k(k, plan));
   LOOM_RETURN_IF_ERROR(need_scalar("padding_value", padding));
-  plan->rows = input->dims[input->rank - 2];
-  plan->cols = input->dims[input->rank - 1];
+  const int64_t* in_dims = loom_shape_dims(input);
+  plan->rows = in_dims[input->rank - 2];
+  plan->cols = in_dims[input->rank - 1];
   const int64_t bounds[2] = {plan->lower, plan->upper};
   const char* names[2] = {"lower_diag_index", "upper_diag_index"};
   for (int i = 0; i < 2; ++i) {
@@ -135,13 +136,15 @@ static loom_status_t part_plan(const loom_shape_t* input,
                         plan->cols - max64(plan->lower, 0));
   if (plan->max_len < 0) plan->max_len = 0;
   int64_t num_diags = plan->upper - plan->lower + 1;
-  *out = *input;
-  out->rank -= 2;
-  if (num_diags > 1) out->dims[out->rank++] = num_diags;
-  out->dims[out->rank++] = plan->max_len;
+  int64_t dims[LOOM_MAX_SHAPE_RANK];
+  int32_t rank = input->rank - 2;
+  memcpy(dims, in_dims, sizeof(int64_t) * (size_t)rank);
+  if (num_diags > 1) dims[rank++] = num_diags;
+  dims[rank++] = plan->max_len;
+  LOOM_RETURN_IF_ERROR(loom_shape_initialize_large(out, dims, rank));
   return loom__array_check_count("MatrixDiagPartV3",
-                                 "input and k give diagonals of shape",
-                                 out->dims, out->rank, out);
+                                 "input and k give diagonals of shape", dims,
+                                 rank, out);
 }
 
 static loom_status_t part_shape_fn(loom_shape_inference_context_t* c,
@@ -245,13 +248,14 @@ static loom_status_t diag_plan(const loom_shape_t* diagonal,
         loom__shape_debug_string(diagonal, text, sizeof(text)));
   }
   int64_t num_diags = plan->upper - plan->lower + 1;
+  const int64_t* in_dims = loom_shape_dims(diagonal);
   if (plan->lower != plan->upper &&
-      (rank < 2 || diagonal->dims[rank - 2] != num_diags)) {
+      (rank < 2 || in_dims[rank - 2] != num_diags)) {
     return loom__array_invalid(
         "The number of diagonals provided in the input does not match the "
         "lower_diag_index and upper_diag_index range.");
   }
-  plan->max_len = diagonal->dims[rank - 1];
+  plan->max_len = in_dims[rank - 1];
   int64_t min_rows = 0, min_cols = 0;
   if (!loom__size_add(plan->max_len, -min64(plan->upper, 0), &min_rows) ||
       !loom__size_add(plan->max_len, max64(plan->lower, 0), &min_cols)) {
@@ -283,19 +287,20 @@ static loom_status_t diag_plan(const loom_shape_t* diagonal,
   plan->rows = rows;
   plan->cols = cols;
   int32_t batch_rank = plan->lower == plan->upper ? rank - 1 : rank - 2;
-  if (batch_rank + 2 > LOOM_MAX_RANK) {
+  if (batch_rank + 2 > LOOM_MAX_SHAPE_RANK) {
     return loom__array_invalid(
         "MatrixDiagV3: the result would have rank %d, above the maximum "
         "rank %d",
-        batch_rank + 2, LOOM_MAX_RANK);
+        batch_rank + 2, LOOM_MAX_SHAPE_RANK);
   }
-  *out = *diagonal;
-  out->rank = batch_rank;
-  out->dims[out->rank++] = rows;
-  out->dims[out->rank++] = cols;
+  int64_t dims[LOOM_MAX_SHAPE_RANK];
+  memcpy(dims, in_dims, sizeof(int64_t) * (size_t)batch_rank);
+  dims[batch_rank] = rows;
+  dims[batch_rank + 1] = cols;
+  LOOM_RETURN_IF_ERROR(loom_shape_initialize_large(out, dims, batch_rank + 2));
   return loom__array_check_count("MatrixDiagV3",
                                  "diagonal, num_rows and num_cols give shape",
-                                 out->dims, out->rank, out);
+                                 dims, batch_rank + 2, out);
 }
 
 static loom_status_t diag_shape_fn(loom_shape_inference_context_t* c,
@@ -375,12 +380,14 @@ static const loom__builtin_kernel_t kKernels[] = {
      .compute = diag_compute,
      .type_attr = "T",
      .types = {LOOM_ARRAY_POD_TYPES},
-     .host_memory = {"k", "num_rows", "num_cols"}},
+     .host_memory = {"k", "num_rows", "num_cols"},
+     .any_rank = true},
     {.op_name = "MatrixDiagPartV3",
      .compute = part_compute,
      .type_attr = "T",
      .types = {LOOM_ARRAY_POD_TYPES},
-     .host_memory = {"k"}},
+     .host_memory = {"k"},
+     .any_rank = true},
 };
 
 loom_status_t loom__register_matrix_ops(void) {

@@ -14,9 +14,9 @@ bool loom__nd_index_init(loom__nd_index_t* index, const loom_tensor_t* indices,
                          const loom_shape_t* target) {
   const loom_shape_t* shape = loom_tensor_shape(indices);
   index->indices = indices;
-  index->depth = (int32_t)shape->dims[shape->rank - 1];
+  index->depth = (int32_t)loom_shape_dims(shape)[shape->rank - 1];
   index->count = loom__array_dims_product(shape, 0, shape->rank - 1);
-  index->dims = target->dims;
+  index->dims = loom_shape_dims(target);
   // Unsigned, so that an empty target's dims may wrap without undefined
   // behaviour; the caller then uses only the bounds checks.
   uint64_t stride = 1;
@@ -24,7 +24,7 @@ bool loom__nd_index_init(loom__nd_index_t* index, const loom_tensor_t* indices,
   for (int32_t d = index->depth - 1; d >= 0; --d) {
     index->strides[d] = (int64_t)stride;
     uint64_t next = 0;
-    if (__builtin_mul_overflow(stride, (uint64_t)target->dims[d], &next) ||
+    if (__builtin_mul_overflow(stride, (uint64_t)index->dims[d], &next) ||
         next > (uint64_t)INT64_MAX) {
       fits = false;
     }
@@ -61,14 +61,15 @@ loom_status_t loom__nd_index_error(const loom__nd_index_t* index, int64_t bad,
   // Where the tuple is in indices.shape[:-1], as TensorFlow's
   // SliceDebugString writes it: nothing for one tuple, "[i]", "[i,j]".
   const loom_shape_t* shape = loom_tensor_shape(index->indices);
+  const int64_t* dims = loom_shape_dims(shape);
   int32_t outer = shape->rank - 1;
-  char where[160] = "";
+  char where[LOOM_SHAPE_FORMAT_MAX] = "";
   if (outer > 0) {
-    int64_t position[LOOM_MAX_RANK];
+    int64_t position[LOOM_MAX_SHAPE_RANK];
     int64_t rest = bad;
     for (int32_t k = outer - 1; k >= 0; --k) {
-      position[k] = shape->dims[k] ? rest % shape->dims[k] : 0;
-      rest = shape->dims[k] ? rest / shape->dims[k] : 0;
+      position[k] = dims[k] ? rest % dims[k] : 0;
+      rest = dims[k] ? rest / dims[k] : 0;
     }
     size_t used = (size_t)snprintf(where, sizeof(where), "[");
     for (int32_t k = 0; k < outer && used < sizeof(where); ++k) {
@@ -78,13 +79,13 @@ loom_status_t loom__nd_index_error(const loom__nd_index_t* index, int64_t bad,
     if (used < sizeof(where)) snprintf(where + used, sizeof(where) - used, "]");
   }
   // The coordinates, joined with ", " as TensorFlow's message does.
-  int64_t values[LOOM_MAX_RANK];
+  int64_t values[LOOM_MAX_SHAPE_RANK];
   for (int32_t d = 0; d < index->depth; ++d) {
     values[d] = loom__array_index_at(index->indices, bad * index->depth + d);
   }
-  char tuple[512];
+  char tuple[LOOM_SHAPE_FORMAT_MAX];
   loom__format_int64s(values, index->depth, tuple, sizeof(tuple));
-  char text[128];
+  char text[LOOM_SHAPE_FORMAT_MAX];
   return loom__array_invalid(
       "indices%s = %s does not index into %s %s%s", where, tuple, what,
       loom__shape_debug_string(target, text, sizeof(text)), suffix);

@@ -22,8 +22,10 @@ typedef struct loom__nd_index_t {
   int64_t count;   // tuples: the elements of indices.shape[:-1]
   int32_t depth;   // indices.shape[-1]
   int64_t slices;  // product of target dims [0, depth) (fits: checked)
-  int64_t strides[LOOM_MAX_RANK];  // slice-number strides of those dims
-  const int64_t* dims;             // target dims
+  // Slice-number strides of those dims (a depth may reach the target's
+  // rank, up to LOOM_MAX_SHAPE_RANK).
+  int64_t strides[LOOM_MAX_SHAPE_RANK];
+  const int64_t* dims;  // target dims
 } loom__nd_index_t;
 
 // Prepares `index` for `indices` (rank >= 1, depth <= target rank); false

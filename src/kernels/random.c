@@ -16,6 +16,7 @@
 #include <sys/random.h>
 
 #include "base/half.h"
+#include "kernels/array_internal.h"
 #include "kernels/builtin_families.h"
 #include "kernels/kernel_registration.h"
 #include "loom/thread_pool.h"
@@ -232,12 +233,12 @@ static loom_status_t shape_from_input(const loom_tensor_t* input,
                             loom_tensor_shape(input)->rank);
   }
   int64_t rank = loom_tensor_num_elements(input);
-  if (rank > LOOM_MAX_RANK) {
+  if (rank > LOOM_MAX_SHAPE_RANK) {
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                             "%s: shape has %lld dimensions, more than %d",
-                            op_name, (long long)rank, LOOM_MAX_RANK);
+                            op_name, (long long)rank, LOOM_MAX_SHAPE_RANK);
   }
-  int64_t dims[LOOM_MAX_RANK];
+  int64_t dims[LOOM_MAX_SHAPE_RANK];
   for (int64_t i = 0; i < rank; ++i) {
     dims[i] = loom_tensor_dtype(input) == LOOM_DTYPE_INT32
                   ? ((const int32_t*)loom_tensor_data(input))[i]
@@ -253,7 +254,7 @@ static loom_status_t shape_from_input(const loom_tensor_t* input,
   size_t bytes;
   if (!loom__size_product(dims, (int)rank, &count) ||
       (element_size && !loom__size_bytes(count, element_size, &bytes))) {
-    char text[160];
+    char text[LOOM_SHAPE_FORMAT_MAX];
     loom__format_int64s(dims, (int)rank, text, sizeof(text));
     if (!element_size) {
       return loom__size_overflow_error(op_name, "shape", "%s (elements)", text);
@@ -262,7 +263,7 @@ static loom_status_t shape_from_input(const loom_tensor_t* input,
                                      "%s (bytes, of %zu-byte elements)", text,
                                      element_size);
   }
-  return loom_shape_initialize(out_shape, dims, (int)rank);
+  return loom_shape_initialize_large(out_shape, dims, (int)rank);
 }
 
 static void random_compute(void* opaque, loom_kernel_context_t* ctx) {
@@ -312,9 +313,8 @@ static loom_status_t random_shape_fn(loom_shape_inference_context_t* context,
     LOOM_RETURN_IF_ERROR(
         loom_shape_inference_context_input(context, 0, &vector));
     if (vector.rank == 1 && vector.dims[0] >= 0 &&
-        vector.dims[0] <= LOOM_MAX_RANK) {
-      shape.rank = (int32_t)vector.dims[0];
-      for (int32_t i = 0; i < shape.rank; ++i) shape.dims[i] = LOOM_UNKNOWN_DIM;
+        vector.dims[0] <= LOOM_MAX_SHAPE_RANK) {
+      LOOM_RETURN_IF_ERROR(loom__array_unknown_dims(vector.dims[0], &shape));
     }
   }
   return loom_shape_inference_context_set_output(context, 0, &shape);
@@ -340,9 +340,7 @@ static const loom__builtin_op_t kOps[] = {
     .destroy = destroy, .type_attr = "dtype",                         \
     .types = {LOOM_DTYPE_HALF, LOOM_DTYPE_BFLOAT16, LOOM_DTYPE_FLOAT, \
               LOOM_DTYPE_DOUBLE},                                     \
-    .host_memory = {                                                  \
-      "shape"                                                         \
-    }                                                                 \
+    .host_memory = {"shape"}, .any_rank = true                        \
   }
 
 static const loom__builtin_kernel_t kKernels[] = {

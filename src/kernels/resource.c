@@ -287,8 +287,8 @@ static void assign_compute(void* opaque, loom_kernel_context_t* ctx) {
         loom_dtype_name(var->dtype), loom_dtype_name(loom_tensor_dtype(value)));
   } else if (kernel->validate_shape &&
              !loom_shape_is_compatible(&var->shape, loom_tensor_shape(value))) {
-    char expected[96];
-    char got[96];
+    char expected[LOOM_SHAPE_FORMAT_MAX];
+    char got[LOOM_SHAPE_FORMAT_MAX];
     format_shape(&var->shape, expected, sizeof(expected));
     format_shape(loom_tensor_shape(value), got, sizeof(got));
     status = loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
@@ -385,8 +385,8 @@ static void update_compute(loom_kernel_context_t* ctx, bool subtract) {
         loom_dtype_name(var->dtype), loom_dtype_name(loom_tensor_dtype(delta)));
   } else if (!loom_shape_equal(loom_tensor_shape(old),
                                loom_tensor_shape(delta))) {
-    char have[96];
-    char got[96];
+    char have[LOOM_SHAPE_FORMAT_MAX];
+    char got[LOOM_SHAPE_FORMAT_MAX];
     format_shape(loom_tensor_shape(old), have, sizeof(have));
     format_shape(loom_tensor_shape(delta), got, sizeof(got));
     status = loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
@@ -638,8 +638,8 @@ loom_dtype_t loom__resource_dtype(const loom__resource_var_t* var) {
 
 static loom_status_t wrong_shape_error(const loom_shape_t* expected,
                                        const loom_shape_t* got) {
-  char expected_text[96];
-  char got_text[96];
+  char expected_text[LOOM_SHAPE_FORMAT_MAX];
+  char got_text[LOOM_SHAPE_FORMAT_MAX];
   format_shape(expected, expected_text, sizeof(expected_text));
   format_shape(got, got_text, sizeof(got_text));
   return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
@@ -771,8 +771,8 @@ static loom_status_t assign_variable_shape_fn(
   loom_shape_t shape;
   LOOM_RETURN_IF_ERROR(loom_shape_inference_context_input(context, 1, &shape));
   if (loom_shape_is_compatible(&data.shape, &shape)) return loom_ok_status();
-  char expected[96];
-  char got[96];
+  char expected[LOOM_SHAPE_FORMAT_MAX];
+  char got[LOOM_SHAPE_FORMAT_MAX];
   format_shape(&data.shape, expected, sizeof(expected));
   format_shape(&shape, got, sizeof(got));
   return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
@@ -840,19 +840,23 @@ static const loom__builtin_kernel_t kKernels[] = {
     {.op_name = "AssignVariableOp",
      .compute = assign_compute,
      .create = var_kernel_create,
-     .destroy = var_kernel_delete},
+     .destroy = var_kernel_delete,
+     .any_rank = true},
     {.op_name = "AssignAddVariableOp",
      .compute = assign_add_compute,
      .type_attr = "dtype",
-     .types = UPDATE_TYPES},
+     .types = UPDATE_TYPES,
+     .any_rank = true},
     {.op_name = "AssignSubVariableOp",
      .compute = assign_sub_compute,
      .type_attr = "dtype",
-     .types = UPDATE_TYPES},
+     .types = UPDATE_TYPES,
+     .any_rank = true},
     {.op_name = "ReadVariableOp",
      .compute = read_compute,
      .create = var_kernel_create,
-     .destroy = var_kernel_delete},
+     .destroy = var_kernel_delete,
+     .any_rank = true},
     {.op_name = "DestroyResourceOp",
      .compute = destroy_compute,
      .create = var_kernel_create,

@@ -24,7 +24,7 @@ static loom_status_t check_scatter(bool tensor_op, const loom_shape_t* output,
                                    int64_t output_count,
                                    const loom_shape_t* indices,
                                    const loom_shape_t* updates) {
-  char a[128], b[128], c[128];
+  char a[LOOM_SHAPE_FORMAT_MAX], b[LOOM_SHAPE_FORMAT_MAX];
   if (indices->rank == 0) {
     return loom__array_invalid(
         "Indices shape must have rank at least one. Found:%s",
@@ -50,9 +50,12 @@ static loom_status_t check_scatter(bool tensor_op, const loom_shape_t* output,
     return loom__array_invalid(
         "Indices and updates specified for empty output shape");
   }
+  const int64_t* index_dims = loom_shape_dims(indices);
+  const int64_t* update_dims = loom_shape_dims(updates);
+  const int64_t* output_dims = loom_shape_dims(output);
   int32_t outer = indices->rank - 1;
   for (int32_t i = 0; i < outer; ++i) {
-    if (i < updates->rank && indices->dims[i] == updates->dims[i]) continue;
+    if (i < updates->rank && index_dims[i] == update_dims[i]) continue;
     loom__shape_debug_string(indices, a, sizeof(a));
     loom__shape_debug_string(updates, b, sizeof(b));
     if (tensor_op) {
@@ -66,10 +69,20 @@ static loom_status_t check_scatter(bool tensor_op, const loom_shape_t* output,
         "of updates[shape=%s]",
         outer, a, outer, b);
   }
-  int64_t depth = indices->dims[outer];
+  int64_t depth = index_dims[outer];
+  if (depth > output->rank) {
+    loom__shape_debug_string(indices, a, sizeof(a));
+    loom__shape_debug_string(output, b, sizeof(b));
+    return loom__array_invalid(
+        "%s: index innermost dimension length must be <= %s rank; saw: "
+        "%" PRId64 " vs. %d (indices %s, %s %s)",
+        tensor_op ? "TensorScatterUpdate" : "ScatterNd",
+        tensor_op ? "tensor" : "shape", depth, output->rank, a,
+        tensor_op ? "tensor" : "shape", b);
+  }
   bool inner_rank = updates->rank - outer == output->rank - depth;
   for (int32_t i = 0; inner_rank && i + outer < updates->rank; ++i) {
-    if (updates->dims[i + outer] != output->dims[depth + i]) {
+    if (update_dims[i + outer] != output_dims[depth + i]) {
       loom__shape_debug_string(output, a, sizeof(a));
       loom__shape_debug_string(updates, b, sizeof(b));
       if (tensor_op) {
@@ -100,7 +113,7 @@ static loom_status_t check_scatter(bool tensor_op, const loom_shape_t* output,
     return loom__array_invalid(
         "Only indices.shape[-1] values between 1 and %d are currently "
         "supported.  Requested rank: %" PRId64 " (indices %s)",
-        LOOM_MAX_RANK, depth, loom__shape_debug_string(indices, c, sizeof(c)));
+        output->rank, depth, loom__shape_debug_string(indices, a, sizeof(a)));
   }
   return loom_ok_status();
 }
@@ -111,21 +124,20 @@ static loom_status_t shape_from_tensor(const loom_tensor_t* shape_tensor,
   const loom_shape_t* s = loom_tensor_shape(shape_tensor);
   if (s->rank != 1) return loom__array_invalid("Shape must be a vector");
   int64_t rank = s->dims[0];
-  if (rank > LOOM_MAX_RANK) {
+  if (rank > LOOM_MAX_SHAPE_RANK) {
     return loom__array_invalid("ScatterNd: shape has %" PRId64
                                " dims, above the maximum rank %d",
-                               rank, LOOM_MAX_RANK);
+                               rank, LOOM_MAX_SHAPE_RANK);
   }
-  *out = loom_shape_scalar();
+  int64_t dims[LOOM_MAX_SHAPE_RANK];
   for (int64_t i = 0; i < rank; ++i) {
-    int64_t dim = loom__array_index_at(shape_tensor, i);
-    if (dim < 0) {
-      return loom__array_invalid("Dimension %" PRId64 " must be >= 0", dim);
+    dims[i] = loom__array_index_at(shape_tensor, i);
+    if (dims[i] < 0) {
+      return loom__array_invalid("Dimension %" PRId64 " must be >= 0", dims[i]);
     }
-    out->dims[out->rank++] = dim;
   }
-  return loom__array_check_count("ScatterNd", "shape", out->dims, out->rank,
-                                 out);
+  LOOM_RETURN_IF_ERROR(loom_shape_initialize_large(out, dims, (int)rank));
+  return loom__array_check_count("ScatterNd", "shape", dims, (int)rank, out);
 }
 
 static loom_status_t scatter_nd_shape_fn(loom_shape_inference_context_t* c,
@@ -142,9 +154,8 @@ static loom_status_t scatter_nd_shape_fn(loom_shape_inference_context_t* c,
   if (t) {
     LOOM_RETURN_IF_ERROR(shape_from_tensor(t, &out));
   } else if (shape.rank == 1 && shape.dims[0] >= 0 &&
-             shape.dims[0] <= LOOM_MAX_RANK) {
-    out.rank = (int32_t)shape.dims[0];
-    for (int32_t i = 0; i < out.rank; ++i) out.dims[i] = LOOM_UNKNOWN_DIM;
+             shape.dims[0] <= LOOM_MAX_SHAPE_RANK) {
+    LOOM_RETURN_IF_ERROR(loom__array_unknown_dims(shape.dims[0], &out));
   }
   int64_t count = shape.rank == 1 ? shape.dims[0] : LOOM_UNKNOWN_DIM;
   if (count >= 0) {
@@ -380,11 +391,13 @@ static const loom__builtin_kernel_t kKernels[] = {
      .compute = scatter_nd_compute,
      .type_attr = "T",
      .types = {LOOM_ARRAY_NUMERIC_TYPES},
-     .host_memory = {"shape"}},
+     .host_memory = {"shape"},
+     .any_rank = true},
     {.op_name = "TensorScatterUpdate",
      .compute = tensor_scatter_update_compute,
      .type_attr = "T",
-     .types = {LOOM_ARRAY_ALL_TYPES}},
+     .types = {LOOM_ARRAY_ALL_TYPES},
+     .any_rank = true},
 };
 
 loom_status_t loom__register_scatter_nd_ops(void) {

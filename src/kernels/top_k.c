@@ -36,15 +36,17 @@ static loom_status_t top_k_plan(const loom_shape_t* input,
         "input must be >= 1-D, got shape %s",
         loom__shape_debug_string(input, text, sizeof(text)));
   }
-  int64_t columns = input->dims[input->rank - 1];
+  const int64_t* in_dims = loom_shape_dims(input);
+  int64_t columns = in_dims[input->rank - 1];
   if (k_known && columns >= 0 && columns < k) {
     return loom__array_invalid(
         "input must have at least k columns. Had %" PRId64 ", needed %" PRId64,
         columns, k);
   }
-  *out = *input;
-  out->dims[out->rank - 1] = k;
-  return loom_ok_status();
+  int64_t dims[LOOM_MAX_SHAPE_RANK];
+  memcpy(dims, in_dims, sizeof(int64_t) * (size_t)input->rank);
+  dims[input->rank - 1] = k;
+  return loom_shape_initialize_large(out, dims, input->rank);
 }
 
 static loom_status_t top_k_shape_fn(loom_shape_inference_context_t* c,
@@ -231,7 +233,7 @@ static loom_status_t top_k_run(loom_kernel_context_t* ctx,
   int64_t k = k_shape->rank == 0 ? loom__array_index_at(inputs[1], 0) : 0;
   loom_shape_t out_shape;
   LOOM_RETURN_IF_ERROR(top_k_plan(shape, k_shape, true, k, &out_shape));
-  int64_t n = shape->dims[shape->rank - 1];
+  int64_t n = loom_shape_dims(shape)[shape->rank - 1];
   if (loom_kernel_context_output_dtype(ctx, 1) == LOOM_DTYPE_INT16 &&
       n - 1 > INT16_MAX) {
     return loom__array_invalid(
@@ -298,7 +300,8 @@ static const loom__builtin_kernel_t kKernels[] = {
                LOOM_DTYPE_BFLOAT16, LOOM_DTYPE_INT8, LOOM_DTYPE_INT16,
                LOOM_DTYPE_INT32, LOOM_DTYPE_INT64, LOOM_DTYPE_UINT8,
                LOOM_DTYPE_UINT16, LOOM_DTYPE_UINT32, LOOM_DTYPE_UINT64},
-     .host_memory = {"k"}},
+     .host_memory = {"k"},
+     .any_rank = true},
 };
 
 loom_status_t loom__register_top_k_ops(void) {

@@ -109,7 +109,7 @@ static const train_spec_t kAdam = {
 // TensorShape::DebugString's form: "[2,3]", "[]"; "?" for unknown dims.
 static loom_status_t not_scalar_error(const char* name,
                                       const loom_shape_t* shape) {
-  char dims[LOOM_MAX_RANK * 21 + 8];
+  char dims[LOOM_SHAPE_FORMAT_MAX];
   loom__shape_debug_string(shape, dims, sizeof(dims));
   return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                           "%s is not a scalar: %s", name, dims);
@@ -120,8 +120,8 @@ static loom_status_t shape_mismatch_error(const char* a,
                                           const loom_shape_t* a_shape,
                                           const char* b,
                                           const loom_shape_t* b_shape) {
-  char a_dims[LOOM_MAX_RANK * 21 + 8];
-  char b_dims[LOOM_MAX_RANK * 21 + 8];
+  char a_dims[LOOM_SHAPE_FORMAT_MAX];
+  char b_dims[LOOM_SHAPE_FORMAT_MAX];
   loom__shape_debug_string(a_shape, a_dims, sizeof(a_dims));
   loom__shape_debug_string(b_shape, b_dims, sizeof(b_dims));
   return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
@@ -423,22 +423,26 @@ static const loom__builtin_kernel_t kKernels[] = {
     {.op_name = "ResourceApplyGradientDescent",
      .compute = gradient_descent_compute,
      .type_attr = "T",
-     .types = TRAIN_TYPES},
+     .types = TRAIN_TYPES,
+     .any_rank = true},
     {.op_name = "ResourceApplyMomentum",
      .compute = momentum_compute,
      .create = train_create,
      .type_attr = "T",
-     .types = TRAIN_TYPES},
+     .types = TRAIN_TYPES,
+     .any_rank = true},
     {.op_name = "ResourceApplyKerasMomentum",
      .compute = keras_momentum_compute,
      .create = train_create,
      .type_attr = "T",
-     .types = TRAIN_TYPES},
+     .types = TRAIN_TYPES,
+     .any_rank = true},
     {.op_name = "ResourceApplyAdam",
      .compute = adam_compute,
      .create = train_create,
      .type_attr = "T",
-     .types = TRAIN_TYPES},
+     .types = TRAIN_TYPES,
+     .any_rank = true},
 };
 
 loom_status_t loom__register_training_ops(void) {

@@ -3,8 +3,11 @@
 // asynchronous contexts: they are made and queried; the element-wise ops,
 // reductions, Transpose and the shape ops take them (their broadcasts,
 // reductions and permutations folded as TensorFlow folds them, and those
-// that leave more than 8 groups walked as loops around them); the other
-// ops refuse them by name.
+// that leave more than 8 groups walked as loops around them); so do the
+// kernels that read only their last dims and kernels registered through
+// TensorFlow's C API. A kernel that reads dims in place (Einsum, one
+// registered through the native API without saying otherwise) is refused
+// them by name.
 //
 // Reference values: NumPy (/usr/bin/python3), printed as C arrays.
 
@@ -12,7 +15,12 @@
 #include <stdlib.h>
 
 #include "eager_test_util.h"
+#include "loom/kernel.h"
+#include "loom/op_def.h"
 #include "loom/shape.h"
+#include "tensorflow/c/kernels.h"
+#include "tensorflow/c/ops.h"
+#include "test_support.h"
 
 // NumPy: np.arange(6, dtype=np.float32).reshape((2,) + (1,) * 8 + (3,)),
 // of rank 10.
@@ -132,27 +140,113 @@ static void reshape_names_a_rank_10_sizes_input(void** state) {
   TFE_DeleteTensorHandle(x);
 }
 
-static void other_ops_refuse_rank_10_by_name(void** state) {
+// Kernels registered through the native API say whether they read dims
+// only through loom_shape_dims; one that does not (this one) is refused
+// inputs above rank 8 by name, before it runs.
+static void native_identity(void* kernel, loom_kernel_context_t* ctx) {
+  (void)kernel;
+  loom_status_t status =
+      loom_kernel_context_set_output(ctx, 0, loom_kernel_context_input(ctx, 0));
+  if (status) loom_kernel_context_fail(ctx, status);
+}
+
+// A kernel registered through TensorFlow's C API, as a plugin's is: it
+// reverses its input's elements into a result of its input's dims, read
+// through TF_NumDims and TF_Dim.
+static void plugin_reverse(void* kernel, TF_OpKernelContext* ctx) {
+  (void)kernel;
+  TF_Status* status = TF_NewStatus();
+  TF_Tensor* x = NULL;
+  TF_Tensor* y = NULL;
+  TF_GetInput(ctx, 0, &x, status);
+  if (TF_GetCode(status) == TF_OK) {
+    int64_t dims[LOOM_MAX_SHAPE_RANK];
+    int rank = TF_NumDims(x);
+    for (int i = 0; i < rank; ++i) dims[i] = TF_Dim(x, i);
+    y = TF_AllocateOutput(ctx, 0, TF_FLOAT, dims, rank, TF_TensorByteSize(x),
+                          status);
+  }
+  if (TF_GetCode(status) == TF_OK) {
+    const float* in = TF_TensorData(x);
+    float* out = TF_TensorData(y);
+    int64_t n = TF_TensorElementCount(x);
+    for (int64_t i = 0; i < n; ++i) out[i] = in[n - 1 - i];
+  } else {
+    TF_OpKernelContext_Failure(ctx, status);
+  }
+  TF_DeleteTensor(x);
+  TF_DeleteTensor(y);
+  TF_DeleteStatus(status);
+}
+
+// Registers both kernels' ops (once, before any context exists).
+static void register_probe_kernels(void) {
+  loom_op_def_builder_t* op = NULL;
+  LOOM_ASSERT_OK(loom_op_def_builder_create(loom_allocator_system(),
+                                            "LargeRankNativeIdentity", &op));
+  LOOM_ASSERT_OK(loom_op_def_builder_add_input(op, "x: float"));
+  LOOM_ASSERT_OK(loom_op_def_builder_add_output(op, "y: float"));
+  LOOM_ASSERT_OK(loom_op_registry_register(loom_op_registry_global(), op));
+  loom_kernel_builder_t* kernel = NULL;
+  LOOM_ASSERT_OK(loom_kernel_builder_create(
+      loom_allocator_system(), "LargeRankNativeIdentity", LOOM_DEVICE_CPU, NULL,
+      native_identity, NULL, NULL, &kernel));
+  LOOM_ASSERT_OK(loom_kernel_registry_register(
+      loom_kernel_registry_global(), "LargeRankNativeIdentityOp", kernel));
+
+  TF_Status* status = TF_NewStatus();
+  TF_OpDefinitionBuilder* def =
+      TF_NewOpDefinitionBuilder("LargeRankPluginReverse");
+  TF_OpDefinitionBuilderAddInput(def, "x: float");
+  TF_OpDefinitionBuilderAddOutput(def, "y: float");
+  TF_RegisterOpDefinition(def, status);
+  ASSERT_TF_OK(status);
+  TF_KernelBuilder* builder = TF_NewKernelBuilder(
+      "LargeRankPluginReverse", "CPU", NULL, plugin_reverse, NULL);
+  TF_RegisterKernelBuilder("LargeRankPluginReverseOp", builder, status);
+  ASSERT_TF_OK(status);
+  TF_DeleteStatus(status);
+}
+
+static void a_native_kernel_without_any_rank_refuses_rank_10(void** state) {
   eager_fixture_t* f = *state;
+  // Rank 8 runs.
+  static const int64_t kRank8[8] = {2, 1, 1, 1, 1, 1, 1, 3};
+  TFE_TensorHandle* z = float_handle(f->ctx, kRank8, 8, kValues);
+  TFE_TensorHandle* y = run_unary(f, "LargeRankNativeIdentity", z);
+  ASSERT_TF_OK(f->status);
+  float values[6];
+  read_floats(y, values, 6);
+  for (int i = 0; i < 6; ++i) assert_true(values[i] == kValues[i]);
+  TFE_DeleteTensorHandle(y);
+  TFE_DeleteTensorHandle(z);
+  // Rank 10 is refused.
   TFE_TensorHandle* x = rank_10(f->ctx);
-  static const int32_t kOne = 1;
-  TFE_TensorHandle* k = int_handle(f->ctx, NULL, 0, &kOne);
-  TFE_Op* op = binary_op(f->ctx, "TopKV2", x, k);
-  TFE_TensorHandle* y[2] = {NULL, NULL};
-  int num_retvals = 2;
-  TFE_Execute(op, y, &num_retvals, f->status);
+  y = run_unary(f, "LargeRankNativeIdentity", x);
   if (TF_GetCode(f->status) == TF_OK) {
     // An asynchronous context reports the error when the result is read.
-    TF_Tensor* t = TFE_TensorHandleResolve(y[0], f->status);
-    assert_null(t);
-    TFE_DeleteTensorHandle(y[0]);
-    TFE_DeleteTensorHandle(y[1]);
+    assert_null(TFE_TensorHandleResolve(y, f->status));
+    TFE_DeleteTensorHandle(y);
   }
   ASSERT_TF_ERROR(f->status, TF_INVALID_ARGUMENT,
-                  "Op 'TopKV2': input 0 has rank 10; the kernel of 'TopKV2' "
-                  "takes ranks up to 8");
-  TFE_DeleteOp(op);
-  TFE_DeleteTensorHandle(k);
+                  "Op 'LargeRankNativeIdentity': input 0 has rank 10; the "
+                  "kernel of 'LargeRankNativeIdentity' takes ranks up to 8");
+  TFE_DeleteTensorHandle(x);
+}
+
+static void a_plugin_kernel_takes_rank_10(void** state) {
+  eager_fixture_t* f = *state;
+  TFE_TensorHandle* x = rank_10(f->ctx);
+  TFE_TensorHandle* y = run_unary(f, "LargeRankPluginReverse", x);
+  ASSERT_TF_OK(f->status);
+  assert_int_equal(TFE_TensorHandleNumDims(y, f->status), 10);
+  for (int i = 0; i < 10; ++i) {
+    assert_int_equal(TFE_TensorHandleDim(y, i, f->status), kDims[i]);
+  }
+  float values[6];
+  read_floats(y, values, 6);
+  for (int i = 0; i < 6; ++i) assert_true(values[i] == kValues[5 - i]);
+  TFE_DeleteTensorHandle(y);
   TFE_DeleteTensorHandle(x);
 }
 
@@ -1030,6 +1124,83 @@ static void scans_and_softmax_take_rank_10(void** state) {
   TFE_DeleteTensorHandle(x);
 }
 
+static void top_k_and_random_uniform_take_rank_10(void** state) {
+  eager_fixture_t* f = *state;
+  TFE_TensorHandle* x = rank_10(f->ctx);
+  static const int32_t kTwo = 2;
+  TFE_TensorHandle* k = int_handle(f->ctx, NULL, 0, &kTwo);
+  TFE_Op* op = binary_op(f->ctx, "TopKV2", x, k);
+  TFE_TensorHandle* top[2] = {NULL, NULL};
+  execute_n(f, op, top, 2);
+  // NumPy: np.sort(x, -1)[..., ::-1][..., :2] and np.argsort(-x, -1,
+  // kind="stable")[..., :2].
+  static const int64_t kTopDims[10] = {2, 1, 1, 1, 1, 1, 1, 1, 1, 2};
+  static const float kTopValues[4] = {2, 1, 5, 4};
+  static const int64_t kTopIndices[4] = {2, 1, 2, 1};
+  expect_floats(f, top[0], kTopDims, 10, kTopValues, 4);
+  expect_ints(f, top[1], kTopIndices, 4);
+  TFE_DeleteTensorHandle(k);
+
+  // A shape of 10 elements makes a result of rank 10.
+  static const int32_t kShape[10] = {2, 1, 1, 1, 1, 1, 1, 1, 1, 3};
+  TFE_TensorHandle* shape = int_vector(f, kShape, 10);
+  op = new_op(f, "RandomUniform", &shape, 1);
+  TFE_OpSetAttrType(op, "dtype", TF_FLOAT);
+  TFE_OpSetAttrInt(op, "seed", 7);
+  TFE_OpSetAttrInt(op, "seed2", 9);
+  TFE_TensorHandle* u = run_ok(f, op);
+  assert_int_equal(TFE_TensorHandleNumDims(u, f->status), 10);
+  for (int i = 0; i < 10; ++i) {
+    assert_int_equal(TFE_TensorHandleDim(u, i, f->status), kShape[i]);
+  }
+  float values[6];
+  read_floats(u, values, 6);
+  for (int i = 0; i < 6; ++i) assert_true(values[i] >= 0 && values[i] < 1);
+  TFE_DeleteTensorHandle(u);
+  TFE_DeleteTensorHandle(shape);
+  TFE_DeleteTensorHandle(x);
+}
+
+static void matrix_diag_v3_stops_at_rank_254(void** state) {
+  eager_fixture_t* f = *state;
+  int64_t dims[LOOM_MAX_SHAPE_RANK];
+  for (int i = 0; i < LOOM_MAX_SHAPE_RANK; ++i) dims[i] = 1;
+  static const float kOne = 1;
+  TFE_TensorHandle* args[5] = {
+      float_handle(f->ctx, dims, LOOM_MAX_SHAPE_RANK, &kOne)};
+  static const int32_t kZero = 0, kInfer = -1;
+  args[1] = int_handle(f->ctx, NULL, 0, &kZero);
+  args[2] = int_handle(f->ctx, NULL, 0, &kInfer);
+  args[3] = int_handle(f->ctx, NULL, 0, &kInfer);
+  args[4] = scalar_handle(f->ctx, 0);
+  // One diagonal of rank 253 makes matrices of rank 254.
+  TFE_TensorHandle* part = float_handle(f->ctx, dims, 253, &kOne);
+  TFE_TensorHandle* ok_args[5] = {part, args[1], args[2], args[3], args[4]};
+  expect_floats(f, run_ok(f, new_op(f, "MatrixDiagV3", ok_args, 5)), dims,
+                LOOM_MAX_SHAPE_RANK, &kOne, 1);
+  assert_null(execute(f, new_op(f, "MatrixDiagV3", args, 5)));
+  ASSERT_TF_ERROR(f->status, TF_INVALID_ARGUMENT,
+                  "MatrixDiagV3: the result would have rank 255, above the "
+                  "maximum rank 254");
+  TFE_DeleteTensorHandle(part);
+  for (int i = 0; i < 5; ++i) TFE_DeleteTensorHandle(args[i]);
+}
+
+// Einsum plans at most 8 axes per operand: above that its kernel is
+// refused by name.
+static void einsum_refuses_rank_10_by_name(void** state) {
+  eager_fixture_t* f = *state;
+  TFE_TensorHandle* x = rank_10(f->ctx);
+  TFE_Op* op = new_op(f, "Einsum", &x, 1);
+  TFE_OpSetAttrString(op, "equation", "...->...", 8);
+  TFE_OpSetAttrInt(op, "N", 1);
+  assert_null(execute(f, op));
+  ASSERT_TF_ERROR(f->status, TF_INVALID_ARGUMENT,
+                  "Op 'Einsum': input 0 has rank 10; the kernel of 'Einsum' "
+                  "takes ranks up to 8");
+  TFE_DeleteTensorHandle(x);
+}
+
 static void batch_mat_mul_broadcasts_eight_batch_dims(void** state) {
   eager_fixture_t* f = *state;
   // NumPy: np.matmul((arange(12) * 0.5 - 2).reshape(kA),
@@ -1069,12 +1240,14 @@ static void shape_attrs_take_rank_12(void** state) {
       cmocka_unit_test_setup_teardown(test, eager_setup_async, eager_teardown)
 
 int main(void) {
+  register_probe_kernels();
   const struct CMUnitTest tests[] = {
       BOTH(a_handle_of_rank_10_reports_its_dims),
       BOTH(identity_and_the_shape_ops_take_rank_10),
       BOTH(reshape_brings_rank_10_down),
       BOTH(reshape_names_a_rank_10_sizes_input),
-      BOTH(other_ops_refuse_rank_10_by_name),
+      BOTH(a_native_kernel_without_any_rank_refuses_rank_10),
+      BOTH(a_plugin_kernel_takes_rank_10),
       BOTH(where_takes_rank_10),
       BOTH(binary_ops_broadcast_at_ranks_9_10_and_12),
       BOTH(a_broadcast_that_does_not_fold_runs),
@@ -1093,6 +1266,9 @@ int main(void) {
       BOTH(reverse_v2_folds_its_axes_at_rank_10),
       BOTH(gather_and_one_hot_make_rank_10),
       BOTH(scans_and_softmax_take_rank_10),
+      BOTH(top_k_and_random_uniform_take_rank_10),
+      BOTH(matrix_diag_v3_stops_at_rank_254),
+      BOTH(einsum_refuses_rank_10_by_name),
       BOTH(batch_mat_mul_broadcasts_eight_batch_dims),
       BOTH(shape_attrs_take_rank_12),
   };

@@ -138,7 +138,8 @@ static void shape_function_reports_tensorflows_errors(void** state) {
   LOOM_ASSERT_OK(loom_shape_initialize_large(&spilled[0], nine, 9));
   LOOM_ASSERT_STATUS(infer("...->...", spilled, 1, &out),
                      LOOM_STATUS_INVALID_ARGUMENT,
-                     "Einsum: input 0 has rank 9, above the 8");
+                     "Einsum: input 0 has rank 9; Einsum takes operands of "
+                     "rank up to 8");
   // More axes than a shape holds.
   LOOM_ASSERT_STATUS(infer("abcdefghi->a", mm, 1, &out),
                      LOOM_STATUS_INVALID_ARGUMENT,

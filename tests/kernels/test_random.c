@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/half.h"
 #include "loom/loom.h"
@@ -194,6 +195,77 @@ static void same_seeds_replay_the_same_sequence(void** state) {
   loom_tensor_handle_release(shape);
 }
 
+// Philox is counter-based: the values depend on the element count and
+// the seeds, not on the rank (a shape above rank 8 spills its dims).
+static void ranks_above_8_draw_the_values_of_rank_1(void** state) {
+  (void)state;
+  static const char* const kOps[3] = {"RandomUniform", "RandomStandardNormal",
+                                      "TruncatedNormal"};
+  int64_t flat[1] = {600};
+  int64_t rank10[10] = {2, 1, 3, 1, 1, 2, 1, 5, 1, 10};
+  int64_t rank20[20];
+  for (int i = 0; i < 20; ++i) rank20[i] = 1;
+  rank20[18] = 20;
+  rank20[19] = 30;
+  loom_tensor_handle_t* shapes[3] = {shape_vector(flat, 1),
+                                     shape_vector(rank10, 10),
+                                     shape_vector(rank20, 20)};
+  const int64_t* dims[3] = {flat, rank10, rank20};
+  const int ranks[3] = {1, 10, 20};
+  for (int o = 0; o < 3; ++o) {
+    double* first = NULL;
+    for (int s = 0; s < 3; ++s) {
+      loom_eager_op_t* op = random_op(kOps[o], LOOM_DTYPE_DOUBLE, 11, 3);
+      LOOM_ASSERT_OK(loom_eager_op_add_input(op, shapes[s]));
+      loom_tensor_handle_t* result = NULL;
+      int32_t count = 0;
+      LOOM_ASSERT_OK(loom_eager_op_execute(op, &result, 1, &count));
+      loom_tensor_t* tensor = NULL;
+      LOOM_ASSERT_OK(loom_context_resolve(g_context, result, &tensor));
+      const loom_shape_t* shape = loom_tensor_shape(tensor);
+      assert_int_equal(shape->rank, ranks[s]);
+      for (int i = 0; i < ranks[s]; ++i) {
+        assert_int_equal(loom_shape_dims(shape)[i], dims[s][i]);
+      }
+      const double* values = loom_tensor_data(tensor);
+      assert_int_equal(loom_tensor_num_elements(tensor), 600);
+      for (int i = 0; i < 600; ++i) {
+        assert_true(isfinite(values[i]));
+        if (o == 0) assert_true(values[i] >= 0 && values[i] < 1);
+        if (o == 2) assert_true(fabs(values[i]) <= 2);
+      }
+      if (s == 0) {
+        first = malloc(sizeof(double) * 600);
+        memcpy(first, values, sizeof(double) * 600);
+      } else {
+        assert_memory_equal(first, values, sizeof(double) * 600);
+      }
+      loom_tensor_release(tensor);
+      loom_tensor_handle_release(result);
+      loom_eager_op_destroy(op);
+    }
+    free(first);
+  }
+  for (int s = 0; s < 3; ++s) loom_tensor_handle_release(shapes[s]);
+}
+
+static void a_shape_of_255_dims_is_an_error(void** state) {
+  (void)state;
+  int64_t dims[255];
+  for (int i = 0; i < 255; ++i) dims[i] = 1;
+  loom_tensor_handle_t* shape = shape_vector(dims, 255);
+  loom_eager_op_t* op = random_op("TruncatedNormal", LOOM_DTYPE_FLOAT, 1, 1);
+  LOOM_ASSERT_OK(loom_eager_op_add_input(op, shape));
+  loom_tensor_handle_t* result = NULL;
+  int32_t count = 0;
+  LOOM_ASSERT_STATUS(loom_eager_op_execute(op, &result, 1, &count),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "TruncatedNormal: shape has 255 dimensions, more than "
+                     "254");
+  loom_eager_op_destroy(op);
+  loom_tensor_handle_release(shape);
+}
+
 static void different_seeds_give_different_values(void** state) {
   (void)state;
   int64_t dims[1] = {1000};
@@ -268,6 +340,8 @@ int main(void) {
       cmocka_unit_test(normal_has_mean_0_and_variance_1),
       cmocka_unit_test(truncated_normal_stays_within_two_deviations),
       cmocka_unit_test(same_seeds_replay_the_same_sequence),
+      cmocka_unit_test(ranks_above_8_draw_the_values_of_rank_1),
+      cmocka_unit_test(a_shape_of_255_dims_is_an_error),
       cmocka_unit_test(different_seeds_give_different_values),
       cmocka_unit_test(empty_shapes_and_scalars_work),
       cmocka_unit_test(a_negative_dimension_is_an_error),
