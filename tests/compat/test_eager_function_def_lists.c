@@ -1,9 +1,9 @@
 // TensorFlow FunctionDefs whose signatures hold lists of tensors (`xs: N *
 // T`, `zs: N * float`, `xs: Tlist`), added with TFE_ContextAddFunctionDef
 // and called by name (N and the type list inferred from the inputs, or set
-// with TFE_OpSetAttrInt / TFE_OpSetAttrTypeList) and through
-// PartitionedCall, synchronously (a second call runs the plan) and
-// asynchronously; a gradient tape around a call; and the errors.
+// with TFE_OpSetAttrInt / TFE_OpSetAttrTypeList), through PartitionedCall
+// and from another function's body, synchronously (a second call runs the plan)
+// and asynchronously; a gradient tape around a call; and the errors.
 //
 // scale_all(xs: N * T) -> (ys: N * T, total: T), T in {float, double}:
 // total = AddN(xs), ys = Unpack(Pack(xs) * total). Reference values from
@@ -180,6 +180,43 @@ static void number_attr_lists_in_and_out(void** state) {
   loom_function_release(function);
 }
 
+// outer(xs: N * T) -> ys: N * T: the list output of a node calling
+// scale_all on the whole list.
+static void a_body_passes_a_list_to_a_function(void** state) {
+  eager_fixture_t* f = *state;
+  add_scale_all(f->ctx, f->status);
+  ASSERT_TF_OK(f->status);
+  fdef_t d;
+  fdef_init(&d, "outer");
+  fdef_attr(&d, "N", "int", 1, NULL);
+  fdef_attr(&d, "T", "type", -1, kFloatTypes);
+  fdef_input(&d, "xs", 0, "T", "N", NULL);
+  fdef_output(&d, "ys", 0, "T", "N", NULL, "inner:ys");
+  fdef_node_t* n =
+      fdef_node(&d, "inner", "scale_all", (const char*[]){"xs", 0});
+  fdef_placeholder(n, "N", "N");
+  fdef_placeholder(n, "T", "T");
+  fdef_add(&d, f->ctx, f->status);
+  ASSERT_TF_OK(f->status);
+  TFE_TensorHandle* xs[3];
+  for (int k = 0; k < 3; ++k) xs[k] = x_handle(f->ctx, TF_DOUBLE, k);
+  for (int call = 0; call < 2; ++call) {
+    TFE_Op* op = TFE_NewOp(f->ctx, "outer", f->status);
+    TFE_OpAddInputList(op, xs, 3, f->status);
+    TFE_TensorHandle* ys[3] = {NULL, NULL, NULL};
+    int count = 3;
+    TFE_Execute(op, ys, &count, f->status);
+    ASSERT_TF_OK(f->status);
+    assert_int_equal(count, 3);
+    for (int k = 0; k < 3; ++k) {
+      check_values(ys[k], TF_DOUBLE, kYs[2][k], 2);
+      TFE_DeleteTensorHandle(ys[k]);
+    }
+    TFE_DeleteOp(op);
+  }
+  for (int k = 0; k < 3; ++k) TFE_DeleteTensorHandle(xs[k]);
+}
+
 // fill(x: float) -> zs: N * float = Unpack(x, num = N): the output's length
 // is the attr the caller sets (nothing infers it).
 static void add_fill(TFE_Context* ctx, const char* name, bool num_from_n,
@@ -323,6 +360,11 @@ static void gradients_of_each_list_element(void** state) {
     assert_int_equal(count, n + 1);
     TFE_DeleteOp(op);
     LOOM_ASSERT_OK(loom_context_exit_scope(context));
+    // The tape took the call as one node (its gradient runs the call again
+    // under a tape of its own).
+    loom_tape_statistics_t statistics = {.struct_size = sizeof(statistics)};
+    LOOM_ASSERT_OK(loom_tape_statistics(tape, &statistics));
+    assert_int_equal(statistics.num_ops, 1);
     // d(sum(ys) + sum(total)) / dxs: every target seeded with ones.
     loom_tensor_handle_t* grads[3] = {NULL, NULL, NULL};
     LOOM_ASSERT_OK(loom_tape_gradient(tape,
@@ -476,6 +518,10 @@ int main(void) {
       cmocka_unit_test_setup_teardown(number_attr_lists_in_and_out,
                                       eager_setup_sync, eager_teardown),
       cmocka_unit_test_setup_teardown(number_attr_lists_in_and_out,
+                                      eager_setup_async, eager_teardown),
+      cmocka_unit_test_setup_teardown(a_body_passes_a_list_to_a_function,
+                                      eager_setup_sync, eager_teardown),
+      cmocka_unit_test_setup_teardown(a_body_passes_a_list_to_a_function,
                                       eager_setup_async, eager_teardown),
       cmocka_unit_test_setup_teardown(
           a_list_output_takes_its_length_from_the_call, eager_setup_sync,
