@@ -86,6 +86,44 @@ LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_function_builder_add_output(
     loom_function_builder_t* builder, const char* name, loom_dtype_t dtype,
     const char* type_attr, const char* source);
 
+// Adds an input that is a list of tensors (TensorFlow's `xs: N * T` and
+// `xs: Tlist`): with `number_attr` (an int attr of the signature, "N"),
+// that many tensors of `dtype` or of type attr `type_attr`; with
+// `type_list_attr` instead (a list(type) attr of the signature; `dtype`
+// LOOM_DTYPE_INVALID, `type_attr` and `number_attr` NULL), one tensor per
+// type in the list. A call sets the attr (loom_op_attrs_set_i64,
+// TFE_OpSetAttrInt / TFE_OpSetAttrTypeList) or it is inferred from the
+// tensors passed for the list; set, it is checked against them. The body
+// refers to the whole list as "xs" (a list input of a node) and to element
+// i as "xs:i". INVALID_ARGUMENT for a bad name or type combination.
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t
+loom_function_builder_add_input_list(loom_function_builder_t* builder,
+                                     const char* name, loom_dtype_t dtype,
+                                     const char* type_attr,
+                                     const char* number_attr,
+                                     const char* type_list_attr);
+
+// Adds an output that is a list of tensors, typed as an input list is:
+// `source` refers to a list ("node:out", a list output argument of a node,
+// or a list input "xs") whose tensors match the call's length and types.
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t
+loom_function_builder_add_output_list(loom_function_builder_t* builder,
+                                      const char* name, loom_dtype_t dtype,
+                                      const char* type_attr,
+                                      const char* number_attr,
+                                      const char* type_list_attr,
+                                      const char* source);
+
+// Makes node `node` a control output named `name` (TensorFlow's
+// control_ret): it runs at every call though no output reads it (an
+// AssignVariableOp, an Assert), in body order with the other stateful
+// nodes; a planned call never drops it as dead. finish fails with
+// INVALID_ARGUMENT naming the function, the control output and the node
+// when no node has that name.
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t
+loom_function_builder_add_control_output(loom_function_builder_t* builder,
+                                         const char* name, const char* node);
+
 // Adds node `name` running op `op` (a registered op or a function of the
 // library the function is called from) on `inputs` (references, control
 // inputs last), with `attrs` (copied; may be NULL) and an optional device

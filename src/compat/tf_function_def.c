@@ -1,7 +1,9 @@
 // TensorFlow's serialized FunctionDef (function.proto) as a Loom function:
 // the signature's OpDef becomes the builder's attrs, inputs and outputs
 // (shapes from the arguments' "_output_shapes"), each NodeDef a node (its
-// attrs decoded, placeholders kept), `ret` the outputs' sources.
+// attrs decoded, placeholders kept), `ret` the outputs' sources (a list
+// argument, `N * T` or a type list, one of the builder's lists) and
+// `control_ret` its control outputs.
 
 #include "compat/tf_function_def.h"
 
@@ -71,14 +73,101 @@ static const Tensorflow__TensorShapeProto* arg_shape(
   return NULL;
 }
 
-static loom_status_t check_single(const char* function, const char* what,
-                                  const Tensorflow__OpDef__ArgDef* arg) {
-  if (*arg->number_attr || *arg->type_list_attr) {
-    return loom_make_status(LOOM_STATUS_UNIMPLEMENTED,
-                            "function '%s': %s '%s' is a list of tensors; "
-                            "Loom's functions take and return single tensors "
-                            "so far",
-                            function, what, arg->name);
+static bool is_list(const Tensorflow__OpDef__ArgDef* arg) {
+  return *arg->number_attr || *arg->type_list_attr;
+}
+
+// A list argument's types: `N * T`, `N * float` or a type list.
+static void list_types(const Tensorflow__OpDef__ArgDef* arg,
+                       loom_dtype_t* dtype, const char** type_attr,
+                       const char** number_attr, const char** type_list_attr) {
+  bool type_list = *arg->type_list_attr;
+  *dtype = type_list || *arg->type_attr ? LOOM_DTYPE_INVALID
+                                        : (loom_dtype_t)arg->type;
+  *type_attr = !type_list && *arg->type_attr ? arg->type_attr : NULL;
+  *number_attr = type_list ? NULL : arg->number_attr;
+  *type_list_attr = type_list ? arg->type_list_attr : NULL;
+}
+
+// `ret`'s source of output `name`, or NULL.
+static const char* ret_source(const Tensorflow__FunctionDef* def,
+                              const char* name) {
+  for (size_t r = 0; r < def->n_ret; ++r) {
+    if (strcmp(def->ret[r]->key, name) == 0) return def->ret[r]->value;
+  }
+  return NULL;
+}
+
+static loom_status_t add_input(loom_function_builder_t* builder,
+                               const Tensorflow__FunctionDef* def, size_t i) {
+  const Tensorflow__OpDef__ArgDef* arg = def->signature->input_arg[i];
+  if (is_list(arg)) {
+    loom_dtype_t dtype;
+    const char *type_attr, *number_attr, *type_list_attr;
+    list_types(arg, &dtype, &type_attr, &number_attr, &type_list_attr);
+    return loom_function_builder_add_input_list(
+        builder, arg->name, dtype, type_attr, number_attr, type_list_attr);
+  }
+  loom_shape_t shape = loom_shape_unknown();
+  const Tensorflow__TensorShapeProto* proto = arg_shape(def, i);
+  if (proto && !proto->unknown_rank && proto->n_dim <= LOOM_MAX_SHAPE_RANK) {
+    int64_t dims[LOOM_MAX_SHAPE_RANK];
+    for (size_t d = 0; d < proto->n_dim; ++d) {
+      dims[d] =
+          proto->dim[d]->size < 0 ? LOOM_UNKNOWN_DIM : proto->dim[d]->size;
+    }
+    LOOM_RETURN_IF_ERROR(
+        loom_shape_initialize_large(&shape, dims, (int32_t)proto->n_dim));
+  }
+  return loom_function_builder_add_input(
+      builder, arg->name, *arg->type_attr ? LOOM_DTYPE_INVALID : arg->type,
+      *arg->type_attr ? arg->type_attr : NULL, &shape);
+}
+
+static loom_status_t add_output(loom_function_builder_t* builder,
+                                const Tensorflow__FunctionDef* def, size_t i) {
+  const Tensorflow__OpDef__ArgDef* arg = def->signature->output_arg[i];
+  const char* source = ret_source(def, arg->name);
+  if (!source) {
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                            "function '%s': output '%s' has no entry in "
+                            "ret",
+                            def->signature->name, arg->name);
+  }
+  if (is_list(arg)) {
+    loom_dtype_t dtype;
+    const char *type_attr, *number_attr, *type_list_attr;
+    list_types(arg, &dtype, &type_attr, &number_attr, &type_list_attr);
+    return loom_function_builder_add_output_list(builder, arg->name, dtype,
+                                                 type_attr, number_attr,
+                                                 type_list_attr, source);
+  }
+  return loom_function_builder_add_output(
+      builder, arg->name, *arg->type_attr ? LOOM_DTYPE_INVALID : arg->type,
+      *arg->type_attr ? arg->type_attr : NULL, source);
+}
+
+// control_ret: the nodes each call runs though no output reads them. Each
+// of the signature's control outputs needs an entry.
+static loom_status_t add_control_outputs(loom_function_builder_t* builder,
+                                         const Tensorflow__FunctionDef* def) {
+  const Tensorflow__OpDef* signature = def->signature;
+  for (size_t i = 0; i < signature->n_control_output; ++i) {
+    const char* name = signature->control_output[i];
+    bool found = false;
+    for (size_t r = 0; r < def->n_control_ret && !found; ++r) {
+      found = strcmp(def->control_ret[r]->key, name) == 0;
+    }
+    if (!found) {
+      return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                              "function '%s': control output '%s' has no "
+                              "entry in control_ret",
+                              signature->name, name);
+    }
+  }
+  for (size_t r = 0; r < def->n_control_ret; ++r) {
+    LOOM_RETURN_IF_ERROR(loom_function_builder_add_control_output(
+        builder, def->control_ret[r]->key, def->control_ret[r]->value));
   }
   return loom_ok_status();
 }
@@ -92,40 +181,12 @@ static loom_status_t add_signature(loom_function_builder_t* builder,
     LOOM_RETURN_IF_ERROR(loom_function_builder_add_attr(builder, spec));
   }
   for (size_t i = 0; i < signature->n_input_arg; ++i) {
-    const Tensorflow__OpDef__ArgDef* arg = signature->input_arg[i];
-    LOOM_RETURN_IF_ERROR(check_single(signature->name, "input", arg));
-    loom_shape_t shape = loom_shape_unknown();
-    const Tensorflow__TensorShapeProto* proto = arg_shape(def, i);
-    if (proto && !proto->unknown_rank && proto->n_dim <= LOOM_MAX_SHAPE_RANK) {
-      int64_t dims[LOOM_MAX_SHAPE_RANK];
-      for (size_t d = 0; d < proto->n_dim; ++d) {
-        dims[d] =
-            proto->dim[d]->size < 0 ? LOOM_UNKNOWN_DIM : proto->dim[d]->size;
-      }
-      LOOM_RETURN_IF_ERROR(
-          loom_shape_initialize_large(&shape, dims, (int32_t)proto->n_dim));
-    }
-    LOOM_RETURN_IF_ERROR(loom_function_builder_add_input(
-        builder, arg->name, *arg->type_attr ? LOOM_DTYPE_INVALID : arg->type,
-        *arg->type_attr ? arg->type_attr : NULL, &shape));
+    LOOM_RETURN_IF_ERROR(add_input(builder, def, i));
   }
   for (size_t i = 0; i < signature->n_output_arg; ++i) {
-    const Tensorflow__OpDef__ArgDef* arg = signature->output_arg[i];
-    LOOM_RETURN_IF_ERROR(check_single(signature->name, "output", arg));
-    const char* source = NULL;
-    for (size_t r = 0; r < def->n_ret && !source; ++r) {
-      if (strcmp(def->ret[r]->key, arg->name) == 0) source = def->ret[r]->value;
-    }
-    if (!source) {
-      return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                              "function '%s': output '%s' has no entry in "
-                              "ret",
-                              signature->name, arg->name);
-    }
-    LOOM_RETURN_IF_ERROR(loom_function_builder_add_output(
-        builder, arg->name, *arg->type_attr ? LOOM_DTYPE_INVALID : arg->type,
-        *arg->type_attr ? arg->type_attr : NULL, source));
+    LOOM_RETURN_IF_ERROR(add_output(builder, def, i));
   }
+  LOOM_RETURN_IF_ERROR(add_control_outputs(builder, def));
   loom_function_builder_set_stateful(builder, signature->is_stateful);
   return loom_ok_status();
 }

@@ -130,6 +130,22 @@ loom_status_t loom__function_parse_ref(loom_function_t* function,
   size_t head = first_colon ? (size_t)(first_colon - text) : strlen(text);
   if (!first_colon || !second_colon) {
     int32_t input = find_input(function, text, head);
+    const loom__function_arg_t* arg =
+        input >= 0 ? &function->inputs[input] : NULL;
+    if (arg && (arg->number_attr || arg->type_list_attr)) {
+      // A list input: "xs" (the whole list) or "xs:i" (element i).
+      out->input = input;
+      if (first_colon) {
+        out->index = parse_index(first_colon + 1);
+        if (out->index < 0) {
+          return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                                  "function '%s': %s: '%s': the index '%s' is "
+                                  "not a non-negative integer",
+                                  function->name, where, text, first_colon + 1);
+        }
+      }
+      return loom_ok_status();
+    }
     if (input >= 0) {
       // An input is one tensor: "x" or "x:0".
       if (first_colon && parse_index(first_colon + 1) != 0) {

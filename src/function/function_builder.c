@@ -16,6 +16,11 @@ typedef struct pending_placeholder_t {
   const char* placeholder;
 } pending_placeholder_t;
 
+typedef struct pending_control_output_t {
+  const char* name;
+  const char* node;
+} pending_control_output_t;
+
 struct loom_function_builder_t {
   loom_function_t* function;  // filled as the builder goes
   int32_t inputs_capacity;
@@ -29,6 +34,9 @@ struct loom_function_builder_t {
   pending_placeholder_t* placeholders;
   int32_t num_placeholders;
   int32_t placeholders_capacity;
+  pending_control_output_t* control_outputs;  // nodes named at finish
+  int32_t num_control_outputs;
+  int32_t control_outputs_capacity;
 };
 
 // Grows `*array` of `element_size` elements to hold one more than `count`.
@@ -136,6 +144,7 @@ static void free_builder_arrays(loom_function_builder_t* builder) {
   loom_allocator_free(allocator, builder->node_inputs);
   loom_allocator_free(allocator, builder->attr_specs);
   loom_allocator_free(allocator, builder->placeholders);
+  loom_allocator_free(allocator, builder->control_outputs);
 }
 
 void loom_function_builder_destroy(loom_function_builder_t* builder) {
@@ -172,10 +181,13 @@ static const loom__function_arg_t* find_arg(const loom__function_arg_t* args,
   return NULL;
 }
 
-// Checks an argument's name and type for `what` ("input", "output").
+// Checks an argument's name and type for `what` ("input", "output"):
+// a dtype or a type attr, `number_attr` of them, or a list(type) attr.
 static loom_status_t check_arg(loom_function_builder_t* builder,
                                const char* what, const char* name,
-                               loom_dtype_t dtype, const char* type_attr) {
+                               loom_dtype_t dtype, const char* type_attr,
+                               const char* number_attr,
+                               const char* type_list_attr) {
   loom_function_t* function = builder->function;
   if (!is_valid_name(name, false)) {
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
@@ -187,6 +199,23 @@ static loom_status_t check_arg(loom_function_builder_t* builder,
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                             "function '%s': %s '%s': an argument of that "
                             "name exists already",
+                            function->name, what, name);
+  }
+  if (type_list_attr) {
+    if (!*type_list_attr || dtype != LOOM_DTYPE_INVALID || type_attr ||
+        number_attr) {
+      return loom_make_status(
+          LOOM_STATUS_INVALID_ARGUMENT,
+          "function '%s': %s '%s': a type list attr ('%s') takes no dtype "
+          "(got %d), type attr (got %s) or number attr (got %s)",
+          function->name, what, name, type_list_attr, (int)dtype,
+          type_attr ? type_attr : "NULL", number_attr ? number_attr : "NULL");
+    }
+    return loom_ok_status();
+  }
+  if (number_attr && !*number_attr) {
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                            "function '%s': %s '%s': the number attr is empty",
                             function->name, what, name);
   }
   if (type_attr ? dtype != LOOM_DTYPE_INVALID || !*type_attr
@@ -202,6 +231,8 @@ static loom_status_t check_arg(loom_function_builder_t* builder,
 
 static loom_status_t make_arg(loom_function_t* function, const char* name,
                               loom_dtype_t dtype, const char* type_attr,
+                              const char* number_attr,
+                              const char* type_list_attr,
                               loom__function_arg_t* out) {
   memset(out, 0, sizeof(*out));
   LOOM_RETURN_IF_ERROR(copy_string(function, name, &out->name));
@@ -209,6 +240,65 @@ static loom_status_t make_arg(loom_function_t* function, const char* name,
   if (type_attr) {
     LOOM_RETURN_IF_ERROR(copy_string(function, type_attr, &out->type_attr));
   }
+  if (number_attr) {
+    LOOM_RETURN_IF_ERROR(copy_string(function, number_attr, &out->number_attr));
+  }
+  if (type_list_attr) {
+    LOOM_RETURN_IF_ERROR(
+        copy_string(function, type_list_attr, &out->type_list_attr));
+  }
+  if (number_attr || type_list_attr) function->has_lists = true;
+  return loom_ok_status();
+}
+
+static loom_status_t add_input(loom_function_builder_t* builder,
+                               const char* name, loom_dtype_t dtype,
+                               const char* type_attr, const char* number_attr,
+                               const char* type_list_attr,
+                               const loom_shape_t* shape) {
+  LOOM_RETURN_IF_ERROR(check_arg(builder, "input", name, dtype, type_attr,
+                                 number_attr, type_list_attr));
+  loom_function_t* function = builder->function;
+  if (shape &&
+      (shape->rank < LOOM_UNKNOWN_RANK || shape->rank > LOOM_MAX_RANK)) {
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                            "function '%s': input '%s': rank %d is outside "
+                            "[-1, %d]",
+                            function->name, name, shape->rank, LOOM_MAX_RANK);
+  }
+  LOOM_RETURN_IF_ERROR(grow(function->allocator, (void**)&function->inputs,
+                            &builder->inputs_capacity, function->num_inputs,
+                            sizeof(loom__function_arg_t), NULL, 0));
+  loom__function_arg_t* arg = &function->inputs[function->num_inputs];
+  LOOM_RETURN_IF_ERROR(make_arg(function, name, dtype, type_attr, number_attr,
+                                type_list_attr, arg));
+  if (shape && shape->rank != LOOM_UNKNOWN_RANK) {
+    arg->has_shape = true;
+    arg->shape = *shape;
+  }
+  function->num_inputs++;
+  return loom_ok_status();
+}
+
+static loom_status_t add_output(loom_function_builder_t* builder,
+                                const char* name, loom_dtype_t dtype,
+                                const char* type_attr, const char* number_attr,
+                                const char* type_list_attr,
+                                const char* source) {
+  LOOM_RETURN_IF_ERROR(check_arg(builder, "output", name, dtype, type_attr,
+                                 number_attr, type_list_attr));
+  loom_function_t* function = builder->function;
+  LOOM_RETURN_IF_ERROR(grow(function->allocator, (void**)&function->outputs,
+                            &builder->outputs_capacity, function->num_outputs,
+                            sizeof(loom__function_arg_t),
+                            (void**)&builder->output_sources,
+                            sizeof(const char*)));
+  int32_t index = function->num_outputs;
+  LOOM_RETURN_IF_ERROR(make_arg(function, name, dtype, type_attr, number_attr,
+                                type_list_attr, &function->outputs[index]));
+  LOOM_RETURN_IF_ERROR(
+      copy_string(function, source, &builder->output_sources[index]));
+  function->num_outputs++;
   return loom_ok_status();
 }
 
@@ -222,26 +312,22 @@ loom_status_t loom_function_builder_add_input(loom_function_builder_t* builder,
                             "loom_function_builder_add_input: %s is NULL",
                             !builder ? "builder" : "name");
   }
-  LOOM_RETURN_IF_ERROR(check_arg(builder, "input", name, dtype, type_attr));
-  loom_function_t* function = builder->function;
-  if (shape &&
-      (shape->rank < LOOM_UNKNOWN_RANK || shape->rank > LOOM_MAX_RANK)) {
+  return add_input(builder, name, dtype, type_attr, NULL, NULL, shape);
+}
+
+loom_status_t loom_function_builder_add_input_list(
+    loom_function_builder_t* builder, const char* name, loom_dtype_t dtype,
+    const char* type_attr, const char* number_attr,
+    const char* type_list_attr) {
+  if (!builder || !name || (!number_attr && !type_list_attr)) {
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                            "function '%s': input '%s': rank %d is outside "
-                            "[-1, %d]",
-                            function->name, name, shape->rank, LOOM_MAX_RANK);
+                            "loom_function_builder_add_input_list: %s is NULL",
+                            !builder ? "builder"
+                            : !name  ? "name"
+                                     : "number_attr or type_list_attr");
   }
-  LOOM_RETURN_IF_ERROR(grow(function->allocator, (void**)&function->inputs,
-                            &builder->inputs_capacity, function->num_inputs,
-                            sizeof(loom__function_arg_t), NULL, 0));
-  loom__function_arg_t* arg = &function->inputs[function->num_inputs];
-  LOOM_RETURN_IF_ERROR(make_arg(function, name, dtype, type_attr, arg));
-  if (shape && shape->rank != LOOM_UNKNOWN_RANK) {
-    arg->has_shape = true;
-    arg->shape = *shape;
-  }
-  function->num_inputs++;
-  return loom_ok_status();
+  return add_input(builder, name, dtype, type_attr, number_attr, type_list_attr,
+                   NULL);
 }
 
 loom_status_t loom_function_builder_add_output(loom_function_builder_t* builder,
@@ -256,19 +342,58 @@ loom_status_t loom_function_builder_add_output(loom_function_builder_t* builder,
                             : !name  ? "name"
                                      : "source");
   }
-  LOOM_RETURN_IF_ERROR(check_arg(builder, "output", name, dtype, type_attr));
+  return add_output(builder, name, dtype, type_attr, NULL, NULL, source);
+}
+
+loom_status_t loom_function_builder_add_output_list(
+    loom_function_builder_t* builder, const char* name, loom_dtype_t dtype,
+    const char* type_attr, const char* number_attr, const char* type_list_attr,
+    const char* source) {
+  if (!builder || !name || !source || (!number_attr && !type_list_attr)) {
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                            "loom_function_builder_add_output_list: %s is NULL",
+                            !builder  ? "builder"
+                            : !name   ? "name"
+                            : !source ? "source"
+                                      : "number_attr or type_list_attr");
+  }
+  return add_output(builder, name, dtype, type_attr, number_attr,
+                    type_list_attr, source);
+}
+
+loom_status_t loom_function_builder_add_control_output(
+    loom_function_builder_t* builder, const char* name, const char* node) {
+  if (!builder || !name || !node) {
+    return loom_make_status(
+        LOOM_STATUS_INVALID_ARGUMENT,
+        "loom_function_builder_add_control_output: %s is NULL",
+        !builder ? "builder"
+        : !name  ? "name"
+                 : "node");
+  }
   loom_function_t* function = builder->function;
-  LOOM_RETURN_IF_ERROR(grow(function->allocator, (void**)&function->outputs,
-                            &builder->outputs_capacity, function->num_outputs,
-                            sizeof(loom__function_arg_t),
-                            (void**)&builder->output_sources,
-                            sizeof(const char*)));
-  int32_t index = function->num_outputs;
+  if (!is_valid_name(name, false)) {
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                            "function '%s': invalid control output name '%s'",
+                            function->name, name);
+  }
+  for (int32_t i = 0; i < builder->num_control_outputs; ++i) {
+    if (strcmp(builder->control_outputs[i].name, name) == 0) {
+      return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                              "function '%s': control output '%s' is "
+                              "defined twice",
+                              function->name, name);
+    }
+  }
   LOOM_RETURN_IF_ERROR(
-      make_arg(function, name, dtype, type_attr, &function->outputs[index]));
-  LOOM_RETURN_IF_ERROR(
-      copy_string(function, source, &builder->output_sources[index]));
-  function->num_outputs++;
+      grow(function->allocator, (void**)&builder->control_outputs,
+           &builder->control_outputs_capacity, builder->num_control_outputs,
+           sizeof(pending_control_output_t), NULL, 0));
+  pending_control_output_t* pending =
+      &builder->control_outputs[builder->num_control_outputs];
+  LOOM_RETURN_IF_ERROR(copy_string(function, name, &pending->name));
+  LOOM_RETURN_IF_ERROR(copy_string(function, node, &pending->node));
+  builder->num_control_outputs++;
   return loom_ok_status();
 }
 
@@ -405,9 +530,13 @@ static loom_status_t make_signature(loom_function_builder_t* builder) {
         pass ? function->outputs : function->inputs;
     int32_t count = pass ? function->num_outputs : function->num_inputs;
     for (int32_t i = 0; !status && i < count; ++i) {
-      snprintf(spec, sizeof(spec), "%s: %s", args[i].name,
-               args[i].type_attr ? args[i].type_attr
-                                 : loom_dtype_name(args[i].dtype));
+      const loom__function_arg_t* arg = &args[i];
+      const char* type = arg->type_list_attr ? arg->type_list_attr
+                         : arg->type_attr    ? arg->type_attr
+                                             : loom_dtype_name(arg->dtype);
+      snprintf(spec, sizeof(spec), "%s: %s%s%s", arg->name,
+               arg->number_attr ? arg->number_attr : "",
+               arg->number_attr ? " * " : "", type);
       status = pass ? loom_op_def_builder_add_output(def, spec)
                     : loom_op_def_builder_add_input(def, spec);
     }
@@ -430,7 +559,34 @@ static loom_status_t make_signature(loom_function_builder_t* builder) {
                               function->name);
 }
 
-// Parses the node inputs and placeholders, and the outputs' sources.
+// The control outputs' nodes: each must be a node of the function.
+static loom_status_t resolve_control_outputs(loom_function_builder_t* builder) {
+  loom_function_t* function = builder->function;
+  int32_t n = builder->num_control_outputs;
+  if (n == 0) return loom_ok_status();
+  LOOM_RETURN_IF_ERROR(loom__arena_allocate(
+      &function->arena, sizeof(*function->control_outputs) * (size_t)n,
+      (void**)&function->control_outputs));
+  for (int32_t i = 0; i < n; ++i) {
+    const pending_control_output_t* pending = &builder->control_outputs[i];
+    int32_t node = loom__function_find_node(function, pending->node);
+    if (node < 0) {
+      return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                              "function '%s': control output '%s' names node "
+                              "'%s', which the function does not have",
+                              function->name, pending->name, pending->node);
+    }
+    function->control_outputs[i] = (loom__function_control_output_t){
+        .name = pending->name,
+        .node = node,
+    };
+  }
+  function->num_control_outputs = n;
+  return loom_ok_status();
+}
+
+// Parses the node inputs and placeholders, the outputs' sources and the
+// control outputs' nodes.
 static loom_status_t parse_references(loom_function_builder_t* builder) {
   loom_function_t* function = builder->function;
   char where[320];
@@ -502,7 +658,7 @@ static loom_status_t parse_references(loom_function_builder_t* builder) {
         pending->placeholder;
     node->num_placeholders++;
   }
-  return loom_ok_status();
+  return resolve_control_outputs(builder);
 }
 
 // Orders the nodes so that each runs after the nodes it reads (Kahn's

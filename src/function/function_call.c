@@ -31,6 +31,11 @@ typedef struct call_t {
   loom__arena_t arena;
   loom_op_attrs_t attrs;              // the call's, complete
   loom_tensor_handle_t** inputs;      // the call op's (borrowed)
+  // Where each input and output argument's tensors begin among the call's
+  // (a list argument spans its length), and the end.
+  int32_t* input_starts;
+  int32_t* output_starts;
+  int32_t num_results;                // the call's tensors out
   node_values_t* values;              // per node
   const char* device;                 // the call's, or ""
   loom_cancellation_t* cancellation;  // the call's (borrowed), or NULL
@@ -48,8 +53,21 @@ static loom_status_t resolve_ref(call_t* call, const loom__function_ref_t* ref,
                                  int32_t* out_count, bool* out_is_list) {
   *out_is_list = false;
   if (ref->node < 0) {
-    *out_handles = &call->inputs[ref->input];
-    *out_count = 1;
+    const loom__function_arg_t* arg = &call->function->inputs[ref->input];
+    int32_t start = call->input_starts[ref->input];
+    int32_t length = call->input_starts[ref->input + 1] - start;
+    bool list = arg->number_attr || arg->type_list_attr;
+    if (list && ref->index >= length) {
+      return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                              "function '%s': %s: '%s': input '%s' has %d "
+                              "tensor(s) in this call",
+                              call->function->name, where, ref->text, arg->name,
+                              length);
+    }
+    *out_is_list = list && ref->index < 0;
+    *out_handles =
+        &call->inputs[start + (list && ref->index > 0 ? ref->index : 0)];
+    *out_count = *out_is_list ? length : 1;
     return loom_ok_status();
   }
   const node_values_t* values = &call->values[ref->node];
@@ -243,10 +261,57 @@ static loom_status_t check_type_list(const call_t* call, loom_eager_op_t* op,
   return loom_ok_status();
 }
 
+// Checks tensor `index` of the call, of input argument `arg`, against the
+// argument's shape.
+static loom_status_t check_shape(const loom_function_t* function, int32_t arg,
+                                 int32_t index, const loom_shape_t* shape) {
+  if (arg >= function->num_inputs || !function->inputs[arg].has_shape ||
+      loom_shape_is_compatible(shape, &function->inputs[arg].shape)) {
+    return loom_ok_status();
+  }
+  char got[128];
+  char expected[128];
+  loom_shape_format(shape, got, sizeof(got));
+  loom_shape_format(&function->inputs[arg].shape, expected, sizeof(expected));
+  return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                          "function '%s': input %d ('%s') has shape %s, "
+                          "expected %s",
+                          function->name, index, function->inputs[arg].name,
+                          got, expected);
+}
+
+// Where each input (outputs == false) or output argument of the call
+// begins among its tensors, and the end: one tensor per argument, or, with
+// lists, as the call's complete attrs lay them out.
+static loom_status_t lay_out(call_t* call, bool outputs, int32_t** out_starts) {
+  const loom_function_t* function = call->function;
+  int32_t count = outputs ? function->num_outputs : function->num_inputs;
+  const loom__function_arg_t* args =
+      outputs ? function->outputs : function->inputs;
+  int32_t* starts = NULL;
+  LOOM_RETURN_IF_ERROR(loom__arena_allocate(
+      &call->arena, sizeof(*starts) * (size_t)(count + 1), (void**)&starts));
+  int32_t stop = 0;
+  for (int32_t a = 0; a < count; ++a) {
+    if (!function->has_lists) {
+      starts[a] = a;
+      stop = a + 1;
+      continue;
+    }
+    LOOM_RETURN_IF_ERROR(
+        loom_op_def_arg_range(function->signature, &call->attrs, outputs,
+                              args[a].name, &starts[a], &stop));
+  }
+  starts[count] = stop;
+  *out_starts = starts;
+  return loom_ok_status();
+}
+
 // Checks the inputs against the signature and completes the call's attrs;
-// writes the output dtypes.
+// writes the output dtypes (the call's tensors: a list output spans its
+// length) and lays the arguments out.
 static loom_status_t bind(call_t* call, loom_eager_op_t* op, bool partitioned,
-                          loom_dtype_t* output_dtypes) {
+                          loom_dtype_t** out_output_dtypes) {
   loom_function_t* function = call->function;
   int32_t n = loom_eager_op_num_inputs(op);
   loom_dtype_t* dtypes = NULL;
@@ -264,18 +329,10 @@ static loom_status_t bind(call_t* call, loom_eager_op_t* op, bool partitioned,
     loom_tensor_metadata_t metadata;
     LOOM_RETURN_IF_ERROR(loom_tensor_handle_wait_metadata(input, &metadata));
     dtypes[i] = metadata.dtype;
-    if (i < function->num_inputs && function->inputs[i].has_shape &&
-        !loom_shape_is_compatible(&metadata.shape,
-                                  &function->inputs[i].shape)) {
-      char got[128];
-      char expected[128];
-      loom_shape_format(&metadata.shape, got, sizeof(got));
-      loom_shape_format(&function->inputs[i].shape, expected, sizeof(expected));
-      return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                              "function '%s': input %d ('%s') has shape %s, "
-                              "expected %s",
-                              function->name, i, function->inputs[i].name, got,
-                              expected);
+    // A function without lists has its inputs' shapes checked before their
+    // types; one with lists once the call's attrs lay its inputs out.
+    if (!function->has_lists) {
+      LOOM_RETURN_IF_ERROR(check_shape(function, i, i, &metadata.shape));
     }
   }
   if (!partitioned) {
@@ -284,10 +341,26 @@ static loom_status_t bind(call_t* call, loom_eager_op_t* op, bool partitioned,
   }
   LOOM_RETURN_IF_ERROR(
       loom_op_def_complete_attrs(function->signature, dtypes, n, &call->attrs));
-  int32_t count = 0;
-  LOOM_RETURN_IF_ERROR(loom_op_def_flat_types(function->signature, &call->attrs,
-                                              true, output_dtypes,
-                                              function->num_outputs, &count));
+  LOOM_RETURN_IF_ERROR(lay_out(call, false, &call->input_starts));
+  LOOM_RETURN_IF_ERROR(lay_out(call, true, &call->output_starts));
+  for (int32_t a = 0; function->has_lists && a < function->num_inputs; ++a) {
+    for (int32_t i = call->input_starts[a]; i < call->input_starts[a + 1];
+         ++i) {
+      loom_tensor_metadata_t metadata;
+      LOOM_RETURN_IF_ERROR(
+          loom_tensor_handle_wait_metadata(call->inputs[i], &metadata));
+      LOOM_RETURN_IF_ERROR(check_shape(function, a, i, &metadata.shape));
+    }
+  }
+  int32_t count = call->output_starts[function->num_outputs];
+  loom_dtype_t* output_dtypes = NULL;
+  LOOM_RETURN_IF_ERROR(loom__arena_allocate(
+      &call->arena, sizeof(*output_dtypes) * (size_t)(count + 1),
+      (void**)&output_dtypes));
+  LOOM_RETURN_IF_ERROR(loom_op_def_flat_types(
+      function->signature, &call->attrs, true, output_dtypes, count, &count));
+  call->num_results = count;
+  *out_output_dtypes = output_dtypes;
   if (partitioned) {
     LOOM_RETURN_IF_ERROR(check_type_list(call, op, "Tin", dtypes, n));
     LOOM_RETURN_IF_ERROR(
@@ -296,45 +369,54 @@ static loom_status_t bind(call_t* call, loom_eager_op_t* op, bool partitioned,
   return loom_ok_status();
 }
 
-// The results: each output's source, retained, checked against its dtype.
+// The results: each output's source, retained, checked against its
+// dtypes (a list output: a list of the call's length).
 static loom_status_t collect(call_t* call, const loom_dtype_t* dtypes,
                              loom_tensor_handle_t** results) {
   loom_function_t* function = call->function;
-  for (int32_t o = 0; o < function->num_outputs; ++o) {
+  int32_t made = 0;
+  loom_status_t status = loom_ok_status();
+  for (int32_t o = 0; !status && o < function->num_outputs; ++o) {
     char where[192];
     snprintf(where, sizeof(where), "output '%s'", function->outputs[o].name);
     loom_tensor_handle_t** handles = NULL;
     int32_t count = 0;
     bool is_list = false;
-    loom_status_t status = resolve_ref(call, &function->sources[o], where,
-                                       &handles, &count, &is_list);
-    if (!status && count != 1) {
-      status = loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                                "function '%s': %s: '%s' is %d tensors, not "
-                                "one",
-                                function->name, where,
-                                function->sources[o].text, count);
+    int32_t start = call->output_starts[o];
+    int32_t expected = call->output_starts[o + 1] - start;
+    const loom__function_arg_t* arg = &function->outputs[o];
+    bool list = arg->number_attr || arg->type_list_attr;
+    status = resolve_ref(call, &function->sources[o], where, &handles, &count,
+                         &is_list);
+    if (!status && count != expected) {
+      status = loom_make_status(
+          LOOM_STATUS_INVALID_ARGUMENT,
+          list ? "function '%s': %s: '%s' is %d tensors, but the output's "
+                 "length is %d in this call"
+               : "function '%s': %s: '%s' is %d tensors, not one",
+          function->name, where, function->sources[o].text, count, expected);
     }
-    loom_dtype_t dtype = status ? LOOM_DTYPE_INVALID : handle_dtype(handles[0]);
-    if (!status && dtype != LOOM_DTYPE_INVALID && dtype != dtypes[o]) {
-      status =
-          loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                           "function '%s': output %d ('%s') has dtype "
-                           "%s, expected %s",
-                           function->name, o, function->outputs[o].name,
-                           loom_dtype_name(dtype), loom_dtype_name(dtypes[o]));
-    }
-    if (status) {
-      for (int32_t i = 0; i < o; ++i) {
-        loom_tensor_handle_release(results[i]);
-        results[i] = NULL;
+    for (int32_t k = 0; !status && k < count; ++k) {
+      loom_dtype_t dtype = handle_dtype(handles[k]);
+      if (dtype != LOOM_DTYPE_INVALID && dtype != dtypes[start + k]) {
+        status = loom_make_status(
+            LOOM_STATUS_INVALID_ARGUMENT,
+            "function '%s': output %d ('%s') has dtype %s, expected %s",
+            function->name, start + k, arg->name, loom_dtype_name(dtype),
+            loom_dtype_name(dtypes[start + k]));
+        break;
       }
-      return status;
+      loom_tensor_handle_retain(handles[k]);
+      results[made++] = handles[k];
     }
-    loom_tensor_handle_retain(handles[0]);
-    results[o] = handles[0];
   }
-  return loom_ok_status();
+  if (status) {
+    for (int32_t i = 0; i < made; ++i) {
+      loom_tensor_handle_release(results[i]);
+      results[i] = NULL;
+    }
+  }
+  return status;
 }
 
 bool loom__function_call_sees_handlers(loom_eager_op_t* op) {
@@ -429,7 +511,7 @@ static loom_status_t enter_inputs(call_t* call, loom_eager_op_t* op,
 // Passes the results through FunctionOutput.
 static loom_status_t leave_outputs(call_t* call, loom_eager_op_t* op,
                                    loom_tensor_handle_t** results) {
-  int32_t n = call->function->num_outputs;
+  int32_t n = call->num_results;
   for (int32_t o = 0; o < n; ++o) {
     loom_tensor_handle_t* exterior = NULL;
     loom_status_t status = loom__function_indicator(
@@ -457,16 +539,12 @@ static loom_status_t run(call_t* call, loom_eager_op_t* op, bool partitioned,
       &call->arena, sizeof(*call->inputs) * (size_t)(n + 1),
       (void**)&call->inputs));
   loom_dtype_t* output_dtypes = NULL;
-  LOOM_RETURN_IF_ERROR(loom__arena_allocate(
-      &call->arena,
-      sizeof(*output_dtypes) * (size_t)(function->num_outputs + 1),
-      (void**)&output_dtypes));
-  LOOM_RETURN_IF_ERROR(bind(call, op, partitioned, output_dtypes));
-  if (function->num_outputs > capacity) {
+  LOOM_RETURN_IF_ERROR(bind(call, op, partitioned, &output_dtypes));
+  if (call->num_results > capacity) {
     // The execute path's words.
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                             "%s: Expecting %d outputs, but *num_retvals is %d",
-                            loom_eager_op_name(op), function->num_outputs,
+                            loom_eager_op_name(op), call->num_results,
                             capacity);
   }
   LOOM_RETURN_IF_ERROR(loom__arena_allocate(
@@ -481,7 +559,7 @@ static loom_status_t run(call_t* call, loom_eager_op_t* op, bool partitioned,
   }
   if (!status) status = collect(call, output_dtypes, results);
   if (!status && call->indicators) status = leave_outputs(call, op, results);
-  if (!status) *out_count = function->num_outputs;
+  if (!status) *out_count = call->num_results;
   if (!status && call->planning) {
     loom__function_plan_source_t source = {
         .op = op,
@@ -489,6 +567,9 @@ static loom_status_t run(call_t* call, loom_eager_op_t* op, bool partitioned,
         .inputs = call->inputs,
         .call_attrs = &call->attrs,
         .values = call->values,
+        .input_starts = call->input_starts,
+        .output_starts = call->output_starts,
+        .num_results = call->num_results,
     };
     // Without a plan the next call runs op by op again.
     loom_status_free(
@@ -504,6 +585,50 @@ static loom_status_t run(call_t* call, loom_eager_op_t* op, bool partitioned,
     loom_tensor_handle_release(call->inputs[i]);
   }
   return status;
+}
+
+// The number of tensors a call of `function` by `op` gives: one per output,
+// or, with list outputs, their lengths under the call's attrs; -1 when the
+// call is wrong (its op-by-op run reports why).
+static int32_t result_count(loom_eager_op_t* op, loom_function_t* function,
+                            bool partitioned) {
+  if (!function->has_lists) return function->num_outputs;
+  int32_t n = op->num_inputs;
+  loom_dtype_t small[16];
+  loom_dtype_t* dtypes = small;
+  if (n > 16 &&
+      loom_allocator_calloc(loom_allocator_system(),
+                            sizeof(*dtypes) * (size_t)n, (void**)&dtypes)) {
+    return -1;
+  }
+  loom_op_attrs_t attrs;
+  loom_op_attrs_initialize(&attrs, loom_allocator_system());
+  loom_status_t status = loom_ok_status();
+  for (int32_t i = 0; !status && i < n; ++i) {
+    dtypes[i] =
+        op->inputs[i] ? handle_dtype(op->inputs[i]) : LOOM_DTYPE_INVALID;
+    if (dtypes[i] == LOOM_DTYPE_INVALID) {
+      status = loom_make_status(LOOM_STATUS_INVALID_ARGUMENT, "no dtype");
+    }
+  }
+  if (!status && !partitioned) {
+    status = loom_op_attrs_merge(&attrs, loom_eager_op_attrs(op));
+  }
+  if (!status) {
+    status = loom_op_def_complete_attrs(function->signature, dtypes, n, &attrs);
+  }
+  int32_t count = -1;
+  if (!status) {
+    status = loom_op_def_flat_types(function->signature, &attrs, true, NULL, 0,
+                                    &count);
+  }
+  loom_op_attrs_deinitialize(&attrs);
+  if (dtypes != small) loom_allocator_free(loom_allocator_system(), dtypes);
+  if (status) {
+    loom_status_free(status);
+    return -1;
+  }
+  return count;
 }
 
 // The handler a call is offered to as one op (execute_function_call): the
@@ -555,8 +680,9 @@ loom_status_t loom__function_call(loom_eager_op_t* op,
                             function->name, LOOM_FUNCTION_MAX_CALL_DEPTH);
   }
   loom_context_t* context = loom_eager_op_context(op);
-  bool planning =
-      function->num_outputs <= capacity && loom__function_plan_applies(op);
+  int32_t results_count = result_count(op, function, partitioned);
+  bool planning = results_count >= 0 && results_count <= capacity &&
+                  loom__function_plan_applies(op);
   loom__function_plan_t* plan =
       planning ? loom__function_library_take_plan(context, function) : NULL;
   if (plan && loom__function_plan_matches(plan, op, partitioned)) {
@@ -566,11 +692,11 @@ loom_status_t loom__function_call(loom_eager_op_t* op,
     loom__function_library_put_plan(context, function, plan);
     atomic_fetch_add_explicit(&function->planned_calls, 1,
                               memory_order_relaxed);
-    if (!status) *out_count = function->num_outputs;
+    if (!status) *out_count = results_count;
     return status;
   }
   loom_op_handler_t* handler = planning ? NULL : offered_handler(op);
-  if (handler && function->num_outputs <= capacity) {
+  if (handler && results_count >= 0 && results_count <= capacity) {
     offered_run_t offered = {
         .op = op,
         .function = function,
@@ -579,11 +705,12 @@ loom_status_t loom__function_call(loom_eager_op_t* op,
     };
     bool taken = false;
     g_call_depth++;
-    loom_status_t status = loom__function_offer_call(
-        op, function, handler, run_offered, &offered, results, &taken);
+    loom_status_t status =
+        loom__function_offer_call(op, function, results_count, handler,
+                                  run_offered, &offered, results, &taken);
     g_call_depth--;
     if (status || taken) {
-      if (!status) *out_count = function->num_outputs;
+      if (!status) *out_count = results_count;
       return status;
     }
   }

@@ -42,9 +42,20 @@ typedef struct loom__function_arg_t {
   const char* name;
   loom_dtype_t dtype;     // or LOOM_DTYPE_INVALID with type_attr
   const char* type_attr;  // NULL for a fixed dtype
+  // A list of tensors: `number_attr` of them (`N * T`), or one per type of
+  // the list(type) attr `type_list_attr`; both NULL: one tensor.
+  const char* number_attr;
+  const char* type_list_attr;
   bool has_shape;
   loom_shape_t shape;
 } loom__function_arg_t;
+
+// A node that runs at every call although no output reads it
+// (TensorFlow's control_ret): the plan never drops it.
+typedef struct loom__function_control_output_t {
+  const char* name;
+  int32_t node;
+} loom__function_control_output_t;
 
 struct loom_function_t {
   _Atomic int32_t references;
@@ -60,6 +71,11 @@ struct loom_function_t {
   loom__function_arg_t* outputs;
   loom__function_ref_t* sources;  // per output
   int32_t num_outputs;
+  // An input or output is a list: a call's tensors are laid out by its
+  // attrs (loom_op_def_arg_range), not one per argument.
+  bool has_lists;
+  loom__function_control_output_t* control_outputs;
+  int32_t num_control_outputs;
   loom__function_node_t* nodes;
   int32_t num_nodes;
   int32_t* order;  // the nodes in an order that runs inputs first

@@ -38,7 +38,8 @@ struct loom__function_plan_t {
   bool* constant;  // per slot: a value the plan keeps (folded)
   plan_node_t* nodes;
   int32_t num_nodes;
-  int32_t* outputs;  // a slot per function output
+  int32_t* outputs;  // a slot per tensor the call gives
+  int32_t num_outputs;
   // The body on plain tensors (function_frame.h), or NULL: op by op.
   loom__function_frame_t* frame;
 };
@@ -78,10 +79,20 @@ bool loom__function_plan_applies(loom_eager_op_t* op) {
 // The slots `ref` designates, as an input group; false when the op-by-op
 // call could not have resolved it (it then failed).
 static bool resolve(const loom__function_plan_source_t* source,
-                    const int32_t* bases, const loom__function_ref_t* ref,
-                    plan_input_t* out) {
+                    const loom_function_t* function, const int32_t* bases,
+                    const loom__function_ref_t* ref, plan_input_t* out) {
   if (ref->node < 0) {
-    *out = (plan_input_t){.slot = ref->input, .count = 1, .is_list = false};
+    const loom__function_arg_t* arg = &function->inputs[ref->input];
+    int32_t start = source->input_starts[ref->input];
+    int32_t length = source->input_starts[ref->input + 1] - start;
+    bool list = arg->number_attr || arg->type_list_attr;
+    if (list && ref->index >= length) return false;
+    bool whole = list && ref->index < 0;
+    *out = (plan_input_t){
+        .slot = start + (list && ref->index > 0 ? ref->index : 0),
+        .count = whole ? length : 1,
+        .is_list = whole,
+    };
     return true;
   }
   const loom__function_node_values_t* values = &source->values[ref->node];
@@ -124,6 +135,9 @@ static void mark_live(const loom_function_t* function,
   }
   for (int32_t i = 0; i < function->num_nodes; ++i) {
     if (node_is_stateful(source, function, i)) live[i] = true;
+  }
+  for (int32_t i = 0; i < function->num_control_outputs; ++i) {
+    live[function->control_outputs[i].node] = true;
   }
   // The order runs inputs first: walking it backwards sees each node after
   // every node that reads it.
@@ -236,7 +250,8 @@ static loom_status_t add_nodes(loom__function_plan_t* plan,
         &plan->arena, sizeof(*entry->inputs) * (size_t)(node->num_inputs + 1),
         (void**)&entry->inputs));
     for (int32_t i = 0; i < node->num_inputs; ++i) {
-      if (!resolve(source, bases, &node->inputs[i], &entry->inputs[i])) {
+      if (!resolve(source, function, bases, &node->inputs[i],
+                   &entry->inputs[i])) {
         return loom_make_status(LOOM_STATUS_INTERNAL,
                                 "node '%s': unresolved input", node->name);
       }
@@ -275,7 +290,7 @@ static loom_status_t build(loom__function_plan_t* plan,
                            const loom__function_plan_source_t* source) {
   loom_function_t* function = plan->function;
   loom_eager_op_t* op = source->op;
-  int32_t n = function->num_inputs;
+  int32_t n = op->num_inputs;
   LOOM_RETURN_IF_ERROR(loom_op_attrs_merge(&plan->op_attrs, &op->attrs));
   plan->num_inputs = op->num_inputs;
   LOOM_RETURN_IF_ERROR(loom__arena_allocate(
@@ -313,17 +328,20 @@ static loom_status_t build(loom__function_plan_t* plan,
   mark_live(function, source, live);
   LOOM_RETURN_IF_ERROR(add_nodes(plan, source, bases, live));
   LOOM_RETURN_IF_ERROR(loom__arena_allocate(
-      &plan->arena,
-      sizeof(*plan->outputs) * (size_t)(function->num_outputs + 1),
+      &plan->arena, sizeof(*plan->outputs) * (size_t)(source->num_results + 1),
       (void**)&plan->outputs));
   for (int32_t o = 0; o < function->num_outputs; ++o) {
     plan_input_t slot;
-    if (!resolve(source, bases, &function->sources[o], &slot) ||
-        slot.count != 1) {
+    int32_t start = source->output_starts[o];
+    if (!resolve(source, function, bases, &function->sources[o], &slot) ||
+        slot.count != source->output_starts[o + 1] - start) {
       return loom_make_status(LOOM_STATUS_INTERNAL, "output %d unresolved", o);
     }
-    plan->outputs[o] = slot.slot;
+    for (int32_t k = 0; k < slot.count; ++k) {
+      plan->outputs[start + k] = slot.slot + k;
+    }
   }
+  plan->num_outputs = source->num_results;
   return loom_ok_status();
 }
 
@@ -333,7 +351,9 @@ static loom_status_t build(loom__function_plan_t* plan,
 static loom_status_t build_frame(loom__function_plan_t* plan,
                                  const loom__function_plan_source_t* source) {
   loom_function_t* function = plan->function;
-  if (plan->num_inputs != function->num_inputs) return loom_ok_status();
+  if (plan->num_inputs != source->input_starts[function->num_inputs]) {
+    return loom_ok_status();
+  }
   size_t slots = (size_t)plan->num_values + 1;
   loom_tensor_metadata_t* metadata = NULL;
   LOOM_RETURN_IF_ERROR(loom__arena_allocate(
@@ -342,7 +362,7 @@ static loom_status_t build_frame(loom__function_plan_t* plan,
   for (int32_t i = 0; i < plan->num_inputs; ++i) {
     metadata[i] = plan->input_metadata[i];
   }
-  int32_t slot = function->num_inputs;
+  int32_t slot = plan->num_inputs;
   for (int32_t i = 0; i < function->num_nodes; ++i) {
     const loom__function_node_values_t* values = &source->values[i];
     for (int32_t j = 0; j < values->count; ++j, ++slot) {
@@ -398,7 +418,7 @@ static loom_status_t build_frame(loom__function_plan_t* plan,
       .nodes = nodes,
       .num_nodes = plan->num_nodes,
       .outputs = plan->outputs,
-      .num_outputs = function->num_outputs,
+      .num_outputs = plan->num_outputs,
   };
   return loom__function_frame_create(&desc, &plan->frame);
 }
@@ -472,6 +492,10 @@ bool loom__function_plan_matches(const loom__function_plan_t* plan,
 
 int32_t loom__function_plan_num_nodes(const loom__function_plan_t* plan) {
   return plan ? plan->num_nodes : 0;
+}
+
+int32_t loom__function_plan_num_results(const loom__function_plan_t* plan) {
+  return plan ? plan->num_outputs : 0;
 }
 
 static void clear_op_inputs(loom_eager_op_t* op) {
@@ -630,7 +654,7 @@ loom_status_t loom__function_plan_run(loom__function_plan_t* plan,
     if (status) break;
   }
   if (!status) {
-    for (int32_t o = 0; o < function->num_outputs; ++o) {
+    for (int32_t o = 0; o < plan->num_outputs; ++o) {
       loom_tensor_handle_t* value = plan->values[plan->outputs[o]];
       loom_tensor_handle_retain(value);
       results[o] = value;

@@ -36,6 +36,11 @@ typedef struct loom__function_plan_source_t {
   loom_tensor_handle_t* const* inputs;  // op's, num_inputs of the function
   const loom_op_attrs_t* call_attrs;
   const loom__function_node_values_t* values;  // per node
+  // Where each input and output argument begins among the call's tensors,
+  // and the end (a list argument spans its length).
+  const int32_t* input_starts;
+  const int32_t* output_starts;
+  int32_t num_results;
 } loom__function_plan_source_t;
 
 // Whether the calling thread's call of `op` may run a plan (see above).
@@ -54,15 +59,18 @@ void loom__function_plan_destroy(loom__function_plan_t* plan);
 bool loom__function_plan_matches(const loom__function_plan_t* plan,
                                  loom_eager_op_t* op, bool partitioned);
 
-// Runs `plan` on the inputs of `op`; the results (function->num_outputs,
-// at most `capacity`, checked by the caller) as loom__function_call writes
-// them.
+// Runs `plan` on the inputs of `op`; the results (the call's tensors out:
+// loom__function_plan_num_results, at most `capacity`, checked by the
+// caller) as loom__function_call writes them.
 LOOM_MUST_USE_RESULT loom_status_t
 loom__function_plan_run(loom__function_plan_t* plan, loom_eager_op_t* op,
                         loom_tensor_handle_t** results);
 
 // The nodes a plan runs.
 int32_t loom__function_plan_num_nodes(const loom__function_plan_t* plan);
+
+// The tensors a call running `plan` gives.
+int32_t loom__function_plan_num_results(const loom__function_plan_t* plan);
 
 // The plan of `function` in the library of `context`, taken out so that
 // only the caller runs it (NULL when there is none or another thread runs

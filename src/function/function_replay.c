@@ -197,8 +197,8 @@ static bool set_replay_data(loom_function_call_t* call, void* data,
 }
 
 loom_status_t loom__function_offer_call(
-    loom_eager_op_t* op, loom_function_t* function, loom_op_handler_t* handler,
-    loom__function_run_fn_t run, void* run_state,
+    loom_eager_op_t* op, loom_function_t* function, int32_t num_results,
+    loom_op_handler_t* handler, loom__function_run_fn_t run, void* run_state,
     loom_tensor_handle_t** results, bool* out_taken) {
   *out_taken = false;
   const loom_op_handler_vtable_t* vtable = loom_op_handler_vtable(handler);
@@ -216,7 +216,7 @@ loom_status_t loom__function_offer_call(
               .inputs = op->inputs,
               .num_inputs = n,
               .num_captured = loom__function_num_captures(function),
-              .num_outputs = function->num_outputs,
+              .num_outputs = num_results,
               .run = run_offered,
               .set_replay_data = set_replay_data,
           },

@@ -20,10 +20,11 @@ typedef loom_status_t (*loom__function_run_fn_t)(
 // execute_function_call hook): finds or makes the call's replay when the
 // handler gives summaries, then lets the handler take the call (*out_taken
 // true, results written) or leave it. `run(run_state, results)` runs the
-// body op by op.
+// body op by op. The call gives `num_results` tensors (a list output
+// counts its length).
 loom_status_t loom__function_offer_call(
-    loom_eager_op_t* op, loom_function_t* function, loom_op_handler_t* handler,
-    loom__function_run_fn_t run, void* run_state,
+    loom_eager_op_t* op, loom_function_t* function, int32_t num_results,
+    loom_op_handler_t* handler, loom__function_run_fn_t run, void* run_state,
     loom_tensor_handle_t** results, bool* out_taken);
 
 // Frees the replays and what handlers kept on them (the function goes).

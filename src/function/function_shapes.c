@@ -286,7 +286,8 @@ static loom_status_t infer_node(infer_state_t* state,
     loom__function_shapes_t* inner = NULL;
     status = infer(state, callee, in, n, &inner);
     for (int32_t r = 0; !status && r < m; ++r) {
-      out->values[r] = r < callee->num_outputs
+      // A callee with lists lays its outputs out per call: left unknown.
+      out->values[r] = r < callee->num_outputs && !callee->has_lists
                            ? loom__function_shapes_output(inner, r)
                            : unknown_value(out_dtypes[r]);
     }

@@ -5,7 +5,9 @@
 // TFE_ContextAddFunction / TF_FunctionToFunctionDef, calls by name and
 // through (Stateful)PartitionedCall with TFE_OpSetAttrFunctionName and
 // TFE_OpSetAttrFunction, synchronous and asynchronous, If and Case naming
-// FunctionDefs, and the errors.
+// FunctionDefs, control outputs (control_ret: an AssignVariableOp, a
+// stateless node a planned call keeps), and the errors. List arguments:
+// test_eager_function_def_lists.c.
 //
 // Reference values from NumPy (float32): x = [1.5, -2, 0.5],
 // y = [0.25, 4, -3]; x*y+x = [1.875, -10, -1]; x*2 = [3, -4, 1];
@@ -15,6 +17,8 @@
 #include <sys/wait.h>
 
 #include "eager_test_util.h"
+#include "function_def_builder.h"
+#include "loom/function.h"
 #include "tensorflow/c/c_api.h"
 #include "tf_framework.pb-c.h"
 
@@ -475,6 +479,167 @@ static void if_and_case_call_function_defs(void** state) {
   TFE_DeleteTensorHandle(y);
 }
 
+//===----------------------------------------------------------------------===//
+// Control outputs
+//===----------------------------------------------------------------------===//
+
+static TFE_TensorHandle* new_variable(eager_fixture_t* f) {
+  TFE_Op* op = TFE_NewOp(f->ctx, "VarHandleOp", f->status);
+  TFE_OpSetAttrType(op, "dtype", TF_FLOAT);
+  TFE_OpSetAttrShape(op, "shape", kDims, 1, f->status);
+  TFE_OpSetAttrString(op, "shared_name", "v", 1);
+  TFE_TensorHandle* var = NULL;
+  int n = 1;
+  TFE_Execute(op, &var, &n, f->status);
+  ASSERT_TF_OK(f->status);
+  TFE_DeleteOp(op);
+  return var;
+}
+
+// assign(v: resource, x: float) -> (): AssignVariableOp(v, x), no output;
+// with `control`, the node is the control output "assigned".
+static void add_assign(eager_fixture_t* f, const char* name, bool control) {
+  fdef_t d;
+  fdef_init(&d, name);
+  fdef_input(&d, "v", TF_RESOURCE, NULL, NULL, NULL);
+  fdef_input(&d, "x", TF_FLOAT, NULL, NULL, NULL);
+  fdef_node_t* n =
+      fdef_node(&d, "assign", "AssignVariableOp", (const char*[]){"v", "x", 0});
+  fdef_type(n, "dtype", TF_FLOAT);
+  if (control) fdef_control_ret(&d, "assigned", "assign", true);
+  d.signature.is_stateful = 1;
+  fdef_add(&d, f->ctx, f->status);
+  ASSERT_TF_OK(f->status);
+}
+
+// A function whose only effect is an AssignVariableOp assigns at every
+// call, the first (op by op) and the next (planned), the node named in
+// control_ret or not: Loom runs every stateful node of a body (as
+// TensorFlow does for tf.function's bodies, whose automatic control
+// dependencies make each stateful op a control output).
+static void a_control_output_runs_its_assign(void** state) {
+  eager_fixture_t* f = *state;
+  add_assign(f, "assign_ctl", true);
+  add_assign(f, "assign_free", false);
+  TFE_TensorHandle* var = new_variable(f);
+  const char* names[2] = {"assign_ctl", "assign_free"};
+  for (int call = 0; call < 6; ++call) {
+    float values[3] = {(float)call, -2.5f * (float)call, 0.125f};
+    TFE_TensorHandle* x = float_handle(f->ctx, kDims, 1, values);
+    TFE_Op* op = binary_op(f->ctx, names[call % 2], var, x);
+    int n = 0;
+    TFE_Execute(op, NULL, &n, f->status);
+    ASSERT_TF_OK(f->status);
+    assert_int_equal(n, 0);
+    TFE_DeleteOp(op);
+    op = TFE_NewOp(f->ctx, "ReadVariableOp", f->status);
+    TFE_OpSetAttrType(op, "dtype", TF_FLOAT);
+    TFE_OpAddInput(op, var, f->status);
+    TFE_TensorHandle* read = NULL;
+    n = 1;
+    TFE_Execute(op, &read, &n, f->status);
+    ASSERT_TF_OK(f->status);
+    float got[3];
+    read_floats(read, got, 3);
+    for (int i = 0; i < 3; ++i) assert_true(got[i] == values[i]);
+    TFE_DeleteTensorHandle(read);
+    TFE_DeleteOp(op);
+    TFE_DeleteTensorHandle(x);
+  }
+  TFE_DeleteTensorHandle(var);
+}
+
+// checked(x: float, i: int32) -> y: float = x * x, with node check =
+// Gather(x, i), which no output reads; with `control` it is the control
+// output "checked".
+static void add_checked(eager_fixture_t* f, const char* name, bool control) {
+  fdef_t d;
+  fdef_init(&d, name);
+  fdef_input(&d, "x", TF_FLOAT, NULL, NULL, NULL);
+  fdef_input(&d, "i", TF_INT32, NULL, NULL, NULL);
+  fdef_output(&d, "y", TF_FLOAT, NULL, NULL, NULL, "mul:z:0");
+  fdef_node_t* n = fdef_node(&d, "mul", "Mul", (const char*[]){"x", "x", 0});
+  fdef_type(n, "T", TF_FLOAT);
+  n = fdef_node(&d, "check", "Gather", (const char*[]){"x", "i", 0});
+  fdef_type(n, "Tparams", TF_FLOAT);
+  fdef_type(n, "Tindices", TF_INT32);
+  if (control) fdef_control_ret(&d, "checked", "check", true);
+  fdef_add(&d, f->ctx, f->status);
+  ASSERT_TF_OK(f->status);
+}
+
+// Calls `name` on kX and index [index]; returns the status' code.
+static TF_Code call_checked(eager_fixture_t* f, const char* name,
+                            int32_t index) {
+  static const int64_t kOne[1] = {1};
+  TFE_TensorHandle* x = float_handle(f->ctx, kDims, 1, kX);
+  TFE_TensorHandle* i = int_handle(f->ctx, kOne, 1, &index);
+  TFE_Op* op = binary_op(f->ctx, name, x, i);
+  TFE_TensorHandle* y = NULL;
+  int n = 1;
+  TFE_Execute(op, &y, &n, f->status);
+  if (TF_GetCode(f->status) == TF_OK) {
+    float values[3];
+    read_floats(y, values, 3);
+    for (int k = 0; k < 3; ++k) assert_true(values[k] == kX[k] * kX[k]);
+    TFE_DeleteTensorHandle(y);
+  }
+  TFE_DeleteOp(op);
+  TFE_DeleteTensorHandle(i);
+  TFE_DeleteTensorHandle(x);
+  return TF_GetCode(f->status);
+}
+
+// A stateless node named in control_ret runs at every call: a planned call
+// (the second) keeps it, where it leaves out the same node without
+// control_ret (dead: no output and no stateful node reads it).
+static void a_control_output_is_never_dead(void** state) {
+  eager_fixture_t* f = *state;
+  add_checked(f, "checked_ctl", true);
+  add_checked(f, "checked_free", false);
+  assert_int_equal(call_checked(f, "checked_ctl", 1), TF_OK);
+  assert_int_equal(call_checked(f, "checked_ctl", 7), TF_INVALID_ARGUMENT);
+  ASSERT_TF_ERROR(f->status, TF_INVALID_ARGUMENT,
+                  "function 'checked_ctl': node 'check' (Gather)");
+  assert_int_equal(call_checked(f, "checked_free", 1), TF_OK);
+  assert_int_equal(call_checked(f, "checked_free", 7), TF_OK);
+  // The plans: mul and check, mul alone.
+  const char* names[2] = {"checked_ctl", "checked_free"};
+  for (int k = 0; k < 2; ++k) {
+    loom_function_t* function = NULL;
+    LOOM_ASSERT_OK(loom_context_find_function((loom_context_t*)f->ctx, names[k],
+                                              &function));
+    loom_function_stats_t stats = {.struct_size = sizeof(stats)};
+    LOOM_ASSERT_OK(loom_function_get_stats(function, &stats));
+    assert_int_equal(stats.plans_built, 1);
+    assert_int_equal(stats.planned_nodes, 2 - k);
+    loom_function_release(function);
+  }
+}
+
+static void control_output_errors(void** state) {
+  eager_fixture_t* f = *state;
+  fdef_t d;
+  fdef_init(&d, "g");
+  fdef_input(&d, "x", TF_FLOAT, NULL, NULL, NULL);
+  fdef_output(&d, "y", TF_FLOAT, NULL, NULL, NULL, "x");
+  fdef_control_ret(&d, "done", "nope", true);
+  fdef_add(&d, f->ctx, f->status);
+  ASSERT_TF_ERROR(f->status, TF_INVALID_ARGUMENT,
+                  "function 'g': control output 'done' names node 'nope', "
+                  "which the function does not have");
+  assert_int_equal(TFE_ContextHasFunction(f->ctx, "g"), 0);
+  // A control output of the signature without its control_ret entry.
+  fdef_init(&d, "g");
+  fdef_input(&d, "x", TF_FLOAT, NULL, NULL, NULL);
+  fdef_output(&d, "y", TF_FLOAT, NULL, NULL, NULL, "x");
+  d.control_outputs[d.signature.n_control_output++] = "done";
+  fdef_add(&d, f->ctx, f->status);
+  ASSERT_TF_ERROR(f->status, TF_INVALID_ARGUMENT,
+                  "function 'g': control output 'done' has no entry in "
+                  "control_ret");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(function_defs_from_protobuf_c,
@@ -494,6 +659,14 @@ int main(void) {
                                       eager_setup_sync, eager_teardown),
       cmocka_unit_test_setup_teardown(if_and_case_call_function_defs,
                                       eager_setup_async, eager_teardown),
+      cmocka_unit_test_setup_teardown(a_control_output_runs_its_assign,
+                                      eager_setup_sync, eager_teardown),
+      cmocka_unit_test_setup_teardown(a_control_output_runs_its_assign,
+                                      eager_setup_async, eager_teardown),
+      cmocka_unit_test_setup_teardown(a_control_output_is_never_dead,
+                                      eager_setup_sync, eager_teardown),
+      cmocka_unit_test_setup_teardown(control_output_errors, eager_setup_sync,
+                                      eager_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,7 @@
 // Eager functions (loom/function.h): building and checking them, calling
 // them by name and through PartitionedCall in synchronous and asynchronous
-// contexts, nested and polymorphic functions, list outputs, a gradient tape
+// contexts, nested and polymorphic functions, list outputs, list
+// arguments and control outputs, a gradient tape
 // around a call (the call is recorded as one op: the gradients equal those
 // of the same ops run eagerly) and a forward accumulator, and the errors of
 // each step.
@@ -175,6 +176,63 @@ static void list_outputs_and_control_inputs(void** state) {
   loom_tensor_handle_release(r);
   loom_tensor_handle_release(m);
   LOOM_ASSERT_OK(loom_context_remove_function(g_context, "rows"));
+}
+
+// sum_all(xs: N * float) -> (s: float, ys: N * float): s = AddN(xs),
+// ys = IdentityN(xs); `after` (Identity of xs:0), which nothing reads, is
+// a control output.
+static void list_arguments_and_control_outputs(void** state) {
+  (void)state;
+  loom_function_builder_t* b = NULL;
+  LOOM_ASSERT_OK(
+      loom_function_builder_create(loom_allocator_system(), "sum_all", &b));
+  LOOM_ASSERT_OK(loom_function_builder_add_attr(b, "N: int >= 1"));
+  LOOM_ASSERT_OK(loom_function_builder_add_input_list(b, "xs", LOOM_DTYPE_FLOAT,
+                                                      NULL, "N", NULL));
+  const char* xs[] = {"xs"};
+  LOOM_ASSERT_OK(
+      loom_function_builder_add_node(b, "sum", "AddN", xs, 1, NULL, NULL));
+  LOOM_ASSERT_OK(
+      loom_function_builder_add_node(b, "ids", "IdentityN", xs, 1, NULL, NULL));
+  const char* first[] = {"xs:0"};
+  LOOM_ASSERT_OK(loom_function_builder_add_node(b, "after", "Identity", first,
+                                                1, NULL, NULL));
+  LOOM_ASSERT_OK(loom_function_builder_add_output(b, "s", LOOM_DTYPE_FLOAT,
+                                                  NULL, "sum:sum:0"));
+  LOOM_ASSERT_OK(loom_function_builder_add_output_list(
+      b, "ys", LOOM_DTYPE_FLOAT, NULL, "N", NULL, "ids:output"));
+  LOOM_ASSERT_OK(loom_function_builder_add_control_output(b, "done", "after"));
+  loom_function_t* function = NULL;
+  LOOM_ASSERT_OK(loom_function_builder_finish(b, &function));
+  LOOM_ASSERT_OK(loom_context_add_function(g_context, function));
+  loom_tensor_handle_t* x = vector(g_context, kX);
+  loom_tensor_handle_t* y = vector(g_context, kY);
+  loom_tensor_handle_t* inputs[2] = {x, y};
+  // np.add(x, y, dtype=np.float32)
+  static const float kSum[3] = {1.75f, 2, -2.5f};
+  for (int call = 0; call < 2; ++call) {
+    loom_eager_op_t* op = NULL;
+    LOOM_ASSERT_OK(loom_eager_op_create(g_context, "sum_all", &op));
+    LOOM_ASSERT_OK(loom_eager_op_add_input_list(op, inputs, 2));
+    loom_tensor_handle_t* results[3] = {NULL, NULL, NULL};
+    int32_t count = 0;
+    LOOM_ASSERT_OK(loom_eager_op_execute(op, results, 3, &count));
+    assert_int_equal(count, 3);
+    loom_test_expect_values(g_context, results[0], kSum, 3);
+    loom_test_expect_values(g_context, results[1], kX, 3);
+    loom_test_expect_values(g_context, results[2], kY, 3);
+    for (int i = 0; i < 3; ++i) loom_tensor_handle_release(results[i]);
+    loom_eager_op_destroy(op);
+  }
+  // The plan of the second call runs `after` too.
+  loom_function_stats_t stats = {.struct_size = sizeof(stats)};
+  LOOM_ASSERT_OK(loom_function_get_stats(function, &stats));
+  assert_int_equal(stats.planned_calls, 1);
+  assert_int_equal(stats.planned_nodes, 3);
+  loom_function_release(function);
+  loom_tensor_handle_release(x);
+  loom_tensor_handle_release(y);
+  LOOM_ASSERT_OK(loom_context_remove_function(g_context, "sum_all"));
 }
 
 //===----------------------------------------------------------------------===//
@@ -541,6 +599,50 @@ static void builder_errors(void** state) {
   LOOM_ASSERT_OK(
       loom_function_builder_add_output(b, "r", LOOM_DTYPE_INVALID, "U", "x"));
   expect_finish_error(b, "the signature of function 'g'");
+
+  // Lists and control outputs.
+  b = builder_xy("g");
+  LOOM_ASSERT_STATUS(loom_function_builder_add_input_list(
+                         b, "zs", LOOM_DTYPE_FLOAT, NULL, NULL, NULL),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "loom_function_builder_add_input_list: number_attr or "
+                     "type_list_attr is NULL");
+  LOOM_ASSERT_STATUS(loom_function_builder_add_input_list(
+                         b, "zs", LOOM_DTYPE_FLOAT, NULL, NULL, "L"),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "function 'g': input 'zs': a type list attr ('L') takes "
+                     "no dtype (got 1)");
+  LOOM_ASSERT_STATUS(loom_function_builder_add_input_list(
+                         b, "zs", LOOM_DTYPE_FLOAT, NULL, "", NULL),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "function 'g': input 'zs': the number attr is empty");
+  LOOM_ASSERT_STATUS(loom_function_builder_add_output_list(
+                         b, "rs", LOOM_DTYPE_FLOAT, NULL, "N", NULL, NULL),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "loom_function_builder_add_output_list: source is NULL");
+  LOOM_ASSERT_STATUS(loom_function_builder_add_control_output(b, "a:b", "n"),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "function 'g': invalid control output name 'a:b'");
+  LOOM_ASSERT_STATUS(loom_function_builder_add_control_output(b, "c", NULL),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "loom_function_builder_add_control_output: node is NULL");
+  LOOM_ASSERT_OK(loom_function_builder_add_control_output(b, "c", "nope"));
+  LOOM_ASSERT_STATUS(loom_function_builder_add_control_output(b, "c", "n"),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "function 'g': control output 'c' is defined twice");
+  expect_finish_error(b,
+                      "function 'g': control output 'c' names node 'nope', "
+                      "which the function does not have");
+  b = builder_xy("g");
+  LOOM_ASSERT_OK(loom_function_builder_add_attr(b, "N: int >= 1"));
+  LOOM_ASSERT_OK(loom_function_builder_add_input_list(b, "zs", LOOM_DTYPE_FLOAT,
+                                                      NULL, "N", NULL));
+  const char* element[] = {"zs:x"};
+  LOOM_ASSERT_OK(
+      loom_function_builder_add_node(b, "n", "Neg", element, 1, NULL, NULL));
+  expect_finish_error(b,
+                      "node 'n': 'zs:x': the index 'x' is not a "
+                      "non-negative integer");
 }
 
 static void library_errors(void** state) {
@@ -627,6 +729,16 @@ static loom_status_t build_with(loom_allocator_t allocator, void* context) {
     status = loom_function_builder_add_output(b, "r", LOOM_DTYPE_INVALID, "T",
                                               "add:z:0");
   }
+  if (!status) status = loom_function_builder_add_attr(b, "N: int >= 1");
+  if (!status) {
+    status = loom_function_builder_add_input_list(b, "zs", LOOM_DTYPE_INVALID,
+                                                  "T", "N", NULL);
+  }
+  if (!status) {
+    status = loom_function_builder_add_output_list(b, "rs", LOOM_DTYPE_INVALID,
+                                                   "T", "N", NULL, "zs");
+  }
+  if (!status) status = loom_function_builder_add_control_output(b, "d", "mul");
   loom_op_attrs_deinitialize(&attrs);
   if (status) {
     loom_function_builder_destroy(b);
@@ -649,6 +761,7 @@ int main(void) {
       cmocka_unit_test(call_by_name_and_partitioned_call),
       cmocka_unit_test(nested_and_polymorphic_functions),
       cmocka_unit_test(list_outputs_and_control_inputs),
+      cmocka_unit_test(list_arguments_and_control_outputs),
       cmocka_unit_test(a_tape_records_a_call_as_one_op),
       cmocka_unit_test(a_forward_accumulator_sees_the_body_of_a_call),
       cmocka_unit_test(call_errors),
