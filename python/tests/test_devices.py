@@ -216,3 +216,21 @@ def test_a_tape_records_ops_placed_on_any_device(rng, how, name):
     tx = torch.tensor(a, requires_grad=True)
     torch.sum(torch.sin(tx) * tx).backward()
     np.testing.assert_allclose(grad.numpy(), tx.grad.numpy(), rtol=1e-12)
+
+
+def test_a_tape_records_copies_between_devices(rng):
+    """A copy made in a tape's scope (.to, loom.copy_to) is recorded: its
+    gradient goes back to the source, as TensorFlow's copies do."""
+    torch = pytest.importorskip("torch")
+    a = rng.standard_normal((4,))
+    x = loom.tensor(a)
+    with loom.GradientTape() as tape:
+        tape.watch(x)
+        u = x.to("CPU:1")
+        v = loom.copy_to(loom.sin(u), "CPU:2")
+        s = loom.sum(v * x)
+    assert (u.device, v.device) == (CPU + "1", CPU + "2")
+    grad = tape.gradient(s, x)
+    tx = torch.tensor(a, requires_grad=True)
+    torch.sum(torch.sin(tx) * tx).backward()
+    np.testing.assert_allclose(grad.numpy(), tx.grad.numpy(), rtol=1e-12)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "corert/corert_internal.h"
 #include "frontend/frontend_internal.h"
 #include "loom/cpu_op_handler.h"
 
@@ -677,6 +678,31 @@ static loom_status_t share_value(loom_tensor_handle_t* handle,
                                          out_handle);
 }
 
+// A copy to the device `target` the user makes inside a transformation's
+// scope: an Identity placed on `target`, which the transformations record
+// (its gradient copies back), as TensorFlow's tape records its copies
+// between devices. NULL in *out_handle when it does not apply: no
+// transformation open, or the copy is a handler's own (it runs while the
+// handler executes an op).
+static loom_status_t copy_in_scope(loom_context_t* context,
+                                   loom_tensor_handle_t* handle,
+                                   loom_op_handler_t* target,
+                                   loom_tensor_handle_t** out_handle) {
+  if (loom__handler_execution_depth > 0) return loom_ok_status();
+  loom_op_handler_t* top =
+      loom__scope_stack_top(loom__scope_stack(context, false));
+  const char* name = loom_context_handler_name(context, target);
+  if (!top || loom_op_handler_is_final(top) || !name) return loom_ok_status();
+  loom_eager_op_t* op = NULL;
+  LOOM_RETURN_IF_ERROR(loom_eager_op_create(context, "Identity", &op));
+  loom_status_t status = loom_eager_op_set_device(op, name);
+  if (!status) status = loom_eager_op_add_input(op, handle);
+  int32_t count = 0;
+  if (!status) status = loom_eager_op_execute(op, out_handle, 1, &count);
+  loom_eager_op_destroy(op);
+  return status;
+}
+
 loom_status_t loom_context_copy_to(loom_context_t* context,
                                    loom_tensor_handle_t* handle,
                                    loom_op_handler_t* target,
@@ -724,6 +750,8 @@ loom_status_t loom_context_copy_to(loom_context_t* context,
   // itself (tensors of its own), takes it with CopyOn.
   if (loom_op_handler_is_final(target) &&
       !loom_op_handler_vtable(target)->execute_eager_op) {
+    LOOM_RETURN_IF_ERROR(copy_in_scope(context, handle, target, out_handle));
+    if (*out_handle) return loom_ok_status();
     return share_value(handle, target, out_handle);
   }
   return loom__execute_unary(context, target, "CopyOn", handle, NULL, NULL,

@@ -62,6 +62,16 @@ static bool another_cpu_device(loom_context_t* context,
                 loom_op_handler_type_name(context->cpu)) == 0;
 }
 
+// Whether `a` and `b` are both CPU devices of the context. Asked only
+// before an error.
+static bool two_cpu_devices(loom_context_t* context, const loom_op_handler_t* a,
+                            const loom_op_handler_t* b) {
+  const char* cpu = loom_op_handler_type_name(context->cpu);
+  return loom_op_handler_is_final(a) && loom_op_handler_is_final(b) &&
+         strcmp(loom_op_handler_type_name(a), cpu) == 0 &&
+         strcmp(loom_op_handler_type_name(b), cpu) == 0;
+}
+
 // The handler `op` runs on (borrowed, or held in *out_held, a reference the
 // caller releases after the execution). An explicit device places the op
 // there, under the transformations of the scope when a user runs it (not a
@@ -96,7 +106,12 @@ static loom_status_t place(loom_eager_op_t* op, scope_stack_t* stack,
       by_input = true;
     } else if (!loom__handler_stacks_on(context, chosen, handler) &&
                !another_cpu_device(context, chosen, handler)) {
-      return two_handlers_error(op, chosen, handler);
+      if (!two_cpu_devices(context, chosen, handler)) {
+        return two_handlers_error(op, chosen, handler);
+      }
+      // Tensors of two CPU devices meet as TensorFlow's do: on the scope's
+      // device, else on the default device (host memory: nothing copied).
+      if (by_input) chosen = context->cpu;
     }
   }
   if (by_input && loom_op_handler_vtable(chosen)->pins_op) {

@@ -377,6 +377,32 @@ static void inputs_on_two_handlers_are_an_error_naming_both(void** state) {
   loom_op_handler_release(b);
 }
 
+// Tensors of two CPU devices meet in one op as TensorFlow's do (host
+// memory: nothing is copied): on the device of the scope, else on the
+// default device. (A device and a transformation handler do not:
+// inputs_on_two_handlers_are_an_error_naming_both.)
+static void tensors_of_two_cpu_devices_meet_on_the_default_device(
+    void** state) {
+  fixture_t* f = *state;
+  LOOM_ASSERT_OK(loom_context_set_cpu_device_count(f->context, 3));
+  loom_op_handler_t* cpu1 = loom_context_find_handler(f->context, "CPU:1");
+  loom_op_handler_t* cpu2 = loom_context_find_handler(f->context, "CPU:2");
+  loom_tensor_handle_t* x = loom_test_scalar(f->context, 2.0f);
+  loom_tensor_handle_t *on1 = NULL, *on2 = NULL;
+  LOOM_ASSERT_OK(loom_context_copy_to(f->context, x, cpu1, &on1));
+  LOOM_ASSERT_OK(loom_context_copy_to(f->context, x, cpu2, &on2));
+  loom_tensor_handle_t* y = binary(f, "Mul", on1, on2);
+  assert_ptr_equal(loom_tensor_handle_handler(y), loom_context_cpu(f->context));
+  assert_true(loom_test_scalar_value(f->context, y) == 4.0f);
+  LOOM_ASSERT_OK(loom_context_enter_scope(f->context, cpu2));
+  loom_tensor_handle_t* z = binary(f, "AddV2", on1, on1);
+  assert_ptr_equal(loom_tensor_handle_handler(z), cpu2);
+  assert_true(loom_test_scalar_value(f->context, z) == 4.0f);
+  LOOM_ASSERT_OK(loom_context_exit_scope(f->context));
+  loom_tensor_handle_t* all[] = {x, on1, on2, y, z};
+  for (int i = 0; i < 5; ++i) loom_tensor_handle_release(all[i]);
+}
+
 // An explicit device places the op, and the transformations open in the
 // scope still see it (a tape records ops whatever their device, as
 // TensorFlow's does): the op runs on them merged onto the device, here the
@@ -469,6 +495,9 @@ int main(void) {
           reentering_a_merged_handler_gives_the_same_merge, setup, teardown),
       cmocka_unit_test_setup_teardown(
           inputs_on_two_handlers_are_an_error_naming_both, setup, teardown),
+      cmocka_unit_test_setup_teardown(
+          tensors_of_two_cpu_devices_meet_on_the_default_device, setup,
+          teardown),
       cmocka_unit_test_setup_teardown(an_explicit_device_places_the_op_under_the_scope,
                                       setup, teardown),
       cmocka_unit_test_setup_teardown(resolving_copies_off_the_handler, setup,

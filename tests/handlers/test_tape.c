@@ -782,6 +782,46 @@ static void ops_given_a_device_are_recorded(void** state) {
   loom_tensor_handle_release(reference);
 }
 
+// dy/dx of y = sum(copy(x) * x), the copy made with loom_context_copy_to
+// onto `device` (NULL: no copy) inside the tape's scope.
+static handle_t* copy_gradient(loom_op_handler_t* device) {
+  handle_t* x = x3();
+  loom_op_handler_t* tape = recording_tape(false, x);
+  handle_t* c = x;
+  if (device) {
+    LOOM_ASSERT_OK(loom_context_copy_to(g_ctx, x, device, &c));
+    assert_ptr_equal(loom_tensor_handle_handler(c), device);
+  }
+  handle_t* y = bin("Mul", c, x);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  handle_t* dx = NULL;
+  LOOM_ASSERT_OK(
+      loom_tape_gradient(tape, &y, 1, &x, 1, NULL, LOOM_UNCONNECTED_NONE, &dx));
+  assert_non_null(dx);
+  if (c != x) loom_tensor_handle_release(c);
+  handle_t* all[] = {x, y};
+  loom__grad_release_all(all, 2);
+  loom_op_handler_release(tape);
+  return dx;
+}
+
+// A copy between devices made in a tape's scope is recorded (its gradient
+// copies back), as TensorFlow's tape records its copies: the gradient is
+// the one without the copy.
+static void copies_between_devices_are_recorded(void** state) {
+  (void)state;
+  LOOM_ASSERT_OK(loom_context_set_cpu_device_count(g_ctx, 2));
+  loom_op_handler_t* cpu1 = loom_context_find_handler(g_ctx, "CPU:1");
+  assert_non_null(cpu1);
+  handle_t* reference = copy_gradient(NULL);
+  double want[3];
+  assert_int_equal(read_values(reference, want, 3), 3);
+  handle_t* dx = copy_gradient(cpu1);
+  expect_values(dx, want, 3, 0.0, "d/dx with a copy");
+  loom_tensor_handle_release(dx);
+  loom_tensor_handle_release(reference);
+}
+
 // A scalar loss's default seed is a constant of ones, and Mean's gradient
 // then fills in 1/n without multiplying; any other contribution to the
 // loss's gradient (the loss listed twice, a target computed from it, an
@@ -1782,6 +1822,7 @@ int main(void) {
       cmocka_unit_test(nested_tapes_give_second_derivatives),
       cmocka_unit_test(gradients_of_reused_tensors_are_summed),
       cmocka_unit_test(ops_given_a_device_are_recorded),
+      cmocka_unit_test(copies_between_devices_are_recorded),
       cmocka_unit_test(mean_of_a_loss_with_the_default_seed),
       cmocka_unit_test(host_scalars_are_made_without_ops),
       cmocka_unit_test(several_targets_and_output_gradients),
