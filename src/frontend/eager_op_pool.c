@@ -8,6 +8,24 @@
 
 #include "base/hash_map.h"
 #include "frontend/eager_op_internal.h"
+#include "frontend/function_hooks.h"
+
+// Whether `op`, which calls a function of the library by its name, still
+// calls the function that name designates (not removed, nor replaced).
+// The op's reference keeps its function alive, so a new function never
+// takes the old one's address meanwhile.
+static bool calls_current_function(loom_context_t* context,
+                                   loom_eager_op_t* op) {
+  const loom_op_def_t* def = NULL;
+  void* function = NULL;
+  bool calls = false;
+  loom_status_t status =
+      loom__context_resolve_op(context, op->name, &def, &function, &calls);
+  bool same = !status && function == op->function;
+  loom_status_free(status);
+  loom__context_release_function(context, function);
+  return same;
+}
 
 loom_status_t loom_eager_op_acquire(loom_context_t* context,
                                     const char* op_name,
@@ -29,6 +47,10 @@ loom_status_t loom_eager_op_acquire(loom_context_t* context,
     int32_t last = --stack->pool_count;
     stack->pool[i] = stack->pool[last];
     stack->pool_hashes[i] = stack->pool_hashes[last];
+    if (op->function && !calls_current_function(context, op)) {
+      loom_eager_op_destroy(op);
+      break;
+    }
     *out_op = op;
     return loom_ok_status();
   }
@@ -38,11 +60,8 @@ loom_status_t loom_eager_op_acquire(loom_context_t* context,
 void loom_eager_op_recycle(loom_eager_op_t* op) {
   if (!op) return;
   loom_context_t* context = op->context;
-  if (op->function) {
-    // Not kept: the function may be removed from the library, or replaced.
-    loom_eager_op_destroy(op);
-    return;
-  }
+  // An op calling a function is kept too (a traced function called every
+  // step); acquire checks that its name still designates that function.
   loom_status_ignore(loom_eager_op_reset(op, NULL));
   // Only a final handler's prepared op is kept: another (a tape) would be
   // kept alive, with what it holds, by an idle op.

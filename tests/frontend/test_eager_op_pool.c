@@ -1,4 +1,5 @@
-// Ops kept by the context for reuse (loom_eager_op_acquire / recycle), the
+// Ops kept by the context for reuse (loom_eager_op_acquire / recycle; those
+// calling a function by name while the name designates it), the
 // runtime's shared prepared ops (loom_runtime_prepare_op_shared), and their
 // argument checks. Values are checked against plain float arithmetic done
 // by the same kernels (AddV2 of small integers is exact).
@@ -6,6 +7,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "loom/function.h"
 #include "loom/loom.h"
 #include "test_support.h"
 
@@ -152,6 +154,52 @@ static void shared_prepared_ops_are_per_runtime(void** state) {
                      LOOM_STATUS_INVALID_ARGUMENT, "runtime is NULL");
 }
 
+// Adds "fn" to the context: x + y when `add`, else x * y.
+static void add_function(bool add) {
+  loom_function_builder_t* b = NULL;
+  LOOM_ASSERT_OK(
+      loom_function_builder_create(loom_allocator_system(), "fn", &b));
+  LOOM_ASSERT_OK(
+      loom_function_builder_add_input(b, "x", LOOM_DTYPE_FLOAT, NULL, NULL));
+  LOOM_ASSERT_OK(
+      loom_function_builder_add_input(b, "y", LOOM_DTYPE_FLOAT, NULL, NULL));
+  const char* inputs[] = {"x", "y"};
+  LOOM_ASSERT_OK(loom_function_builder_add_node(
+      b, "n", add ? "AddV2" : "Mul", inputs, 2, NULL, NULL));
+  LOOM_ASSERT_OK(loom_function_builder_add_output(b, "r", LOOM_DTYPE_FLOAT,
+                                                  NULL, "n:z:0"));
+  loom_function_t* function = NULL;
+  LOOM_ASSERT_OK(loom_function_builder_finish(b, &function));
+  LOOM_ASSERT_OK(loom_context_add_function(g_ctx, function));
+  loom_function_release(function);
+}
+
+// An op calling a function by its name comes back from the pool while the
+// name designates that function; once the function is replaced, acquire
+// gives an op calling the new one, and once it is removed, the name is
+// not found.
+static void function_ops_come_back_while_their_function_stays(void** state) {
+  (void)state;
+  add_function(true);
+  loom_eager_op_t* op = NULL;
+  LOOM_ASSERT_OK(loom_eager_op_acquire(g_ctx, "fn", &op));
+  assert_true(add_with(op, 2.0f, 3.0f) == 5.0f);
+  loom_eager_op_recycle(op);
+  loom_eager_op_t* again = NULL;
+  LOOM_ASSERT_OK(loom_eager_op_acquire(g_ctx, "fn", &again));
+  assert_ptr_equal(again, op);
+  assert_true(add_with(again, 2.0f, 3.0f) == 5.0f);
+  loom_eager_op_recycle(again);
+  LOOM_ASSERT_OK(loom_context_remove_function(g_ctx, "fn"));
+  add_function(false);
+  LOOM_ASSERT_OK(loom_eager_op_acquire(g_ctx, "fn", &op));
+  assert_true(add_with(op, 2.0f, 3.0f) == 6.0f);
+  loom_eager_op_recycle(op);
+  LOOM_ASSERT_OK(loom_context_remove_function(g_ctx, "fn"));
+  LOOM_ASSERT_STATUS(loom_eager_op_acquire(g_ctx, "fn", &op),
+                     LOOM_STATUS_NOT_FOUND, "fn");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(a_recycled_op_comes_back_reset, setup,
@@ -159,6 +207,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(a_full_pool_destroys_what_comes_back,
                                       setup, teardown),
       cmocka_unit_test_setup_teardown(threads_share_the_pool, setup, teardown),
+      cmocka_unit_test_setup_teardown(
+          function_ops_come_back_while_their_function_stays, setup, teardown),
       cmocka_unit_test_setup_teardown(pool_checks_its_arguments, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(shared_prepared_ops_are_per_runtime,
