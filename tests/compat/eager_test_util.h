@@ -45,12 +45,13 @@ static inline TFE_Context* new_context(bool async) {
   return ctx;
 }
 
-// A float tensor handle on the context's CPU with `values` in `dims`.
-static inline TFE_TensorHandle* float_handle(TFE_Context* ctx,
+// A tensor handle of `dtype` on the context's CPU with `values` in `dims`.
+static inline TFE_TensorHandle* typed_handle(TFE_Context* ctx,
+                                             TF_DataType dtype,
                                              const int64_t* dims, int rank,
-                                             const float* values) {
+                                             const void* values) {
   TF_Status* status = TF_NewStatus();
-  TF_Tensor* t = TFE_AllocateHostTensor(ctx, TF_FLOAT, dims, rank, status);
+  TF_Tensor* t = TFE_AllocateHostTensor(ctx, dtype, dims, rank, status);
   ASSERT_TF_OK(status);
   memcpy(TF_TensorData(t), values, TF_TensorByteSize(t));
   TFE_TensorHandle* h = TFE_NewTensorHandleFromTensor(ctx, t, status);
@@ -60,7 +61,13 @@ static inline TFE_TensorHandle* float_handle(TFE_Context* ctx,
   return h;
 }
 
-// [[1, 2], [3, 4]]
+// A float tensor handle on the context's CPU with `values` in `dims`.
+static inline TFE_TensorHandle* float_handle(TFE_Context* ctx,
+                                             const int64_t* dims, int rank,
+                                             const float* values) {
+  return typed_handle(ctx, TF_FLOAT, dims, rank, values);
+}
+
 static inline TFE_TensorHandle* matrix_handle(TFE_Context* ctx) {
   static const int64_t dims[2] = {2, 2};
   static const float values[4] = {1, 2, 3, 4};
@@ -74,15 +81,7 @@ static inline TFE_TensorHandle* scalar_handle(TFE_Context* ctx, float value) {
 static inline TFE_TensorHandle* int_handle(TFE_Context* ctx,
                                            const int64_t* dims, int rank,
                                            const int32_t* values) {
-  TF_Status* status = TF_NewStatus();
-  TF_Tensor* t = TFE_AllocateHostTensor(ctx, TF_INT32, dims, rank, status);
-  ASSERT_TF_OK(status);
-  memcpy(TF_TensorData(t), values, TF_TensorByteSize(t));
-  TFE_TensorHandle* h = TFE_NewTensorHandleFromTensor(ctx, t, status);
-  ASSERT_TF_OK(status);
-  TF_DeleteTensor(t);
-  TF_DeleteStatus(status);
-  return h;
+  return typed_handle(ctx, TF_INT32, dims, rank, values);
 }
 
 static inline TFE_Op* binary_op(TFE_Context* ctx, const char* name,

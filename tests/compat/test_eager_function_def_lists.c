@@ -33,20 +33,6 @@ static const int64_t kDims[1] = {2};
 // Helpers
 //===----------------------------------------------------------------------===//
 
-static TFE_TensorHandle* typed_handle(TFE_Context* ctx, TF_DataType dtype,
-                                      const int64_t* dims, int rank,
-                                      const void* values) {
-  TF_Status* status = TF_NewStatus();
-  TF_Tensor* t = TFE_AllocateHostTensor(ctx, dtype, dims, rank, status);
-  ASSERT_TF_OK(status);
-  memcpy(TF_TensorData(t), values, TF_TensorByteSize(t));
-  TFE_TensorHandle* h = TFE_NewTensorHandleFromTensor(ctx, t, status);
-  ASSERT_TF_OK(status);
-  TF_DeleteTensor(t);
-  TF_DeleteStatus(status);
-  return h;
-}
-
 // x_k as `dtype` (float or double).
 static TFE_TensorHandle* x_handle(TFE_Context* ctx, TF_DataType dtype, int k) {
   double d[2] = {kXs[k][0], kXs[k][1]};
