@@ -189,6 +189,20 @@ static double next_double(stream_t* stream) {
   return uniform_double(high, low);
 }
 
+// A uniform in [0, 1) of `dtype` (float, half or bfloat16) from 32 random
+// bits: as many bits as the type's significand holds, so that the value
+// is exact in it. Rounding a float draw to half or bfloat16 could give 1.
+static double uniform_narrow(loom_dtype_t dtype, uint32_t bits) {
+  switch (dtype) {
+    case LOOM_DTYPE_HALF:
+      return (double)(bits & 0x3ffu) * 0x1p-10;
+    case LOOM_DTYPE_BFLOAT16:
+      return (double)(bits & 0x7fu) * 0x1p-7;
+    default:
+      return uniform_float(bits);
+  }
+}
+
 static void fill_groups(void* arg, int64_t begin, int64_t end) {
   const random_job_t* job = arg;
   const random_kernel_t* kernel = job->kernel;
@@ -202,8 +216,8 @@ static void fill_groups(void* arg, int64_t begin, int64_t end) {
                        .used = 4};
     for (int64_t i = first; i < last;) {
       if (kernel->distribution == kUniform) {
-        double value =
-            wide ? next_double(&stream) : uniform_float(next_word(&stream));
+        double value = wide ? next_double(&stream)
+                            : uniform_narrow(job->dtype, next_word(&stream));
         store(job->dtype, job->out, i++, value);
         continue;
       }

@@ -176,6 +176,10 @@ class _Stream:
         bits = np.array([0x3F800000 | (self.word() >> 9)], np.uint32)
         return float(bits.view(F32)[0]) - 1.0
 
+    def half(self):
+        """float16: its 10 significand bits, exact (never rounds to 1)."""
+        return (self.word() & 0x3FF) / 1024.0
+
     def double(self):
         high, low = self.word(), self.word()
         bits = np.array([0x3FF0000000000000 | ((high << 32 | low) >> 12)],
@@ -194,6 +198,7 @@ def _random(op, dtype, count, seed, seed2):
         while len(values) < last:
             if op == "RandomUniform":
                 values.append(stream.double() if dtype == F64
+                              else stream.half() if dtype == F16
                               else stream.float())
                 continue
             u1 = 1.0 - stream.double()
