@@ -136,14 +136,33 @@ static void shape_function_reports_tensorflows_errors(void** state) {
   int64_t nine[9] = {1, 1, 1, 1, 1, 1, 1, 1, 2};
   loom_shape_t spilled[1];
   LOOM_ASSERT_OK(loom_shape_initialize_large(&spilled[0], nine, 9));
-  LOOM_ASSERT_STATUS(infer("...->...", spilled, 1, &out),
+  LOOM_ASSERT_OK(infer("...->...", spilled, 1, &out));
+  assert_int_equal(out.rank, 9);
+  assert_int_equal(loom_shape_dims(&out)[8], 2);
+  LOOM_ASSERT_STATUS(infer("abcdefghij->a", spilled, 1, &out),
                      LOOM_STATUS_INVALID_ARGUMENT,
-                     "Einsum: input 0 has rank 9; Einsum takes operands of "
-                     "rank up to 8");
-  // More axes than a shape holds.
-  LOOM_ASSERT_STATUS(infer("abcdefghi->a", mm, 1, &out),
+                     "Expected input 0 to have rank 10 but got: 9");
+  // More axes than a shape holds: 255 labels.
+  char equation[300];
+  memset(equation, 'a', 255);
+  memcpy(equation + 255, "->a", 4);
+  LOOM_ASSERT_STATUS(infer(equation, mm, 1, &out), LOOM_STATUS_INVALID_ARGUMENT,
+                     "a subscript names more than 254 axes");
+  // An output of 255 axes from an input of 254.
+  int64_t ones[LOOM_MAX_SHAPE_RANK];
+  for (int i = 0; i < LOOM_MAX_SHAPE_RANK; ++i) ones[i] = 1;
+  loom_shape_t widest[1];
+  LOOM_ASSERT_OK(
+      loom_shape_initialize_large(&widest[0], ones, LOOM_MAX_SHAPE_RANK));
+  LOOM_ASSERT_STATUS(infer("a...->...aa", widest, 1, &out),
                      LOOM_STATUS_INVALID_ARGUMENT,
-                     "a subscript names more than 8 axes");
+                     "Einsum: the output would have more than 254 dimensions");
+  // More distinct labels than TensorFlow's 52 letters.
+  static const char kMany[] =
+      "abcdefghijklmnopqrstuvwxyz,ABCDEFGHIJKLMNOPQRSTUVWXYZ0->a";
+  LOOM_ASSERT_STATUS(infer(kMany, mm, 2, &out), LOOM_STATUS_INVALID_ARGUMENT,
+                     "Einsum: more than 52 distinct labels in einsum "
+                     "equation");
 }
 
 static loom_status_t run(loom_host_context_t* host, const char* equation,
