@@ -17,9 +17,8 @@
 // Operands and the output take any rank up to TensorFlow's 254. Before
 // planning, labels that stay adjacent and in one order in every operand
 // and the output are folded into one (fold_plan), so the common cases run
-// with a few axes whatever the rank; the arrays are sized for the limit
-// (a few tens of kilobytes of stack at most) and loops run over the
-// folded counts.
+// with a few axes whatever the rank; the working arrays are sized by the
+// folded plan, in a small block on the stack or, above it, on the heap.
 //
 // half and bfloat16 are computed in float (the passes widen and narrow).
 
@@ -47,14 +46,14 @@ static size_t label_bytes(int32_t count) {
 
 // dst[i0, ..., in] (dense, row-major over dims) = sum over the summed axes
 // of src[sum_a i_a * strides[a] + sum_r j_r * sum_strides[r]].
-// Only the first rank / sum_rank entries are set.
+// The arrays are the work block's (see work_t), rank / sum_rank entries set.
 typedef struct pass_t {
   int32_t rank;
-  int64_t dims[kEinsumMaxAxes];
-  int64_t strides[kEinsumMaxAxes];
+  int64_t* dims;
+  int64_t* strides;
   int32_t sum_rank;
-  int64_t sum_dims[kEinsumMaxAxes];
-  int64_t sum_strides[kEinsumMaxAxes];
+  int64_t* sum_dims;
+  int64_t* sum_strides;
   int64_t count;  // elements of dst (> 0)
 } pass_t;
 
@@ -190,17 +189,18 @@ static loom_status_t run_pass(loom_kernel_context_t* ctx, pass_kind_t kind,
 // src_dims[a] (row-major, dense) to a destination with labels dst_labels
 // sized by `label_dims`: labels of the source absent from the destination
 // are summed; a label on several source axes reads their diagonal. Axes
-// flagged in `dropped` (size 1) are ignored.
+// flagged in `dropped` (size 1) are ignored. `scratch` and `flags` hold
+// 2 * num_labels entries.
 static void plan_pass(const label_t* src_labels, const int64_t* src_dims,
                       int32_t src_rank, const bool* dropped,
                       const label_t* dst_labels, int32_t dst_rank,
                       const int64_t* label_dims, int32_t num_labels,
-                      pass_t* p) {
-  int64_t label_strides[kEinsumMaxLabels];
-  int64_t label_sizes[kEinsumMaxLabels];
-  bool in_src[kEinsumMaxLabels];
-  bool in_dst[kEinsumMaxLabels];
+                      int64_t* scratch, bool* flags, pass_t* p) {
   size_t n = (size_t)num_labels;
+  int64_t* label_strides = scratch;
+  int64_t* label_sizes = scratch + n;
+  bool* in_src = flags;
+  bool* in_dst = flags + n;
   memset(label_strides, 0, n * sizeof(label_strides[0]));
   memset(label_sizes, 0, n * sizeof(label_sizes[0]));
   memset(in_src, 0, n * sizeof(in_src[0]));
@@ -296,13 +296,71 @@ static void concat3(label_t* out, const label_t* a, int32_t na,
 // axes left out), and whether it can be used in place.
 typedef struct operand_t {
   int32_t rank;  // axes of the (folded) tensor
-  int64_t dims[kEinsumMaxAxes];
+  int64_t* dims;
   const label_t* axis_labels;
   const bool* dropped;
   int32_t count;  // labels kept, in memory order
-  label_t labels[kEinsumMaxAxes];
+  label_t* labels;
   bool repeats_or_sums;  // needs a pass whatever the layout
 } operand_t;
+
+// The working arrays of one einsum, sized by the folded plan: `rank`
+// entries per axis array (the most axes of an operand or the output),
+// `labels` per label array. Carved from one block: the kernel's stack for
+// small plans, the heap above.
+typedef struct work_t {
+  pass_t pass;
+  int64_t* dims[2];        // the operands' axis sizes
+  int64_t* c_dims;         // the product's
+  int64_t* label_scratch;  // plan_pass: 2 * labels
+  int32_t* where[2];       // label -> axes kept in operand i
+  label_t* kept[2];        // operand i's labels kept
+  label_t* batch;
+  label_t* free_a;
+  label_t* free_b;
+  label_t* contract;
+  label_t* c_labels;
+  label_t* target;
+  bool* flags;      // plan_pass: 2 * labels
+  bool* in_output;  // labels
+} work_t;
+
+enum { kWorkInlineBytes = 2048 };
+
+// Bytes of the block for `rank` and `labels` (each at most the limits, so
+// this cannot overflow); every part keeps 8-byte alignment.
+static size_t work_bytes(size_t rank, size_t labels) {
+  size_t i64 = 7 * rank + 2 * labels;
+  size_t i32 = 2 * labels;
+  size_t lab = 8 * rank;
+  size_t flags = 3 * labels;
+  return i64 * sizeof(int64_t) + (i32 * sizeof(int32_t) + 7) / 8 * 8 +
+         (lab * sizeof(label_t) + 7) / 8 * 8 + flags;
+}
+
+static void work_carve(work_t* w, char* block, size_t rank, size_t labels) {
+  int64_t* i64 = (int64_t*)(void*)block;
+  w->pass.dims = i64;
+  w->pass.strides = i64 + rank;
+  w->pass.sum_dims = i64 + 2 * rank;
+  w->pass.sum_strides = i64 + 3 * rank;
+  w->dims[0] = i64 + 4 * rank;
+  w->dims[1] = i64 + 5 * rank;
+  w->c_dims = i64 + 6 * rank;
+  w->label_scratch = i64 + 7 * rank;
+  char* cursor = (char*)(i64 + 7 * rank + 2 * labels);
+  int32_t* i32 = (int32_t*)(void*)cursor;
+  w->where[0] = i32;
+  w->where[1] = i32 + labels;
+  cursor += (2 * labels * sizeof(int32_t) + 7) / 8 * 8;
+  label_t* lab = (label_t*)(void*)cursor;
+  label_t** parts[8] = {&w->kept[0], &w->kept[1],  &w->batch,    &w->free_a,
+                        &w->free_b,  &w->contract, &w->c_labels, &w->target};
+  for (size_t i = 0; i < 8; ++i) *parts[i] = lab + i * rank;
+  cursor += (8 * rank * sizeof(label_t) + 7) / 8 * 8;
+  w->flags = (bool*)cursor;
+  w->in_output = (bool*)cursor + 2 * labels;
+}
 
 static int64_t dims_product(const label_t* labels, int32_t count,
                             const int64_t* label_dims) {
@@ -424,26 +482,15 @@ static void input_dims(const loom__einsum_plan_t* plan, int32_t i,
   }
 }
 
-// Computes the einsum of `plan` (whose output labels are distinct) into
-// `output`, of plan->output_shape. False when it failed the kernel.
-static bool compute_into(loom_kernel_context_t* ctx,
-                         const loom__einsum_plan_t* plan_in,
-                         loom_tensor_t* const* inputs, int32_t num_inputs,
-                         loom_tensor_t* output) {
-  loom__einsum_plan_t plan;
-  copy_plan(plan_in, num_inputs, &plan);
-  fold_plan(&plan, num_inputs);
-  int32_t num_labels = plan.num_labels;
+// The einsum of the folded `plan` (whose output labels are distinct, whose
+// inputs hold elements) into `output`, with the arrays of `w`. False when
+// it failed the kernel.
+static bool compute_folded(loom_kernel_context_t* ctx,
+                           const loom__einsum_plan_t* plan, work_t* w,
+                           loom_tensor_t* const* inputs, int32_t num_inputs,
+                           loom_tensor_t* output) {
+  int32_t num_labels = plan->num_labels;
   loom_status_t status = loom_ok_status();
-  if (loom_tensor_num_elements(output) == 0) return true;
-  for (int32_t i = 0; i < num_inputs; ++i) {
-    if (loom_tensor_num_elements(inputs[i]) == 0) {
-      // A summed or contracted label of size 0: every sum is empty.
-      memset(loom_tensor_data(output), 0, loom_tensor_byte_size(output));
-      return true;
-    }
-  }
-  // From here every input holds elements, so products of its dims fit.
   loom_dtype_t dtype = loom_tensor_dtype(inputs[0]);
   bool narrow = dtype == LOOM_DTYPE_HALF || dtype == LOOM_DTYPE_BFLOAT16;
   pass_kind_t same;
@@ -472,13 +519,13 @@ static bool compute_into(loom_kernel_context_t* ctx,
                                 "Einsum: no CPU kernel for dtype %s",
                                 loom_dtype_name(dtype)));
   }
-  pass_t pass;
+  pass_t* pass = &w->pass;
   if (num_inputs == 1) {
-    int64_t dims[kEinsumMaxAxes];
-    input_dims(&plan, 0, dims);
-    plan_pass(plan.labels[0], dims, plan.ranks[0], NULL, plan.output_labels,
-              plan.output_rank, plan.dims, num_labels, &pass);
-    status = run_pass(ctx, same, &pass, loom_tensor_data(inputs[0]),
+    input_dims(plan, 0, w->dims[0]);
+    plan_pass(plan->labels[0], w->dims[0], plan->ranks[0], NULL,
+              plan->output_labels, plan->output_rank, plan->dims, num_labels,
+              w->label_scratch, w->flags, pass);
+    status = run_pass(ctx, same, pass, loom_tensor_data(inputs[0]),
                       loom_tensor_data(output));
     if (status) FAIL_AND_RETURN_FALSE(ctx, status);
     return true;
@@ -486,34 +533,38 @@ static bool compute_into(loom_kernel_context_t* ctx,
   // The operands: an ellipsis axis of size 1 facing a larger one is left
   // out (its label is free in the other operand).
   operand_t ops[2];
-  int32_t where[2][kEinsumMaxLabels];  // label -> axes kept in operand i
-  bool in_output[kEinsumMaxLabels];
+  int32_t* const* where = w->where;
+  bool* in_output = w->in_output;
   memset(in_output, 0, (size_t)num_labels * sizeof(in_output[0]));
-  for (int32_t a = 0; a < plan.output_rank; ++a) {
-    in_output[plan.output_labels[a]] = true;
+  for (int32_t a = 0; a < plan->output_rank; ++a) {
+    in_output[plan->output_labels[a]] = true;
   }
   for (int32_t i = 0; i < 2; ++i) {
     operand_t* op = &ops[i];
     memset(where[i], 0, (size_t)num_labels * sizeof(where[i][0]));
-    op->rank = plan.ranks[i];
-    op->axis_labels = plan.labels[i];
-    op->dropped = plan.broadcast[i];
+    op->rank = plan->ranks[i];
+    op->axis_labels = plan->labels[i];
+    op->dropped = plan->broadcast[i];
     op->count = 0;
     op->repeats_or_sums = false;
-    input_dims(&plan, i, op->dims);
+    op->dims = w->dims[i];
+    op->labels = w->kept[i];
+    input_dims(plan, i, op->dims);
     for (int32_t a = 0; a < op->rank; ++a) {
-      label_t l = plan.labels[i][a];
+      label_t l = plan->labels[i][a];
       if (op->dropped[a]) continue;
       if (where[i][l]++ > 0) op->repeats_or_sums = true;
       op->labels[op->count++] = l;
     }
   }
   // Roles. Batch and free labels in the output's order.
-  label_t batch[kEinsumMaxAxes], free_a[kEinsumMaxAxes], free_b[kEinsumMaxAxes],
-      contract[kEinsumMaxAxes];
+  label_t* batch = w->batch;
+  label_t* free_a = w->free_a;
+  label_t* free_b = w->free_b;
+  label_t* contract = w->contract;
   int32_t nbatch = 0, nfree_a = 0, nfree_b = 0, ncontract = 0;
-  for (int32_t a = 0; a < plan.output_rank; ++a) {
-    label_t l = plan.output_labels[a];
+  for (int32_t a = 0; a < plan->output_rank; ++a) {
+    label_t l = plan->output_labels[a];
     if (where[0][l] && where[1][l]) {
       batch[nbatch++] = l;
     } else if (where[0][l]) {
@@ -547,10 +598,10 @@ static bool compute_into(loom_kernel_context_t* ctx,
                                  contract, ncontract, free_a, nfree_a));
     if (a_in_place) break;
   }
-  int64_t nb = dims_product(batch, nbatch, plan.dims);
-  int64_t m = dims_product(free_a, nfree_a, plan.dims);
-  int64_t n = dims_product(free_b, nfree_b, plan.dims);
-  int64_t k = dims_product(contract, ncontract, plan.dims);
+  int64_t nb = dims_product(batch, nbatch, plan->dims);
+  int64_t m = dims_product(free_a, nfree_a, plan->dims);
+  int64_t n = dims_product(free_b, nfree_b, plan->dims);
+  int64_t k = dims_product(contract, ncontract, plan->dims);
   // A: [batch, free A, contract] (or its transpose in place).
   bool transpose[2] = {false, false};
   bool in_place[2] = {false, false};
@@ -576,11 +627,11 @@ static bool compute_into(loom_kernel_context_t* ctx,
     }
   }
   // C: [batch, free A, free B], in the output when that is its order.
-  label_t c_labels[kEinsumMaxAxes];
+  label_t* c_labels = w->c_labels;
   int32_t c_rank = nbatch + nfree_a + nfree_b;
   concat3(c_labels, batch, nbatch, free_a, nfree_a, free_b, nfree_b);
-  bool c_in_place =
-      !narrow && memcmp(c_labels, plan.output_labels, label_bytes(c_rank)) == 0;
+  bool c_in_place = !narrow && memcmp(c_labels, plan->output_labels,
+                                      label_bytes(c_rank)) == 0;
   // Scratch for the operands that need a pass and for C.
   int64_t counts[3] = {in_place[0] ? 0 : nb * m * k,
                        in_place[1] ? 0 : nb * k * n,
@@ -613,7 +664,7 @@ static bool compute_into(loom_kernel_context_t* ctx,
       data[i] = loom_tensor_data(inputs[i]);
       continue;
     }
-    label_t target[kEinsumMaxAxes];
+    label_t* target = w->target;
     int32_t rank = nbatch + ncontract + (i == 0 ? nfree_a : nfree_b);
     if (i == 0) {
       concat3(target, batch, nbatch, free_a, nfree_a, contract, ncontract);
@@ -621,8 +672,9 @@ static bool compute_into(loom_kernel_context_t* ctx,
       concat3(target, batch, nbatch, contract, ncontract, free_b, nfree_b);
     }
     plan_pass(ops[i].axis_labels, ops[i].dims, ops[i].rank, ops[i].dropped,
-              target, rank, plan.dims, num_labels, &pass);
-    status = run_pass(ctx, widen, &pass, loom_tensor_data(inputs[i]), cursor);
+              target, rank, plan->dims, num_labels, w->label_scratch, w->flags,
+              pass);
+    status = run_pass(ctx, widen, pass, loom_tensor_data(inputs[i]), cursor);
     if (status) {
       loom_allocator_free(allocator, scratch);
       FAIL_AND_RETURN_FALSE(ctx, status);
@@ -634,18 +686,58 @@ static bool compute_into(loom_kernel_context_t* ctx,
   status = loom__matmul_batched(ctx, "Einsum", compute, data[0], transpose[0],
                                 data[1], transpose[1], c, nb, m, n, k);
   if (!status && !c_in_place) {
-    int64_t c_dims[kEinsumMaxAxes];
-    for (int32_t a = 0; a < c_rank; ++a) c_dims[a] = plan.dims[c_labels[a]];
-    plan_pass(c_labels, c_dims, c_rank, NULL, plan.output_labels,
-              plan.output_rank, plan.dims, num_labels, &pass);
+    int64_t* c_dims = w->c_dims;
+    for (int32_t a = 0; a < c_rank; ++a) c_dims[a] = plan->dims[c_labels[a]];
+    plan_pass(c_labels, c_dims, c_rank, NULL, plan->output_labels,
+              plan->output_rank, plan->dims, num_labels, w->label_scratch,
+              w->flags, pass);
     pass_kind_t back = dtype == LOOM_DTYPE_HALF       ? PASS_F32_HALF
                        : dtype == LOOM_DTYPE_BFLOAT16 ? PASS_F32_BF16
                                                       : same;
-    status = run_pass(ctx, back, &pass, c, loom_tensor_data(output));
+    status = run_pass(ctx, back, pass, c, loom_tensor_data(output));
   }
   loom_allocator_free(allocator, scratch);
   if (status) FAIL_AND_RETURN_FALSE(ctx, status);
   return true;
+}
+
+// Computes the einsum of `plan` (whose output labels are distinct) into
+// `output`, of plan->output_shape: folded, with its working arrays on the
+// stack when small, else on the heap. False when it failed the kernel.
+static bool compute_into(loom_kernel_context_t* ctx,
+                         const loom__einsum_plan_t* plan_in,
+                         loom_tensor_t* const* inputs, int32_t num_inputs,
+                         loom_tensor_t* output) {
+  if (loom_tensor_num_elements(output) == 0) return true;
+  for (int32_t i = 0; i < num_inputs; ++i) {
+    if (loom_tensor_num_elements(inputs[i]) == 0) {
+      // A summed or contracted label of size 0: every sum is empty.
+      memset(loom_tensor_data(output), 0, loom_tensor_byte_size(output));
+      return true;
+    }
+  }
+  // From here every input holds elements, so products of its dims fit.
+  loom__einsum_plan_t plan;
+  copy_plan(plan_in, num_inputs, &plan);
+  fold_plan(&plan, num_inputs);
+  int32_t rank = plan.output_rank;
+  for (int32_t i = 0; i < num_inputs; ++i) {
+    if (plan.ranks[i] > rank) rank = plan.ranks[i];
+  }
+  size_t bytes = work_bytes((size_t)rank, (size_t)plan.num_labels);
+  _Alignas(16) char inline_block[kWorkInlineBytes];
+  char* block = inline_block;
+  loom_allocator_t allocator = loom_kernel_context_allocator(ctx);
+  if (bytes > sizeof(inline_block)) {
+    loom_status_t status =
+        loom_allocator_malloc(allocator, bytes, (void**)&block);
+    if (status) FAIL_AND_RETURN_FALSE(ctx, status);
+  }
+  work_t work;
+  work_carve(&work, block, (size_t)rank, (size_t)plan.num_labels);
+  bool ok = compute_folded(ctx, &plan, &work, inputs, num_inputs, output);
+  if (block != inline_block) loom_allocator_free(allocator, block);
+  return ok;
 }
 
 // Writes `compact` (labels `labels`, distinct, row-major) into `output`,
