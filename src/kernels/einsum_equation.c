@@ -23,7 +23,7 @@ static loom_status_t parse_subscript(const char* text, size_t begin, size_t end,
   memset(sub, 0, sizeof(*sub));
   for (size_t i = begin; i < end; ++i) {
     char c = text[i];
-    int8_t term;
+    loom__einsum_label_t term;
     if (c == '.') {
       if (i + 3 > end || text[i + 1] != '.' || text[i + 2] != '.') {
         return invalid_subscript(equation, length,
@@ -53,14 +53,14 @@ static loom_status_t parse_subscript(const char* text, size_t begin, size_t end,
         id = eq->num_named++;
         eq->names[id] = c;
       }
-      term = (int8_t)id;
+      term = (loom__einsum_label_t)id;
     }
     if (sub->count == kEinsumMaxTerms ||
-        (sub->count == LOOM_MAX_RANK && !sub->has_ellipsis)) {
+        (sub->count == kEinsumMaxAxes && !sub->has_ellipsis)) {
       return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                               "Einsum: a subscript names more than %d axes in "
                               "einsum equation: %.*s",
-                              LOOM_MAX_RANK, (int)length, equation);
+                              kEinsumMaxAxes, (int)length, equation);
     }
     sub->terms[sub->count++] = term;
   }
@@ -107,7 +107,7 @@ loom_status_t loom__einsum_parse(const char* equation, size_t length,
   LOOM_RETURN_IF_ERROR(parse_subscript(equation, arrow + 2, length, equation,
                                        length, out, &out->output));
   for (int32_t i = 0; i < out->output.count; ++i) {
-    int8_t label = out->output.terms[i];
+    loom__einsum_label_t label = out->output.terms[i];
     if (label == kEinsumEllipsis) continue;
     if (label >= named_in_inputs) {
       return loom_make_status(
@@ -122,9 +122,10 @@ loom_status_t loom__einsum_parse(const char* equation, size_t length,
 
 // Records `dim` for `label` at `axis` of `shape` (a named label: all its
 // axes have one size).
-static loom_status_t record_named(loom__einsum_plan_t* plan, int8_t label,
-                                  int32_t axis, const loom_shape_t* shape) {
-  int64_t dim = shape->dims[axis];
+static loom_status_t record_named(loom__einsum_plan_t* plan,
+                                  loom__einsum_label_t label, int32_t axis,
+                                  const loom_shape_t* shape) {
+  int64_t dim = loom_shape_dims(shape)[axis];
   int64_t* known = &plan->dims[label];
   if (*known < 0) {
     *known = dim;
@@ -143,26 +144,22 @@ loom_status_t loom__einsum_resolve(const loom__einsum_equation_t* equation,
                                    const loom_shape_t* const* shapes,
                                    int32_t num_shapes,
                                    loom__einsum_plan_t* out) {
-  memset(out, 0, sizeof(*out));
+  out->num_labels = 0;
+  out->ranks[0] = out->ranks[1] = 0;
+  out->output_rank = 0;
+  out->output_shape = loom_shape_scalar();
   if (num_shapes != equation->num_inputs) {
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                             "Expected %d inputs but got: %d",
                             (int)equation->num_inputs, (int)num_shapes);
   }
   int32_t named = equation->num_named;
-  for (int32_t l = 0; l < kEinsumMaxLabels; ++l) out->dims[l] = -1;
   // Broadcast dims per input, and the most of them.
   int32_t bcast[2] = {0, 0}, max_bcast = 0;
   for (int32_t i = 0; i < num_shapes; ++i) {
     const loom__einsum_subscript_t* sub = &equation->inputs[i];
     int32_t rank = shapes[i]->rank;
     int32_t named_terms = sub->count - (sub->has_ellipsis ? 1 : 0);
-    if (rank > LOOM_MAX_RANK) {
-      return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
-                              "Einsum: input %d has rank %d; Einsum takes "
-                              "operands of rank up to %d",
-                              (int)i, (int)rank, LOOM_MAX_RANK);
-    }
     if (!sub->has_ellipsis && rank != sub->count) {
       return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                               "Expected input %d to have rank %d but got: %d",
@@ -178,16 +175,18 @@ loom_status_t loom__einsum_resolve(const loom__einsum_equation_t* equation,
     if (bcast[i] > max_bcast) max_bcast = bcast[i];
   }
   out->num_labels = named + max_bcast;
+  for (int32_t l = 0; l < out->num_labels; ++l) out->dims[l] = -1;
   // Label every axis; size the named labels.
   for (int32_t i = 0; i < num_shapes; ++i) {
     const loom__einsum_subscript_t* sub = &equation->inputs[i];
     int32_t axis = 0;
     for (int32_t t = 0; t < sub->count; ++t) {
-      int8_t term = sub->terms[t];
+      loom__einsum_label_t term = sub->terms[t];
       if (term == kEinsumEllipsis) {
         // Right-aligned with the other input's ellipsis dims.
         for (int32_t b = 0; b < bcast[i]; ++b) {
-          out->labels[i][axis++] = (int8_t)(named + max_bcast - bcast[i] + b);
+          out->labels[i][axis++] =
+              (loom__einsum_label_t)(named + max_bcast - bcast[i] + b);
         }
         continue;
       }
@@ -203,7 +202,7 @@ loom_status_t loom__einsum_resolve(const loom__einsum_equation_t* equation,
     for (int32_t i = 0; i < num_shapes; ++i) {
       for (int32_t axis = 0; axis < out->ranks[i]; ++axis) {
         if (out->labels[i][axis] != l) continue;
-        int64_t d = shapes[i]->dims[axis];
+        int64_t d = loom_shape_dims(shapes[i])[axis];
         if (!any) {
           dim = d;
           any = true;
@@ -227,6 +226,13 @@ loom_status_t loom__einsum_resolve(const loom__einsum_equation_t* equation,
     }
     out->dims[l] = dim;
   }
+  for (int32_t i = 0; i < num_shapes; ++i) {
+    const int64_t* dims = loom_shape_dims(shapes[i]);
+    for (int32_t axis = 0; axis < out->ranks[i]; ++axis) {
+      out->broadcast[i][axis] =
+          dims[axis] == 1 && out->dims[out->labels[i][axis]] != 1;
+    }
+  }
   // The output's labels: its named ones, with the broadcast labels at its
   // ellipsis.
   const loom__einsum_subscript_t* sub = &equation->output;
@@ -239,30 +245,29 @@ loom_status_t loom__einsum_resolve(const loom__einsum_equation_t* equation,
   }
   int32_t rank = 0;
   for (int32_t t = 0; t < sub->count; ++t) {
-    int8_t term = sub->terms[t];
+    loom__einsum_label_t term = sub->terms[t];
     int32_t first = term == kEinsumEllipsis ? named : term;
     int32_t count = term == kEinsumEllipsis ? max_bcast : 1;
     for (int32_t b = 0; b < count; ++b) {
-      if (rank == LOOM_MAX_RANK) {
+      if (rank == kEinsumMaxAxes) {
         return loom_make_status(
             LOOM_STATUS_INVALID_ARGUMENT,
             "Einsum: the output would have more than %d dimensions",
-            LOOM_MAX_RANK);
+            kEinsumMaxAxes);
       }
-      out->output_labels[rank++] = (int8_t)(first + b);
+      out->output_labels[rank++] = (loom__einsum_label_t)(first + b);
     }
   }
   out->output_rank = rank;
-  out->output_shape = loom_shape_scalar();
-  out->output_shape.rank = rank;
+  int64_t dims[kEinsumMaxAxes];
   bool known = true;
   for (int32_t axis = 0; axis < rank; ++axis) {
-    out->output_shape.dims[axis] = out->dims[out->output_labels[axis]];
-    if (out->output_shape.dims[axis] < 0) known = false;
+    dims[axis] = out->dims[out->output_labels[axis]];
+    if (dims[axis] < 0) known = false;
   }
   if (known) {
-    LOOM_RETURN_IF_ERROR(loom__size_product_checked(
-        "Einsum", "output", out->output_shape.dims, rank, NULL));
+    LOOM_RETURN_IF_ERROR(
+        loom__size_product_checked("Einsum", "output", dims, rank, NULL));
   }
-  return loom_ok_status();
+  return loom_shape_initialize_large(&out->output_shape, dims, rank);
 }

@@ -1186,19 +1186,28 @@ static void matrix_diag_v3_stops_at_rank_254(void** state) {
   for (int i = 0; i < 5; ++i) TFE_DeleteTensorHandle(args[i]);
 }
 
-// Einsum plans at most 8 axes per operand: above that its kernel is
-// refused by name.
-static void einsum_refuses_rank_10_by_name(void** state) {
+// Einsum at rank 10: a batch label, a contraction and a transposed output
+// of rank 10.
+static void einsum_takes_rank_10(void** state) {
   eager_fixture_t* f = *state;
-  TFE_TensorHandle* x = rank_10(f->ctx);
-  TFE_Op* op = new_op(f, "Einsum", &x, 1);
-  TFE_OpSetAttrString(op, "equation", "...->...", 8);
-  TFE_OpSetAttrInt(op, "N", 1);
-  assert_null(execute(f, op));
-  ASSERT_TF_ERROR(f->status, TF_INVALID_ARGUMENT,
-                  "Op 'Einsum': input 0 has rank 10; the kernel of 'Einsum' "
-                  "takes ranks up to 8");
-  TFE_DeleteTensorHandle(x);
+  // NumPy: np.einsum("abcdefghij,jkc->kjhgfedbia",
+  //                  (arange(24) * 0.5 - 2).reshape(kA),
+  //                  (arange(12) * 0.25 - 1).reshape(kB)).
+  static const int64_t kA[10] = {2, 1, 3, 1, 1, 1, 1, 1, 2, 2};
+  static const int64_t kB[3] = {2, 2, 3};
+  static const int64_t kOut[10] = {2, 2, 1, 1, 1, 1, 1, 1, 2, 2};
+  static const float kExpected[16] = {
+      1.0, -12.5, -1.25, -14.75, 2.125, 15.625, 4.375, 17.875,
+      1.0, 1.0,   1.0,   1.0,    3.25,  30.25,  7.75,  34.75};
+  TFE_TensorHandle* args[2] = {arange(f, kA, 10, 0.5f, -2.0f),
+                               arange(f, kB, 3, 0.25f, -1.0f)};
+  TFE_Op* op = new_op(f, "Einsum", args, 2);
+  static const char kEquation[] = "abcdefghij,jkc->kjhgfedbia";
+  TFE_OpSetAttrString(op, "equation", kEquation, sizeof(kEquation) - 1);
+  TFE_OpSetAttrInt(op, "N", 2);
+  expect_floats(f, run_ok(f, op), kOut, 10, kExpected, 16);
+  TFE_DeleteTensorHandle(args[0]);
+  TFE_DeleteTensorHandle(args[1]);
 }
 
 static void batch_mat_mul_broadcasts_eight_batch_dims(void** state) {
@@ -1268,7 +1277,7 @@ int main(void) {
       BOTH(scans_and_softmax_take_rank_10),
       BOTH(top_k_and_random_uniform_take_rank_10),
       BOTH(matrix_diag_v3_stops_at_rank_254),
-      BOTH(einsum_refuses_rank_10_by_name),
+      BOTH(einsum_takes_rank_10),
       BOTH(batch_mat_mul_broadcasts_eight_batch_dims),
       BOTH(shape_attrs_take_rank_12),
   };

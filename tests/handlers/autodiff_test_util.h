@@ -39,7 +39,7 @@ static inline int teardown(void** state) {
 static inline handle_t* make(loom_dtype_t dtype, const int64_t* dims, int rank,
                              const double* values) {
   loom_shape_t shape;
-  LOOM_ASSERT_OK(loom_shape_initialize(&shape, dims, rank));
+  LOOM_ASSERT_OK(loom_shape_initialize_large(&shape, dims, rank));
   loom_tensor_t* tensor = NULL;
   LOOM_ASSERT_OK(loom_tensor_create_dense(loom_allocator_default(), dtype,
                                           &shape, &tensor));

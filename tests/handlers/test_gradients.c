@@ -102,15 +102,17 @@ static int parse_tensor(char** cursor, int line, loom_tensor_t** out) {
     return fail_parse(line, "tensor: unknown dtype");
   }
   int rank = atoi(rank_text);
-  if (rank < 0 || rank > LOOM_MAX_RANK) return fail_parse(line, "bad rank");
-  int64_t dims[LOOM_MAX_RANK];
+  if (rank < 0 || rank > LOOM_MAX_SHAPE_RANK) {
+    return fail_parse(line, "bad rank");
+  }
+  int64_t dims[LOOM_MAX_SHAPE_RANK];
   for (int i = 0; i < rank; ++i) {
     char* dim = next_token(cursor);
     if (!dim) return fail_parse(line, "tensor: missing dim");
     dims[i] = strtoll(dim, NULL, 10);
   }
   loom_shape_t shape;
-  status = loom_shape_initialize(&shape, dims, rank);
+  status = loom_shape_initialize_large(&shape, dims, rank);
   if (!status) {
     status =
         loom_tensor_create_dense(loom_allocator_default(), dtype, &shape, out);

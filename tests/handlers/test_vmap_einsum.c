@@ -27,7 +27,7 @@ enum { kB = 2, kMaxOut = 32 };
 
 typedef struct operand_t {
   int rank;
-  int64_t dims[4];  // of the tensor given to loom_vmap_in
+  int64_t dims[9];  // of the tensor given to loom_vmap_in
   int axis;         // in_axis, or U
 } operand_t;
 
@@ -80,6 +80,13 @@ static const einsum_case_t kCases[] = {
      {0.375, 0.375, 0.0,     2.25,    0.0625, 1.5625, -0.125,  -1.5,
       0.0,   -0.75, -0.25,   -0.9375, 0.1875, 1.5,    0.0,     1.125,
       0.25,  0.625, -0.3125, -0.375,  0.0,    -1.875, -0.0625, -1.875}},
+    // Rank-8 operands: the batched einsum takes rank 9.
+    {"abcdefgh,hi->abcdefgi",
+     2,
+     {{9, {2, 1, 1, kB, 1, 1, 1, 2, 3}, 3}, {3, {3, kB, 2}, 1}},
+     16,
+     {-0.5, -1.625, 0.1875, 1.4375, -0.1875, 1.6875, -0.3125, -1.75, 0.0, 0.375,
+      1.375, -2.375, 0.625, -0.875, 0.375, -0.375}},
 };
 
 static handle_t* operand_values(loom_dtype_t dtype, const operand_t* operand,
@@ -126,7 +133,7 @@ static void check_case(const einsum_case_t* c, loom_dtype_t dtype) {
   loom_tensor_metadata_t metadata;
   LOOM_ASSERT_OK(loom_tensor_handle_wait_metadata(ys, &metadata));
   assert_int_equal(metadata.dtype, dtype);
-  assert_int_equal(metadata.shape.dims[0], kB);
+  assert_int_equal(loom_shape_dims(&metadata.shape)[0], kB);
   double got[kMaxOut];
   assert_int_equal(read_values(ys, got, kMaxOut), c->num_expected);
   for (int i = 0; i < c->num_expected; ++i) {

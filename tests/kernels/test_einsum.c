@@ -13,7 +13,7 @@ static loom_host_context_t* g_host;
 
 static loom_tensor_t* make_f32(int rank, const int64_t* dims) {
   loom_shape_t shape;
-  LOOM_ASSERT_OK(loom_shape_initialize(&shape, dims, rank));
+  LOOM_ASSERT_OK(loom_shape_initialize_large(&shape, dims, rank));
   loom_tensor_t* tensor = NULL;
   LOOM_ASSERT_OK(loom_tensor_create_dense(loom_allocator_default(),
                                           LOOM_DTYPE_FLOAT, &shape, &tensor));
@@ -136,14 +136,33 @@ static void shape_function_reports_tensorflows_errors(void** state) {
   int64_t nine[9] = {1, 1, 1, 1, 1, 1, 1, 1, 2};
   loom_shape_t spilled[1];
   LOOM_ASSERT_OK(loom_shape_initialize_large(&spilled[0], nine, 9));
-  LOOM_ASSERT_STATUS(infer("...->...", spilled, 1, &out),
+  LOOM_ASSERT_OK(infer("...->...", spilled, 1, &out));
+  assert_int_equal(out.rank, 9);
+  assert_int_equal(loom_shape_dims(&out)[8], 2);
+  LOOM_ASSERT_STATUS(infer("abcdefghij->a", spilled, 1, &out),
                      LOOM_STATUS_INVALID_ARGUMENT,
-                     "Einsum: input 0 has rank 9; Einsum takes operands of "
-                     "rank up to 8");
-  // More axes than a shape holds.
-  LOOM_ASSERT_STATUS(infer("abcdefghi->a", mm, 1, &out),
+                     "Expected input 0 to have rank 10 but got: 9");
+  // More axes than a shape holds: 255 labels.
+  char equation[300];
+  memset(equation, 'a', 255);
+  memcpy(equation + 255, "->a", 4);
+  LOOM_ASSERT_STATUS(infer(equation, mm, 1, &out), LOOM_STATUS_INVALID_ARGUMENT,
+                     "a subscript names more than 254 axes");
+  // An output of 255 axes from an input of 254.
+  int64_t ones[LOOM_MAX_SHAPE_RANK];
+  for (int i = 0; i < LOOM_MAX_SHAPE_RANK; ++i) ones[i] = 1;
+  loom_shape_t widest[1];
+  LOOM_ASSERT_OK(
+      loom_shape_initialize_large(&widest[0], ones, LOOM_MAX_SHAPE_RANK));
+  LOOM_ASSERT_STATUS(infer("a...->...aa", widest, 1, &out),
                      LOOM_STATUS_INVALID_ARGUMENT,
-                     "a subscript names more than 8 axes");
+                     "Einsum: the output would have more than 254 dimensions");
+  // More distinct labels than TensorFlow's 52 letters.
+  static const char kMany[] =
+      "abcdefghijklmnopqrstuvwxyz,ABCDEFGHIJKLMNOPQRSTUVWXYZ0->a";
+  LOOM_ASSERT_STATUS(infer(kMany, mm, 2, &out), LOOM_STATUS_INVALID_ARGUMENT,
+                     "Einsum: more than 52 distinct labels in einsum "
+                     "equation");
 }
 
 static loom_status_t run(loom_host_context_t* host, const char* equation,
@@ -182,8 +201,9 @@ static void kernel_checks_the_equation_and_shapes(void** state) {
 }
 
 // Products through scratch (operands that need a pass, an output in
-// another order), half computed in float, with every allocation failing
-// once in turn.
+// another order), and a rank-24 transpose no label of which folds (its
+// working arrays outgrow the kernel's stack block), with every allocation
+// failing once in turn.
 static loom_status_t einsum_with(loom_allocator_t allocator, void* context) {
   (void)context;
   loom_host_context_options_t options;
@@ -196,6 +216,22 @@ static loom_status_t einsum_with(loom_allocator_t allocator, void* context) {
   loom_tensor_t* out = NULL;
   loom_status_t status =
       run(host, "ijk,kil->lji", make_f32(3, a_dims), make_f32(3, b_dims), &out);
+  loom_tensor_release(out);
+  out = NULL;
+  int64_t wide[24];
+  for (int i = 0; i < 24; ++i) wide[i] = i % 5 == 0 ? 2 : 1;
+  if (!status) {
+    status = run(host, "abcdefghijklmnopqrstuvwx->xwvutsrqponmlkjihgfedcba",
+                 make_f32(24, wide), NULL, &out);
+  }
+  if (!status) {
+    // NumPy: np.transpose((np.arange(32) % 7 - 3).reshape(wide)).ravel()
+    // starts -3, -1, -2, 0.
+    static const float kFirst[4] = {-3, -1, -2, 0};
+    assert_int_equal(loom_tensor_shape(out)->rank, 24);
+    const float* values = loom_tensor_data(out);
+    for (int i = 0; i < 4; ++i) assert_true(values[i] == kFirst[i]);
+  }
   loom_tensor_release(out);
   loom_host_context_destroy(host);
   return status;

@@ -20,7 +20,8 @@
 typedef loom_gradient_context_t ctx_t;
 typedef loom_tensor_handle_t handle_t;
 
-enum { kMaxEquation = 128 };
+// Three subscripts of up to LOOM_MAX_SHAPE_RANK labels and an ellipsis.
+enum { kMaxEquation = 1024 };
 
 typedef struct subscript_t {
   const char* text;
@@ -82,7 +83,9 @@ static loom_status_t input_grad(ctx_t* ctx, const loom_shape_t* x_shape,
   size_t nkept = 0;
   int32_t named_before_ellipsis = -1, kept_before_ellipsis = -1, named = 0;
   bool summed_any = false;
-  loom_shape_t reshaped = *x_shape;
+  const int64_t* x_dims = loom_shape_dims(x_shape);
+  int64_t reshaped_dims[LOOM_MAX_SHAPE_RANK];
+  memcpy(reshaped_dims, x_dims, (size_t)x_shape->rank * sizeof(int64_t));
   for (size_t i = 0; i < x->length; ++i) {
     char c = x->text[i];
     if (c == '.') {
@@ -121,10 +124,13 @@ static loom_status_t input_grad(ctx_t* ctx, const loom_shape_t* x_shape,
         i += 2;
         continue;
       }
-      if (!has_label(out_sub, c) && !has_label(o, c)) reshaped.dims[axis] = 1;
+      if (!has_label(out_sub, c) && !has_label(o, c)) reshaped_dims[axis] = 1;
       axis++;
     }
   }
+  loom_shape_t reshaped;
+  LOOM_RETURN_IF_ERROR(
+      loom_shape_initialize_large(&reshaped, reshaped_dims, x_shape->rank));
   char equation[3 * kMaxEquation];
   if (o) {
     snprintf(equation, sizeof(equation), "%.*s,%.*s->%.*s",
@@ -145,17 +151,18 @@ static loom_status_t input_grad(ctx_t* ctx, const loom_shape_t* x_shape,
                                         LOOM_GRAD_INT("N", 1)),
                         &t[0]);
   // Ellipsis dims x broadcast along: summed.
-  int64_t axes[LOOM_MAX_RANK];
+  int64_t axes[LOOM_MAX_SHAPE_RANK];
   int32_t num_axes = 0;
   if (!s && named_before_ellipsis >= 0) {
     loom_tensor_metadata_t meta;
     s = loom__grad_metadata(t[0], &meta);
     int32_t full = meta.shape.rank - (int32_t)(nkept - 3);
+    const int64_t* t_dims = loom_shape_dims(&meta.shape);
     for (int32_t j = 0; !s && j < full; ++j) {
       int32_t jx = j - (full - x_bcast);
       int32_t axis = kept_before_ellipsis + j;
-      if (jx < 0 || (x_shape->dims[named_before_ellipsis + jx] == 1 &&
-                     meta.shape.dims[axis] != 1)) {
+      if (jx < 0 ||
+          (x_dims[named_before_ellipsis + jx] == 1 && t_dims[axis] != 1)) {
         axes[num_axes++] = axis;
       }
     }
@@ -184,7 +191,9 @@ static loom_status_t diagonal_grad(ctx_t* ctx, const loom_shape_t* x_shape,
                                    const subscript_t* out_sub, handle_t** dx) {
   char distinct[kMaxEquation];
   size_t length = 0;
-  loom_shape_t d_shape = {.rank = 0};
+  const int64_t* x_dims = loom_shape_dims(x_shape);
+  int64_t d_dims[LOOM_MAX_SHAPE_RANK];
+  int32_t d_rank = 0;
   int32_t x_bcast = x_shape->rank;
   for (size_t i = 0; i < x->length; ++i) {
     if (x->text[i] != '.') x_bcast--;
@@ -197,17 +206,19 @@ static loom_status_t diagonal_grad(ctx_t* ctx, const loom_shape_t* x_shape,
       length += 3;
       i += 2;
       for (int32_t b = 0; b < x_bcast; ++b) {
-        d_shape.dims[d_shape.rank++] = x_shape->dims[axis++];
+        d_dims[d_rank++] = x_dims[axis++];
       }
       continue;
     }
     if (!memchr(x->text, c, i)) {
       distinct[length++] = c;
-      d_shape.dims[d_shape.rank++] = x_shape->dims[axis];
+      d_dims[d_rank++] = x_dims[axis];
     }
     axis++;
   }
   subscript_t d = {.text = distinct, .length = length};
+  loom_shape_t d_shape;
+  LOOM_RETURN_IF_ERROR(loom_shape_initialize_large(&d_shape, d_dims, d_rank));
   handle_t* dd = NULL;
   loom_status_t s = input_grad(ctx, &d_shape, dy, &d, o, other, out_sub, &dd);
   if (!s) {

@@ -220,7 +220,6 @@ static loom_status_t rule_einsum(loom__vmap_call_t* call, bool* out_fallback) {
   size_t starts[3] = {0}, ends[3] = {0};
   int32_t count = 0, arrows = 0;
   bool used[256] = {false};
-  int32_t distinct = 0;
   for (size_t i = 0; i < length; ++i) {
     unsigned char c = (unsigned char)text[i];
     if (c == '-' && i + 1 < length && text[i + 1] == '>') {
@@ -232,9 +231,8 @@ static loom_status_t rule_einsum(loom__vmap_call_t* call, bool* out_fallback) {
       if (count >= 2) break;
       ends[count++] = i;
       starts[count] = i + 1;
-    } else if (c != '.' && !used[c]) {
+    } else if (c != '.') {
       used[c] = true;
-      ++distinct;
     }
   }
   ends[count] = length;
@@ -244,9 +242,10 @@ static loom_status_t rule_einsum(loom__vmap_call_t* call, bool* out_fallback) {
   for (const char* l = kLabels; *l && !label; ++l) {
     if (!used[(unsigned char)*l]) label = *l;
   }
-  char equation[256];
+  // Three subscripts of up to LOOM_MAX_SHAPE_RANK labels and an ellipsis.
+  char equation[1024];
   if (arrows != 1 || count != call->num_inputs || !label ||
-      distinct >= 2 * LOOM_MAX_RANK || length + 4 > sizeof(equation)) {
+      length + 4 > sizeof(equation)) {
     *out_fallback = true;
     return loom_ok_status();
   }

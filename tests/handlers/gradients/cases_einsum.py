@@ -4,7 +4,7 @@ smaller input), labels one input sums away (broadcast back), one-input
 equations, diagonals (a label repeated in an input: the gradient goes back
 on the diagonal; with an ellipsis too, broadcast or not), outputs
 repeating a label (torch.einsum refuses them: torch.diag_embed is the
-same function), and float32."""
+same function), operands and outputs above rank 8, and float32."""
 
 import torch
 
@@ -62,3 +62,12 @@ def cases(b):
             [(3, 1, 3), (2, 5)])
     _einsum(b, "diagonal_ellipsis_f32", "...jj,...jk->...k",
             [(2, 3, 3), (2, 3, 4)], dtype=F32)
+    # Above rank 8: shapes that spill, folded by the kernel.
+    _einsum(b, "rank10_contract_transposed", "abcdefghij,jkc->kjhgfedbia",
+            [(2, 1, 3, 1, 1, 1, 1, 1, 2, 2), (2, 2, 3)])
+    _einsum(b, "rank10_ellipsis_broadcast", "...ij,...jk->...ik",
+            [(2, 1, 1, 1, 1, 1, 1, 1, 2, 3), (1, 2, 1, 1, 1, 1, 1, 1, 3, 2)])
+    _einsum(b, "rank9_summed_in_one", "abcdefghi,ij->aj",
+            [(2, 1, 2, 1, 1, 1, 1, 2, 3), (3, 2)])
+    _einsum(b, "rank10_diagonal", "aabcdefghi->ib",
+            [(2, 2, 1, 2, 1, 1, 1, 1, 2, 3)])

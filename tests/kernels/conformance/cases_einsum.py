@@ -1,7 +1,8 @@
 """Einsum against NumPy's einsum: matrix products in every layout (in place
 or transposed operands, outputs in another order), batch labels, ellipsis
 broadcasting, diagonals, traces, summed labels, outputs repeating a label
-(TensorFlow's inflation, "i->ii"), one-input equations, empty tensors, 16-bit floats computed in float, random equations, and
+(TensorFlow's inflation, "i->ii"), one-input equations, empty tensors, 16-bit floats computed in float, random equations, operands and
+outputs above rank 8 (up to TensorFlow's 254, with up to 52 letters), and
 TensorFlow's errors."""
 
 import numpy as np
@@ -188,6 +189,107 @@ def _random_equation_cases(rng, count=120):
     return out
 
 
+# Above rank 8 (shapes spill; the kernel folds what stays adjacent):
+# name: (equation, input shapes, summed depth for the tolerance). Dims are
+# mostly 1 and 2 to keep the case file small.
+LARGE_RANKS = {
+    "rank9_matmul": ("abcdefghi,ij->abcdefghj",
+                     [(2, 1, 2, 1, 1, 2, 1, 1, 3), (3, 2)], 3),
+    "rank10_batch": ("abcdefghij,abcdefghjk->abcdefghik",
+                     [(2, 1, 2, 1, 1, 1, 1, 2, 3, 2),
+                      (2, 1, 2, 1, 1, 1, 1, 2, 2, 3)], 2),
+    "rank10_contract_transposed": ("abcdefghij,jkc->kjhgfedbia",
+                                   [(2, 1, 3, 1, 1, 1, 1, 1, 2, 2),
+                                    (2, 2, 3)], 3),
+    "rank12_contract_many": ("abcdefghijkl,lkjihgfedm->abcm",
+                             [(2, 1, 2, 2, 1, 1, 2, 1, 1, 2, 1, 2),
+                              (2, 1, 2, 1, 1, 2, 1, 1, 2, 3)], 32),
+    "rank12_reduce": ("abcdefghijkl->lc",
+                      [(2, 1, 2, 1, 1, 2, 1, 1, 1, 2, 1, 3)], 8),
+    "rank12_sum_all": ("abcdefghijkl->",
+                       [(2, 1, 2, 1, 1, 2, 1, 1, 1, 2, 1, 3)], 48),
+    "rank10_reverse": ("abcdefghij->jihgfedcba",
+                       [(2, 1, 2, 1, 2, 1, 1, 2, 1, 3)], 1),
+    "rank10_rotate": ("abcdefghij->fghijabcde",
+                      [(2, 1, 2, 1, 2, 1, 1, 2, 1, 3)], 1),
+    "rank10_diagonal": ("aabcdefghi->iabcdefgh",
+                        [(2, 2, 1, 2, 1, 1, 1, 1, 2, 3)], 1),
+    "rank10_trace_pairs": ("abcdeabcde->",
+                           [(2, 1, 2, 1, 2, 2, 1, 2, 1, 2)], 8),
+    "rank12_diagonal_keep": ("abcabcdefghi->ihgfedcba",
+                             [(2, 1, 2, 2, 1, 2, 1, 2, 1, 1, 2, 3)], 1),
+    "rank9_inflate": ("abcdefghi->abcdefghii",
+                      [(2, 1, 1, 1, 1, 1, 1, 2, 3)], 1),
+    "rank10_outer": ("abcde,fghij->abcdefghij",
+                     [(2, 1, 2, 1, 2), (1, 3, 1, 2, 1)], 1),
+    "ellipsis9_matmul": ("...ij,...jk->...ik",
+                         [(2, 1, 2, 1, 1, 2, 1, 1, 2, 3, 2),
+                          (1, 2, 2, 1, 1, 1, 1, 1, 1, 2, 2)], 2),
+    "ellipsis10_sum": ("...i->...", [(2, 1, 2, 1, 1, 2, 1, 1, 2, 1, 3)], 3),
+    "ellipsis9_middle": ("a...b,b...->...a",
+                         [(2, 2, 1, 1, 2, 1, 1, 1, 2, 1, 3),
+                          (3, 2, 1, 1, 1, 1, 1, 1, 2, 1)], 3),
+    "ellipsis9_broadcast_one": ("...,i...->i...",
+                                [(2, 1, 1, 2, 1, 1, 1, 2, 1),
+                                 (3, 1, 2, 1, 1, 1, 1, 1, 1, 2)], 1),
+    "labels_30": ("abcdefghijklmnop,ijklmnopqrstuvwxyzABCD->"
+                  "DCBAzyxwvutsrqabcdefgh",
+                  [(2, 1, 1, 1, 2, 1, 1, 1, 2, 1, 1, 2, 1, 1, 1, 1),
+                   (2, 1, 1, 2, 1, 1, 1, 1, 1, 2, 1, 1, 1, 1, 2, 1, 1, 1,
+                    1, 1, 2, 1)], 4),
+}
+
+# The large-rank equations every dtype runs (the rest run in float32 and
+# float64).
+LARGE_RANKS_ALL_DTYPES = ("rank10_batch", "rank12_reduce", "rank10_diagonal",
+                          "ellipsis9_matmul")
+
+
+def _large_rank_cases(rng):
+    out = []
+    for dtype in DTYPES:
+        for name, (equation, shapes, depth) in LARGE_RANKS.items():
+            if (dtype not in (np.float32, np.float64) and
+                    name not in LARGE_RANKS_ALL_DTYPES):
+                continue
+            xs = [_random(rng, dtype, s) for s in shapes]
+            out.append(Case("Einsum_%s_%s" % (_name(dtype), name), "Einsum",
+                            [_wrap(x, dtype) for x in xs],
+                            [_expect(equation, xs, dtype)],
+                            {"equation": ("string", equation),
+                             "N": ("int", len(xs))},
+                            **_tolerance(dtype, depth)))
+    return out
+
+
+def _large_rank_error_cases():
+    f32 = np.float32
+    rank9 = np.zeros((1, 1, 1, 1, 1, 1, 1, 2, 3), f32)
+    rank10 = np.zeros((2,) + (1,) * 9, f32)
+    return [
+        _error("labels_above_rank", "abcdefghij->a", [rank9],
+               "INVALID_ARGUMENT",
+               "Expected input 0 to have rank 10 but got: 9"),
+        _error("labels_above_rank_ellipsis", "...abcdefghijkl->a", [rank10],
+               "INVALID_ARGUMENT",
+               "Expected input 0 to have rank at least 12 but got: 10"),
+        _error("rank9_dimension_mismatch", "abcdefghi,i->a",
+               [rank9, np.zeros(2, f32)], "INVALID_ARGUMENT",
+               "Expected dimension 3 at axis 0 of the input shaped [2] but "
+               "got dimension 2"),
+        _error("rank10_no_broadcast", "...,...->...",
+               [rank10, np.zeros((3,) + (1,) * 9, f32)], "INVALID_ARGUMENT",
+               "Einsum: the ellipsis dimensions of inputs shaped "
+               "[2,1,1,1,1,1,1,1,1,1] and [3,1,1,1,1,1,1,1,1,1] do not "
+               "broadcast"),
+        _error("labels_53", "abcdefghijklmnopqrstuvwxyz,"
+               "ABCDEFGHIJKLMNOPQRSTUVWXYZ0->a",
+               [np.zeros((1,) * 26, f32), np.zeros((1,) * 27, f32)],
+               "INVALID_ARGUMENT",
+               "Einsum: more than 52 distinct labels in einsum equation"),
+    ]
+
+
 def _error(name, equation, xs, code, text):
     return Case("Einsum_error_" + name, "Einsum", xs,
                 attrs={"equation": ("string", equation),
@@ -244,4 +346,5 @@ def _error_cases():
 def cases():
     rng = np.random.default_rng(20261127)
     return (_equation_cases(rng) + _random_equation_cases(rng) +
-            _error_cases())
+            _error_cases() + _large_rank_cases(rng) +
+            _large_rank_error_cases())

@@ -6,7 +6,7 @@ TopKV2, CheckNumericsV2, Assert, the random ops, MatrixBandPart,
 MatrixDiagV3, MatrixDiagPartV3, GatherNd, ScatterNd, TensorScatterUpdate,
 the copies, the resource ops and the training ops, with empty tensors
 and the errors of index depths and result ranks; and Einsum with more
-than 8 distinct labels. References come from the families' own
+than 8 distinct labels (cases_einsum.py runs it above rank 8). References come from the families' own
 (cases_*.py); the random ops' from Philox4x32-10 written out below, as
 random.c draws (counter-based: a shape's values depend only on its
 element count).
@@ -493,13 +493,12 @@ def _training_cases(rng):
 
 
 #===---------------------------------------------------------------------===#
-# Einsum: operands up to rank 8, more than 8 distinct labels
+# Einsum: operands of rank 8, more than 8 distinct labels
 #===---------------------------------------------------------------------===#
 
 def _einsum_cases(rng):
-    # Einsum's plan names at most 8 axes per operand (above that its
-    # kernel is refused by name: test_eager_large_ranks.c), so two
-    # operands name at most 16 labels; 12 here, results of rank 8 and 4.
+    # Two rank-8 operands naming 12 labels, results of rank 8 and 4 (the
+    # ranks above 8 are in cases_einsum.py).
     x = rng.integers(-4, 5, size=(2, 1, 3, 1, 2, 1, 1, 2)).astype(F64)
     y = rng.integers(-4, 5, size=(2, 1, 3, 1, 1, 2, 1, 3)).astype(F64)
     out = []
