@@ -608,11 +608,9 @@ bool loom__resource_tensor_handle_data(const loom_tensor_t* tensor,
     return false;
   }
   // The declaration is fixed when the variable is made: no lock.
+  // A spilled shape's dims live in the process's shape pool: kept as is.
   *out_data =
       (loom_tensor_metadata_t){.dtype = var->dtype, .shape = var->shape};
-  if (out_data->shape.rank > LOOM_MAX_RANK) {
-    out_data->shape = loom_shape_unknown();
-  }
   return true;
 }
 
@@ -708,8 +706,6 @@ static loom_status_t var_handle_shape_fn(
                              "VarHandleOp: attr "
                              "'shape'"));
   }
-  // A spilled shape (rank above LOOM_MAX_RANK) is not kept: unknown.
-  if (data.shape.rank > LOOM_MAX_RANK) data.shape = loom_shape_unknown();
   return loom_shape_inference_context_set_output_handle_data(context, 0, &data);
 }
 

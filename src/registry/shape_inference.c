@@ -137,20 +137,20 @@ loom_status_t loom_shape_inference_context_set_output_handle_data(
                             context->op->name, index, context->num_outputs);
   }
   const loom_shape_t* shape = &data->shape;
-  if (shape->rank < LOOM_UNKNOWN_RANK || shape->rank > LOOM_MAX_RANK) {
+  if (shape->rank < LOOM_UNKNOWN_RANK || shape->rank > LOOM_MAX_SHAPE_RANK) {
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                             "Op '%s': handle data of output %d has rank %d, "
                             "outside [-1, %d]",
                             context->op->name, index, shape->rank,
-                            LOOM_MAX_RANK);
+                            LOOM_MAX_SHAPE_RANK);
   }
+  const int64_t* dims = loom_shape_dims(shape);
   for (int32_t i = 0; i < shape->rank; ++i) {
-    if (shape->dims[i] < LOOM_UNKNOWN_DIM) {
+    if (dims[i] < LOOM_UNKNOWN_DIM) {
       return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                               "Op '%s': handle data of output %d has dim %d "
                               "of %lld",
-                              context->op->name, index, i,
-                              (long long)shape->dims[i]);
+                              context->op->name, index, i, (long long)dims[i]);
     }
   }
   if (context->output_handle_data) context->output_handle_data[index] = *data;

@@ -154,7 +154,7 @@ static void expect_shape(loom_tensor_handle_t* handle, const int64_t* dims,
   LOOM_ASSERT_OK(loom_tensor_handle_metadata(handle, &metadata));
   assert_int_equal(metadata.shape.rank, rank);
   for (int32_t d = 0; d < rank; ++d) {
-    assert_int_equal(metadata.shape.dims[d], dims[d]);
+    assert_int_equal(loom_shape_dims(&metadata.shape)[d], dims[d]);
   }
 }
 
@@ -827,6 +827,26 @@ static void a_variable_read_has_the_variable_shape(void** state) {
   }
 }
 
+// A variable above rank 8 keeps its declared shape too (its dims spilled
+// to the process's shape pool): a read in a trace has it.
+static void a_variable_of_rank_10_read_has_its_shape(void** state) {
+  (void)state;
+  static const int64_t kVDims[10] = {2, 1, 1, 1, 1, 1, 1, 1, 1, 3};
+  loom_tensor_handle_t* variable = new_variable("rank10_v", kVDims, 10);
+  loom_op_handler_t* trace = NULL;
+  LOOM_ASSERT_OK(loom_trace_create(g_context, "read_rank10", &trace));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_context, trace));
+  loom_tensor_handle_t* read = NULL;
+  LOOM_ASSERT_OK(
+      run(g_context, "ReadVariableOp", variable, NULL, "dtype", &read));
+  assert_true(loom_trace_is_symbolic(read));
+  expect_shape(read, kVDims, 10);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_context));
+  loom_tensor_handle_release(read);
+  loom_op_handler_release(trace);
+  loom_tensor_handle_release(variable);
+}
+
 // A variable declared without a shape traces with an unknown shape; one
 // made in the trace (VarHandleOp recorded) has its attrs' shape, which the
 // printed program notes after each node.
@@ -1086,6 +1106,7 @@ int main(void) {
       cmocka_unit_test(an_executing_trace_also_runs_the_ops),
       cmocka_unit_test(a_trace_inside_a_trace_is_a_call),
       cmocka_unit_test(a_variable_read_has_the_variable_shape),
+      cmocka_unit_test(a_variable_of_rank_10_read_has_its_shape),
       cmocka_unit_test(a_variable_without_a_shape_traces_unknown),
       cmocka_unit_test(a_call_in_a_trace_has_the_callee_shapes),
       cmocka_unit_test(a_call_with_wrong_shapes_fails_in_the_trace),
