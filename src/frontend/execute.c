@@ -48,6 +48,15 @@ static loom_status_t explicit_handler(loom_eager_op_t* op,
   return loom_ok_status();
 }
 
+// Whether `handler` is a CPU device of the context (a final handler of the
+// CPU's type). Asked only before an error.
+static bool is_cpu_device(loom_context_t* context,
+                          const loom_op_handler_t* handler) {
+  return loom_op_handler_is_final(handler) &&
+         strcmp(loom_op_handler_type_name(handler),
+                loom_op_handler_type_name(context->cpu)) == 0;
+}
+
 // Whether `handler` is a CPU device of the context other than the one
 // `chosen` (a transformation's merge) runs on: its tensors are host
 // memory that any CPU device reads, so the transformations of the scope
@@ -56,29 +65,16 @@ static loom_status_t explicit_handler(loom_eager_op_t* op,
 static bool another_cpu_device(loom_context_t* context,
                                const loom_op_handler_t* chosen,
                                const loom_op_handler_t* handler) {
-  return !loom_op_handler_is_final(chosen) &&
-         loom_op_handler_is_final(handler) &&
-         strcmp(loom_op_handler_type_name(handler),
-                loom_op_handler_type_name(context->cpu)) == 0;
-}
-
-// Whether `a` and `b` are both CPU devices of the context. Asked only
-// before an error.
-static bool two_cpu_devices(loom_context_t* context, const loom_op_handler_t* a,
-                            const loom_op_handler_t* b) {
-  const char* cpu = loom_op_handler_type_name(context->cpu);
-  return loom_op_handler_is_final(a) && loom_op_handler_is_final(b) &&
-         strcmp(loom_op_handler_type_name(a), cpu) == 0 &&
-         strcmp(loom_op_handler_type_name(b), cpu) == 0;
+  return !loom_op_handler_is_final(chosen) && is_cpu_device(context, handler);
 }
 
 // The handler `op` runs on (borrowed, or held in *out_held, a reference the
 // caller releases after the execution). An explicit device places the op
-// there, under the transformations of the scope when a user runs it (not a
-// handler); otherwise an input on a
-// handler other than the CPU places the op there, and the scope's handler
-// counts as one more such input. One handler must stack on all the others
-// (a later merge of them).
+// there: under the transformations of the scope when the user runs it,
+// straight onto the device when a handler does. Otherwise an input on a handler
+// other than the CPU places the op there, and the scope's handler counts as one
+// more such input. One handler must stack on all the others (a later merge of
+// them).
 static loom_status_t place(loom_eager_op_t* op, scope_stack_t* stack,
                            loom_op_handler_t** out,
                            loom_op_handler_t** out_held) {
@@ -106,7 +102,7 @@ static loom_status_t place(loom_eager_op_t* op, scope_stack_t* stack,
       by_input = true;
     } else if (!loom__handler_stacks_on(context, chosen, handler) &&
                !another_cpu_device(context, chosen, handler)) {
-      if (!two_cpu_devices(context, chosen, handler)) {
+      if (!is_cpu_device(context, chosen) || !is_cpu_device(context, handler)) {
         return two_handlers_error(op, chosen, handler);
       }
       // Tensors of two CPU devices meet as TensorFlow's do: on the scope's
@@ -311,8 +307,7 @@ static inline bool memoizable_here(const loom_eager_op_t* op,
 
 static loom_status_t run_placed(loom_eager_op_t* op, loom_op_handler_t* handler,
                                 scope_stack_t* stack, bool async,
-                                bool memoizable,
-                                loom_tensor_handle_t** results,
+                                bool memoizable, loom_tensor_handle_t** results,
                                 int32_t capacity, int32_t* out_count,
                                 int32_t* out_known_count);
 
@@ -376,22 +371,17 @@ loom_status_t loom__eager_op_execute_counted(loom_eager_op_t* op,
   loom_op_handler_t* handler = NULL;
   loom_op_handler_t* held = NULL;
   LOOM_RETURN_IF_ERROR(place(op, stack, &handler, &held));
-  if (LOOM_LIKELY(!held)) {
-    return run_placed(op, handler, stack, async, memoizable, results, capacity,
-                      out_count, out_known_count);
-  }
-  loom_status_t status = run_placed(op, handler, stack, async, memoizable,
-                                    results, capacity, out_count,
-                                    out_known_count);
-  loom_op_handler_release(held);
+  loom_status_t status =
+      run_placed(op, handler, stack, async, memoizable, results, capacity,
+                 out_count, out_known_count);
+  loom_op_handler_release(held);  // NULL unless placement restacked
   return status;
 }
 
 // Executes `op` on `handler`, the handler place() chose.
 static loom_status_t run_placed(loom_eager_op_t* op, loom_op_handler_t* handler,
                                 scope_stack_t* stack, bool async,
-                                bool memoizable,
-                                loom_tensor_handle_t** results,
+                                bool memoizable, loom_tensor_handle_t** results,
                                 int32_t capacity, int32_t* out_count,
                                 int32_t* out_known_count) {
   loom_context_t* context = op->context;
@@ -412,8 +402,8 @@ static loom_status_t run_placed(loom_eager_op_t* op, loom_op_handler_t* handler,
     int32_t expected = counted ? -1 : count;
     loom_status_free(counted);
     ++loom__handler_execution_depth;
-    loom_status_t status = vtable->execute_eager_op(handler, op, expected,
-                                                    results, capacity, out_count);
+    loom_status_t status = vtable->execute_eager_op(
+        handler, op, expected, results, capacity, out_count);
     --loom__handler_execution_depth;
     return status;
   }

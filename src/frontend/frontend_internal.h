@@ -121,9 +121,9 @@ loom_op_handler_t* loom__scope_stack_top(const scope_stack_t* stack);
 // transformation in it, or `device` is not final: a handler that places
 // ops itself, such as the parallel handler, is never restacked).
 loom_status_t loom__scope_place_on_device(loom_context_t* context,
-                                         loom_op_handler_t* device,
-                                         loom_op_handler_t* top,
-                                         loom_op_handler_t** out_handler);
+                                          loom_op_handler_t* device,
+                                          loom_op_handler_t* top,
+                                          loom_op_handler_t** out_handler);
 void loom__scope_stacks_free(loom_context_t* context);
 
 // Whether ops of this thread (its stack may be NULL) run asynchronously.

@@ -349,9 +349,9 @@ static loom_status_t restack(loom_context_t* context, loom_op_handler_t* base,
 }
 
 loom_status_t loom__scope_place_on_device(loom_context_t* context,
-                                         loom_op_handler_t* device,
-                                         loom_op_handler_t* top,
-                                         loom_op_handler_t** out_handler) {
+                                          loom_op_handler_t* device,
+                                          loom_op_handler_t* top,
+                                          loom_op_handler_t** out_handler) {
   *out_handler = NULL;
   if (!top || top == device || loom_op_handler_is_final(top) ||
       !loom_op_handler_is_final(device)) {

@@ -31,9 +31,13 @@ loom__registration_journal_t* loom__registration_journal_begin(void) {
   return t_exempt_depth ? NULL : g_active;
 }
 
-void loom__registration_journal_exempt_begin(void) { ++t_exempt_depth; }
+void loom__registration_journal_exempt_begin(void) {
+  ++t_exempt_depth;
+}
 
-void loom__registration_journal_exempt_end(void) { --t_exempt_depth; }
+void loom__registration_journal_exempt_end(void) {
+  --t_exempt_depth;
+}
 
 void loom__registration_journal_end(void) {
   pthread_mutex_unlock(&g_lock);

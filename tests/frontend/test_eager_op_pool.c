@@ -164,8 +164,8 @@ static void add_function(bool add) {
   LOOM_ASSERT_OK(
       loom_function_builder_add_input(b, "y", LOOM_DTYPE_FLOAT, NULL, NULL));
   const char* inputs[] = {"x", "y"};
-  LOOM_ASSERT_OK(loom_function_builder_add_node(
-      b, "n", add ? "AddV2" : "Mul", inputs, 2, NULL, NULL));
+  LOOM_ASSERT_OK(loom_function_builder_add_node(b, "n", add ? "AddV2" : "Mul",
+                                                inputs, 2, NULL, NULL));
   LOOM_ASSERT_OK(loom_function_builder_add_output(b, "r", LOOM_DTYPE_FLOAT,
                                                   NULL, "n:z:0"));
   loom_function_t* function = NULL;

@@ -498,8 +498,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(
           tensors_of_two_cpu_devices_meet_on_the_default_device, setup,
           teardown),
-      cmocka_unit_test_setup_teardown(an_explicit_device_places_the_op_under_the_scope,
-                                      setup, teardown),
+      cmocka_unit_test_setup_teardown(
+          an_explicit_device_places_the_op_under_the_scope, setup, teardown),
       cmocka_unit_test_setup_teardown(resolving_copies_off_the_handler, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(handlers_and_tensors_may_go_in_any_order,
