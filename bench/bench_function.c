@@ -17,7 +17,16 @@
 //   function_mlp_step_traced_b<B>_per_node
 //                         the same in ns per node the call runs;
 //   function_mlp_step_eager_b<B>
-//                         that step run eagerly, us per step.
+//                         that step run eagerly, us per step;
+//   function_add20_grad_call
+//                         a gradient step through a call: a new tape
+//                         watching x, add20(x, y) (recorded as one op), the
+//                         gradient of the result with respect to x (the
+//                         call's backward function, traced at the first
+//                         step), us per step;
+//   function_add20_grad_eager
+//                         the same with the 20 AddV2 run eagerly under the
+//                         tape, us per step.
 //
 // bench/function_reference.py times the same step in PyTorch, eagerly and
 // as a TorchScript function (torch.jit.script).
@@ -32,6 +41,7 @@
 #include <string.h>
 
 #include "bench_timer.h"
+#include "loom/autodiff.h"
 #include "loom/function.h"
 #include "loom/loom.h"
 #include "loom/trace.h"
@@ -162,6 +172,50 @@ static double measure_eager(void* arg, int64_t iterations) {
     loom_tensor_handle_release(value);
   }
   return (bench_now_ns() - start) / kBodyOps;
+}
+
+// A tape watching x, add20(x, y) through the call or eagerly, and the
+// gradient with respect to x.
+static void grad_step(bench_t* b, bool through_call) {
+  loom_op_handler_t* tape = NULL;
+  CHECK_OK(loom_tape_create(b->context, NULL, &tape));
+  CHECK_OK(loom_context_enter_scope(b->context, tape));
+  CHECK_OK(loom_tape_watch(tape, b->x));
+  loom_tensor_handle_t* r = NULL;
+  int32_t count = 0;
+  if (through_call) {
+    CHECK_OK(loom_eager_op_execute(b->call, &r, 1, &count));
+  } else {
+    r = b->x;
+    loom_tensor_handle_retain(r);
+    for (int k = 0; k < kBodyOps; ++k) {
+      loom_eager_op_t* op = b->adds[k];
+      CHECK_OK(loom_eager_op_reset(op, NULL));
+      CHECK_OK(loom_eager_op_add_input(op, r));
+      CHECK_OK(loom_eager_op_add_input(op, b->y));
+      loom_tensor_handle_release(r);
+      CHECK_OK(loom_eager_op_execute(op, &r, 1, &count));
+    }
+  }
+  CHECK_OK(loom_context_exit_scope(b->context));
+  loom_tensor_handle_t* dx = NULL;
+  CHECK_OK(loom_tape_gradient(tape, &r, 1, &b->x, 1, NULL,
+                              LOOM_UNCONNECTED_NONE, &dx));
+  loom_tensor_handle_release(dx);
+  loom_tensor_handle_release(r);
+  loom_op_handler_release(tape);
+}
+
+static double measure_grad_call(void* arg, int64_t iterations) {
+  double start = bench_now_ns();
+  for (int64_t i = 0; i < iterations; ++i) grad_step(arg, true);
+  return bench_now_ns() - start;
+}
+
+static double measure_grad_eager(void* arg, int64_t iterations) {
+  double start = bench_now_ns();
+  for (int64_t i = 0; i < iterations; ++i) grad_step(arg, false);
+  return bench_now_ns() - start;
 }
 
 // The tiny MLP's training step, eager or traced.
@@ -320,6 +374,20 @@ int main(int argc, char** argv) {
     bench_report("function_add20_eager",
                  bench_median_ns(measure_eager, &b, iterations, repetitions),
                  "ns/op");
+  }
+  if (wanted("function_add20_grad_call")) {
+    bench_report("function_add20_grad_call",
+                 bench_median_ns(measure_grad_call, &b, iterations / 10 + 1,
+                                 repetitions) /
+                     1000.0,
+                 "us");
+  }
+  if (wanted("function_add20_grad_eager")) {
+    bench_report("function_add20_grad_eager",
+                 bench_median_ns(measure_grad_eager, &b, iterations / 10 + 1,
+                                 repetitions) /
+                     1000.0,
+                 "us");
   }
   bench_close(&b);
   int64_t batches[2] = {1, 32};

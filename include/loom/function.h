@@ -179,7 +179,8 @@ LOOM_API int32_t loom_function_num_nodes(const loom_function_t* function);
 // The struct grows at its end: the caller sets struct_size to the size it
 // was compiled with, and loom_function_get_stats writes the fields that
 // fit in it, so that a caller built against an older, smaller struct keeps
-// working (LOOM_FUNCTION_STATS_V1_SIZE, ..._V2_SIZE name those).
+// working (LOOM_FUNCTION_STATS_V1_SIZE, ..._V2_SIZE, ..._V3_SIZE name
+// those).
 typedef struct loom_function_stats_t {
   size_t struct_size;     // set by the caller: sizeof(loom_function_stats_t)
   int64_t planned_calls;  // calls that ran a plan
@@ -202,15 +203,25 @@ typedef struct loom_function_stats_t {
   // the function's outputs allocate.
   int64_t buffers_reused;
   int64_t buffers_allocated;
+  // The gradients of calls a gradient tape recorded as one op: each key
+  // (the call's input dtypes and shapes, the inputs differentiated and the
+  // outputs given a gradient) gets a backward function, traced once (the
+  // body again under a tape, and its gradient ops) and then called as a
+  // function, planned like any other: backward functions made, and
+  // gradients that found theirs.
+  int64_t backward_functions_built;
+  int64_t backward_function_hits;
 } loom_function_stats_t;
 
 // The struct_size of the first version (the plan's counts, up to
-// planned_nodes) and of the second (up to replay_hits); the current one is
-// sizeof(loom_function_stats_t).
+// planned_nodes), of the second (up to replay_hits) and of the third (up
+// to buffers_allocated); the current one is sizeof(loom_function_stats_t).
 #define LOOM_FUNCTION_STATS_V1_SIZE \
   (offsetof(loom_function_stats_t, planned_nodes) + sizeof(int32_t))
 #define LOOM_FUNCTION_STATS_V2_SIZE \
   (offsetof(loom_function_stats_t, replay_hits) + sizeof(int64_t))
+#define LOOM_FUNCTION_STATS_V3_SIZE \
+  (offsetof(loom_function_stats_t, buffers_allocated) + sizeof(int64_t))
 
 // The counts of `function` across the contexts calling it, into the
 // fields of *out_stats that lie within its struct_size (set by the

@@ -77,6 +77,8 @@ loom_status_t loom_function_get_stats(const loom_function_t* function,
   LOOM_STATS_FILL(frame_calls)
   LOOM_STATS_FILL(buffers_reused)
   LOOM_STATS_FILL(buffers_allocated)
+  LOOM_STATS_FILL(backward_functions_built)
+  LOOM_STATS_FILL(backward_function_hits)
 #undef LOOM_STATS_FILL
   return loom_ok_status();
 }

@@ -649,9 +649,17 @@ typedef struct offered_run_t {
   int32_t capacity;
 } offered_run_t;
 
-// Runs an offered call op by op, for the handler it was offered to.
+// Runs an offered call op by op, for the handler it was offered to; as a
+// call on the CPU (its plan) when the handler runs it in a scope of the
+// CPU, beneath itself.
 static loom_status_t run_offered(void* state, loom_tensor_handle_t** results) {
   offered_run_t* offered = state;
+  if (loom__function_plan_applies(offered->op)) {
+    int32_t count = 0;
+    return loom__function_call(offered->op, offered->function,
+                               offered->partitioned, results, offered->capacity,
+                               &count);
+  }
   call_t call = {
       .context = loom_eager_op_context(offered->op),
       .function = offered->function,

@@ -94,6 +94,9 @@ struct loom_function_t {
   _Atomic int64_t frame_calls;
   _Atomic int64_t buffers_reused;
   _Atomic int64_t buffers_allocated;
+  // Backward functions of calls a tape took whole (function_derived.h).
+  _Atomic int64_t backward_functions_built;
+  _Atomic int64_t backward_function_hits;
 };
 
 // Parses reference `text` of function `function` (its inputs and nodes

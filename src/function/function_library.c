@@ -11,20 +11,37 @@
 #include "function/function_call.h"
 #include "function/function_capture.h"
 #include "function/function_control_flow.h"
+#include "function/function_derived.h"
 #include "function/function_internal.h"
 #include "function/function_plan.h"
 #include "loom/op_def.h"
 #include "registry/op_registry_internal.h"
 
+// A function derived from another (function_derived.h).
+typedef struct derived_t {
+  struct derived_t* next;
+  const loom_function_t* base;  // in the library: the entry goes with it
+  loom_function_t* function;    // retained (also in the library), or NULL
+  // Once the entry is dropped: whether the library held `function` then,
+  // and the plan it had.
+  bool in_library;
+  loom__function_plan_t* plan;
+  size_t size;
+  unsigned char key[];
+} derived_t;
+
+enum { kMaxDerivedPerBase = 64 };
+
 typedef struct library_t {
   loom_allocator_t allocator;
-  pthread_mutex_t mutex;  // the array
+  pthread_mutex_t mutex;  // the arrays and the derived list
   loom_function_t** functions;
   // The plan of each function (function_plan.h), or NULL: none yet, or
   // taken by a call running it.
   loom__function_plan_t** plans;
   int32_t count;
   int32_t capacity;
+  derived_t* derived;
 } library_t;
 
 static loom_function_t* find_locked(library_t* library, const char* name) {
@@ -34,6 +51,15 @@ static loom_function_t* find_locked(library_t* library, const char* name) {
     }
   }
   return NULL;
+}
+
+// The index of `function` in the library (caller holds the mutex), or -1.
+static int32_t index_locked(const library_t* library,
+                            const loom_function_t* function) {
+  for (int32_t i = 0; i < library->count; ++i) {
+    if (library->functions[i] == function) return i;
+  }
+  return -1;
 }
 
 static loom_status_t find_hook(void* state, const char* name,
@@ -122,6 +148,12 @@ static void release_function_hook(void* function) {
 
 static void destroy_hook(void* state) {
   library_t* library = state;
+  while (library->derived) {
+    derived_t* entry = library->derived;
+    library->derived = entry->next;
+    loom_function_release(entry->function);
+    loom_allocator_free(library->allocator, entry);
+  }
   for (int32_t i = 0; i < library->count; ++i) {
     loom__function_plan_destroy(library->plans[i]);
   }
@@ -212,6 +244,95 @@ static loom_status_t get_library(loom_context_t* context, bool create,
   return loom_ok_status();
 }
 
+// Adds `function` (retained) unless it is there; ALREADY_EXISTS for
+// another function of its name.
+static loom_status_t add_locked(library_t* library, loom_function_t* function) {
+  loom_function_t* existing = find_locked(library, function->name);
+  if (existing == function) return loom_ok_status();
+  if (existing) {
+    return loom_make_status(LOOM_STATUS_ALREADY_EXISTS,
+                            "Cannot add function '%s' because a different "
+                            "function with the same name already exists.",
+                            function->name);
+  }
+  if (library->count == library->capacity) {
+    int32_t capacity = library->capacity ? 2 * library->capacity : 8;
+    loom_function_t** grown = NULL;
+    loom__function_plan_t** plans = NULL;
+    LOOM_RETURN_IF_ERROR(loom_allocator_calloc(
+        library->allocator, sizeof(*grown) * (size_t)capacity, (void**)&grown));
+    loom_status_t status = loom_allocator_calloc(
+        library->allocator, sizeof(*plans) * (size_t)capacity, (void**)&plans);
+    if (status) {
+      loom_allocator_free(library->allocator, grown);
+      return status;
+    }
+    if (library->count) {
+      memcpy(grown, library->functions,
+             sizeof(*grown) * (size_t)library->count);
+      memcpy(plans, library->plans, sizeof(*plans) * (size_t)library->count);
+    }
+    loom_allocator_free(library->allocator, library->functions);
+    loom_allocator_free(library->allocator, library->plans);
+    library->functions = grown;
+    library->plans = plans;
+    library->capacity = capacity;
+  }
+  loom_function_retain(function);
+  library->plans[library->count] = NULL;
+  library->functions[library->count++] = function;
+  return loom_ok_status();
+}
+
+// Takes entry `index` out of the arrays: the caller gets the library's
+// reference to the function and its plan (*out_plan).
+static loom_function_t* detach_locked(library_t* library, int32_t index,
+                                      loom__function_plan_t** out_plan) {
+  loom_function_t* function = library->functions[index];
+  *out_plan = library->plans[index];
+  --library->count;
+  library->functions[index] = library->functions[library->count];
+  library->plans[index] = library->plans[library->count];
+  return function;
+}
+
+// Moves the entries derived from `base`, and those derived from theirs in
+// turn, out of the library onto *dropped (released by release_dropped,
+// unlocked).
+static void drop_derived_locked(library_t* library, const loom_function_t* base,
+                                derived_t** dropped) {
+  derived_t** link = &library->derived;
+  while (*link) {
+    derived_t* entry = *link;
+    if (entry->base != base) {
+      link = &entry->next;
+      continue;
+    }
+    *link = entry->next;
+    int32_t index =
+        entry->function ? index_locked(library, entry->function) : -1;
+    if (index >= 0) {
+      entry->in_library = true;
+      (void)detach_locked(library, index, &entry->plan);
+    }
+    entry->next = *dropped;
+    *dropped = entry;
+    if (entry->function) drop_derived_locked(library, entry->function, dropped);
+    link = &library->derived;  // the list changed: from the start again
+  }
+}
+
+static void release_dropped(library_t* library, derived_t* dropped) {
+  while (dropped) {
+    derived_t* next = dropped->next;
+    loom__function_plan_destroy(dropped->plan);
+    if (dropped->in_library) loom_function_release(dropped->function);
+    loom_function_release(dropped->function);
+    loom_allocator_free(library->allocator, dropped);
+    dropped = next;
+  }
+}
+
 loom_status_t loom_context_enable_functions(loom_context_t* context) {
   if (!context) {
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
@@ -238,44 +359,8 @@ loom_status_t loom_context_add_function(loom_context_t* context,
   }
   library_t* library = NULL;
   LOOM_RETURN_IF_ERROR(get_library(context, true, &library));
-  loom_status_t status = loom_ok_status();
   pthread_mutex_lock(&library->mutex);
-  loom_function_t* existing = find_locked(library, function->name);
-  if (existing && existing != function) {
-    status = loom_make_status(LOOM_STATUS_ALREADY_EXISTS,
-                              "Cannot add function '%s' because a different "
-                              "function with the same name already exists.",
-                              function->name);
-  } else if (!existing && library->count == library->capacity) {
-    int32_t capacity = library->capacity ? 2 * library->capacity : 8;
-    loom_function_t** grown = NULL;
-    loom__function_plan_t** plans = NULL;
-    status = loom_allocator_calloc(
-        library->allocator, sizeof(*grown) * (size_t)capacity, (void**)&grown);
-    if (!status) {
-      status = loom_allocator_calloc(library->allocator,
-                                     sizeof(*plans) * (size_t)capacity,
-                                     (void**)&plans);
-      if (status) loom_allocator_free(library->allocator, grown);
-    }
-    if (!status) {
-      if (library->count) {
-        memcpy(grown, library->functions,
-               sizeof(*grown) * (size_t)library->count);
-        memcpy(plans, library->plans, sizeof(*plans) * (size_t)library->count);
-      }
-      loom_allocator_free(library->allocator, library->functions);
-      loom_allocator_free(library->allocator, library->plans);
-      library->functions = grown;
-      library->plans = plans;
-      library->capacity = capacity;
-    }
-  }
-  if (!status && !existing) {
-    loom_function_retain(function);
-    library->plans[library->count] = NULL;
-    library->functions[library->count++] = function;
-  }
+  loom_status_t status = add_locked(library, function);
   pthread_mutex_unlock(&library->mutex);
   return status;
 }
@@ -329,19 +414,18 @@ loom_status_t loom_context_remove_function(loom_context_t* context,
   LOOM_RETURN_IF_ERROR(get_library(context, false, &library));
   loom_function_t* removed = NULL;
   loom__function_plan_t* plan = NULL;
+  derived_t* dropped = NULL;
   if (library) {
     pthread_mutex_lock(&library->mutex);
     for (int32_t i = 0; i < library->count; ++i) {
       if (strcmp(library->functions[i]->name, name) == 0) {
-        removed = library->functions[i];
-        plan = library->plans[i];
-        --library->count;
-        library->functions[i] = library->functions[library->count];
-        library->plans[i] = library->plans[library->count];
+        removed = detach_locked(library, i, &plan);
+        drop_derived_locked(library, removed, &dropped);
         break;
       }
     }
     pthread_mutex_unlock(&library->mutex);
+    release_dropped(library, dropped);
   }
   loom__function_plan_destroy(plan);
   if (!removed) {
@@ -352,15 +436,6 @@ loom_status_t loom_context_remove_function(loom_context_t* context,
   }
   loom_function_release(removed);
   return loom_ok_status();
-}
-
-// The index of `function` in the library (caller holds the mutex), or -1.
-static int32_t index_locked(const library_t* library,
-                            const loom_function_t* function) {
-  for (int32_t i = 0; i < library->count; ++i) {
-    if (library->functions[i] == function) return i;
-  }
-  return -1;
 }
 
 loom__function_plan_t* loom__function_library_take_plan(
@@ -395,4 +470,108 @@ void loom__function_library_put_plan(loom_context_t* context,
     pthread_mutex_unlock(&library->mutex);
   }
   loom__function_plan_destroy(dropped);
+}
+
+//===----------------------------------------------------------------------===//
+// Derived functions (function_derived.h)
+//===----------------------------------------------------------------------===//
+
+static derived_t* find_derived_locked(library_t* library,
+                                      const loom_function_t* base,
+                                      const void* key, size_t size) {
+  for (derived_t* entry = library->derived; entry; entry = entry->next) {
+    if (entry->base == base && entry->size == size &&
+        memcmp(entry->key, key, size) == 0) {
+      return entry;
+    }
+  }
+  return NULL;
+}
+
+void loom__function_library_find_derived(loom_context_t* context,
+                                         const loom_function_t* base,
+                                         const void* key, size_t size,
+                                         bool* out_found,
+                                         loom_function_t** out_derived) {
+  *out_found = false;
+  *out_derived = NULL;
+  library_t* library =
+      atomic_load_explicit(&context->functions, memory_order_acquire);
+  if (!library) return;
+  derived_t* dropped = NULL;
+  pthread_mutex_lock(&library->mutex);
+  derived_t* entry = find_derived_locked(library, base, key, size);
+  if (entry && entry->function && index_locked(library, entry->function) < 0) {
+    // Removed by name since: the entry (and what came from it) goes.
+    for (derived_t** link = &library->derived; *link; link = &(*link)->next) {
+      if (*link == entry) {
+        *link = entry->next;
+        break;
+      }
+    }
+    entry->next = NULL;
+    dropped = entry;
+    drop_derived_locked(library, entry->function, &dropped);
+    entry = NULL;
+  }
+  if (entry) {
+    *out_found = true;
+    *out_derived = entry->function;
+    loom_function_retain(entry->function);
+  }
+  pthread_mutex_unlock(&library->mutex);
+  release_dropped(library, dropped);
+}
+
+loom_status_t loom__function_library_add_derived(
+    loom_context_t* context, loom_function_t* base, const void* key,
+    size_t size, loom_function_t* derived, loom_function_t** out_derived) {
+  *out_derived = NULL;
+  library_t* library = NULL;
+  LOOM_RETURN_IF_ERROR(get_library(context, true, &library));
+  derived_t* entry = NULL;
+  LOOM_RETURN_IF_ERROR(loom_allocator_calloc(
+      library->allocator, sizeof(*entry) + size, (void**)&entry));
+  entry->base = base;
+  entry->function = derived;
+  entry->size = size;
+  memcpy(entry->key, key, size);
+  loom_status_t status = loom_ok_status();
+  pthread_mutex_lock(&library->mutex);
+  derived_t* existing = find_derived_locked(library, base, key, size);
+  int32_t count = 0;
+  for (derived_t* e = library->derived; e; e = e->next)
+    count += e->base == base;
+  if (existing) {
+    *out_derived = existing->function;
+    loom_function_retain(existing->function);
+  } else if (index_locked(library, base) < 0) {
+    status = loom_make_status(LOOM_STATUS_FAILED_PRECONDITION,
+                              "function '%s' left the context's function "
+                              "library",
+                              base->name);
+  } else if (count >= kMaxDerivedPerBase) {
+    status = loom_make_status(LOOM_STATUS_RESOURCE_EXHAUSTED,
+                              "function '%s' has %d derived functions already",
+                              base->name, count);
+  } else {
+    if (derived) status = add_locked(library, derived);
+    if (!status) {
+      loom_function_retain(derived);
+      entry->next = library->derived;
+      library->derived = entry;
+      entry = NULL;
+      *out_derived = derived;
+      loom_function_retain(derived);
+    }
+  }
+  pthread_mutex_unlock(&library->mutex);
+  loom_allocator_free(library->allocator, entry);
+  return status;
+}
+
+void loom__function_count_backward(loom_function_t* base, bool built) {
+  atomic_fetch_add_explicit(
+      built ? &base->backward_functions_built : &base->backward_function_hits,
+      1, memory_order_relaxed);
 }

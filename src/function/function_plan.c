@@ -62,8 +62,11 @@ bool loom__function_plan_applies(loom_eager_op_t* op) {
       atomic_load_explicit(&context->log_placement, memory_order_relaxed)) {
     return false;
   }
+  // A scope of the CPU itself is as none (a handler that took the call
+  // runs it beneath itself so).
   scope_stack_t* stack = loom__scope_stack(context, false);
-  if (loom__scope_stack_top(stack) || loom__thread_async(context, stack)) {
+  loom_op_handler_t* top = loom__scope_stack_top(stack);
+  if ((top && top != context->cpu) || loom__thread_async(context, stack)) {
     return false;
   }
   for (int32_t i = 0; i < op->num_inputs; ++i) {

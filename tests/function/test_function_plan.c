@@ -168,7 +168,10 @@ static void new_shapes_and_registry_changes_make_the_plan_again(void** state) {
   loom_function_release(f);
 }
 
-static void a_tape_around_a_call_runs_no_plan(void** state) {
+// A tape takes a call of tracked inputs whole and runs it beneath itself,
+// on the CPU: the call runs its plan. A call the tape leaves (no tracked
+// input) runs op by op through the tape.
+static void a_tape_around_a_call_runs_its_plan_beneath(void** state) {
   (void)state;
   loom_function_t* f = add_f("taped");
   loom_tensor_handle_t* x = tensor_of(LOOM_DTYPE_FLOAT, kX, 3);
@@ -185,7 +188,12 @@ static void a_tape_around_a_call_runs_no_plan(void** state) {
   loom_tape_statistics_t statistics = {.struct_size = sizeof(statistics)};
   LOOM_ASSERT_OK(loom_tape_statistics(tape, &statistics));
   assert_int_equal(statistics.num_ops, 1);  // the call, as one op
-  assert_int_equal(stats_of(f).planned_calls, 0);
+  assert_int_equal(stats_of(f).planned_calls, 1);
+  loom_tensor_handle_release(r);
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_context, tape));
+  LOOM_ASSERT_OK(call2("taped", y, y, &r));
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_context));
+  assert_int_equal(stats_of(f).planned_calls, 1);
   loom_tensor_handle_release(r);
   loom_op_handler_release(tape);
   loom_tensor_handle_release(x);
@@ -452,6 +460,15 @@ static void stats_fill_only_the_fields_the_caller_has(void** state) {
   assert_true(v2.frame_calls == untouched);
   assert_true(v2.buffers_allocated == untouched);
 
+  // The third version: the frame's counts, not the backward functions'.
+  loom_function_stats_t v3;
+  memset(&v3, 0xcd, sizeof(v3));
+  v3.struct_size = LOOM_FUNCTION_STATS_V3_SIZE;
+  LOOM_ASSERT_OK(loom_function_get_stats(f, &v3));
+  assert_int_equal(v3.frame_calls, 2);
+  assert_true(v3.backward_functions_built == untouched);
+  assert_true(v3.backward_function_hits == untouched);
+
   // A newer caller's struct: every field this library knows.
   loom_function_stats_t newer;
   memset(&newer, 0, sizeof(newer));
@@ -459,6 +476,7 @@ static void stats_fill_only_the_fields_the_caller_has(void** state) {
   LOOM_ASSERT_OK(loom_function_get_stats(f, &newer));
   assert_int_equal(newer.frame_calls, 2);
   assert_int_equal(newer.buffers_allocated, current.buffers_allocated);
+  assert_int_equal(newer.backward_functions_built, 0);
 
   loom_function_stats_t bad = {.struct_size = 0};
   char expected[256];
@@ -493,7 +511,7 @@ int main(void) {
       cmocka_unit_test(second_call_runs_the_plan),
       cmocka_unit_test(stats_fill_only_the_fields_the_caller_has),
       cmocka_unit_test(new_shapes_and_registry_changes_make_the_plan_again),
-      cmocka_unit_test(a_tape_around_a_call_runs_no_plan),
+      cmocka_unit_test(a_tape_around_a_call_runs_its_plan_beneath),
       cmocka_unit_test(dead_duplicate_and_constant_nodes_leave_the_plan),
       cmocka_unit_test(errors_of_a_planned_function_stay_clear),
       cmocka_unit_test(a_traced_step_gives_the_eager_values),

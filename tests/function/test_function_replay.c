@@ -17,6 +17,7 @@
 #include "loom/function.h"
 #include "loom/handlers.h"
 #include "loom/loom.h"
+#include "loom/trace.h"
 #include "test_support.h"
 
 static loom_context_t* g_context;
@@ -133,6 +134,11 @@ static void tapes_of_two_steps_share_one_replay(void** state) {
     loom_function_stats_t stats = stats_of(f);
     assert_int_equal(stats.replays_built, 1);
     assert_int_equal(stats.replay_hits, s);
+    // The gradient is a backward function, traced at the first step and
+    // called at the second.
+    assert_int_equal(stats.backward_functions_built, 1);
+    assert_int_equal(stats.backward_function_hits, s);
+    assert_true(loom_context_has_function(g_context, "f_backward_0"));
   }
   release_pair(eager);
   // Watching y as well is another key: another replay, the gradients of
@@ -145,6 +151,7 @@ static void tapes_of_two_steps_share_one_replay(void** state) {
   release_pair(both);
   assert_int_equal(stats_of(f).replays_built, 2);
   assert_int_equal(stats_of(f).replay_hits, 1);
+  assert_int_equal(stats_of(f).backward_functions_built, 2);
   // Inputs of another shape are another key too.
   static const float kX2[2] = {1, 2};
   static const float kY2[2] = {3, 4};
@@ -156,11 +163,41 @@ static void tapes_of_two_steps_share_one_replay(void** state) {
   expect_values(both[0], kDx2, 2);
   release_pair(both);
   assert_int_equal(stats_of(f).replays_built, 3);
+  assert_int_equal(stats_of(f).backward_functions_built, 3);
+  assert_int_equal(stats_of(f).backward_function_hits, 1);
   loom_tensor_handle_release(x2);
   loom_tensor_handle_release(y2);
   loom_tensor_handle_release(x);
   loom_tensor_handle_release(y);
+  // The backward functions leave the library with f.
   LOOM_ASSERT_OK(loom_context_remove_function(g_context, "f"));
+  assert_false(loom_context_has_function(g_context, "f_backward_0"));
+  assert_false(loom_context_has_function(g_context, "f_backward_2"));
+  loom_function_release(f);
+}
+
+// A backward function removed by name is made again at the next gradient;
+// so is one whose key (the gradient asked for) differs.
+static void a_removed_backward_function_is_made_again(void** state) {
+  (void)state;
+  loom_function_t* f = add_f("f");
+  loom_tensor_handle_t* x = vector(kX);
+  loom_tensor_handle_t* y = vector(kY);
+  loom_tensor_handle_t* grads[2];
+  int64_t ops = 0;
+  step(true, x, y, false, grads, &ops);
+  release_pair(grads);
+  LOOM_ASSERT_OK(loom_context_remove_function(g_context, "f_backward_0"));
+  step(true, x, y, false, grads, &ops);
+  expect_values(grads[0], kDx, 3);
+  release_pair(grads);
+  assert_int_equal(stats_of(f).backward_functions_built, 2);
+  assert_int_equal(stats_of(f).backward_function_hits, 0);
+  assert_true(loom_context_has_function(g_context, "f_backward_0"));
+  loom_tensor_handle_release(x);
+  loom_tensor_handle_release(y);
+  LOOM_ASSERT_OK(loom_context_remove_function(g_context, "f"));
+  assert_false(loom_context_has_function(g_context, "f_backward_0"));
   loom_function_release(f);
 }
 
@@ -194,6 +231,11 @@ static void a_call_has_second_derivatives(void** state) {
                                     LOOM_UNCONNECTED_NONE, &dxdy));
   static const float kOnes[3] = {1, 1, 1};  // d(y + 1)/dy
   expect_values(dxdy, kOnes, 3);
+  // The inner gradient called f's backward function, which the outer tape
+  // recorded as one call: its gradient is a backward function in turn.
+  assert_int_equal(stats_of(f).backward_functions_built, 1);
+  assert_true(loom_context_has_function(g_context, "f_backward_0"));
+  assert_true(loom_context_has_function(g_context, "f_backward_0_backward_0"));
   loom_tensor_handle_release(dxdy);
   loom_tensor_handle_release(dx);
   loom_tensor_handle_release(r);
@@ -201,6 +243,133 @@ static void a_call_has_second_derivatives(void** state) {
   loom_op_handler_release(outer);
   loom_tensor_handle_release(x);
   loom_tensor_handle_release(y);
+  LOOM_ASSERT_OK(loom_context_remove_function(g_context, "f"));
+  assert_false(loom_context_has_function(g_context, "f_backward_0_backward_0"));
+  loom_function_release(f);
+}
+
+// s(x, y) = sum(x * y, axis 0): the axes a constant node of the body.
+static loom_function_t* add_sum_of_products(void) {
+  loom_function_builder_t* b = NULL;
+  LOOM_ASSERT_OK(
+      loom_function_builder_create(loom_allocator_system(), "s", &b));
+  LOOM_ASSERT_OK(
+      loom_function_builder_add_input(b, "x", LOOM_DTYPE_FLOAT, NULL, NULL));
+  LOOM_ASSERT_OK(
+      loom_function_builder_add_input(b, "y", LOOM_DTYPE_FLOAT, NULL, NULL));
+  const char* mul_inputs[] = {"x", "y"};
+  LOOM_ASSERT_OK(loom_function_builder_add_node(b, "mul", "Mul", mul_inputs, 2,
+                                                NULL, NULL));
+  const float zero = 0;  // converted to int32
+  int64_t one = 1;
+  loom_tensor_handle_t* axes =
+      loom_test_tensor(g_context, LOOM_DTYPE_INT32, &zero, 1, &one);
+  loom_tensor_t* tensor = NULL;
+  LOOM_ASSERT_OK(loom_context_resolve(g_context, axes, &tensor));
+  loom_op_attrs_t attrs;
+  loom_op_attrs_initialize(&attrs, loom_allocator_system());
+  LOOM_ASSERT_OK(loom_op_attrs_set_tensor(&attrs, "value", tensor));
+  LOOM_ASSERT_OK(loom_op_attrs_set_dtype(&attrs, "dtype", LOOM_DTYPE_INT32));
+  LOOM_ASSERT_OK(loom_function_builder_add_node(b, "axes", "Const", NULL, 0,
+                                                &attrs, NULL));
+  loom_op_attrs_deinitialize(&attrs);
+  loom_tensor_release(tensor);
+  loom_tensor_handle_release(axes);
+  const char* sum_inputs[] = {"mul:z:0", "axes:output:0"};
+  LOOM_ASSERT_OK(loom_function_builder_add_node(b, "sum", "Sum", sum_inputs, 2,
+                                                NULL, NULL));
+  LOOM_ASSERT_OK(loom_function_builder_add_output(b, "r", LOOM_DTYPE_FLOAT,
+                                                  NULL, "sum:output:0"));
+  loom_function_t* function = NULL;
+  LOOM_ASSERT_OK(loom_function_builder_finish(b, &function));
+  LOOM_ASSERT_OK(loom_context_add_function(g_context, function));
+  return function;
+}
+
+// A body whose gradient reads a constant of the body (Sum's axes) has a
+// backward function too: d(sum x*y)/dx = y (NumPy).
+static void a_reduction_of_the_body_has_a_backward_function(void** state) {
+  (void)state;
+  loom_function_t* s = add_sum_of_products();
+  loom_tensor_handle_t* x = vector(kX);
+  loom_tensor_handle_t* y = vector(kY);
+  for (int step = 0; step < 2; ++step) {
+    loom_op_handler_t* tape = NULL;
+    LOOM_ASSERT_OK(loom_tape_create(g_context, NULL, &tape));
+    LOOM_ASSERT_OK(loom_context_enter_scope(g_context, tape));
+    LOOM_ASSERT_OK(loom_tape_watch(tape, x));
+    loom_tensor_handle_t* r = NULL;
+    LOOM_ASSERT_OK(call2("s", x, y, &r));
+    LOOM_ASSERT_OK(loom_context_exit_scope(g_context));
+    loom_tensor_handle_t* dx = NULL;
+    LOOM_ASSERT_OK(loom_tape_gradient(tape, &r, 1, &x, 1, NULL,
+                                      LOOM_UNCONNECTED_NONE, &dx));
+    expect_values(dx, kY, 3);
+    loom_tensor_handle_release(dx);
+    loom_tensor_handle_release(r);
+    loom_op_handler_release(tape);
+  }
+  assert_int_equal(stats_of(s).backward_functions_built, 1);
+  assert_int_equal(stats_of(s).backward_function_hits, 1);
+  loom_tensor_handle_release(x);
+  loom_tensor_handle_release(y);
+  LOOM_ASSERT_OK(loom_context_remove_function(g_context, "s"));
+  loom_function_release(s);
+}
+
+// A tape in a trace takes the gradient of a call: the trace records a call
+// of f's backward function, and the traced function computes d(sum f)/dx
+// (y + 1, NumPy) at every call without making another.
+static void a_tape_in_a_trace_calls_the_backward_function(void** state) {
+  (void)state;
+  loom_function_t* f = add_f("f");
+  loom_op_handler_t* trace = NULL;
+  LOOM_ASSERT_OK(loom_trace_create(g_context, "grad_f", &trace));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_context, trace));
+  int64_t three = 3;
+  loom_shape_t shape;
+  LOOM_ASSERT_OK(loom_shape_initialize(&shape, &three, 1));
+  loom_tensor_handle_t* x = NULL;
+  loom_tensor_handle_t* y = NULL;
+  LOOM_ASSERT_OK(
+      loom_trace_add_parameter(trace, "x", LOOM_DTYPE_FLOAT, &shape, &x));
+  LOOM_ASSERT_OK(
+      loom_trace_add_parameter(trace, "y", LOOM_DTYPE_FLOAT, &shape, &y));
+  loom_op_handler_t* tape = NULL;
+  LOOM_ASSERT_OK(loom_tape_create(g_context, NULL, &tape));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_context, tape));
+  LOOM_ASSERT_OK(loom_tape_watch(tape, x));
+  loom_tensor_handle_t* r = NULL;
+  LOOM_ASSERT_OK(call2("f", x, y, &r));
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_context));
+  loom_tensor_handle_t* dx = NULL;
+  LOOM_ASSERT_OK(
+      loom_tape_gradient(tape, &r, 1, &x, 1, NULL, LOOM_UNCONNECTED_NONE, &dx));
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_context));
+  loom_function_t* grad_f = NULL;
+  LOOM_ASSERT_OK(loom_trace_finish(trace, &dx, 1, &grad_f));
+  assert_int_equal(stats_of(f).backward_functions_built, 1);
+  assert_true(loom_context_has_function(g_context, "f_backward_0"));
+  LOOM_ASSERT_OK(loom_context_add_function(g_context, grad_f));
+  loom_tensor_handle_t* xv = vector(kX);
+  loom_tensor_handle_t* yv = vector(kY);
+  for (int i = 0; i < 2; ++i) {
+    loom_tensor_handle_t* got = NULL;
+    LOOM_ASSERT_OK(call2("grad_f", xv, yv, &got));
+    expect_values(got, kDx, 3);
+    loom_tensor_handle_release(got);
+  }
+  assert_int_equal(stats_of(f).backward_functions_built, 1);
+  loom_tensor_handle_release(xv);
+  loom_tensor_handle_release(yv);
+  loom_tensor_handle_release(dx);
+  loom_tensor_handle_release(r);
+  loom_tensor_handle_release(x);
+  loom_tensor_handle_release(y);
+  loom_op_handler_release(tape);
+  loom_op_handler_release(trace);
+  LOOM_ASSERT_OK(loom_context_remove_function(g_context, "grad_f"));
+  loom_function_release(grad_f);
   LOOM_ASSERT_OK(loom_context_remove_function(g_context, "f"));
   loom_function_release(f);
 }
@@ -283,7 +452,10 @@ static int teardown(void** state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(tapes_of_two_steps_share_one_replay),
+      cmocka_unit_test(a_removed_backward_function_is_made_again),
       cmocka_unit_test(a_call_has_second_derivatives),
+      cmocka_unit_test(a_tape_in_a_trace_calls_the_backward_function),
+      cmocka_unit_test(a_reduction_of_the_body_has_a_backward_function),
       cmocka_unit_test(a_logging_handler_logs_a_call_whole_or_its_body),
       cmocka_unit_test(whole_call_errors),
   };

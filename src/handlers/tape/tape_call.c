@@ -15,6 +15,8 @@
 
 #include <string.h>
 
+#include "corert/corert_internal.h"
+#include "handlers/tape/tape_call_backward.h"
 #include "handlers/tape/tape_internal.h"
 
 // Its address is the kind of the tape's summaries.
@@ -45,8 +47,19 @@ loom_status_t loom__tape_function_input_summary(
 // The gradient of a call
 //===----------------------------------------------------------------------===//
 
+static _Atomic(loom__tape_call_backward_fn_t) g_call_backward;
+
+void loom__tape_set_call_backward(loom__tape_call_backward_fn_t fn) {
+  atomic_store_explicit(&g_call_backward, fn, memory_order_release);
+}
+
+void loom__tape_leave_calls(loom_op_handler_t* tape) {
+  loom__tape_of(tape)->leaves_calls = true;
+}
+
 // The call again under a tape of its own (which leaves calls, so that it
 // records the body): ys[0, m) and the gradients of the watched inputs.
+// Asks the installed builder of backward functions first.
 static loom_status_t call_gradient(loom_gradient_context_t* ctx,
                                    loom_tensor_handle_t* const* dys,
                                    loom_tensor_handle_t** dxs,
@@ -66,6 +79,13 @@ static loom_status_t call_gradient(loom_gradient_context_t* ctx,
   }
   memcpy(name, f.u.string.data, f.u.string.size);
   name[f.u.string.size] = '\0';
+  loom__tape_call_backward_fn_t backward =
+      atomic_load_explicit(&g_call_backward, memory_order_acquire);
+  if (backward) {
+    bool done = false;
+    loom_status_t status = backward(ctx, name, dys, dxs, &done);
+    if (status || done) return status;
+  }
   loom_context_t* eager = loom_gradient_context_eager(ctx);
   int32_t n = loom_gradient_context_num_inputs(ctx);
   int32_t m = loom_gradient_context_num_outputs(ctx);
@@ -250,6 +270,28 @@ static loom_status_t record_call(const loom__passthrough_t* base,
   return status;
 }
 
+// Runs the call beneath the tape: on the CPU in a scope of its own when
+// that is the tape's outer handler (entered as a handler executing an op
+// enters it, so it replaces the scopes above: the call runs its plan),
+// else op by op through the thread's scopes.
+static loom_status_t run_beneath(const loom__passthrough_t* base,
+                                 loom_function_call_t* call,
+                                 loom_tensor_handle_t** results) {
+  if (base->effective_outer != loom_context_cpu(base->context)) {
+    return call->run(call, results);
+  }
+  ++loom__handler_execution_depth;
+  loom_status_t status =
+      loom_context_enter_scope(base->context, base->effective_outer);
+  --loom__handler_execution_depth;
+  if (status) return status;
+  status = call->run(call, results);
+  loom_status_t exited = loom_context_exit_scope(base->context);
+  if (!status) return exited;
+  loom_status_free(exited);
+  return status;
+}
+
 loom_status_t loom__tape_execute_function_call(loom_op_handler_t* handler,
                                                loom_function_call_t* call,
                                                loom_tensor_handle_t** results,
@@ -280,7 +322,7 @@ loom_status_t loom__tape_execute_function_call(loom_op_handler_t* handler,
   if (any && !leave) {
     status = loom__tape_pause(tape);
     if (!status) {
-      status = call->run(call, results);
+      status = run_beneath(base, call, results);
       (void)loom__tape_resume(tape);
       *out_taken = true;
       if (!status) {

@@ -1,0 +1,360 @@
+// The backward functions of calls (handlers/tape/tape_call_backward.h):
+// the gradient of a call a tape recorded as one op is a function of its
+// own, traced once per key and kept in the context's function library
+// (function/function_derived.h), then called like any function — planned,
+// on plain tensors — at every later gradient of such a call.
+//
+// The key is what the trace specialises on: the call's input dtypes and
+// shapes, which inputs need a gradient, and which outputs bring one (with
+// their dtypes and shapes). The replays of the call share this key (their
+// key is the inputs' dtypes, shapes and whether the tape tracks each), so
+// the backward function is made once per replay key and gradient asked for.
+//
+// Its body is TensorFlow's SymbolicGradient of a call: the function's body
+// again, under a tape of its own that leaves calls (so it records the
+// body's ops), and that tape's gradient ops; its inputs are the call's
+// inputs, then the gradients of the outputs that have one; its outputs are
+// the gradients of the inputs that need one. The forward ops the gradient
+// does not read are dropped by the plan, as dead nodes.
+//
+// A call whose backward function cannot be traced (an op whose gradient
+// reads a value, which a trace has not) is left to the tape, which runs the
+// call again eagerly; the library remembers that, so the trace is tried
+// once per key.
+
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "function/function_derived.h"
+#include "handlers/tape/tape_call_backward.h"
+#include "loom/trace.h"
+
+// The key's bytes: the number of inputs and outputs, then per input whether
+// it is differentiated, its dtype and shape, then per output whether it
+// brings a gradient, and that gradient's dtype and shape.
+typedef struct key_writer_t {
+  unsigned char* bytes;  // NULL: only counting
+  size_t size;
+} key_writer_t;
+
+static void put(key_writer_t* w, const void* data, size_t size) {
+  if (w->bytes) memcpy(w->bytes + w->size, data, size);
+  w->size += size;
+}
+
+static void put_metadata(key_writer_t* w, bool used,
+                         const loom_tensor_metadata_t* metadata) {
+  unsigned char flag = used;
+  put(w, &flag, 1);
+  if (!used) return;
+  int32_t head[2] = {(int32_t)metadata->dtype, metadata->shape.rank};
+  put(w, head, sizeof(head));
+  if (metadata->shape.rank > 0) {
+    put(w, loom_shape_dims(&metadata->shape),
+        sizeof(int64_t) * (size_t)metadata->shape.rank);
+  }
+}
+
+// What a gradient of a call asks for.
+typedef struct request_t {
+  loom_context_t* eager;
+  const char* function;
+  int32_t n, m;
+  const loom_tensor_metadata_t* inputs;  // [n]
+  const bool* wanted;                    // [n]: needs a gradient
+  const loom_tensor_metadata_t* seeds;   // [m]: the dys' (when given)
+  loom_tensor_handle_t* const* dys;      // [m]
+  int32_t num_wanted, num_seeds;
+} request_t;
+
+static void write_key(const request_t* r, key_writer_t* w) {
+  int32_t head[2] = {r->n, r->m};
+  put(w, head, sizeof(head));
+  for (int32_t i = 0; i < r->n; ++i) {
+    put_metadata(w, true, &r->inputs[i]);
+    unsigned char wanted = r->wanted[i];
+    put(w, &wanted, 1);
+  }
+  for (int32_t k = 0; k < r->m; ++k) {
+    put_metadata(w, r->dys[k] != NULL, &r->seeds[k]);
+  }
+}
+
+// A function name for the backward function of `base` not in the library.
+static void backward_name(loom_context_t* eager, const char* base, char* name,
+                          size_t capacity) {
+  static _Atomic int64_t g_serial;
+  bool short_base = strlen(base) + 32 < capacity;
+  for (int32_t k = 0;; ++k) {
+    if (short_base) {
+      snprintf(name, capacity, "%s_backward_%" PRId32, base, k);
+    } else {
+      snprintf(name, capacity, "call_backward_%" PRId64,
+               atomic_fetch_add_explicit(&g_serial, 1, memory_order_relaxed));
+    }
+    if (!loom_context_has_function(eager, name)) return;
+  }
+}
+
+static loom_status_t exit_scope(loom_context_t* eager, loom_status_t status) {
+  loom_status_t exited = loom_context_exit_scope(eager);
+  if (!status) return exited;
+  loom_status_free(exited);
+  return status;
+}
+
+// The handles of a trace: parameters (xs, then seeds), ys, gradients.
+typedef struct trace_values_t {
+  loom_tensor_handle_t** all;
+  size_t count;
+  loom_tensor_handle_t **xs, **seeds, **ys, **sources, **grads;
+} trace_values_t;
+
+// The body of the backward function, in the scope of `trace`: the call
+// again under a tape, and the tape's gradient.
+static loom_status_t trace_body(const request_t* r, trace_values_t* v) {
+  loom_op_handler_t* tape = NULL;
+  loom_status_t status = loom_tape_create(r->eager, NULL, &tape);
+  if (status) return status;
+  loom__tape_leave_calls(tape);
+  status = loom_context_enter_scope(r->eager, tape);
+  if (status) {
+    loom_op_handler_release(tape);
+    return status;
+  }
+  int32_t w = 0;
+  for (int32_t i = 0; !status && i < r->n; ++i) {
+    if (!r->wanted[i]) continue;
+    v->sources[w++] = v->xs[i];
+    status = loom_tape_watch(tape, v->xs[i]);
+  }
+  loom_eager_op_t* op = NULL;
+  if (!status) status = loom_eager_op_create(r->eager, r->function, &op);
+  for (int32_t i = 0; !status && i < r->n; ++i) {
+    status = loom_eager_op_add_input(op, v->xs[i]);
+  }
+  int32_t made = 0;
+  if (!status) status = loom_eager_op_execute(op, v->ys, r->m, &made);
+  if (!status && made != r->m) {
+    status = loom_make_status(LOOM_STATUS_INTERNAL,
+                              "function '%s' gave %d results, %d expected",
+                              r->function, made, r->m);
+  }
+  if (op) loom_eager_op_destroy(op);
+  status = exit_scope(r->eager, status);
+  // The targets: the outputs that bring a gradient, in order.
+  loom_tensor_handle_t** targets = v->ys + r->m;  // room after ys
+  int32_t t = 0;
+  for (int32_t k = 0; !status && k < r->m; ++k) {
+    if (r->dys[k]) targets[t++] = v->ys[k];
+  }
+  if (!status) {
+    status = loom_tape_gradient(tape, targets, t, v->sources, w, v->seeds,
+                                LOOM_UNCONNECTED_ZERO, v->grads);
+  }
+  loom_op_handler_release(tape);
+  return status;
+}
+
+// Traces the backward function `name` of the request.
+static loom_status_t trace_backward(const request_t* r, const char* name,
+                                    loom_function_t** out_function) {
+  loom_allocator_t allocator = loom_allocator_system();
+  trace_values_t v = {0};
+  // xs[n], seeds[m], ys[m], targets[m] (borrowed), sources[w] (borrowed),
+  // grads[w]
+  v.count = (size_t)(r->n + 3 * r->m + 2 * r->num_wanted) + 1;
+  LOOM_RETURN_IF_ERROR(loom_allocator_calloc(
+      allocator, sizeof(*v.all) * v.count, (void**)&v.all));
+  v.xs = v.all;
+  v.seeds = v.xs + r->n;
+  v.ys = v.seeds + r->m;
+  v.sources = v.ys + 2 * r->m;
+  v.grads = v.sources + r->num_wanted;
+  loom_op_handler_t* trace = NULL;
+  // Executing: ops of constants only run as they are traced, so that a
+  // gradient reading one (Sum's axes) finds its value.
+  loom_status_t status = loom_trace_create_executing(r->eager, name, &trace);
+  bool entered = false;
+  if (!status) {
+    status = loom_context_enter_scope(r->eager, trace);
+    entered = !status;
+  }
+  for (int32_t i = 0; !status && i < r->n; ++i) {
+    status = loom_trace_add_parameter(trace, NULL, r->inputs[i].dtype,
+                                      &r->inputs[i].shape, &v.xs[i]);
+  }
+  for (int32_t k = 0, s = 0; !status && k < r->m; ++k) {
+    if (!r->dys[k]) continue;
+    status = loom_trace_add_parameter(trace, NULL, r->seeds[k].dtype,
+                                      &r->seeds[k].shape, &v.seeds[s++]);
+  }
+  if (!status) status = trace_body(r, &v);
+  if (entered) status = exit_scope(r->eager, status);
+  if (!status) {
+    status = loom_trace_finish(trace, v.grads, r->num_wanted, out_function);
+  }
+  loom_op_handler_release(trace);
+  // Owned: xs, seeds, ys and grads (targets and sources are borrowed).
+  for (int32_t i = 0; i < r->n + 2 * r->m; ++i) {
+    loom_tensor_handle_release(v.all[i]);
+  }
+  for (int32_t j = 0; j < r->num_wanted; ++j) {
+    loom_tensor_handle_release(v.grads[j]);
+  }
+  loom_allocator_free(allocator, v.all);
+  return status;
+}
+
+// The backward function of the request (a new reference), made and kept
+// when the library has none for its key; NULL when it cannot be made.
+static loom_status_t find_or_make(const request_t* r, loom_function_t* base,
+                                  loom_function_t** out_backward) {
+  *out_backward = NULL;
+  loom_allocator_t allocator = loom_allocator_system();
+  key_writer_t w = {NULL, 0};
+  write_key(r, &w);
+  LOOM_RETURN_IF_ERROR(
+      loom_allocator_malloc(allocator, w.size, (void**)&w.bytes));
+  size_t size = w.size;
+  w.size = 0;
+  write_key(r, &w);
+  bool found = false;
+  loom__function_library_find_derived(r->eager, base, w.bytes, size, &found,
+                                      out_backward);
+  loom_status_t status = loom_ok_status();
+  if (found) {
+    if (*out_backward) loom__function_count_backward(base, false);
+  } else {
+    char name[128];
+    backward_name(r->eager, r->function, name, sizeof(name));
+    loom_function_t* made = NULL;
+    loom_status_t traced = trace_backward(r, name, &made);
+    // A body that cannot be traced is remembered as such (made NULL).
+    loom_status_free(traced);
+    status = loom__function_library_add_derived(r->eager, base, w.bytes, size,
+                                                made, out_backward);
+    if (made && *out_backward == made)
+      loom__function_count_backward(base, true);
+    loom_function_release(made);
+    if (status) {
+      // No room (or the base left the library): the tape's own way.
+      loom_status_free(status);
+      status = loom_ok_status();
+    }
+  }
+  loom_allocator_free(allocator, w.bytes);
+  return status;
+}
+
+// Calls `backward` on the call's inputs and the given dys: the gradients
+// of the inputs that need one, into dxs.
+static loom_status_t call(loom_gradient_context_t* ctx, const request_t* r,
+                          loom_function_t* backward,
+                          loom_tensor_handle_t** dxs) {
+  loom_allocator_t allocator = loom_allocator_system();
+  loom_tensor_handle_t** grads = NULL;
+  LOOM_RETURN_IF_ERROR(loom_allocator_calloc(
+      allocator, sizeof(*grads) * ((size_t)r->num_wanted + 1), (void**)&grads));
+  loom_eager_op_t* op = NULL;
+  loom_status_t status =
+      loom_eager_op_create(r->eager, loom_function_name(backward), &op);
+  for (int32_t i = 0; !status && i < r->n; ++i) {
+    status = loom_eager_op_add_input(op, loom_gradient_context_input(ctx, i));
+  }
+  for (int32_t k = 0; !status && k < r->m; ++k) {
+    if (r->dys[k]) status = loom_eager_op_add_input(op, r->dys[k]);
+  }
+  int32_t made = 0;
+  if (!status) status = loom_eager_op_execute(op, grads, r->num_wanted, &made);
+  if (!status && made != r->num_wanted) {
+    status =
+        loom_make_status(LOOM_STATUS_INTERNAL,
+                         "backward function '%s' gave %d results, %d "
+                         "expected",
+                         loom_function_name(backward), made, r->num_wanted);
+  }
+  if (op) loom_eager_op_destroy(op);
+  for (int32_t i = 0, j = 0; !status && i < r->n; ++i) {
+    if (!r->wanted[i]) continue;
+    dxs[i] = grads[j];
+    grads[j++] = NULL;
+  }
+  for (int32_t j = 0; j < r->num_wanted; ++j) {
+    loom_tensor_handle_release(grads[j]);
+  }
+  loom_allocator_free(allocator, grads);
+  return status;
+}
+
+static loom_status_t call_backward(loom_gradient_context_t* ctx,
+                                   const char* function_name,
+                                   loom_tensor_handle_t* const* dys,
+                                   loom_tensor_handle_t** dxs, bool* out_done) {
+  *out_done = false;
+  request_t r = {
+      .eager = loom_gradient_context_eager(ctx),
+      .function = function_name,
+      .n = loom_gradient_context_num_inputs(ctx),
+      .m = loom_gradient_context_num_outputs(ctx),
+      .dys = dys,
+  };
+  loom_function_t* base = NULL;
+  loom_status_t status =
+      loom_context_find_function(r.eager, function_name, &base);
+  if (status) {
+    loom_status_free(status);  // not a function of the library: the tape's
+    return loom_ok_status();
+  }
+  loom_allocator_t allocator = loom_allocator_system();
+  // inputs[n], seeds[m]; wanted[n]
+  loom_tensor_metadata_t* metadata = NULL;
+  bool* wanted = NULL;
+  status = loom_allocator_calloc(allocator,
+                                 sizeof(*metadata) * ((size_t)(r.n + r.m) + 1),
+                                 (void**)&metadata);
+  if (!status) {
+    status = loom_allocator_calloc(
+        allocator, sizeof(*wanted) * ((size_t)r.n + 1), (void**)&wanted);
+  }
+  for (int32_t i = 0; !status && i < r.n; ++i) {
+    metadata[i] = *loom_gradient_context_input_metadata(ctx, i);
+    wanted[i] = loom_gradient_context_input_needs_gradient(ctx, i) &&
+                loom_dtype_is_floating(metadata[i].dtype);
+    r.num_wanted += wanted[i];
+  }
+  for (int32_t k = 0; !status && k < r.m; ++k) {
+    if (!dys[k]) continue;
+    status = loom_tensor_handle_wait_metadata(dys[k], &metadata[r.n + k]);
+    ++r.num_seeds;
+  }
+  r.inputs = metadata;
+  r.seeds = metadata + r.n;
+  r.wanted = wanted;
+  if (!status && (!r.num_wanted || !r.num_seeds)) {
+    *out_done = true;  // no gradient flows
+  } else if (!status) {
+    loom_function_t* backward = NULL;
+    status = find_or_make(&r, base, &backward);
+    if (!status && backward) {
+      status = call(ctx, &r, backward, dxs);
+      *out_done = true;
+    }
+    loom_function_release(backward);
+  }
+  loom_allocator_free(allocator, wanted);
+  loom_allocator_free(allocator, metadata);
+  loom_function_release(base);
+  return status;
+}
+
+// Installed as the library loads. libloom.a's users link this object
+// through the anchor, which src/CMakeLists.txt names to the linker: no
+// function of it is otherwise referenced.
+const int loom__trace_call_backward_anchor = 1;
+
+__attribute__((constructor)) static void install_call_backward(void) {
+  loom__tape_set_call_backward(call_backward);
+}
