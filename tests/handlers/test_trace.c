@@ -6,8 +6,9 @@
 // call in the outer body, whose results have the shapes of the callee's
 // body for the call's input shapes; a variable read has the variable's
 // declared shape (its handle data); printed programs note the inferred
-// types and call the functions they use; the errors; and releasing
-// functions, traces and contexts in any order.
+// types and call the functions they use, threading a chain through the
+// calls of stateful functions, and run as `loom run` runs them; the
+// errors; and releasing functions, traces and contexts in any order.
 //
 // Reference values from NumPy / PyTorch (float32):
 //   (x*y+x)*c = [3.75, 10, -0.5]
@@ -20,6 +21,8 @@
 //   A = [[1.5, -2, 0.5], [0.25, 4, -3]]:
 //   A @ A.T = [[6.5, -9.125], [-9.125, 25.0625]]
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "loom/autodiff.h"
@@ -1170,9 +1173,9 @@ static void expect_chain_v(const float* expected) {
   loom_tensor_handle_release(variable);
 }
 
-// Calls of stateful functions print with a chain: a stateful function
-// takes the chain to start from first and returns the one its stateful ops
-// end with first, and a caller passes its current chain to the call and
+// Calls of stateful functions print with a chain: a stateful callee takes
+// the chain to start from first and returns the one its stateful ops end
+// with first, and a caller passes its current chain to the call and
 // continues with the returned one, through two levels of calls. The
 // program runs to the values and the variable the traced function gives
 // when called: v = [1, 2, 3], x = [1.5, -2, 0.5]: chain_twice(x) = v =
@@ -1227,10 +1230,16 @@ static void calls_of_stateful_functions_thread_a_chain(void** state) {
                          "corert.executeop.seq(%cpu, %ch1) "
                          "\"tf.VarHandleOp\""));
   assert_non_null(strstr(outer, "= tfrt.call @chain_bump(%ch3, %arg0) :"));
+  // The function printed starts from a new chain and returns its tensors.
   assert_non_null(strstr(outer,
-                         "tfrt.return %ch4, %n0_0, %n2_0, %n3_0 : "
-                         "!tfrt.chain, !corert.tensorhandle, "
-                         "!corert.tensorhandle, !corert.tensorhandle"));
+                         "func.func @chain_outer(%arg0: "
+                         "!corert.tensorhandle) -> (!corert.tensorhandle, "
+                         "!corert.tensorhandle, !corert.tensorhandle) {\n"
+                         "  %ch0 = tfrt.new.chain\n"));
+  assert_non_null(strstr(outer,
+                         "tfrt.return %n0_0, %n2_0, %n3_0 : "
+                         "!corert.tensorhandle, !corert.tensorhandle, "
+                         "!corert.tensorhandle\n"));
 
   // Called eagerly.
   LOOM_ASSERT_OK(loom_context_add_function(g_context, function));
@@ -1260,23 +1269,16 @@ static void calls_of_stateful_functions_thread_a_chain(void** state) {
                                            loom_context_host(g_context));
   loom_program_executor_t* executor = NULL;
   LOOM_ASSERT_OK(loom_program_executor_create(&options, &executor));
-  loom_async_value_t* arguments[2] = {NULL, NULL};
-  for (int i = 0; i < 2; ++i) {
-    LOOM_ASSERT_OK(
-        loom_program_value_create(loom_allocator_system(), &arguments[i]));
-  }
-  LOOM_ASSERT_OK(loom_program_value_set_chain(arguments[0]));
-  LOOM_ASSERT_OK(loom_program_value_set_tensor_handle(arguments[1],
-                                                      vector(g_context, kX)));
-  loom_async_value_t* results[4] = {NULL, NULL, NULL, NULL};
+  loom_async_value_t* argument = NULL;
+  LOOM_ASSERT_OK(loom_program_value_create(loom_allocator_system(), &argument));
+  LOOM_ASSERT_OK(
+      loom_program_value_set_tensor_handle(argument, vector(g_context, kX)));
+  loom_async_value_t* results[3] = {NULL, NULL, NULL};
   LOOM_ASSERT_OK(loom_program_executor_call(executor, program, "chain_outer",
-                                            arguments, 2, results, 4));
+                                            &argument, 1, results, 3));
   loom_program_executor_quiesce(executor);
-  const loom_program_value_t* chain = loom_program_value_get(results[0]);
-  assert_non_null(chain);
-  assert_int_equal(chain->kind, LOOM_PROGRAM_VALUE_CHAIN);
   for (int i = 0; i < 3; ++i) {
-    const loom_program_value_t* value = loom_program_value_get(results[i + 1]);
+    const loom_program_value_t* value = loom_program_value_get(results[i]);
     assert_non_null(value);
     loom_tensor_t* expected = NULL;
     LOOM_ASSERT_OK(loom_context_resolve(g_context, eager[i], &expected));
@@ -1286,9 +1288,8 @@ static void calls_of_stateful_functions_thread_a_chain(void** state) {
   }
   expect_chain_v(kBumped);
 
-  for (int i = 0; i < 4; ++i) loom_async_value_release(results[i]);
-  loom_async_value_release(arguments[0]);
-  loom_async_value_release(arguments[1]);
+  for (int i = 0; i < 3; ++i) loom_async_value_release(results[i]);
+  loom_async_value_release(argument);
   loom_program_executor_destroy(executor);
   loom_program_destroy(program);
   loom_allocator_free(loom_allocator_system(), text);
@@ -1296,6 +1297,82 @@ static void calls_of_stateful_functions_thread_a_chain(void** state) {
   for (int i = 0; i < 3; ++i) loom_tensor_handle_release(eager[i]);
   loom_tensor_handle_release(x);
   LOOM_ASSERT_OK(loom_context_remove_function(g_context, "chain_outer"));
+  LOOM_ASSERT_OK(loom_context_remove_function(g_context, "chain_twice"));
+  LOOM_ASSERT_OK(loom_context_remove_function(g_context, "chain_bump"));
+}
+
+// A function without parameters whose body calls stateful functions runs
+// as `loom run` runs a program (loom_program_executor_run_all): its
+// callees, which take arguments, are not run by themselves; it calls them
+// in order: v = [1, 2, 3], chain_twice(x) leaves v = [5, 0, 7] and
+// chain_bump of that doubles it, [10, 0, 14].
+static void a_printed_stateful_program_runs_as_loom_run_does(void** state) {
+  (void)state;
+  static const float kV[3] = {1, 2, 3};
+  static const float kTwiceBumped[3] = {10, 0, 14};
+  loom_shape_t three = vector_shape(3);
+  trace_unary("chain_bump", &three, bump_body);
+  trace_unary("chain_twice", &three, bump_twice_body);
+  loom_op_handler_t* trace = NULL;
+  LOOM_ASSERT_OK(loom_trace_create(g_context, "chain_main", &trace));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_context, trace));
+  loom_tensor_handle_t* x = vector(g_context, kX);  // captured
+  loom_tensor_handle_t* twice = op2("chain_twice", x, NULL);
+  loom_tensor_handle_t* bumped = op2("chain_bump", twice, NULL);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_context));
+  loom_function_t* function = NULL;
+  LOOM_ASSERT_OK(loom_trace_finish(trace, &bumped, 1, &function));
+  char* text = NULL;
+  size_t size = 0;
+  LOOM_ASSERT_OK(loom_trace_print_program(
+      g_context, function, loom_allocator_system(), &text, &size));
+  assert_non_null(strstr(text,
+                         "func.func @chain_main() -> "
+                         "(!corert.tensorhandle) {\n"
+                         "  %ch0 = tfrt.new.chain\n"));
+  assert_non_null(strstr(text,
+                         "%ch1, %n0_0 = tfrt.call @chain_twice(%ch0, "
+                         "%cap0) :"));
+  assert_non_null(strstr(text,
+                         "%ch2, %n1_0 = tfrt.call @chain_bump(%ch1, "
+                         "%n0_0) :"));
+
+  set_chain_v(kV);
+  loom_program_t* program = NULL;
+  loom_program_location_t where;
+  LOOM_ASSERT_OK(loom_program_parse(loom_allocator_system(), "main.mlir", text,
+                                    size, &program, &where));
+  char* output = NULL;
+  size_t output_size = 0;
+  FILE* stream = open_memstream(&output, &output_size);
+  assert_non_null(stream);
+  loom_program_executor_options_t options;
+  loom_program_executor_options_initialize(&options,
+                                           loom_context_host(g_context));
+  options.output = stream;
+  loom_program_executor_t* executor = NULL;
+  LOOM_ASSERT_OK(loom_program_executor_create(&options, &executor));
+  LOOM_ASSERT_OK(loom_program_executor_run_all(executor, program, NULL));
+  loom_program_executor_destroy(executor);
+  fclose(stream);
+  assert_string_equal(output,
+                      "--- Not running 'chain_bump' because it has "
+                      "arguments.\n"
+                      "--- Not running 'chain_twice' because it has "
+                      "arguments.\n"
+                      "--- Running 'chain_main':\n"
+                      "'chain_main' returned !corert.tensorhandle value\n");
+  free(output);
+  expect_chain_v(kTwiceBumped);
+
+  loom_program_destroy(program);
+  loom_allocator_free(loom_allocator_system(), text);
+  loom_function_release(function);
+  loom_op_handler_release(trace);
+  loom_tensor_handle_t* handles[] = {bumped, twice, x};
+  for (size_t i = 0; i < sizeof(handles) / sizeof(handles[0]); ++i) {
+    loom_tensor_handle_release(handles[i]);
+  }
   LOOM_ASSERT_OK(loom_context_remove_function(g_context, "chain_twice"));
   LOOM_ASSERT_OK(loom_context_remove_function(g_context, "chain_bump"));
 }
@@ -1318,6 +1395,7 @@ int main(void) {
       cmocka_unit_test(a_call_in_a_trace_has_the_callee_shapes),
       cmocka_unit_test(a_call_with_wrong_shapes_fails_in_the_trace),
       cmocka_unit_test(calls_of_stateful_functions_thread_a_chain),
+      cmocka_unit_test(a_printed_stateful_program_runs_as_loom_run_does),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -2,7 +2,7 @@
 // which `loom run` and the program API execute: one corert.executeop per
 // node on the "cpu" handler, stateful nodes chained in body order
 // (corert.executeop.seq), captured tensors as corert.const_dense_tensor,
-// calls as tfrt.call; a stateful function takes and returns a chain.
+// calls as tfrt.call; a stateful callee takes and returns a chain.
 
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +24,8 @@ typedef struct printer_t {
   loom_function_t** callees;
   // The body's static shapes, noted after each node, or NULL.
   loom__function_shapes_t* shapes;
+  // A stateful function the program calls: it takes and returns a chain.
+  bool threads_chain;
 } printer_t;
 
 // The functions a program holds: the called ones before their callers.
@@ -339,13 +341,14 @@ static loom_status_t print_node(printer_t* p, int32_t index, int32_t* chain) {
   return loom_ok_status();
 }
 
-// A stateful function takes the chain its stateful ops start from as its
-// first argument (%ch0) and returns the one they end with first, as
-// TFRT's functions do, so that a caller orders them with its own; the
-// others start from a new chain.
+// A stateful function the program calls takes the chain its stateful ops
+// start from as its first argument (%ch0) and returns the one they end
+// with first, as TFRT's functions do, so that its caller orders them with
+// its own; the others (the function printed, which `loom run` runs when it
+// has no parameters) start from a new chain.
 static loom_status_t print_function(printer_t* p) {
   const loom_function_t* f = p->function;
-  bool chained = f->stateful;
+  bool chained = p->threads_chain;
   if (f->num_outputs == 0 && !chained) {
     return unprintable(p, "its outputs", "a function without outputs");
   }
@@ -460,6 +463,8 @@ static loom_status_t collect(program_printer_t* pp,
       .text = &pp->text,
       .function = function,
       .registry = pp->registry,
+      // The function printed is no callee: it cannot call itself.
+      .threads_chain = function->stateful && pp->depth > 0,
   };
   for (int32_t i = 0; i < pp->depth; ++i) {
     if (pp->visiting[i] == function) {
