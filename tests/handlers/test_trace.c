@@ -1301,22 +1301,48 @@ static void calls_of_stateful_functions_thread_a_chain(void** state) {
   LOOM_ASSERT_OK(loom_context_remove_function(g_context, "chain_bump"));
 }
 
+// Traces chain_set(a) = (): v = a, a stateful function without outputs.
+static void trace_chain_set(void) {
+  loom_op_handler_t* trace = NULL;
+  LOOM_ASSERT_OK(loom_trace_create(g_context, "chain_set", &trace));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_context, trace));
+  loom_shape_t shape = vector_shape(3);
+  loom_tensor_handle_t* a = NULL;
+  LOOM_ASSERT_OK(
+      loom_trace_add_parameter(trace, "a", LOOM_DTYPE_FLOAT, &shape, &a));
+  static const int64_t kThree = 3;
+  loom_tensor_handle_t* variable = new_variable("chain_v", &kThree, 1);
+  LOOM_ASSERT_OK(
+      run(g_context, "AssignVariableOp", variable, a, "dtype", NULL));
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_context));
+  loom_function_t* function = NULL;
+  LOOM_ASSERT_OK(loom_trace_finish(trace, NULL, 0, &function));
+  LOOM_ASSERT_OK(loom_context_add_function(g_context, function));
+  loom_function_release(function);
+  loom_tensor_handle_release(variable);
+  loom_tensor_handle_release(a);
+  loom_op_handler_release(trace);
+}
+
 // A function without parameters whose body calls stateful functions runs
 // as `loom run` runs a program (loom_program_executor_run_all): its
 // callees, which take arguments, are not run by themselves; it calls them
-// in order: v = [1, 2, 3], chain_twice(x) leaves v = [5, 0, 7] and
-// chain_bump of that doubles it, [10, 0, 14].
+// in order, one of them without outputs (it returns its chain alone):
+// chain_set(x) leaves v = x, chain_twice(x) v = 2x then 4x, chain_bump of
+// that doubles it: 8x = [12, -16, 4].
 static void a_printed_stateful_program_runs_as_loom_run_does(void** state) {
   (void)state;
   static const float kV[3] = {1, 2, 3};
-  static const float kTwiceBumped[3] = {10, 0, 14};
+  static const float kEightX[3] = {12, -16, 4};
   loom_shape_t three = vector_shape(3);
   trace_unary("chain_bump", &three, bump_body);
   trace_unary("chain_twice", &three, bump_twice_body);
+  trace_chain_set();
   loom_op_handler_t* trace = NULL;
   LOOM_ASSERT_OK(loom_trace_create(g_context, "chain_main", &trace));
   LOOM_ASSERT_OK(loom_context_enter_scope(g_context, trace));
   loom_tensor_handle_t* x = vector(g_context, kX);  // captured
+  LOOM_ASSERT_OK(run(g_context, "chain_set", x, NULL, NULL, NULL));
   loom_tensor_handle_t* twice = op2("chain_twice", x, NULL);
   loom_tensor_handle_t* bumped = op2("chain_bump", twice, NULL);
   LOOM_ASSERT_OK(loom_context_exit_scope(g_context));
@@ -1331,11 +1357,20 @@ static void a_printed_stateful_program_runs_as_loom_run_does(void** state) {
                          "(!corert.tensorhandle) {\n"
                          "  %ch0 = tfrt.new.chain\n"));
   assert_non_null(strstr(text,
-                         "%ch1, %n0_0 = tfrt.call @chain_twice(%ch0, "
+                         "func.func @chain_set(%ch0: !tfrt.chain, "
+                         "%arg0: !corert.tensorhandle) -> "
+                         "(!tfrt.chain) {\n"));
+  assert_non_null(strstr(text, "  tfrt.return %ch2 : !tfrt.chain\n"));
+  assert_non_null(strstr(text,
+                         "  %ch1 = tfrt.call @chain_set(%ch0, %cap0) : "
+                         "(!tfrt.chain, !corert.tensorhandle) -> "
+                         "!tfrt.chain\n"));
+  assert_non_null(strstr(text,
+                         "%ch2, %n1_0 = tfrt.call @chain_twice(%ch1, "
                          "%cap0) :"));
   assert_non_null(strstr(text,
-                         "%ch2, %n1_0 = tfrt.call @chain_bump(%ch1, "
-                         "%n0_0) :"));
+                         "%ch3, %n2_0 = tfrt.call @chain_bump(%ch2, "
+                         "%n1_0) :"));
 
   set_chain_v(kV);
   loom_program_t* program = NULL;
@@ -1356,6 +1391,8 @@ static void a_printed_stateful_program_runs_as_loom_run_does(void** state) {
   loom_program_executor_destroy(executor);
   fclose(stream);
   assert_string_equal(output,
+                      "--- Not running 'chain_set' because it has "
+                      "arguments.\n"
                       "--- Not running 'chain_bump' because it has "
                       "arguments.\n"
                       "--- Not running 'chain_twice' because it has "
@@ -1363,7 +1400,7 @@ static void a_printed_stateful_program_runs_as_loom_run_does(void** state) {
                       "--- Running 'chain_main':\n"
                       "'chain_main' returned !corert.tensorhandle value\n");
   free(output);
-  expect_chain_v(kTwiceBumped);
+  expect_chain_v(kEightX);
 
   loom_program_destroy(program);
   loom_allocator_free(loom_allocator_system(), text);
@@ -1373,6 +1410,7 @@ static void a_printed_stateful_program_runs_as_loom_run_does(void** state) {
   for (size_t i = 0; i < sizeof(handles) / sizeof(handles[0]); ++i) {
     loom_tensor_handle_release(handles[i]);
   }
+  LOOM_ASSERT_OK(loom_context_remove_function(g_context, "chain_set"));
   LOOM_ASSERT_OK(loom_context_remove_function(g_context, "chain_twice"));
   LOOM_ASSERT_OK(loom_context_remove_function(g_context, "chain_bump"));
 }
