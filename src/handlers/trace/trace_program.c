@@ -262,8 +262,9 @@ static loom_status_t print_call(printer_t* p, int32_t index, int32_t* chain) {
   int32_t arity = callee->num_inputs - loom__function_num_captures(callee);
   int32_t num_types = count + (seq ? 1 : 0);
   loom__text_append(p->text, "  ");
-  if (seq)
+  if (seq) {
     loom__text_append(p->text, "%%ch%d%s", *chain + 1, count ? ", " : "");
+  }
   for (int32_t i = 0; i < count; ++i) {
     loom__text_append(p->text, "%s%%n%d_%d", i ? ", " : "", index, i);
   }
