@@ -95,13 +95,17 @@ LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_function_builder_add_output(
 // TFE_OpSetAttrInt / TFE_OpSetAttrTypeList) or it is inferred from the
 // tensors passed for the list; set, it is checked against them. The body
 // refers to the whole list as "xs" (a list input of a node) and to element
-// i as "xs:i". INVALID_ARGUMENT for a bad name or type combination.
+// i as "xs:i". `element_shape` (may be NULL: unknown; dims may be -1) is
+// the shape of every tensor of the list, checked against each tensor
+// passed as an input's shape is. INVALID_ARGUMENT for a bad name or type
+// combination.
 LOOM_API LOOM_MUST_USE_RESULT loom_status_t
 loom_function_builder_add_input_list(loom_function_builder_t* builder,
                                      const char* name, loom_dtype_t dtype,
                                      const char* type_attr,
                                      const char* number_attr,
-                                     const char* type_list_attr);
+                                     const char* type_list_attr,
+                                     const loom_shape_t* element_shape);
 
 // Adds an output that is a list of tensors, typed as an input list is:
 // `source` refers to a list ("node:out", a list output argument of a node,

@@ -118,7 +118,12 @@ LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_trace_finish(
 // the parameters and returning the outputs as !corert.tensorhandle, one
 // corert.executeop "tf.<op>" per node on the "cpu" handler in body order,
 // stateful nodes chained (corert.executeop.seq), captured tensors as
-// corert.const_dense_tensor. Ops are looked up in `context`. *out_text
+// corert.const_dense_tensor, the functions it calls before it (tfrt.call).
+// A stateful function it calls also takes a !tfrt.chain first (the chain
+// its stateful nodes start from) and returns one first (the chain they end
+// with); its callers thread their chain through the call. `function`
+// itself takes and returns tensors only (`loom run` runs it when it has no
+// parameters). Ops and functions are looked up in `context`. *out_text
 // (NUL-terminated, allocated with `allocator`) and *out_size (may be NULL)
 // receive the text. UNIMPLEMENTED naming the node and attr for what the
 // form cannot hold here (a captured variable, list attrs other than ints

@@ -1,9 +1,9 @@
 // TensorFlow's serialized FunctionDef (function.proto) as a Loom function:
 // the signature's OpDef becomes the builder's attrs, inputs and outputs
-// (shapes from the arguments' "_output_shapes"), each NodeDef a node (its
-// attrs decoded, placeholders kept), `ret` the outputs' sources (a list
-// argument, `N * T` or a type list, one of the builder's lists) and
-// `control_ret` its control outputs.
+// (shapes from the arguments' "_output_shapes", a list argument's for each
+// of its tensors), each NodeDef a node (its attrs decoded, placeholders
+// kept), `ret` the outputs' sources (a list argument, `N * T` or a type
+// list, one of the builder's lists) and `control_ret` its control outputs.
 
 #include "compat/tf_function_def.h"
 
@@ -98,26 +98,35 @@ static const char* ret_source(const Tensorflow__FunctionDef* def,
   return NULL;
 }
 
+// Argument `i`'s shape from its "_output_shapes" (unknown without one);
+// of each tensor of a list argument, as TensorFlow gives every element's
+// _Arg node the argument's attrs.
+static loom_status_t declared_shape(const Tensorflow__FunctionDef* def,
+                                    size_t i, loom_shape_t* out) {
+  *out = loom_shape_unknown();
+  const Tensorflow__TensorShapeProto* proto = arg_shape(def, i);
+  if (!proto || proto->unknown_rank || proto->n_dim > LOOM_MAX_SHAPE_RANK) {
+    return loom_ok_status();
+  }
+  int64_t dims[LOOM_MAX_SHAPE_RANK];
+  for (size_t d = 0; d < proto->n_dim; ++d) {
+    dims[d] = proto->dim[d]->size < 0 ? LOOM_UNKNOWN_DIM : proto->dim[d]->size;
+  }
+  return loom_shape_initialize_large(out, dims, (int32_t)proto->n_dim);
+}
+
 static loom_status_t add_input(loom_function_builder_t* builder,
                                const Tensorflow__FunctionDef* def, size_t i) {
   const Tensorflow__OpDef__ArgDef* arg = def->signature->input_arg[i];
+  loom_shape_t shape;
+  LOOM_RETURN_IF_ERROR(declared_shape(def, i, &shape));
   if (is_list(arg)) {
     loom_dtype_t dtype;
     const char *type_attr, *number_attr, *type_list_attr;
     list_types(arg, &dtype, &type_attr, &number_attr, &type_list_attr);
-    return loom_function_builder_add_input_list(
-        builder, arg->name, dtype, type_attr, number_attr, type_list_attr);
-  }
-  loom_shape_t shape = loom_shape_unknown();
-  const Tensorflow__TensorShapeProto* proto = arg_shape(def, i);
-  if (proto && !proto->unknown_rank && proto->n_dim <= LOOM_MAX_SHAPE_RANK) {
-    int64_t dims[LOOM_MAX_SHAPE_RANK];
-    for (size_t d = 0; d < proto->n_dim; ++d) {
-      dims[d] =
-          proto->dim[d]->size < 0 ? LOOM_UNKNOWN_DIM : proto->dim[d]->size;
-    }
-    LOOM_RETURN_IF_ERROR(
-        loom_shape_initialize_large(&shape, dims, (int32_t)proto->n_dim));
+    return loom_function_builder_add_input_list(builder, arg->name, dtype,
+                                                type_attr, number_attr,
+                                                type_list_attr, &shape);
   }
   return loom_function_builder_add_input(
       builder, arg->name, *arg->type_attr ? LOOM_DTYPE_INVALID : arg->type,

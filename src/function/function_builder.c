@@ -317,8 +317,8 @@ loom_status_t loom_function_builder_add_input(loom_function_builder_t* builder,
 
 loom_status_t loom_function_builder_add_input_list(
     loom_function_builder_t* builder, const char* name, loom_dtype_t dtype,
-    const char* type_attr, const char* number_attr,
-    const char* type_list_attr) {
+    const char* type_attr, const char* number_attr, const char* type_list_attr,
+    const loom_shape_t* element_shape) {
   if (!builder || !name || (!number_attr && !type_list_attr)) {
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                             "loom_function_builder_add_input_list: %s is NULL",
@@ -327,7 +327,7 @@ loom_status_t loom_function_builder_add_input_list(
                                      : "number_attr or type_list_attr");
   }
   return add_input(builder, name, dtype, type_attr, number_attr, type_list_attr,
-                   NULL);
+                   element_shape);
 }
 
 loom_status_t loom_function_builder_add_output(loom_function_builder_t* builder,

@@ -1,8 +1,9 @@
 // FunctionDefs for the tests, packed with protobuf-c: a signature (attrs,
-// single and list arguments, control outputs), nodes with placeholder,
-// type, int and bool attrs, `ret` and `control_ret`. Everything lives in
-// one fixed-size struct (the tests' FunctionDefs are small); strings are
-// borrowed and must outlive fdef_pack.
+// single and list arguments, control outputs), the arguments' shapes
+// (arg_attr "_output_shapes"), nodes with placeholder, type, int and bool
+// attrs, `ret` and `control_ret`. Everything lives in one fixed-size
+// struct (the tests' FunctionDefs are small); strings are borrowed and
+// must outlive fdef_pack.
 
 #ifndef LOOM_TESTS_COMPAT_FUNCTION_DEF_BUILDER_H_
 #define LOOM_TESTS_COMPAT_FUNCTION_DEF_BUILDER_H_
@@ -23,6 +24,7 @@ enum {
   kFdefMaxNodeInputs = 4,
   kFdefMaxNodeAttrs = 4,
   kFdefMaxControl = 2,
+  kFdefMaxRank = 4,
 };
 
 typedef struct fdef_node_t {
@@ -51,6 +53,20 @@ typedef struct fdef_t {
   Tensorflow__FunctionDef__ControlRetEntry control_rets[kFdefMaxControl];
   Tensorflow__FunctionDef__ControlRetEntry* control_ret_ptrs[kFdefMaxControl];
   char* control_outputs[kFdefMaxControl];
+  // arg_attr: per input argument, "_output_shapes" holding one shape.
+  struct fdef_arg_attr_t {
+    Tensorflow__FunctionDef__ArgAttrEntry entry;
+    Tensorflow__FunctionDef__ArgAttrs attrs;
+    Tensorflow__FunctionDef__ArgAttrs__AttrEntry attr;
+    Tensorflow__FunctionDef__ArgAttrs__AttrEntry* attr_ptr;
+    Tensorflow__AttrValue value;
+    Tensorflow__AttrValue__ListValue list;
+    Tensorflow__TensorShapeProto shape;
+    Tensorflow__TensorShapeProto* shape_ptr;
+    Tensorflow__TensorShapeProto__Dim dims[kFdefMaxRank];
+    Tensorflow__TensorShapeProto__Dim* dim_ptrs[kFdefMaxRank];
+  } arg_attrs[kFdefMaxArgs];
+  Tensorflow__FunctionDef__ArgAttrEntry* arg_attr_ptrs[kFdefMaxArgs];
 } fdef_t;
 
 static inline void fdef_init(fdef_t* f, const char* name) {
@@ -66,6 +82,7 @@ static inline void fdef_init(fdef_t* f, const char* name) {
   f->def.node_def = f->node_ptrs;
   f->def.ret = f->ret_ptrs;
   f->def.control_ret = f->control_ret_ptrs;
+  f->def.arg_attr = f->arg_attr_ptrs;
 }
 
 // A signature attr of kind `type` ("type", "int", "list(type)"), with a
@@ -141,6 +158,43 @@ static inline void fdef_output(fdef_t* f, const char* name, int32_t dtype,
   f->rets[r].key = (char*)name;
   f->rets[r].value = (char*)source;
   f->ret_ptrs[r] = &f->rets[r];
+}
+
+// arg_attr of input argument `index`: "_output_shapes" holding one shape,
+// dims[0, rank) (-1: an unknown dim; rank -1: an unknown rank), as
+// TensorFlow writes the shape of a function's argument.
+static inline void fdef_arg_shape(fdef_t* f, uint32_t index,
+                                  const int64_t* dims, int32_t rank) {
+  size_t i = f->def.n_arg_attr++;
+  assert_true(i < kFdefMaxArgs && rank <= kFdefMaxRank);
+  struct fdef_arg_attr_t* a = &f->arg_attrs[i];
+  tensorflow__function_def__arg_attr_entry__init(&a->entry);
+  tensorflow__function_def__arg_attrs__init(&a->attrs);
+  tensorflow__function_def__arg_attrs__attr_entry__init(&a->attr);
+  tensorflow__attr_value__init(&a->value);
+  tensorflow__attr_value__list_value__init(&a->list);
+  tensorflow__tensor_shape_proto__init(&a->shape);
+  a->shape.unknown_rank = rank < 0;
+  for (int32_t d = 0; d < rank; ++d) {
+    tensorflow__tensor_shape_proto__dim__init(&a->dims[d]);
+    a->dims[d].size = dims[d];
+    a->dim_ptrs[d] = &a->dims[d];
+  }
+  a->shape.n_dim = rank < 0 ? 0 : (size_t)rank;
+  a->shape.dim = a->dim_ptrs;
+  a->shape_ptr = &a->shape;
+  a->list.n_shape = 1;
+  a->list.shape = &a->shape_ptr;
+  a->value.value_case = TENSORFLOW__ATTR_VALUE__VALUE_LIST;
+  a->value.list = &a->list;
+  a->attr.key = (char*)"_output_shapes";
+  a->attr.value = &a->value;
+  a->attr_ptr = &a->attr;
+  a->attrs.n_attr = 1;
+  a->attrs.attr = &a->attr_ptr;
+  a->entry.key = index;
+  a->entry.value = &a->attrs;
+  f->arg_attr_ptrs[i] = &a->entry;
 }
 
 // A node of op `op` reading `inputs` (NULL-terminated); returns it.

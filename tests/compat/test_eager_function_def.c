@@ -640,6 +640,63 @@ static void control_output_errors(void** state) {
                   "control_ret");
 }
 
+// outer(x: float, i: int32) -> y: float = Identity(x) after node call =
+// checked_ctl(x, i), through control input `control`.
+static void add_after_call(eager_fixture_t* f, const char* name,
+                           const char* control) {
+  fdef_t d;
+  fdef_init(&d, name);
+  fdef_input(&d, "x", TF_FLOAT, NULL, NULL, NULL);
+  fdef_input(&d, "i", TF_INT32, NULL, NULL, NULL);
+  fdef_output(&d, "y", TF_FLOAT, NULL, NULL, NULL, "after:output:0");
+  fdef_node(&d, "call", "checked_ctl", (const char*[]){"x", "i", 0});
+  fdef_node_t* n =
+      fdef_node(&d, "after", "Identity", (const char*[]){"x", control, 0});
+  fdef_type(n, "T", TF_FLOAT);
+  fdef_add(&d, f->ctx, f->status);
+}
+
+// A control input names a node ("^call"), which runs first: when the
+// callee's control output fails, so does the node waiting for the call. Naming
+// the callee's control output ("^call:checked") is INVALID_ARGUMENT, as in
+// TensorFlow, whose instantiation looks a control input up among the body's
+// argument names, nodes without outputs and nodes' data outputs ("node:out"),
+// never a callee's control outputs ("input[1] == '^call:checked', is not
+// found.").
+static void a_control_input_names_a_call_node(void** state) {
+  eager_fixture_t* f = *state;
+  add_checked(f, "checked_ctl", true);
+  add_after_call(f, "after_call", "^call");
+  ASSERT_TF_OK(f->status);
+  static const int64_t kOne[1] = {1};
+  for (int32_t index = 1; index <= 7; index += 6) {
+    TFE_TensorHandle* x = float_handle(f->ctx, kDims, 1, kX);
+    TFE_TensorHandle* i = int_handle(f->ctx, kOne, 1, &index);
+    TFE_Op* op = binary_op(f->ctx, "after_call", x, i);
+    TFE_TensorHandle* y = NULL;
+    int n = 1;
+    TFE_Execute(op, &y, &n, f->status);
+    if (index == 1) {
+      ASSERT_TF_OK(f->status);
+      float values[3];
+      read_floats(y, values, 3);
+      for (int k = 0; k < 3; ++k) assert_true(values[k] == kX[k]);
+      TFE_DeleteTensorHandle(y);
+    } else {
+      ASSERT_TF_ERROR(f->status, TF_INVALID_ARGUMENT,
+                      "Gather: indices[0] = 7 is not in [0, 3)");
+    }
+    TFE_DeleteOp(op);
+    TFE_DeleteTensorHandle(i);
+    TFE_DeleteTensorHandle(x);
+  }
+  add_after_call(f, "after_done", "^call:checked");
+  ASSERT_TF_ERROR(f->status, TF_INVALID_ARGUMENT,
+                  "function 'after_done': node 'after': control input "
+                  "'^call:checked' names no node");
+  assert_int_equal(TFE_ContextHasFunction(f->ctx, "after_done"), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(function_defs_from_protobuf_c,
@@ -665,6 +722,10 @@ int main(void) {
                                       eager_setup_async, eager_teardown),
       cmocka_unit_test_setup_teardown(a_control_output_is_never_dead,
                                       eager_setup_sync, eager_teardown),
+      cmocka_unit_test_setup_teardown(a_control_input_names_a_call_node,
+                                      eager_setup_sync, eager_teardown),
+      cmocka_unit_test_setup_teardown(a_control_input_names_a_call_node,
+                                      eager_setup_async, eager_teardown),
       cmocka_unit_test_setup_teardown(control_output_errors, eager_setup_sync,
                                       eager_teardown),
   };

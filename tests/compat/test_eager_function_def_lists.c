@@ -3,7 +3,8 @@
 // and called by name (N and the type list inferred from the inputs, or set
 // with TFE_OpSetAttrInt / TFE_OpSetAttrTypeList), through PartitionedCall
 // and from another function's body, synchronously (a second call runs the plan)
-// and asynchronously; a gradient tape around a call; and the errors.
+// and asynchronously; a list's shape from arg_attr ("_output_shapes");
+// a gradient tape around a call; and the errors.
 //
 // scale_all(xs: N * T) -> (ys: N * T, total: T), T in {float, double}:
 // total = AddN(xs), ys = Unpack(Pack(xs) * total). Reference values from
@@ -369,6 +370,138 @@ static void gradients_of_each_list_element(void** state) {
 }
 
 //===----------------------------------------------------------------------===//
+// Shapes from arg_attr
+//===----------------------------------------------------------------------===//
+
+// sum_shaped(xs: N * float, s: float) -> total: float, total = AddN(xs) * s,
+// with arg_attr "_output_shapes" giving xs the shape xs_dims[0, xs_rank)
+// and s the shape [] (rank 0).
+static void add_sum_shaped(TFE_Context* ctx, const char* name,
+                           const int64_t* xs_dims, int32_t xs_rank,
+                           TF_Status* status) {
+  fdef_t d;
+  fdef_init(&d, name);
+  fdef_attr(&d, "N", "int", 1, NULL);
+  fdef_input(&d, "xs", TF_FLOAT, NULL, "N", NULL);
+  fdef_input(&d, "s", TF_FLOAT, NULL, NULL, NULL);
+  fdef_output(&d, "total", TF_FLOAT, NULL, NULL, NULL, "scaled:z:0");
+  fdef_arg_shape(&d, 0, xs_dims, xs_rank);
+  fdef_arg_shape(&d, 1, NULL, 0);
+  fdef_node_t* n = fdef_node(&d, "sum", "AddN", (const char*[]){"xs", 0});
+  fdef_placeholder(n, "N", "N");
+  fdef_type(n, "T", TF_FLOAT);
+  n = fdef_node(&d, "scaled", "Mul", (const char*[]){"sum:sum:0", "s", 0});
+  fdef_type(n, "T", TF_FLOAT);
+  fdef_add(&d, ctx, status);
+}
+
+// Calls `name` (by name, or through PartitionedCall) on xs[0, n) and
+// scalar s = 2; the status says how it went, *out the result.
+static void call_sum_shaped(TFE_Context* ctx, const char* name,
+                            bool partitioned, TFE_TensorHandle** xs, int n,
+                            TF_Status* status, TFE_TensorHandle** out) {
+  TFE_TensorHandle* s = scalar_handle(ctx, 2);
+  TFE_Op* op = TFE_NewOp(ctx, partitioned ? "PartitionedCall" : name, status);
+  ASSERT_TF_OK(status);
+  TFE_OpAddInputList(op, xs, n, status);
+  ASSERT_TF_OK(status);
+  TFE_OpAddInput(op, s, status);
+  ASSERT_TF_OK(status);
+  if (partitioned) {
+    TFE_OpSetAttrFunctionName(op, "f", name, strlen(name));
+    TF_DataType types[4] = {TF_FLOAT, TF_FLOAT, TF_FLOAT, TF_FLOAT};
+    TFE_OpSetAttrTypeList(op, "Tin", types, n + 1);
+    TFE_OpSetAttrTypeList(op, "Tout", types, 1);
+  }
+  *out = NULL;
+  int count = 1;
+  TFE_Execute(op, out, &count, status);
+  TFE_DeleteOp(op);
+  TFE_DeleteTensorHandle(s);
+}
+
+// A list argument takes its shape from arg_attr's "_output_shapes" as a
+// single argument does: TensorFlow gives each tensor of the list (each
+// _Arg node) the argument's attrs, so every tensor is checked against the
+// shape, by name and through PartitionedCall, at the first call and at a
+// planned one, with the message a single argument gives (naming the
+// tensor's index among the call's inputs); an unknown dim or rank
+// accepts any.
+static void a_list_argument_takes_its_shape_from_arg_attr(void** state) {
+  eager_fixture_t* f = *state;
+  add_sum_shaped(f->ctx, "sum_shaped", kDims, 1, f->status);
+  ASSERT_TF_OK(f->status);
+  TFE_TensorHandle* xs[3];
+  for (int k = 0; k < 3; ++k) xs[k] = x_handle(f->ctx, TF_FLOAT, k);
+  // 2 * np.add.reduce(xs)
+  static const float kDoubled[2] = {1.5f, 3.5f};
+  for (int partitioned = 0; partitioned < 2; ++partitioned) {
+    // The second call of a synchronous context runs the plan.
+    for (int again = 0; again < 2; ++again) {
+      TFE_TensorHandle* total = NULL;
+      call_sum_shaped(f->ctx, "sum_shaped", partitioned, xs, 3, f->status,
+                      &total);
+      ASSERT_TF_OK(f->status);
+      check_values(total, TF_FLOAT, kDoubled, 2);
+      TFE_DeleteTensorHandle(total);
+    }
+    // An element of another shape.
+    static const int64_t kThree[1] = {3};
+    static const float kLong[3] = {1, 2, 3};
+    TFE_TensorHandle* wrong[3] = {xs[0], xs[1],
+                                  float_handle(f->ctx, kThree, 1, kLong)};
+    TFE_TensorHandle* total = NULL;
+    call_sum_shaped(f->ctx, "sum_shaped", partitioned, wrong, 3, f->status,
+                    &total);
+    ASSERT_TF_ERROR(f->status, TF_INVALID_ARGUMENT,
+                    "function 'sum_shaped': input 2 ('xs') has shape [3], "
+                    "expected [2]");
+    assert_null(total);
+    TFE_DeleteTensorHandle(wrong[2]);
+  }
+  // The single argument's shape is checked the same way.
+  TFE_Op* op = TFE_NewOp(f->ctx, "sum_shaped", f->status);
+  TFE_OpAddInputList(op, xs, 2, f->status);
+  TFE_OpAddInput(op, xs[2], f->status);
+  ASSERT_TF_OK(f->status);
+  TFE_TensorHandle* total = NULL;
+  int count = 1;
+  TFE_Execute(op, &total, &count, f->status);
+  ASSERT_TF_ERROR(f->status, TF_INVALID_ARGUMENT,
+                  "function 'sum_shaped': input 2 ('s') has shape [2], "
+                  "expected []");
+  TFE_DeleteOp(op);
+
+  // An unknown dim: any length; the rank still counts.
+  static const int64_t kAny[1] = {-1};
+  add_sum_shaped(f->ctx, "sum_any", kAny, 1, f->status);
+  ASSERT_TF_OK(f->status);
+  static const float kMatrix[4] = {1, 2, 3, 4};
+  TFE_TensorHandle* matrix =
+      float_handle(f->ctx, (const int64_t[]){2, 2}, 2, kMatrix);
+  call_sum_shaped(f->ctx, "sum_any", false, xs, 3, f->status, &total);
+  ASSERT_TF_OK(f->status);
+  check_values(total, TF_FLOAT, kDoubled, 2);
+  TFE_DeleteTensorHandle(total);
+  TFE_TensorHandle* ranked[2] = {xs[0], matrix};
+  call_sum_shaped(f->ctx, "sum_any", false, ranked, 2, f->status, &total);
+  ASSERT_TF_ERROR(f->status, TF_INVALID_ARGUMENT,
+                  "function 'sum_any': input 1 ('xs') has shape [2, 2], "
+                  "expected [?]");
+  // An unknown rank: anything (the same shapes AddN needs).
+  add_sum_shaped(f->ctx, "sum_unknown", NULL, -1, f->status);
+  ASSERT_TF_OK(f->status);
+  TFE_TensorHandle* matrices[2] = {matrix, matrix};
+  call_sum_shaped(f->ctx, "sum_unknown", false, matrices, 2, f->status, &total);
+  ASSERT_TF_OK(f->status);
+  static const float kSummed[4] = {4, 8, 12, 16};
+  check_values(total, TF_FLOAT, kSummed, 4);
+  TFE_DeleteTensorHandle(total);
+  TFE_DeleteTensorHandle(matrix);
+  for (int k = 0; k < 3; ++k) TFE_DeleteTensorHandle(xs[k]);
+}
+
+//===----------------------------------------------------------------------===//
 // Errors
 //===----------------------------------------------------------------------===//
 
@@ -518,6 +651,12 @@ int main(void) {
                                       eager_setup_async, eager_teardown),
       cmocka_unit_test_setup_teardown(gradients_of_each_list_element,
                                       eager_setup_sync, eager_teardown),
+      cmocka_unit_test_setup_teardown(
+          a_list_argument_takes_its_shape_from_arg_attr, eager_setup_sync,
+          eager_teardown),
+      cmocka_unit_test_setup_teardown(
+          a_list_argument_takes_its_shape_from_arg_attr, eager_setup_async,
+          eager_teardown),
       cmocka_unit_test_setup_teardown(list_errors, eager_setup_sync,
                                       eager_teardown),
   };

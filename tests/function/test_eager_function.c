@@ -188,7 +188,7 @@ static void list_arguments_and_control_outputs(void** state) {
       loom_function_builder_create(loom_allocator_system(), "sum_all", &b));
   LOOM_ASSERT_OK(loom_function_builder_add_attr(b, "N: int >= 1"));
   LOOM_ASSERT_OK(loom_function_builder_add_input_list(b, "xs", LOOM_DTYPE_FLOAT,
-                                                      NULL, "N", NULL));
+                                                      NULL, "N", NULL, NULL));
   const char* xs[] = {"xs"};
   LOOM_ASSERT_OK(
       loom_function_builder_add_node(b, "sum", "AddN", xs, 1, NULL, NULL));
@@ -603,17 +603,17 @@ static void builder_errors(void** state) {
   // Lists and control outputs.
   b = builder_xy("g");
   LOOM_ASSERT_STATUS(loom_function_builder_add_input_list(
-                         b, "zs", LOOM_DTYPE_FLOAT, NULL, NULL, NULL),
+                         b, "zs", LOOM_DTYPE_FLOAT, NULL, NULL, NULL, NULL),
                      LOOM_STATUS_INVALID_ARGUMENT,
                      "loom_function_builder_add_input_list: number_attr or "
                      "type_list_attr is NULL");
   LOOM_ASSERT_STATUS(loom_function_builder_add_input_list(
-                         b, "zs", LOOM_DTYPE_FLOAT, NULL, NULL, "L"),
+                         b, "zs", LOOM_DTYPE_FLOAT, NULL, NULL, "L", NULL),
                      LOOM_STATUS_INVALID_ARGUMENT,
                      "function 'g': input 'zs': a type list attr ('L') takes "
                      "no dtype (got 1)");
   LOOM_ASSERT_STATUS(loom_function_builder_add_input_list(
-                         b, "zs", LOOM_DTYPE_FLOAT, NULL, "", NULL),
+                         b, "zs", LOOM_DTYPE_FLOAT, NULL, "", NULL, NULL),
                      LOOM_STATUS_INVALID_ARGUMENT,
                      "function 'g': input 'zs': the number attr is empty");
   LOOM_ASSERT_STATUS(loom_function_builder_add_output_list(
@@ -636,7 +636,7 @@ static void builder_errors(void** state) {
   b = builder_xy("g");
   LOOM_ASSERT_OK(loom_function_builder_add_attr(b, "N: int >= 1"));
   LOOM_ASSERT_OK(loom_function_builder_add_input_list(b, "zs", LOOM_DTYPE_FLOAT,
-                                                      NULL, "N", NULL));
+                                                      NULL, "N", NULL, NULL));
   const char* element[] = {"zs:x"};
   LOOM_ASSERT_OK(
       loom_function_builder_add_node(b, "n", "Neg", element, 1, NULL, NULL));
@@ -732,7 +732,7 @@ static loom_status_t build_with(loom_allocator_t allocator, void* context) {
   if (!status) status = loom_function_builder_add_attr(b, "N: int >= 1");
   if (!status) {
     status = loom_function_builder_add_input_list(b, "zs", LOOM_DTYPE_INVALID,
-                                                  "T", "N", NULL);
+                                                  "T", "N", NULL, NULL);
   }
   if (!status) {
     status = loom_function_builder_add_output_list(b, "rs", LOOM_DTYPE_INVALID,

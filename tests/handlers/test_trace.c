@@ -6,8 +6,9 @@
 // call in the outer body, whose results have the shapes of the callee's
 // body for the call's input shapes; a variable read has the variable's
 // declared shape (its handle data); printed programs note the inferred
-// types and call the functions they use; the errors; and releasing
-// functions, traces and contexts in any order.
+// types and call the functions they use, threading a chain through the
+// calls of stateful functions, and run as `loom run` runs them; the
+// errors; and releasing functions, traces and contexts in any order.
 //
 // Reference values from NumPy / PyTorch (float32):
 //   (x*y+x)*c = [3.75, 10, -0.5]
@@ -20,6 +21,8 @@
 //   A = [[1.5, -2, 0.5], [0.25, 4, -3]]:
 //   A @ A.T = [[6.5, -9.125], [-9.125, 25.0625]]
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "loom/autodiff.h"
@@ -1093,6 +1096,325 @@ static void a_call_with_wrong_shapes_fails_in_the_trace(void** state) {
   LOOM_ASSERT_OK(loom_context_remove_function(g_context, "inner_gram2"));
 }
 
+// v += x on the variable "chain_v" ([3] float, found by its shared name),
+// returning v: a stateful function traced for x [3].
+static loom_tensor_handle_t* bump_body(loom_tensor_handle_t* x) {
+  static const int64_t kThree = 3;
+  loom_tensor_handle_t* variable = new_variable("chain_v", &kThree, 1);
+  loom_tensor_handle_t* value = NULL;
+  LOOM_ASSERT_OK(
+      run(g_context, "ReadVariableOp", variable, NULL, "dtype", &value));
+  loom_tensor_handle_t* sum = op2("AddV2", value, x);
+  LOOM_ASSERT_OK(
+      run(g_context, "AssignVariableOp", variable, sum, "dtype", NULL));
+  loom_tensor_handle_t* read = NULL;
+  LOOM_ASSERT_OK(
+      run(g_context, "ReadVariableOp", variable, NULL, "dtype", &read));
+  loom_tensor_handle_release(sum);
+  loom_tensor_handle_release(value);
+  loom_tensor_handle_release(variable);
+  return read;
+}
+
+// chain_bump(chain_bump(a)): v += a, then v += v.
+static loom_tensor_handle_t* bump_twice_body(loom_tensor_handle_t* a) {
+  loom_tensor_handle_t* once = op2("chain_bump", a, NULL);
+  loom_tensor_handle_t* twice = op2("chain_bump", once, NULL);
+  loom_tensor_handle_release(once);
+  return twice;
+}
+
+// Traces chain_outer(x) = (chain_twice(x), read v, chain_bump(x)): the
+// read sees both assignments of chain_twice, chain_bump's sees the read.
+static loom_function_t* trace_chain_outer(void) {
+  loom_op_handler_t* trace = NULL;
+  LOOM_ASSERT_OK(loom_trace_create(g_context, "chain_outer", &trace));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_context, trace));
+  loom_shape_t shape = vector_shape(3);
+  loom_tensor_handle_t* x = NULL;
+  LOOM_ASSERT_OK(
+      loom_trace_add_parameter(trace, "x", LOOM_DTYPE_FLOAT, &shape, &x));
+  loom_tensor_handle_t* results[3] = {NULL, NULL, NULL};
+  results[0] = op2("chain_twice", x, NULL);
+  static const int64_t kThree = 3;
+  loom_tensor_handle_t* variable = new_variable("chain_v", &kThree, 1);
+  LOOM_ASSERT_OK(
+      run(g_context, "ReadVariableOp", variable, NULL, "dtype", &results[1]));
+  results[2] = op2("chain_bump", x, NULL);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_context));
+  loom_function_t* function = NULL;
+  LOOM_ASSERT_OK(loom_trace_finish(trace, results, 3, &function));
+  for (int i = 0; i < 3; ++i) loom_tensor_handle_release(results[i]);
+  loom_tensor_handle_release(variable);
+  loom_tensor_handle_release(x);
+  loom_op_handler_release(trace);
+  return function;
+}
+
+// Sets "chain_v" to `values` eagerly.
+static void set_chain_v(const float* values) {
+  static const int64_t kThree = 3;
+  loom_tensor_handle_t* variable = new_variable("chain_v", &kThree, 1);
+  loom_tensor_handle_t* value = vector(g_context, values);
+  LOOM_ASSERT_OK(
+      run(g_context, "AssignVariableOp", variable, value, "dtype", NULL));
+  loom_tensor_handle_release(value);
+  loom_tensor_handle_release(variable);
+}
+
+static void expect_chain_v(const float* expected) {
+  static const int64_t kThree = 3;
+  loom_tensor_handle_t* variable = new_variable("chain_v", &kThree, 1);
+  loom_tensor_handle_t* value = NULL;
+  LOOM_ASSERT_OK(
+      run(g_context, "ReadVariableOp", variable, NULL, "dtype", &value));
+  expect_values(g_context, value, expected);
+  loom_tensor_handle_release(value);
+  loom_tensor_handle_release(variable);
+}
+
+// Calls of stateful functions print with a chain: a stateful callee takes
+// the chain to start from first and returns the one its stateful ops end
+// with first, and a caller passes its current chain to the call and
+// continues with the returned one, through two levels of calls. The
+// program runs to the values and the variable the traced function gives
+// when called: v = [1, 2, 3], x = [1.5, -2, 0.5]: chain_twice(x) = v =
+// 2 * (v + x) = [5, 0, 7], the read [5, 0, 7], chain_bump(x) = v + x =
+// [6.5, -2, 7.5].
+static void calls_of_stateful_functions_thread_a_chain(void** state) {
+  (void)state;
+  static const float kV[3] = {1, 2, 3};
+  static const float kTwice[3] = {5, 0, 7};
+  static const float kBumped[3] = {6.5f, -2, 7.5f};
+  set_chain_v(kV);
+  loom_shape_t three = vector_shape(3);
+  trace_unary("chain_bump", &three, bump_body);
+  trace_unary("chain_twice", &three, bump_twice_body);
+  loom_function_t* function = trace_chain_outer();
+  expect_chain_v(kV);  // tracing ran nothing
+
+  char* text = NULL;
+  size_t size = 0;
+  LOOM_ASSERT_OK(loom_trace_print_program(
+      g_context, function, loom_allocator_system(), &text, &size));
+  const char* bump = strstr(text, "func.func @chain_bump(");
+  const char* twice = strstr(text, "func.func @chain_twice(");
+  const char* outer = strstr(text, "func.func @chain_outer(");
+  assert_non_null(bump);
+  assert_non_null(twice);
+  assert_non_null(outer);
+  assert_true(bump < twice && twice < outer);
+  assert_non_null(strstr(bump,
+                         "func.func @chain_bump(%ch0: !tfrt.chain, %arg0: "
+                         "!corert.tensorhandle) -> (!tfrt.chain, "
+                         "!corert.tensorhandle) {\n"
+                         "  %cpu = corert.get_op_handler %ch0 \"cpu\"\n"));
+  assert_non_null(strstr(bump,
+                         "%ch1, %n0_0 = corert.executeop.seq(%cpu, "
+                         "%ch0) \"tf.VarHandleOp\""));
+  assert_non_null(strstr(bump,
+                         "tfrt.return %ch4, %n4_0 : !tfrt.chain, "
+                         "!corert.tensorhandle\n"));
+  assert_non_null(strstr(twice,
+                         "%ch1, %n0_0 = tfrt.call @chain_bump(%ch0, %arg0) : "
+                         "(!tfrt.chain, !corert.tensorhandle) -> "
+                         "(!tfrt.chain, !corert.tensorhandle)  // "
+                         "tensor<3xf32>\n"));
+  assert_non_null(
+      strstr(twice, "%ch2, %n1_0 = tfrt.call @chain_bump(%ch1, %n0_0) :"));
+  assert_non_null(strstr(twice, "tfrt.return %ch2, %n1_0 :"));
+  assert_non_null(strstr(outer,
+                         "%ch1, %n0_0 = tfrt.call @chain_twice(%ch0, %arg0) "
+                         ":"));
+  assert_non_null(strstr(outer,
+                         "corert.executeop.seq(%cpu, %ch1) "
+                         "\"tf.VarHandleOp\""));
+  assert_non_null(strstr(outer, "= tfrt.call @chain_bump(%ch3, %arg0) :"));
+  // The function printed starts from a new chain and returns its tensors.
+  assert_non_null(strstr(outer,
+                         "func.func @chain_outer(%arg0: "
+                         "!corert.tensorhandle) -> (!corert.tensorhandle, "
+                         "!corert.tensorhandle, !corert.tensorhandle) {\n"
+                         "  %ch0 = tfrt.new.chain\n"));
+  assert_non_null(strstr(outer,
+                         "tfrt.return %n0_0, %n2_0, %n3_0 : "
+                         "!corert.tensorhandle, !corert.tensorhandle, "
+                         "!corert.tensorhandle\n"));
+
+  // Called eagerly.
+  LOOM_ASSERT_OK(loom_context_add_function(g_context, function));
+  loom_tensor_handle_t* x = vector(g_context, kX);
+  loom_eager_op_t* op = NULL;
+  LOOM_ASSERT_OK(loom_eager_op_create(g_context, "chain_outer", &op));
+  LOOM_ASSERT_OK(loom_eager_op_add_input(op, x));
+  loom_tensor_handle_t* eager[3] = {NULL, NULL, NULL};
+  int32_t count = 0;
+  LOOM_ASSERT_OK(loom_eager_op_execute(op, eager, 3, &count));
+  assert_int_equal(count, 3);
+  loom_eager_op_destroy(op);
+  expect_values(g_context, eager[0], kTwice);
+  expect_values(g_context, eager[1], kTwice);
+  expect_values(g_context, eager[2], kBumped);
+  expect_chain_v(kBumped);
+
+  // Run as a program from the same variable: the same values, the same
+  // variable after.
+  set_chain_v(kV);
+  loom_program_t* program = NULL;
+  loom_program_location_t where;
+  LOOM_ASSERT_OK(loom_program_parse(loom_allocator_system(), "chain.mlir", text,
+                                    size, &program, &where));
+  loom_program_executor_options_t options;
+  loom_program_executor_options_initialize(&options,
+                                           loom_context_host(g_context));
+  loom_program_executor_t* executor = NULL;
+  LOOM_ASSERT_OK(loom_program_executor_create(&options, &executor));
+  loom_async_value_t* argument = NULL;
+  LOOM_ASSERT_OK(loom_program_value_create(loom_allocator_system(), &argument));
+  LOOM_ASSERT_OK(
+      loom_program_value_set_tensor_handle(argument, vector(g_context, kX)));
+  loom_async_value_t* results[3] = {NULL, NULL, NULL};
+  LOOM_ASSERT_OK(loom_program_executor_call(executor, program, "chain_outer",
+                                            &argument, 1, results, 3));
+  loom_program_executor_quiesce(executor);
+  for (int i = 0; i < 3; ++i) {
+    const loom_program_value_t* value = loom_program_value_get(results[i]);
+    assert_non_null(value);
+    loom_tensor_t* expected = NULL;
+    LOOM_ASSERT_OK(loom_context_resolve(g_context, eager[i], &expected));
+    expect_values(g_context, value->u.tensor_handle,
+                  loom_tensor_data(expected));
+    loom_tensor_release(expected);
+  }
+  expect_chain_v(kBumped);
+
+  for (int i = 0; i < 3; ++i) loom_async_value_release(results[i]);
+  loom_async_value_release(argument);
+  loom_program_executor_destroy(executor);
+  loom_program_destroy(program);
+  loom_allocator_free(loom_allocator_system(), text);
+  loom_function_release(function);
+  for (int i = 0; i < 3; ++i) loom_tensor_handle_release(eager[i]);
+  loom_tensor_handle_release(x);
+  LOOM_ASSERT_OK(loom_context_remove_function(g_context, "chain_outer"));
+  LOOM_ASSERT_OK(loom_context_remove_function(g_context, "chain_twice"));
+  LOOM_ASSERT_OK(loom_context_remove_function(g_context, "chain_bump"));
+}
+
+// Traces chain_set(a) = (): v = a, a stateful function without outputs.
+static void trace_chain_set(void) {
+  loom_op_handler_t* trace = NULL;
+  LOOM_ASSERT_OK(loom_trace_create(g_context, "chain_set", &trace));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_context, trace));
+  loom_shape_t shape = vector_shape(3);
+  loom_tensor_handle_t* a = NULL;
+  LOOM_ASSERT_OK(
+      loom_trace_add_parameter(trace, "a", LOOM_DTYPE_FLOAT, &shape, &a));
+  static const int64_t kThree = 3;
+  loom_tensor_handle_t* variable = new_variable("chain_v", &kThree, 1);
+  LOOM_ASSERT_OK(
+      run(g_context, "AssignVariableOp", variable, a, "dtype", NULL));
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_context));
+  loom_function_t* function = NULL;
+  LOOM_ASSERT_OK(loom_trace_finish(trace, NULL, 0, &function));
+  LOOM_ASSERT_OK(loom_context_add_function(g_context, function));
+  loom_function_release(function);
+  loom_tensor_handle_release(variable);
+  loom_tensor_handle_release(a);
+  loom_op_handler_release(trace);
+}
+
+// A function without parameters whose body calls stateful functions runs
+// as `loom run` runs a program (loom_program_executor_run_all): its
+// callees, which take arguments, are not run by themselves; it calls them
+// in order, one of them without outputs (it returns its chain alone):
+// chain_set(x) leaves v = x, chain_twice(x) v = 2x then 4x, chain_bump of
+// that doubles it: 8x = [12, -16, 4].
+static void a_printed_stateful_program_runs_as_loom_run_does(void** state) {
+  (void)state;
+  static const float kV[3] = {1, 2, 3};
+  static const float kEightX[3] = {12, -16, 4};
+  loom_shape_t three = vector_shape(3);
+  trace_unary("chain_bump", &three, bump_body);
+  trace_unary("chain_twice", &three, bump_twice_body);
+  trace_chain_set();
+  loom_op_handler_t* trace = NULL;
+  LOOM_ASSERT_OK(loom_trace_create(g_context, "chain_main", &trace));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_context, trace));
+  loom_tensor_handle_t* x = vector(g_context, kX);  // captured
+  LOOM_ASSERT_OK(run(g_context, "chain_set", x, NULL, NULL, NULL));
+  loom_tensor_handle_t* twice = op2("chain_twice", x, NULL);
+  loom_tensor_handle_t* bumped = op2("chain_bump", twice, NULL);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_context));
+  loom_function_t* function = NULL;
+  LOOM_ASSERT_OK(loom_trace_finish(trace, &bumped, 1, &function));
+  char* text = NULL;
+  size_t size = 0;
+  LOOM_ASSERT_OK(loom_trace_print_program(
+      g_context, function, loom_allocator_system(), &text, &size));
+  assert_non_null(strstr(text,
+                         "func.func @chain_main() -> "
+                         "(!corert.tensorhandle) {\n"
+                         "  %ch0 = tfrt.new.chain\n"));
+  assert_non_null(strstr(text,
+                         "func.func @chain_set(%ch0: !tfrt.chain, "
+                         "%arg0: !corert.tensorhandle) -> "
+                         "(!tfrt.chain) {\n"));
+  assert_non_null(strstr(text, "  tfrt.return %ch2 : !tfrt.chain\n"));
+  assert_non_null(strstr(text,
+                         "  %ch1 = tfrt.call @chain_set(%ch0, %cap0) : "
+                         "(!tfrt.chain, !corert.tensorhandle) -> "
+                         "!tfrt.chain\n"));
+  assert_non_null(strstr(text,
+                         "%ch2, %n1_0 = tfrt.call @chain_twice(%ch1, "
+                         "%cap0) :"));
+  assert_non_null(strstr(text,
+                         "%ch3, %n2_0 = tfrt.call @chain_bump(%ch2, "
+                         "%n1_0) :"));
+
+  set_chain_v(kV);
+  loom_program_t* program = NULL;
+  loom_program_location_t where;
+  LOOM_ASSERT_OK(loom_program_parse(loom_allocator_system(), "main.mlir", text,
+                                    size, &program, &where));
+  char* output = NULL;
+  size_t output_size = 0;
+  FILE* stream = open_memstream(&output, &output_size);
+  assert_non_null(stream);
+  loom_program_executor_options_t options;
+  loom_program_executor_options_initialize(&options,
+                                           loom_context_host(g_context));
+  options.output = stream;
+  loom_program_executor_t* executor = NULL;
+  LOOM_ASSERT_OK(loom_program_executor_create(&options, &executor));
+  LOOM_ASSERT_OK(loom_program_executor_run_all(executor, program, NULL));
+  loom_program_executor_destroy(executor);
+  fclose(stream);
+  assert_string_equal(output,
+                      "--- Not running 'chain_set' because it has "
+                      "arguments.\n"
+                      "--- Not running 'chain_bump' because it has "
+                      "arguments.\n"
+                      "--- Not running 'chain_twice' because it has "
+                      "arguments.\n"
+                      "--- Running 'chain_main':\n"
+                      "'chain_main' returned !corert.tensorhandle value\n");
+  free(output);
+  expect_chain_v(kEightX);
+
+  loom_program_destroy(program);
+  loom_allocator_free(loom_allocator_system(), text);
+  loom_function_release(function);
+  loom_op_handler_release(trace);
+  loom_tensor_handle_t* handles[] = {bumped, twice, x};
+  for (size_t i = 0; i < sizeof(handles) / sizeof(handles[0]); ++i) {
+    loom_tensor_handle_release(handles[i]);
+  }
+  LOOM_ASSERT_OK(loom_context_remove_function(g_context, "chain_set"));
+  LOOM_ASSERT_OK(loom_context_remove_function(g_context, "chain_twice"));
+  LOOM_ASSERT_OK(loom_context_remove_function(g_context, "chain_bump"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(a_traced_function_gives_the_eager_values),
@@ -1110,6 +1432,8 @@ int main(void) {
       cmocka_unit_test(a_variable_without_a_shape_traces_unknown),
       cmocka_unit_test(a_call_in_a_trace_has_the_callee_shapes),
       cmocka_unit_test(a_call_with_wrong_shapes_fails_in_the_trace),
+      cmocka_unit_test(calls_of_stateful_functions_thread_a_chain),
+      cmocka_unit_test(a_printed_stateful_program_runs_as_loom_run_does),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

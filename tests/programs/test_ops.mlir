@@ -1,7 +1,7 @@
 // TFRT's test ops (tfrt_test.*), from the test-op plugin, run through
 // corert.executeop on the cpu handler: metadata functions, scalar and dense
-// host tensors, side effects ordered by chains, asynchronous dispatch and
-// data-dependent shapes.
+// host tensors, side effects ordered by chains (through calls too),
+// asynchronous dispatch and data-dependent shapes.
 // RUN: loom run --plugin %tfrt_test_ops %s | FileCheck %s
 
 // CHECK-LABEL: --- Running 'create'
@@ -158,3 +158,32 @@ func.func @to_int32() -> i32 {
   tfrt.return %n : i32
 }
 // CHECK-NEXT: 'to_int32' returned 40
+
+// A stateful callee in the form trace printing writes it (loom/trace.h):
+// it takes its caller's chain first, starts its stateful ops from it and
+// returns the chain they end with first, so that prints keep their order
+// across calls.
+// CHECK-LABEL: --- Not running 'print_and_double' because it has arguments.
+func.func @print_and_double(%ch0: !tfrt.chain, %arg0: !corert.tensorhandle) -> (!tfrt.chain, !corert.tensorhandle) {
+  %cpu = corert.get_op_handler %ch0 "cpu"
+  %ch1 = corert.executeop.seq(%cpu, %ch0) "tfrt_test.print"(%arg0) : 0
+  %n1_0 = corert.executeop(%cpu) "tfrt_test.add"(%arg0, %arg0) : 1
+  %ch2 = corert.executeop.seq(%cpu, %ch1) "tfrt_test.print"(%n1_0) : 0
+  tfrt.return %ch2, %n1_0 : !tfrt.chain, !corert.tensorhandle
+}
+
+// CHECK-LABEL: --- Running 'chained_calls'
+func.func @chained_calls() -> !tfrt.chain {
+  %ch0 = tfrt.new.chain
+  %cpu = corert.get_op_handler %ch0 "cpu"
+  %a = corert.executeop(%cpu) "tfrt_test.create_from_scalar"()
+      {shape = [1], value = 1 : i32} : 1
+  // CHECK-NEXT: ScalarHostTensor dtype = i32, shape = [1], value = 1
+  // CHECK-NEXT: ScalarHostTensor dtype = i32, shape = [1], value = 2
+  // CHECK-NEXT: ScalarHostTensor dtype = i32, shape = [1], value = 2
+  // CHECK-NEXT: ScalarHostTensor dtype = i32, shape = [1], value = 4
+  %ch1, %b = tfrt.call @print_and_double(%ch0, %a) : (!tfrt.chain, !corert.tensorhandle) -> (!tfrt.chain, !corert.tensorhandle)
+  %ch2, %c = tfrt.call @print_and_double(%ch1, %b) : (!tfrt.chain, !corert.tensorhandle) -> (!tfrt.chain, !corert.tensorhandle)
+  tfrt.return %ch2 : !tfrt.chain
+}
+// CHECK-NEXT: 'chained_calls' returned !tfrt.chain value

@@ -1,7 +1,8 @@
 // A function as a program in the MLIR text form of TFRT's corert dialect,
 // which `loom run` and the program API execute: one corert.executeop per
 // node on the "cpu" handler, stateful nodes chained in body order
-// (corert.executeop.seq), captured tensors as corert.const_dense_tensor.
+// (corert.executeop.seq), captured tensors as corert.const_dense_tensor,
+// calls as tfrt.call; a stateful callee takes and returns a chain.
 
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,8 @@ typedef struct printer_t {
   loom_function_t** callees;
   // The body's static shapes, noted after each node, or NULL.
   loom__function_shapes_t* shapes;
+  // A stateful function the program calls: it takes and returns a chain.
+  bool threads_chain;
 } printer_t;
 
 // The functions a program holds: the called ones before their callers.
@@ -248,37 +251,48 @@ static void print_result_types(printer_t* p, int32_t index, int32_t count) {
 }
 
 // A node calling a function of the program: tfrt.call of its func.func
-// (its captured values are its own constants).
-static loom_status_t print_call(printer_t* p, int32_t index) {
+// (its captured values are its own constants). A stateful callee takes the
+// caller's chain first and returns the chain its stateful ops end with,
+// which the caller's later stateful ops continue.
+static loom_status_t print_call(printer_t* p, int32_t index, int32_t* chain) {
   const loom__function_node_t* node = &p->function->nodes[index];
   const loom_function_t* callee = p->callees[index];
+  bool seq = callee->stateful;
   int32_t count = callee->num_outputs;
   int32_t arity = callee->num_inputs - loom__function_num_captures(callee);
+  int32_t num_types = count + (seq ? 1 : 0);
   loom__text_append(p->text, "  ");
+  if (seq) {
+    loom__text_append(p->text, "%%ch%d%s", *chain + 1, count ? ", " : "");
+  }
   for (int32_t i = 0; i < count; ++i) {
     loom__text_append(p->text, "%s%%n%d_%d", i ? ", " : "", index, i);
   }
   loom__text_append(p->text, " = tfrt.call @%s(", callee->name);
+  if (seq) loom__text_append(p->text, "%%ch%d%s", *chain, arity ? ", " : "");
   for (int32_t i = 0; i < node->num_inputs; ++i) {
     if (i) loom__text_append(p->text, ", ");
     LOOM_RETURN_IF_ERROR(print_ref(p, &node->inputs[i]));
   }
   loom__text_append(p->text, ") : (");
+  if (seq) loom__text_append(p->text, "!tfrt.chain%s", arity ? ", " : "");
   for (int32_t i = 0; i < arity; ++i) {
     loom__text_append(p->text, "%s!corert.tensorhandle", i ? ", " : "");
   }
-  loom__text_append(p->text, ") -> %s", count > 1 ? "(" : "");
+  loom__text_append(p->text, ") -> %s", num_types > 1 ? "(" : "");
+  if (seq) loom__text_append(p->text, "!tfrt.chain%s", count ? ", " : "");
   for (int32_t i = 0; i < count; ++i) {
     loom__text_append(p->text, "%s!corert.tensorhandle", i ? ", " : "");
   }
-  loom__text_append(p->text, "%s", count > 1 ? ")" : "");
+  loom__text_append(p->text, "%s", num_types > 1 ? ")" : "");
+  if (seq) ++*chain;
   print_result_types(p, index, count);
   loom__text_append(p->text, "\n");
   return loom_ok_status();
 }
 
 static loom_status_t print_node(printer_t* p, int32_t index, int32_t* chain) {
-  if (p->callees[index]) return print_call(p, index);
+  if (p->callees[index]) return print_call(p, index, chain);
   const loom__function_node_t* node = &p->function->nodes[index];
   const loom_op_def_t* def = p->defs[index];
   int32_t count = 0;
@@ -305,27 +319,46 @@ static loom_status_t print_node(printer_t* p, int32_t index, int32_t* chain) {
   }
   loom__text_append(p->text, ")");
   size_t num_attrs = loom_op_attrs_count(&node->attrs);
+  int32_t printed = 0;
   for (size_t a = 0; a < num_attrs; ++a) {
     const char* name = NULL;
     loom_attr_value_t value;
     if (!loom_op_attrs_entry_at(&node->attrs, a, &name, &value)) continue;
-    loom__text_append(p->text, "%s", a ? ", " : " {");
+    // An empty list reads back as a list of ints; one that is the op's
+    // default (VarHandleOp's allowed_devices) is left to the default,
+    // which has the op's kind.
+    loom_attr_value_t fallback;
+    if (value.is_list && value.count == 0 && def->defaults &&
+        loom_op_attrs_get(def->defaults, name, &fallback) && fallback.is_list &&
+        fallback.count == 0) {
+      continue;
+    }
+    loom__text_append(p->text, "%s", printed++ ? ", " : " {");
     LOOM_RETURN_IF_ERROR(print_attr(p, node->name, name, &value));
   }
-  loom__text_append(p->text, "%s : %d", num_attrs ? "}" : "", count);
+  loom__text_append(p->text, "%s : %d", printed ? "}" : "", count);
   print_result_types(p, index, count);
   loom__text_append(p->text, "\n");
   return loom_ok_status();
 }
 
+// A stateful function the program calls takes the chain its stateful ops
+// start from as its first argument (%ch0) and returns the one they end
+// with first, as TFRT's functions do, so that its caller orders them with
+// its own; the others (the function printed, which `loom run` runs when it
+// has no parameters) start from a new chain.
 static loom_status_t print_function(printer_t* p) {
   const loom_function_t* f = p->function;
-  if (f->num_outputs == 0) {
+  bool chained = p->threads_chain;
+  if (f->num_outputs == 0 && !chained) {
     return unprintable(p, "its outputs", "a function without outputs");
   }
   int32_t num_captures = loom__function_num_captures(f);
   int32_t visible = f->num_inputs - num_captures;
   loom__text_append(p->text, "func.func @%s(", f->name);
+  if (chained) {
+    loom__text_append(p->text, "%%ch0: !tfrt.chain%s", visible ? ", " : "");
+  }
   for (int32_t i = 0; i < visible; ++i) {
     if (f->inputs[i].type_attr) {
       return unprintable(p, "its inputs", "an input typed by an attr");
@@ -334,12 +367,15 @@ static loom_status_t print_function(printer_t* p) {
                       i);
   }
   loom__text_append(p->text, ") -> (");
+  if (chained) {
+    loom__text_append(p->text, "!tfrt.chain%s", f->num_outputs ? ", " : "");
+  }
   for (int32_t o = 0; o < f->num_outputs; ++o) {
     loom__text_append(p->text, "%s!corert.tensorhandle", o ? ", " : "");
   }
-  loom__text_append(p->text,
-                    ") {\n  %%ch0 = tfrt.new.chain\n"
-                    "  %%cpu = corert.get_op_handler %%ch0 \"cpu\"\n");
+  loom__text_append(p->text, ") {\n%s",
+                    chained ? "" : "  %ch0 = tfrt.new.chain\n");
+  loom__text_append(p->text, "  %%cpu = corert.get_op_handler %%ch0 \"cpu\"\n");
   for (int32_t c = 0; c < num_captures; ++c) {
     loom_tensor_handle_t* handle = f->captures->handles[c];
     loom_tensor_t* tensor = NULL;
@@ -360,11 +396,17 @@ static loom_status_t print_function(printer_t* p) {
     LOOM_RETURN_IF_ERROR(print_node(p, f->order[i], &chain));
   }
   loom__text_append(p->text, "  tfrt.return ");
+  if (chained) {
+    loom__text_append(p->text, "%%ch%d%s", chain, f->num_outputs ? ", " : "");
+  }
   for (int32_t o = 0; o < f->num_outputs; ++o) {
     if (o) loom__text_append(p->text, ", ");
     LOOM_RETURN_IF_ERROR(print_ref(p, &f->sources[o]));
   }
   loom__text_append(p->text, " : ");
+  if (chained) {
+    loom__text_append(p->text, "!tfrt.chain%s", f->num_outputs ? ", " : "");
+  }
   for (int32_t o = 0; o < f->num_outputs; ++o) {
     loom__text_append(p->text, "%s!corert.tensorhandle", o ? ", " : "");
   }
@@ -422,6 +464,8 @@ static loom_status_t collect(program_printer_t* pp,
       .text = &pp->text,
       .function = function,
       .registry = pp->registry,
+      // The function printed is no callee: it cannot call itself.
+      .threads_chain = function->stateful && pp->depth > 0,
   };
   for (int32_t i = 0; i < pp->depth; ++i) {
     if (pp->visiting[i] == function) {
@@ -450,10 +494,6 @@ static loom_status_t collect(program_printer_t* pp,
       status = unprintable(&p, node->name,
                            "a node that is neither a registered op nor a "
                            "function of the context");
-    } else if (p.callees[i]->stateful) {
-      // A tfrt.call carries no chain: the callee's stateful ops would lose
-      // their order with the caller's.
-      status = unprintable(&p, node->name, "a call of a stateful function");
     } else {
       p.defs[i] = loom_function_signature(p.callees[i]);
       status = collect(pp, p.callees[i]);
