@@ -26,16 +26,19 @@ typedef struct frame_node_t {
   const char* op_name;
   int32_t* inputs;  // slots
   int32_t num_inputs;
+  loom_tensor_t** args;  // their tensors, during a call
   uint64_t owned;  // inputs whose value dies here: the kernel may forward
   int32_t* dying;  // slots whose value dies after this node
   int32_t num_dying;
   int32_t first;  // result slots
   int32_t count;
   // The result's metadata when the op's metadata function fixes it from
-  // the inputs' (a one-result kernel with a direct entry then runs that).
+  // the inputs' (a one-result kernel with a direct entry then runs that,
+  // with `call` made once: only its `into` changes from call to call).
   bool direct;
   loom_tensor_metadata_t output;
   int64_t output_elements;
+  loom__kernel_direct_call_t call;
 } frame_node_t;
 
 struct loom__function_frame_t {
@@ -276,6 +279,9 @@ static loom_status_t build(loom__function_frame_t* frame,
     memcpy(node->inputs, node_desc->slots,
            sizeof(*node->inputs) * (size_t)node_desc->num_slots);
     node->num_inputs = node_desc->num_slots;
+    LOOM_RETURN_IF_ERROR(allocate(
+        frame, sizeof(*node->args) * (size_t)(node_desc->num_slots + 1),
+        (void**)&node->args));
   }
   LOOM_RETURN_IF_ERROR(
       allocate(frame, sizeof(*frame->outputs) * (size_t)(desc->num_outputs + 1),
@@ -285,6 +291,24 @@ static loom_status_t build(loom__function_frame_t* frame,
   frame->num_outputs = desc->num_outputs;
   LOOM_RETURN_IF_ERROR(plan_lifetimes(frame, desc));
   LOOM_RETURN_IF_ERROR(plan_buffers(frame, desc));
+  for (int32_t k = 0; k < frame->num_nodes; ++k) {
+    frame_node_t* node = &frame->nodes[k];
+    if (!node->direct) continue;
+    // A value whose buffers the frame keeps is computed into a kept
+    // tensor, or a new one: forwarding an input would leave its class
+    // short of a buffer, so that every other node would forward again.
+    bool kept = frame->class_of[node->first] != kNoClass;
+    node->call = (loom__kernel_direct_call_t){
+        .instance = node->spec->instance,
+        .host = frame->runtime->host,
+        .allocator = frame->runtime->allocator,
+        .inputs = node->args,
+        .num_inputs = node->num_inputs,
+        .owned_inputs = kept ? 0 : node->owned,
+        .output = &node->output,
+        .output_elements = node->output_elements,
+    };
+  }
   *out_ok = true;
   return loom_ok_status();
 }
@@ -427,35 +451,42 @@ static loom_status_t run_compute(loom__function_frame_t* frame,
   return status;
 }
 
+// Runs `node` through its kernel's direct entry into a kept tensor of its
+// value's class when there is one: the pool's reference moves to the value
+// (and back when it dies) and no reference count changes. Else the kernel
+// makes the output. False when the entry does not apply to these inputs.
+static inline bool run_direct(loom__function_frame_t* frame, frame_node_t* node,
+                              loom__function_frame_counts_t* counts,
+                              loom_status_t* out_status) {
+  loom_tensor_t* into = take_buffer(frame, node->first);
+  node->call.into = into;
+  loom_tensor_t* output = NULL;
+  bool done = node->spec->direct(&node->call, &output, out_status);
+  if (LOOM_LIKELY(done && !*out_status && output && output == into)) {
+    frame->tensors[node->first] = output;
+    counts->reused++;
+    return true;
+  }
+  if (into) drop_buffer(frame, node->first, into);
+  if (!done || *out_status) output = NULL;
+  frame->tensors[node->first] = output;
+  settle_offer(frame, node->first, NULL, output, node->call.owned_inputs,
+               node->args, counts);
+  return done;
+}
+
 static inline loom_status_t run_node(loom__function_frame_t* frame,
-                                     const frame_node_t* node,
+                                     frame_node_t* node,
                                      loom__function_frame_counts_t* counts) {
-  loom_tensor_t* inputs[kFrameMaxArity];
+  loom_tensor_t** inputs = node->args;
   for (int32_t i = 0; i < node->num_inputs; ++i) {
     inputs[i] = frame->tensors[node->inputs[i]];
   }
-  loom_tensor_t** outputs = frame->tensors + node->first;
   loom_status_t status = loom_ok_status();
-  bool done = false;
-  if (node->direct) {
-    loom_tensor_t* offer = take_buffer(frame, node->first);
-    loom__kernel_direct_call_t call = {
-        .instance = node->spec->instance,
-        .host = frame->runtime->host,
-        .allocator = frame->runtime->allocator,
-        .inputs = inputs,
-        .num_inputs = node->num_inputs,
-        .owned_inputs = node->owned,
-        .output = &node->output,
-        .output_elements = node->output_elements,
-        .reuse = offer,
-    };
-    done = node->spec->direct(&call, &outputs[0], &status);
-    if (!done || status) outputs[0] = NULL;
-    settle_offer(frame, node->first, offer, outputs[0], node->owned, inputs,
-                 counts);
+  if (!node->direct || !run_direct(frame, node, counts, &status)) {
+    status =
+        run_compute(frame, node, inputs, frame->tensors + node->first, counts);
   }
-  if (!done) status = run_compute(frame, node, inputs, outputs, counts);
   for (int32_t d = 0; d < node->num_dying; ++d) {
     int32_t slot = node->dying[d];
     loom_tensor_t* tensor = frame->tensors[slot];

@@ -6,8 +6,10 @@
 // value's last reader may forward its buffer, and a value that dies leaves
 // its tensor to the next value of the same dtype and shape, in this call or
 // the next, so that a call in the steady state allocates for its results
-// only. Only bodies whose every node is a synchronous TensorFlow kernel on
-// the cpu handler have a frame; the plan runs the others op by op.
+// only (a node whose kernel has a direct entry computes into the kept
+// tensor itself, no reference count changing). Only bodies whose every
+// node is a synchronous TensorFlow kernel on the cpu handler have a frame;
+// the plan runs the others op by op.
 
 #ifndef LOOM_FUNCTION_FUNCTION_FRAME_H_
 #define LOOM_FUNCTION_FUNCTION_FRAME_H_

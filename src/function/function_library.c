@@ -90,6 +90,8 @@ static bool is_call_op_hook(void* state, const loom_op_def_t* def) {
 
 static bool runs_on_handler_hook(void* state, loom_eager_op_t* op) {
   (void)state;
+  // A call of a function by its name is no control-flow op.
+  if (op->function) return false;
   return loom__control_flow_runs_on_handler(op);
 }
 

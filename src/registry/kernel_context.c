@@ -301,6 +301,10 @@ loom__kernel_direct_fn_t loom__kernel_direct_entry(
 loom_status_t loom__kernel_direct_forward_or_allocate(
     const loom__kernel_direct_call_t* call, const int32_t* candidates,
     int32_t num_candidates, int64_t count, loom_tensor_t** out_tensor) {
+  if (call->into) {
+    *out_tensor = call->into;
+    return loom_ok_status();
+  }
   for (int32_t c = 0; c < num_candidates; ++c) {
     int32_t i = candidates[c];
     if (i >= 64 || !(call->owned_inputs & ((uint64_t)1 << i))) continue;

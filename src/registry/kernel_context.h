@@ -105,11 +105,19 @@ typedef struct loom__kernel_direct_call_t {
   // (borrowed, may be NULL): taken when it is nobody else's, before a new
   // tensor is allocated.
   loom_tensor_t* reuse;
+  // A dense tensor of `output`'s dtype and shape that is the caller's alone
+  // and that no input shares (may be NULL): when set, the output is
+  // written into it and *out_tensor receives it without a new reference;
+  // no input is forwarded and `reuse` is not looked at. For a caller that
+  // keeps its values' buffers itself (a function's frame), so that a tiny
+  // op takes no reference counts.
+  loom_tensor_t* into;
 } loom__kernel_direct_call_t;
 
 // Returns false, having done nothing, when it does not apply to these
 // inputs (the caller then runs compute); else true with the output in
-// *out_tensor (a new reference) or the failure in *out_status.
+// *out_tensor (a new reference, or call->into itself, borrowed) or the
+// failure in *out_status.
 typedef bool (*loom__kernel_direct_fn_t)(const loom__kernel_direct_call_t* call,
                                          loom_tensor_t** out_tensor,
                                          loom_status_t* out_status);
@@ -125,7 +133,8 @@ loom__kernel_direct_fn_t loom__kernel_direct_entry(
 
 // loom__kernel_context_forward_or_allocate_same for a direct entry: the
 // first candidate input that is the call's alone, or a new dense tensor of
-// call->output (`count` elements). *out_tensor is a new reference.
+// call->output (`count` elements). *out_tensor is a new reference, or
+// call->into (borrowed) when the caller gave one.
 loom_status_t loom__kernel_direct_forward_or_allocate(
     const loom__kernel_direct_call_t* call, const int32_t* candidates,
     int32_t num_candidates, int64_t count, loom_tensor_t** out_tensor);

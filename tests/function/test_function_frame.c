@@ -9,6 +9,10 @@
 // twenty AddV2 and a Mul:
 //   x = [1.5, -2, 0.5], y = [0.25, 4, -3]: [1.625, 312, 178.5]
 //   x2 = [2, -1], y2 = [3, 0.5]:           [186, 4.5]
+//   x3 = [0.5, 1, -1], y3 = [1, -0.5, 2]:  [20.5, 4.5, 78]
+// (every partial sum is exact in float32).
+
+#include <pthread.h>
 
 #include "loom/function.h"
 #include "loom/loom.h"
@@ -24,6 +28,9 @@ static const float kF[3] = {1.625f, 312, 178.5f};
 static const float kX2[2] = {2, -1};
 static const float kY2[2] = {3, 0.5f};
 static const float kF2[2] = {186, 4.5f};
+static const float kX3[3] = {0.5f, 1, -1};
+static const float kY3[3] = {1, -0.5f, 2};
+static const float kF3[3] = {20.5f, 4.5f, 78};
 
 static int setup(void** state) {
   (void)state;
@@ -168,11 +175,102 @@ static void frame_calls_leave_their_inputs_alone(void** state) {
   loom_function_release(f);
 }
 
+// The kept buffers the body's values are computed into never become a
+// result: a result held across later calls keeps its values.
+static void results_outlive_later_calls(void** state) {
+  (void)state;
+  loom_function_t* f = add_f("held");
+  loom_tensor_handle_t* x = tensor_of(kX, 3);
+  loom_tensor_handle_t* y = tensor_of(kY, 3);
+  loom_tensor_handle_t* x3 = tensor_of(kX3, 3);
+  loom_tensor_handle_t* y3 = tensor_of(kY3, 3);
+  loom_tensor_handle_t* held[4] = {NULL};
+  for (int i = 0; i < 4; ++i) {
+    loom_eager_op_t* op = NULL;
+    LOOM_ASSERT_OK(loom_eager_op_create(g_context, "held", &op));
+    LOOM_ASSERT_OK(loom_eager_op_add_input(op, i % 2 ? x3 : x));
+    LOOM_ASSERT_OK(loom_eager_op_add_input(op, i % 2 ? y3 : y));
+    int32_t results = 0;
+    LOOM_ASSERT_OK(loom_eager_op_execute(op, &held[i], 1, &results));
+    loom_eager_op_destroy(op);
+  }
+  assert_int_equal(stats_of(f).frame_calls, 3);
+  for (int i = 0; i < 4; ++i) expect_values(held[i], i % 2 ? kF3 : kF, 3);
+  for (int i = 0; i < 4; ++i) loom_tensor_handle_release(held[i]);
+  loom_tensor_handle_release(x);
+  loom_tensor_handle_release(y);
+  loom_tensor_handle_release(x3);
+  loom_tensor_handle_release(y3);
+  loom_function_release(f);
+}
+
+typedef struct caller_t {
+  loom_tensor_handle_t* x;
+  loom_tensor_handle_t* y;
+  const float* expected;
+  int failures;
+} caller_t;
+
+static void* call_many(void* arg) {
+  caller_t* caller = arg;
+  loom_eager_op_t* op = NULL;
+  if (loom_eager_op_create(g_context, "shared", &op)) return NULL;
+  for (int i = 0; i < 200; ++i) {
+    loom_tensor_handle_t* result = NULL;
+    int32_t results = 0;
+    loom_status_t status = loom_eager_op_reset(op, "shared");
+    if (!status) status = loom_eager_op_add_input(op, caller->x);
+    if (!status) status = loom_eager_op_add_input(op, caller->y);
+    if (!status) status = loom_eager_op_execute(op, &result, 1, &results);
+    loom_tensor_t* tensor = NULL;
+    if (!status) status = loom_context_resolve(g_context, result, &tensor);
+    if (status) {
+      loom_status_free(status);
+      caller->failures++;
+    } else {
+      const float* values = loom_tensor_data(tensor);
+      for (int k = 0; k < 3; ++k) {
+        caller->failures += values[k] != caller->expected[k];
+      }
+      loom_tensor_release(tensor);
+    }
+    loom_tensor_handle_release(result);
+  }
+  loom_eager_op_destroy(op);
+  return NULL;
+}
+
+// Two threads calling one function at once each get their own values:
+// a frame runs one call at a time, the other call runs op by op.
+static void concurrent_calls_keep_their_values_apart(void** state) {
+  (void)state;
+  loom_function_t* f = add_f("shared");
+  caller_t callers[2] = {
+      {.x = tensor_of(kX, 3), .y = tensor_of(kY, 3), .expected = kF},
+      {.x = tensor_of(kX3, 3), .y = tensor_of(kY3, 3), .expected = kF3},
+  };
+  pthread_t threads[2];
+  for (int t = 0; t < 2; ++t) {
+    assert_int_equal(pthread_create(&threads[t], NULL, call_many, &callers[t]),
+                     0);
+  }
+  for (int t = 0; t < 2; ++t) pthread_join(threads[t], NULL);
+  for (int t = 0; t < 2; ++t) {
+    assert_int_equal(callers[t].failures, 0);
+    loom_tensor_handle_release(callers[t].x);
+    loom_tensor_handle_release(callers[t].y);
+  }
+  assert_true(stats_of(f).frame_calls > 0);
+  loom_function_release(f);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(steady_calls_allocate_only_their_results),
       cmocka_unit_test(new_input_shapes_specialise_the_body_again),
       cmocka_unit_test(frame_calls_leave_their_inputs_alone),
+      cmocka_unit_test(results_outlive_later_calls),
+      cmocka_unit_test(concurrent_calls_keep_their_values_apart),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
