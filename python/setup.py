@@ -39,7 +39,7 @@ setup(
         Extension(
             "loom._loom",
             sources=["loom/_loom.c", "loom/_execute.c", "loom/_handlers.c",
-                     "loom/_dlpack.c"],
+                     "loom/_python_handler.c", "loom/_dlpack.c"],
             depends=["loom/_loom.h"],
             include_dirs=[os.path.join(source_dir, "include")],
             library_dirs=[lib_dir],

@@ -23,6 +23,7 @@ from ._variables import Variable
 from ._autodiff import ForwardAccumulator, GradientTape, logging
 from ._transforms import Function, TensorSpec, function, vmap
 from ._devices import ParallelHandler, copy_to, device
+from ._python_handler import PythonHandler
 from . import _raw_ops
 from . import config
 from ._library import load_library

@@ -31,8 +31,7 @@ static PyTypeObject HandlerType = {
     .tp_doc = "A Loom op handler (a transformation such as a gradient tape).",
 };
 
-// Wraps `handler` (the reference moves in).
-static PyObject* wrap_handler(loom_op_handler_t* handler) {
+PyObject* loom__py_wrap_handler(loom_op_handler_t* handler) {
   HandlerObject* object = PyObject_New(HandlerObject, &HandlerType);
   if (object == NULL) {
     loom_op_handler_release(handler);
@@ -85,7 +84,7 @@ static PyObject* py_tape_create(PyObject* module, PyObject* args) {
   loom_op_handler_t* tape;
   loom_status_t status = loom_tape_create(context, &options, &tape);
   if (status != NULL) return loom__py_raise_status(status);
-  return wrap_handler(tape);
+  return loom__py_wrap_handler(tape);
 }
 
 static PyObject* py_tape_watch(PyObject* module, PyObject* args) {
@@ -243,7 +242,7 @@ static PyObject* py_forward_create(PyObject* module, PyObject* unused) {
   loom_op_handler_t* accumulator;
   loom_status_t status = loom_forward_accumulator_create(context, &accumulator);
   if (status != NULL) return loom__py_raise_status(status);
-  return wrap_handler(accumulator);
+  return loom__py_wrap_handler(accumulator);
 }
 
 static PyObject* py_forward_watch(PyObject* module, PyObject* args) {
@@ -290,7 +289,7 @@ static PyObject* py_logging_create(PyObject* module, PyObject* args) {
   loom_status_t status = loom_scope_logging_handler_create(
       context, print ? stderr : NULL, &handler);
   if (status != NULL) return loom__py_raise_status(status);
-  return wrap_handler(handler);
+  return loom__py_wrap_handler(handler);
 }
 
 static PyObject* py_logging_count(PyObject* module, PyObject* arg) {
@@ -317,7 +316,7 @@ static PyObject* py_vmap_create(PyObject* module, PyObject* args) {
   loom_status_t status =
       loom_vmap_create_with_options(context, &options, &vmap);
   if (status != NULL) return loom__py_raise_status(status);
-  return wrap_handler(vmap);
+  return loom__py_wrap_handler(vmap);
 }
 
 // vmap_in(vmap, batched, in_axis) / vmap_out(vmap, tensor, out_axis):
@@ -370,7 +369,7 @@ static PyObject* py_trace_create(PyObject* module, PyObject* args) {
   loom_op_handler_t* trace;
   loom_status_t status = loom_trace_create(context, name, &trace);
   if (status != NULL) return loom__py_raise_status(status);
-  return wrap_handler(trace);
+  return loom__py_wrap_handler(trace);
 }
 
 // trace_add_parameter(trace, dtype, shape): the symbolic value of a new
@@ -528,7 +527,7 @@ static PyObject* py_parallel_create(PyObject* module, PyObject* arg) {
   PyMem_Free(devices);
   Py_DECREF(fast);
   if (status != NULL) return loom__py_raise_status(status);
-  return wrap_handler(parallel);
+  return loom__py_wrap_handler(parallel);
 }
 
 // parallel_info(handler) -> (its device name, [component device names]).
@@ -662,6 +661,8 @@ PyMethodDef loom__py_handler_methods[] = {
      "parallel_unpack(handler, value) -> its components."},
     {"is_parallel_value", py_is_parallel_value, METH_O,
      "is_parallel_value(t)."},
+    {"python_handler_create", loom__py_python_handler_create, METH_O,
+     "python_handler_create(owner) -> a handler calling owner.execute(op)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -711,7 +711,8 @@ PyMODINIT_FUNC PyInit__loom(void) {
           0 ||
       PyModule_AddFunctions(module, loom__py_execute_methods) < 0 ||
       PyModule_AddFunctions(module, loom__py_handler_methods) < 0 ||
-      loom__py_execute_init(module) < 0 || loom__py_handlers_init(module) < 0) {
+      loom__py_execute_init(module) < 0 || loom__py_handlers_init(module) < 0 ||
+      loom__py_python_handler_init(module) < 0) {
     Py_DECREF(module);
     return NULL;
   }

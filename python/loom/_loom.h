@@ -55,5 +55,13 @@ int loom__py_execute_init(PyObject* module);
 extern PyMethodDef loom__py_handler_methods[];
 // Readies the Handler type and adds it to `module`; -1 on error.
 int loom__py_handlers_init(PyObject* module);
+// A new loom._loom.Handler owning `handler` (the reference moves in, also
+// on failure).
+PyObject* loom__py_wrap_handler(loom_op_handler_t* handler);
+
+// _python_handler.c: handlers written in Python (loom.PythonHandler).
+PyObject* loom__py_python_handler_create(PyObject* module, PyObject* owner);
+// Readies the HandlerOp type and adds it to `module`; -1 on error.
+int loom__py_python_handler_init(PyObject* module);
 
 #endif  // LOOM_PYTHON_LOOM_H_
