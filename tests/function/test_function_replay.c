@@ -176,8 +176,7 @@ static void tapes_of_two_steps_share_one_replay(void** state) {
   loom_function_release(f);
 }
 
-// A backward function removed by name is made again at the next gradient;
-// so is one whose key (the gradient asked for) differs.
+// A backward function removed by name is made again at the next gradient.
 static void a_removed_backward_function_is_made_again(void** state) {
   (void)state;
   loom_function_t* f = add_f("f");
@@ -201,9 +200,9 @@ static void a_removed_backward_function_is_made_again(void** state) {
   loom_function_release(f);
 }
 
-// An outer tape watching y records the ops of the call's gradient (the
-// body again under a tape of its own, then that tape's gradient), which
-// gives a second derivative: d/dy of d(sum f)/dx = d(y + 1)/dy = 1.
+// An outer tape watching y records the call's gradient (a call of its
+// backward function, as one op), which gives a second derivative: d/dy of
+// d(sum f)/dx = d(y + 1)/dy = 1.
 static void a_call_has_second_derivatives(void** state) {
   (void)state;
   loom_function_t* f = add_f("f");

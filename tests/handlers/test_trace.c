@@ -65,6 +65,46 @@ static loom_tensor_handle_t* vector(loom_context_t* context,
   return handle;
 }
 
+// Parses program `text` (`file` for messages) and calls its function
+// `name` on arguments[0, n) (references moved in) with the program
+// executor, as `loom run` does; results[0, m) receive new references to
+// the values it returned.
+static void run_printed(const char* file, const char* text, size_t size,
+                        const char* name, loom_tensor_handle_t** arguments,
+                        int n, loom_tensor_handle_t** results, int m) {
+  loom_program_t* program = NULL;
+  loom_program_location_t where;
+  LOOM_ASSERT_OK(loom_program_parse(loom_allocator_system(), file, text, size,
+                                    &program, &where));
+  loom_program_executor_options_t options;
+  loom_program_executor_options_initialize(&options,
+                                           loom_context_host(g_context));
+  loom_program_executor_t* executor = NULL;
+  LOOM_ASSERT_OK(loom_program_executor_create(&options, &executor));
+  loom_async_value_t* values[4] = {NULL};
+  loom_async_value_t* returned[4] = {NULL};
+  assert_true(n <= 4 && m <= 4);
+  for (int i = 0; i < n; ++i) {
+    LOOM_ASSERT_OK(
+        loom_program_value_create(loom_allocator_system(), &values[i]));
+    LOOM_ASSERT_OK(
+        loom_program_value_set_tensor_handle(values[i], arguments[i]));
+  }
+  LOOM_ASSERT_OK(loom_program_executor_call(executor, program, name, values, n,
+                                            returned, m));
+  loom_program_executor_quiesce(executor);
+  for (int k = 0; k < m; ++k) {
+    const loom_program_value_t* value = loom_program_value_get(returned[k]);
+    assert_non_null(value);
+    results[k] = value->u.tensor_handle;
+    loom_tensor_handle_retain(results[k]);
+    loom_async_value_release(returned[k]);
+  }
+  for (int i = 0; i < n; ++i) loom_async_value_release(values[i]);
+  loom_program_executor_destroy(executor);
+  loom_program_destroy(program);
+}
+
 static void expect_values(loom_context_t* context, loom_tensor_handle_t* handle,
                           const float* expected) {
   assert_non_null(handle);
@@ -646,31 +686,13 @@ static void a_traced_function_prints_as_a_program(void** state) {
   assert_non_null(strstr(text,
                          "%cap0 = corert.const_dense_tensor "
                          "dense<[2.0, -1.0, 0.5]> : tensor<3xf32>"));
-  loom_program_t* program = NULL;
-  loom_program_location_t where;
-  LOOM_ASSERT_OK(loom_program_parse(loom_allocator_system(), "printed.mlir",
-                                    text, size, &program, &where));
-  loom_program_executor_options_t options;
-  loom_program_executor_options_initialize(&options,
-                                           loom_context_host(g_context));
-  loom_program_executor_t* executor = NULL;
-  LOOM_ASSERT_OK(loom_program_executor_create(&options, &executor));
-  loom_async_value_t* arguments[2] = {NULL, NULL};
-  const float* values[2] = {kX, kY};
-  for (int i = 0; i < 2; ++i) {
-    LOOM_ASSERT_OK(
-        loom_program_value_create(loom_allocator_system(), &arguments[i]));
-    LOOM_ASSERT_OK(loom_program_value_set_tensor_handle(
-        arguments[i], vector(g_context, values[i])));
-  }
-  loom_async_value_t* result = NULL;
-  LOOM_ASSERT_OK(loom_program_executor_call(executor, program, "printed",
-                                            arguments, 2, &result, 1));
-  loom_program_executor_quiesce(executor);
-  const loom_program_value_t* value = loom_program_value_get(result);
-  assert_non_null(value);
+  loom_tensor_handle_t* arguments[2] = {vector(g_context, kX),
+                                        vector(g_context, kY)};
+  loom_tensor_handle_t* ran = NULL;
+  run_printed("printed.mlir", text, size, "printed", arguments, 2, &ran, 1);
   static const float kExpected[3] = {3.75f, 10, -0.5f};
-  expect_values(g_context, value->u.tensor_handle, kExpected);
+  expect_values(g_context, ran, kExpected);
+  loom_tensor_handle_release(ran);
   // The same as calling the traced function.
   LOOM_ASSERT_OK(loom_context_add_function(g_context, function));
   loom_tensor_handle_t* ex = vector(g_context, kX);
@@ -678,11 +700,6 @@ static void a_traced_function_prints_as_a_program(void** state) {
   loom_tensor_handle_t* called = op2("printed", ex, ey);
   expect_values(g_context, called, kExpected);
   LOOM_ASSERT_OK(loom_context_remove_function(g_context, "printed"));
-  loom_async_value_release(result);
-  loom_async_value_release(arguments[0]);
-  loom_async_value_release(arguments[1]);
-  loom_program_executor_destroy(executor);
-  loom_program_destroy(program);
   loom_allocator_free(loom_allocator_system(), text);
   loom_function_release(function);
   loom_tensor_handle_t* handles[] = {called, ex,  ey,     c,      x,
@@ -1015,39 +1032,19 @@ static void a_call_in_a_trace_has_the_callee_shapes(void** state) {
                          "\"tf.Neg\"(%n0_0) {T = f32} : 1  // "
                          "tensor<2x2xf32>"));
   // The program runs: A @ A.T.
-  loom_program_t* program = NULL;
-  loom_program_location_t where;
-  LOOM_ASSERT_OK(loom_program_parse(loom_allocator_system(), "gram.mlir", text,
-                                    size, &program, &where));
-  loom_program_executor_options_t options;
-  loom_program_executor_options_initialize(&options,
-                                           loom_context_host(g_context));
-  loom_program_executor_t* executor = NULL;
-  LOOM_ASSERT_OK(loom_program_executor_create(&options, &executor));
   static const float kA[6] = {1.5f, -2, 0.5f, 0.25f, 4, -3};
-  loom_async_value_t* argument = NULL;
-  LOOM_ASSERT_OK(loom_program_value_create(loom_allocator_system(), &argument));
-  LOOM_ASSERT_OK(
-      loom_program_value_set_tensor_handle(argument, matrix(2, 3, kA)));
-  loom_async_value_t* value = NULL;
-  LOOM_ASSERT_OK(loom_program_executor_call(executor, program, "outer_gram",
-                                            &argument, 1, &value, 1));
-  loom_program_executor_quiesce(executor);
-  const loom_program_value_t* got = loom_program_value_get(value);
-  assert_non_null(got);
+  loom_tensor_handle_t* argument = matrix(2, 3, kA);
+  loom_tensor_handle_t* got = NULL;
+  run_printed("gram.mlir", text, size, "outer_gram", &argument, 1, &got, 1);
   loom_tensor_t* tensor = NULL;
-  LOOM_ASSERT_OK(
-      loom_context_resolve(g_context, got->u.tensor_handle, &tensor));
+  LOOM_ASSERT_OK(loom_context_resolve(g_context, got, &tensor));
+  loom_tensor_handle_release(got);
   static const float kExpected[4] = {6.5f, -9.125f, -9.125f, 25.0625f};
   assert_int_equal(loom_tensor_num_elements(tensor), 4);
   for (int i = 0; i < 4; ++i) {
     assert_true(((const float*)loom_tensor_data(tensor))[i] == kExpected[i]);
   }
   loom_tensor_release(tensor);
-  loom_async_value_release(value);
-  loom_async_value_release(argument);
-  loom_program_executor_destroy(executor);
-  loom_program_destroy(program);
   loom_allocator_free(loom_allocator_system(), text);
   loom_function_release(function);
   loom_op_handler_release(trace);
@@ -1260,38 +1257,19 @@ static void calls_of_stateful_functions_thread_a_chain(void** state) {
   // Run as a program from the same variable: the same values, the same
   // variable after.
   set_chain_v(kV);
-  loom_program_t* program = NULL;
-  loom_program_location_t where;
-  LOOM_ASSERT_OK(loom_program_parse(loom_allocator_system(), "chain.mlir", text,
-                                    size, &program, &where));
-  loom_program_executor_options_t options;
-  loom_program_executor_options_initialize(&options,
-                                           loom_context_host(g_context));
-  loom_program_executor_t* executor = NULL;
-  LOOM_ASSERT_OK(loom_program_executor_create(&options, &executor));
-  loom_async_value_t* argument = NULL;
-  LOOM_ASSERT_OK(loom_program_value_create(loom_allocator_system(), &argument));
-  LOOM_ASSERT_OK(
-      loom_program_value_set_tensor_handle(argument, vector(g_context, kX)));
-  loom_async_value_t* results[3] = {NULL, NULL, NULL};
-  LOOM_ASSERT_OK(loom_program_executor_call(executor, program, "chain_outer",
-                                            &argument, 1, results, 3));
-  loom_program_executor_quiesce(executor);
+  loom_tensor_handle_t* argument = vector(g_context, kX);
+  loom_tensor_handle_t* results[3] = {NULL, NULL, NULL};
+  run_printed("chain.mlir", text, size, "chain_outer", &argument, 1, results,
+              3);
   for (int i = 0; i < 3; ++i) {
-    const loom_program_value_t* value = loom_program_value_get(results[i]);
-    assert_non_null(value);
     loom_tensor_t* expected = NULL;
     LOOM_ASSERT_OK(loom_context_resolve(g_context, eager[i], &expected));
-    expect_values(g_context, value->u.tensor_handle,
-                  loom_tensor_data(expected));
+    expect_values(g_context, results[i], loom_tensor_data(expected));
     loom_tensor_release(expected);
+    loom_tensor_handle_release(results[i]);
   }
   expect_chain_v(kBumped);
 
-  for (int i = 0; i < 3; ++i) loom_async_value_release(results[i]);
-  loom_async_value_release(argument);
-  loom_program_executor_destroy(executor);
-  loom_program_destroy(program);
   loom_allocator_free(loom_allocator_system(), text);
   loom_function_release(function);
   for (int i = 0; i < 3; ++i) loom_tensor_handle_release(eager[i]);
