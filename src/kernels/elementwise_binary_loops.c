@@ -9,6 +9,7 @@
 
 #include "kernels/elementwise.h"
 #include "kernels/elementwise_half.h"
+#include "loom/macros.h"
 
 #include <immintrin.h>
 #include <sleef.h>
@@ -102,7 +103,8 @@ FLOAT_LOOPS(f64, double, floor, trunc)
 #define STORE_F32 _mm512_storeu_ps
 #define STORE_F64 _mm512_storeu_pd
 #define POW_F32 Sleef_powf16_u10avx512f
-#define POW_F64 Sleef_powd8_u10avx512f
+#define POW_F64_SLEEF Sleef_powd8_u10avx512f
+#define VECTOR_F64 __m512d
 #define FMOD_F32 Sleef_fmodf16_avx512f
 #define FMOD_F64 Sleef_fmodd8_avx512f
 #elif defined(__AVX2__)
@@ -113,7 +115,8 @@ FLOAT_LOOPS(f64, double, floor, trunc)
 #define STORE_F32 _mm256_storeu_ps
 #define STORE_F64 _mm256_storeu_pd
 #define POW_F32 Sleef_powf8_u10avx2
-#define POW_F64 Sleef_powd4_u10avx2
+#define POW_F64_SLEEF Sleef_powd4_u10avx2
+#define VECTOR_F64 __m256d
 #define FMOD_F32 fmod_f32_avx2
 #define FMOD_F64 Sleef_fmodd4_avx2
 
@@ -177,12 +180,39 @@ static inline __m256 floormod_f32_avx2_vec(__m256 a, __m256 b) {
 #define STORE_F32 _mm_storeu_ps
 #define STORE_F64 _mm_storeu_pd
 #define POW_F32 Sleef_powf4_u10sse2
-#define POW_F64 Sleef_powd2_u10sse2
+#define POW_F64_SLEEF Sleef_powd2_u10sse2
+#define VECTOR_F64 __m128d
 #define FMOD_F32 Sleef_fmodf4_sse2
 #define FMOD_F64 Sleef_fmodd2_sse2
 #endif
 
 enum { kVectorBlock = 256 };
+
+// SLEEF's double pow overflows to inf a little early, for results within
+// about 2^-28 (relative) of the largest double: lanes whose result is
+// infinite while both operands are finite are recomputed by libm.
+typedef double f64_lanes_t
+    __attribute__((vector_size(sizeof(VECTOR_F64)), may_alias));
+typedef int64_t i64_lanes_t
+    __attribute__((vector_size(sizeof(VECTOR_F64)), may_alias));
+
+static inline VECTOR_F64 pow_f64_vec(VECTOR_F64 x_, VECTOR_F64 y_) {
+  f64_lanes_t r = (f64_lanes_t)POW_F64_SLEEF(x_, y_);
+  f64_lanes_t x = (f64_lanes_t)x_, y = (f64_lanes_t)y_;
+  const int64_t magnitude = INT64_MAX, inf = 0x7ff0000000000000;
+  i64_lanes_t overflow = (((i64_lanes_t)r & magnitude) == inf) &
+                         (((i64_lanes_t)x & magnitude) < inf) &
+                         (((i64_lanes_t)y & magnitude) < inf);
+  int64_t any = 0;
+  for (int j = 0; j < LANES_F64; ++j) any |= overflow[j];
+  if (LOOM_UNLIKELY(any)) {
+    for (int j = 0; j < LANES_F64; ++j) {
+      if (overflow[j]) r[j] = pow(x[j], y[j]);
+    }
+  }
+  return (VECTOR_F64)r;
+}
+#define POW_F64 pow_f64_vec
 
 // TensorFlow's FloorMod for floats: fmod, moved to the divisor's sign.
 #define FLOOR_MOD_FIX(x, y, r) \
