@@ -1,7 +1,8 @@
 // Element-wise binary loops, compiled once per ISA level (see isa.h): plain
 // C loops with the common stride patterns split out, so the compiler
 // vectorises each for the level's instruction set; SLEEF's vector pow and
-// fmod of the level; 16-bit floats widened to float a block at a time.
+// fmod of the level (float pow of our own at the AVX-512 level,
+// vector_powf.h); 16-bit floats widened to float a block at a time.
 
 #include <math.h>
 #include <stdbool.h>
@@ -9,6 +10,7 @@
 
 #include "kernels/elementwise.h"
 #include "kernels/elementwise_half.h"
+#include "kernels/vector_powf.h"
 #include "loom/macros.h"
 
 #include <immintrin.h>
@@ -102,7 +104,7 @@ FLOAT_LOOPS(f64, double, floor, trunc)
 #define LOAD_F64 _mm512_loadu_pd
 #define STORE_F32 _mm512_storeu_ps
 #define STORE_F64 _mm512_storeu_pd
-#define POW_F32 Sleef_powf16_u10avx512f
+#define POW_F32 loom__powf_avx512
 #define POW_F64_SLEEF Sleef_powd8_u10avx512f
 #define VECTOR_F64 __m512d
 #define FMOD_F32 Sleef_fmodf16_avx512f
