@@ -221,10 +221,18 @@ static inline VECTOR_F64 pow_f64_vec(VECTOR_F64 x_, VECTOR_F64 y_) {
   ((r) != 0 && (((y) < 0) != ((r) < 0)) ? (r) + (y) : (r))
 #define PLAIN(x, y, r) (r)
 
+// Whether `post` is PLAIN: the results then go straight to the output.
+#define POST_IS_PLAIN(post) POST_IS_PLAIN_(post)
+#define POST_IS_PLAIN_(post) PLAIN_##post
+#define PLAIN_PLAIN 1
+#define PLAIN_FLOOR_MOD_FIX 0
+
 // Reads contiguous operands in place and gathers the others (a broadcast
 // value once) into a block, applies the vector function lane group by lane
 // group (the tail through a padded copy), then `post` element by element.
-// The results go through a block, so the output may be an input.
+// Without a post step the results are stored to the output directly; the
+// output may still be an input, as each lane group is read before its
+// lanes are written.
 #define SLEEF_LOOP(name, T, lanes, load, store, fn, post)                   \
   static void LOOM_ISA_FN(name)(const void* a_, int64_t sa, const void* b_, \
                                 int64_t sb, void* out_, int64_t n) {        \
@@ -242,6 +250,7 @@ static inline VECTOR_F64 pow_f64_vec(VECTOR_F64 x_, VECTOR_F64 y_) {
       int64_t m = n - i < kVectorBlock ? n - i : kVectorBlock;              \
       const T* pa = xa;                                                     \
       const T* pb = xb;                                                     \
+      T* pr = POST_IS_PLAIN(post) ? out + i : xr;                           \
       if (sa == 1) {                                                        \
         pa = a + i;                                                         \
       } else if (sa != 0) {                                                 \
@@ -254,18 +263,21 @@ static inline VECTOR_F64 pow_f64_vec(VECTOR_F64 x_, VECTOR_F64 y_) {
       }                                                                     \
       int64_t full = m / lanes * lanes;                                     \
       for (int64_t j = 0; j < full; j += lanes) {                           \
-        store(xr + j, fn(load(pa + j), load(pb + j)));                      \
+        store(pr + j, fn(load(pa + j), load(pb + j)));                      \
       }                                                                     \
       if (full < m) {                                                       \
-        T ta[lanes], tb[lanes];                                             \
+        T ta[lanes], tb[lanes], tr[lanes];                                  \
         for (int64_t j = 0; j < lanes; ++j) {                               \
           ta[j] = full + j < m ? pa[full + j] : (T)1;                       \
           tb[j] = full + j < m ? pb[full + j] : (T)1;                       \
         }                                                                   \
-        store(xr + full, fn(load(ta), load(tb)));                           \
+        store(tr, fn(load(ta), load(tb)));                                  \
+        for (int64_t j = full; j < m; ++j) pr[j] = tr[j - full];            \
       }                                                                     \
-      for (int64_t j = 0; j < m; ++j) {                                     \
-        out[i + j] = post(pa[j], pb[j], xr[j]);                             \
+      if (!POST_IS_PLAIN(post)) {                                           \
+        for (int64_t j = 0; j < m; ++j) {                                   \
+          out[i + j] = post(pa[j], pb[j], xr[j]);                           \
+        }                                                                   \
       }                                                                     \
     }                                                                       \
   }
