@@ -107,8 +107,57 @@ FLOAT_LOOPS(f64, double, floor, trunc)
 #define POW_F32 loom__powf_avx512
 #define POW_F64_SLEEF Sleef_powd8_u10avx512f
 #define VECTOR_F64 __m512d
-#define FMOD_F32 Sleef_fmodf16_avx512f
+#define FMOD_F32 fmod_f32_avx512
 #define FMOD_F64 Sleef_fmodd8_avx512f
+
+// fmod of eight floats in double precision, as the AVX2 level's fmod_f32_avx2
+// (the same argument makes it exact); false in *ok for lanes it does not serve
+// (a quotient of 2^27 or more, b zero or infinite, a infinite or NaN).
+static inline __m256 fmod_f32_half_avx512(__m256 a, __m256 b, __mmask8* ok) {
+  __m512d ad = _mm512_cvtps_pd(a);
+  __m512d bd = _mm512_cvtps_pd(b);
+  __m512d q = _mm512_div_pd(ad, bd);
+  // Ordered comparisons: false for NaN.
+  *ok = _mm512_cmp_pd_mask(_mm512_abs_pd(q), _mm512_set1_pd(134217728.0),
+                           _CMP_LT_OQ) &
+        _mm512_cmp_pd_mask(_mm512_abs_pd(bd), _mm512_set1_pd(__builtin_inf()),
+                           _CMP_LT_OQ);
+  q = _mm512_roundscale_pd(q, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+  return _mm512_cvtpd_ps(_mm512_fnmadd_pd(q, bd, ad));
+}
+
+// fmod of sixteen floats: the double-precision path, or SLEEF's (which
+// iterates per exponent) when a lane needs it. The result takes a's sign
+// (fmod's, -0 included).
+static inline __m512 fmod_f32_avx512(__m512 a, __m512 b) {
+  __mmask8 ok_lo, ok_hi;
+  __m256 lo = fmod_f32_half_avx512(_mm512_castps512_ps256(a),
+                                   _mm512_castps512_ps256(b), &ok_lo);
+  __m256 hi = fmod_f32_half_avx512(
+      _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)),
+      _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(b), 1)), &ok_hi);
+  if ((ok_lo & ok_hi) != 0xff) return Sleef_fmodf16_avx512f(a, b);
+  __m512 r = _mm512_castpd_ps(_mm512_insertf64x4(
+      _mm512_castpd256_pd512(_mm256_castps_pd(lo)), _mm256_castps_pd(hi), 1));
+  const __m512i sign = _mm512_set1_epi32((int)0x80000000);
+  // r's magnitude, a's sign: bits of r outside `sign`, of a inside.
+  return _mm512_castsi512_ps(_mm512_ternarylogic_epi32(
+      sign, _mm512_castps_si512(r), _mm512_castps_si512(a), 0xac));
+}
+
+// TensorFlow's FloorMod of sixteen floats: fmod moved to the divisor's
+// sign (r + b where r is not zero and its sign differs from b's), in the
+// vector step, so that no scalar pass follows.
+static inline __m512 floormod_f32_avx512_vec(__m512 a, __m512 b) {
+  __m512 r = fmod_f32_avx512(a, b);
+  const __m512 zero = _mm512_setzero_ps();
+  __mmask16 differ = _mm512_cmp_ps_mask(b, zero, _CMP_LT_OQ) ^
+                     _mm512_cmp_ps_mask(r, zero, _CMP_LT_OQ);
+  __mmask16 fix = differ & _mm512_cmp_ps_mask(r, zero, _CMP_NEQ_OQ);
+  return _mm512_mask_add_ps(r, fix, r, b);
+}
+#define FLOORMOD_F32 floormod_f32_avx512_vec
+#define FLOORMOD_F32_POST PLAIN
 #elif defined(__AVX2__)
 #define LANES_F32 8
 #define LANES_F64 4
