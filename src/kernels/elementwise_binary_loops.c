@@ -107,6 +107,9 @@ FLOAT_LOOPS(f64, double, floor, trunc)
 #define POW_F32 loom__powf_avx512
 #define POW_F64_SLEEF Sleef_powd8_u10avx512f
 #define VECTOR_F64 __m512d
+#define ANY_INF_F64(r)                                                  \
+  _mm512_cmp_pd_mask(_mm512_abs_pd(r), _mm512_set1_pd(__builtin_inf()), \
+                     _CMP_EQ_OQ)
 #define FMOD_F32 fmod_f32_avx512
 #define FMOD_F64 Sleef_fmodd8_avx512f
 
@@ -168,6 +171,10 @@ static inline __m512 floormod_f32_avx512_vec(__m512 a, __m512 b) {
 #define POW_F32 Sleef_powf8_u10avx2
 #define POW_F64_SLEEF Sleef_powd4_u10avx2
 #define VECTOR_F64 __m256d
+#define ANY_INF_F64(r)                                                        \
+  _mm256_movemask_pd(_mm256_cmp_pd(_mm256_andnot_pd(_mm256_set1_pd(-0.0), r), \
+                                   _mm256_set1_pd(__builtin_inf()),           \
+                                   _CMP_EQ_OQ))
 #define FMOD_F32 fmod_f32_avx2
 #define FMOD_F64 Sleef_fmodd4_avx2
 
@@ -233,6 +240,9 @@ static inline __m256 floormod_f32_avx2_vec(__m256 a, __m256 b) {
 #define POW_F32 Sleef_powf4_u10sse2
 #define POW_F64_SLEEF Sleef_powd2_u10sse2
 #define VECTOR_F64 __m128d
+#define ANY_INF_F64(r)                                              \
+  _mm_movemask_pd(_mm_cmpeq_pd(_mm_andnot_pd(_mm_set1_pd(-0.0), r), \
+                               _mm_set1_pd(__builtin_inf())))
 #define FMOD_F32 Sleef_fmodf4_sse2
 #define FMOD_F64 Sleef_fmodd2_sse2
 #endif
@@ -242,26 +252,22 @@ enum { kVectorBlock = 256 };
 // SLEEF's double pow overflows to inf a little early, for results within
 // about 2^-28 (relative) of the largest double: lanes whose result is
 // infinite while both operands are finite are recomputed by libm.
-typedef double f64_lanes_t
-    __attribute__((vector_size(sizeof(VECTOR_F64)), may_alias));
-typedef int64_t i64_lanes_t
-    __attribute__((vector_size(sizeof(VECTOR_F64)), may_alias));
-
-static inline VECTOR_F64 pow_f64_vec(VECTOR_F64 x_, VECTOR_F64 y_) {
-  f64_lanes_t r = (f64_lanes_t)POW_F64_SLEEF(x_, y_);
-  f64_lanes_t x = (f64_lanes_t)x_, y = (f64_lanes_t)y_;
-  const int64_t magnitude = INT64_MAX, inf = 0x7ff0000000000000;
-  i64_lanes_t overflow = (((i64_lanes_t)r & magnitude) == inf) &
-                         (((i64_lanes_t)x & magnitude) < inf) &
-                         (((i64_lanes_t)y & magnitude) < inf);
-  int64_t any = 0;
-  for (int j = 0; j < LANES_F64; ++j) any |= overflow[j];
-  if (LOOM_UNLIKELY(any)) {
-    for (int j = 0; j < LANES_F64; ++j) {
-      if (overflow[j]) r[j] = pow(x[j], y[j]);
-    }
+static __attribute__((noinline, cold)) VECTOR_F64 pow_f64_overflow(
+    VECTOR_F64 x_, VECTOR_F64 y_, VECTOR_F64 r_) {
+  double x[LANES_F64], y[LANES_F64], r[LANES_F64];
+  STORE_F64(x, x_);
+  STORE_F64(y, y_);
+  STORE_F64(r, r_);
+  for (int j = 0; j < LANES_F64; ++j) {
+    if (isinf(r[j]) && isfinite(x[j]) && isfinite(y[j])) r[j] = pow(x[j], y[j]);
   }
-  return (VECTOR_F64)r;
+  return LOAD_F64(r);
+}
+
+static inline VECTOR_F64 pow_f64_vec(VECTOR_F64 x, VECTOR_F64 y) {
+  VECTOR_F64 r = POW_F64_SLEEF(x, y);
+  if (LOOM_UNLIKELY(ANY_INF_F64(r))) r = pow_f64_overflow(x, y, r);
+  return r;
 }
 #define POW_F64 pow_f64_vec
 
