@@ -181,8 +181,8 @@ static double measure_op(void* arg, int64_t iterations) {
 
 static loom_tensor_handle_t* make_input(loom_runtime_t* runtime,
                                         loom_dtype_t dtype,
-                                        const loom_shape_t* shape,
-                                        double value) {
+                                        const loom_shape_t* shape, double value,
+                                        bool flat) {
   loom_tensor_t* tensor = NULL;
   CHECK_OK(
       loom_tensor_create_dense(loom_allocator_system(), dtype, shape, &tensor));
@@ -190,10 +190,13 @@ static loom_tensor_handle_t* make_input(loom_runtime_t* runtime,
   void* data = loom_tensor_data(tensor);
   for (int64_t i = 0; i < n; ++i) {
     // A gentle ramp, so that comparisons and selects see both outcomes.
-    double v = value + (double)(i % 7) * 0.125 * (value != 0);
+    double v = value + (double)(i % 7) * 0.125 * (value != 0 && !flat);
     switch (dtype) {
       case LOOM_DTYPE_FLOAT:
         ((float*)data)[i] = (float)v;
+        break;
+      case LOOM_DTYPE_DOUBLE:
+        ((double*)data)[i] = v;
         break;
       case LOOM_DTYPE_INT32:
         ((int32_t*)data)[i] = (int32_t)value;
@@ -224,6 +227,7 @@ typedef struct input_spec_t {
   int rank;
   int64_t dims[4];
   double value;
+  bool flat;  // every element `value`, without the ramp
 } input_spec_t;
 
 // Runs `op_name` on inputs built from specs; returns the median ns per op.
@@ -237,7 +241,8 @@ static double run_op(loom_runtime_t* runtime, const char* op_name,
   for (int k = 0; k < num_args; ++k) {
     loom_shape_t shape;
     CHECK_OK(loom_shape_initialize(&shape, specs[k].dims, specs[k].rank));
-    bench.args[k] = make_input(runtime, specs[k].dtype, &shape, specs[k].value);
+    bench.args[k] = make_input(runtime, specs[k].dtype, &shape, specs[k].value,
+                               specs[k].flat);
   }
   double ns = bench_median_ns(measure_op, &bench, iterations, g_repetitions);
   for (int k = 0; k < num_args; ++k) loom_tensor_handle_release(bench.args[k]);
@@ -256,6 +261,9 @@ static loom_runtime_t* create_runtime(loom_host_context_t* host) {
 
 #define V1(dtype_, n, value_) \
   { .dtype = dtype_, .rank = 1, .dims = {n}, .value = value_ }
+// The same without the ramp.
+#define V1_FLAT(dtype_, n, value_) \
+  { .dtype = dtype_, .rank = 1, .dims = {n}, .value = value_, .flat = true }
 #define V2(dtype_, rows, columns, value_) \
   { .dtype = dtype_, .rank = 2, .dims = {rows, columns}, .value = value_ }
 
@@ -395,9 +403,16 @@ static void run_threads(int threads) {
        .in = {V1(LOOM_DTYPE_FLOAT, n, 1000.0), V1(LOOM_DTYPE_FLOAT, n, 7.0)},
        .num_args = 2,
        .chain = false},
+      // x^1 on the ramp, chained: the values stay (as the references').
       {.name = "loom_pow_f32_1m",
        .op = "Pow",
-       .in = {V1(LOOM_DTYPE_FLOAT, n, 1.0), V1(LOOM_DTYPE_FLOAT, n, 1.0)},
+       .in = {V1(LOOM_DTYPE_FLOAT, n, 1.0), V1_FLAT(LOOM_DTYPE_FLOAT, n, 1.0)},
+       .num_args = 2,
+       .chain = true},
+      {.name = "loom_pow_f64_1m",
+       .op = "Pow",
+       .in = {V1(LOOM_DTYPE_DOUBLE, n, 1.0),
+              V1_FLAT(LOOM_DTYPE_DOUBLE, n, 1.0)},
        .num_args = 2,
        .chain = true},
       {.name = "loom_less_f32_1m",

@@ -97,6 +97,8 @@ def small_figures(threads, iterations, repetitions):
     f1000 = torch.full((n,), 1000.0)
     f7 = torch.full((n,), 7.0)
     ones = torch.ones(n)
+    fd = f.double()
+    onesd = torch.ones(n, dtype=torch.float64)
     cond = torch.arange(n).remainder(3) != 0
     two = torch.full((n,), 2.0)
     m = torch.ones(1024, 1024)
@@ -116,6 +118,7 @@ def small_figures(threads, iterations, repetitions):
         "torch_floormod_i32_1m": lambda: torch.remainder(i, i7),
         "torch_floormod_f32_1m": lambda: torch.remainder(f1000, f7),
         "torch_pow_f32_1m": lambda: torch.pow(f, ones, out=f),
+        "torch_pow_f64_1m": lambda: torch.pow(fd, onesd, out=fd),
         "torch_less_f32_1m": lambda: torch.lt(f, ones),
         "torch_select_f32_1m": lambda: torch.where(cond, ones, two),
         "torch_clip_f32_1m": lambda: torch.clamp(f, 1.2, 1.5, out=f),
@@ -139,6 +142,8 @@ def small_figures(threads, iterations, repetitions):
     af1000 = f1000.numpy()
     af7 = f7.numpy()
     aones = ones.numpy()
+    afd = fd.numpy()
+    aonesd = onesd.numpy()
     acond = cond.numpy()
     atwo = two.numpy()
     am = m.numpy()
@@ -155,6 +160,7 @@ def small_figures(threads, iterations, repetitions):
         "numpy_floormod_i32_1m": lambda: np.remainder(ai, ai7),
         "numpy_floormod_f32_1m": lambda: np.remainder(af1000, af7),
         "numpy_pow_f32_1m": lambda: np.power(a, aones, out=a),
+        "numpy_pow_f64_1m": lambda: np.power(afd, aonesd, out=afd),
         "numpy_less_f32_1m": lambda: np.less(a, aones),
         "numpy_select_f32_1m": lambda: np.where(acond, aones, atwo),
         "numpy_clip_f32_1m": lambda: np.clip(a, 1.2, 1.5, out=a),

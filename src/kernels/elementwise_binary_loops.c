@@ -1,7 +1,8 @@
 // Element-wise binary loops, compiled once per ISA level (see isa.h): plain
 // C loops with the common stride patterns split out, so the compiler
 // vectorises each for the level's instruction set; SLEEF's vector pow and
-// fmod of the level; 16-bit floats widened to float a block at a time.
+// fmod of the level (float pow of our own at the AVX-512 level,
+// vector_powf.h); 16-bit floats widened to float a block at a time.
 
 #include <math.h>
 #include <stdbool.h>
@@ -9,6 +10,8 @@
 
 #include "kernels/elementwise.h"
 #include "kernels/elementwise_half.h"
+#include "kernels/vector_powf.h"
+#include "loom/macros.h"
 
 #include <immintrin.h>
 #include <sleef.h>
@@ -101,10 +104,63 @@ FLOAT_LOOPS(f64, double, floor, trunc)
 #define LOAD_F64 _mm512_loadu_pd
 #define STORE_F32 _mm512_storeu_ps
 #define STORE_F64 _mm512_storeu_pd
-#define POW_F32 Sleef_powf16_u10avx512f
-#define POW_F64 Sleef_powd8_u10avx512f
-#define FMOD_F32 Sleef_fmodf16_avx512f
+#define POW_F32 loom__powf_avx512
+#define POW_F64_SLEEF Sleef_powd8_u10avx512f
+#define VECTOR_F64 __m512d
+#define ANY_INF_F64(r)                                                  \
+  _mm512_cmp_pd_mask(_mm512_abs_pd(r), _mm512_set1_pd(__builtin_inf()), \
+                     _CMP_EQ_OQ)
+#define FMOD_F32 fmod_f32_avx512
 #define FMOD_F64 Sleef_fmodd8_avx512f
+
+// fmod of eight floats in double precision, as the AVX2 level's fmod_f32_avx2
+// (the same argument makes it exact); false in *ok for lanes it does not serve
+// (a quotient of 2^27 or more, b zero or infinite, a infinite or NaN).
+static inline __m256 fmod_f32_half_avx512(__m256 a, __m256 b, __mmask8* ok) {
+  __m512d ad = _mm512_cvtps_pd(a);
+  __m512d bd = _mm512_cvtps_pd(b);
+  __m512d q = _mm512_div_pd(ad, bd);
+  // Ordered comparisons: false for NaN.
+  *ok = _mm512_cmp_pd_mask(_mm512_abs_pd(q), _mm512_set1_pd(134217728.0),
+                           _CMP_LT_OQ) &
+        _mm512_cmp_pd_mask(_mm512_abs_pd(bd), _mm512_set1_pd(__builtin_inf()),
+                           _CMP_LT_OQ);
+  q = _mm512_roundscale_pd(q, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+  return _mm512_cvtpd_ps(_mm512_fnmadd_pd(q, bd, ad));
+}
+
+// fmod of sixteen floats: the double-precision path, or SLEEF's (which
+// iterates per exponent) when a lane needs it. The result takes a's sign
+// (fmod's, -0 included).
+static inline __m512 fmod_f32_avx512(__m512 a, __m512 b) {
+  __mmask8 ok_lo, ok_hi;
+  __m256 lo = fmod_f32_half_avx512(_mm512_castps512_ps256(a),
+                                   _mm512_castps512_ps256(b), &ok_lo);
+  __m256 hi = fmod_f32_half_avx512(
+      _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)),
+      _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(b), 1)), &ok_hi);
+  if ((ok_lo & ok_hi) != 0xff) return Sleef_fmodf16_avx512f(a, b);
+  __m512 r = _mm512_castpd_ps(_mm512_insertf64x4(
+      _mm512_castpd256_pd512(_mm256_castps_pd(lo)), _mm256_castps_pd(hi), 1));
+  const __m512i sign = _mm512_set1_epi32((int)0x80000000);
+  // r's magnitude, a's sign: bits of r outside `sign`, of a inside.
+  return _mm512_castsi512_ps(_mm512_ternarylogic_epi32(
+      sign, _mm512_castps_si512(r), _mm512_castps_si512(a), 0xac));
+}
+
+// TensorFlow's FloorMod of sixteen floats: fmod moved to the divisor's
+// sign (r + b where r is not zero and its sign differs from b's), in the
+// vector step, so that no scalar pass follows.
+static inline __m512 floormod_f32_avx512_vec(__m512 a, __m512 b) {
+  __m512 r = fmod_f32_avx512(a, b);
+  const __m512 zero = _mm512_setzero_ps();
+  __mmask16 differ = _mm512_cmp_ps_mask(b, zero, _CMP_LT_OQ) ^
+                     _mm512_cmp_ps_mask(r, zero, _CMP_LT_OQ);
+  __mmask16 fix = differ & _mm512_cmp_ps_mask(r, zero, _CMP_NEQ_OQ);
+  return _mm512_mask_add_ps(r, fix, r, b);
+}
+#define FLOORMOD_F32 floormod_f32_avx512_vec
+#define FLOORMOD_F32_POST PLAIN
 #elif defined(__AVX2__)
 #define LANES_F32 8
 #define LANES_F64 4
@@ -113,7 +169,12 @@ FLOAT_LOOPS(f64, double, floor, trunc)
 #define STORE_F32 _mm256_storeu_ps
 #define STORE_F64 _mm256_storeu_pd
 #define POW_F32 Sleef_powf8_u10avx2
-#define POW_F64 Sleef_powd4_u10avx2
+#define POW_F64_SLEEF Sleef_powd4_u10avx2
+#define VECTOR_F64 __m256d
+#define ANY_INF_F64(r)                                                        \
+  _mm256_movemask_pd(_mm256_cmp_pd(_mm256_andnot_pd(_mm256_set1_pd(-0.0), r), \
+                                   _mm256_set1_pd(__builtin_inf()),           \
+                                   _CMP_EQ_OQ))
 #define FMOD_F32 fmod_f32_avx2
 #define FMOD_F64 Sleef_fmodd4_avx2
 
@@ -177,22 +238,56 @@ static inline __m256 floormod_f32_avx2_vec(__m256 a, __m256 b) {
 #define STORE_F32 _mm_storeu_ps
 #define STORE_F64 _mm_storeu_pd
 #define POW_F32 Sleef_powf4_u10sse2
-#define POW_F64 Sleef_powd2_u10sse2
+#define POW_F64_SLEEF Sleef_powd2_u10sse2
+#define VECTOR_F64 __m128d
+#define ANY_INF_F64(r)                                              \
+  _mm_movemask_pd(_mm_cmpeq_pd(_mm_andnot_pd(_mm_set1_pd(-0.0), r), \
+                               _mm_set1_pd(__builtin_inf())))
 #define FMOD_F32 Sleef_fmodf4_sse2
 #define FMOD_F64 Sleef_fmodd2_sse2
 #endif
 
 enum { kVectorBlock = 256 };
 
+// SLEEF's double pow overflows to inf a little early, for results within
+// about 2^-28 (relative) of the largest double: lanes whose result is
+// infinite while both operands are finite are recomputed by libm.
+static __attribute__((noinline, cold)) VECTOR_F64 pow_f64_overflow(
+    VECTOR_F64 x_, VECTOR_F64 y_, VECTOR_F64 r_) {
+  double x[LANES_F64], y[LANES_F64], r[LANES_F64];
+  STORE_F64(x, x_);
+  STORE_F64(y, y_);
+  STORE_F64(r, r_);
+  for (int j = 0; j < LANES_F64; ++j) {
+    if (isinf(r[j]) && isfinite(x[j]) && isfinite(y[j])) r[j] = pow(x[j], y[j]);
+  }
+  return LOAD_F64(r);
+}
+
+static inline VECTOR_F64 pow_f64_vec(VECTOR_F64 x, VECTOR_F64 y) {
+  VECTOR_F64 r = POW_F64_SLEEF(x, y);
+  if (LOOM_UNLIKELY(ANY_INF_F64(r))) r = pow_f64_overflow(x, y, r);
+  return r;
+}
+#define POW_F64 pow_f64_vec
+
 // TensorFlow's FloorMod for floats: fmod, moved to the divisor's sign.
 #define FLOOR_MOD_FIX(x, y, r) \
   ((r) != 0 && (((y) < 0) != ((r) < 0)) ? (r) + (y) : (r))
 #define PLAIN(x, y, r) (r)
 
+// Whether `post` is PLAIN: the results then go straight to the output.
+#define POST_IS_PLAIN(post) POST_IS_PLAIN_(post)
+#define POST_IS_PLAIN_(post) PLAIN_##post
+#define PLAIN_PLAIN 1
+#define PLAIN_FLOOR_MOD_FIX 0
+
 // Reads contiguous operands in place and gathers the others (a broadcast
 // value once) into a block, applies the vector function lane group by lane
 // group (the tail through a padded copy), then `post` element by element.
-// The results go through a block, so the output may be an input.
+// Without a post step the results are stored to the output directly; the
+// output may still be an input, as each lane group is read before its
+// lanes are written.
 #define SLEEF_LOOP(name, T, lanes, load, store, fn, post)                   \
   static void LOOM_ISA_FN(name)(const void* a_, int64_t sa, const void* b_, \
                                 int64_t sb, void* out_, int64_t n) {        \
@@ -210,6 +305,7 @@ enum { kVectorBlock = 256 };
       int64_t m = n - i < kVectorBlock ? n - i : kVectorBlock;              \
       const T* pa = xa;                                                     \
       const T* pb = xb;                                                     \
+      T* pr = POST_IS_PLAIN(post) ? out + i : xr;                           \
       if (sa == 1) {                                                        \
         pa = a + i;                                                         \
       } else if (sa != 0) {                                                 \
@@ -222,18 +318,21 @@ enum { kVectorBlock = 256 };
       }                                                                     \
       int64_t full = m / lanes * lanes;                                     \
       for (int64_t j = 0; j < full; j += lanes) {                           \
-        store(xr + j, fn(load(pa + j), load(pb + j)));                      \
+        store(pr + j, fn(load(pa + j), load(pb + j)));                      \
       }                                                                     \
       if (full < m) {                                                       \
-        T ta[lanes], tb[lanes];                                             \
+        T ta[lanes], tb[lanes], tr[lanes];                                  \
         for (int64_t j = 0; j < lanes; ++j) {                               \
           ta[j] = full + j < m ? pa[full + j] : (T)1;                       \
           tb[j] = full + j < m ? pb[full + j] : (T)1;                       \
         }                                                                   \
-        store(xr + full, fn(load(ta), load(tb)));                           \
+        store(tr, fn(load(ta), load(tb)));                                  \
+        for (int64_t j = full; j < m; ++j) pr[j] = tr[j - full];            \
       }                                                                     \
-      for (int64_t j = 0; j < m; ++j) {                                     \
-        out[i + j] = post(pa[j], pb[j], xr[j]);                             \
+      if (!POST_IS_PLAIN(post)) {                                           \
+        for (int64_t j = 0; j < m; ++j) {                                   \
+          out[i + j] = post(pa[j], pb[j], xr[j]);                           \
+        }                                                                   \
       }                                                                     \
     }                                                                       \
   }

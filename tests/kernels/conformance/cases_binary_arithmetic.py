@@ -374,7 +374,88 @@ def _exact_fmod_cases(rng):
     return out
 
 
+# Pow of floats to within 1 ulp of NumPy's float64 power rounded to the
+# dtype (rtol 2^-23 or 2^-52 admits one unit in the last place of the
+# expected value's binade and never two; atol one ulp of the subnormals).
+_POW_ULP = {np.float32: dict(rtol=2.0 ** -23, atol=2.0 ** -149),
+            np.float64: dict(rtol=2.0 ** -52, atol=2.0 ** -1074)}
+
+
+def _pow_reference(x, y, dtype):
+    with np.errstate(all="ignore"):
+        return np.power(x.astype(np.float64),
+                        y.astype(np.float64)).astype(dtype)
+
+
+def _pow_cases(rng):
+    """IEEE pow's special values (every pair of a grid, through the
+    broadcast loop and contiguous), and random operands over the whole
+    range: subnormal bases, results that overflow or underflow through the
+    subnormals, bases near 1 with large exponents, negative bases with
+    integral exponents; 4099 elements, so that vectors mixing special and
+    ordinary lanes and a tail occur."""
+    out = []
+    for dtype in (np.float32, np.float64):
+        info = np.finfo(dtype)
+        tiny = info.smallest_subnormal
+        specials = [0.0, np.inf, np.nan, 1.0, 0.5, 2.0, 3.0, tiny,
+                    float(info.tiny), float(info.max), 1.0 + float(info.eps)]
+        xs = np.array(specials + [-v for v in specials], dtype)
+        ys = np.array(specials + [-v for v in specials] +
+                      [1.5, -1.5, 2.0 ** 24 + 2, -(2.0 ** 24) - 2, 1e10,
+                       -1e10, 2.0 ** 31 + 2 ** 8, 7.0, -7.0, 1.0 / 3.0],
+                      dtype)
+        x = xs[:, None]
+        y = ys[None, :]
+        name = np.dtype(dtype).name
+        out.append(Case("Pow_%s_special_grid" % name, "Pow", [x, y],
+                        [_pow_reference(x, y, dtype)], **_POW_ULP[dtype]))
+        xf = np.repeat(xs, len(ys))
+        yf = np.tile(ys, len(xs))
+        out.append(Case("Pow_%s_special_pairs" % name, "Pow", [xf, yf],
+                        [_pow_reference(xf, yf, dtype)], **_POW_ULP[dtype]))
+
+        n = 4099
+        low = -149 if dtype == np.float32 else -1074
+        high = 127 if dtype == np.float32 else 1023
+        x = rng.uniform(1, 2, n) * np.exp2(rng.integers(low, high, n))
+        # Exponents that bring |y log2 x| up to 1.2 times the range, so
+        # that some results overflow and some underflow.
+        log2x = np.log2(np.maximum(x, np.finfo(np.float64).smallest_subnormal))
+        y = rng.uniform(-1.2, 1.2, n) * (high + 25) / np.maximum(
+            np.abs(log2x), 1e-3)
+        # Bases near 1 with large exponents.
+        eps = float(np.finfo(dtype).eps)
+        x[:500] = 1.0 + rng.integers(-4000, 4000, 500) * eps
+        y[:500] = rng.uniform(-1, 1, 500) * 2.0 ** rng.integers(0, 28, 500)
+        # Negative bases with integral exponents (odd and even), and with
+        # non-integral ones (NaN).
+        x[500:1500] = -x[500:1500]
+        y[500:1200] = np.round(y[500:1200])
+        y[1200:1300] = rng.integers(-40, 40, 100)
+        # Small exponents of ordinary bases.
+        y[1500:2500] = rng.uniform(-4, 4, 1000)
+        # A few special values among ordinary lanes.
+        special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0])
+        x[2500:2800:7] = np.resize(special, len(range(2500, 2800, 7)))
+        y[2503:2900:11] = np.resize(special, len(range(2503, 2900, 11)))
+        x, y = x.astype(dtype), y.astype(dtype)
+        out.append(Case("Pow_%s_wide" % name, "Pow", [x, y],
+                        [_pow_reference(x, y, dtype)], **_POW_ULP[dtype]))
+        # One base, many exponents (the broadcast operand), and the reverse.
+        out.append(Case("Pow_%s_scalar_base" % name, "Pow",
+                        [np.array(1.7, dtype), y[1500:2500]],
+                        [_pow_reference(np.array(1.7, dtype), y[1500:2500],
+                                        dtype)], **_POW_ULP[dtype]))
+        out.append(Case("Pow_%s_scalar_exponent" % name, "Pow",
+                        [x[1000:2500], np.array(-2.5, dtype)],
+                        [_pow_reference(x[1000:2500], np.array(-2.5, dtype),
+                                        dtype)], **_POW_ULP[dtype]))
+    return out
+
+
 def cases():
     rng = np.random.default_rng(20261123)
     return (_regular_cases(rng) + _int_edge_cases() + _special_cases() +
-            _exact_fmod_cases(rng) + _error_cases())
+            _exact_fmod_cases(rng) + _error_cases() +
+            _pow_cases(np.random.default_rng(20261128)))
