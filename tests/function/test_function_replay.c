@@ -10,6 +10,7 @@
 //   f(x, y) = x*y + x = [1.875, -10, -1]
 //   d(sum f)/dx = y + 1 = [1.25, 5, -2]; d(sum f)/dy = x
 //   x2 = [[1, 2]], y2 = [[3, 4]]: d/dx = y2 + 1 = [[4, 5]]
+//   v = [2, -1, 0.5]: the JVP along x, v * (y + 1) = [2.5, -5, -1]
 
 #include <stdlib.h>
 
@@ -373,6 +374,46 @@ static void a_tape_in_a_trace_calls_the_backward_function(void** state) {
   loom_function_release(f);
 }
 
+// A forward accumulator takes a call whose input carries a tangent whole:
+// the call's JVP function, traced at the first call, gives f and its
+// tangent v * (y + 1) (NumPy), and the next call calls it again.
+static void a_forward_accumulator_calls_the_jvp_function(void** state) {
+  (void)state;
+  loom_function_t* f = add_f("f");
+  loom_tensor_handle_t* x = vector(kX);
+  loom_tensor_handle_t* y = vector(kY);
+  static const float kV[3] = {2, -1, 0.5f};
+  static const float kJvp[3] = {2.5f, -5, -1};  // v * (y + 1)
+  loom_tensor_handle_t* v = vector(kV);
+  for (int i = 0; i < 2; ++i) {
+    loom_op_handler_t* accumulator = NULL;
+    LOOM_ASSERT_OK(loom_forward_accumulator_create(g_context, &accumulator));
+    LOOM_ASSERT_OK(loom_context_enter_scope(g_context, accumulator));
+    loom_tensor_handle_t* watched = NULL;
+    LOOM_ASSERT_OK(loom_forward_accumulator_watch(accumulator, x, v, &watched));
+    loom_tensor_handle_t* r = NULL;
+    LOOM_ASSERT_OK(call2("f", watched, y, &r));
+    LOOM_ASSERT_OK(loom_context_exit_scope(g_context));
+    loom_tensor_handle_t* tangent = NULL;
+    LOOM_ASSERT_OK(loom_forward_accumulator_jvp(
+        accumulator, r, LOOM_UNCONNECTED_NONE, &tangent));
+    expect_values(tangent, kJvp, 3);
+    expect_values(r, kF, 3);
+    loom_tensor_handle_release(tangent);
+    loom_tensor_handle_release(r);
+    loom_tensor_handle_release(watched);
+    loom_op_handler_release(accumulator);
+    assert_true(loom_context_has_function(g_context, "f_jvp_0"));
+    assert_false(loom_context_has_function(g_context, "f_jvp_1"));
+  }
+  loom_tensor_handle_release(v);
+  loom_tensor_handle_release(x);
+  loom_tensor_handle_release(y);
+  LOOM_ASSERT_OK(loom_context_remove_function(g_context, "f"));
+  assert_false(loom_context_has_function(g_context, "f_jvp_0"));
+  loom_function_release(f);
+}
+
 // Runs f under a logging handler (whole calls or not) and returns what it
 // printed (free()).
 static char* logged(bool whole_calls) {
@@ -455,6 +496,7 @@ int main(void) {
       cmocka_unit_test(a_call_has_second_derivatives),
       cmocka_unit_test(a_tape_in_a_trace_calls_the_backward_function),
       cmocka_unit_test(a_reduction_of_the_body_has_a_backward_function),
+      cmocka_unit_test(a_forward_accumulator_calls_the_jvp_function),
       cmocka_unit_test(a_logging_handler_logs_a_call_whole_or_its_body),
       cmocka_unit_test(whole_call_errors),
   };

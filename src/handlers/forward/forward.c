@@ -14,6 +14,7 @@
 // perturbations apart, as a tape and an accumulator do in either order.
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -21,6 +22,7 @@
 #include "frontend/passthrough_handler.h"
 #include "handlers/autodiff/autodiff_internal.h"
 #include "handlers/autodiff/grad_ops.h"
+#include "handlers/forward/forward_call_jvp.h"
 #include "handlers/forward/forward_internal.h"
 
 LOOM_DEFINE_SMALL_VECTOR(handler_vector, loom_op_handler_t*, 4)
@@ -32,6 +34,8 @@ typedef struct accumulator_t {
   loom_context_t* context;
   pthread_mutex_t mutex;    // merges
   handler_vector_t merges;  // not retained: each removes itself
+  // Set before use: calls offered are left (forward_call_jvp.h).
+  bool leaves_calls;
 } accumulator_t;
 
 // The representation of a tensor on the accumulator.
@@ -448,6 +452,101 @@ static loom_status_t forward_execute(loom_op_handler_t* handler,
 }
 
 //===----------------------------------------------------------------------===//
+// Function calls (forward_call_jvp.h)
+//===----------------------------------------------------------------------===//
+
+static _Atomic(loom__forward_call_jvp_fn_t) g_call_jvp;
+
+void loom__forward_set_call_jvp(loom__forward_call_jvp_fn_t fn) {
+  atomic_store_explicit(&g_call_jvp, fn, memory_order_release);
+}
+
+void loom__forward_leave_calls(loom_op_handler_t* accumulator) {
+  accumulator_t* shared = accumulator_of(accumulator);
+  if (shared) shared->leaves_calls = true;
+}
+
+loom_tensor_handle_t* loom__forward_primal(loom_op_handler_t* accumulator,
+                                           loom_tensor_handle_t* handle) {
+  forward_tensor_t* tensor = own_tensor(accumulator_of(accumulator), handle);
+  return tensor ? tensor->primal : handle;
+}
+
+// Takes a call of a stateless function whose parameters carry tangents
+// (none of its captured values does): the JVP function, run beneath the
+// accumulator, gives the outputs and their tangents.
+static loom_status_t forward_execute_function_call(
+    loom_op_handler_t* handler, loom_function_call_t* call,
+    loom_tensor_handle_t** results, bool* out_taken) {
+  *out_taken = false;
+  const loom__passthrough_t* base = loom_op_handler_state(handler);
+  accumulator_t* accumulator = base->shared;
+  loom__forward_call_jvp_fn_t jvp =
+      atomic_load_explicit(&g_call_jvp, memory_order_acquire);
+  if (!jvp || accumulator->leaves_calls || call->stateful) {
+    return loom_ok_status();
+  }
+  int32_t n = call->num_inputs - call->num_captured;
+  int32_t m = call->num_outputs;
+  bool any = false;
+  for (int32_t i = 0; i < call->num_inputs; ++i) {
+    forward_tensor_t* tensor = own_tensor(accumulator, call->inputs[i]);
+    if (!tensor || !tensor->tangent) continue;
+    if (i >= n) return loom_ok_status();  // a captured value's tangent
+    any = true;
+  }
+  if (!any) return loom_ok_status();
+  loom__handle_vector_t handles;  // primals[n], tangents[n], ys[m], tys[m]
+  loom__handle_vector_initialize(&handles);
+  LOOM_RETURN_IF_ERROR(loom__handle_vector_resize(&handles, base->allocator,
+                                                  (size_t)(2 * n + 2 * m)));
+  loom_tensor_handle_t** primals = loom__handle_vector_data(&handles);
+  loom_tensor_handle_t** tangents = primals + n;
+  loom_tensor_handle_t** ys = tangents + n;
+  loom_tensor_handle_t** tys = ys + m;
+  for (int32_t i = 0; i < n; ++i) {
+    forward_tensor_t* tensor = own_tensor(accumulator, call->inputs[i]);
+    primals[i] = tensor ? tensor->primal : call->inputs[i];
+    tangents[i] = tensor ? tensor->tangent : NULL;
+  }
+  bool done = false;
+  loom_status_t status =
+      loom_context_enter_scope(base->context, base->effective_outer);
+  if (!status) {
+    status = jvp(base->context, call->function_name, n, primals, tangents, m,
+                 ys, tys, &done);
+    loom_status_ignore(loom_context_exit_scope(base->context));
+  }
+  for (int32_t k = 0; !status && done && k < m; ++k) {
+    loom_tensor_metadata_t metadata;
+    status = loom__grad_metadata(ys[k], &metadata);
+    if (status) break;
+    if (tys[k] && loom_dtype_is_floating(metadata.dtype)) {
+      status = wrap(handler, ys[k], tys[k], &results[k]);
+    } else {
+      loom_tensor_handle_retain(ys[k]);
+      results[k] = ys[k];
+    }
+  }
+  if (status) {
+    for (int32_t k = 0; k < m; ++k) {
+      loom_tensor_handle_release(results[k]);
+      results[k] = NULL;
+    }
+  }
+  *out_taken = done || status;
+  // The primals and tangents are borrowed; the outputs owned.
+  loom__grad_release_all(ys, 2 * m);
+  loom__handle_vector_deinitialize(&handles, base->allocator);
+  if (status) {
+    status = loom_status_annotate(status,
+                                  "forward-mode derivative of a call of '%s'",
+                                  call->function_name);
+  }
+  return status;
+}
+
+//===----------------------------------------------------------------------===//
 // The handler
 //===----------------------------------------------------------------------===//
 
@@ -492,6 +591,7 @@ static const loom_op_handler_vtable_t kForwardVtable = {
     .debug_string = forward_debug_string,
     .tensor_debug_string = forward_tensor_debug_string,
     .tensor_metadata = forward_tensor_metadata,
+    .execute_function_call = forward_execute_function_call,
 };
 
 static const loom__passthrough_type_t kForwardType = {

@@ -22,40 +22,12 @@
 // call again eagerly; the library remembers that, so the trace is tried
 // once per key.
 
-#include <inttypes.h>
-#include <stdatomic.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "function/function_derived.h"
 #include "handlers/tape/tape_call_backward.h"
+#include "handlers/trace/trace_derived.h"
 #include "loom/trace.h"
-
-// The key's bytes: the number of inputs and outputs, then per input whether
-// it is differentiated, its dtype and shape, then per output whether it
-// brings a gradient, and that gradient's dtype and shape.
-typedef struct key_writer_t {
-  unsigned char* bytes;  // NULL: only counting
-  size_t size;
-} key_writer_t;
-
-static void put(key_writer_t* w, const void* data, size_t size) {
-  if (w->bytes) memcpy(w->bytes + w->size, data, size);
-  w->size += size;
-}
-
-static void put_metadata(key_writer_t* w, bool used,
-                         const loom_tensor_metadata_t* metadata) {
-  unsigned char flag = used;
-  put(w, &flag, 1);
-  if (!used) return;
-  int32_t head[2] = {(int32_t)metadata->dtype, metadata->shape.rank};
-  put(w, head, sizeof(head));
-  if (metadata->shape.rank > 0) {
-    put(w, loom_shape_dims(&metadata->shape),
-        sizeof(int64_t) * (size_t)metadata->shape.rank);
-  }
-}
 
 // What a gradient of a call asks for.
 typedef struct request_t {
@@ -69,40 +41,21 @@ typedef struct request_t {
   int32_t num_wanted, num_seeds;
 } request_t;
 
-static void write_key(const request_t* r, key_writer_t* w) {
+// The key's bytes: 'B', the number of inputs and outputs, then per input
+// its dtype and shape and whether it is differentiated, then per output
+// whether it brings a gradient, and that gradient's dtype and shape.
+static void write_key(const request_t* r, loom__derived_key_t* w) {
+  loom__derived_key_put(w, "B", 1);
   int32_t head[2] = {r->n, r->m};
-  put(w, head, sizeof(head));
+  loom__derived_key_put(w, head, sizeof(head));
   for (int32_t i = 0; i < r->n; ++i) {
-    put_metadata(w, true, &r->inputs[i]);
+    loom__derived_key_put_metadata(w, true, &r->inputs[i]);
     unsigned char wanted = r->wanted[i];
-    put(w, &wanted, 1);
+    loom__derived_key_put(w, &wanted, 1);
   }
   for (int32_t k = 0; k < r->m; ++k) {
-    put_metadata(w, r->dys[k] != NULL, &r->seeds[k]);
+    loom__derived_key_put_metadata(w, r->dys[k] != NULL, &r->seeds[k]);
   }
-}
-
-// A function name for the backward function of `base` not in the library.
-static void backward_name(loom_context_t* eager, const char* base, char* name,
-                          size_t capacity) {
-  static _Atomic int64_t g_serial;
-  bool short_base = strlen(base) + 32 < capacity;
-  for (int32_t k = 0;; ++k) {
-    if (short_base) {
-      snprintf(name, capacity, "%s_backward_%" PRId32, base, k);
-    } else {
-      snprintf(name, capacity, "call_backward_%" PRId64,
-               atomic_fetch_add_explicit(&g_serial, 1, memory_order_relaxed));
-    }
-    if (!loom_context_has_function(eager, name)) return;
-  }
-}
-
-static loom_status_t exit_scope(loom_context_t* eager, loom_status_t status) {
-  loom_status_t exited = loom_context_exit_scope(eager);
-  if (!status) return exited;
-  loom_status_free(exited);
-  return status;
 }
 
 // The handles of a trace: parameters (xs, then seeds), ys, gradients.
@@ -143,7 +96,7 @@ static loom_status_t trace_body(const request_t* r, trace_values_t* v) {
                               r->function, made, r->m);
   }
   if (op) loom_eager_op_destroy(op);
-  status = exit_scope(r->eager, status);
+  status = loom__derived_exit_scope(r->eager, status);
   // The targets: the outputs that bring a gradient, in order.
   loom_tensor_handle_t** targets = v->ys + r->m;  // room after ys
   int32_t t = 0;
@@ -192,7 +145,7 @@ static loom_status_t trace_backward(const request_t* r, const char* name,
                                       &r->seeds[k].shape, &v.seeds[s++]);
   }
   if (!status) status = trace_body(r, &v);
-  if (entered) status = exit_scope(r->eager, status);
+  if (entered) status = loom__derived_exit_scope(r->eager, status);
   if (!status) {
     status = loom_trace_finish(trace, v.grads, r->num_wanted, out_function);
   }
@@ -214,7 +167,7 @@ static loom_status_t find_or_make(const request_t* r, loom_function_t* base,
                                   loom_function_t** out_backward) {
   *out_backward = NULL;
   loom_allocator_t allocator = loom_allocator_system();
-  key_writer_t w = {NULL, 0};
+  loom__derived_key_t w = {NULL, 0};
   write_key(r, &w);
   LOOM_RETURN_IF_ERROR(
       loom_allocator_malloc(allocator, w.size, (void**)&w.bytes));
@@ -229,7 +182,7 @@ static loom_status_t find_or_make(const request_t* r, loom_function_t* base,
     if (*out_backward) loom__function_count_backward(base, false);
   } else {
     char name[128];
-    backward_name(r->eager, r->function, name, sizeof(name));
+    loom__derived_name(r->eager, r->function, "backward", name, sizeof(name));
     loom_function_t* made = NULL;
     loom_status_t traced = trace_backward(r, name, &made);
     // A body that cannot be traced is remembered as such (made NULL).
@@ -350,11 +303,6 @@ static loom_status_t call_backward(loom_gradient_context_t* ctx,
   return status;
 }
 
-// Installed as the library loads. libloom.a's users link this object
-// through the anchor, which src/CMakeLists.txt names to the linker: no
-// function of it is otherwise referenced.
-const int loom__trace_call_backward_anchor = 1;
-
-__attribute__((constructor)) static void install_call_backward(void) {
+void loom__trace_install_call_backward(void) {
   loom__tape_set_call_backward(call_backward);
 }

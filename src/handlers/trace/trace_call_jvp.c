@@ -1,0 +1,241 @@
+// The JVP functions of calls (handlers/forward/forward_call_jvp.h): a call
+// a forward accumulator takes as one op runs a function of its own, traced
+// once per key and kept in the context's library
+// (function/function_derived.h) as "<f>_jvp_<k>", then called like any
+// function — planned, on plain tensors — at every later such call.
+//
+// The key is what the trace specialises on: the call's input dtypes and
+// shapes, and which inputs carry a tangent. The body is the function's
+// body under an accumulator of its own that leaves calls (so it
+// differentiates the body's ops): its inputs are the call's, then the
+// tangents given; its outputs are the call's outputs, then their tangents
+// (zeros where the inputs do not reach).
+//
+// A body whose JVP cannot be traced is left to the accumulator (op by op);
+// the library remembers that, so the trace is tried once per key.
+
+#include <string.h>
+
+#include "function/function_derived.h"
+#include "handlers/forward/forward_call_jvp.h"
+#include "handlers/trace/trace_derived.h"
+#include "loom/trace.h"
+
+typedef struct jvp_request_t {
+  loom_context_t* eager;
+  const char* function;
+  int32_t n, m;
+  const loom_tensor_metadata_t* inputs;   // [n]
+  loom_tensor_handle_t* const* tangents;  // [n], NULL: zero
+  int32_t num_tangents;
+} jvp_request_t;
+
+// 'J', the number of inputs and outputs, then per input its dtype and shape
+// and whether it carries a tangent.
+static void write_key(const jvp_request_t* r, loom__derived_key_t* w) {
+  loom__derived_key_put(w, "J", 1);
+  int32_t head[2] = {r->n, r->m};
+  loom__derived_key_put(w, head, sizeof(head));
+  for (int32_t i = 0; i < r->n; ++i) {
+    loom__derived_key_put_metadata(w, true, &r->inputs[i]);
+    unsigned char tangent = r->tangents[i] != NULL;
+    loom__derived_key_put(w, &tangent, 1);
+  }
+}
+
+// The body, in the trace's scope: xs[n] and ts (the tangents given) are
+// its parameters; outs[2m] receive the outputs and their tangents.
+static loom_status_t trace_body(const jvp_request_t* r,
+                                loom_tensor_handle_t** xs,
+                                loom_tensor_handle_t** ts,
+                                loom_tensor_handle_t** watched,
+                                loom_tensor_handle_t** ys,
+                                loom_tensor_handle_t** outs) {
+  loom_op_handler_t* accumulator = NULL;
+  LOOM_RETURN_IF_ERROR(loom_forward_accumulator_create(r->eager, &accumulator));
+  loom__forward_leave_calls(accumulator);
+  loom_status_t status = loom_context_enter_scope(r->eager, accumulator);
+  if (status) {
+    loom_op_handler_release(accumulator);
+    return status;
+  }
+  for (int32_t i = 0, t = 0; !status && i < r->n; ++i) {
+    if (r->tangents[i]) {
+      status = loom_forward_accumulator_watch(accumulator, xs[i], ts[t++],
+                                              &watched[i]);
+    } else {
+      loom_tensor_handle_retain(xs[i]);
+      watched[i] = xs[i];
+    }
+  }
+  loom_eager_op_t* op = NULL;
+  if (!status) status = loom_eager_op_create(r->eager, r->function, &op);
+  for (int32_t i = 0; !status && i < r->n; ++i) {
+    status = loom_eager_op_add_input(op, watched[i]);
+  }
+  int32_t made = 0;
+  if (!status) status = loom_eager_op_execute(op, ys, r->m, &made);
+  if (!status && made != r->m) {
+    status = loom_make_status(LOOM_STATUS_INTERNAL,
+                              "function '%s' gave %d results, %d expected",
+                              r->function, made, r->m);
+  }
+  if (op) loom_eager_op_destroy(op);
+  status = loom__derived_exit_scope(r->eager, status);
+  for (int32_t k = 0; !status && k < r->m; ++k) {
+    outs[k] = loom__forward_primal(accumulator, ys[k]);
+    loom_tensor_handle_retain(outs[k]);
+    status = loom_forward_accumulator_jvp(
+        accumulator, ys[k], LOOM_UNCONNECTED_ZERO, &outs[r->m + k]);
+  }
+  loom_op_handler_release(accumulator);
+  return status;
+}
+
+// Traces the JVP function `name` of the request.
+static loom_status_t trace_jvp(const jvp_request_t* r, const char* name,
+                               loom_function_t** out_function) {
+  loom_allocator_t allocator = loom_allocator_system();
+  // xs[n], ts[n], watched[n], ys[m], outs[2m]: all owned
+  size_t count = (size_t)(3 * r->n + 3 * r->m) + 1;
+  loom_tensor_handle_t** all = NULL;
+  LOOM_RETURN_IF_ERROR(
+      loom_allocator_calloc(allocator, sizeof(*all) * count, (void**)&all));
+  loom_tensor_handle_t** xs = all;
+  loom_tensor_handle_t** ts = xs + r->n;
+  loom_tensor_handle_t** watched = ts + r->n;
+  loom_tensor_handle_t** ys = watched + r->n;
+  loom_tensor_handle_t** outs = ys + r->m;
+  loom_op_handler_t* trace = NULL;
+  // Executing: ops of constants only run as they are traced (a JVP reading
+  // one finds its value).
+  loom_status_t status = loom_trace_create_executing(r->eager, name, &trace);
+  bool entered = false;
+  if (!status) {
+    status = loom_context_enter_scope(r->eager, trace);
+    entered = !status;
+  }
+  for (int32_t i = 0; !status && i < r->n; ++i) {
+    status = loom_trace_add_parameter(trace, NULL, r->inputs[i].dtype,
+                                      &r->inputs[i].shape, &xs[i]);
+  }
+  for (int32_t i = 0, t = 0; !status && i < r->n; ++i) {
+    if (!r->tangents[i]) continue;
+    status = loom_trace_add_parameter(trace, NULL, r->inputs[i].dtype,
+                                      &r->inputs[i].shape, &ts[t++]);
+  }
+  if (!status) status = trace_body(r, xs, ts, watched, ys, outs);
+  if (entered) status = loom__derived_exit_scope(r->eager, status);
+  if (!status) status = loom_trace_finish(trace, outs, 2 * r->m, out_function);
+  loom_op_handler_release(trace);
+  for (size_t i = 0; i < count; ++i) loom_tensor_handle_release(all[i]);
+  loom_allocator_free(allocator, all);
+  return status;
+}
+
+// The JVP function of the request for `base` (a new reference), made and
+// kept when the library has none for its key; NULL when it cannot be made.
+static loom_status_t find_or_make(const jvp_request_t* r, loom_function_t* base,
+                                  loom_function_t** out_jvp) {
+  *out_jvp = NULL;
+  loom_allocator_t allocator = loom_allocator_system();
+  loom__derived_key_t w = {NULL, 0};
+  write_key(r, &w);
+  LOOM_RETURN_IF_ERROR(
+      loom_allocator_malloc(allocator, w.size, (void**)&w.bytes));
+  size_t size = w.size;
+  w.size = 0;
+  write_key(r, &w);
+  bool found = false;
+  loom__function_library_find_derived(r->eager, base, w.bytes, size, &found,
+                                      out_jvp);
+  if (!found) {
+    char name[128];
+    loom__derived_name(r->eager, r->function, "jvp", name, sizeof(name));
+    loom_function_t* made = NULL;
+    loom_status_free(trace_jvp(r, name, &made));  // NULL made: remembered
+    loom_status_t status = loom__function_library_add_derived(
+        r->eager, base, w.bytes, size, made, out_jvp);
+    loom_status_free(status);  // no room: the accumulator's own way
+    loom_function_release(made);
+  }
+  loom_allocator_free(allocator, w.bytes);
+  return loom_ok_status();
+}
+
+static loom_status_t call_jvp(loom_context_t* context,
+                              const char* function_name, int32_t n,
+                              loom_tensor_handle_t* const* primals,
+                              loom_tensor_handle_t* const* tangents, int32_t m,
+                              loom_tensor_handle_t** outputs,
+                              loom_tensor_handle_t** output_tangents,
+                              bool* out_done) {
+  *out_done = false;
+  loom_function_t* base = NULL;
+  loom_status_t status =
+      loom_context_find_function(context, function_name, &base);
+  if (status) {
+    loom_status_free(status);  // not a function of the library
+    return loom_ok_status();
+  }
+  loom_allocator_t allocator = loom_allocator_system();
+  loom_tensor_metadata_t* metadata = NULL;
+  loom_tensor_handle_t** results = NULL;
+  status = loom_allocator_calloc(allocator, sizeof(*metadata) * ((size_t)n + 1),
+                                 (void**)&metadata);
+  if (!status) {
+    status = loom_allocator_calloc(
+        allocator, sizeof(*results) * ((size_t)(2 * m) + 1), (void**)&results);
+  }
+  jvp_request_t r = {
+      .eager = context,
+      .function = function_name,
+      .n = n,
+      .m = m,
+      .inputs = metadata,
+      .tangents = tangents,
+  };
+  for (int32_t i = 0; !status && i < n; ++i) {
+    status = loom_tensor_handle_wait_metadata(primals[i], &metadata[i]);
+    r.num_tangents += tangents[i] != NULL;
+  }
+  loom_function_t* jvp = NULL;
+  if (!status) status = find_or_make(&r, base, &jvp);
+  loom_eager_op_t* op = NULL;
+  if (!status && jvp) {
+    status = loom_eager_op_create(context, loom_function_name(jvp), &op);
+    for (int32_t i = 0; !status && i < n; ++i) {
+      status = loom_eager_op_add_input(op, primals[i]);
+    }
+    for (int32_t i = 0; !status && i < n; ++i) {
+      if (tangents[i]) status = loom_eager_op_add_input(op, tangents[i]);
+    }
+    int32_t made = 0;
+    if (!status) status = loom_eager_op_execute(op, results, 2 * m, &made);
+    if (!status && made != 2 * m) {
+      status = loom_make_status(LOOM_STATUS_INTERNAL,
+                                "JVP function '%s' gave %d results, %d "
+                                "expected",
+                                loom_function_name(jvp), made, 2 * m);
+    }
+    for (int32_t k = 0; !status && k < m; ++k) {
+      outputs[k] = results[k];
+      output_tangents[k] = results[m + k];
+      results[k] = results[m + k] = NULL;
+    }
+    *out_done = true;
+  }
+  if (op) loom_eager_op_destroy(op);
+  if (results) {
+    for (int32_t k = 0; k < 2 * m; ++k) loom_tensor_handle_release(results[k]);
+  }
+  loom_allocator_free(allocator, results);
+  loom_allocator_free(allocator, metadata);
+  loom_function_release(jvp);
+  loom_function_release(base);
+  return status;
+}
+
+void loom__trace_install_call_jvp(void) {
+  loom__forward_set_call_jvp(call_jvp);
+}
