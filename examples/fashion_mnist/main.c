@@ -322,6 +322,7 @@ typedef struct run_t {
   loom_op_handler_t* parallel;
   bool in_parallel_scope;
   nn_gradient_buckets_t* buckets;  // NULL: unbucketed (or one replica)
+  int64_t steps_per_epoch;         // set by train_epoch
 } run_t;
 
 // This replica's part of the global batch order[0, count): with
@@ -427,6 +428,7 @@ static loom_status_t train_epoch(run_t* run, int epoch, uint64_t* random,
   int64_t steps =
       run->group.size > 1 ? n / o->batch : (n + o->batch - 1) / o->batch;
   if (o->max_steps > 0 && o->max_steps < steps) steps = o->max_steps;
+  run->steps_per_epoch = steps;
   progress_t progress;
   bool quiet = run->rank > 0 || o->print_losses;
   progress_begin(&progress, quiet ? NULL : stdout, epoch, o->epochs, steps);
@@ -611,8 +613,10 @@ static int train(run_t* run) {
     if (run->rank > 0) continue;
     printf(
         "epoch %d/%d: train_loss=%.4f test_accuracy=%.4f time=%.1fs "
-        "(training %.1fs)\n",
-        epoch, o->epochs, loss, accuracy, progress_now_s() - start, train_s);
+        "(training %.1fs, %.3f ms per step)\n",
+        epoch, o->epochs, loss, accuracy, progress_now_s() - start, train_s,
+        run->steps_per_epoch ? 1e3 * train_s / (double)run->steps_per_epoch
+                             : 0.0);
     fflush(stdout);
   }
 
