@@ -4,7 +4,8 @@
 //   fashion_mnist [--model mlp|cnn] [--optimizer adam|sgd] [--epochs N]
 //                 [--batch N] [--lr X] [--threads N] [--seed N]
 //                 [--plot PATH] [--data DIR] [--steps N] [--limit N]
-//                 [--traced] [--parallel N] [--mpi] [--print-losses]
+//                 [--traced] [--parallel N] [--mpi] [--bucket-kib N]
+//                 [--print-losses]
 //
 // --traced traces the training step once (loom/trace.h: the forward pass,
 // the tape's gradient and the update, recorded into a function) and calls
@@ -19,7 +20,11 @@
 // of the replicas), the gradients are averaged with CollectiveReduceV2,
 // and every replica applies the same update (nn_data_parallel.h): the
 // losses are those of one process with the same batch, within float
-// rounding. An incomplete last batch is dropped then. --print-losses
+// rounding. An incomplete last batch is dropped then. The gradients are
+// averaged in buckets of --bucket-kib KiB (default 1024), each sent as
+// soon as the backward pass has filled it, so that it is averaged while
+// the backward pass goes on (nn_gradient_buckets.h); --bucket-kib 0
+// averages them one by one after the backward pass. --print-losses
 // prints "step <n> loss=<value>" for each step (rank 0 only).
 // --steps caps the steps of each epoch and --limit the examples read from
 // each split (quick runs). Prints the progress, the train loss, test
@@ -39,6 +44,7 @@
 #include "loom/parallel.h"
 #include "loom/trace.h"
 #include "nn_data_parallel.h"
+#include "nn_gradient_buckets.h"
 #include "nn_model.h"
 #include "nn_ops.h"
 #include "nn_optimizer.h"
@@ -65,6 +71,7 @@ typedef struct options_t {
   int parallel;       // > 0: replicas on a parallel handler
   bool mpi;           // one replica per MPI rank
   bool print_losses;  // "step <n> loss=<value>" per step
+  int64_t bucket_kib;  // data parallelism: 0 averages after the backward pass
 } options_t;
 
 static int report(const char* what, loom_status_t status) {
@@ -82,7 +89,8 @@ static void usage(FILE* stream) {
           "[--threads N]\n"
           "                     [--seed N] [--plot PATH] [--data DIR]\n"
           "                     [--steps N] [--limit N] [--traced]\n"
-          "                     [--parallel N] [--mpi] [--print-losses]\n");
+          "                     [--parallel N] [--mpi] [--bucket-kib N]\n"
+          "                     [--print-losses]\n");
 }
 
 static bool parse_int(const char* text, long long min, long long max,
@@ -103,7 +111,8 @@ static int parse_options(int argc, char** argv, options_t* o) {
                    .batch = 128,
                    .threads = -1,
                    .seed = 1,
-                   .data = kDefaultData};
+                   .data = kDefaultData,
+                   .bucket_kib = NN_GRADIENT_BUCKETS_DEFAULT_BYTES / 1024};
   for (int i = 1; i < argc; ++i) {
     const char* name = argv[i];
     if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
@@ -156,6 +165,9 @@ static int parse_options(int argc, char** argv, options_t* o) {
     } else if (strcmp(name, "--parallel") == 0) {
       ok = parse_int(value, 1, 64, &n);
       o->parallel = (int)n;
+    } else if (strcmp(name, "--bucket-kib") == 0) {
+      ok = parse_int(value, 0, 1 << 20, &n);
+      o->bucket_kib = n;
     } else if (strcmp(name, "--plot") == 0) {
       o->plot = value;
     } else if (strcmp(name, "--data") == 0) {
@@ -309,6 +321,8 @@ typedef struct run_t {
   bool mpi_started;
   loom_op_handler_t* parallel;
   bool in_parallel_scope;
+  nn_gradient_buckets_t* buckets;  // NULL: unbucketed (or one replica)
+  int64_t steps_per_epoch;         // set by train_epoch
 } run_t;
 
 // This replica's part of the global batch order[0, count): with
@@ -390,8 +404,8 @@ static loom_status_t train_step(run_t* run, loom_tensor_handle_t* x,
                                 loom_tensor_handle_t* labels, bool full,
                                 loom_tensor_handle_t** out_loss) {
   if (run->group.size > 1) {
-    return nn_train_step_replicated(run->model, run->optimizer, &run->group, x,
-                                    labels, out_loss);
+    return nn_train_step_replicated(run->model, run->optimizer, &run->group,
+                                    run->buckets, x, labels, out_loss);
   }
   if (!run->options.traced || !full) {
     return nn_train_step(run->model, run->optimizer, x, labels, out_loss);
@@ -414,6 +428,7 @@ static loom_status_t train_epoch(run_t* run, int epoch, uint64_t* random,
   int64_t steps =
       run->group.size > 1 ? n / o->batch : (n + o->batch - 1) / o->batch;
   if (o->max_steps > 0 && o->max_steps < steps) steps = o->max_steps;
+  run->steps_per_epoch = steps;
   progress_t progress;
   bool quiet = run->rank > 0 || o->print_losses;
   progress_begin(&progress, quiet ? NULL : stdout, epoch, o->epochs, steps);
@@ -537,14 +552,25 @@ static int train(run_t* run) {
   }
   status = nn_optimizer_create(run->model, &optimizer_options, &run->optimizer);
   if (status) return report("creating the optimizer", status);
+  if (run->group.size > 1 && o->bucket_kib > 0) {
+    status =
+        nn_gradient_buckets_create(run->context, &run->group, run->parallel,
+                                   (size_t)o->bucket_kib * 1024, &run->buckets);
+    if (status) return report("starting the gradient buckets", status);
+  }
 
-  char description[128], threads[32] = "one per core", replicas[96] = "";
+  char description[128], threads[32] = "one per core", replicas[160] = "";
   if (o->threads > 0) snprintf(threads, sizeof(threads), "%d", o->threads);
   if (run->group.size > 1) {
-    snprintf(replicas, sizeof(replicas), "; %d replicas (%s), shards of %lld",
-             (int)run->group.size,
+    char buckets[48] = "gradients averaged after the backward pass";
+    if (run->buckets) {
+      snprintf(buckets, sizeof(buckets), "gradient buckets of %lld KiB",
+               (long long)o->bucket_kib);
+    }
+    snprintf(replicas, sizeof(replicas),
+             "; %d replicas (%s), shards of %lld, %s", (int)run->group.size,
              run->parallel ? "parallel handler" : "MPI ranks",
-             (long long)(o->batch / run->group.size));
+             (long long)(o->batch / run->group.size), buckets);
   }
   if (run->rank == 0) {
     printf("Fashion-MNIST: %lld training and %lld test images from %s\n",
@@ -587,8 +613,10 @@ static int train(run_t* run) {
     if (run->rank > 0) continue;
     printf(
         "epoch %d/%d: train_loss=%.4f test_accuracy=%.4f time=%.1fs "
-        "(training %.1fs)\n",
-        epoch, o->epochs, loss, accuracy, progress_now_s() - start, train_s);
+        "(training %.1fs, %.3f ms per step)\n",
+        epoch, o->epochs, loss, accuracy, progress_now_s() - start, train_s,
+        run->steps_per_epoch ? 1e3 * train_s / (double)run->steps_per_epoch
+                             : 0.0);
     fflush(stdout);
   }
 
@@ -626,6 +654,7 @@ int main(int argc, char** argv) {
     return kExitSkip;
   }
   int code = train(&run);
+  nn_gradient_buckets_destroy(run.buckets);
   loom_eager_op_destroy(run.step);
   nn_optimizer_destroy(run.optimizer);
   nn_model_destroy(run.model);

@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "nn_gradient_buckets.h"
 #include "nn_ops.h"
 #include "nn_train.h"
 
@@ -48,6 +49,7 @@ loom_status_t nn_all_reduce_mean(loom_context_t* context,
 loom_status_t nn_train_step_replicated(nn_model_t* model,
                                        nn_optimizer_t* optimizer,
                                        const nn_replica_group_t* group,
+                                       nn_gradient_buckets_t* buckets,
                                        loom_tensor_handle_t* x,
                                        loom_tensor_handle_t* labels,
                                        loom_tensor_handle_t** out_loss) {
@@ -59,13 +61,29 @@ loom_status_t nn_train_step_replicated(nn_model_t* model,
   loom_tensor_handle_t* local[NN_MODEL_MAX_PARAMS] = {NULL};
   loom_tensor_handle_t* mean[NN_MODEL_MAX_PARAMS] = {NULL};
   loom_tensor_handle_t* loss = NULL;
-  LOOM_RETURN_IF_ERROR(nn_gradients(model, x, labels, local, &loss));
-  // Instance 0 is the loss, 1 + i parameter i's gradient: every replica
-  // runs them in this order.
-  loom_status_t status = loom_ok_status();
-  for (int32_t i = 0; i < model->num_params && !status; ++i) {
-    status =
-        nn_all_reduce_mean(model->context, group, 1 + i, local[i], &mean[i]);
+  loom_status_t status;
+  if (buckets) {
+    // The buckets' instances are 1 + their index (at most one per
+    // parameter), the loss's 0.
+    nn_gradient_buckets_begin(buckets);
+    status = nn_gradients_reporting(model, x, labels, nn_gradient_buckets_add,
+                                    buckets, local, &loss);
+    // Waits for the buckets sent, also after an error.
+    loom_status_t finished =
+        nn_gradient_buckets_finish(buckets, model->num_params, mean);
+    if (status) {
+      loom_status_free(finished);
+    } else {
+      status = finished;
+    }
+  } else {
+    status = nn_gradients(model, x, labels, local, &loss);
+    // Instance 0 is the loss, 1 + i parameter i's gradient: every replica
+    // runs them in this order.
+    for (int32_t i = 0; i < model->num_params && !status; ++i) {
+      status =
+          nn_all_reduce_mean(model->context, group, 1 + i, local[i], &mean[i]);
+    }
   }
   if (!status) status = nn_optimizer_apply(optimizer, mean);
   if (!status && out_loss) {

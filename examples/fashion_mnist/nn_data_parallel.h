@@ -33,13 +33,18 @@ loom_status_t nn_all_reduce_mean(loom_context_t* context,
                                  loom_tensor_handle_t* value,
                                  loom_tensor_handle_t** out);
 
+typedef struct nn_gradient_buckets_t nn_gradient_buckets_t;
+
 // One data-parallel step: this replica's gradients on its shard (x,
 // labels), averaged across the group, then the optimizer's update. The
 // loss (also averaged: the global batch's, the same on every replica) in
-// *out_loss when it is not NULL.
+// *out_loss when it is not NULL. With `buckets` (nn_gradient_buckets.h)
+// the gradients are averaged in buckets while the backward pass runs;
+// without (NULL), one by one after it. Both give the same update.
 loom_status_t nn_train_step_replicated(nn_model_t* model,
                                        nn_optimizer_t* optimizer,
                                        const nn_replica_group_t* group,
+                                       nn_gradient_buckets_t* buckets,
                                        loom_tensor_handle_t* x,
                                        loom_tensor_handle_t* labels,
                                        loom_tensor_handle_t** out_loss);

@@ -27,6 +27,16 @@ loom_status_t nn_gradients(nn_model_t* model, loom_tensor_handle_t* x,
                            loom_tensor_handle_t* labels,
                            loom_tensor_handle_t** out_gradients,
                            loom_tensor_handle_t** out_loss) {
+  return nn_gradients_reporting(model, x, labels, NULL, NULL, out_gradients,
+                                out_loss);
+}
+
+loom_status_t nn_gradients_reporting(nn_model_t* model, loom_tensor_handle_t* x,
+                                     loom_tensor_handle_t* labels,
+                                     loom_tape_gradient_ready_fn_t ready,
+                                     void* user_data,
+                                     loom_tensor_handle_t** out_gradients,
+                                     loom_tensor_handle_t** out_loss) {
   if (!model || !x || !labels || !out_gradients) {
     return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
                             "nn_gradients: an argument is NULL");
@@ -51,8 +61,13 @@ loom_status_t nn_gradients(nn_model_t* model, loom_tensor_handle_t* x,
   if (!status) {
     loom_tensor_handle_t* variables[NN_MODEL_MAX_PARAMS];
     nn_model_variables(model, variables);
-    status = loom_tape_gradient(tape, &loss, 1, variables, model->num_params,
-                                NULL, LOOM_UNCONNECTED_ZERO, out_gradients);
+    loom_tape_gradient_options_t options;
+    loom_tape_gradient_options_initialize(&options);
+    options.gradient_ready = ready;
+    options.user_data = user_data;
+    status = loom_tape_gradient_with_options(
+        tape, &loss, 1, variables, model->num_params, NULL,
+        LOOM_UNCONNECTED_ZERO, &options, out_gradients);
   }
   loom_op_handler_release(tape);
   if (!status && out_loss) {

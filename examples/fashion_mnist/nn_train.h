@@ -5,6 +5,7 @@
 #ifndef LOOM_EXAMPLES_FASHION_MNIST_NN_TRAIN_H_
 #define LOOM_EXAMPLES_FASHION_MNIST_NN_TRAIN_H_
 
+#include "loom/autodiff.h"
 #include "loom/loom.h"
 #include "nn_model.h"
 #include "nn_optimizer.h"
@@ -21,6 +22,16 @@ loom_status_t nn_gradients(nn_model_t* model, loom_tensor_handle_t* x,
                            loom_tensor_handle_t* labels,
                            loom_tensor_handle_t** out_gradients,
                            loom_tensor_handle_t** out_loss);
+
+// nn_gradients, calling `ready` (may be NULL) with parameter i's gradient
+// as soon as the backward pass has finished it (the last layer's first:
+// loom_tape_gradient_with_options); an error it returns stops the step.
+loom_status_t nn_gradients_reporting(nn_model_t* model, loom_tensor_handle_t* x,
+                                     loom_tensor_handle_t* labels,
+                                     loom_tape_gradient_ready_fn_t ready,
+                                     void* user_data,
+                                     loom_tensor_handle_t** out_gradients,
+                                     loom_tensor_handle_t** out_loss);
 
 // nn_gradients, then the optimizer's update. *out_loss (may be NULL): the
 // batch's loss before the update.

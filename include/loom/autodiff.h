@@ -227,6 +227,46 @@ LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_tape_gradient(
     loom_unconnected_gradients_t unconnected,
     loom_tensor_handle_t** out_gradients);
 
+// Called by loom_tape_gradient_with_options once the gradient of source
+// `source_index` is final: every contribution to it has been summed. The
+// backward pass visits the recorded ops last first, so the sources the
+// last ops read (a network's last layer) are reported first, while the
+// backward pass still has the earlier ops to run. Each source is reported
+// exactly once; a source the targets do not reach (and one not on the
+// tape) is reported after the backward pass, with what `out_gradients`
+// gets for it (NULL, or zeros; see `unconnected`). `gradient` (borrowed;
+// retain it to keep it) is the handle `out_gradients[source_index]`
+// receives. The callback runs on the calling thread in the caller's scope,
+// with the tape locked: it may execute ops (this tape does not record
+// them) but must not use this tape. An error it returns stops the
+// gradient computation: loom_tape_gradient_with_options returns it,
+// annotated with the source's index, and writes no gradients.
+typedef loom_status_t (*loom_tape_gradient_ready_fn_t)(
+    void* user_data, int32_t source_index, loom_tensor_handle_t* gradient);
+
+typedef struct loom_tape_gradient_options_t {
+  size_t struct_size;  // sizeof(loom_tape_gradient_options_t)
+  // NULL: no source is reported (as loom_tape_gradient).
+  loom_tape_gradient_ready_fn_t gradient_ready;
+  void* user_data;  // passed to gradient_ready
+} loom_tape_gradient_options_t;
+
+// Sets struct_size; no callback.
+LOOM_API void loom_tape_gradient_options_initialize(
+    loom_tape_gradient_options_t* options);
+
+// loom_tape_gradient with `options` (may be NULL: the same as
+// loom_tape_gradient). The gradients are those loom_tape_gradient
+// computes, bit for bit. INVALID_ARGUMENT for a struct_size smaller than
+// the fields up to user_data.
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_tape_gradient_with_options(
+    loom_op_handler_t* tape, loom_tensor_handle_t* const* targets,
+    int32_t num_targets, loom_tensor_handle_t* const* sources,
+    int32_t num_sources, loom_tensor_handle_t* const* output_gradients,
+    loom_unconnected_gradients_t unconnected,
+    const loom_tape_gradient_options_t* options,
+    loom_tensor_handle_t** out_gradients);
+
 // The Jacobian of `target` with respect to `source`, shaped
 // target.shape + source.shape (tf.GradientTape.jacobian, computed row by
 // row; meant for small cases). The tape must be persistent.

@@ -2,8 +2,11 @@
 // of recording is a topological order), only those that depend on a
 // source and receive a gradient, summing (AddN) the gradients of tensors
 // used several times and releasing each gradient once its node has
-// consumed it.
+// consumed it. With a gradient_ready callback it reports each source as soon
+// as no node left to run can add to its gradient.
 
+#include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "handlers/tape/tape_internal.h"
@@ -287,8 +290,117 @@ static loom_status_t take_source_gradient(
   return loom_ok_status();
 }
 
+// When each source's gradient becomes final, for the gradient_ready
+// callback: after the backward pass has run node `at` (the first node on
+// the tape, in recording order, that reads the source and is visited),
+// or -1: after the backward pass.
+typedef struct ready_entry_t {
+  int64_t at;
+  int32_t source;
+} ready_entry_t;
+
+typedef struct ready_t {
+  // NULL: nothing to report.
+  const loom_tape_gradient_options_t* options;
+  ready_entry_t* entries;  // per source, latest `at` first
+  bool* reported;          // per source
+  int32_t count;           // entries (0 without a callback)
+  int32_t next;            // the first entry not reported yet
+} ready_t;
+
+static int compare_ready(const void* a, const void* b) {
+  const ready_entry_t* x = a;
+  const ready_entry_t* y = b;
+  if (x->at != y->at) return x->at > y->at ? -1 : 1;
+  return (x->source > y->source) - (x->source < y->source);
+}
+
+// Finds when each source's gradient is final (recording order is
+// topological: the nodes that read a source all come after it, so once the
+// backward pass has passed the first of them that it visits, the gradient
+// can no longer change).
+static loom_status_t ready_initialize(tape_backward_t* b,
+                                      const loom_tape_gradient_options_t* opts,
+                                      const int64_t* source_ids,
+                                      int32_t num_sources, ready_t* r) {
+  *r = (ready_t){0};
+  if (!opts || !opts->gradient_ready || num_sources == 0) {
+    return loom_ok_status();
+  }
+  loom_allocator_t allocator = b->tape->allocator;
+  int64_t num_ids = b->tape->next_id;
+  void* block = NULL;
+  LOOM_RETURN_IF_ERROR(loom_allocator_calloc(
+      allocator,
+      (sizeof(ready_entry_t) + sizeof(bool)) * (size_t)num_sources +
+          sizeof(int64_t) * (size_t)num_ids,
+      &block));
+  r->options = opts;
+  r->entries = block;
+  int64_t* first_use = (int64_t*)(r->entries + num_sources);
+  r->reported = (bool*)(first_use + num_ids);
+  r->count = num_sources;
+  for (int64_t id = 0; id < num_ids; ++id) first_use[id] = -1;
+  tape_node_t** nodes = tape_node_vector_data(&b->tape->nodes);
+  for (size_t i = 0; i < tape_node_vector_size(&b->tape->nodes); ++i) {
+    if (!b->node_needed[i]) continue;
+    const tape_node_t* node = nodes[i];
+    for (int32_t j = 0; j < node->num_inputs; ++j) {
+      int64_t id = node->input_ids[j];
+      if (id >= 0 && (b->flags[id] & kIsSource) && first_use[id] < 0) {
+        first_use[id] = (int64_t)i;
+      }
+    }
+  }
+  for (int32_t s = 0; s < num_sources; ++s) {
+    int64_t id = source_ids[s];
+    r->entries[s] =
+        (ready_entry_t){.at = id >= 0 ? first_use[id] : -1, .source = s};
+  }
+  qsort(r->entries, (size_t)num_sources, sizeof(ready_entry_t), compare_ready);
+  return loom_ok_status();
+}
+
+static void ready_deinitialize(tape_backward_t* b, ready_t* r) {
+  loom_allocator_free(b->tape->allocator, r->entries);
+}
+
+// Hands the gradient of source `s` to the callback.
+static loom_status_t report(tape_backward_t* b, ready_t* r, int32_t s,
+                            loom_tensor_handle_t* gradient) {
+  r->reported[s] = true;
+  // In the caller's scope, not the one the last gradient function entered.
+  loom__tape_leave_outer(b);
+  loom_status_t status =
+      r->options->gradient_ready(r->options->user_data, s, gradient);
+  if (status) {
+    status = loom_status_annotate(
+        status, "loom_tape_gradient: gradient_ready for source %d", s);
+  }
+  return status;
+}
+
+// Reports the sources whose gradients are final once node `i` has run. A
+// source that got no gradient on the tape waits for the end (it is
+// unconnected: what it gets depends on the policy).
+static loom_status_t report_ready(tape_backward_t* b, ready_t* r, int64_t i,
+                                  const int64_t* source_ids,
+                                  loom_tensor_handle_t** out_gradients) {
+  loom_status_t status = loom_ok_status();
+  for (; r->next < r->count && r->entries[r->next].at >= i && !status;
+       ++r->next) {
+    int32_t s = r->entries[r->next].source;
+    int64_t id = source_ids[s];
+    if (!b->grads[id]) continue;
+    status = take_source_gradient(b, id, &source_ids[s], 1, &out_gradients[s]);
+    if (!status) status = report(b, r, s, out_gradients[s]);
+  }
+  return status;
+}
+
 // Runs the nodes that receive a gradient, in reverse recording order.
-static loom_status_t run_backward(tape_backward_t* b, const int64_t* source_ids,
+static loom_status_t run_backward(tape_backward_t* b, ready_t* ready,
+                                  const int64_t* source_ids,
                                   int32_t num_sources,
                                   loom_tensor_handle_t** out_gradients) {
   tape_node_t** nodes = tape_node_vector_data(&b->tape->nodes);
@@ -314,6 +426,9 @@ static loom_status_t run_backward(tape_backward_t* b, const int64_t* source_ids,
       status = loom__tape_materialize(b, node->segment, i);
     }
     if (any && !status) status = run_node(b, node);
+    if (!status) {
+      status = report_ready(b, ready, i, source_ids, out_gradients);
+    }
   }
   return status;
 }
@@ -323,8 +438,10 @@ static loom_status_t backward_locked(
     loom_tensor_handle_t* const* sources, int32_t num_sources,
     loom_tensor_handle_t* const* output_gradients,
     loom_unconnected_gradients_t unconnected,
+    const loom_tape_gradient_options_t* options,
     loom_tensor_handle_t** out_gradients) {
   tape_backward_t b = {.tape = tape, .eager = tape->context};
+  ready_t ready = {0};
   tape_pending_vector_initialize(&b.pending);
   loom__handle_vector_initialize(&b.node_grads);
   tape_flag_vector_initialize(&b.node_inputs_needed);
@@ -354,10 +471,11 @@ static loom_status_t backward_locked(
   }
   if (!status) {
     mark_dependents(&b);
-    status = seed(&b, targets, num_targets, output_gradients);
+    status = ready_initialize(&b, options, source_ids, num_sources, &ready);
   }
+  if (!status) status = seed(&b, targets, num_targets, output_gradients);
   if (!status) {
-    status = run_backward(&b, source_ids, num_sources, out_gradients);
+    status = run_backward(&b, &ready, source_ids, num_sources, out_gradients);
   }
   tape_node_t** nodes = tape_node_vector_data(&tape->nodes);
   for (size_t i = 0; i < num_nodes && tape->num_segments; ++i) {
@@ -376,7 +494,11 @@ static loom_status_t backward_locked(
     if (!status && !out_gradients[s] && unconnected == LOOM_UNCONNECTED_ZERO) {
       status = zeros_for(&b, sources[s], id, &out_gradients[s]);
     }
+    if (!status && ready.count && !ready.reported[s]) {
+      status = report(&b, &ready, s, out_gradients[s]);
+    }
   }
+  ready_deinitialize(&b, &ready);
   loom__grad_op_cache_clear(&b.cache);
   for (int64_t id = 0; id < num_ids; ++id) {
     loom_tensor_handle_release(b.grads[id]);
@@ -431,6 +553,12 @@ static loom_status_t check_gradient_arguments(
   return loom_ok_status();
 }
 
+void loom_tape_gradient_options_initialize(
+    loom_tape_gradient_options_t* options) {
+  *options = (loom_tape_gradient_options_t){
+      .struct_size = sizeof(loom_tape_gradient_options_t)};
+}
+
 loom_status_t loom_tape_gradient(loom_op_handler_t* handler,
                                  loom_tensor_handle_t* const* targets,
                                  int32_t num_targets,
@@ -439,8 +567,30 @@ loom_status_t loom_tape_gradient(loom_op_handler_t* handler,
                                  loom_tensor_handle_t* const* output_gradients,
                                  loom_unconnected_gradients_t unconnected,
                                  loom_tensor_handle_t** out_gradients) {
+  return loom_tape_gradient_with_options(handler, targets, num_targets, sources,
+                                         num_sources, output_gradients,
+                                         unconnected, NULL, out_gradients);
+}
+
+loom_status_t loom_tape_gradient_with_options(
+    loom_op_handler_t* handler, loom_tensor_handle_t* const* targets,
+    int32_t num_targets, loom_tensor_handle_t* const* sources,
+    int32_t num_sources, loom_tensor_handle_t* const* output_gradients,
+    loom_unconnected_gradients_t unconnected,
+    const loom_tape_gradient_options_t* options,
+    loom_tensor_handle_t** out_gradients) {
   tape_t* tape = loom__tape_of(handler);
   if (!tape) return loom__tape_not_a_tape("loom_tape_gradient", handler);
+  if (options &&
+      options->struct_size < offsetof(loom_tape_gradient_options_t, user_data) +
+                                 sizeof(options->user_data)) {
+    return loom_make_status(LOOM_STATUS_INVALID_ARGUMENT,
+                            "loom_tape_gradient: options->struct_size %zu is "
+                            "too small (sizeof(loom_tape_gradient_options_t) "
+                            "is %zu)",
+                            options->struct_size,
+                            sizeof(loom_tape_gradient_options_t));
+  }
   LOOM_RETURN_IF_ERROR(check_gradient_arguments(
       targets, num_targets, sources, num_sources, unconnected, out_gradients));
   // The backward ops this thread runs are not recorded on this tape.
@@ -454,8 +604,9 @@ loom_status_t loom_tape_gradient(loom_op_handler_t* handler,
         "gradients only once (create it with options.persistent set to "
         "call loom_tape_gradient several times)");
   } else {
-    status = backward_locked(tape, targets, num_targets, sources, num_sources,
-                             output_gradients, unconnected, out_gradients);
+    status =
+        backward_locked(tape, targets, num_targets, sources, num_sources,
+                        output_gradients, unconnected, options, out_gradients);
     if (!tape->options.persistent) {
       loom__tape_release_recorded_locked(tape);
       tape->released = true;
