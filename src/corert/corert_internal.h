@@ -103,6 +103,16 @@ typedef struct loom__cpu_memo_t {
   int64_t result_elements;
 } loom__cpu_memo_t;
 
+// loom_runtime_prepare_op_shared for an op whose definition the caller
+// looked up in the runtime's op registry (`def`, at registry generation
+// `generation`): while the registries have not changed since, the look-up
+// is not made again (a new per-call handler preparing ops it ran before).
+// A NULL `def` (not a registered op) is looked up by name.
+LOOM_MUST_USE_RESULT loom_status_t loom__runtime_prepare_op_known(
+    loom_runtime_t* runtime, const char* op_name, const loom_op_def_t* def,
+    uint64_t generation, loom_op_handler_t* handler,
+    loom_prepared_op_t** out_op);
+
 // loom_runtime_execute_invocation for a caller that validated the
 // invocation (a prepared op, arrays of the counts, no NULL argument) and
 // lends its arguments: it keeps its references, and the handles stay alive

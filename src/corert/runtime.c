@@ -231,6 +231,11 @@ static loom_status_t new_prepared_op(loom_runtime_t* runtime,
   return loom_ok_status();
 }
 
+static loom_status_t prepare_on(loom_runtime_t* runtime, const char* op_name,
+                                uint64_t generation, const loom_op_def_t* def,
+                                loom_op_handler_t* handler,
+                                loom_prepared_op_t** out_op);
+
 loom_status_t loom_runtime_prepare_op(loom_runtime_t* runtime,
                                       const char* op_name,
                                       loom_op_handler_t* handler,
@@ -246,6 +251,31 @@ loom_status_t loom_runtime_prepare_op(loom_runtime_t* runtime,
   *out_op = NULL;
   uint64_t generation = loom__registry_generation();
   const loom_op_def_t* def = loom_op_registry_find(runtime->ops, op_name);
+  return prepare_on(runtime, op_name, generation, def, handler, out_op);
+}
+
+loom_status_t loom__runtime_prepare_op_known(loom_runtime_t* runtime,
+                                             const char* op_name,
+                                             const loom_op_def_t* def,
+                                             uint64_t generation,
+                                             loom_op_handler_t* handler,
+                                             loom_prepared_op_t** out_op) {
+  // A final handler's prepared ops are cached by name (no look-up when
+  // found); a definition from an older generation may be stale.
+  if (!def || loom_op_handler_is_final(handler) ||
+      generation != loom__registry_generation()) {
+    return loom_runtime_prepare_op_shared(runtime, op_name, handler, out_op);
+  }
+  *out_op = NULL;
+  return prepare_on(runtime, op_name, generation, def, handler, out_op);
+}
+
+// Prepares `op_name` (defined by `def`, looked up at `generation`) on the
+// first handler of `handler`'s fallback chain that accepts it.
+static loom_status_t prepare_on(loom_runtime_t* runtime, const char* op_name,
+                                uint64_t generation, const loom_op_def_t* def,
+                                loom_op_handler_t* handler,
+                                loom_prepared_op_t** out_op) {
   for (loom_op_handler_t* h = handler; h; h = h->fallback) {
     void* data = NULL;
     loom_status_t status = h->vtable->prepare(h, op_name, def, &data);
@@ -290,6 +320,11 @@ loom_status_t loom_runtime_prepare_op_like(loom_prepared_op_t* sibling,
     }
     if (loom_status_code(status) != LOOM_STATUS_NOT_FOUND) return status;
     loom_status_free(status);
+  }
+  if (sibling->runtime == handler->runtime) {
+    return loom__runtime_prepare_op_known(handler->runtime, sibling->name,
+                                          sibling->def, sibling->generation,
+                                          handler, out_op);
   }
   return loom_runtime_prepare_op_shared(handler->runtime, sibling->name,
                                         handler, out_op);

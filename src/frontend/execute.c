@@ -177,8 +177,13 @@ static loom_status_t prepare(loom_eager_op_t* op, loom_op_handler_t* handler) {
   LOOM_RETURN_IF_ERROR(
       op->prepared
           ? loom_runtime_prepare_op_like(op->prepared, handler, &prepared)
-          : loom_runtime_prepare_op_shared(op->context->runtime, op->name,
-                                           handler, &prepared));
+      : op->calls_function
+          ? loom_runtime_prepare_op_shared(op->context->runtime, op->name,
+                                           handler, &prepared)
+          // The definition the op resolved to, at the generation it did.
+          : loom__runtime_prepare_op_known(op->context->runtime, op->name,
+                                           op->def, op->generation, handler,
+                                           &prepared));
   loom_prepared_op_release(op->prepared);
   op->prepared = prepared;
   op->prepared_handler = handler;
