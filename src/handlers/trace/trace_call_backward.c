@@ -161,45 +161,15 @@ static loom_status_t trace_backward(const request_t* r, const char* name,
   return status;
 }
 
-// The backward function of the request (a new reference), made and kept
-// when the library has none for its key; NULL when it cannot be made.
-static loom_status_t find_or_make(const request_t* r, loom_function_t* base,
-                                  loom_function_t** out_backward) {
-  *out_backward = NULL;
-  loom_allocator_t allocator = loom_allocator_system();
-  loom__derived_key_t w = {NULL, 0};
-  write_key(r, &w);
-  LOOM_RETURN_IF_ERROR(
-      loom_allocator_malloc(allocator, w.size, (void**)&w.bytes));
-  size_t size = w.size;
-  w.size = 0;
-  write_key(r, &w);
-  bool found = false;
-  loom__function_library_find_derived(r->eager, base, w.bytes, size, &found,
-                                      out_backward);
-  loom_status_t status = loom_ok_status();
-  if (found) {
-    if (*out_backward) loom__function_count_backward(base, false);
-  } else {
-    char name[128];
-    loom__derived_name(r->eager, r->function, "backward", name, sizeof(name));
-    loom_function_t* made = NULL;
-    loom_status_t traced = trace_backward(r, name, &made);
-    // A body that cannot be traced is remembered as such (made NULL).
-    loom_status_free(traced);
-    status = loom__function_library_add_derived(r->eager, base, w.bytes, size,
-                                                made, out_backward);
-    if (made && *out_backward == made)
-      loom__function_count_backward(base, true);
-    loom_function_release(made);
-    if (status) {
-      // No room (or the base left the library): the tape's own way.
-      loom_status_free(status);
-      status = loom_ok_status();
-    }
-  }
-  loom_allocator_free(allocator, w.bytes);
-  return status;
+// The derived function's key and trace, for the shared lookup
+// (trace_derived.h).
+static void write_key_of(const void* request, loom__derived_key_t* key) {
+  write_key(request, key);
+}
+
+static loom_status_t trace_of(const void* request, const char* name,
+                              loom_function_t** out_function) {
+  return trace_backward(request, name, out_function);
 }
 
 // Calls `backward` on the call's inputs and the given dys: the gradients
@@ -290,7 +260,11 @@ static loom_status_t call_backward(loom_gradient_context_t* ctx,
     *out_done = true;  // no gradient flows
   } else if (!status) {
     loom_function_t* backward = NULL;
-    status = find_or_make(&r, base, &backward);
+    loom__derived_builder_t builder = {&r, write_key_of, trace_of};
+    bool made = false;
+    status = loom__derived_find_or_make(r.eager, base, function_name,
+                                        "backward", &builder, &backward, &made);
+    if (!status && backward) loom__function_count_backward(base, made);
     if (!status && backward) {
       status = call(ctx, &r, backward, dxs);
       *out_done = true;

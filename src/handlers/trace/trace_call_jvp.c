@@ -16,7 +16,6 @@
 
 #include <string.h>
 
-#include "function/function_derived.h"
 #include "handlers/forward/forward_call_jvp.h"
 #include "handlers/trace/trace_derived.h"
 #include "loom/trace.h"
@@ -133,34 +132,15 @@ static loom_status_t trace_jvp(const jvp_request_t* r, const char* name,
   return status;
 }
 
-// The JVP function of the request for `base` (a new reference), made and
-// kept when the library has none for its key; NULL when it cannot be made.
-static loom_status_t find_or_make(const jvp_request_t* r, loom_function_t* base,
-                                  loom_function_t** out_jvp) {
-  *out_jvp = NULL;
-  loom_allocator_t allocator = loom_allocator_system();
-  loom__derived_key_t w = {NULL, 0};
-  write_key(r, &w);
-  LOOM_RETURN_IF_ERROR(
-      loom_allocator_malloc(allocator, w.size, (void**)&w.bytes));
-  size_t size = w.size;
-  w.size = 0;
-  write_key(r, &w);
-  bool found = false;
-  loom__function_library_find_derived(r->eager, base, w.bytes, size, &found,
-                                      out_jvp);
-  if (!found) {
-    char name[128];
-    loom__derived_name(r->eager, r->function, "jvp", name, sizeof(name));
-    loom_function_t* made = NULL;
-    loom_status_free(trace_jvp(r, name, &made));  // NULL made: remembered
-    loom_status_t status = loom__function_library_add_derived(
-        r->eager, base, w.bytes, size, made, out_jvp);
-    loom_status_free(status);  // no room: the accumulator's own way
-    loom_function_release(made);
-  }
-  loom_allocator_free(allocator, w.bytes);
-  return loom_ok_status();
+// The derived function's key and trace, for the shared lookup
+// (trace_derived.h).
+static void write_key_of(const void* request, loom__derived_key_t* key) {
+  write_key(request, key);
+}
+
+static loom_status_t trace_of(const void* request, const char* name,
+                              loom_function_t** out_function) {
+  return trace_jvp(request, name, out_function);
 }
 
 static loom_status_t call_jvp(loom_context_t* context,
@@ -200,7 +180,12 @@ static loom_status_t call_jvp(loom_context_t* context,
     r.num_tangents += tangents[i] != NULL;
   }
   loom_function_t* jvp = NULL;
-  if (!status) status = find_or_make(&r, base, &jvp);
+  loom__derived_builder_t builder = {&r, write_key_of, trace_of};
+  bool traced = false;
+  if (!status) {
+    status = loom__derived_find_or_make(context, base, function_name, "jvp",
+                                        &builder, &jvp, &traced);
+  }
   loom_eager_op_t* op = NULL;
   if (!status && jvp) {
     status = loom_eager_op_create(context, loom_function_name(jvp), &op);

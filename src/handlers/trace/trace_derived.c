@@ -2,6 +2,8 @@
 
 #include "handlers/trace/trace_derived.h"
 
+#include "function/function_derived.h"
+
 #include <inttypes.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -39,6 +41,41 @@ void loom__derived_name(loom_context_t* context, const char* base,
     }
     if (!loom_context_has_function(context, name)) return;
   }
+}
+
+loom_status_t loom__derived_find_or_make(loom_context_t* context,
+                                         loom_function_t* base,
+                                         const char* function, const char* kind,
+                                         const loom__derived_builder_t* builder,
+                                         loom_function_t** out_derived,
+                                         bool* out_made) {
+  *out_derived = NULL;
+  *out_made = false;
+  loom_allocator_t allocator = loom_allocator_system();
+  loom__derived_key_t key = {NULL, 0};
+  builder->write_key(builder->request, &key);  // counts
+  size_t size = key.size;
+  LOOM_RETURN_IF_ERROR(
+      loom_allocator_malloc(allocator, size, (void**)&key.bytes));
+  key.size = 0;
+  builder->write_key(builder->request, &key);
+  bool found = false;
+  loom__function_library_find_derived(context, base, key.bytes, size, &found,
+                                      out_derived);
+  if (!found) {
+    char name[128];
+    loom__derived_name(context, function, kind, name, sizeof(name));
+    loom_function_t* made = NULL;
+    // A body that cannot be traced is remembered as such (made NULL).
+    loom_status_free(builder->trace(builder->request, name, &made));
+    // No room (or the base left the library): the caller's own way.
+    loom_status_free(loom__function_library_add_derived(
+        context, base, key.bytes, size, made, out_derived));
+    *out_made = made && *out_derived == made;
+    loom_function_release(made);
+  }
+  loom_allocator_free(allocator, key.bytes);
+  return loom_ok_status();
 }
 
 loom_status_t loom__derived_exit_scope(loom_context_t* context,

@@ -31,6 +31,28 @@ void loom__derived_key_put_metadata(loom__derived_key_t* key, bool used,
 void loom__derived_name(loom_context_t* context, const char* base,
                         const char* kind, char* name, size_t capacity);
 
+// What a derived function is made from: `request` (the builder's own),
+// how its key is written, and how it is traced under a name.
+typedef struct loom__derived_builder_t {
+  const void* request;
+  void (*write_key)(const void* request, loom__derived_key_t* key);
+  loom_status_t (*trace)(const void* request, const char* name,
+                         loom_function_t** out_function);
+} loom__derived_builder_t;
+
+// The function derived from `base` (a function of `context`'s library
+// named `function`) for the builder's request, found by its key, or traced
+// under "<function>_<kind>_<k>" and kept when the library has none (a
+// trace that fails is remembered too): a new reference in *out_derived,
+// or NULL when none can be made or kept. *out_made tells whether this
+// call made it.
+loom_status_t loom__derived_find_or_make(loom_context_t* context,
+                                         loom_function_t* base,
+                                         const char* function, const char* kind,
+                                         const loom__derived_builder_t* builder,
+                                         loom_function_t** out_derived,
+                                         bool* out_made);
+
 // Leaves the innermost scope; the first error of `status` and the exit's.
 loom_status_t loom__derived_exit_scope(loom_context_t* context,
                                        loom_status_t status);
