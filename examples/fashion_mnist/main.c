@@ -65,12 +65,12 @@ typedef struct options_t {
   int64_t seed;
   const char* plot;
   const char* data;
-  int64_t max_steps;  // 0: a full epoch
-  int64_t limit;      // 0: every example
-  bool traced;        // the step traced once, called per batch
-  int parallel;       // > 0: replicas on a parallel handler
-  bool mpi;           // one replica per MPI rank
-  bool print_losses;  // "step <n> loss=<value>" per step
+  int64_t max_steps;   // 0: a full epoch
+  int64_t limit;       // 0: every example
+  bool traced;         // the step traced once, called per batch
+  int parallel;        // > 0: replicas on a parallel handler
+  bool mpi;            // one replica per MPI rank
+  bool print_losses;   // "step <n> loss=<value>" per step
   int64_t bucket_kib;  // data parallelism: 0 averages after the backward pass
 } options_t;
 

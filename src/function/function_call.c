@@ -29,8 +29,8 @@ typedef struct call_t {
   loom_context_t* context;
   loom_function_t* function;
   loom__arena_t arena;
-  loom_op_attrs_t attrs;              // the call's, complete
-  loom_tensor_handle_t** inputs;      // the call op's (borrowed)
+  loom_op_attrs_t attrs;          // the call's, complete
+  loom_tensor_handle_t** inputs;  // the call op's (borrowed)
   // Where each input and output argument's tensors begin among the call's
   // (a list argument spans its length), and the end.
   int32_t* input_starts;

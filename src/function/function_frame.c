@@ -27,8 +27,8 @@ typedef struct frame_node_t {
   int32_t* inputs;  // slots
   int32_t num_inputs;
   loom_tensor_t** args;  // their tensors, during a call
-  uint64_t owned;  // inputs whose value dies here: the kernel may forward
-  int32_t* dying;  // slots whose value dies after this node
+  uint64_t owned;        // inputs whose value dies here: the kernel may forward
+  int32_t* dying;        // slots whose value dies after this node
   int32_t num_dying;
   int32_t first;  // result slots
   int32_t count;

@@ -44,7 +44,8 @@ typedef struct request_t {
 // The key's bytes: 'B', the number of inputs and outputs, then per input
 // its dtype and shape and whether it is differentiated, then per output
 // whether it brings a gradient, and that gradient's dtype and shape.
-static void write_key(const request_t* r, loom__derived_key_t* w) {
+static void write_key(const void* request, loom__derived_key_t* w) {
+  const request_t* r = request;
   loom__derived_key_put(w, "B", 1);
   int32_t head[2] = {r->n, r->m};
   loom__derived_key_put(w, head, sizeof(head));
@@ -112,8 +113,9 @@ static loom_status_t trace_body(const request_t* r, trace_values_t* v) {
 }
 
 // Traces the backward function `name` of the request.
-static loom_status_t trace_backward(const request_t* r, const char* name,
+static loom_status_t trace_backward(const void* request, const char* name,
                                     loom_function_t** out_function) {
+  const request_t* r = request;
   loom_allocator_t allocator = loom_allocator_system();
   trace_values_t v = {0};
   // xs[n], seeds[m], ys[m], targets[m] (borrowed), sources[w] (borrowed),
@@ -159,17 +161,6 @@ static loom_status_t trace_backward(const request_t* r, const char* name,
   }
   loom_allocator_free(allocator, v.all);
   return status;
-}
-
-// The derived function's key and trace, for the shared lookup
-// (trace_derived.h).
-static void write_key_of(const void* request, loom__derived_key_t* key) {
-  write_key(request, key);
-}
-
-static loom_status_t trace_of(const void* request, const char* name,
-                              loom_function_t** out_function) {
-  return trace_backward(request, name, out_function);
 }
 
 // Calls `backward` on the call's inputs and the given dys: the gradients
@@ -260,7 +251,7 @@ static loom_status_t call_backward(loom_gradient_context_t* ctx,
     *out_done = true;  // no gradient flows
   } else if (!status) {
     loom_function_t* backward = NULL;
-    loom__derived_builder_t builder = {&r, write_key_of, trace_of};
+    loom__derived_builder_t builder = {&r, write_key, trace_backward};
     bool made = false;
     status = loom__derived_find_or_make(r.eager, base, function_name,
                                         "backward", &builder, &backward, &made);

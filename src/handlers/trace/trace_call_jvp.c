@@ -31,7 +31,8 @@ typedef struct jvp_request_t {
 
 // 'J', the number of inputs and outputs, then per input its dtype and shape
 // and whether it carries a tangent.
-static void write_key(const jvp_request_t* r, loom__derived_key_t* w) {
+static void write_key(const void* request, loom__derived_key_t* w) {
+  const jvp_request_t* r = request;
   loom__derived_key_put(w, "J", 1);
   int32_t head[2] = {r->n, r->m};
   loom__derived_key_put(w, head, sizeof(head));
@@ -92,8 +93,9 @@ static loom_status_t trace_body(const jvp_request_t* r,
 }
 
 // Traces the JVP function `name` of the request.
-static loom_status_t trace_jvp(const jvp_request_t* r, const char* name,
+static loom_status_t trace_jvp(const void* request, const char* name,
                                loom_function_t** out_function) {
+  const jvp_request_t* r = request;
   loom_allocator_t allocator = loom_allocator_system();
   // xs[n], ts[n], watched[n], ys[m], outs[2m]: all owned
   size_t count = (size_t)(3 * r->n + 3 * r->m) + 1;
@@ -130,17 +132,6 @@ static loom_status_t trace_jvp(const jvp_request_t* r, const char* name,
   for (size_t i = 0; i < count; ++i) loom_tensor_handle_release(all[i]);
   loom_allocator_free(allocator, all);
   return status;
-}
-
-// The derived function's key and trace, for the shared lookup
-// (trace_derived.h).
-static void write_key_of(const void* request, loom__derived_key_t* key) {
-  write_key(request, key);
-}
-
-static loom_status_t trace_of(const void* request, const char* name,
-                              loom_function_t** out_function) {
-  return trace_jvp(request, name, out_function);
 }
 
 static loom_status_t call_jvp(loom_context_t* context,
@@ -180,7 +171,7 @@ static loom_status_t call_jvp(loom_context_t* context,
     r.num_tangents += tangents[i] != NULL;
   }
   loom_function_t* jvp = NULL;
-  loom__derived_builder_t builder = {&r, write_key_of, trace_of};
+  loom__derived_builder_t builder = {&r, write_key, trace_jvp};
   bool traced = false;
   if (!status) {
     status = loom__derived_find_or_make(context, base, function_name, "jvp",
