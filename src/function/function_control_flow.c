@@ -19,6 +19,7 @@
 #include "base/arena.h"
 #include "frontend/eager_op_internal.h"
 #include "function/function_call.h"
+#include "function/function_capture.h"
 #include "function/function_internal.h"
 #include "loom/op_signature.h"
 #include "loom/tstring.h"
@@ -274,7 +275,8 @@ static loom_status_t check_function(const control_flow_t* cf, const char* where,
                             "function library",
                             cf->name, where, name);
   }
-  int32_t inputs = function->num_inputs;
+  // A traced function binds its captures itself: callers pass the rest.
+  int32_t inputs = function->num_inputs - loom__function_num_captures(function);
   int32_t outputs = function->num_outputs;
   loom_function_release(function);
   if (inputs != n) {

@@ -22,6 +22,7 @@
 #include "loom/handlers.h"
 #include "loom/loom.h"
 #include "loom/parallel.h"
+#include "loom/trace.h"
 #include "loom/tstring.h"
 #include "loom/vmap.h"
 #include "test_support.h"
@@ -1001,6 +1002,176 @@ static void a_handler_sees_the_indicator_ops(void** state) {
   free(text);
 }
 
+//===----------------------------------------------------------------------===//
+// Taken whole: gradients and JVPs over the branches' derived functions
+//===----------------------------------------------------------------------===//
+
+static const char* const kThreeBranches[] = {"sin", "cos", "square"};
+
+// op_name(selector, x): If over sin and cos, or Case over sin, cos and
+// square.
+static loom_tensor_handle_t* select_branch(const char* op_name,
+                                           loom_tensor_handle_t* selector,
+                                           loom_tensor_handle_t* x) {
+  op_setup_t setup = kSinOrCos;
+  if (strstr(op_name, "Case")) {
+    setup = (op_setup_t){.branches = kThreeBranches,
+                         .num_branches = 3,
+                         .set_tout = true,
+                         .tout = {LOOM_DTYPE_FLOAT},
+                         .num_tout = 1};
+  }
+  loom_tensor_handle_t* inputs[2] = {selector, x};
+  loom_tensor_handle_t* r = NULL;
+  LOOM_ASSERT_OK(run(g_context, op_name, &setup, inputs, 2, &r, 1, NULL));
+  return r;
+}
+
+// Traces name(selector, x) = (op_name(selector, x), its derivative) with a
+// tape (forward: an accumulator, tangent ones) inside the trace. The
+// selector is symbolic, so the trace sees the op itself and the tape (the
+// accumulator) records it as one op.
+static void trace_with_derivative(const char* name, const char* op_name,
+                                  bool forward) {
+  loom_op_handler_t* trace = NULL;
+  LOOM_ASSERT_OK(loom_trace_create(g_context, name, &trace));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_context, trace));
+  int64_t three = 3;
+  loom_shape_t shape;
+  LOOM_ASSERT_OK(loom_shape_initialize(&shape, &three, 1));
+  loom_shape_t scalar_shape = loom_shape_scalar();
+  bool is_case = strstr(op_name, "Case") != NULL;
+  loom_tensor_handle_t *selector = NULL, *x = NULL;
+  LOOM_ASSERT_OK(loom_trace_add_parameter(
+      trace, "selector", is_case ? LOOM_DTYPE_INT32 : LOOM_DTYPE_BOOL,
+      &scalar_shape, &selector));
+  LOOM_ASSERT_OK(
+      loom_trace_add_parameter(trace, "x", LOOM_DTYPE_FLOAT, &shape, &x));
+  loom_op_handler_t* differentiator = NULL;
+  loom_tensor_handle_t* watched = NULL;
+  loom_tensor_handle_t* ones = NULL;
+  if (forward) {
+    static const float kOnes[3] = {1, 1, 1};
+    ones = vector(g_context, kOnes);
+    LOOM_ASSERT_OK(loom_forward_accumulator_create(g_context, &differentiator));
+    LOOM_ASSERT_OK(loom_context_enter_scope(g_context, differentiator));
+    LOOM_ASSERT_OK(
+        loom_forward_accumulator_watch(differentiator, x, ones, &watched));
+  } else {
+    LOOM_ASSERT_OK(loom_tape_create(g_context, NULL, &differentiator));
+    LOOM_ASSERT_OK(loom_context_enter_scope(g_context, differentiator));
+    LOOM_ASSERT_OK(loom_tape_watch(differentiator, x));
+    loom_tensor_handle_retain(x);
+    watched = x;
+  }
+  loom_tensor_handle_t* outputs[2] = {NULL, NULL};
+  outputs[0] = select_branch(op_name, selector, watched);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_context));
+  if (forward) {
+    LOOM_ASSERT_OK(loom_forward_accumulator_jvp(
+        differentiator, outputs[0], LOOM_UNCONNECTED_NONE, &outputs[1]));
+    // The value again, outside the accumulator: a value of the trace.
+    loom_tensor_handle_release(outputs[0]);
+    outputs[0] = select_branch(op_name, selector, x);
+  } else {
+    LOOM_ASSERT_OK(loom_tape_gradient(differentiator, &outputs[0], 1, &x, 1,
+                                      NULL, LOOM_UNCONNECTED_NONE,
+                                      &outputs[1]));
+  }
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_context));
+  assert_true(loom_trace_is_symbolic(outputs[1]));
+  loom_function_t* function = NULL;
+  LOOM_ASSERT_OK(loom_trace_finish(trace, outputs, 2, &function));
+  LOOM_ASSERT_OK(loom_context_add_function(g_context, function));
+  loom_function_release(function);
+  loom_tensor_handle_t* handles[] = {outputs[0], outputs[1], watched,
+                                     ones,       selector,   x};
+  release_all(handles, 6);
+  loom_op_handler_release(differentiator);
+  loom_op_handler_release(trace);
+}
+
+// Calls name(selector, x) and checks both results.
+static void expect_call(const char* name, loom_dtype_t selector_dtype,
+                        float selector, const float* value,
+                        const float* derivative) {
+  loom_tensor_handle_t* s = scalar(g_context, selector_dtype, selector);
+  loom_tensor_handle_t* x = vector(g_context, kX);
+  loom_tensor_handle_t* inputs[2] = {s, x};
+  loom_tensor_handle_t* results[2] = {NULL, NULL};
+  int32_t count = 0;
+  LOOM_ASSERT_OK(
+      run(g_context, name, &(op_setup_t){0}, inputs, 2, results, 2, &count));
+  assert_int_equal(count, 2);
+  expect_values(g_context, results[0], value, 3);
+  expect_values(g_context, results[1], derivative, 3);
+  release_all(results, 2);
+  loom_tensor_handle_release(x);
+  loom_tensor_handle_release(s);
+}
+
+// PyTorch: d sum(x**2)/dx = 2x.
+static const float kTwoX[3] = {3, -4, 1};
+
+static loom_function_stats_t backward_stats(const char* name) {
+  loom_function_t* function = NULL;
+  LOOM_ASSERT_OK(loom_context_find_function(g_context, name, &function));
+  loom_function_stats_t stats = {.struct_size = sizeof(stats)};
+  LOOM_ASSERT_OK(loom_function_get_stats(function, &stats));
+  loom_function_release(function);
+  return stats;
+}
+
+static void a_symbolic_if_differentiates_over_its_branches(void** state) {
+  (void)state;
+  int64_t built[2], hits[2];
+  for (int b = 0; b < 2; ++b) {
+    loom_function_stats_t stats = backward_stats(b ? "cos" : "sin");
+    built[b] = stats.backward_functions_built;
+    hits[b] = stats.backward_function_hits;
+  }
+  static const char* const kOps[] = {"StatelessIf", "If"};
+  for (int forward = 0; forward < 2; ++forward) {
+    for (int k = 0; k < 2; ++k) {
+      char name[32];
+      snprintf(name, sizeof(name), "if_%s_%d", forward ? "jvp" : "grad", k);
+      trace_with_derivative(name, kOps[k], forward);
+      expect_call(name, LOOM_DTYPE_BOOL, 1, kSin, kCos);
+      expect_call(name, LOOM_DTYPE_BOOL, 0, kCos, kNegSin);
+      LOOM_ASSERT_OK(loom_context_remove_function(g_context, name));
+    }
+  }
+  // The branches' backward functions are made once per key: the four
+  // gradients of the two Ifs (traced, then called twice each) shared one
+  // per branch.
+  for (int b = 0; b < 2; ++b) {
+    loom_function_stats_t stats = backward_stats(b ? "cos" : "sin");
+    assert_int_equal(stats.backward_functions_built - built[b], 1);
+    assert_int_equal(stats.backward_function_hits - hits[b], 1);
+  }
+  assert_true(loom_context_has_function(g_context, "sin_jvp_0"));
+  assert_true(loom_context_has_function(g_context, "cos_jvp_0"));
+}
+
+static void a_symbolic_case_differentiates_over_its_branches(void** state) {
+  (void)state;
+  static const char* const kOps[] = {"StatelessCase", "Case"};
+  for (int forward = 0; forward < 2; ++forward) {
+    for (int k = 0; k < 2; ++k) {
+      char name[32];
+      snprintf(name, sizeof(name), "case_%s_%d", forward ? "jvp" : "grad", k);
+      trace_with_derivative(name, kOps[k], forward);
+      expect_call(name, LOOM_DTYPE_INT32, 0, kSin, kCos);
+      expect_call(name, LOOM_DTYPE_INT32, 1, kCos, kNegSin);
+      expect_call(name, LOOM_DTYPE_INT32, 2, kSquare, kTwoX);
+      expect_call(name, LOOM_DTYPE_INT32, 7, kSquare, kTwoX);  // the last
+      LOOM_ASSERT_OK(loom_context_remove_function(g_context, name));
+    }
+  }
+  assert_true(loom_context_has_function(g_context, "square_backward_0"));
+  assert_true(loom_context_has_function(g_context, "square_jvp_0"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(if_converts_the_condition_as_tensorflow_does),
@@ -1014,6 +1185,8 @@ int main(void) {
       cmocka_unit_test(if_and_case_errors),
       cmocka_unit_test(while_errors),
       cmocka_unit_test(a_handler_sees_the_indicator_ops),
+      cmocka_unit_test(a_symbolic_if_differentiates_over_its_branches),
+      cmocka_unit_test(a_symbolic_case_differentiates_over_its_branches),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

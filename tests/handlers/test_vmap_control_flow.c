@@ -3,7 +3,8 @@
 // (the body batched op by op), If and Case with a batched condition or
 // index (the branches taken run batched, each example's outputs selected),
 // While whose trip count differs per example (finished examples keep their
-// values), per-example gradients through a call (a tape inside the vmap),
+// values), per-example gradients through a call and through an If on a
+// batched condition (a tape inside the vmap),
 // a vmap inside another, and the errors. Each result is checked against a
 // loop over the examples running the same op without vmap, in f32 and
 // f64, and no op takes the per-example fallback.
@@ -535,6 +536,93 @@ static void per_example_gradients_through_a_call_f64(void** state) {
   per_example_gradients_through_a_call(D);
 }
 
+// loss = sum(If(cond, x; sin, square)): d loss/dx = cos(x) or 2x.
+static handle_t* if_loss(loom_dtype_t dtype, handle_t* cond, handle_t* x,
+                         loom_op_handler_t* tape) {
+  op_case_t c = {
+      .op = "If",
+      .func_attrs = {{"then_branch", "branch_sin"},
+                     {"else_branch", "branch_square"}},
+      .num_tout = 1,
+      .num_args = 2,
+      .num_outputs = 1,
+  };
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, tape));
+  LOOM_ASSERT_OK(loom_tape_watch(tape, x));
+  handle_t* inputs[2] = {cond, x};
+  handle_t* y = NULL;
+  LOOM_ASSERT_OK(run_case_op(&c, dtype, inputs, &y));
+  handle_t* axis = make(I, NULL, 0, (double[]){0});
+  handle_t* loss = bin("Sum", y, axis);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  handle_t* all[] = {y, axis};
+  loom__grad_release_all(all, 2);
+  return loss;
+}
+
+// vmap(grad f) through an If on a batched condition: the tape inside the
+// vmap records the If as one op, and its gradient is an If over the
+// branches' backward functions, which the vmap runs batched.
+static void per_example_gradients_through_a_batched_if(loom_dtype_t dtype) {
+  enum { kB = 4, kN = 3 };
+  static const double kConds[kB] = {1, 0, 0, 1};
+  static const double kXs[kB * kN] = {0.5, -1.5, 2.0,  0.25, 1.0,  -0.75,
+                                      1.5, 0.3,  -0.2, -1.0, 0.75, 2.5};
+  // The loop: each example's If reads its condition and runs one branch.
+  double dx[kB * kN];
+  int64_t n = kN;
+  for (int e = 0; e < kB; ++e) {
+    handle_t* cond = tensor(BOOL_T, NULL, 0, &kConds[e]);
+    handle_t* x = make(dtype, &n, 1, kXs + e * kN);
+    loom_op_handler_t* tape = NULL;
+    LOOM_ASSERT_OK(loom_tape_create(g_ctx, NULL, &tape));
+    handle_t* loss = if_loss(dtype, cond, x, tape);
+    handle_t* grad = NULL;
+    LOOM_ASSERT_OK(loom_tape_gradient(tape, &loss, 1, &x, 1, NULL,
+                                      LOOM_UNCONNECTED_ZERO, &grad));
+    assert_int_equal(read_values(grad, dx + e * kN, kN), kN);
+    handle_t* all[] = {cond, x, loss, grad};
+    loom__grad_release_all(all, 4);
+    loom_op_handler_release(tape);
+  }
+  int64_t b = kB, dims[2] = {kB, kN};
+  handle_t* conds = tensor(BOOL_T, &b, 1, kConds);
+  handle_t* xs = make(dtype, dims, 2, kXs);
+  loom_op_handler_t* vmap = new_vmap(kB);
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, vmap));
+  handle_t* cond = vin(vmap, conds, 0);
+  handle_t* x = vin(vmap, xs, 0);
+  loom_op_handler_t* tape = NULL;
+  LOOM_ASSERT_OK(loom_tape_create(g_ctx, NULL, &tape));
+  handle_t* loss = if_loss(dtype, cond, x, tape);
+  handle_t* grad = NULL;
+  LOOM_ASSERT_OK(loom_tape_gradient(tape, &loss, 1, &x, 1, NULL,
+                                    LOOM_UNCONNECTED_ZERO, &grad));
+  handle_t* grads = vout(vmap, grad, 0);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  assert_int_equal(total_fallbacks(vmap), 0);
+  double got[kB * kN];
+  assert_int_equal(read_values(grads, got, kB * kN), kB * kN);
+  double tolerance = dtype == F ? 1e-5 : 1e-12;
+  for (int i = 0; i < kB * kN; ++i) {
+    expect_close(got[i], dx[i], tolerance, "dx", i);
+  }
+  handle_t* all[] = {conds, xs, cond, x, loss, grad, grads};
+  loom__grad_release_all(all, 7);
+  loom_op_handler_release(tape);
+  loom_op_handler_release(vmap);
+}
+
+static void per_example_gradients_through_a_batched_if_f32(void** state) {
+  (void)state;
+  per_example_gradients_through_a_batched_if(F);
+}
+
+static void per_example_gradients_through_a_batched_if_f64(void** state) {
+  (void)state;
+  per_example_gradients_through_a_batched_if(D);
+}
+
 //===----------------------------------------------------------------------===//
 // A vmap inside another
 //===----------------------------------------------------------------------===//
@@ -651,6 +739,8 @@ int main(void) {
       cmocka_unit_test(while_with_an_unbatched_condition),
       cmocka_unit_test(per_example_gradients_through_a_call_f32),
       cmocka_unit_test(per_example_gradients_through_a_call_f64),
+      cmocka_unit_test(per_example_gradients_through_a_batched_if_f32),
+      cmocka_unit_test(per_example_gradients_through_a_batched_if_f64),
       cmocka_unit_test(if_under_two_vmaps),
       cmocka_unit_test(branches_of_different_shapes_are_an_error),
       cmocka_unit_test(the_ops_have_rules),

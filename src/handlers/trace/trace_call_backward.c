@@ -33,6 +33,7 @@
 typedef struct request_t {
   loom_context_t* eager;
   const char* function;
+  int32_t first;  // the op's input the call's first input is
   int32_t n, m;
   const loom_tensor_metadata_t* inputs;  // [n]
   const bool* wanted;                    // [n]: needs a gradient
@@ -176,7 +177,8 @@ static loom_status_t call(loom_gradient_context_t* ctx, const request_t* r,
   loom_status_t status =
       loom_eager_op_create(r->eager, loom_function_name(backward), &op);
   for (int32_t i = 0; !status && i < r->n; ++i) {
-    status = loom_eager_op_add_input(op, loom_gradient_context_input(ctx, i));
+    status = loom_eager_op_add_input(
+        op, loom_gradient_context_input(ctx, r->first + i));
   }
   for (int32_t k = 0; !status && k < r->m; ++k) {
     if (r->dys[k]) status = loom_eager_op_add_input(op, r->dys[k]);
@@ -193,7 +195,7 @@ static loom_status_t call(loom_gradient_context_t* ctx, const request_t* r,
   if (op) loom_eager_op_destroy(op);
   for (int32_t i = 0, j = 0; !status && i < r->n; ++i) {
     if (!r->wanted[i]) continue;
-    dxs[i] = grads[j];
+    dxs[r->first + i] = grads[j];
     grads[j++] = NULL;
   }
   for (int32_t j = 0; j < r->num_wanted; ++j) {
@@ -203,67 +205,115 @@ static loom_status_t call(loom_gradient_context_t* ctx, const request_t* r,
   return status;
 }
 
+bool loom__trace_backward_wants(loom_gradient_context_t* ctx, int32_t i) {
+  return loom_gradient_context_input_needs_gradient(ctx, i) &&
+         loom_dtype_is_floating(
+             loom_gradient_context_input_metadata(ctx, i)->dtype);
+}
+
+// The request of a gradient of a call of `function_name` on the inputs
+// [first, n) of the op `ctx` differentiates; request_deinit frees it.
+static loom_status_t request_init(loom_gradient_context_t* ctx,
+                                  const char* function_name, int32_t first,
+                                  loom_tensor_handle_t* const* dys,
+                                  request_t* r) {
+  *r = (request_t){
+      .eager = loom_gradient_context_eager(ctx),
+      .function = function_name,
+      .first = first,
+      .n = loom_gradient_context_num_inputs(ctx) - first,
+      .m = loom_gradient_context_num_outputs(ctx),
+      .dys = dys,
+  };
+  loom_allocator_t allocator = loom_allocator_system();
+  // inputs[n], seeds[m]; wanted[n]
+  loom_tensor_metadata_t* metadata = NULL;
+  bool* wanted = NULL;
+  loom_status_t status = loom_allocator_calloc(
+      allocator, sizeof(*metadata) * ((size_t)(r->n + r->m) + 1),
+      (void**)&metadata);
+  if (!status) {
+    status = loom_allocator_calloc(
+        allocator, sizeof(*wanted) * ((size_t)r->n + 1), (void**)&wanted);
+  }
+  r->inputs = metadata;
+  r->seeds = metadata ? metadata + r->n : NULL;
+  r->wanted = wanted;
+  for (int32_t i = 0; !status && i < r->n; ++i) {
+    metadata[i] = *loom_gradient_context_input_metadata(ctx, first + i);
+    wanted[i] = loom__trace_backward_wants(ctx, first + i);
+    r->num_wanted += wanted[i];
+  }
+  for (int32_t k = 0; !status && k < r->m; ++k) {
+    if (!dys[k]) continue;
+    status = loom_tensor_handle_wait_metadata(dys[k], &metadata[r->n + k]);
+    ++r->num_seeds;
+  }
+  return status;
+}
+
+static void request_deinit(request_t* r) {
+  loom_allocator_free(loom_allocator_system(), (void*)r->wanted);
+  loom_allocator_free(loom_allocator_system(), (void*)r->inputs);
+}
+
+// The backward function of the request (a call of `base`), found or made;
+// NULL when it cannot be traced.
+static loom_status_t find_or_make(const request_t* r, loom_function_t* base,
+                                  loom_function_t** out_backward) {
+  loom__derived_builder_t builder = {r, write_key, trace_backward};
+  bool made = false;
+  LOOM_RETURN_IF_ERROR(loom__derived_find_or_make(
+      r->eager, base, r->function, "backward", &builder, out_backward, &made));
+  if (*out_backward) loom__function_count_backward(base, made);
+  return loom_ok_status();
+}
+
+loom_status_t loom__trace_backward_function(loom_gradient_context_t* ctx,
+                                            const char* function_name,
+                                            int32_t first,
+                                            loom_tensor_handle_t* const* dys,
+                                            loom_function_t** out_backward) {
+  *out_backward = NULL;
+  loom_function_t* base = NULL;
+  LOOM_RETURN_IF_ERROR(loom_context_find_function(
+      loom_gradient_context_eager(ctx), function_name, &base));
+  request_t r;
+  loom_status_t status = request_init(ctx, function_name, first, dys, &r);
+  if (!status && r.num_wanted && r.num_seeds) {
+    status = find_or_make(&r, base, out_backward);
+  }
+  request_deinit(&r);
+  loom_function_release(base);
+  return status;
+}
+
 static loom_status_t call_backward(loom_gradient_context_t* ctx,
                                    const char* function_name,
                                    loom_tensor_handle_t* const* dys,
                                    loom_tensor_handle_t** dxs, bool* out_done) {
   *out_done = false;
-  request_t r = {
-      .eager = loom_gradient_context_eager(ctx),
-      .function = function_name,
-      .n = loom_gradient_context_num_inputs(ctx),
-      .m = loom_gradient_context_num_outputs(ctx),
-      .dys = dys,
-  };
   loom_function_t* base = NULL;
-  loom_status_t status =
-      loom_context_find_function(r.eager, function_name, &base);
+  loom_status_t status = loom_context_find_function(
+      loom_gradient_context_eager(ctx), function_name, &base);
   if (status) {
     loom_status_free(status);  // not a function of the library: the tape's
     return loom_ok_status();
   }
-  loom_allocator_t allocator = loom_allocator_system();
-  // inputs[n], seeds[m]; wanted[n]
-  loom_tensor_metadata_t* metadata = NULL;
-  bool* wanted = NULL;
-  status = loom_allocator_calloc(allocator,
-                                 sizeof(*metadata) * ((size_t)(r.n + r.m) + 1),
-                                 (void**)&metadata);
-  if (!status) {
-    status = loom_allocator_calloc(
-        allocator, sizeof(*wanted) * ((size_t)r.n + 1), (void**)&wanted);
-  }
-  for (int32_t i = 0; !status && i < r.n; ++i) {
-    metadata[i] = *loom_gradient_context_input_metadata(ctx, i);
-    wanted[i] = loom_gradient_context_input_needs_gradient(ctx, i) &&
-                loom_dtype_is_floating(metadata[i].dtype);
-    r.num_wanted += wanted[i];
-  }
-  for (int32_t k = 0; !status && k < r.m; ++k) {
-    if (!dys[k]) continue;
-    status = loom_tensor_handle_wait_metadata(dys[k], &metadata[r.n + k]);
-    ++r.num_seeds;
-  }
-  r.inputs = metadata;
-  r.seeds = metadata + r.n;
-  r.wanted = wanted;
+  request_t r;
+  status = request_init(ctx, function_name, 0, dys, &r);
   if (!status && (!r.num_wanted || !r.num_seeds)) {
     *out_done = true;  // no gradient flows
   } else if (!status) {
     loom_function_t* backward = NULL;
-    loom__derived_builder_t builder = {&r, write_key, trace_backward};
-    bool made = false;
-    status = loom__derived_find_or_make(r.eager, base, function_name,
-                                        "backward", &builder, &backward, &made);
-    if (!status && backward) loom__function_count_backward(base, made);
+    status = find_or_make(&r, base, &backward);
     if (!status && backward) {
       status = call(ctx, &r, backward, dxs);
       *out_done = true;
     }
     loom_function_release(backward);
   }
-  loom_allocator_free(allocator, wanted);
-  loom_allocator_free(allocator, metadata);
+  request_deinit(&r);
   loom_function_release(base);
   return status;
 }

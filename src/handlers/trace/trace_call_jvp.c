@@ -134,30 +134,19 @@ static loom_status_t trace_jvp(const void* request, const char* name,
   return status;
 }
 
-static loom_status_t call_jvp(loom_context_t* context,
-                              const char* function_name, int32_t n,
-                              loom_tensor_handle_t* const* primals,
-                              loom_tensor_handle_t* const* tangents, int32_t m,
-                              loom_tensor_handle_t** outputs,
-                              loom_tensor_handle_t** output_tangents,
-                              bool* out_done) {
-  *out_done = false;
+loom_status_t loom__trace_jvp_function(loom_context_t* context,
+                                       const char* function_name, int32_t n,
+                                       loom_tensor_handle_t* const* primals,
+                                       loom_tensor_handle_t* const* tangents,
+                                       int32_t m, loom_function_t** out_jvp) {
+  *out_jvp = NULL;
   loom_function_t* base = NULL;
-  loom_status_t status =
-      loom_context_find_function(context, function_name, &base);
-  if (status) {
-    loom_status_free(status);  // not a function of the library
-    return loom_ok_status();
-  }
+  LOOM_RETURN_IF_ERROR(
+      loom_context_find_function(context, function_name, &base));
   loom_allocator_t allocator = loom_allocator_system();
   loom_tensor_metadata_t* metadata = NULL;
-  loom_tensor_handle_t** results = NULL;
-  status = loom_allocator_calloc(allocator, sizeof(*metadata) * ((size_t)n + 1),
-                                 (void**)&metadata);
-  if (!status) {
-    status = loom_allocator_calloc(
-        allocator, sizeof(*results) * ((size_t)(2 * m) + 1), (void**)&results);
-  }
+  loom_status_t status = loom_allocator_calloc(
+      allocator, sizeof(*metadata) * ((size_t)n + 1), (void**)&metadata);
   jvp_request_t r = {
       .eager = context,
       .function = function_name,
@@ -170,45 +159,66 @@ static loom_status_t call_jvp(loom_context_t* context,
     status = loom_tensor_handle_wait_metadata(primals[i], &metadata[i]);
     r.num_tangents += tangents[i] != NULL;
   }
-  loom_function_t* jvp = NULL;
   loom__derived_builder_t builder = {&r, write_key, trace_jvp};
   bool traced = false;
   if (!status) {
     status = loom__derived_find_or_make(context, base, function_name, "jvp",
-                                        &builder, &jvp, &traced);
+                                        &builder, out_jvp, &traced);
   }
+  loom_allocator_free(allocator, metadata);
+  loom_function_release(base);
+  return status;
+}
+
+static loom_status_t call_jvp(loom_context_t* context,
+                              const char* function_name, int32_t n,
+                              loom_tensor_handle_t* const* primals,
+                              loom_tensor_handle_t* const* tangents, int32_t m,
+                              loom_tensor_handle_t** outputs,
+                              loom_tensor_handle_t** output_tangents,
+                              bool* out_done) {
+  *out_done = false;
+  if (!loom_context_has_function(context, function_name)) {
+    return loom_ok_status();  // not a function of the library
+  }
+  loom_function_t* jvp = NULL;
+  LOOM_RETURN_IF_ERROR(loom__trace_jvp_function(context, function_name, n,
+                                                primals, tangents, m, &jvp));
+  if (!jvp) return loom_ok_status();
+  loom_allocator_t allocator = loom_allocator_system();
+  loom_tensor_handle_t** results = NULL;
+  loom_status_t status = loom_allocator_calloc(
+      allocator, sizeof(*results) * ((size_t)(2 * m) + 1), (void**)&results);
   loom_eager_op_t* op = NULL;
-  if (!status && jvp) {
+  if (!status) {
     status = loom_eager_op_create(context, loom_function_name(jvp), &op);
-    for (int32_t i = 0; !status && i < n; ++i) {
-      status = loom_eager_op_add_input(op, primals[i]);
-    }
-    for (int32_t i = 0; !status && i < n; ++i) {
-      if (tangents[i]) status = loom_eager_op_add_input(op, tangents[i]);
-    }
-    int32_t made = 0;
-    if (!status) status = loom_eager_op_execute(op, results, 2 * m, &made);
-    if (!status && made != 2 * m) {
-      status = loom_make_status(LOOM_STATUS_INTERNAL,
-                                "JVP function '%s' gave %d results, %d "
-                                "expected",
-                                loom_function_name(jvp), made, 2 * m);
-    }
-    for (int32_t k = 0; !status && k < m; ++k) {
-      outputs[k] = results[k];
-      output_tangents[k] = results[m + k];
-      results[k] = results[m + k] = NULL;
-    }
-    *out_done = true;
   }
+  for (int32_t i = 0; !status && i < n; ++i) {
+    status = loom_eager_op_add_input(op, primals[i]);
+  }
+  for (int32_t i = 0; !status && i < n; ++i) {
+    if (tangents[i]) status = loom_eager_op_add_input(op, tangents[i]);
+  }
+  int32_t made = 0;
+  if (!status) status = loom_eager_op_execute(op, results, 2 * m, &made);
+  if (!status && made != 2 * m) {
+    status = loom_make_status(LOOM_STATUS_INTERNAL,
+                              "JVP function '%s' gave %d results, %d "
+                              "expected",
+                              loom_function_name(jvp), made, 2 * m);
+  }
+  for (int32_t k = 0; !status && k < m; ++k) {
+    outputs[k] = results[k];
+    output_tangents[k] = results[m + k];
+    results[k] = results[m + k] = NULL;
+  }
+  *out_done = true;
   if (op) loom_eager_op_destroy(op);
   if (results) {
     for (int32_t k = 0; k < 2 * m; ++k) loom_tensor_handle_release(results[k]);
   }
   loom_allocator_free(allocator, results);
-  loom_allocator_free(allocator, metadata);
   loom_function_release(jvp);
-  loom_function_release(base);
   return status;
 }
 

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "loom/autodiff.h"
 #include "loom/eager.h"
 #include "loom/function.h"
 #include "loom/tensor_metadata.h"
@@ -56,6 +57,40 @@ loom_status_t loom__derived_find_or_make(loom_context_t* context,
 // Leaves the innermost scope; the first error of `status` and the exit's.
 loom_status_t loom__derived_exit_scope(loom_context_t* context,
                                        loom_status_t status);
+
+// Whether the gradient of input `i` of the op `ctx` differentiates is
+// computed by a backward function: it needs one and is floating.
+bool loom__trace_backward_wants(loom_gradient_context_t* ctx, int32_t i);
+
+// The backward function (found or made) of a call of `function_name` whose
+// inputs are the inputs [first, num_inputs) of the op `ctx` differentiates
+// and whose outputs are the op's (with the gradients `dys`, NULL where
+// none): it takes those inputs, then the dys given, and gives the
+// gradients of the inputs loom__trace_backward_wants (zeros where
+// unconnected). *out_backward is a new reference, NULL when no gradient
+// flows or the gradient cannot be traced. NOT_FOUND for a function not in
+// the library.
+loom_status_t loom__trace_backward_function(loom_gradient_context_t* ctx,
+                                            const char* function_name,
+                                            int32_t first,
+                                            loom_tensor_handle_t* const* dys,
+                                            loom_function_t** out_backward);
+
+// The JVP function (found or made) of a call of `function_name` on
+// primals[0, n) with the tangents given (NULL: zero), of m outputs: it
+// takes the primals, then the tangents given, and gives the m outputs,
+// then their m tangents. *out_jvp is a new reference, NULL when it cannot
+// be traced. NOT_FOUND for a function not in the library.
+loom_status_t loom__trace_jvp_function(loom_context_t* context,
+                                       const char* function_name, int32_t n,
+                                       loom_tensor_handle_t* const* primals,
+                                       loom_tensor_handle_t* const* tangents,
+                                       int32_t m, loom_function_t** out_jvp);
+
+// Registers the gradient and JVP functions of If, StatelessIf, Case and
+// StatelessCase (trace_control_flow_gradients.c): the same op over the
+// branches' backward (JVP) functions.
+void loom__trace_register_control_flow_gradients(void);
 
 // Install the builders of backward functions (trace_call_backward.c) and
 // of JVP functions (trace_call_jvp.c) in the tape and the forward
