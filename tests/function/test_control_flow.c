@@ -1008,11 +1008,19 @@ static void a_handler_sees_the_indicator_ops(void** state) {
 
 static const char* const kThreeBranches[] = {"sin", "cos", "square"};
 
-// op_name(selector, x): If over sin and cos, or Case over sin, cos and
-// square.
+// op_name(selector, x): If over sin and cos, Case over sin, cos and
+// square, or (no selector) x**3 by a While.
 static loom_tensor_handle_t* select_branch(const char* op_name,
                                            loom_tensor_handle_t* selector,
                                            loom_tensor_handle_t* x) {
+  if (strstr(op_name, "While")) {
+    loom_tensor_handle_t* out[5];
+    LOOM_ASSERT_OK(power(g_context, op_name, x, 3, out));
+    loom_tensor_handle_t* r = out[3];
+    out[3] = NULL;
+    release_all(out, 5);
+    return r;
+  }
   op_setup_t setup = kSinOrCos;
   if (strstr(op_name, "Case")) {
     setup = (op_setup_t){.branches = kThreeBranches,
@@ -1028,9 +1036,10 @@ static loom_tensor_handle_t* select_branch(const char* op_name,
 }
 
 // Traces name(selector, x) = (op_name(selector, x), its derivative) with a
-// tape (forward: an accumulator, tangent ones) inside the trace. The
-// selector is symbolic, so the trace sees the op itself and the tape (the
-// accumulator) records it as one op.
+// tape (forward: an accumulator, tangent ones) inside the trace (a While
+// takes no selector). The selector (x for a While) is symbolic, so the
+// trace sees the op itself and the tape (the accumulator) records it as
+// one op.
 static void trace_with_derivative(const char* name, const char* op_name,
                                   bool forward) {
   loom_op_handler_t* trace = NULL;
@@ -1042,9 +1051,11 @@ static void trace_with_derivative(const char* name, const char* op_name,
   loom_shape_t scalar_shape = loom_shape_scalar();
   bool is_case = strstr(op_name, "Case") != NULL;
   loom_tensor_handle_t *selector = NULL, *x = NULL;
-  LOOM_ASSERT_OK(loom_trace_add_parameter(
-      trace, "selector", is_case ? LOOM_DTYPE_INT32 : LOOM_DTYPE_BOOL,
-      &scalar_shape, &selector));
+  if (!strstr(op_name, "While")) {
+    LOOM_ASSERT_OK(loom_trace_add_parameter(
+        trace, "selector", is_case ? LOOM_DTYPE_INT32 : LOOM_DTYPE_BOOL,
+        &scalar_shape, &selector));
+  }
   LOOM_ASSERT_OK(
       loom_trace_add_parameter(trace, "x", LOOM_DTYPE_FLOAT, &shape, &x));
   loom_op_handler_t* differentiator = NULL;
@@ -1091,23 +1102,26 @@ static void trace_with_derivative(const char* name, const char* op_name,
   loom_op_handler_release(trace);
 }
 
-// Calls name(selector, x) and checks both results.
+// Calls name(selector, x) (selector_dtype INVALID: name(x)) and checks
+// both results.
 static void expect_call(const char* name, loom_dtype_t selector_dtype,
                         float selector, const float* value,
                         const float* derivative) {
-  loom_tensor_handle_t* s = scalar(g_context, selector_dtype, selector);
+  bool selected = selector_dtype != LOOM_DTYPE_INVALID;
+  loom_tensor_handle_t* s =
+      selected ? scalar(g_context, selector_dtype, selector) : NULL;
   loom_tensor_handle_t* x = vector(g_context, kX);
   loom_tensor_handle_t* inputs[2] = {s, x};
   loom_tensor_handle_t* results[2] = {NULL, NULL};
   int32_t count = 0;
-  LOOM_ASSERT_OK(
-      run(g_context, name, &(op_setup_t){0}, inputs, 2, results, 2, &count));
+  LOOM_ASSERT_OK(run(g_context, name, &(op_setup_t){0}, inputs + !selected,
+                     1 + selected, results, 2, &count));
   assert_int_equal(count, 2);
   expect_values(g_context, results[0], value, 3);
   expect_values(g_context, results[1], derivative, 3);
   release_all(results, 2);
   loom_tensor_handle_release(x);
-  loom_tensor_handle_release(s);
+  if (s) loom_tensor_handle_release(s);
 }
 
 // PyTorch: d sum(x**2)/dx = 2x.
@@ -1172,6 +1186,31 @@ static void a_symbolic_case_differentiates_over_its_branches(void** state) {
   assert_true(loom_context_has_function(g_context, "square_jvp_0"));
 }
 
+// A While on a symbolic loop variable: the gradient reruns the loop keeping
+// each iteration's variables, then counts down through the body's backward
+// function; the JVP is a While over the body's JVP function.
+static void a_symbolic_while_differentiates_through_its_body(void** state) {
+  (void)state;
+  static const char* const kOps[] = {"StatelessWhile", "While"};
+  for (int forward = 0; forward < 2; ++forward) {
+    for (int k = 0; k < 2; ++k) {
+      char name[32];
+      snprintf(name, sizeof(name), "while_%s_%d", forward ? "jvp" : "grad", k);
+      trace_with_derivative(name, kOps[k], forward);
+      // PyTorch: d sum(x**3)/dx = 3 x**2, and the tangent (ones) the same.
+      for (int call = 0; call < 2; ++call) {
+        expect_call(name, LOOM_DTYPE_INVALID, 0, kCube, kCubeGrad);
+      }
+      LOOM_ASSERT_OK(loom_context_remove_function(g_context, name));
+    }
+  }
+  assert_true(loom_context_has_function(g_context, "power_step_record_0"));
+  assert_true(loom_context_has_function(g_context, "power_step_reverse_0"));
+  assert_true(loom_context_has_function(g_context, "power_step_countdown_0"));
+  assert_true(loom_context_has_function(g_context, "less_loopcond_0"));
+  assert_true(loom_context_has_function(g_context, "power_step_jvp_0"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(if_converts_the_condition_as_tensorflow_does),
@@ -1187,6 +1226,7 @@ int main(void) {
       cmocka_unit_test(a_handler_sees_the_indicator_ops),
       cmocka_unit_test(a_symbolic_if_differentiates_over_its_branches),
       cmocka_unit_test(a_symbolic_case_differentiates_over_its_branches),
+      cmocka_unit_test(a_symbolic_while_differentiates_through_its_body),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -3,8 +3,8 @@
 // (the body batched op by op), If and Case with a batched condition or
 // index (the branches taken run batched, each example's outputs selected),
 // While whose trip count differs per example (finished examples keep their
-// values), per-example gradients through a call and through an If on a
-// batched condition (a tape inside the vmap),
+// values), per-example gradients through a call and through an If and a
+// While on batched values (a tape inside the vmap),
 // a vmap inside another, and the errors. Each result is checked against a
 // loop over the examples running the same op without vmap, in f32 and
 // f64, and no op takes the per-example fallback.
@@ -536,8 +536,9 @@ static void per_example_gradients_through_a_call_f64(void** state) {
   per_example_gradients_through_a_call(D);
 }
 
-// loss = sum(If(cond, x; sin, square)): d loss/dx = cos(x) or 2x.
-static handle_t* if_loss(loom_dtype_t dtype, handle_t* cond, handle_t* x,
+// loss = sum(If(selector, x; sin, square)) (the selector a bool): d loss/dx
+// = cos(x) or 2x. Recorded by `tape`, which watches x.
+static handle_t* if_loss(loom_dtype_t dtype, handle_t* selector, handle_t* x,
                          loom_op_handler_t* tape) {
   op_case_t c = {
       .op = "If",
@@ -549,7 +550,7 @@ static handle_t* if_loss(loom_dtype_t dtype, handle_t* cond, handle_t* x,
   };
   LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, tape));
   LOOM_ASSERT_OK(loom_tape_watch(tape, x));
-  handle_t* inputs[2] = {cond, x};
+  handle_t* inputs[2] = {selector, x};
   handle_t* y = NULL;
   LOOM_ASSERT_OK(run_case_op(&c, dtype, inputs, &y));
   handle_t* axis = make(I, NULL, 0, (double[]){0});
@@ -560,67 +561,147 @@ static handle_t* if_loss(loom_dtype_t dtype, handle_t* cond, handle_t* x,
   return loss;
 }
 
-// vmap(grad f) through an If on a batched condition: the tape inside the
-// vmap records the If as one op, and its gradient is an If over the
-// branches' backward functions, which the vmap runs batched.
-static void per_example_gradients_through_a_batched_if(loom_dtype_t dtype) {
-  enum { kB = 4, kN = 3 };
-  static const double kConds[kB] = {1, 0, 0, 1};
-  static const double kXs[kB * kN] = {0.5, -1.5, 2.0,  0.25, 1.0,  -0.75,
-                                      1.5, 0.3,  -0.2, -1.0, 0.75, 2.5};
-  // The loop: each example's If reads its condition and runs one branch.
-  double dx[kB * kN];
-  int64_t n = kN;
-  for (int e = 0; e < kB; ++e) {
-    handle_t* cond = tensor(BOOL_T, NULL, 0, &kConds[e]);
-    handle_t* x = make(dtype, &n, 1, kXs + e * kN);
+// loss = sum(x**n) by the loop over (i, one, n, acc, x), the selector n an
+// int32: d loss/dx = n x**(n-1).
+static handle_t* while_loss(loom_dtype_t dtype, handle_t* selector, handle_t* x,
+                            loom_op_handler_t* tape) {
+  op_case_t c = {
+      .op = "StatelessWhile",
+      .func_attrs = {{"cond", "less"}, {"body", "power_step"}},
+      .num_args = 5,
+      .num_outputs = 5,
+  };
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, tape));
+  LOOM_ASSERT_OK(loom_tape_watch(tape, x));
+  int64_t two = 2;
+  handle_t* inputs[5] = {make(I, NULL, 0, (double[]){0}),
+                         make(I, NULL, 0, (double[]){1}), selector,
+                         make(dtype, &two, 1, (double[]){1, 1}), x};
+  handle_t* out[5] = {NULL};
+  LOOM_ASSERT_OK(run_case_op(&c, dtype, inputs, out));
+  handle_t* axis = make(I, NULL, 0, (double[]){0});
+  handle_t* loss = bin("Sum", out[3], axis);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  handle_t* all[] = {inputs[0], inputs[1], inputs[3], axis};
+  loom__grad_release_all(all, 4);
+  loom__grad_release_all(out, 5);
+  return loss;
+}
+
+typedef handle_t* (*loss_fn_t)(loom_dtype_t dtype, handle_t* selector,
+                               handle_t* x, loom_op_handler_t* tape);
+
+enum { kGradB = 4, kGradN = 2 };
+
+// vmap(grad f) through control flow on a batched selector: the tape inside
+// the vmap records the op as one op, and its gradient (an If over the
+// branches' backward functions; for a While, the loop run again keeping
+// each iteration's variables, then counted down) runs batched. Checked
+// against a loop over the examples (their ops run op by op).
+static void per_example_gradients_through(loss_fn_t loss_fn,
+                                          loom_dtype_t selector_dtype,
+                                          const double* selectors,
+                                          bool batched_selector,
+                                          loom_dtype_t dtype) {
+  static const double kXs[kGradB * kGradN] = {0.5, -1.5,  2.0, 0.25,
+                                              1.0, -0.75, 1.5, 0.3};
+  double dx[kGradB * kGradN];
+  int64_t n = kGradN;
+  for (int e = 0; e < kGradB; ++e) {
+    handle_t* selector = tensor(selector_dtype, NULL, 0, &selectors[e]);
+    handle_t* x = make(dtype, &n, 1, kXs + e * kGradN);
     loom_op_handler_t* tape = NULL;
     LOOM_ASSERT_OK(loom_tape_create(g_ctx, NULL, &tape));
-    handle_t* loss = if_loss(dtype, cond, x, tape);
+    handle_t* loss = loss_fn(dtype, selector, x, tape);
     handle_t* grad = NULL;
     LOOM_ASSERT_OK(loom_tape_gradient(tape, &loss, 1, &x, 1, NULL,
                                       LOOM_UNCONNECTED_ZERO, &grad));
-    assert_int_equal(read_values(grad, dx + e * kN, kN), kN);
-    handle_t* all[] = {cond, x, loss, grad};
+    assert_int_equal(read_values(grad, dx + e * kGradN, kGradN), kGradN);
+    handle_t* all[] = {selector, x, loss, grad};
     loom__grad_release_all(all, 4);
     loom_op_handler_release(tape);
   }
-  int64_t b = kB, dims[2] = {kB, kN};
-  handle_t* conds = tensor(BOOL_T, &b, 1, kConds);
+  int64_t b = kGradB, dims[2] = {kGradB, kGradN};
+  handle_t* selectors_b = batched_selector
+                              ? tensor(selector_dtype, &b, 1, selectors)
+                              : tensor(selector_dtype, NULL, 0, selectors);
   handle_t* xs = make(dtype, dims, 2, kXs);
-  loom_op_handler_t* vmap = new_vmap(kB);
+  loom_op_handler_t* vmap = new_vmap(kGradB);
   LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, vmap));
-  handle_t* cond = vin(vmap, conds, 0);
+  handle_t* selector = selectors_b;
+  if (batched_selector) {
+    selector = vin(vmap, selectors_b, 0);
+  } else {
+    loom_tensor_handle_retain(selector);
+  }
   handle_t* x = vin(vmap, xs, 0);
   loom_op_handler_t* tape = NULL;
   LOOM_ASSERT_OK(loom_tape_create(g_ctx, NULL, &tape));
-  handle_t* loss = if_loss(dtype, cond, x, tape);
+  handle_t* loss = loss_fn(dtype, selector, x, tape);
   handle_t* grad = NULL;
   LOOM_ASSERT_OK(loom_tape_gradient(tape, &loss, 1, &x, 1, NULL,
                                     LOOM_UNCONNECTED_ZERO, &grad));
   handle_t* grads = vout(vmap, grad, 0);
   LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
   assert_int_equal(total_fallbacks(vmap), 0);
-  double got[kB * kN];
-  assert_int_equal(read_values(grads, got, kB * kN), kB * kN);
+  double got[kGradB * kGradN];
+  assert_int_equal(read_values(grads, got, kGradB * kGradN), kGradB * kGradN);
   double tolerance = dtype == F ? 1e-5 : 1e-12;
-  for (int i = 0; i < kB * kN; ++i) {
+  for (int i = 0; i < kGradB * kGradN; ++i) {
     expect_close(got[i], dx[i], tolerance, "dx", i);
   }
-  handle_t* all[] = {conds, xs, cond, x, loss, grad, grads};
+  handle_t* all[] = {selectors_b, xs, selector, x, loss, grad, grads};
   loom__grad_release_all(all, 7);
   loom_op_handler_release(tape);
   loom_op_handler_release(vmap);
 }
 
-static void per_example_gradients_through_a_batched_if_f32(void** state) {
+static const double kSelectors[kGradB] = {1, 0, 0, 1};
+static const double kTrips[kGradB] = {3, 3, 3, 3};
+
+static void per_example_gradients_through_a_batched_if(void** state) {
   (void)state;
-  per_example_gradients_through_a_batched_if(F);
+  per_example_gradients_through(if_loss, BOOL_T, kSelectors, true, F);
+  per_example_gradients_through(if_loss, BOOL_T, kSelectors, true, D);
 }
 
-static void per_example_gradients_through_a_batched_if_f64(void** state) {
+// The loop's variables batched, its trip count not (the vmap masks no
+// example): the stacks of the recording loop grow alike.
+static void per_example_gradients_through_a_batched_while(void** state) {
   (void)state;
-  per_example_gradients_through_a_batched_if(D);
+  per_example_gradients_through(while_loss, I, kTrips, false, F);
+  per_example_gradients_through(while_loss, I, kTrips, false, D);
+}
+
+// Trip counts that differ per example would need stacks of different
+// lengths: a clear error.
+static void a_ragged_loop_has_no_per_example_gradient(void** state) {
+  (void)state;
+  static const double kRagged[kGradB] = {0, 3, 1, 5};
+  int64_t b = kGradB, dims[2] = {kGradB, kGradN};
+  static const double kXs[kGradB * kGradN] = {0};
+  handle_t* trips = tensor(I, &b, 1, kRagged);
+  handle_t* xs = make(F, dims, 2, kXs);
+  loom_op_handler_t* vmap = new_vmap(kGradB);
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, vmap));
+  handle_t* trip = vin(vmap, trips, 0);
+  handle_t* x = vin(vmap, xs, 0);
+  loom_op_handler_t* tape = NULL;
+  LOOM_ASSERT_OK(loom_tape_create(g_ctx, NULL, &tape));
+  handle_t* loss = while_loss(F, trip, x, tape);
+  handle_t* grad = NULL;
+  LOOM_ASSERT_STATUS(loom_tape_gradient(tape, &loss, 1, &x, 1, NULL,
+                                        LOOM_UNCONNECTED_ZERO, &grad),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "gradient of StatelessWhile: StatelessWhile: running the "
+                     "loop again to keep each iteration's variables (a vmap "
+                     "whose examples run different numbers of iterations "
+                     "cannot stack them)");
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  handle_t* all[] = {trips, xs, trip, x, loss};
+  loom__grad_release_all(all, 5);
+  loom_op_handler_release(tape);
+  loom_op_handler_release(vmap);
 }
 
 //===----------------------------------------------------------------------===//
@@ -739,8 +820,9 @@ int main(void) {
       cmocka_unit_test(while_with_an_unbatched_condition),
       cmocka_unit_test(per_example_gradients_through_a_call_f32),
       cmocka_unit_test(per_example_gradients_through_a_call_f64),
-      cmocka_unit_test(per_example_gradients_through_a_batched_if_f32),
-      cmocka_unit_test(per_example_gradients_through_a_batched_if_f64),
+      cmocka_unit_test(per_example_gradients_through_a_batched_if),
+      cmocka_unit_test(per_example_gradients_through_a_batched_while),
+      cmocka_unit_test(a_ragged_loop_has_no_per_example_gradient),
       cmocka_unit_test(if_under_two_vmaps),
       cmocka_unit_test(branches_of_different_shapes_are_an_error),
       cmocka_unit_test(the_ops_have_rules),

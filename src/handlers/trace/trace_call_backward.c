@@ -38,7 +38,8 @@ typedef struct request_t {
   const loom_tensor_metadata_t* inputs;  // [n]
   const bool* wanted;                    // [n]: needs a gradient
   const loom_tensor_metadata_t* seeds;   // [m]: the dys' (when given)
-  loom_tensor_handle_t* const* dys;      // [m]
+  const bool* seeded;                    // [m]: the outputs given a dy
+  loom_tensor_handle_t* const* dys;      // [m] (the call's only)
   int32_t num_wanted, num_seeds;
 } request_t;
 
@@ -56,7 +57,7 @@ static void write_key(const void* request, loom__derived_key_t* w) {
     loom__derived_key_put(w, &wanted, 1);
   }
   for (int32_t k = 0; k < r->m; ++k) {
-    loom__derived_key_put_metadata(w, r->dys[k] != NULL, &r->seeds[k]);
+    loom__derived_key_put_metadata(w, r->seeded[k], &r->seeds[k]);
   }
 }
 
@@ -103,7 +104,7 @@ static loom_status_t trace_body(const request_t* r, trace_values_t* v) {
   loom_tensor_handle_t** targets = v->ys + r->m;  // room after ys
   int32_t t = 0;
   for (int32_t k = 0; !status && k < r->m; ++k) {
-    if (r->dys[k]) targets[t++] = v->ys[k];
+    if (r->seeded[k]) targets[t++] = v->ys[k];
   }
   if (!status) {
     status = loom_tape_gradient(tape, targets, t, v->sources, w, v->seeds,
@@ -143,7 +144,7 @@ static loom_status_t trace_backward(const void* request, const char* name,
                                       &r->inputs[i].shape, &v.xs[i]);
   }
   for (int32_t k = 0, s = 0; !status && k < r->m; ++k) {
-    if (!r->dys[k]) continue;
+    if (!r->seeded[k]) continue;
     status = loom_trace_add_parameter(trace, NULL, r->seeds[k].dtype,
                                       &r->seeds[k].shape, &v.seeds[s++]);
   }
@@ -226,7 +227,7 @@ static loom_status_t request_init(loom_gradient_context_t* ctx,
       .dys = dys,
   };
   loom_allocator_t allocator = loom_allocator_system();
-  // inputs[n], seeds[m]; wanted[n]
+  // inputs[n], seeds[m]; wanted[n], seeded[m]
   loom_tensor_metadata_t* metadata = NULL;
   bool* wanted = NULL;
   loom_status_t status = loom_allocator_calloc(
@@ -234,11 +235,13 @@ static loom_status_t request_init(loom_gradient_context_t* ctx,
       (void**)&metadata);
   if (!status) {
     status = loom_allocator_calloc(
-        allocator, sizeof(*wanted) * ((size_t)r->n + 1), (void**)&wanted);
+        allocator, sizeof(*wanted) * ((size_t)(r->n + r->m) + 1),
+        (void**)&wanted);
   }
   r->inputs = metadata;
   r->seeds = metadata ? metadata + r->n : NULL;
   r->wanted = wanted;
+  r->seeded = wanted ? wanted + r->n : NULL;
   for (int32_t i = 0; !status && i < r->n; ++i) {
     metadata[i] = *loom_gradient_context_input_metadata(ctx, first + i);
     wanted[i] = loom__trace_backward_wants(ctx, first + i);
@@ -246,6 +249,7 @@ static loom_status_t request_init(loom_gradient_context_t* ctx,
   }
   for (int32_t k = 0; !status && k < r->m; ++k) {
     if (!dys[k]) continue;
+    wanted[r->n + k] = true;  // seeded[k]
     status = loom_tensor_handle_wait_metadata(dys[k], &metadata[r->n + k]);
     ++r->num_seeds;
   }
@@ -284,6 +288,34 @@ loom_status_t loom__trace_backward_function(loom_gradient_context_t* ctx,
     status = find_or_make(&r, base, out_backward);
   }
   request_deinit(&r);
+  loom_function_release(base);
+  return status;
+}
+
+loom_status_t loom__trace_backward_function_of(
+    loom_context_t* context, const char* function_name, int32_t n, int32_t m,
+    const loom_tensor_metadata_t* inputs, const bool* wanted,
+    const loom_tensor_metadata_t* seeds, const bool* seeded,
+    loom_function_t** out_backward) {
+  *out_backward = NULL;
+  loom_function_t* base = NULL;
+  LOOM_RETURN_IF_ERROR(
+      loom_context_find_function(context, function_name, &base));
+  request_t r = {
+      .eager = context,
+      .function = function_name,
+      .n = n,
+      .m = m,
+      .inputs = inputs,
+      .wanted = wanted,
+      .seeds = seeds,
+      .seeded = seeded,
+  };
+  for (int32_t i = 0; i < n; ++i) r.num_wanted += wanted[i];
+  for (int32_t k = 0; k < m; ++k) r.num_seeds += seeded[k];
+  loom_status_t status = loom_ok_status();
+  if (r.num_wanted && r.num_seeds)
+    status = find_or_make(&r, base, out_backward);
   loom_function_release(base);
   return status;
 }

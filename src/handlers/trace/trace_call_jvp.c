@@ -27,13 +27,16 @@ typedef struct jvp_request_t {
   const loom_tensor_metadata_t* inputs;   // [n]
   loom_tensor_handle_t* const* tangents;  // [n], NULL: zero
   int32_t num_tangents;
+  // A loop body's (m == n): only the tangents of the outputs whose input
+  // has one, so that its outputs match its inputs.
+  bool loop;
 } jvp_request_t;
 
-// 'J', the number of inputs and outputs, then per input its dtype and shape
-// and whether it carries a tangent.
+// 'J' ('L' for a loop body's), the number of inputs and outputs, then per
+// input its dtype and shape and whether it carries a tangent.
 static void write_key(const void* request, loom__derived_key_t* w) {
   const jvp_request_t* r = request;
-  loom__derived_key_put(w, "J", 1);
+  loom__derived_key_put(w, r->loop ? "L" : "J", 1);
   int32_t head[2] = {r->n, r->m};
   loom__derived_key_put(w, head, sizeof(head));
   for (int32_t i = 0; i < r->n; ++i) {
@@ -127,7 +130,19 @@ static loom_status_t trace_jvp(const void* request, const char* name,
   }
   if (!status) status = trace_body(r, xs, ts, watched, ys, outs);
   if (entered) status = loom__derived_exit_scope(r->eager, status);
-  if (!status) status = loom_trace_finish(trace, outs, 2 * r->m, out_function);
+  int32_t num_outs = 2 * r->m;
+  if (!status && r->loop) {
+    // The tangents kept move up after the outputs (outs stays owned in
+    // full: the others go to the end).
+    num_outs = r->m;
+    for (int32_t k = 0; k < r->m; ++k) {
+      if (!r->tangents[k]) continue;
+      loom_tensor_handle_t* kept = outs[r->m + k];
+      outs[r->m + k] = outs[num_outs];
+      outs[num_outs++] = kept;
+    }
+  }
+  if (!status) status = loom_trace_finish(trace, outs, num_outs, out_function);
   loom_op_handler_release(trace);
   for (size_t i = 0; i < count; ++i) loom_tensor_handle_release(all[i]);
   loom_allocator_free(allocator, all);
@@ -138,7 +153,8 @@ loom_status_t loom__trace_jvp_function(loom_context_t* context,
                                        const char* function_name, int32_t n,
                                        loom_tensor_handle_t* const* primals,
                                        loom_tensor_handle_t* const* tangents,
-                                       int32_t m, loom_function_t** out_jvp) {
+                                       int32_t m, bool loop,
+                                       loom_function_t** out_jvp) {
   *out_jvp = NULL;
   loom_function_t* base = NULL;
   LOOM_RETURN_IF_ERROR(
@@ -154,6 +170,7 @@ loom_status_t loom__trace_jvp_function(loom_context_t* context,
       .m = m,
       .inputs = metadata,
       .tangents = tangents,
+      .loop = loop,
   };
   for (int32_t i = 0; !status && i < n; ++i) {
     status = loom_tensor_handle_wait_metadata(primals[i], &metadata[i]);
@@ -182,8 +199,8 @@ static loom_status_t call_jvp(loom_context_t* context,
     return loom_ok_status();  // not a function of the library
   }
   loom_function_t* jvp = NULL;
-  LOOM_RETURN_IF_ERROR(loom__trace_jvp_function(context, function_name, n,
-                                                primals, tangents, m, &jvp));
+  LOOM_RETURN_IF_ERROR(loom__trace_jvp_function(
+      context, function_name, n, primals, tangents, m, false, &jvp));
   if (!jvp) return loom_ok_status();
   loom_allocator_t allocator = loom_allocator_system();
   loom_tensor_handle_t** results = NULL;

@@ -265,7 +265,7 @@ static loom_status_t control_flow_jvp(loom_gradient_context_t* ctx,
   for (int32_t b = 0; !status && b < count; ++b) {
     status =
         loom__trace_jvp_function(loom_gradient_context_eager(ctx), names[b],
-                                 n - 1, args, tangents + 1, m, &jvp[b]);
+                                 n - 1, args, tangents + 1, m, false, &jvp[b]);
     if (!status && !jvp[b]) status = not_traceable(ctx, "JVP", names[b]);
   }
   loom_tensor_handle_t** results = args ? args + 2 * n : NULL;

@@ -96,4 +96,5 @@ __attribute__((constructor)) static void install_builders(void) {
   loom__trace_install_call_backward();
   loom__trace_install_call_jvp();
   loom__trace_register_control_flow_gradients();
+  loom__trace_register_while_gradients();
 }

@@ -76,21 +76,39 @@ loom_status_t loom__trace_backward_function(loom_gradient_context_t* ctx,
                                             loom_tensor_handle_t* const* dys,
                                             loom_function_t** out_backward);
 
+// The same for a call of `function_name` on n inputs of `inputs`' dtypes
+// and shapes, of which wanted[i] need a gradient, and m outputs, of which
+// seeded[k] bring one of seeds[k]'s dtype and shape.
+loom_status_t loom__trace_backward_function_of(
+    loom_context_t* context, const char* function_name, int32_t n, int32_t m,
+    const loom_tensor_metadata_t* inputs, const bool* wanted,
+    const loom_tensor_metadata_t* seeds, const bool* seeded,
+    loom_function_t** out_backward);
+
 // The JVP function (found or made) of a call of `function_name` on
 // primals[0, n) with the tangents given (NULL: zero), of m outputs: it
 // takes the primals, then the tangents given, and gives the m outputs,
-// then their m tangents. *out_jvp is a new reference, NULL when it cannot
-// be traced. NOT_FOUND for a function not in the library.
+// then their m tangents (`loop`, for a loop body, m == n: only those of the
+// outputs whose input has a tangent, so that outputs match inputs).
+// *out_jvp is a new reference, NULL when it cannot be traced. NOT_FOUND
+// for a function not in the library.
 loom_status_t loom__trace_jvp_function(loom_context_t* context,
                                        const char* function_name, int32_t n,
                                        loom_tensor_handle_t* const* primals,
                                        loom_tensor_handle_t* const* tangents,
-                                       int32_t m, loom_function_t** out_jvp);
+                                       int32_t m, bool loop,
+                                       loom_function_t** out_jvp);
 
 // Registers the gradient and JVP functions of If, StatelessIf, Case and
 // StatelessCase (trace_control_flow_gradients.c): the same op over the
 // branches' backward (JVP) functions.
 void loom__trace_register_control_flow_gradients(void);
+
+// The same for While and StatelessWhile (trace_while_gradients.c): the JVP
+// a While over the body's JVP function, the gradient the loop run again
+// keeping each iteration's variables, then counted down through the body's
+// backward function.
+void loom__trace_register_while_gradients(void);
 
 // Install the builders of backward functions (trace_call_backward.c) and
 // of JVP functions (trace_call_jvp.c) in the tape and the forward
