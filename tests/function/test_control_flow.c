@@ -1211,6 +1211,75 @@ static void a_symbolic_while_differentiates_through_its_body(void** state) {
   assert_true(loom_context_has_function(g_context, "power_step_jvp_0"));
 }
 
+// The traced functions with an If's or a While's gradient print as a
+// program: the If as corert.cond, the While as corert.while, their
+// functions (the backward and loop functions among them) taking and
+// returning a chain; `loom run` gives the values of the calls.
+static void traced_gradients_print_as_a_program(void** state) {
+  (void)state;
+  static const char* const kOps[] = {"StatelessIf", "StatelessWhile"};
+  static const char* const kNames[] = {"printed_if", "printed_while"};
+  for (int k = 0; k < 2; ++k) {
+    trace_with_derivative(kNames[k], kOps[k], false);
+    loom_function_t* function = NULL;
+    LOOM_ASSERT_OK(loom_context_find_function(g_context, kNames[k], &function));
+    char* text = NULL;
+    size_t size = 0;
+    LOOM_ASSERT_OK(loom_trace_print_program(
+        g_context, function, loom_allocator_system(), &text, &size));
+    loom_function_release(function);
+    if (k == 0) {
+      assert_non_null(strstr(text, "= corert.cond %arg0 @sin @cos ("));
+      assert_non_null(strstr(text, "= corert.cond %arg0 @sin_backward_"));
+      assert_non_null(strstr(text,
+                             "func.func @sin(%ch0: !tfrt.chain, %arg0: "
+                             "!corert.tensorhandle) -> (!tfrt.chain, "
+                             "!corert.tensorhandle)"));
+    } else {
+      assert_non_null(strstr(text, "= corert.while @less @power_step ("));
+      assert_non_null(strstr(text,
+                             "= corert.while @power_step_countdown_0 "
+                             "@power_step_reverse_0 ("));
+    }
+    for (int truth = 0; truth < 2 - k; ++truth) {
+      loom_tensor_handle_t* arguments[2] = {
+          scalar(g_context, LOOM_DTYPE_BOOL, (float)truth),
+          vector(g_context, kX)};
+      loom_tensor_handle_t* results[2] = {NULL, NULL};
+      // A While's function takes x alone.
+      loom_test_run_program(g_context, "printed.mlir", text, size, kNames[k],
+                            arguments + k, 2 - k, results, 2);
+      if (k == 1) loom_tensor_handle_release(arguments[0]);
+      const float* value = k == 1 ? kCube : truth ? kSin : kCos;
+      const float* derivative = k == 1 ? kCubeGrad : truth ? kCos : kNegSin;
+      expect_values(g_context, results[0], value, 3);
+      expect_values(g_context, results[1], derivative, 3);
+      release_all(results, 2);
+    }
+    loom_allocator_free(loom_allocator_system(), text);
+    LOOM_ASSERT_OK(loom_context_remove_function(g_context, kNames[k]));
+  }
+}
+
+// A Case has no corert form: printing it is UNIMPLEMENTED, named.
+static void a_traced_case_does_not_print(void** state) {
+  (void)state;
+  trace_with_derivative("printed_case", "StatelessCase", false);
+  loom_function_t* function = NULL;
+  LOOM_ASSERT_OK(
+      loom_context_find_function(g_context, "printed_case", &function));
+  char* text = NULL;
+  LOOM_ASSERT_STATUS(
+      loom_trace_print_program(g_context, function, loom_allocator_system(),
+                               &text, NULL),
+      LOOM_STATUS_UNIMPLEMENTED,
+      "function 'printed_case': node 'StatelessCase_0': a Case (corert has no "
+      "form of it) cannot be written as a program");
+  assert_null(text);
+  loom_function_release(function);
+  LOOM_ASSERT_OK(loom_context_remove_function(g_context, "printed_case"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(if_converts_the_condition_as_tensorflow_does),
@@ -1227,6 +1296,8 @@ int main(void) {
       cmocka_unit_test(a_symbolic_if_differentiates_over_its_branches),
       cmocka_unit_test(a_symbolic_case_differentiates_over_its_branches),
       cmocka_unit_test(a_symbolic_while_differentiates_through_its_body),
+      cmocka_unit_test(traced_gradients_print_as_a_program),
+      cmocka_unit_test(a_traced_case_does_not_print),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -65,46 +65,6 @@ static loom_tensor_handle_t* vector(loom_context_t* context,
   return handle;
 }
 
-// Parses program `text` (`file` for messages) and calls its function
-// `name` on arguments[0, n) (references moved in) with the program
-// executor, as `loom run` does; results[0, m) receive new references to
-// the values it returned.
-static void run_printed(const char* file, const char* text, size_t size,
-                        const char* name, loom_tensor_handle_t** arguments,
-                        int n, loom_tensor_handle_t** results, int m) {
-  loom_program_t* program = NULL;
-  loom_program_location_t where;
-  LOOM_ASSERT_OK(loom_program_parse(loom_allocator_system(), file, text, size,
-                                    &program, &where));
-  loom_program_executor_options_t options;
-  loom_program_executor_options_initialize(&options,
-                                           loom_context_host(g_context));
-  loom_program_executor_t* executor = NULL;
-  LOOM_ASSERT_OK(loom_program_executor_create(&options, &executor));
-  loom_async_value_t* values[4] = {NULL};
-  loom_async_value_t* returned[4] = {NULL};
-  assert_true(n <= 4 && m <= 4);
-  for (int i = 0; i < n; ++i) {
-    LOOM_ASSERT_OK(
-        loom_program_value_create(loom_allocator_system(), &values[i]));
-    LOOM_ASSERT_OK(
-        loom_program_value_set_tensor_handle(values[i], arguments[i]));
-  }
-  LOOM_ASSERT_OK(loom_program_executor_call(executor, program, name, values, n,
-                                            returned, m));
-  loom_program_executor_quiesce(executor);
-  for (int k = 0; k < m; ++k) {
-    const loom_program_value_t* value = loom_program_value_get(returned[k]);
-    assert_non_null(value);
-    results[k] = value->u.tensor_handle;
-    loom_tensor_handle_retain(results[k]);
-    loom_async_value_release(returned[k]);
-  }
-  for (int i = 0; i < n; ++i) loom_async_value_release(values[i]);
-  loom_program_executor_destroy(executor);
-  loom_program_destroy(program);
-}
-
 static void expect_values(loom_context_t* context, loom_tensor_handle_t* handle,
                           const float* expected) {
   assert_non_null(handle);
@@ -689,7 +649,8 @@ static void a_traced_function_prints_as_a_program(void** state) {
   loom_tensor_handle_t* arguments[2] = {vector(g_context, kX),
                                         vector(g_context, kY)};
   loom_tensor_handle_t* ran = NULL;
-  run_printed("printed.mlir", text, size, "printed", arguments, 2, &ran, 1);
+  loom_test_run_program(g_context, "printed.mlir", text, size, "printed",
+                        arguments, 2, &ran, 1);
   static const float kExpected[3] = {3.75f, 10, -0.5f};
   expect_values(g_context, ran, kExpected);
   loom_tensor_handle_release(ran);
@@ -1035,7 +996,8 @@ static void a_call_in_a_trace_has_the_callee_shapes(void** state) {
   static const float kA[6] = {1.5f, -2, 0.5f, 0.25f, 4, -3};
   loom_tensor_handle_t* argument = matrix(2, 3, kA);
   loom_tensor_handle_t* got = NULL;
-  run_printed("gram.mlir", text, size, "outer_gram", &argument, 1, &got, 1);
+  loom_test_run_program(g_context, "gram.mlir", text, size, "outer_gram",
+                        &argument, 1, &got, 1);
   loom_tensor_t* tensor = NULL;
   LOOM_ASSERT_OK(loom_context_resolve(g_context, got, &tensor));
   loom_tensor_handle_release(got);
@@ -1259,8 +1221,8 @@ static void calls_of_stateful_functions_thread_a_chain(void** state) {
   set_chain_v(kV);
   loom_tensor_handle_t* argument = vector(g_context, kX);
   loom_tensor_handle_t* results[3] = {NULL, NULL, NULL};
-  run_printed("chain.mlir", text, size, "chain_outer", &argument, 1, results,
-              3);
+  loom_test_run_program(g_context, "chain.mlir", text, size, "chain_outer",
+                        &argument, 1, results, 3);
   for (int i = 0; i < 3; ++i) {
     loom_tensor_t* expected = NULL;
     LOOM_ASSERT_OK(loom_context_resolve(g_context, eager[i], &expected));

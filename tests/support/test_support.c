@@ -4,6 +4,8 @@
 
 #include <math.h>
 
+#include "loom/program.h"
+
 void loom_test_check_status(loom_status_t status, loom_status_code_t code,
                             const char* substring, const char* expression,
                             const char* file, int line) {
@@ -260,4 +262,41 @@ loom_function_t* loom_test_mul_add_function(const char* name,
   loom_function_t* function = NULL;
   LOOM_ASSERT_OK(loom_function_builder_finish(b, &function));
   return function;
+}
+
+void loom_test_run_program(loom_context_t* context, const char* file,
+                           const char* text, size_t size, const char* name,
+                           loom_tensor_handle_t** arguments, int n,
+                           loom_tensor_handle_t** results, int m) {
+  loom_program_t* program = NULL;
+  loom_program_location_t where;
+  LOOM_ASSERT_OK(loom_program_parse(loom_allocator_system(), file, text, size,
+                                    &program, &where));
+  loom_program_executor_options_t options;
+  loom_program_executor_options_initialize(&options,
+                                           loom_context_host(context));
+  loom_program_executor_t* executor = NULL;
+  LOOM_ASSERT_OK(loom_program_executor_create(&options, &executor));
+  loom_async_value_t* values[4] = {NULL};
+  loom_async_value_t* returned[4] = {NULL};
+  assert_true(n <= 4 && m <= 4);
+  for (int i = 0; i < n; ++i) {
+    LOOM_ASSERT_OK(
+        loom_program_value_create(loom_allocator_system(), &values[i]));
+    LOOM_ASSERT_OK(
+        loom_program_value_set_tensor_handle(values[i], arguments[i]));
+  }
+  LOOM_ASSERT_OK(loom_program_executor_call(executor, program, name, values, n,
+                                            returned, m));
+  loom_program_executor_quiesce(executor);
+  for (int k = 0; k < m; ++k) {
+    const loom_program_value_t* value = loom_program_value_get(returned[k]);
+    assert_non_null(value);
+    results[k] = value->u.tensor_handle;
+    loom_tensor_handle_retain(results[k]);
+    loom_async_value_release(returned[k]);
+  }
+  for (int i = 0; i < n; ++i) loom_async_value_release(values[i]);
+  loom_program_executor_destroy(executor);
+  loom_program_destroy(program);
 }

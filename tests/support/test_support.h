@@ -113,6 +113,15 @@ loom_status_t loom_test_run2(loom_context_t* context, const char* name,
 loom_function_t* loom_test_mul_add_function(const char* name,
                                             const char* type_attr);
 
+// Parses program `text` (`file` for messages) and calls its function
+// `name` on arguments[0, n) (references moved in) with the program
+// executor of `context`'s host, as `loom run` does; results[0, m) receive
+// new references to the values it returned. At most 4 of each.
+void loom_test_run_program(loom_context_t* context, const char* file,
+                           const char* text, size_t size, const char* name,
+                           loom_tensor_handle_t** arguments, int n,
+                           loom_tensor_handle_t** results, int m);
+
 // Runs collective op `name` of `input` in `context` (a group of
 // `group_size` participants; string attrs merge_op and final_op set unless
 // NULL) into *out (NULL on failure), releasing everything else it made.

@@ -2,7 +2,9 @@
 // which `loom run` and the program API execute: one corert.executeop per
 // node on the "cpu" handler, stateful nodes chained in body order
 // (corert.executeop.seq), captured tensors as corert.const_dense_tensor,
-// calls as tfrt.call; a stateful callee takes and returns a chain.
+// calls as tfrt.call; a stateful callee takes and returns a chain. If and
+// While nodes are corert.cond and corert.while, whose functions take and
+// return a chain too.
 
 #include <stdlib.h>
 #include <string.h>
@@ -15,16 +17,23 @@
 #include "handlers/trace/trace_internal.h"
 #include "loom/op_signature.h"
 
+struct program_printer_t;
+
 typedef struct printer_t {
+  struct program_printer_t* program;
   loom__text_t* text;  // the program's
   const loom_function_t* function;
   loom_op_registry_t* registry;
   const loom_op_def_t** defs;  // per node
   // Per node: the function it calls (retained), or NULL: an op.
   loom_function_t** callees;
+  // Per node: an If's then and else branches, a While's cond and body
+  // (retained), or NULLs.
+  loom_function_t* (*flow)[2];
   // The body's static shapes, noted after each node, or NULL.
   loom__function_shapes_t* shapes;
-  // A stateful function the program calls: it takes and returns a chain.
+  // A stateful function the program calls, or one an If or a While runs:
+  // it takes and returns a chain.
   bool threads_chain;
 } printer_t;
 
@@ -250,6 +259,50 @@ static void print_result_types(printer_t* p, int32_t index, int32_t count) {
   }
 }
 
+// Whether `function`, one of the program's, takes and returns a chain.
+static bool threads_chain(const struct program_printer_t* pp,
+                          const loom_function_t* function);
+
+// An If node as corert.cond of its branches, a While node as corert.while
+// of its cond and body: "%ch2, %n3_0 = corert.cond %arg0 @then @else (%ch1,
+// %arg1) : (!corert.tensorhandle) -> (!corert.tensorhandle)". Both take
+// and return the chain.
+static loom_status_t print_flow(printer_t* p, int32_t index, int32_t* chain) {
+  const loom__function_node_t* node = &p->function->nodes[index];
+  loom_function_t* const* fns = p->flow[index];
+  bool is_if = strstr(node->op, "If") != NULL;
+  int32_t count = is_if ? fns[0]->num_outputs : fns[1]->num_outputs;
+  int32_t arity = fns[0]->num_inputs - loom__function_num_captures(fns[0]);
+  loom__text_append(p->text, "  %%ch%d", *chain + 1);
+  for (int32_t i = 0; i < count; ++i) {
+    loom__text_append(p->text, ", %%n%d_%d", index, i);
+  }
+  loom__text_append(p->text, " = corert.%s ", is_if ? "cond" : "while");
+  if (is_if) {
+    LOOM_RETURN_IF_ERROR(print_ref(p, &node->inputs[0]));
+    loom__text_append(p->text, " ");
+  }
+  loom__text_append(p->text, "@%s @%s (%%ch%d", fns[0]->name, fns[1]->name,
+                    *chain);
+  for (int32_t i = is_if ? 1 : 0; i < node->num_inputs; ++i) {
+    loom__text_append(p->text, ", ");
+    LOOM_RETURN_IF_ERROR(print_ref(p, &node->inputs[i]));
+  }
+  loom__text_append(p->text, ") : (");
+  for (int32_t i = 0; i < arity; ++i) {
+    loom__text_append(p->text, "%s!corert.tensorhandle", i ? ", " : "");
+  }
+  loom__text_append(p->text, ") -> (");
+  for (int32_t i = 0; i < count; ++i) {
+    loom__text_append(p->text, "%s!corert.tensorhandle", i ? ", " : "");
+  }
+  loom__text_append(p->text, ")");
+  ++*chain;
+  print_result_types(p, index, count);
+  loom__text_append(p->text, "\n");
+  return loom_ok_status();
+}
+
 // A node calling a function of the program: tfrt.call of its func.func
 // (its captured values are its own constants). A stateful callee takes the
 // caller's chain first and returns the chain its stateful ops end with,
@@ -257,7 +310,7 @@ static void print_result_types(printer_t* p, int32_t index, int32_t count) {
 static loom_status_t print_call(printer_t* p, int32_t index, int32_t* chain) {
   const loom__function_node_t* node = &p->function->nodes[index];
   const loom_function_t* callee = p->callees[index];
-  bool seq = callee->stateful;
+  bool seq = threads_chain(p->program, callee);
   int32_t count = callee->num_outputs;
   int32_t arity = callee->num_inputs - loom__function_num_captures(callee);
   int32_t num_types = count + (seq ? 1 : 0);
@@ -291,13 +344,26 @@ static loom_status_t print_call(printer_t* p, int32_t index, int32_t* chain) {
   return loom_ok_status();
 }
 
+// The number of results of `def` with `attrs` (their types may be left to
+// inference: a built function's nodes need not set them).
+static loom_status_t count_results(const loom_op_def_t* def,
+                                   const loom_op_attrs_t* attrs,
+                                   int32_t* out_count) {
+  *out_count = 0;
+  if (def->num_outputs == 0) return loom_ok_status();
+  int32_t start = 0;
+  return loom_op_def_arg_range(def, attrs, true,
+                               def->outputs[def->num_outputs - 1].name, &start,
+                               out_count);
+}
+
 static loom_status_t print_node(printer_t* p, int32_t index, int32_t* chain) {
   if (p->callees[index]) return print_call(p, index, chain);
+  if (p->flow[index][0]) return print_flow(p, index, chain);
   const loom__function_node_t* node = &p->function->nodes[index];
   const loom_op_def_t* def = p->defs[index];
   int32_t count = 0;
-  LOOM_RETURN_IF_ERROR(
-      loom_op_def_flat_types(def, &node->attrs, true, NULL, 0, &count));
+  LOOM_RETURN_IF_ERROR(count_results(def, &node->attrs, &count));
   loom__text_append(p->text, "  ");
   bool seq = def->is_stateful;
   if (seq)
@@ -448,24 +514,94 @@ static void free_printer(loom_allocator_t allocator, printer_t* p) {
   for (int32_t i = 0; p->callees && i < p->function->num_nodes; ++i) {
     loom_function_release(p->callees[i]);
   }
+  for (int32_t i = 0; p->flow && i < p->function->num_nodes; ++i) {
+    loom_function_release(p->flow[i][0]);
+    loom_function_release(p->flow[i][1]);
+  }
+  loom_allocator_free(allocator, p->flow);
   loom_allocator_free(allocator, p->callees);
   loom_allocator_free(allocator, p->defs);
   loom__function_shapes_destroy(p->shapes);
 }
 
-// Adds `function` to the program after the functions it calls (each
-// function once).
-static loom_status_t collect(program_printer_t* pp,
-                             const loom_function_t* function) {
+static bool threads_chain(const program_printer_t* pp,
+                          const loom_function_t* function) {
   for (int32_t i = 0; i < pp->num_functions; ++i) {
-    if (pp->functions[i].function == function) return loom_ok_status();
+    if (pp->functions[i].function == function) {
+      return pp->functions[i].threads_chain;
+    }
+  }
+  return function->stateful;
+}
+
+static loom_status_t collect(program_printer_t* pp,
+                             const loom_function_t* function, bool chained);
+
+// The functions node `index` of `p` runs as an If or a While (NULL for
+// other nodes), collected as functions that take a chain. UNIMPLEMENTED
+// for a Case (corert has no form of it).
+static loom_status_t collect_flow(program_printer_t* pp, printer_t* p,
+                                  int32_t index) {
+  const loom__function_node_t* node = &p->function->nodes[index];
+  char what[300];
+  snprintf(what, sizeof(what), "node '%s'", node->name);
+  static const char* const kIf[2] = {"then_branch", "else_branch"};
+  static const char* const kWhile[2] = {"cond", "body"};
+  const char* const* attrs = NULL;
+  if (strcmp(node->op, "If") == 0 || strcmp(node->op, "StatelessIf") == 0) {
+    attrs = kIf;
+  } else if (strcmp(node->op, "While") == 0 ||
+             strcmp(node->op, "StatelessWhile") == 0) {
+    attrs = kWhile;
+  } else if (strcmp(node->op, "Case") == 0 ||
+             strcmp(node->op, "StatelessCase") == 0) {
+    return unprintable(p, what, "a Case (corert has no form of it)");
+  } else {
+    return loom_ok_status();
+  }
+  for (int32_t k = 0; k < 2; ++k) {
+    loom_attr_value_t value;
+    char name[256];
+    if (!loom_op_attrs_get(&node->attrs, attrs[k], &value) ||
+        value.kind != LOOM_ATTR_KIND_FUNC || value.is_list ||
+        value.u.string.size >= sizeof(name)) {
+      return unprintable(p, what,
+                         "a control flow node without its "
+                         "functions");
+    }
+    memcpy(name, value.u.string.data, value.u.string.size);
+    name[value.u.string.size] = '\0';
+    loom_status_t found =
+        loom_context_find_function(pp->context, name, &p->flow[index][k]);
+    if (found) {
+      loom_status_free(found);
+      return unprintable(p, what,
+                         "a control flow node whose function is not in the "
+                         "context");
+    }
+    LOOM_RETURN_IF_ERROR(collect(pp, p->flow[index][k], true));
+  }
+  return loom_ok_status();
+}
+
+// Adds `function` to the program after the functions it calls (each
+// function once); `chained`: it takes and returns a chain (an If or a
+// While runs it).
+static loom_status_t collect(program_printer_t* pp,
+                             const loom_function_t* function, bool chained) {
+  for (int32_t i = 0; i < pp->num_functions; ++i) {
+    if (pp->functions[i].function == function) {
+      pp->functions[i].threads_chain |= chained;
+      return loom_ok_status();
+    }
   }
   printer_t p = {
+      .program = pp,
       .text = &pp->text,
       .function = function,
       .registry = pp->registry,
       // The function printed is no callee: it cannot call itself.
-      .threads_chain = function->stateful && pp->depth > 0,
+      .threads_chain = (function->stateful && pp->depth > 0) || chained,
   };
   for (int32_t i = 0; i < pp->depth; ++i) {
     if (pp->visiting[i] == function) {
@@ -482,11 +618,18 @@ static loom_status_t collect(program_printer_t* pp,
     status = loom_allocator_calloc(pp->allocator, sizeof(*p.callees) * slots,
                                    (void**)&p.callees);
   }
+  if (!status) {
+    status = loom_allocator_calloc(pp->allocator, sizeof(*p.flow) * slots,
+                                   (void**)&p.flow);
+  }
   pp->visiting[pp->depth++] = function;
   for (int32_t i = 0; !status && i < function->num_nodes; ++i) {
     const loom__function_node_t* node = &function->nodes[i];
     p.defs[i] = loom_op_registry_find(p.registry, node->op);
-    if (p.defs[i]) continue;
+    if (p.defs[i]) {
+      status = collect_flow(pp, &p, i);
+      continue;
+    }
     loom_status_t found =
         loom_context_find_function(pp->context, node->op, &p.callees[i]);
     if (found) {
@@ -496,7 +639,7 @@ static loom_status_t collect(program_printer_t* pp,
                            "function of the context");
     } else {
       p.defs[i] = loom_function_signature(p.callees[i]);
-      status = collect(pp, p.callees[i]);
+      status = collect(pp, p.callees[i], false);
     }
   }
   --pp->depth;
@@ -556,7 +699,7 @@ loom_status_t loom_trace_print_program(loom_context_t* context,
   pp->context = context;
   pp->allocator = allocator;
   pp->registry = loom_runtime_ops(loom_context_runtime(context));
-  loom_status_t status = collect(pp, function);
+  loom_status_t status = collect(pp, function, false);
   // Measured first, then written.
   if (!status) status = print_all(pp);
   char* text = NULL;

@@ -488,16 +488,13 @@ static loom_status_t reverse(loop_t* l, loom_tensor_handle_t* const* dys,
   loom_tensor_handle_t** start = handles ? recorded + 2 * n : NULL;
   loom_tensor_handle_t** countdown = handles ? start + 1 + f + n : NULL;
   loom_tensor_handle_t** scratch = handles ? countdown + 1 + f + n : NULL;
+  loom_tensor_handle_t** zero = scratch ? &scratch[2] : NULL;
+  if (!status) status = loom__grad_scalar(l->ctx, LOOM_DTYPE_INT32, 0, zero);
   for (int32_t i = 0; !status && i < n; ++i) {
     inputs[i] = loom_gradient_context_input(l->ctx, i);
     loom_tensor_handle_retain(inputs[i]);
-    loom_tensor_handle_t* zero = NULL;
-    status = loom__grad_scalar(l->ctx, LOOM_DTYPE_INT32, 0, &zero);
-    if (!status) {
-      status = loom__grad_binary(l->ctx, "ExpandDims", inputs[i], zero,
-                                 &inputs[n + i]);
-    }
-    loom_tensor_handle_release(zero);
+    status = loom__grad_binary(l->ctx, "ExpandDims", inputs[i], *zero,
+                               &inputs[n + i]);
     loom_tensor_metadata_t stack;
     if (!status) status = stack_metadata(&l->vars[i], &stack);
     shapes[i] = l->vars[i].shape;
@@ -522,10 +519,8 @@ static loom_status_t reverse(loop_t* l, loom_tensor_handle_t* const* dys,
         LOOM_GRAD_ATTRS(LOOM_GRAD_TYPE("out_type", LOOM_DTYPE_INT32)),
         &scratch[0]);
   }
-  if (!status)
-    status = loom__grad_scalar(l->ctx, LOOM_DTYPE_INT32, 0, &scratch[2]);
   if (!status) {
-    loom_tensor_handle_t* gather[3] = {scratch[0], scratch[2], scratch[2]};
+    loom_tensor_handle_t* gather[3] = {scratch[0], *zero, *zero};
     status = loom__grad_op(l->ctx, "GatherV2", gather, 3, NULL, 0, &scratch[1]);
   }
   if (!status) {
