@@ -14,9 +14,15 @@
 //   f_tiny_t1                           one call of a tiny function,
 //                                       f(x) = sum(sin(x) * x), x [4];
 //   vmap_grad_tiny_b8_t1                vmap(grad f) over 8 examples (in,
-//                                       tape, f, gradient, out).
+//                                       tape, f, gradient, out);
+//   vmap_f_tiny_b8_t1                   vmap(f) over 8 examples, f's ops
+//                                       run eagerly in the scope;
+//   vmap_call_f_tiny_b8_t1              the same with f a traced function
+//                                       called in the scope (its batched
+//                                       function, made at the first call).
 // The references (bench/vmap_reference.py) are PyTorch's loop and
-// functorch's vmap(grad(loss)). --quick runs a few repetitions only;
+// functorch's vmap(grad(loss)) and vmap(f). --quick runs a few repetitions
+// only;
 // --tiny f|vmap N runs only N calls of the tiny workload (for profiling
 // with callgrind: the difference of two N is the per-call cost);
 // --mlp784 vmap|batch N only N steps of the 784-256-10 MLP's per-example
@@ -109,10 +115,17 @@ static double measure(void* arg, int64_t iterations) {
 }
 
 // A tiny function: f(x) = sum(sin(x) * x) over x [4] (one example).
+typedef enum tiny_mode_t {
+  kTinyF = 0,     // f(x)
+  kTinyVmapGrad,  // vmap(grad f)
+  kTinyVmapF,     // vmap(f), f's ops in the scope
+  kTinyVmapCall,  // vmap(f), f called as a function
+} tiny_mode_t;
+
 typedef struct tiny_t {
   loom_context_t* context;
   loom_tensor_handle_t *x, *xs, *axes;
-  bool vmap;
+  tiny_mode_t mode;
 } tiny_t;
 
 static loom_tensor_handle_t* tiny_f(tiny_t* t, loom_tensor_handle_t* x) {
@@ -149,11 +162,36 @@ static loom_tensor_handle_t* tiny_vmap_grad(tiny_t* t) {
   return out;
 }
 
+// vmap(f) over xs [8, 4], f's ops in the scope or (`call`) f called as
+// the function "tiny_f": [8].
+static loom_tensor_handle_t* tiny_vmap_f(tiny_t* t, bool call) {
+  loom_context_t* c = t->context;
+  loom_op_handler_t* vmap = NULL;
+  check(loom_vmap_create(c, LOOM_VMAP_BATCH_SIZE_UNKNOWN, &vmap));
+  check(loom_context_enter_scope(c, vmap));
+  loom_tensor_handle_t *x = NULL, *y = NULL, *out = NULL;
+  check(loom_vmap_in(vmap, t->xs, 0, &x));
+  if (call) {
+    check(nn_unary(c, "tiny_f", x, &y));
+  } else {
+    y = tiny_f(t, x);
+  }
+  check(loom_vmap_out(vmap, y, 0, &out));
+  check(loom_context_exit_scope(c));
+  loom_tensor_handle_t* all[2] = {x, y};
+  release_all(all, 2);
+  loom_op_handler_release(vmap);
+  return out;
+}
+
 static double measure_tiny(void* arg, int64_t iterations) {
   tiny_t* t = arg;
   double start = bench_now_ns();
   for (int64_t i = 0; i < iterations; ++i) {
-    loom_tensor_handle_t* y = t->vmap ? tiny_vmap_grad(t) : tiny_f(t, t->x);
+    loom_tensor_handle_t* y = t->mode == kTinyVmapGrad   ? tiny_vmap_grad(t)
+                              : t->mode == kTinyVmapF    ? tiny_vmap_f(t, false)
+                              : t->mode == kTinyVmapCall ? tiny_vmap_f(t, true)
+                                                         : tiny_f(t, t->x);
     check(loom_context_wait(t->context));
     loom_tensor_handle_release(y);
   }
@@ -170,6 +208,25 @@ static tiny_t tiny_initialize(loom_context_t* context) {
   check(nn_constant_f32(context, x_dims, 2, xs, &t.xs));
   check(nn_constant_f32(context, x_dims + 1, 1, xs, &t.x));
   check(nn_constant_i32(context, &one, 1, kAxis, &t.axes));
+  // f traced into the function "tiny_f".
+  if (!loom_context_has_function(context, "tiny_f")) {
+    loom_op_handler_t* trace = NULL;
+    check(loom_trace_create(context, "tiny_f", &trace));
+    check(loom_context_enter_scope(context, trace));
+    loom_shape_t shape;
+    check(loom_shape_initialize(&shape, x_dims + 1, 1));
+    loom_tensor_handle_t* x = NULL;
+    check(loom_trace_add_parameter(trace, "x", LOOM_DTYPE_FLOAT, &shape, &x));
+    loom_tensor_handle_t* y = tiny_f(&t, x);
+    check(loom_context_exit_scope(context));
+    loom_function_t* f = NULL;
+    check(loom_trace_finish(trace, &y, 1, &f));
+    check(loom_context_add_function(context, f));
+    loom_function_release(f);
+    loom_tensor_handle_t* all[2] = {x, y};
+    release_all(all, 2);
+    loom_op_handler_release(trace);
+  }
   return t;
 }
 
@@ -181,13 +238,23 @@ static void tiny_deinitialize(tiny_t* t) {
 static void bench_tiny(loom_context_t* context, bool quick, int repetitions) {
   tiny_t t = tiny_initialize(context);
   int64_t iterations = quick ? 20 : 2000;
-  t.vmap = false;
+  t.mode = kTinyF;
   bench_report("f_tiny_t1",
                bench_median_ns(measure_tiny, &t, iterations, repetitions) / 1e3,
                "us");
-  t.vmap = true;
+  t.mode = kTinyVmapGrad;
   bench_report(
       "vmap_grad_tiny_b8_t1",
+      bench_median_ns(measure_tiny, &t, iterations / 10 + 1, repetitions) / 1e3,
+      "us");
+  t.mode = kTinyVmapF;
+  bench_report(
+      "vmap_f_tiny_b8_t1",
+      bench_median_ns(measure_tiny, &t, iterations / 10 + 1, repetitions) / 1e3,
+      "us");
+  t.mode = kTinyVmapCall;
+  bench_report(
+      "vmap_call_f_tiny_b8_t1",
       bench_median_ns(measure_tiny, &t, iterations / 10 + 1, repetitions) / 1e3,
       "us");
   tiny_deinitialize(&t);
@@ -238,7 +305,7 @@ static void bench_mlp784(loom_context_t* context, bool quick, int repetitions) {
 // Runs `iterations` calls of f (or of vmap(grad f)) of bench_tiny, untimed.
 static void run_tiny(loom_context_t* context, bool vmap, int64_t iterations) {
   tiny_t t = tiny_initialize(context);
-  t.vmap = vmap;
+  t.mode = vmap ? kTinyVmapGrad : kTinyF;
   measure_tiny(&t, iterations);
   tiny_deinitialize(&t);
 }

@@ -8,7 +8,10 @@ microseconds per batch (median of repetitions after a warm-up):
                                             (Debian's torch 1.13 ships
                                             functorch);
   functorch_vmap_grad_mlp784_b128_t1        the same for a 784-256-10 MLP
-                                            over 128 examples.
+                                            over 128 examples;
+  functorch_vmap_f_tiny_b8_t1               functorch's vmap(f) of
+                                            f(x) = sum(sin(x) * x), x [4],
+                                            over 8 examples.
 """
 
 import statistics
@@ -80,6 +83,11 @@ def main():
                          iterations, repetitions))
     if functorch is None:
         return
+    tiny_xs = torch.rand(8, 4)
+    tiny = functorch.vmap(lambda x: torch.sum(torch.sin(x) * x))
+    report("functorch_vmap_f_tiny_b8_t1",
+           median_us(lambda: tiny(tiny_xs), 20 if quick else 2000,
+                     repetitions))
     big = torch.nn.Sequential(torch.nn.Linear(784, HIDDEN_784),
                               torch.nn.ReLU(),
                               torch.nn.Linear(HIDDEN_784, CLASSES))

@@ -1,7 +1,9 @@
 // vmap of the ops that call functions (src/handlers/vmap/vmap_control_flow.c):
 // PartitionedCall, StatefulPartitionedCall and a function's name as the op
-// (the body batched op by op), If and Case with a batched condition or
-// index (the branches taken run batched, each example's outputs selected),
+// (a stateless function's body batched into a function of its own, made
+// once per key; one that needs the per-example fallback op by op), If and
+// Case with a batched condition or index (the branches taken run batched,
+// each example's outputs selected),
 // While whose trip count differs per example (finished examples keep their
 // values), per-example gradients through a call and through an If and a
 // While on batched values (a tape inside the vmap),
@@ -323,6 +325,54 @@ static void a_call_runs_its_body_batched(void** state) {
     };
     check_both_dtypes(&c);
   }
+  // The stateless calls ran the body batched into a function of its own,
+  // one per dtype (the key: batch size, dtypes, shapes, batch dimensions),
+  // shared by PartitionedCall and the call by name.
+  assert_true(loom_context_has_function(g_ctx, "dense_batched_0"));
+  assert_true(loom_context_has_function(g_ctx, "dense_batched_1"));
+  assert_false(loom_context_has_function(g_ctx, "dense_batched_2"));
+}
+
+// A body that needs the per-example fallback (BiasAddV1 has no rule) runs
+// op by op, so that the caller's vmap reports the fallback at each call;
+// no batched function is kept.
+static void a_call_whose_body_falls_back_runs_op_by_op(void** state) {
+  (void)state;
+  static const char* const kIn[] = {"x", "b"};
+  static const loom_dtype_t kT2[] = {T_, T_};
+  static const node_spec_t kNode = {"add", "BiasAddV1", {"x", "b"}, 2};
+  static const char* const kOut[] = {"y"};
+  static const char* const kSources[] = {"add:output:0"};
+  add_function("bias_v1", kIn, kT2, 2, &kNode, 1, kOut, kT2, kSources, 1);
+  static const double kX[4] = {1, 2, 3, 4};
+  static const double kB[2] = {0.5, -1};
+  int64_t dims[3] = {2, 1, 2}, two = 2;  // x [1, 2] per example
+  handle_t* xs = make(D, dims, 3, kX);
+  handle_t* b = make(D, &two, 1, kB);
+  loom_op_handler_t* vmap = new_vmap(2);
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, vmap));
+  handle_t* x = vin(vmap, xs, 0);
+  for (int call = 1; call <= 2; ++call) {
+    handle_t* inputs[2] = {x, b};
+    handle_t* y = NULL;
+    op_case_t c = {.op = "bias_v1", .num_args = 2, .num_outputs = 1};
+    LOOM_ASSERT_OK(run_case_op(&c, D, inputs, &y));
+    handle_t* ys = vout(vmap, y, 0);
+    double got[4];
+    assert_int_equal(read_values(ys, got, 4), 4);
+    // Each example's row plus b.
+    for (int i = 0; i < 4; ++i) {
+      expect_close(got[i], kX[i] + kB[i % 2], 0, "bias_v1", i);
+    }
+    assert_int_equal(loom_vmap_fallback_count(vmap, "BiasAddV1"), call);
+    handle_t* all[] = {y, ys};
+    loom__grad_release_all(all, 2);
+  }
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  assert_false(loom_context_has_function(g_ctx, "bias_v1_batched_0"));
+  handle_t* all[] = {xs, b, x};
+  loom__grad_release_all(all, 3);
+  loom_op_handler_release(vmap);
 }
 
 //===----------------------------------------------------------------------===//
@@ -814,6 +864,7 @@ static void the_ops_have_rules(void** state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(a_call_runs_its_body_batched),
+      cmocka_unit_test(a_call_whose_body_falls_back_runs_op_by_op),
       cmocka_unit_test(if_selects_each_examples_branch),
       cmocka_unit_test(case_selects_each_examples_branch),
       cmocka_unit_test(while_trip_count_differs_per_example),

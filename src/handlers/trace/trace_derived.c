@@ -95,6 +95,7 @@ const int loom__trace_derived_anchor = 1;
 __attribute__((constructor)) static void install_builders(void) {
   loom__trace_install_call_backward();
   loom__trace_install_call_jvp();
+  loom__trace_install_call_batch();
   loom__trace_register_control_flow_gradients();
   loom__trace_register_while_gradients();
 }

@@ -115,5 +115,7 @@ void loom__trace_register_while_gradients(void);
 // accumulator; trace_derived.c calls both as the library loads.
 void loom__trace_install_call_backward(void);
 void loom__trace_install_call_jvp(void);
+// ... and of batched functions (trace_call_batch.c) in vmap.
+void loom__trace_install_call_batch(void);
 
 #endif  // LOOM_HANDLERS_TRACE_TRACE_DERIVED_H_

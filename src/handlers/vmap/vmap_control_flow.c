@@ -16,13 +16,21 @@
 //   PartitionedCall, StatefulPartitionedCall and a function's name as the
 //   op: the call runs again as an eager op, its body op by op.
 //
+// A call offered to the vmap (execute_function_call) of a stateless
+// function runs as its batched function (vmap_call_batch.h), made once per
+// key and run planned on the outer handler.
+//
 // A condition that is not a scalar is true when it has elements, the same
 // for every example. Strings and a While whose condition cannot be read on
 // the host take the per-example fallback.
 
 #include <string.h>
 
+#include <stdatomic.h>
+
+#include "corert/corert_internal.h"
 #include "frontend/function_hooks.h"
+#include "handlers/vmap/vmap_call_batch.h"
 #include "handlers/vmap/vmap_internal.h"
 
 typedef enum flow_kind_t {
@@ -672,6 +680,105 @@ static loom_status_t run_while(loom__vmap_call_t* call, bool* out_fallback) {
 //===----------------------------------------------------------------------===//
 // The rule
 //===----------------------------------------------------------------------===//
+
+//===----------------------------------------------------------------------===//
+// Calls as batched functions
+//===----------------------------------------------------------------------===//
+
+static _Atomic(loom__vmap_call_batch_fn_t) g_call_batch;
+
+void loom__vmap_set_call_batch(loom__vmap_call_batch_fn_t fn) {
+  atomic_store_explicit(&g_call_batch, fn, memory_order_release);
+}
+
+// Runs a call of `function` on the views inputs[0, n) as the builder's
+// batched function, in the scope of `outer` (entered as a handler
+// executing an op enters it, so that the function runs there, planned):
+// outputs[0, m) receive the batched outputs, batch first. *out_done false:
+// left to the body op by op (nothing written).
+static loom_status_t run_batched(loom_context_t* context,
+                                 loom_op_handler_t* handler,
+                                 loom_op_handler_t* outer, const char* function,
+                                 const loom__vmap_value_t* inputs, int32_t n,
+                                 loom_tensor_handle_t** outputs, int32_t m,
+                                 bool* out_done) {
+  *out_done = false;
+  loom__vmap_call_batch_fn_t batch =
+      atomic_load_explicit(&g_call_batch, memory_order_acquire);
+  loom_vmap_options_t options;
+  loom_vmap_options_initialize(&options);
+  options.batch_size = loom_vmap_batch_size(handler);
+  options.randomness = loom_vmap_randomness(handler);
+  if (!batch || options.batch_size < 0 || loom__vmap_leaves_calls(handler)) {
+    return loom_ok_status();
+  }
+  // values[n]; axes[n]
+  loom_tensor_handle_t** values = NULL;
+  int64_t* axes = NULL;
+  LOOM_RETURN_IF_ERROR(loom_allocator_calloc(loom_allocator_default(),
+                                             sizeof(*values) * (size_t)(n + 1),
+                                             (void**)&values));
+  loom_status_t status = loom_allocator_calloc(
+      loom_allocator_default(), sizeof(*axes) * (size_t)(n + 1), (void**)&axes);
+  for (int32_t i = 0; !status && i < n; ++i) {
+    values[i] = inputs[i].value;
+    axes[i] = inputs[i].axis;
+  }
+  if (!status) {
+    ++loom__handler_execution_depth;
+    status = loom_context_enter_scope(context, outer);
+    --loom__handler_execution_depth;
+  }
+  if (!status) {
+    status = batch(context, function, &options, n, values, axes, m, outputs,
+                   out_done);
+    loom_status_ignore(loom_context_exit_scope(context));
+  }
+  loom_allocator_free(loom_allocator_default(), axes);
+  loom_allocator_free(loom_allocator_default(), values);
+  return status;
+}
+
+loom_status_t loom__vmap_execute_function_call(loom_op_handler_t* handler,
+                                               loom_function_call_t* call,
+                                               loom_tensor_handle_t** results,
+                                               bool* out_taken) {
+  *out_taken = false;
+  int32_t n = call->num_inputs - call->num_captured;
+  int32_t m = call->num_outputs;
+  if (call->stateful) return loom_ok_status();
+  // views[n]; batched outputs[m]
+  loom__vmap_value_t* views = NULL;
+  LOOM_RETURN_IF_ERROR(loom_allocator_calloc(
+      loom_allocator_default(), sizeof(*views) * (size_t)(n + m + 1),
+      (void**)&views));
+  bool batched = false, leave = false;
+  for (int32_t i = 0; i < call->num_inputs; ++i) {
+    loom__vmap_value_t view = loom__vmap_unwrap(handler, call->inputs[i]);
+    bool own = view.value != call->inputs[i];
+    // A captured value of this vmap: the function binds it itself, which
+    // the batched function cannot.
+    leave |= own && i >= n;
+    batched |= own && view.axis != LOOM_VMAP_UNBATCHED;
+    if (i < n) views[i] = view;
+  }
+  loom_status_t status = loom_ok_status();
+  loom_tensor_handle_t** outputs = (loom_tensor_handle_t**)(views + n);
+  if (batched && !leave) {
+    const loom__passthrough_t* base = loom_op_handler_state(handler);
+    status = run_batched(base->context, handler, base->effective_outer,
+                         call->function_name, views, n, outputs, m, out_taken);
+  }
+  for (int32_t k = 0; !status && *out_taken && k < m; ++k) {
+    status = loom__vmap_wrap(handler, outputs[k], 0, &results[k]);
+  }
+  if (*out_taken) {
+    if (status) loom__grad_release_all(results, m);
+    loom__grad_release_all(outputs, m);
+  }
+  loom_allocator_free(loom_allocator_default(), views);
+  return status;
+}
 
 loom_status_t loom__vmap_rule_control_flow(loom__vmap_call_t* call,
                                            bool* out_fallback) {

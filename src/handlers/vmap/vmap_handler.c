@@ -14,6 +14,7 @@
 
 #include "base/log.h"
 #include "base/ref_count.h"
+#include "handlers/vmap/vmap_call_batch.h"
 #include "handlers/vmap/vmap_internal.h"
 
 typedef struct fallback_entry_t {
@@ -34,6 +35,8 @@ typedef struct vmap_shared_t {
   _Atomic int64_t batch_size;
   loom_vmap_randomness_t randomness;
   fallback_vector_t fallbacks;
+  // Calls run op by op (vmap_call_batch.h): set before use.
+  bool leaves_calls;
 } vmap_shared_t;
 
 typedef enum op_kind_t {
@@ -495,6 +498,7 @@ static const loom_op_handler_vtable_t kVmapVtable = {
     .debug_string = vmap_debug_string,
     .tensor_debug_string = vmap_tensor_debug_string,
     .tensor_metadata = vmap_tensor_metadata,
+    .execute_function_call = loom__vmap_execute_function_call,
 };
 
 static const loom__passthrough_type_t kVmapType = {
@@ -602,6 +606,29 @@ int64_t loom_vmap_fallback_count(const loom_op_handler_t* vmap,
   }
   pthread_mutex_unlock(&shared->mutex);
   return count;
+}
+
+int64_t loom__vmap_total_fallbacks(const loom_op_handler_t* vmap) {
+  vmap_shared_t* shared = shared_of(vmap);
+  if (!shared) return 0;
+  int64_t total = 0;
+  pthread_mutex_lock(&shared->mutex);
+  fallback_entry_t* entries = fallback_vector_data(&shared->fallbacks);
+  for (size_t i = 0; i < fallback_vector_size(&shared->fallbacks); ++i) {
+    total += entries[i].count;
+  }
+  pthread_mutex_unlock(&shared->mutex);
+  return total;
+}
+
+void loom__vmap_leave_calls(loom_op_handler_t* vmap) {
+  vmap_shared_t* shared = shared_of(vmap);
+  if (shared) shared->leaves_calls = true;
+}
+
+bool loom__vmap_leaves_calls(const loom_op_handler_t* vmap) {
+  vmap_shared_t* shared = shared_of(vmap);
+  return shared && shared->leaves_calls;
 }
 
 static loom_status_t check_vmap(const char* function,

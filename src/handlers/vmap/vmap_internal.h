@@ -62,6 +62,17 @@ typedef struct loom__vmap_rule_t {
   const char* description;
 } loom__vmap_rule_t;
 
+// vmap_control_flow.c: the execute_function_call hook: a call of a
+// stateless function with a batched argument runs as its batched function
+// (vmap_call_batch.h).
+loom_status_t loom__vmap_execute_function_call(loom_op_handler_t* handler,
+                                               loom_function_call_t* call,
+                                               loom_tensor_handle_t** results,
+                                               bool* out_taken);
+
+// Whether `vmap` runs the calls it sees op by op (vmap_call_batch.h).
+bool loom__vmap_leaves_calls(const loom_op_handler_t* vmap);
+
 // The rule of `op_name`, or NULL; the table, sorted by name.
 const loom__vmap_rule_t* loom__vmap_find_rule(const char* op_name);
 size_t loom__vmap_rule_count(void);

@@ -1,0 +1,206 @@
+// The batched functions of calls on a vmap (handlers/vmap/vmap_call_batch.h):
+// a call of a stateless function on a vmap runs a function of its own,
+// traced once per key and kept in the context's library
+// (function/function_derived.h) as "<f>_batched_<k>", then called like any
+// function — planned, on plain tensors — at every later such call.
+//
+// The key is what the trace specialises on: the batch size, the vmap's
+// randomness option, and per input its dtype and shape (the batched
+// tensor's) and its batch dimension (or none). The body is the call again
+// under a vmap of its own that leaves calls (so each op of the body is
+// batched by its rule), entered at the inputs' batch dimensions; its
+// outputs leave batch first (an unbatched one broadcast).
+//
+// A body whose batching takes the per-example fallback, or cannot be
+// traced, is left to the vmap (op by op, the fallback reported on it); the
+// library remembers that, so the trace is tried once per key.
+
+#include <string.h>
+
+#include "function/function_internal.h"
+#include "handlers/trace/trace_derived.h"
+#include "handlers/vmap/vmap_call_batch.h"
+#include "loom/trace.h"
+
+typedef struct batch_request_t {
+  loom_context_t* eager;
+  const char* function;
+  const loom_vmap_options_t* options;
+  int32_t n, m;
+  const loom_tensor_metadata_t* inputs;  // [n], the batched tensors'
+  const int64_t* axes;                   // [n]
+} batch_request_t;
+
+// 'V', the batch size and randomness, the number of inputs and outputs,
+// then per input its batch dimension, dtype and shape.
+static void write_key(const void* request, loom__derived_key_t* w) {
+  const batch_request_t* r = request;
+  loom__derived_key_put(w, "V", 1);
+  int64_t head[4] = {r->options->batch_size, (int64_t)r->options->randomness,
+                     r->n, r->m};
+  loom__derived_key_put(w, head, sizeof(head));
+  for (int32_t i = 0; i < r->n; ++i) {
+    loom__derived_key_put(w, &r->axes[i], sizeof(r->axes[i]));
+    loom__derived_key_put_metadata(w, true, &r->inputs[i]);
+  }
+}
+
+// The body, in the trace's scope: params[n] are the batched inputs; outs[m]
+// receive the batched outputs. views[n] and ys[m] are scratch (owned).
+static loom_status_t trace_body(const batch_request_t* r,
+                                loom_tensor_handle_t** params,
+                                loom_tensor_handle_t** views,
+                                loom_tensor_handle_t** ys,
+                                loom_tensor_handle_t** outs) {
+  loom_op_handler_t* vmap = NULL;
+  LOOM_RETURN_IF_ERROR(
+      loom_vmap_create_with_options(r->eager, r->options, &vmap));
+  loom__vmap_leave_calls(vmap);
+  loom_status_t status = loom_context_enter_scope(r->eager, vmap);
+  if (status) {
+    loom_op_handler_release(vmap);
+    return status;
+  }
+  for (int32_t i = 0; !status && i < r->n; ++i) {
+    if (r->axes[i] == LOOM_VMAP_UNBATCHED) {
+      loom_tensor_handle_retain(params[i]);
+      views[i] = params[i];
+    } else {
+      status = loom_vmap_in(vmap, params[i], r->axes[i], &views[i]);
+    }
+  }
+  loom_eager_op_t* op = NULL;
+  if (!status) status = loom_eager_op_create(r->eager, r->function, &op);
+  for (int32_t i = 0; !status && i < r->n; ++i) {
+    status = loom_eager_op_add_input(op, views[i]);
+  }
+  int32_t made = 0;
+  if (!status) status = loom_eager_op_execute(op, ys, r->m, &made);
+  if (!status && made != r->m) {
+    status = loom_make_status(LOOM_STATUS_INTERNAL,
+                              "function '%s' gave %d results, %d expected",
+                              r->function, made, r->m);
+  }
+  if (op) loom_eager_op_destroy(op);
+  for (int32_t k = 0; !status && k < r->m; ++k) {
+    status = loom_vmap_out(vmap, ys[k], 0, &outs[k]);
+  }
+  // A body that needs the per-example fallback runs op by op instead, so
+  // that the caller's vmap reports it.
+  if (!status && loom__vmap_total_fallbacks(vmap) > 0) {
+    status = loom_make_status(LOOM_STATUS_UNIMPLEMENTED,
+                              "function '%s' takes the per-example fallback "
+                              "under vmap",
+                              r->function);
+  }
+  status = loom__derived_exit_scope(r->eager, status);
+  loom_op_handler_release(vmap);
+  return status;
+}
+
+// Traces the batched function `name` of the request.
+static loom_status_t trace_batched(const void* request, const char* name,
+                                   loom_function_t** out_function) {
+  const batch_request_t* r = request;
+  loom_allocator_t allocator = loom_allocator_system();
+  // params[n], views[n], ys[m], outs[m]: all owned
+  size_t count = (size_t)(2 * r->n + 2 * r->m) + 1;
+  loom_tensor_handle_t** all = NULL;
+  LOOM_RETURN_IF_ERROR(
+      loom_allocator_calloc(allocator, sizeof(*all) * count, (void**)&all));
+  loom_tensor_handle_t** params = all;
+  loom_tensor_handle_t** views = params + r->n;
+  loom_tensor_handle_t** ys = views + r->n;
+  loom_tensor_handle_t** outs = ys + r->m;
+  loom_op_handler_t* trace = NULL;
+  // Executing: ops of constants only run as they are traced, so that a
+  // rule reading one (a Reshape's shape) finds its value.
+  loom_status_t status = loom_trace_create_executing(r->eager, name, &trace);
+  bool entered = false;
+  if (!status) {
+    status = loom_context_enter_scope(r->eager, trace);
+    entered = !status;
+  }
+  for (int32_t i = 0; !status && i < r->n; ++i) {
+    status = loom_trace_add_parameter(trace, NULL, r->inputs[i].dtype,
+                                      &r->inputs[i].shape, &params[i]);
+  }
+  if (!status) status = trace_body(r, params, views, ys, outs);
+  if (entered) status = loom__derived_exit_scope(r->eager, status);
+  if (!status) status = loom_trace_finish(trace, outs, r->m, out_function);
+  loom_op_handler_release(trace);
+  for (size_t i = 0; i < count; ++i) loom_tensor_handle_release(all[i]);
+  loom_allocator_free(allocator, all);
+  return status;
+}
+
+static loom_status_t call_batched(loom_context_t* context,
+                                  const char* function_name,
+                                  const loom_vmap_options_t* options, int32_t n,
+                                  loom_tensor_handle_t* const* inputs,
+                                  const int64_t* axes, int32_t m,
+                                  loom_tensor_handle_t** outputs,
+                                  bool* out_done) {
+  *out_done = false;
+  loom_function_t* base = NULL;
+  loom_status_t status =
+      loom_context_find_function(context, function_name, &base);
+  if (status) {
+    loom_status_free(status);  // not a function of the library
+    return loom_ok_status();
+  }
+  loom_allocator_t allocator = loom_allocator_system();
+  loom_tensor_metadata_t* metadata = NULL;
+  if (!base->stateful) {
+    status = loom_allocator_calloc(
+        allocator, sizeof(*metadata) * ((size_t)n + 1), (void**)&metadata);
+  }
+  batch_request_t r = {
+      .eager = context,
+      .function = function_name,
+      .options = options,
+      .n = n,
+      .m = m,
+      .inputs = metadata,
+      .axes = axes,
+  };
+  for (int32_t i = 0; !status && metadata && i < n; ++i) {
+    status = loom_tensor_handle_wait_metadata(inputs[i], &metadata[i]);
+  }
+  loom_function_t* batched = NULL;
+  if (!status && metadata) {
+    loom__derived_builder_t builder = {&r, write_key, trace_batched};
+    bool made = false;
+    status = loom__derived_find_or_make(context, base, function_name, "batched",
+                                        &builder, &batched, &made);
+  }
+  loom_eager_op_t* op = NULL;
+  if (!status && batched) {
+    status = loom_eager_op_create(context, loom_function_name(batched), &op);
+    for (int32_t i = 0; !status && i < n; ++i) {
+      status = loom_eager_op_add_input(op, inputs[i]);
+    }
+    int32_t made = 0;
+    if (!status) status = loom_eager_op_execute(op, outputs, m, &made);
+    if (!status && made != m) {
+      for (int32_t k = 0; k < made; ++k) {
+        loom_tensor_handle_release(outputs[k]);
+        outputs[k] = NULL;
+      }
+      status = loom_make_status(LOOM_STATUS_INTERNAL,
+                                "batched function '%s' gave %d results, %d "
+                                "expected",
+                                loom_function_name(batched), made, m);
+    }
+    *out_done = true;
+  }
+  if (op) loom_eager_op_destroy(op);
+  loom_allocator_free(allocator, metadata);
+  loom_function_release(batched);
+  loom_function_release(base);
+  return status;
+}
+
+void loom__trace_install_call_batch(void) {
+  loom__vmap_set_call_batch(call_batched);
+}
