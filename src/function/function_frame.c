@@ -32,6 +32,8 @@ typedef struct frame_node_t {
   int32_t num_dying;
   int32_t first;  // result slots
   int32_t count;
+  // Run as the plan's eager op (the frame cannot run its kernel itself).
+  bool eager;
   // The result's metadata when the op's metadata function fixes it from
   // the inputs' (a one-result kernel with a direct entry then runs that,
   // with `call` made once: only its `into` changes from call to call).
@@ -56,6 +58,12 @@ struct loom__function_frame_t {
   int32_t* outputs;
   int32_t num_outputs;
   loom_tensor_handle_t** constants;  // per slot, borrowed from the plan
+  // Eager nodes (function_frame.h): how the plan runs one, and its value
+  // handles, which the frame fills for the node's inputs.
+  loom_status_t (*run_eager)(void* state, int32_t k);
+  void* eager_state;
+  loom_tensor_handle_t** values;
+  loom_tensor_handle_t* const* call_inputs;  // during a call
   // Tensors of dead values kept for later values of the same dtype and
   // shape: class_of[slot] (kNoClass: none) c holds pool[start[c], start[c]
   // + top[c]), room for size[c] (its slots; what comes beyond is freed).
@@ -87,15 +95,20 @@ static loom_status_t allocate(loom__function_frame_t* frame, size_t size,
 }
 
 // Specialises the kernel of `desc`'s op for its inputs' metadata. Returns
-// false (status OK) when the node cannot run in a frame.
+// false (status OK) when the node cannot run in a frame at all (an op
+// placed on a device); a node whose kernel the frame cannot run itself is
+// an eager node.
 static loom_status_t specialise(loom__function_frame_t* frame,
                                 const loom__function_frame_desc_t* whole,
                                 const loom__function_frame_node_desc_t* desc,
                                 frame_node_t* node, bool* out_ok) {
   *out_ok = false;
   loom_eager_op_t* op = desc->op;
-  if (op->calls_function || op->device[0] || !op->def ||
-      desc->num_slots > kFrameMaxArity || desc->count > kFrameMaxArity) {
+  if (op->device[0]) return loom_ok_status();
+  *out_ok = true;
+  node->eager = true;
+  if (op->calls_function || !op->def || desc->num_slots > kFrameMaxArity ||
+      desc->count > kFrameMaxArity) {
     return loom_ok_status();
   }
   LOOM_RETURN_IF_ERROR(loom_runtime_prepare_op_shared(
@@ -116,7 +129,7 @@ static loom_status_t specialise(loom__function_frame_t* frame,
                                          desc->num_slots);
   }
   if (status) {
-    // The op-by-op call ran it: whatever fails here is left to that path.
+    // The op-by-op call ran it: whatever fails here is left to the op.
     loom_status_free(status);
     return loom_ok_status();
   }
@@ -124,6 +137,7 @@ static loom_status_t specialise(loom__function_frame_t* frame,
   if (!spec->kernel->compute || spec->num_outputs != desc->count) {
     return loom_ok_status();
   }
+  node->eager = false;
   loom_metadata_fn_t metadata_fn = cpu_op->def->metadata_fn;
   if (spec->direct && desc->count == 1 && metadata_fn &&
       metadata_fn(inputs, desc->num_slots, &node->output, 1)) {
@@ -272,7 +286,7 @@ static loom_status_t build(loom__function_frame_t* frame,
     node->count = node_desc->count;
     bool ok = false;
     LOOM_RETURN_IF_ERROR(specialise(frame, desc, node_desc, node, &ok));
-    if (!ok) return loom_ok_status();
+    if (!ok || (node->eager && !desc->run_eager)) return loom_ok_status();
     LOOM_RETURN_IF_ERROR(allocate(
         frame, sizeof(*node->inputs) * (size_t)(node_desc->num_slots + 1),
         (void**)&node->inputs));
@@ -327,6 +341,9 @@ loom_status_t loom__function_frame_create(
   frame->function = desc->function;
   frame->num_inputs = desc->num_inputs;
   frame->num_values = desc->num_values;
+  frame->run_eager = desc->run_eager;
+  frame->eager_state = desc->eager_state;
+  frame->values = desc->values;
   loom__arena_initialize(&frame->arena, context->allocator);
   bool ok = false;
   loom_status_t status = build(frame, desc, &ok);
@@ -342,7 +359,7 @@ void loom__function_frame_destroy(loom__function_frame_t* frame) {
   if (!frame) return;
   for (int32_t k = 0; k < frame->num_nodes; ++k) {
     frame_node_t* node = &frame->nodes[k];
-    if (node->spec_owned) {
+    if (node->spec_owned && node->spec) {
       loom__cpu_spec_destroy(node->cpu_op->cpu->allocator, node->spec);
     }
     if (node->prepared) loom_prepared_op_release(node->prepared);
@@ -475,7 +492,59 @@ static inline bool run_direct(loom__function_frame_t* frame, frame_node_t* node,
   return done;
 }
 
-static inline loom_status_t run_node(loom__function_frame_t* frame,
+// A handle over `tensor` on the frame's cpu (retained), available.
+static loom_status_t handle_of(loom__function_frame_t* frame,
+                               loom_tensor_t* tensor,
+                               loom_tensor_handle_t** out_handle) {
+  loom_async_value_t* value = NULL;
+  LOOM_RETURN_IF_ERROR(loom__tensor_handle_create_pending(
+      frame->cpu, loom_tensor_metadata(tensor), out_handle, &value));
+  loom_tensor_retain(tensor);
+  *(loom_tensor_t**)loom_async_value_payload(value) = tensor;
+  loom__async_value_set_available_unshared(value);
+  return loom_ok_status();
+}
+
+// Runs eager node `k` by the plan: its input slots get handles (the call's,
+// a constant's, or new ones over the frame's tensors), its results become
+// the frame's tensors (waited for: a nested call may run asynchronously).
+static loom_status_t run_eager_node(loom__function_frame_t* frame, int32_t k,
+                                    frame_node_t* node,
+                                    loom__function_frame_counts_t* counts) {
+  loom_tensor_handle_t** values = frame->values;
+  loom_status_t status = loom_ok_status();
+  for (int32_t i = 0; !status && i < node->num_inputs; ++i) {
+    int32_t slot = node->inputs[i];
+    if (values[slot]) continue;  // read twice
+    if (slot < frame->num_inputs) {
+      values[slot] = frame->call_inputs[slot];
+      loom_tensor_handle_retain(values[slot]);
+    } else if (frame->constants[slot]) {
+      values[slot] = frame->constants[slot];
+      loom_tensor_handle_retain(values[slot]);
+    } else {
+      status = handle_of(frame, frame->tensors[slot], &values[slot]);
+    }
+  }
+  if (!status) status = frame->run_eager(frame->eager_state, k);
+  for (int32_t j = 0; j < node->count; ++j) {
+    loom_tensor_handle_t* result = values[node->first + j];
+    values[node->first + j] = NULL;
+    if (!status) {
+      status =
+          loom_tensor_handle_resolve(result, &frame->tensors[node->first + j]);
+      if (!status) counts->allocated++;
+    }
+    loom_tensor_handle_release(result);
+  }
+  for (int32_t i = 0; i < node->num_inputs; ++i) {
+    loom_tensor_handle_release(values[node->inputs[i]]);
+    values[node->inputs[i]] = NULL;
+  }
+  return status;
+}
+
+static inline loom_status_t run_node(loom__function_frame_t* frame, int32_t k,
                                      frame_node_t* node,
                                      loom__function_frame_counts_t* counts) {
   loom_tensor_t** inputs = node->args;
@@ -483,7 +552,9 @@ static inline loom_status_t run_node(loom__function_frame_t* frame,
     inputs[i] = frame->tensors[node->inputs[i]];
   }
   loom_status_t status = loom_ok_status();
-  if (!node->direct || !run_direct(frame, node, counts, &status)) {
+  if (LOOM_UNLIKELY(node->eager)) {
+    status = run_eager_node(frame, k, node, counts);
+  } else if (!node->direct || !run_direct(frame, node, counts, &status)) {
     status =
         run_compute(frame, node, inputs, frame->tensors + node->first, counts);
   }
@@ -493,7 +564,9 @@ static inline loom_status_t run_node(loom__function_frame_t* frame,
     frame->tensors[slot] = NULL;
     if (tensor) drop_buffer(frame, slot, tensor);
   }
-  if (LOOM_UNLIKELY(status != NULL)) {
+  if (LOOM_UNLIKELY(status != NULL) && node->eager) {
+    // The op's own error (the plan's node annotated it).
+  } else if (LOOM_UNLIKELY(status != NULL)) {
     status = loom__cpu_annotate(status, node->op_name);
     loom_location_t location = {0};
     loom__runtime_report(frame->runtime, location, node->op_name, status);
@@ -516,14 +589,7 @@ static loom_status_t make_result(loom__function_frame_t* frame, int32_t slot,
     *out_result = handle;
     return loom_ok_status();
   }
-  loom_tensor_t* tensor = frame->tensors[slot];
-  loom_async_value_t* value = NULL;
-  LOOM_RETURN_IF_ERROR(loom__tensor_handle_create_pending(
-      frame->cpu, loom_tensor_metadata(tensor), out_result, &value));
-  loom_tensor_retain(tensor);
-  *(loom_tensor_t**)loom_async_value_payload(value) = tensor;
-  loom__async_value_set_available_unshared(value);
-  return loom_ok_status();
+  return handle_of(frame, frame->tensors[slot], out_result);
 }
 
 // Releases what the call still holds: results not yet released (the
@@ -558,9 +624,10 @@ loom_status_t loom__function_frame_run(loom__function_frame_t* frame,
     frame->tensors[i] = loom__tensor_of_value(value);
   }
   *out_ran = true;
+  frame->call_inputs = inputs;
   loom_status_t status = loom_ok_status();
   for (int32_t k = 0; !status && k < frame->num_nodes; ++k) {
-    status = run_node(frame, &frame->nodes[k], counts);
+    status = run_node(frame, k, &frame->nodes[k], counts);
   }
   int32_t made = 0;
   for (; !status && made < frame->num_outputs; ++made) {

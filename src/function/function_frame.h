@@ -7,9 +7,12 @@
 // its tensor to the next value of the same dtype and shape, in this call or
 // the next, so that a call in the steady state allocates for its results
 // only (a node whose kernel has a direct entry computes into the kept
-// tensor itself, no reference count changing). Only bodies whose every
-// node is a synchronous TensorFlow kernel on the cpu handler have a frame;
-// the plan runs the others op by op.
+// tensor itself, no reference count changing). A node the frame cannot
+// run itself (a nested call, a native op, a kernel without a synchronous
+// entry) runs as the plan's eager op, on handles over the frame's tensors:
+// frames mix the two. A body with a node placed on a device, or a value
+// whose metadata the first call did not know, has no frame; the plan runs
+// it op by op.
 
 #ifndef LOOM_FUNCTION_FUNCTION_FRAME_H_
 #define LOOM_FUNCTION_FUNCTION_FRAME_H_
@@ -42,6 +45,12 @@ typedef struct loom__function_frame_desc_t {
   int32_t num_nodes;
   const int32_t* outputs;  // a slot per function output
   int32_t num_outputs;
+  // Runs node k as an eager op: its inputs are values[slot] for its input
+  // slots (handles the frame sets), its results go to values[first + j]
+  // (new references). `values` has a slot per value.
+  loom_status_t (*run_eager)(void* state, int32_t k);
+  void* eager_state;
+  loom_tensor_handle_t** values;
 } loom__function_frame_desc_t;
 
 // The frame of `desc`, or NULL in *out_frame when a node cannot run in one

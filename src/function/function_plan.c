@@ -348,6 +348,16 @@ static loom_status_t build(loom__function_plan_t* plan,
   return loom_ok_status();
 }
 
+static loom_status_t run_node(loom__function_plan_t* plan,
+                              const plan_node_t* node);
+
+// A frame's eager node k (function_frame.h): run by the plan on
+// plan->values, which the frame fills for its inputs.
+static loom_status_t run_eager_node(void* state, int32_t k) {
+  loom__function_plan_t* plan = state;
+  return run_node(plan, &plan->nodes[k]);
+}
+
 // The frame of the plan: its nodes with their inputs flattened into
 // slots, and each slot's metadata in the op-by-op call. Leaves plan->frame
 // NULL when a value's metadata is not known or a node cannot run there.
@@ -412,6 +422,9 @@ static loom_status_t build_frame(loom__function_plan_t* plan,
     };
   }
   loom__function_frame_desc_t desc = {
+      .run_eager = run_eager_node,
+      .eager_state = plan,
+      .values = plan->values,
       .context = plan->context,
       .function = function->name,
       .num_inputs = plan->num_inputs,

@@ -3,7 +3,8 @@
 // the steady state its values take the buffers of dead values, so that
 // only the results allocate; new input shapes specialise the body again;
 // the values stay those of the op-by-op call, and the call's inputs are
-// never written.
+// never written; a node the frame cannot run itself (a nested call) runs
+// as an eager op inside it.
 //
 // Reference values from NumPy (float32), for f(x, y) = (x + 20 y) * y as
 // twenty AddV2 and a Mul:
@@ -240,6 +241,49 @@ static void* call_many(void* arg) {
   return NULL;
 }
 
+// A body with a node the frame cannot run itself (a call of another
+// function) still has a frame: that node runs as an eager op on handles
+// over the frame's tensors, and the nested call runs its own frame.
+// outer(x, y) = f(x, y) * y; NumPy: kF * y = [0.40625, 1248, -535.5].
+static void a_nested_call_runs_in_the_frame(void** state) {
+  (void)state;
+  loom_function_t* inner = add_f("inner");
+  loom_function_builder_t* b = NULL;
+  LOOM_ASSERT_OK(
+      loom_function_builder_create(loom_allocator_system(), "outer", &b));
+  LOOM_ASSERT_OK(
+      loom_function_builder_add_input(b, "x", LOOM_DTYPE_FLOAT, NULL, NULL));
+  LOOM_ASSERT_OK(
+      loom_function_builder_add_input(b, "y", LOOM_DTYPE_FLOAT, NULL, NULL));
+  const char* call_inputs[] = {"x", "y"};
+  LOOM_ASSERT_OK(loom_function_builder_add_node(b, "call", "inner", call_inputs,
+                                                2, NULL, NULL));
+  const char* mul_inputs[] = {"call:r:0", "y"};
+  LOOM_ASSERT_OK(loom_function_builder_add_node(b, "mul", "Mul", mul_inputs, 2,
+                                                NULL, NULL));
+  LOOM_ASSERT_OK(loom_function_builder_add_output(b, "r", LOOM_DTYPE_FLOAT,
+                                                  NULL, "mul:z:0"));
+  loom_function_t* outer = NULL;
+  LOOM_ASSERT_OK(loom_function_builder_finish(b, &outer));
+  LOOM_ASSERT_OK(loom_context_add_function(g_context, outer));
+  loom_tensor_handle_t* x = tensor_of(kX, 3);
+  loom_tensor_handle_t* y = tensor_of(kY, 3);
+  static const float kOuter[3] = {0.40625f, 1248, -535.5f};
+  for (int i = 0; i < 4; ++i) call("outer", x, y, kOuter, 3);
+  // The first call runs op by op (and plans); the later ones run frames,
+  // the inner call's too.
+  assert_int_equal(stats_of(outer).frame_calls, 3);
+  assert_int_equal(stats_of(inner).frame_calls, 3);
+  expect_values(x, kX, 3);
+  expect_values(y, kY, 3);
+  LOOM_ASSERT_OK(loom_context_remove_function(g_context, "outer"));
+  LOOM_ASSERT_OK(loom_context_remove_function(g_context, "inner"));
+  loom_tensor_handle_release(x);
+  loom_tensor_handle_release(y);
+  loom_function_release(outer);
+  loom_function_release(inner);
+}
+
 // Two threads calling one function at once each get their own values:
 // a frame runs one call at a time, the other call runs op by op.
 static void concurrent_calls_keep_their_values_apart(void** state) {
@@ -270,6 +314,7 @@ int main(void) {
       cmocka_unit_test(new_input_shapes_specialise_the_body_again),
       cmocka_unit_test(frame_calls_leave_their_inputs_alone),
       cmocka_unit_test(results_outlive_later_calls),
+      cmocka_unit_test(a_nested_call_runs_in_the_frame),
       cmocka_unit_test(concurrent_calls_keep_their_values_apart),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

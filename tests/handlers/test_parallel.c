@@ -1,16 +1,17 @@
 // The parallel handler (loom/parallel.h) and CollectiveReduceV2: pack,
-// unpack and broadcast round trips; element-wise ops and MatMul per
-// component with different component values; collectives between the
-// components and between threads; the gradient of a broadcast summed back
-// (the op-handler design's CopyOnGrad example) and of pack and unpack; and
-// the errors (CopyOff of a parallel value, component counts, shapes in a
-// collective). Collectives between threads: test_collective_ops. Reference
+// unpack and broadcast round trips; element-wise ops, MatMul and function
+// calls (whole) per component with different component values; collectives
+// between the components and between threads; the gradient of a broadcast
+// summed back (the op-handler design's CopyOnGrad example) and of pack and
+// unpack; and the errors (CopyOff of a parallel value, component counts, shapes
+// in a collective). Collectives between threads: test_collective_ops. Reference
 // values come from NumPy (the expressions are given beside them).
 
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "handlers/parallel/parallel_internal.h"
 #include "loom/autodiff.h"
 #include "loom/loom.h"
 #include "parallel_fixture.h"
@@ -134,6 +135,55 @@ static void elementwise_ops_per_component(void** state) {
   const float y0[] = {1.5, 0, 9}, y1[] = {6, 0, 18};
   loom_test_parallel_expect(&g, y, y0, y1, 3);
   handle_t* all[] = {x0, x1, x, c, xc, y};
+  for (int i = 0; i < 6; ++i) loom_tensor_handle_release(all[i]);
+}
+
+// A call of f(x, y) = x * y + x with x a parallel value runs whole once
+// per component, each component thread calling the function on its
+// device; y (a CPU tensor) goes to every component.
+static void a_call_runs_whole_per_component(void** state) {
+  (void)state;
+  loom_function_t* f = loom_test_mul_add_function("parallel_mul_add", NULL);
+  LOOM_ASSERT_OK(loom_context_add_function(g.context, f));
+  handle_t* x0 = vec3("CPU:0", 1, 2, 3);
+  handle_t* x1 = vec3("CPU:1", 4, 5, 6);
+  handle_t* x = loom_test_parallel_pack2(&g, x0, x1);
+  handle_t* c = vec3("CPU:0", 0.5, -1, 2);
+  LOOM_ASSERT_OK(loom_context_enter_scope(g.context, g.handler));
+  handle_t* y = run_ok("parallel_mul_add", (handle_t*[]){x, c}, 2);
+  handle_t* z = run_ok("parallel_mul_add", (handle_t*[]){y, c}, 2);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g.context));
+  assert_true(loom_parallel_is_parallel_value(z));
+  // numpy: y = x * c + x; z = y * c + y
+  const float y0[] = {1.5, 0, 9}, y1[] = {6, 0, 18};
+  const float z0[] = {2.25, 0, 27}, z1[] = {9, 0, 54};
+  loom_test_parallel_expect(&g, y, y0, y1, 3);
+  loom_test_parallel_expect(&g, z, z0, z1, 3);
+  // Both calls were taken whole: the body's ops did not reach the
+  // handler one by one.
+  assert_int_equal(loom__parallel_of(g.handler)->calls_taken, 2);
+  // A tape around the scope records the call (it takes calls first) and
+  // its gradient runs per component: numpy: dy/dx = c + 1.
+  loom_op_handler_t* tape = NULL;
+  LOOM_ASSERT_OK(loom_tape_create(g.context, NULL, &tape));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g.context, tape));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g.context, g.handler));
+  LOOM_ASSERT_OK(loom_tape_watch(tape, x));
+  handle_t* w = run_ok("parallel_mul_add", (handle_t*[]){x, c}, 2);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g.context));
+  LOOM_ASSERT_OK(loom_context_exit_scope(g.context));
+  handle_t* dx = NULL;
+  LOOM_ASSERT_OK(
+      loom_tape_gradient(tape, &w, 1, &x, 1, NULL, LOOM_UNCONNECTED_NONE, &dx));
+  const float d[] = {1.5, 0, 3};
+  loom_test_parallel_expect(&g, w, y0, y1, 3);
+  loom_test_parallel_expect(&g, dx, d, d, 3);
+  loom_tensor_handle_release(w);
+  loom_tensor_handle_release(dx);
+  loom_op_handler_release(tape);
+  LOOM_ASSERT_OK(loom_context_remove_function(g.context, "parallel_mul_add"));
+  loom_function_release(f);
+  handle_t* all[] = {x0, x1, x, c, y, z};
   for (int i = 0; i < 6; ++i) loom_tensor_handle_release(all[i]);
 }
 
@@ -692,6 +742,7 @@ int main(void) {
       cmocka_unit_test(broadcast_round_trip),
       cmocka_unit_test(elementwise_ops_per_component),
       cmocka_unit_test(matmul_per_component),
+      cmocka_unit_test(a_call_runs_whole_per_component),
       cmocka_unit_test(variables_per_component),
       cmocka_unit_test(callers_on_several_threads),
       cmocka_unit_test(collective_reduce_between_components),

@@ -272,15 +272,16 @@ static void run_component(void* opaque, int32_t k) {
   batch->statuses[k] = status;
 }
 
-// The component inputs of every argument (parallel values of this handler
-// give their components; other tensors go to every component as they are).
+// The component inputs of arguments[0, n) (parallel values of this
+// handler give their components; other tensors go to every component as
+// they are).
 static loom_status_t component_inputs(const loom__parallel_t* shared,
-                                      const char* handler_name,
-                                      loom_op_invocation_t* invocation,
+                                      const char* op_name,
+                                      loom_tensor_handle_t* const* arguments,
+                                      int32_t n,
                                       loom_tensor_handle_t** inputs) {
-  int32_t n = invocation->num_arguments;
   for (int32_t i = 0; i < n; ++i) {
-    loom_tensor_handle_t* argument = invocation->arguments[i];
+    loom_tensor_handle_t* argument = arguments[i];
     loom__parallel_tensor_t* tensor = loom__parallel_tensor_of(argument);
     if (tensor &&
         loom__parallel_of(loom_tensor_handle_handler(argument)) != shared) {
@@ -288,8 +289,8 @@ static loom_status_t component_inputs(const loom__parallel_t* shared,
           LOOM_STATUS_INVALID_ARGUMENT,
           "%s on parallel handler '%s': input %d is a parallel value of "
           "another parallel handler (%d components; this one has %d)",
-          loom_prepared_op_name(invocation->op), handler_name, (int)i,
-          (int)tensor->num_components, (int)shared->num_components);
+          op_name, shared->name, (int)i, (int)tensor->num_components,
+          (int)shared->num_components);
     }
     for (int32_t k = 0; k < shared->num_components; ++k) {
       inputs[(size_t)k * (size_t)n + (size_t)i] =
@@ -299,30 +300,32 @@ static loom_status_t component_inputs(const loom__parallel_t* shared,
   return loom_ok_status();
 }
 
-static loom_status_t run_per_component(loom_op_handler_t* handler,
-                                       loom_op_invocation_t* invocation) {
+// Runs op `op_name` (with `attrs`, may be NULL) once per component, each on
+// its component thread and device, on the components of arguments[0, n):
+// results[0, m) receive parallel values (new references; none on error).
+static loom_status_t run_components(loom_op_handler_t* handler,
+                                    const char* op_name,
+                                    const loom_op_attrs_t* attrs,
+                                    loom_tensor_handle_t* const* arguments,
+                                    int32_t num_arguments,
+                                    loom_tensor_handle_t** results,
+                                    int32_t num_results) {
   const loom__parallel_t* shared = loom__parallel_of(handler);
   int32_t n = shared->num_components;
-  int32_t num_arguments = invocation->num_arguments;
-  int32_t num_results = invocation->num_results;
-  // The result slots are only written here: what they held on entry is
-  // the caller's (x = f(x) passes x's own slot), never released.
-  for (int32_t j = 0; j < num_results; ++j) invocation->results[j] = NULL;
   // The inputs' slots hold one result's components afterwards: at least n
   // of them, also for an op without inputs (VarHandleOp).
   int32_t input_slots = num_arguments > 0 ? num_arguments : 1;
   size_t handles = (size_t)n * (size_t)(input_slots + num_results);
   void* block = NULL;
-  loom_status_t status =
+  LOOM_RETURN_IF_ERROR(
       loom_allocator_calloc(shared->allocator,
                             handles * sizeof(loom_tensor_handle_t*) +
                                 (size_t)n * sizeof(loom_status_t),
-                            &block);
-  if (status) return loom_op_invocation_fail(invocation, status, true);
+                            &block));
   batch_t batch = {
       .shared = shared,
-      .op_name = loom_prepared_op_name(invocation->op),
-      .attrs = invocation->attrs,
+      .op_name = op_name,
+      .attrs = attrs,
       .num_arguments = num_arguments,
       .num_results = num_results,
       .inputs = block,
@@ -330,7 +333,8 @@ static loom_status_t run_per_component(loom_op_handler_t* handler,
           (loom_tensor_handle_t**)block + (size_t)n * (size_t)input_slots,
       .statuses = (loom_status_t*)((loom_tensor_handle_t**)block + handles),
   };
-  status = component_inputs(shared, shared->name, invocation, batch.inputs);
+  loom_status_t status =
+      component_inputs(shared, op_name, arguments, num_arguments, batch.inputs);
   if (!status) {
     loom__parallel_threads_run(shared->threads, run_component, &batch);
     for (int32_t k = 0; k < n; ++k) {
@@ -348,7 +352,7 @@ static loom_status_t run_per_component(loom_op_handler_t* handler,
       components[k] = batch.results[at];
       batch.results[at] = NULL;
     }
-    status = loom__parallel_wrap(handler, components, &invocation->results[j]);
+    status = loom__parallel_wrap(handler, components, &results[j]);
   }
   for (size_t at = 0; at < (size_t)n * (size_t)num_results; ++at) {
     loom_tensor_handle_release(batch.results[at]);
@@ -356,16 +360,56 @@ static loom_status_t run_per_component(loom_op_handler_t* handler,
   loom_allocator_free(shared->allocator, block);
   if (status) {
     for (int32_t j = 0; j < num_results; ++j) {
-      loom_tensor_handle_release(invocation->results[j]);
-      invocation->results[j] = NULL;
+      loom_tensor_handle_release(results[j]);
+      results[j] = NULL;
     }
-    return loom_op_invocation_fail(invocation, status, true);
   }
+  return status;
+}
+
+static loom_status_t run_per_component(loom_op_handler_t* handler,
+                                       loom_op_invocation_t* invocation) {
+  int32_t num_arguments = invocation->num_arguments;
+  int32_t num_results = invocation->num_results;
+  // The result slots are only written here: what they held on entry is
+  // the caller's (x = f(x) passes x's own slot), never released.
+  for (int32_t j = 0; j < num_results; ++j) invocation->results[j] = NULL;
+  loom_status_t status = run_components(
+      handler, loom_prepared_op_name(invocation->op), invocation->attrs,
+      invocation->arguments, num_arguments, invocation->results, num_results);
+  if (status) return loom_op_invocation_fail(invocation, status, true);
   for (int32_t i = 0; i < num_arguments; ++i) {
     loom_tensor_handle_release(invocation->arguments[i]);
     invocation->arguments[i] = NULL;
   }
   return loom_ok_status();
+}
+
+// A call whose parameters include values of this handler runs whole once
+// per component, as any op does (the design's reason for delayed
+// processing): each component thread calls the function on its device,
+// where the call runs its plan, rather than the body's ops each running
+// per component. A call binding a parallel value it captured runs op by
+// op (its captures are the function's own, not per component).
+static loom_status_t parallel_execute_function_call(
+    loom_op_handler_t* handler, loom_function_call_t* call,
+    loom_tensor_handle_t** results, bool* out_taken) {
+  *out_taken = false;
+  loom__parallel_t* shared = loom__parallel_of(handler);
+  int32_t n = call->num_inputs - call->num_captured;
+  bool own = false;
+  for (int32_t i = 0; i < call->num_inputs; ++i) {
+    loom__parallel_tensor_t* tensor = loom__parallel_tensor_of(call->inputs[i]);
+    if (!tensor) continue;
+    if (i >= n) return loom_ok_status();
+    own |= loom__parallel_of(loom_tensor_handle_handler(call->inputs[i])) ==
+           shared;
+  }
+  if (!own) return loom_ok_status();
+  *out_taken = true;
+  atomic_fetch_add_explicit(&shared->calls_taken, 1, memory_order_relaxed);
+  return run_components(handler, call->function_name, NULL, call->inputs, n,
+                        results, call->num_outputs);
 }
 
 //===----------------------------------------------------------------------===//
@@ -460,6 +504,7 @@ static const loom_op_handler_vtable_t kParallelVtable = {
     .debug_string = parallel_debug_string,
     .tensor_debug_string = parallel_tensor_debug_string,
     .tensor_metadata = parallel_tensor_metadata,
+    .execute_function_call = parallel_execute_function_call,
 };
 
 static loom_status_t make_handler(loom_runtime_t* runtime,

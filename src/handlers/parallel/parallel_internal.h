@@ -25,6 +25,8 @@ typedef struct loom__parallel_t {
   loom_op_handler_t** components;  // retained
   loom__parallel_threads_t* threads;
   char* name;  // the handler's device name in its context
+  // Function calls run whole per component (execute_function_call).
+  _Atomic int64_t calls_taken;
 } loom__parallel_t;
 
 // The state of one handler: the shared part and the handler.
