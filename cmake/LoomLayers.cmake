@@ -100,13 +100,15 @@ loom_layer(function            function            base host tensor registry
                                                    handlers_recompute)
 # Tracing records ops into the function layer's functions; it makes the
 # backward functions of calls a tape records, the JVP functions of calls
-# a forward accumulator takes (a tape or an accumulator in a trace) and the
-# batched functions of calls on a vmap.
+# a forward accumulator takes (a tape or an accumulator in a trace), the
+# batched functions of calls on a vmap and the checked functions of calls
+# under the numerics handler.
 loom_layer(handlers_trace      handlers/trace      base host tensor registry
                                                    plugin corert frontend
                                                    handlers_autodiff
                                                    handlers_tape
                                                    handlers_forward
+                                                   handlers_numerics
                                                    handlers_vmap function)
 # TensorFlow's C API over all of it: TF_ and TFE_ names live only here.
 loom_layer(compat              compat              base host tensor registry

@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 
+#include "loom/function.h"
 #include "loom/handlers.h"
 #include "loom/loom.h"
 #include "tensorflow/c/eager/c_api.h"
@@ -587,6 +588,63 @@ static void numerics_turns_inf_and_nan_into_errors(void** state) {
   loom_op_handler_release(numerics);
 }
 
+// A call of a stateless function under the handler runs its checked
+// function (the body replayed once with a CheckNumericsV2 after each
+// floating-point result, then called planned): the same values and the
+// same errors as the body checked op by op.
+static void numerics_checks_calls_in_their_checked_function(void** state) {
+  fixture_t* f = *state;
+  loom_function_builder_t* b = NULL;
+  LOOM_ASSERT_OK(
+      loom_function_builder_create(loom_allocator_system(), "div", &b));
+  LOOM_ASSERT_OK(
+      loom_function_builder_add_input(b, "x", LOOM_DTYPE_FLOAT, NULL, NULL));
+  LOOM_ASSERT_OK(
+      loom_function_builder_add_input(b, "y", LOOM_DTYPE_FLOAT, NULL, NULL));
+  const char* inputs[] = {"x", "y"};
+  LOOM_ASSERT_OK(loom_function_builder_add_node(b, "div", "RealDiv", inputs, 2,
+                                                NULL, NULL));
+  LOOM_ASSERT_OK(loom_function_builder_add_output(b, "r", LOOM_DTYPE_FLOAT,
+                                                  NULL, "div:z:0"));
+  loom_function_t* div = NULL;
+  LOOM_ASSERT_OK(loom_function_builder_finish(b, &div));
+  LOOM_ASSERT_OK(loom_context_add_function(f->context, div));
+  loom_op_handler_t* numerics = NULL;
+  LOOM_ASSERT_OK(loom_numerics_handler_create(f->context, &numerics));
+  LOOM_ASSERT_OK(loom_context_enter_scope(f->context, numerics));
+  loom_tensor_handle_t* one = scalar(f, 1.0f);
+  loom_tensor_handle_t* zero = scalar(f, 0.0f);
+  loom_tensor_handle_t* two = scalar(f, 2.0f);
+  for (int i = 0; i < 3; ++i) {
+    loom_tensor_handle_t* half = binary(f, "div", one, two);
+    assert_true(value_of(f, half) == 0.5f);
+    loom_tensor_handle_release(half);
+  }
+  LOOM_ASSERT_STATUS(try_binary(f, "div", one, zero, NULL),
+                     LOOM_STATUS_INVALID_ARGUMENT,
+                     "Detected Infinity or NaN in output 0 of "
+                     "eagerly-executing op \"RealDiv\" (# of outputs: 1) : "
+                     "Tensor had +Inf values");
+  LOOM_ASSERT_OK(loom_context_exit_scope(f->context));
+  // One checked function for the key (float scalars), planned after its
+  // first call.
+  assert_true(loom_context_has_function(f->context, "div_checked_0"));
+  assert_false(loom_context_has_function(f->context, "div_checked_1"));
+  loom_function_t* checked = NULL;
+  LOOM_ASSERT_OK(
+      loom_context_find_function(f->context, "div_checked_0", &checked));
+  loom_function_stats_t stats = {.struct_size = sizeof(stats)};
+  LOOM_ASSERT_OK(loom_function_get_stats(checked, &stats));
+  assert_true(stats.planned_calls >= 2);
+  loom_function_release(checked);
+  LOOM_ASSERT_OK(loom_context_remove_function(f->context, "div"));
+  assert_false(loom_context_has_function(f->context, "div_checked_0"));
+  loom_tensor_handle_t* all[] = {one, zero, two};
+  for (int i = 0; i < 3; ++i) loom_tensor_handle_release(all[i]);
+  loom_function_release(div);
+  loom_op_handler_release(numerics);
+}
+
 static void numerics_errors_arrive_with_async_results(void** state) {
   fixture_t* f = *state;
   loom_op_handler_t* numerics = NULL;
@@ -626,6 +684,7 @@ int main(void) {
       TEST(logging_stacked_on_a_wrapping_handler),
       TEST(logging_through_the_tensorflow_api),
       TEST(numerics_turns_inf_and_nan_into_errors),
+      TEST(numerics_checks_calls_in_their_checked_function),
       ASYNC(numerics_errors_arrive_with_async_results),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -174,27 +174,10 @@ static loom_status_t call_batched(loom_context_t* context,
     status = loom__derived_find_or_make(context, base, function_name, "batched",
                                         &builder, &batched, &made);
   }
-  loom_eager_op_t* op = NULL;
   if (!status && batched) {
-    status = loom_eager_op_create(context, loom_function_name(batched), &op);
-    for (int32_t i = 0; !status && i < n; ++i) {
-      status = loom_eager_op_add_input(op, inputs[i]);
-    }
-    int32_t made = 0;
-    if (!status) status = loom_eager_op_execute(op, outputs, m, &made);
-    if (!status && made != m) {
-      for (int32_t k = 0; k < made; ++k) {
-        loom_tensor_handle_release(outputs[k]);
-        outputs[k] = NULL;
-      }
-      status = loom_make_status(LOOM_STATUS_INTERNAL,
-                                "batched function '%s' gave %d results, %d "
-                                "expected",
-                                loom_function_name(batched), made, m);
-    }
+    status = loom__derived_call(context, batched, inputs, n, outputs, m);
     *out_done = true;
   }
-  if (op) loom_eager_op_destroy(op);
   loom_allocator_free(allocator, metadata);
   loom_function_release(batched);
   loom_function_release(base);

@@ -78,6 +78,32 @@ loom_status_t loom__derived_find_or_make(loom_context_t* context,
   return loom_ok_status();
 }
 
+loom_status_t loom__derived_call(loom_context_t* context,
+                                 const loom_function_t* derived,
+                                 loom_tensor_handle_t* const* inputs, int32_t n,
+                                 loom_tensor_handle_t** outputs, int32_t m) {
+  const char* name = loom_function_name(derived);
+  loom_eager_op_t* op = NULL;
+  LOOM_RETURN_IF_ERROR(loom_eager_op_create(context, name, &op));
+  loom_status_t status = loom_ok_status();
+  for (int32_t i = 0; !status && i < n; ++i) {
+    status = loom_eager_op_add_input(op, inputs[i]);
+  }
+  int32_t made = 0;
+  if (!status) status = loom_eager_op_execute(op, outputs, m, &made);
+  if (!status && made != m) {
+    for (int32_t k = 0; k < made; ++k) {
+      loom_tensor_handle_release(outputs[k]);
+      outputs[k] = NULL;
+    }
+    status = loom_make_status(LOOM_STATUS_INTERNAL,
+                              "function '%s' gave %d results, %d expected",
+                              name, made, m);
+  }
+  loom_eager_op_destroy(op);
+  return status;
+}
+
 loom_status_t loom__derived_exit_scope(loom_context_t* context,
                                        loom_status_t status) {
   loom_status_t exited = loom_context_exit_scope(context);
@@ -96,6 +122,7 @@ __attribute__((constructor)) static void install_builders(void) {
   loom__trace_install_call_backward();
   loom__trace_install_call_jvp();
   loom__trace_install_call_batch();
+  loom__trace_install_call_checked();
   loom__trace_register_control_flow_gradients();
   loom__trace_register_while_gradients();
 }

@@ -54,6 +54,13 @@ loom_status_t loom__derived_find_or_make(loom_context_t* context,
                                          loom_function_t** out_derived,
                                          bool* out_made);
 
+// Calls `derived` on inputs[0, n) in the current scope: outputs[0, m)
+// receive new references (none on an error).
+loom_status_t loom__derived_call(loom_context_t* context,
+                                 const loom_function_t* derived,
+                                 loom_tensor_handle_t* const* inputs, int32_t n,
+                                 loom_tensor_handle_t** outputs, int32_t m);
+
 // Leaves the innermost scope; the first error of `status` and the exit's.
 loom_status_t loom__derived_exit_scope(loom_context_t* context,
                                        loom_status_t status);
@@ -115,7 +122,9 @@ void loom__trace_register_while_gradients(void);
 // accumulator; trace_derived.c calls both as the library loads.
 void loom__trace_install_call_backward(void);
 void loom__trace_install_call_jvp(void);
-// ... and of batched functions (trace_call_batch.c) in vmap.
+// ... of batched functions (trace_call_batch.c) in vmap, and of checked
+// functions (trace_call_checked.c) in the numerics handler.
 void loom__trace_install_call_batch(void);
+void loom__trace_install_call_checked(void);
 
 #endif  // LOOM_HANDLERS_TRACE_TRACE_DERIVED_H_
