@@ -12,12 +12,13 @@
 //                                       same batch's summed loss (one tape
 //                                       over the batched forward pass);
 //   f_tiny_t1                           one call of a tiny function,
-//                                       f(x) = sum(sin(x) * x), x [4];
-//   vmap_grad_tiny_b8_t1                vmap(grad f) over 8 examples (in,
+//                                       f(x) = sum(tanh(w * x)), x and w
+//                                       [16];
+//   vmap_grad_tiny_b64_t1               vmap(grad f) over 64 examples (in,
 //                                       tape, f, gradient, out);
-//   vmap_f_tiny_b8_t1                   vmap(f) over 8 examples, f's ops
+//   vmap_f_tiny_b64_t1                  vmap(f) over 64 examples, f's ops
 //                                       run eagerly in the scope;
-//   vmap_call_f_tiny_b8_t1              the same with f a traced function
+//   vmap_call_f_tiny_b64_t1             the same with f a traced function
 //                                       called in the scope (its batched
 //                                       function, made at the first call).
 // The references (bench/vmap_reference.py) are PyTorch's loop and
@@ -114,7 +115,9 @@ static double measure(void* arg, int64_t iterations) {
   return bench_now_ns() - start;
 }
 
-// A tiny function: f(x) = sum(sin(x) * x) over x [4] (one example).
+// A tiny function: f(x) = sum(tanh(w * x)) over x [16] (one example), w
+// [16] shared by the examples.
+enum { kTinyBatch = 64, kTinyWidth = 16 };
 typedef enum tiny_mode_t {
   kTinyF = 0,     // f(x)
   kTinyVmapGrad,  // vmap(grad f)
@@ -124,21 +127,21 @@ typedef enum tiny_mode_t {
 
 typedef struct tiny_t {
   loom_context_t* context;
-  loom_tensor_handle_t *x, *xs, *axes;
+  loom_tensor_handle_t *x, *xs, *w, *axes;
   tiny_mode_t mode;
 } tiny_t;
 
 static loom_tensor_handle_t* tiny_f(tiny_t* t, loom_tensor_handle_t* x) {
-  loom_tensor_handle_t *sin = NULL, *product = NULL, *sum = NULL;
-  check(nn_unary(t->context, "Sin", x, &sin));
-  check(nn_binary(t->context, "Mul", sin, x, &product));
-  check(nn_binary(t->context, "Sum", product, t->axes, &sum));
-  loom_tensor_handle_release(sin);
+  loom_tensor_handle_t *product = NULL, *tanh = NULL, *sum = NULL;
+  check(nn_binary(t->context, "Mul", t->w, x, &product));
+  check(nn_unary(t->context, "Tanh", product, &tanh));
+  check(nn_binary(t->context, "Sum", tanh, t->axes, &sum));
   loom_tensor_handle_release(product);
+  loom_tensor_handle_release(tanh);
   return sum;
 }
 
-// vmap(grad f) over xs [8, 4]: the per-example gradients, [8, 4].
+// vmap(grad f) over xs [64, 16]: the per-example gradients, [64, 16].
 static loom_tensor_handle_t* tiny_vmap_grad(tiny_t* t) {
   loom_context_t* c = t->context;
   loom_op_handler_t *vmap = NULL, *tape = NULL;
@@ -162,8 +165,8 @@ static loom_tensor_handle_t* tiny_vmap_grad(tiny_t* t) {
   return out;
 }
 
-// vmap(f) over xs [8, 4], f's ops in the scope or (`call`) f called as
-// the function "tiny_f": [8].
+// vmap(f) over xs [64, 16], f's ops in the scope or (`call`) f called as
+// the function "tiny_f": [64].
 static loom_tensor_handle_t* tiny_vmap_f(tiny_t* t, bool call) {
   loom_context_t* c = t->context;
   loom_op_handler_t* vmap = NULL;
@@ -198,12 +201,18 @@ static double measure_tiny(void* arg, int64_t iterations) {
   return bench_now_ns() - start;
 }
 
-// The tiny workload's inputs: xs [8, 4], x = xs[0], the axes of Sum.
+// The tiny workload's inputs: xs [64, 16], x = xs[0], w [16], the axes of
+// Sum.
 static tiny_t tiny_initialize(loom_context_t* context) {
-  static float xs[8 * 4];
-  for (int i = 0; i < 8 * 4; ++i) xs[i] = (float)((i * 37) % 101) / 101.0f;
+  static float xs[kTinyBatch * kTinyWidth];
+  static float w[kTinyWidth];
+  for (int i = 0; i < kTinyBatch * kTinyWidth; ++i) {
+    xs[i] = (float)((i * 37) % 101) / 101.0f - 0.5f;
+  }
+  for (int i = 0; i < kTinyWidth; ++i) w[i] = (float)(i % 5) * 0.25f - 0.5f;
   tiny_t t = {.context = context};
-  int64_t x_dims[2] = {8, 4}, one = 1;
+  int64_t x_dims[2] = {kTinyBatch, kTinyWidth}, one = 1;
+  check(nn_constant_f32(context, x_dims + 1, 1, w, &t.w));
   static const int32_t kAxis[1] = {0};
   check(nn_constant_f32(context, x_dims, 2, xs, &t.xs));
   check(nn_constant_f32(context, x_dims + 1, 1, xs, &t.x));
@@ -231,8 +240,8 @@ static tiny_t tiny_initialize(loom_context_t* context) {
 }
 
 static void tiny_deinitialize(tiny_t* t) {
-  loom_tensor_handle_t* all[3] = {t->x, t->xs, t->axes};
-  release_all(all, 3);
+  loom_tensor_handle_t* all[4] = {t->x, t->xs, t->w, t->axes};
+  release_all(all, 4);
 }
 
 static void bench_tiny(loom_context_t* context, bool quick, int repetitions) {
@@ -244,17 +253,17 @@ static void bench_tiny(loom_context_t* context, bool quick, int repetitions) {
                "us");
   t.mode = kTinyVmapGrad;
   bench_report(
-      "vmap_grad_tiny_b8_t1",
+      "vmap_grad_tiny_b64_t1",
       bench_median_ns(measure_tiny, &t, iterations / 10 + 1, repetitions) / 1e3,
       "us");
   t.mode = kTinyVmapF;
   bench_report(
-      "vmap_f_tiny_b8_t1",
+      "vmap_f_tiny_b64_t1",
       bench_median_ns(measure_tiny, &t, iterations / 10 + 1, repetitions) / 1e3,
       "us");
   t.mode = kTinyVmapCall;
   bench_report(
-      "vmap_call_f_tiny_b8_t1",
+      "vmap_call_f_tiny_b64_t1",
       bench_median_ns(measure_tiny, &t, iterations / 10 + 1, repetitions) / 1e3,
       "us");
   tiny_deinitialize(&t);

@@ -9,9 +9,13 @@ microseconds per batch (median of repetitions after a warm-up):
                                             functorch);
   functorch_vmap_grad_mlp784_b128_t1        the same for a 784-256-10 MLP
                                             over 128 examples;
-  functorch_vmap_f_tiny_b8_t1               functorch's vmap(f) of
-                                            f(x) = sum(sin(x) * x), x [4],
-                                            over 8 examples.
+  torch_f_tiny_t1                           one call of
+                                            f(x) = sum(tanh(w * x)), x, w
+                                            [16];
+  functorch_vmap_grad_tiny_b64_t1           functorch's vmap(grad f) over
+                                            64 examples;
+  functorch_vmap_f_tiny_b64_t1              functorch's vmap(f) over 64
+                                            examples.
 """
 
 import statistics
@@ -83,10 +87,23 @@ def main():
                          iterations, repetitions))
     if functorch is None:
         return
-    tiny_xs = torch.rand(8, 4)
-    tiny = functorch.vmap(lambda x: torch.sum(torch.sin(x) * x))
-    report("functorch_vmap_f_tiny_b8_t1",
-           median_us(lambda: tiny(tiny_xs), 20 if quick else 2000,
+    tiny_xs = torch.rand(64, 16) - 0.5
+    tiny_w = torch.rand(16) - 0.5
+
+    def tiny_f(x):
+        return torch.sum(torch.tanh(tiny_w * x))
+
+    tiny_iterations = 20 if quick else 2000
+    report("torch_f_tiny_t1",
+           median_us(lambda: tiny_f(tiny_xs[0]), tiny_iterations,
+                     repetitions))
+    tiny_grad = functorch.vmap(functorch.grad(tiny_f))
+    report("functorch_vmap_grad_tiny_b64_t1",
+           median_us(lambda: tiny_grad(tiny_xs), tiny_iterations // 10 + 1,
+                     repetitions))
+    tiny = functorch.vmap(tiny_f)
+    report("functorch_vmap_f_tiny_b64_t1",
+           median_us(lambda: tiny(tiny_xs), tiny_iterations // 10 + 1,
                      repetitions))
     big = torch.nn.Sequential(torch.nn.Linear(784, HIDDEN_784),
                               torch.nn.ReLU(),
