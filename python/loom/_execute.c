@@ -68,8 +68,8 @@ static int set_int_list(loom_op_attrs_t* attrs, const char* name,
 
 // Sets attribute `def` from a Python value: ints, floats, bools, dtype enum
 // values, shapes as sequences of ints (None: unknown), strings, tensors.
-static int set_attr(loom_op_attrs_t* attrs, const loom_op_def_t* op,
-                    const loom_attr_def_t* def, PyObject* value) {
+int loom__py_set_attr(loom_op_attrs_t* attrs, const loom_op_def_t* op,
+                      const loom_attr_def_t* def, PyObject* value) {
   const char* name = def->name;
   loom_status_t status = NULL;
   if (def->is_list && def->kind != LOOM_ATTR_KIND_STRING &&
@@ -273,7 +273,8 @@ static PyObject* py_execute(PyObject* module, PyObject* args) {
           "Attribute '%s' does not exist for operation %s", name, op_name));
       goto fail;
     }
-    if (set_attr(loom_eager_op_attrs(op), def, attr, value) < 0) goto fail;
+    if (loom__py_set_attr(loom_eager_op_attrs(op), def, attr, value) < 0)
+      goto fail;
   }
   PyThreadState* thread_state = PyEval_SaveThread();
   status = loom_eager_op_execute(op, results, MAX_RESULTS, &count);

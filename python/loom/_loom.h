@@ -45,6 +45,11 @@ PyObject* loom__py_dlpack(PyObject* self, PyObject* args, PyObject* kwargs);
 PyObject* loom__py_dlpack_device(PyObject* self, PyObject* unused);
 PyObject* loom__py_from_dlpack(PyObject* module, PyObject* capsule);
 
+// Sets attribute `def` of `op` in `attrs` from a Python value (_execute.c);
+// -1 with a Python exception set on failure.
+int loom__py_set_attr(loom_op_attrs_t* attrs, const loom_op_def_t* op,
+                      const loom_attr_def_t* def, PyObject* value);
+
 // _execute.c: execute, op_defs, the Op type and the tensor operators.
 extern PyMethodDef loom__py_execute_methods[];
 extern PyNumberMethods loom__py_tensor_number_methods;

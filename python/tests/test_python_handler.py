@@ -200,3 +200,124 @@ def test_the_handler_is_collected():
     del recorder
     gc.collect()
     assert ref() is None
+
+
+def test_the_op_shows_its_attributes(rng):
+    a, b = rng.standard_normal((2, 3)), rng.standard_normal((4, 3))
+    seen = {}
+
+    class Inspect(loom.PythonHandler):
+        def execute(self, op):
+            if op.name == "MatMul":
+                seen.update(op.attrs)
+            return op.run()
+
+    with Inspect():
+        out = loom.raw_ops.MatMul(a=loom.tensor(a), b=loom.tensor(b),
+                                  transpose_b=True)
+    np.testing.assert_allclose(np.asarray(out), a @ b.T)
+    assert seen["transpose_b"] is True
+    assert seen.get("transpose_a", False) is False
+    assert all(isinstance(k, str) for k in seen)
+
+
+def test_a_handler_may_change_the_attributes(rng):
+    a = rng.standard_normal((3, 3))
+    b = rng.standard_normal((3, 3))
+
+    class Transposer(loom.PythonHandler):
+        def execute(self, op):
+            if op.name == "MatMul":
+                return op.run(attrs={"transpose_b": True})
+            return op.run()
+
+    with Transposer():
+        out = loom.matmul(loom.tensor(a), loom.tensor(b))
+    np.testing.assert_allclose(np.asarray(out), a @ b.T, rtol=1e-6)
+
+    class Unknown(loom.PythonHandler):
+        def execute(self, op):
+            return op.run(attrs={"no_such_attr": 1})
+
+    with pytest.raises(loom.errors.UnknownError, match="no_such_attr"):
+        with Unknown():
+            loom.tensor([1.0]) + loom.tensor([2.0])
+
+
+@loom.function
+def _scaled_sum(x, y):
+    return x * y + x
+
+
+def test_a_handler_with_call_takes_function_calls_whole(rng):
+    x, y = rng.standard_normal(4), rng.standard_normal(4)
+
+    class Whole(loom.PythonHandler):
+        def __init__(self):
+            super().__init__()
+            self.calls = []
+            self.ops = []
+
+        def call(self, fn):
+            self.calls.append((fn.name, fn.num_outputs, len(fn.inputs)))
+            return fn.run()
+
+        def execute(self, op):
+            self.ops.append(op.name)
+            return op.run()
+
+    expected = x * y + x
+    _scaled_sum(loom.tensor(x), loom.tensor(y))  # traced outside
+    whole = Whole()
+    with whole:
+        out = _scaled_sum(loom.tensor(x), loom.tensor(y))
+    np.testing.assert_allclose(np.asarray(out), expected, rtol=1e-6)
+    assert len(whole.calls) == 1
+    _, num_outputs, num_inputs = whole.calls[0]
+    assert (num_outputs, num_inputs) == (1, 2)
+    # The body ran beneath the handler: its Mul and AddV2 did not reach it.
+    assert "Mul" not in whole.ops and "AddV2" not in whole.ops
+
+
+def test_a_call_returning_none_is_left_to_execute(rng):
+    x, y = rng.standard_normal(4), rng.standard_normal(4)
+
+    class Leave(loom.PythonHandler):
+        def __init__(self):
+            super().__init__()
+            self.ops = []
+
+        def call(self, fn):
+            return None
+
+        def execute(self, op):
+            self.ops.append(op.name)
+            return op.run()
+
+    _scaled_sum(loom.tensor(x), loom.tensor(y))
+    leave = Leave()
+    with leave:
+        out = _scaled_sum(loom.tensor(x), loom.tensor(y))
+    np.testing.assert_allclose(np.asarray(out), x * y + x, rtol=1e-6)
+    assert "Mul" in leave.ops and "AddV2" in leave.ops
+
+
+def test_a_call_may_replace_the_outputs_or_fail(rng):
+    x, y = rng.standard_normal(4), rng.standard_normal(4)
+
+    class Zeros(loom.PythonHandler):
+        def call(self, fn):
+            return [loom.tensor(np.zeros(4))]
+
+    _scaled_sum(loom.tensor(x), loom.tensor(y))
+    with Zeros():
+        out = _scaled_sum(loom.tensor(x), loom.tensor(y))
+    np.testing.assert_array_equal(np.asarray(out), np.zeros(4))
+
+    class Fails(loom.PythonHandler):
+        def call(self, fn):
+            raise ValueError("no calls here")
+
+    with pytest.raises(loom.errors.UnknownError, match="no calls here"):
+        with Fails():
+            _scaled_sum(loom.tensor(x), loom.tensor(y))
