@@ -1211,15 +1211,38 @@ static void a_symbolic_while_differentiates_through_its_body(void** state) {
   assert_true(loom_context_has_function(g_context, "power_step_jvp_0"));
 }
 
-// The traced functions with an If's or a While's gradient print as a
-// program: the If as corert.cond, the While as corert.while, their
+// The traced functions with an If's, a While's or a Case's gradient print
+// as a program: the If as corert.cond, the While as corert.while, the Case
+// as tfrt.case on its index clamped as TensorFlow's Case reads it, their
 // functions (the backward and loop functions among them) taking and
 // returning a chain; `loom run` gives the values of the calls.
 static void traced_gradients_print_as_a_program(void** state) {
   (void)state;
-  static const char* const kOps[] = {"StatelessIf", "StatelessWhile"};
-  static const char* const kNames[] = {"printed_if", "printed_while"};
-  for (int k = 0; k < 2; ++k) {
+  static const char* const kOps[] = {"StatelessIf", "StatelessWhile",
+                                     "StatelessCase"};
+  static const char* const kNames[] = {"printed_if", "printed_while",
+                                       "printed_case"};
+  static const char* const kShows[] = {"= corert.cond %arg0 @sin_backward_",
+                                       "= corert.while @less @power_step (",
+                                       "= tfrt.case %k"};
+  // Per call: the selector (none for the While), the value, the derivative.
+  typedef struct {
+    float selector;
+    const float* value;
+    const float* derivative;
+  } expected_t;
+  static const expected_t kIf[] = {{1, kSin, kCos}, {0, kCos, kNegSin}};
+  static const expected_t kWhile[] = {{0, kCube, kCubeGrad}};
+  static const expected_t kCase[] = {{0, kSin, kCos},
+                                     {1, kCos, kNegSin},
+                                     {2, kSquare, kTwoX},
+                                     {7, kSquare, kTwoX},
+                                     {-1, kSquare, kTwoX}};
+  const expected_t* const calls[] = {kIf, kWhile, kCase};
+  static const int kNumCalls[] = {2, 1, 5};
+  static const loom_dtype_t kSelector[] = {LOOM_DTYPE_BOOL, LOOM_DTYPE_INVALID,
+                                           LOOM_DTYPE_INT32};
+  for (int k = 0; k < 3; ++k) {
     trace_with_derivative(kNames[k], kOps[k], false);
     loom_function_t* function = NULL;
     LOOM_ASSERT_OK(loom_context_find_function(g_context, kNames[k], &function));
@@ -1228,56 +1251,23 @@ static void traced_gradients_print_as_a_program(void** state) {
     LOOM_ASSERT_OK(loom_trace_print_program(
         g_context, function, loom_allocator_system(), &text, &size));
     loom_function_release(function);
-    if (k == 0) {
-      assert_non_null(strstr(text, "= corert.cond %arg0 @sin @cos ("));
-      assert_non_null(strstr(text, "= corert.cond %arg0 @sin_backward_"));
-      assert_non_null(strstr(text,
-                             "func.func @sin(%ch0: !tfrt.chain, %arg0: "
-                             "!corert.tensorhandle) -> (!tfrt.chain, "
-                             "!corert.tensorhandle)"));
-    } else {
-      assert_non_null(strstr(text, "= corert.while @less @power_step ("));
-      assert_non_null(strstr(text,
-                             "= corert.while @power_step_countdown_0 "
-                             "@power_step_reverse_0 ("));
-    }
-    for (int truth = 0; truth < 2 - k; ++truth) {
+    assert_non_null(strstr(text, kShows[k]));
+    for (int c = 0; c < kNumCalls[k]; ++c) {
+      const expected_t* e = &calls[k][c];
+      bool selected = kSelector[k] != LOOM_DTYPE_INVALID;
       loom_tensor_handle_t* arguments[2] = {
-          scalar(g_context, LOOM_DTYPE_BOOL, (float)truth),
+          selected ? scalar(g_context, kSelector[k], e->selector) : NULL,
           vector(g_context, kX)};
       loom_tensor_handle_t* results[2] = {NULL, NULL};
-      // A While's function takes x alone.
       loom_test_run_program(g_context, "printed.mlir", text, size, kNames[k],
-                            arguments + k, 2 - k, results, 2);
-      if (k == 1) loom_tensor_handle_release(arguments[0]);
-      const float* value = k == 1 ? kCube : truth ? kSin : kCos;
-      const float* derivative = k == 1 ? kCubeGrad : truth ? kCos : kNegSin;
-      expect_values(g_context, results[0], value, 3);
-      expect_values(g_context, results[1], derivative, 3);
+                            arguments + !selected, 1 + selected, results, 2);
+      expect_values(g_context, results[0], e->value, 3);
+      expect_values(g_context, results[1], e->derivative, 3);
       release_all(results, 2);
     }
     loom_allocator_free(loom_allocator_system(), text);
     LOOM_ASSERT_OK(loom_context_remove_function(g_context, kNames[k]));
   }
-}
-
-// A Case has no corert form: printing it is UNIMPLEMENTED, named.
-static void a_traced_case_does_not_print(void** state) {
-  (void)state;
-  trace_with_derivative("printed_case", "StatelessCase", false);
-  loom_function_t* function = NULL;
-  LOOM_ASSERT_OK(
-      loom_context_find_function(g_context, "printed_case", &function));
-  char* text = NULL;
-  LOOM_ASSERT_STATUS(
-      loom_trace_print_program(g_context, function, loom_allocator_system(),
-                               &text, NULL),
-      LOOM_STATUS_UNIMPLEMENTED,
-      "function 'printed_case': node 'StatelessCase_0': a Case (corert has no "
-      "form of it) cannot be written as a program");
-  assert_null(text);
-  loom_function_release(function);
-  LOOM_ASSERT_OK(loom_context_remove_function(g_context, "printed_case"));
 }
 
 int main(void) {
@@ -1297,7 +1287,6 @@ int main(void) {
       cmocka_unit_test(a_symbolic_case_differentiates_over_its_branches),
       cmocka_unit_test(a_symbolic_while_differentiates_through_its_body),
       cmocka_unit_test(traced_gradients_print_as_a_program),
-      cmocka_unit_test(a_traced_case_does_not_print),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

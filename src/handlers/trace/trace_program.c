@@ -2,9 +2,9 @@
 // which `loom run` and the program API execute: one corert.executeop per
 // node on the "cpu" handler, stateful nodes chained in body order
 // (corert.executeop.seq), captured tensors as corert.const_dense_tensor,
-// calls as tfrt.call; a stateful callee takes and returns a chain. If and
-// While nodes are corert.cond and corert.while, whose functions take and
-// return a chain too.
+// calls as tfrt.call; a stateful callee takes and returns a chain. If,
+// While and Case nodes are corert.cond, corert.while and tfrt.case, whose
+// functions take and return a chain too.
 
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +19,12 @@
 
 struct program_printer_t;
 
+// The functions a control flow node runs.
+typedef struct flow_functions_t {
+  loom_function_t** fns;
+  int32_t count;
+} flow_functions_t;
+
 typedef struct printer_t {
   struct program_printer_t* program;
   loom__text_t* text;  // the program's
@@ -27,9 +33,9 @@ typedef struct printer_t {
   const loom_op_def_t** defs;  // per node
   // Per node: the function it calls (retained), or NULL: an op.
   loom_function_t** callees;
-  // Per node: an If's then and else branches, a While's cond and body
-  // (retained), or NULLs.
-  loom_function_t* (*flow)[2];
+  // Per node: an If's then and else branches, a While's cond and body, a
+  // Case's branches (retained; the array owned), or none.
+  struct flow_functions_t* flow;
   // The body's static shapes, noted after each node, or NULL.
   loom__function_shapes_t* shapes;
   // A stateful function the program calls, or one an If or a While runs:
@@ -263,40 +269,98 @@ static void print_result_types(printer_t* p, int32_t index, int32_t count) {
 static bool threads_chain(const struct program_printer_t* pp,
                           const loom_function_t* function);
 
+static void print_handle_types(printer_t* p, bool chain, int32_t count) {
+  loom__text_append(p->text, "(%s", chain ? "!tfrt.chain" : "");
+  for (int32_t i = 0; i < count; ++i) {
+    loom__text_append(p->text, "%s!corert.tensorhandle",
+                      i || chain ? ", " : "");
+  }
+  loom__text_append(p->text, ")");
+}
+
+// A Case's index as the i32 tfrt.case takes, "%k3_index": TensorFlow's
+// Case runs the last branch for an index out of range, tfrt.case fails, so
+// the index is clamped first (SelectV2 of index in [0, n) against n - 1).
+static loom_status_t print_case_index(printer_t* p, int32_t index,
+                                      int32_t branches) {
+  const loom__function_node_t* node = &p->function->nodes[index];
+  static const char* const kConstants[3] = {"zero", "n", "last"};
+  int32_t values[3] = {0, branches, branches - 1};
+  for (int32_t c = 0; c < 3; ++c) {
+    loom__text_append(p->text,
+                      "  %%k%d_%s = corert.const_dense_tensor dense<%d> : "
+                      "tensor<i32>\n",
+                      index, kConstants[c], values[c]);
+  }
+  loom__text_append(p->text,
+                    "  %%k%d_ge = corert.executeop(%%cpu) \"tf.GreaterEqual\"(",
+                    index);
+  LOOM_RETURN_IF_ERROR(print_ref(p, &node->inputs[0]));
+  loom__text_append(p->text,
+                    ", %%k%d_zero) : 1\n"
+                    "  %%k%d_lt = corert.executeop(%%cpu) \"tf.Less\"(",
+                    index, index);
+  LOOM_RETURN_IF_ERROR(print_ref(p, &node->inputs[0]));
+  loom__text_append(
+      p->text,
+      ", %%k%d_n) : 1\n"
+      "  %%k%d_ok = corert.executeop(%%cpu) \"tf.LogicalAnd\"(%%k%d_ge, "
+      "%%k%d_lt) : 1\n"
+      "  %%k%d_clamped = corert.executeop(%%cpu) \"tf.SelectV2\"(%%k%d_ok, ",
+      index, index, index, index, index, index);
+  LOOM_RETURN_IF_ERROR(print_ref(p, &node->inputs[0]));
+  loom__text_append(p->text,
+                    ", %%k%d_last) : 1\n"
+                    "  %%k%d_index = corert.tensorhandle_to_int32 "
+                    "%%k%d_clamped\n",
+                    index, index, index);
+  return loom_ok_status();
+}
+
 // An If node as corert.cond of its branches, a While node as corert.while
-// of its cond and body: "%ch2, %n3_0 = corert.cond %arg0 @then @else (%ch1,
-// %arg1) : (!corert.tensorhandle) -> (!corert.tensorhandle)". Both take
-// and return the chain.
+// of its cond and body, a Case node as tfrt.case of its branches on its
+// clamped index: "%ch2, %n3_0 = corert.cond %arg0 @then @else (%ch1,
+// %arg1) : (!corert.tensorhandle) -> (!corert.tensorhandle)". Each takes
+// and returns the chain.
 static loom_status_t print_flow(printer_t* p, int32_t index, int32_t* chain) {
   const loom__function_node_t* node = &p->function->nodes[index];
-  loom_function_t* const* fns = p->flow[index];
+  const flow_functions_t* flow = &p->flow[index];
+  loom_function_t* const* fns = flow->fns;
   bool is_if = strstr(node->op, "If") != NULL;
-  int32_t count = is_if ? fns[0]->num_outputs : fns[1]->num_outputs;
+  bool is_case = strstr(node->op, "Case") != NULL;
+  bool is_while = !is_if && !is_case;
+  int32_t count = is_while ? fns[1]->num_outputs : fns[0]->num_outputs;
   int32_t arity = fns[0]->num_inputs - loom__function_num_captures(fns[0]);
+  if (is_case) {
+    LOOM_RETURN_IF_ERROR(print_case_index(p, index, flow->count));
+  }
   loom__text_append(p->text, "  %%ch%d", *chain + 1);
   for (int32_t i = 0; i < count; ++i) {
     loom__text_append(p->text, ", %%n%d_%d", index, i);
   }
-  loom__text_append(p->text, " = corert.%s ", is_if ? "cond" : "while");
-  if (is_if) {
-    LOOM_RETURN_IF_ERROR(print_ref(p, &node->inputs[0]));
-    loom__text_append(p->text, " ");
+  if (is_case) {
+    loom__text_append(p->text, " = tfrt.case %%k%d_index [", index);
+    for (int32_t b = 0; b < flow->count; ++b) {
+      loom__text_append(p->text, "%s@%s", b ? ", " : "", fns[b]->name);
+    }
+    loom__text_append(p->text, "] (%%ch%d", *chain);
+  } else {
+    loom__text_append(p->text, " = corert.%s ", is_if ? "cond" : "while");
+    if (is_if) {
+      LOOM_RETURN_IF_ERROR(print_ref(p, &node->inputs[0]));
+      loom__text_append(p->text, " ");
+    }
+    loom__text_append(p->text, "@%s @%s (%%ch%d", fns[0]->name, fns[1]->name,
+                      *chain);
   }
-  loom__text_append(p->text, "@%s @%s (%%ch%d", fns[0]->name, fns[1]->name,
-                    *chain);
-  for (int32_t i = is_if ? 1 : 0; i < node->num_inputs; ++i) {
+  for (int32_t i = is_while ? 0 : 1; i < node->num_inputs; ++i) {
     loom__text_append(p->text, ", ");
     LOOM_RETURN_IF_ERROR(print_ref(p, &node->inputs[i]));
   }
-  loom__text_append(p->text, ") : (");
-  for (int32_t i = 0; i < arity; ++i) {
-    loom__text_append(p->text, "%s!corert.tensorhandle", i ? ", " : "");
-  }
-  loom__text_append(p->text, ") -> (");
-  for (int32_t i = 0; i < count; ++i) {
-    loom__text_append(p->text, "%s!corert.tensorhandle", i ? ", " : "");
-  }
-  loom__text_append(p->text, ")");
+  loom__text_append(p->text, ") : ");
+  print_handle_types(p, is_case, arity);
+  loom__text_append(p->text, " -> ");
+  print_handle_types(p, is_case, count);
   ++*chain;
   print_result_types(p, index, count);
   loom__text_append(p->text, "\n");
@@ -359,7 +423,7 @@ static loom_status_t count_results(const loom_op_def_t* def,
 
 static loom_status_t print_node(printer_t* p, int32_t index, int32_t* chain) {
   if (p->callees[index]) return print_call(p, index, chain);
-  if (p->flow[index][0]) return print_flow(p, index, chain);
+  if (p->flow[index].count) return print_flow(p, index, chain);
   const loom__function_node_t* node = &p->function->nodes[index];
   const loom_op_def_t* def = p->defs[index];
   int32_t count = 0;
@@ -515,8 +579,10 @@ static void free_printer(loom_allocator_t allocator, printer_t* p) {
     loom_function_release(p->callees[i]);
   }
   for (int32_t i = 0; p->flow && i < p->function->num_nodes; ++i) {
-    loom_function_release(p->flow[i][0]);
-    loom_function_release(p->flow[i][1]);
+    for (int32_t b = 0; b < p->flow[i].count; ++b) {
+      loom_function_release(p->flow[i].fns[b]);
+    }
+    loom_allocator_free(allocator, p->flow[i].fns);
   }
   loom_allocator_free(allocator, p->flow);
   loom_allocator_free(allocator, p->callees);
@@ -537,9 +603,32 @@ static bool threads_chain(const program_printer_t* pp,
 static loom_status_t collect(program_printer_t* pp,
                              const loom_function_t* function, bool chained);
 
-// The functions node `index` of `p` runs as an If or a While (NULL for
-// other nodes), collected as functions that take a chain. UNIMPLEMENTED
-// for a Case (corert has no form of it).
+// The function attr `value` (or a list's element) names, found in the
+// context and collected as a function taking a chain: fns[k].
+static loom_status_t collect_flow_function(program_printer_t* pp, printer_t* p,
+                                           const char* what,
+                                           const loom_attr_value_t* value,
+                                           loom_function_t** out_function) {
+  char name[256];
+  if (value->kind != LOOM_ATTR_KIND_FUNC || value->is_list ||
+      value->u.string.size >= sizeof(name)) {
+    return unprintable(p, what, "a control flow node without its functions");
+  }
+  memcpy(name, value->u.string.data, value->u.string.size);
+  name[value->u.string.size] = '\0';
+  loom_status_t found =
+      loom_context_find_function(pp->context, name, out_function);
+  if (found) {
+    loom_status_free(found);
+    return unprintable(p, what,
+                       "a control flow node whose function is not in the "
+                       "context");
+  }
+  return collect(pp, *out_function, true);
+}
+
+// The functions node `index` of `p` runs as an If, a While or a Case (none
+// for other nodes), collected as functions that take a chain.
 static loom_status_t collect_flow(program_printer_t* pp, printer_t* p,
                                   int32_t index) {
   const loom__function_node_t* node = &p->function->nodes[index];
@@ -548,6 +637,7 @@ static loom_status_t collect_flow(program_printer_t* pp, printer_t* p,
   static const char* const kIf[2] = {"then_branch", "else_branch"};
   static const char* const kWhile[2] = {"cond", "body"};
   const char* const* attrs = NULL;
+  bool is_case = false;
   if (strcmp(node->op, "If") == 0 || strcmp(node->op, "StatelessIf") == 0) {
     attrs = kIf;
   } else if (strcmp(node->op, "While") == 0 ||
@@ -555,31 +645,32 @@ static loom_status_t collect_flow(program_printer_t* pp, printer_t* p,
     attrs = kWhile;
   } else if (strcmp(node->op, "Case") == 0 ||
              strcmp(node->op, "StatelessCase") == 0) {
-    return unprintable(p, what, "a Case (corert has no form of it)");
+    is_case = true;
   } else {
     return loom_ok_status();
   }
-  for (int32_t k = 0; k < 2; ++k) {
+  loom_attr_value_t list;
+  int32_t count = 2;
+  if (is_case) {
+    if (!loom_op_attrs_get(&node->attrs, "branches", &list) || !list.is_list ||
+        list.count < 1) {
+      return unprintable(p, what, "a control flow node without its functions");
+    }
+    count = (int32_t)list.count;
+  }
+  flow_functions_t* flow = &p->flow[index];
+  LOOM_RETURN_IF_ERROR(loom_allocator_calloc(
+      pp->allocator, sizeof(*flow->fns) * (size_t)count, (void**)&flow->fns));
+  flow->count = count;
+  for (int32_t k = 0; k < count; ++k) {
     loom_attr_value_t value;
-    char name[256];
-    if (!loom_op_attrs_get(&node->attrs, attrs[k], &value) ||
-        value.kind != LOOM_ATTR_KIND_FUNC || value.is_list ||
-        value.u.string.size >= sizeof(name)) {
-      return unprintable(p, what,
-                         "a control flow node without its "
-                         "functions");
+    if (is_case) {
+      LOOM_RETURN_IF_ERROR(loom_attr_value_list_element(&list, k, &value));
+    } else if (!loom_op_attrs_get(&node->attrs, attrs[k], &value)) {
+      return unprintable(p, what, "a control flow node without its functions");
     }
-    memcpy(name, value.u.string.data, value.u.string.size);
-    name[value.u.string.size] = '\0';
-    loom_status_t found =
-        loom_context_find_function(pp->context, name, &p->flow[index][k]);
-    if (found) {
-      loom_status_free(found);
-      return unprintable(p, what,
-                         "a control flow node whose function is not in the "
-                         "context");
-    }
-    LOOM_RETURN_IF_ERROR(collect(pp, p->flow[index][k], true));
+    LOOM_RETURN_IF_ERROR(
+        collect_flow_function(pp, p, what, &value, &flow->fns[k]));
   }
   return loom_ok_status();
 }
