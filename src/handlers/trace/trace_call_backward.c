@@ -61,56 +61,57 @@ static void write_key(const void* request, loom__derived_key_t* w) {
   }
 }
 
-// The handles of a trace: parameters (xs, then seeds), ys, gradients.
-typedef struct trace_values_t {
-  loom_tensor_handle_t** all;
-  size_t count;
-  loom_tensor_handle_t **xs, **seeds, **ys, **sources, **grads;
-} trace_values_t;
-
-// The body of the backward function, in the scope of `trace`: the call
-// again under a tape, and the tape's gradient.
-static loom_status_t trace_body(const request_t* r, trace_values_t* v) {
+// The body of the backward function (loom__derived_body_fn_t): the call
+// again under a tape, and the tape's gradient. The parameters are the
+// call's inputs, then the gradients of the outputs that bring one; outs
+// receive the gradients of the inputs that need one.
+static loom_status_t trace_body(const void* request,
+                                loom_tensor_handle_t** params,
+                                loom_tensor_handle_t** outs,
+                                int32_t* out_count) {
+  const request_t* r = request;
+  loom_tensor_handle_t** xs = params;
+  loom_tensor_handle_t** seeds = params + r->n;
+  // ys[m] (owned), then targets[m] and sources[w] (borrowed)
+  loom_tensor_handle_t** scratch = NULL;
+  LOOM_RETURN_IF_ERROR(loom_allocator_calloc(
+      loom_allocator_system(),
+      sizeof(*scratch) * (size_t)(2 * r->m + r->num_wanted + 1),
+      (void**)&scratch));
+  loom_tensor_handle_t** ys = scratch;
+  loom_tensor_handle_t** targets = ys + r->m;
+  loom_tensor_handle_t** sources = targets + r->m;
   loom_op_handler_t* tape = NULL;
   loom_status_t status = loom_tape_create(r->eager, NULL, &tape);
-  if (status) return status;
-  loom__tape_leave_calls(tape);
-  status = loom_context_enter_scope(r->eager, tape);
-  if (status) {
-    loom_op_handler_release(tape);
-    return status;
+  if (!status) {
+    loom__tape_leave_calls(tape);
+    status = loom_context_enter_scope(r->eager, tape);
   }
+  bool entered = !status;
   int32_t w = 0;
   for (int32_t i = 0; !status && i < r->n; ++i) {
     if (!r->wanted[i]) continue;
-    v->sources[w++] = v->xs[i];
-    status = loom_tape_watch(tape, v->xs[i]);
+    sources[w++] = xs[i];
+    status = loom_tape_watch(tape, xs[i]);
   }
-  loom_eager_op_t* op = NULL;
-  if (!status) status = loom_eager_op_create(r->eager, r->function, &op);
-  for (int32_t i = 0; !status && i < r->n; ++i) {
-    status = loom_eager_op_add_input(op, v->xs[i]);
-  }
-  int32_t made = 0;
-  if (!status) status = loom_eager_op_execute(op, v->ys, r->m, &made);
-  if (!status && made != r->m) {
-    status = loom_make_status(LOOM_STATUS_INTERNAL,
-                              "function '%s' gave %d results, %d expected",
-                              r->function, made, r->m);
-  }
-  if (op) loom_eager_op_destroy(op);
-  status = loom__derived_exit_scope(r->eager, status);
+  loom_function_t* f = NULL;
+  if (!status) status = loom_context_find_function(r->eager, r->function, &f);
+  if (!status) status = loom__derived_call(r->eager, f, xs, r->n, ys, r->m);
+  loom_function_release(f);
+  if (entered) status = loom__derived_exit_scope(r->eager, status);
   // The targets: the outputs that bring a gradient, in order.
-  loom_tensor_handle_t** targets = v->ys + r->m;  // room after ys
   int32_t t = 0;
   for (int32_t k = 0; !status && k < r->m; ++k) {
-    if (r->seeded[k]) targets[t++] = v->ys[k];
+    if (r->seeded[k]) targets[t++] = ys[k];
   }
   if (!status) {
-    status = loom_tape_gradient(tape, targets, t, v->sources, w, v->seeds,
-                                LOOM_UNCONNECTED_ZERO, v->grads);
+    status = loom_tape_gradient(tape, targets, t, sources, w, seeds,
+                                LOOM_UNCONNECTED_ZERO, outs);
   }
+  if (!status) *out_count = r->num_wanted;
   loom_op_handler_release(tape);
+  for (int32_t k = 0; k < r->m; ++k) loom_tensor_handle_release(ys[k]);
+  loom_allocator_free(loom_allocator_system(), scratch);
   return status;
 }
 
@@ -118,50 +119,19 @@ static loom_status_t trace_body(const request_t* r, trace_values_t* v) {
 static loom_status_t trace_backward(const void* request, const char* name,
                                     loom_function_t** out_function) {
   const request_t* r = request;
-  loom_allocator_t allocator = loom_allocator_system();
-  trace_values_t v = {0};
-  // xs[n], seeds[m], ys[m], targets[m] (borrowed), sources[w] (borrowed),
-  // grads[w]
-  v.count = (size_t)(r->n + 3 * r->m + 2 * r->num_wanted) + 1;
+  // The parameters' metadata: the inputs', then the seeds given.
+  loom_tensor_metadata_t* params = NULL;
   LOOM_RETURN_IF_ERROR(loom_allocator_calloc(
-      allocator, sizeof(*v.all) * v.count, (void**)&v.all));
-  v.xs = v.all;
-  v.seeds = v.xs + r->n;
-  v.ys = v.seeds + r->m;
-  v.sources = v.ys + 2 * r->m;
-  v.grads = v.sources + r->num_wanted;
-  loom_op_handler_t* trace = NULL;
-  // Executing: ops of constants only run as they are traced, so that a
-  // gradient reading one (Sum's axes) finds its value.
-  loom_status_t status = loom_trace_create_executing(r->eager, name, &trace);
-  bool entered = false;
-  if (!status) {
-    status = loom_context_enter_scope(r->eager, trace);
-    entered = !status;
+      loom_allocator_system(), sizeof(*params) * (size_t)(r->n + r->m + 1),
+      (void**)&params));
+  int32_t p = 0;
+  for (int32_t i = 0; i < r->n; ++i) params[p++] = r->inputs[i];
+  for (int32_t k = 0; k < r->m; ++k) {
+    if (r->seeded[k]) params[p++] = r->seeds[k];
   }
-  for (int32_t i = 0; !status && i < r->n; ++i) {
-    status = loom_trace_add_parameter(trace, NULL, r->inputs[i].dtype,
-                                      &r->inputs[i].shape, &v.xs[i]);
-  }
-  for (int32_t k = 0, s = 0; !status && k < r->m; ++k) {
-    if (!r->seeded[k]) continue;
-    status = loom_trace_add_parameter(trace, NULL, r->seeds[k].dtype,
-                                      &r->seeds[k].shape, &v.seeds[s++]);
-  }
-  if (!status) status = trace_body(r, &v);
-  if (entered) status = loom__derived_exit_scope(r->eager, status);
-  if (!status) {
-    status = loom_trace_finish(trace, v.grads, r->num_wanted, out_function);
-  }
-  loom_op_handler_release(trace);
-  // Owned: xs, seeds, ys and grads (targets and sources are borrowed).
-  for (int32_t i = 0; i < r->n + 2 * r->m; ++i) {
-    loom_tensor_handle_release(v.all[i]);
-  }
-  for (int32_t j = 0; j < r->num_wanted; ++j) {
-    loom_tensor_handle_release(v.grads[j]);
-  }
-  loom_allocator_free(allocator, v.all);
+  loom_status_t status = loom__derived_trace(
+      r->eager, name, params, p, r->num_wanted, trace_body, r, out_function);
+  loom_allocator_free(loom_allocator_system(), params);
   return status;
 }
 

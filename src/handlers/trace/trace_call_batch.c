@@ -17,7 +17,6 @@
 
 #include <string.h>
 
-#include "function/function_internal.h"
 #include "handlers/trace/trace_derived.h"
 #include "handlers/vmap/vmap_call_batch.h"
 #include "loom/trace.h"
@@ -46,21 +45,27 @@ static void write_key(const void* request, loom__derived_key_t* w) {
 }
 
 // The body, in the trace's scope: params[n] are the batched inputs; outs[m]
-// receive the batched outputs. views[n] and ys[m] are scratch (owned).
-static loom_status_t trace_body(const batch_request_t* r,
+// receive the batched outputs.
+static loom_status_t trace_body(const void* request,
                                 loom_tensor_handle_t** params,
-                                loom_tensor_handle_t** views,
-                                loom_tensor_handle_t** ys,
-                                loom_tensor_handle_t** outs) {
+                                loom_tensor_handle_t** outs,
+                                int32_t* out_count) {
+  const batch_request_t* r = request;
+  // views[n], ys[m]: owned
+  loom_tensor_handle_t** all = NULL;
+  LOOM_RETURN_IF_ERROR(loom_allocator_calloc(
+      loom_allocator_system(), sizeof(*all) * (size_t)(r->n + r->m + 1),
+      (void**)&all));
+  loom_tensor_handle_t** views = all;
+  loom_tensor_handle_t** ys = all + r->n;
   loom_op_handler_t* vmap = NULL;
-  LOOM_RETURN_IF_ERROR(
-      loom_vmap_create_with_options(r->eager, r->options, &vmap));
-  loom__vmap_leave_calls(vmap);
-  loom_status_t status = loom_context_enter_scope(r->eager, vmap);
-  if (status) {
-    loom_op_handler_release(vmap);
-    return status;
+  loom_status_t status =
+      loom_vmap_create_with_options(r->eager, r->options, &vmap);
+  if (!status) {
+    loom__vmap_leave_calls(vmap);
+    status = loom_context_enter_scope(r->eager, vmap);
   }
+  bool entered = !status;
   for (int32_t i = 0; !status && i < r->n; ++i) {
     if (r->axes[i] == LOOM_VMAP_UNBATCHED) {
       loom_tensor_handle_retain(params[i]);
@@ -69,22 +74,14 @@ static loom_status_t trace_body(const batch_request_t* r,
       status = loom_vmap_in(vmap, params[i], r->axes[i], &views[i]);
     }
   }
-  loom_eager_op_t* op = NULL;
-  if (!status) status = loom_eager_op_create(r->eager, r->function, &op);
-  for (int32_t i = 0; !status && i < r->n; ++i) {
-    status = loom_eager_op_add_input(op, views[i]);
-  }
-  int32_t made = 0;
-  if (!status) status = loom_eager_op_execute(op, ys, r->m, &made);
-  if (!status && made != r->m) {
-    status = loom_make_status(LOOM_STATUS_INTERNAL,
-                              "function '%s' gave %d results, %d expected",
-                              r->function, made, r->m);
-  }
-  if (op) loom_eager_op_destroy(op);
+  loom_function_t* f = NULL;
+  if (!status) status = loom_context_find_function(r->eager, r->function, &f);
+  if (!status) status = loom__derived_call(r->eager, f, views, r->n, ys, r->m);
+  loom_function_release(f);
   for (int32_t k = 0; !status && k < r->m; ++k) {
     status = loom_vmap_out(vmap, ys[k], 0, &outs[k]);
   }
+  if (!status) *out_count = r->m;
   // A body that needs the per-example fallback runs op by op instead, so
   // that the caller's vmap reports it.
   if (!status && loom__vmap_total_fallbacks(vmap) > 0) {
@@ -93,8 +90,10 @@ static loom_status_t trace_body(const batch_request_t* r,
                               "under vmap",
                               r->function);
   }
-  status = loom__derived_exit_scope(r->eager, status);
+  if (entered) status = loom__derived_exit_scope(r->eager, status);
   loom_op_handler_release(vmap);
+  for (int32_t i = 0; i < r->n + r->m; ++i) loom_tensor_handle_release(all[i]);
+  loom_allocator_free(loom_allocator_system(), all);
   return status;
 }
 
@@ -102,36 +101,8 @@ static loom_status_t trace_body(const batch_request_t* r,
 static loom_status_t trace_batched(const void* request, const char* name,
                                    loom_function_t** out_function) {
   const batch_request_t* r = request;
-  loom_allocator_t allocator = loom_allocator_system();
-  // params[n], views[n], ys[m], outs[m]: all owned
-  size_t count = (size_t)(2 * r->n + 2 * r->m) + 1;
-  loom_tensor_handle_t** all = NULL;
-  LOOM_RETURN_IF_ERROR(
-      loom_allocator_calloc(allocator, sizeof(*all) * count, (void**)&all));
-  loom_tensor_handle_t** params = all;
-  loom_tensor_handle_t** views = params + r->n;
-  loom_tensor_handle_t** ys = views + r->n;
-  loom_tensor_handle_t** outs = ys + r->m;
-  loom_op_handler_t* trace = NULL;
-  // Executing: ops of constants only run as they are traced, so that a
-  // rule reading one (a Reshape's shape) finds its value.
-  loom_status_t status = loom_trace_create_executing(r->eager, name, &trace);
-  bool entered = false;
-  if (!status) {
-    status = loom_context_enter_scope(r->eager, trace);
-    entered = !status;
-  }
-  for (int32_t i = 0; !status && i < r->n; ++i) {
-    status = loom_trace_add_parameter(trace, NULL, r->inputs[i].dtype,
-                                      &r->inputs[i].shape, &params[i]);
-  }
-  if (!status) status = trace_body(r, params, views, ys, outs);
-  if (entered) status = loom__derived_exit_scope(r->eager, status);
-  if (!status) status = loom_trace_finish(trace, outs, r->m, out_function);
-  loom_op_handler_release(trace);
-  for (size_t i = 0; i < count; ++i) loom_tensor_handle_release(all[i]);
-  loom_allocator_free(allocator, all);
-  return status;
+  return loom__derived_trace(r->eager, name, r->inputs, r->n, r->m, trace_body,
+                             r, out_function);
 }
 
 static loom_status_t call_batched(loom_context_t* context,
@@ -142,19 +113,8 @@ static loom_status_t call_batched(loom_context_t* context,
                                   loom_tensor_handle_t** outputs,
                                   bool* out_done) {
   *out_done = false;
-  loom_function_t* base = NULL;
-  loom_status_t status =
-      loom_context_find_function(context, function_name, &base);
-  if (status) {
-    loom_status_free(status);  // not a function of the library
-    return loom_ok_status();
-  }
-  loom_allocator_t allocator = loom_allocator_system();
   loom_tensor_metadata_t* metadata = NULL;
-  if (!base->stateful) {
-    status = loom_allocator_calloc(
-        allocator, sizeof(*metadata) * ((size_t)n + 1), (void**)&metadata);
-  }
+  LOOM_RETURN_IF_ERROR(loom__derived_metadata(inputs, n, &metadata));
   batch_request_t r = {
       .eager = context,
       .function = function_name,
@@ -164,23 +124,11 @@ static loom_status_t call_batched(loom_context_t* context,
       .inputs = metadata,
       .axes = axes,
   };
-  for (int32_t i = 0; !status && metadata && i < n; ++i) {
-    status = loom_tensor_handle_wait_metadata(inputs[i], &metadata[i]);
-  }
-  loom_function_t* batched = NULL;
-  if (!status && metadata) {
-    loom__derived_builder_t builder = {&r, write_key, trace_batched};
-    bool made = false;
-    status = loom__derived_find_or_make(context, base, function_name, "batched",
-                                        &builder, &batched, &made);
-  }
-  if (!status && batched) {
-    status = loom__derived_call(context, batched, inputs, n, outputs, m);
-    *out_done = true;
-  }
-  loom_allocator_free(allocator, metadata);
-  loom_function_release(batched);
-  loom_function_release(base);
+  loom__derived_builder_t builder = {&r, write_key, trace_batched};
+  loom_status_t status =
+      loom__derived_run(context, function_name, "batched", &builder, inputs, n,
+                        outputs, m, out_done);
+  loom_allocator_free(loom_allocator_system(), metadata);
   return status;
 }
 

@@ -36,10 +36,12 @@ static void write_key(const void* request, loom__derived_key_t* w) {
 }
 
 // The call again in the scope of a numerics handler that leaves calls:
-// params[n] in, ys[m] out.
-static loom_status_t trace_body(const check_request_t* r,
+// params[n] in, outs[m] out.
+static loom_status_t trace_body(const void* request,
                                 loom_tensor_handle_t** params,
-                                loom_tensor_handle_t** ys) {
+                                loom_tensor_handle_t** outs,
+                                int32_t* out_count) {
+  const check_request_t* r = request;
   loom_op_handler_t* numerics = NULL;
   LOOM_RETURN_IF_ERROR(loom_numerics_handler_create(r->eager, &numerics));
   loom__numerics_leave_calls(numerics);
@@ -48,8 +50,9 @@ static loom_status_t trace_body(const check_request_t* r,
     loom_function_t* f = NULL;
     status = loom_context_find_function(r->eager, r->function, &f);
     if (!status) {
-      status = loom__derived_call(r->eager, f, params, r->n, ys, r->m);
+      status = loom__derived_call(r->eager, f, params, r->n, outs, r->m);
     }
+    if (!status) *out_count = r->m;
     loom_function_release(f);
     status = loom__derived_exit_scope(r->eager, status);
   }
@@ -61,33 +64,8 @@ static loom_status_t trace_body(const check_request_t* r,
 static loom_status_t trace_checked(const void* request, const char* name,
                                    loom_function_t** out_function) {
   const check_request_t* r = request;
-  loom_allocator_t allocator = loom_allocator_system();
-  // params[n], ys[m]: all owned
-  size_t count = (size_t)(r->n + r->m) + 1;
-  loom_tensor_handle_t** all = NULL;
-  LOOM_RETURN_IF_ERROR(
-      loom_allocator_calloc(allocator, sizeof(*all) * count, (void**)&all));
-  loom_tensor_handle_t** params = all;
-  loom_tensor_handle_t** ys = params + r->n;
-  loom_op_handler_t* trace = NULL;
-  // Executing: ops of constants only run as they are traced.
-  loom_status_t status = loom_trace_create_executing(r->eager, name, &trace);
-  bool entered = false;
-  if (!status) {
-    status = loom_context_enter_scope(r->eager, trace);
-    entered = !status;
-  }
-  for (int32_t i = 0; !status && i < r->n; ++i) {
-    status = loom_trace_add_parameter(trace, NULL, r->inputs[i].dtype,
-                                      &r->inputs[i].shape, &params[i]);
-  }
-  if (!status) status = trace_body(r, params, ys);
-  if (entered) status = loom__derived_exit_scope(r->eager, status);
-  if (!status) status = loom_trace_finish(trace, ys, r->m, out_function);
-  loom_op_handler_release(trace);
-  for (size_t i = 0; i < count; ++i) loom_tensor_handle_release(all[i]);
-  loom_allocator_free(allocator, all);
-  return status;
+  return loom__derived_trace(r->eager, name, r->inputs, r->n, r->m, trace_body,
+                             r, out_function);
 }
 
 static loom_status_t call_checked(loom_context_t* context,
@@ -96,17 +74,8 @@ static loom_status_t call_checked(loom_context_t* context,
                                   int32_t m, loom_tensor_handle_t** outputs,
                                   bool* out_done) {
   *out_done = false;
-  loom_function_t* base = NULL;
-  loom_status_t status =
-      loom_context_find_function(context, function_name, &base);
-  if (status) {
-    loom_status_free(status);  // not a function of the library
-    return loom_ok_status();
-  }
-  loom_allocator_t allocator = loom_allocator_system();
   loom_tensor_metadata_t* metadata = NULL;
-  status = loom_allocator_calloc(allocator, sizeof(*metadata) * ((size_t)n + 1),
-                                 (void**)&metadata);
+  LOOM_RETURN_IF_ERROR(loom__derived_metadata(inputs, n, &metadata));
   check_request_t r = {
       .eager = context,
       .function = function_name,
@@ -114,23 +83,11 @@ static loom_status_t call_checked(loom_context_t* context,
       .m = m,
       .inputs = metadata,
   };
-  for (int32_t i = 0; !status && i < n; ++i) {
-    status = loom_tensor_handle_wait_metadata(inputs[i], &metadata[i]);
-  }
-  loom_function_t* checked = NULL;
-  if (!status) {
-    loom__derived_builder_t builder = {&r, write_key, trace_checked};
-    bool made = false;
-    status = loom__derived_find_or_make(context, base, function_name, "checked",
-                                        &builder, &checked, &made);
-  }
-  if (!status && checked) {
-    status = loom__derived_call(context, checked, inputs, n, outputs, m);
-    *out_done = true;
-  }
-  loom_allocator_free(allocator, metadata);
-  loom_function_release(checked);
-  loom_function_release(base);
+  loom__derived_builder_t builder = {&r, write_key, trace_checked};
+  loom_status_t status =
+      loom__derived_run(context, function_name, "checked", &builder, inputs, n,
+                        outputs, m, out_done);
+  loom_allocator_free(loom_allocator_system(), metadata);
   return status;
 }
 

@@ -46,9 +46,10 @@ static void write_key(const void* request, loom__derived_key_t* w) {
   }
 }
 
-// The body, in the trace's scope: xs[n] and ts (the tangents given) are
-// its parameters; outs[2m] receive the outputs and their tangents.
-static loom_status_t trace_body(const jvp_request_t* r,
+// The call under an accumulator of its own, in the trace's scope: xs[n]
+// and ts (the tangents given) are its parameters; outs[2m] receive the
+// outputs and their tangents. watched[n] and ys[m] are scratch (owned).
+static loom_status_t accumulate(const jvp_request_t* r,
                                 loom_tensor_handle_t** xs,
                                 loom_tensor_handle_t** ts,
                                 loom_tensor_handle_t** watched,
@@ -71,19 +72,12 @@ static loom_status_t trace_body(const jvp_request_t* r,
       watched[i] = xs[i];
     }
   }
-  loom_eager_op_t* op = NULL;
-  if (!status) status = loom_eager_op_create(r->eager, r->function, &op);
-  for (int32_t i = 0; !status && i < r->n; ++i) {
-    status = loom_eager_op_add_input(op, watched[i]);
+  loom_function_t* f = NULL;
+  if (!status) status = loom_context_find_function(r->eager, r->function, &f);
+  if (!status) {
+    status = loom__derived_call(r->eager, f, watched, r->n, ys, r->m);
   }
-  int32_t made = 0;
-  if (!status) status = loom_eager_op_execute(op, ys, r->m, &made);
-  if (!status && made != r->m) {
-    status = loom_make_status(LOOM_STATUS_INTERNAL,
-                              "function '%s' gave %d results, %d expected",
-                              r->function, made, r->m);
-  }
-  if (op) loom_eager_op_destroy(op);
+  loom_function_release(f);
   status = loom__derived_exit_scope(r->eager, status);
   for (int32_t k = 0; !status && k < r->m; ++k) {
     outs[k] = loom__forward_primal(accumulator, ys[k]);
@@ -95,41 +89,20 @@ static loom_status_t trace_body(const jvp_request_t* r,
   return status;
 }
 
-// Traces the JVP function `name` of the request.
-static loom_status_t trace_jvp(const void* request, const char* name,
-                               loom_function_t** out_function) {
+// The body of the JVP function (loom__derived_body_fn_t): the parameters
+// are the primals, then the tangents given.
+static loom_status_t trace_body(const void* request,
+                                loom_tensor_handle_t** params,
+                                loom_tensor_handle_t** outs,
+                                int32_t* out_count) {
   const jvp_request_t* r = request;
-  loom_allocator_t allocator = loom_allocator_system();
-  // xs[n], ts[n], watched[n], ys[m], outs[2m]: all owned
-  size_t count = (size_t)(3 * r->n + 3 * r->m) + 1;
-  loom_tensor_handle_t** all = NULL;
-  LOOM_RETURN_IF_ERROR(
-      loom_allocator_calloc(allocator, sizeof(*all) * count, (void**)&all));
-  loom_tensor_handle_t** xs = all;
-  loom_tensor_handle_t** ts = xs + r->n;
-  loom_tensor_handle_t** watched = ts + r->n;
-  loom_tensor_handle_t** ys = watched + r->n;
-  loom_tensor_handle_t** outs = ys + r->m;
-  loom_op_handler_t* trace = NULL;
-  // Executing: ops of constants only run as they are traced (a JVP reading
-  // one finds its value).
-  loom_status_t status = loom_trace_create_executing(r->eager, name, &trace);
-  bool entered = false;
-  if (!status) {
-    status = loom_context_enter_scope(r->eager, trace);
-    entered = !status;
-  }
-  for (int32_t i = 0; !status && i < r->n; ++i) {
-    status = loom_trace_add_parameter(trace, NULL, r->inputs[i].dtype,
-                                      &r->inputs[i].shape, &xs[i]);
-  }
-  for (int32_t i = 0, t = 0; !status && i < r->n; ++i) {
-    if (!r->tangents[i]) continue;
-    status = loom_trace_add_parameter(trace, NULL, r->inputs[i].dtype,
-                                      &r->inputs[i].shape, &ts[t++]);
-  }
-  if (!status) status = trace_body(r, xs, ts, watched, ys, outs);
-  if (entered) status = loom__derived_exit_scope(r->eager, status);
+  // watched[n], ys[m]: owned
+  loom_tensor_handle_t** scratch = NULL;
+  LOOM_RETURN_IF_ERROR(loom_allocator_calloc(
+      loom_allocator_system(), sizeof(*scratch) * (size_t)(r->n + r->m + 1),
+      (void**)&scratch));
+  loom_status_t status =
+      accumulate(r, params, params + r->n, scratch, scratch + r->n, outs);
   int32_t num_outs = 2 * r->m;
   if (!status && r->loop) {
     // The tangents kept move up after the outputs (outs stays owned in
@@ -142,10 +115,31 @@ static loom_status_t trace_jvp(const void* request, const char* name,
       outs[num_outs++] = kept;
     }
   }
-  if (!status) status = loom_trace_finish(trace, outs, num_outs, out_function);
-  loom_op_handler_release(trace);
-  for (size_t i = 0; i < count; ++i) loom_tensor_handle_release(all[i]);
-  loom_allocator_free(allocator, all);
+  if (!status) *out_count = num_outs;
+  for (int32_t i = 0; i < r->n + r->m; ++i) {
+    loom_tensor_handle_release(scratch[i]);
+  }
+  loom_allocator_free(loom_allocator_system(), scratch);
+  return status;
+}
+
+// Traces the JVP function `name` of the request.
+static loom_status_t trace_jvp(const void* request, const char* name,
+                               loom_function_t** out_function) {
+  const jvp_request_t* r = request;
+  // The parameters' metadata: the inputs', then those with a tangent.
+  loom_tensor_metadata_t* params = NULL;
+  LOOM_RETURN_IF_ERROR(loom_allocator_calloc(
+      loom_allocator_system(), sizeof(*params) * (size_t)(2 * r->n + 1),
+      (void**)&params));
+  int32_t p = r->n;
+  for (int32_t i = 0; i < r->n; ++i) {
+    params[i] = r->inputs[i];
+    if (r->tangents[i]) params[p++] = r->inputs[i];
+  }
+  loom_status_t status = loom__derived_trace(
+      r->eager, name, params, p, 2 * r->m, trace_body, r, out_function);
+  loom_allocator_free(loom_allocator_system(), params);
   return status;
 }
 

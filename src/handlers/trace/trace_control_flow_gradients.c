@@ -298,23 +298,6 @@ static loom_status_t control_flow_jvp(loom_gradient_context_t* ctx,
 void loom__trace_register_control_flow_gradients(void) {
   static const char* const kOps[] = {"If", "StatelessIf", "Case",
                                      "StatelessCase"};
-  for (size_t i = 0; i < sizeof(kOps) / sizeof(kOps[0]); ++i) {
-    loom_gradient_def_t gradient = {
-        .struct_size = sizeof(gradient),
-        .op_name = kOps[i],
-        .fn = control_flow_gradient,
-        .inputs_used = LOOM_GRADIENT_USES_ALL,
-        .outputs_used = LOOM_GRADIENT_USES_NONE,
-    };
-    loom_jvp_def_t jvp = {
-        .struct_size = sizeof(jvp),
-        .op_name = kOps[i],
-        .fn = control_flow_jvp,
-        .inputs_used = LOOM_GRADIENT_USES_ALL,
-        .outputs_used = LOOM_GRADIENT_USES_NONE,
-    };
-    // A user's own registration (made earlier) stays.
-    loom_status_free(loom_gradient_register(&gradient));
-    loom_status_free(loom_jvp_register(&jvp));
-  }
+  loom__derived_register_derivatives(kOps, sizeof(kOps) / sizeof(kOps[0]),
+                                     control_flow_gradient, control_flow_jvp);
 }

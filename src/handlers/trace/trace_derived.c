@@ -3,6 +3,7 @@
 #include "handlers/trace/trace_derived.h"
 
 #include "function/function_derived.h"
+#include "loom/trace.h"
 
 #include <inttypes.h>
 #include <stdatomic.h>
@@ -102,6 +103,112 @@ loom_status_t loom__derived_call(loom_context_t* context,
   }
   loom_eager_op_destroy(op);
   return status;
+}
+
+loom_status_t loom__derived_trace(loom_context_t* context, const char* name,
+                                  const loom_tensor_metadata_t* metadata,
+                                  int32_t n, int32_t capacity,
+                                  loom__derived_body_fn_t body,
+                                  const void* request,
+                                  loom_function_t** out_function) {
+  loom_allocator_t allocator = loom_allocator_system();
+  // params[n], outs[capacity]: owned
+  size_t count = (size_t)(n + capacity) + 1;
+  loom_tensor_handle_t** all = NULL;
+  LOOM_RETURN_IF_ERROR(
+      loom_allocator_calloc(allocator, sizeof(*all) * count, (void**)&all));
+  loom_tensor_handle_t** params = all;
+  loom_tensor_handle_t** outs = all + n;
+  int32_t num_outs = 0;
+  loom_op_handler_t* trace = NULL;
+  loom_status_t status = loom_trace_create_executing(context, name, &trace);
+  bool entered = false;
+  if (!status) {
+    status = loom_context_enter_scope(context, trace);
+    entered = !status;
+  }
+  for (int32_t i = 0; !status && i < n; ++i) {
+    status = loom_trace_add_parameter(trace, NULL, metadata[i].dtype,
+                                      &metadata[i].shape, &params[i]);
+  }
+  if (!status) status = body(request, params, outs, &num_outs);
+  if (entered) status = loom__derived_exit_scope(context, status);
+  if (!status) {
+    status = loom_trace_finish(trace, outs, num_outs, out_function);
+  }
+  loom_op_handler_release(trace);
+  // (NULL past what was made, on errors too.)
+  for (size_t i = 0; i < count; ++i) loom_tensor_handle_release(all[i]);
+  loom_allocator_free(allocator, all);
+  return status;
+}
+
+loom_status_t loom__derived_metadata(loom_tensor_handle_t* const* handles,
+                                     int32_t n,
+                                     loom_tensor_metadata_t** out_metadata) {
+  loom_tensor_metadata_t* metadata = NULL;
+  LOOM_RETURN_IF_ERROR(loom_allocator_calloc(
+      loom_allocator_system(), sizeof(*metadata) * ((size_t)n + 1),
+      (void**)&metadata));
+  loom_status_t status = loom_ok_status();
+  for (int32_t i = 0; !status && i < n; ++i) {
+    status = loom_tensor_handle_wait_metadata(handles[i], &metadata[i]);
+  }
+  if (status) {
+    loom_allocator_free(loom_allocator_system(), metadata);
+    return status;
+  }
+  *out_metadata = metadata;
+  return loom_ok_status();
+}
+
+loom_status_t loom__derived_run(loom_context_t* context, const char* function,
+                                const char* kind,
+                                const loom__derived_builder_t* builder,
+                                loom_tensor_handle_t* const* inputs, int32_t n,
+                                loom_tensor_handle_t** outputs, int32_t m,
+                                bool* out_done) {
+  *out_done = false;
+  loom_function_t* base = NULL;
+  loom_status_t status = loom_context_find_function(context, function, &base);
+  if (status) {
+    loom_status_free(status);  // not a function of the library
+    return loom_ok_status();
+  }
+  loom_function_t* derived = NULL;
+  bool made = false;
+  status = loom__derived_find_or_make(context, base, function, kind, builder,
+                                      &derived, &made);
+  if (!status && derived) {
+    status = loom__derived_call(context, derived, inputs, n, outputs, m);
+    *out_done = true;
+  }
+  loom_function_release(derived);
+  loom_function_release(base);
+  return status;
+}
+
+void loom__derived_register_derivatives(const char* const* ops, size_t n,
+                                        loom_gradient_fn_t gradient,
+                                        loom_jvp_fn_t jvp) {
+  for (size_t i = 0; i < n; ++i) {
+    loom_gradient_def_t gradient_def = {
+        .struct_size = sizeof(gradient_def),
+        .op_name = ops[i],
+        .fn = gradient,
+        .inputs_used = LOOM_GRADIENT_USES_ALL,
+        .outputs_used = LOOM_GRADIENT_USES_NONE,
+    };
+    loom_jvp_def_t jvp_def = {
+        .struct_size = sizeof(jvp_def),
+        .op_name = ops[i],
+        .fn = jvp,
+        .inputs_used = LOOM_GRADIENT_USES_ALL,
+        .outputs_used = LOOM_GRADIENT_USES_NONE,
+    };
+    loom_status_free(loom_gradient_register(&gradient_def));
+    loom_status_free(loom_jvp_register(&jvp_def));
+  }
 }
 
 loom_status_t loom__derived_exit_scope(loom_context_t* context,

@@ -54,6 +54,44 @@ loom_status_t loom__derived_find_or_make(loom_context_t* context,
                                          loom_function_t** out_derived,
                                          bool* out_made);
 
+// The body of a derived function, in its trace's scope: params[0, n) are
+// its parameters; it sets outs[0, *out_count) (new references; room for
+// the capacity loom__derived_trace was given), the function's outputs.
+typedef loom_status_t (*loom__derived_body_fn_t)(const void* request,
+                                                 loom_tensor_handle_t** params,
+                                                 loom_tensor_handle_t** outs,
+                                                 int32_t* out_count);
+
+// Traces function `name` in `context` with an executing trace (ops of
+// constants run as they are traced, so that an op reading one, a Sum's
+// axes or a Reshape's shape, finds its value): parameters of
+// metadata[0, n), then `body(request, ...)` with room for `capacity`
+// outputs.
+loom_status_t loom__derived_trace(loom_context_t* context, const char* name,
+                                  const loom_tensor_metadata_t* metadata,
+                                  int32_t n, int32_t capacity,
+                                  loom__derived_body_fn_t body,
+                                  const void* request,
+                                  loom_function_t** out_function);
+
+// The metadata of handles[0, n) (waited for), in *out_metadata (free it
+// with loom_allocator_system()).
+loom_status_t loom__derived_metadata(loom_tensor_handle_t* const* handles,
+                                     int32_t n,
+                                     loom_tensor_metadata_t** out_metadata);
+
+// Runs the function of `kind` derived from function `function` of
+// `context`'s library for the builder's request (found, or traced and
+// kept) on inputs[0, n) in the current scope: outputs[0, m) receive new
+// references. *out_done false, nothing written, when `function` is not in
+// the library or its derived function cannot be made.
+loom_status_t loom__derived_run(loom_context_t* context, const char* function,
+                                const char* kind,
+                                const loom__derived_builder_t* builder,
+                                loom_tensor_handle_t* const* inputs, int32_t n,
+                                loom_tensor_handle_t** outputs, int32_t m,
+                                bool* out_done);
+
 // Calls `derived` on inputs[0, n) in the current scope: outputs[0, m)
 // receive new references (none on an error).
 loom_status_t loom__derived_call(loom_context_t* context,
@@ -105,6 +143,13 @@ loom_status_t loom__trace_jvp_function(loom_context_t* context,
                                        loom_tensor_handle_t* const* tangents,
                                        int32_t m, bool loop,
                                        loom_function_t** out_jvp);
+
+// Registers `gradient` and `jvp` as the gradient and JVP functions of
+// ops[0, n), reading all their inputs (a user's own registration, made
+// earlier, stays).
+void loom__derived_register_derivatives(const char* const* ops, size_t n,
+                                        loom_gradient_fn_t gradient,
+                                        loom_jvp_fn_t jvp);
 
 // Registers the gradient and JVP functions of If, StatelessIf, Case and
 // StatelessCase (trace_control_flow_gradients.c): the same op over the

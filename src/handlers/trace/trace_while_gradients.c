@@ -144,10 +144,11 @@ static loom_status_t param_metadata(const loop_request_t* r,
 
 // The body of the request's function, in its trace's scope: outputs
 // outs[0, *out_count) (new references) from params.
-static loom_status_t trace_body(const loop_request_t* r,
+static loom_status_t trace_body(const void* request,
                                 loom_tensor_handle_t** params,
                                 loom_tensor_handle_t** outs,
                                 int32_t* out_count) {
+  const loop_request_t* r = request;
   loom_context_t* eager = r->eager;
   int32_t n = r->n;
   int32_t f = r->num_floating;
@@ -256,36 +257,18 @@ static loom_status_t trace_body(const loop_request_t* r,
 static loom_status_t trace_loop(const void* request, const char* name,
                                 loom_function_t** out_function) {
   const loop_request_t* r = request;
-  loom_allocator_t allocator = loom_allocator_system();
-  size_t room = (size_t)(2 * r->n + 1);
+  int32_t room = 2 * r->n + 1;
   loom_tensor_metadata_t* metadata = NULL;
-  loom_tensor_handle_t** params = NULL;  // [room], then outs[room]
-  LOOM_RETURN_IF_ERROR(loom_allocator_calloc(
-      allocator, sizeof(*metadata) * room, (void**)&metadata));
-  loom_status_t status = loom_allocator_calloc(
-      allocator, sizeof(*params) * 2 * room, (void**)&params);
-  loom_tensor_handle_t** outs = params ? params + room : NULL;
-  int32_t num_params = 0, num_outs = 0;
-  if (!status) status = param_metadata(r, metadata, &num_params);
-  loom_op_handler_t* trace = NULL;
-  if (!status) status = loom_trace_create(r->eager, name, &trace);
-  bool entered = false;
+  LOOM_RETURN_IF_ERROR(loom_allocator_calloc(loom_allocator_system(),
+                                             sizeof(*metadata) * (size_t)room,
+                                             (void**)&metadata));
+  int32_t num_params = 0;
+  loom_status_t status = param_metadata(r, metadata, &num_params);
   if (!status) {
-    status = loom_context_enter_scope(r->eager, trace);
-    entered = !status;
+    status = loom__derived_trace(r->eager, name, metadata, num_params, room,
+                                 trace_body, r, out_function);
   }
-  for (int32_t p = 0; !status && p < num_params; ++p) {
-    status = loom_trace_add_parameter(trace, NULL, metadata[p].dtype,
-                                      &metadata[p].shape, &params[p]);
-  }
-  if (!status) status = trace_body(r, params, outs, &num_outs);
-  if (entered) status = loom__derived_exit_scope(r->eager, status);
-  if (!status) status = loom_trace_finish(trace, outs, num_outs, out_function);
-  loom_op_handler_release(trace);
-  // Owned: params and outs (NULL past those made, on errors too).
-  if (params) loom__grad_release_all(params, (int32_t)(2 * room));
-  loom_allocator_free(allocator, params);
-  loom_allocator_free(allocator, metadata);
+  loom_allocator_free(loom_allocator_system(), metadata);
   return status;
 }
 
@@ -663,23 +646,6 @@ static loom_status_t while_jvp(loom_gradient_context_t* ctx,
 
 void loom__trace_register_while_gradients(void) {
   static const char* const kOps[] = {"While", "StatelessWhile"};
-  for (size_t i = 0; i < sizeof(kOps) / sizeof(kOps[0]); ++i) {
-    loom_gradient_def_t gradient = {
-        .struct_size = sizeof(gradient),
-        .op_name = kOps[i],
-        .fn = while_gradient,
-        .inputs_used = LOOM_GRADIENT_USES_ALL,
-        .outputs_used = LOOM_GRADIENT_USES_NONE,
-    };
-    loom_jvp_def_t jvp = {
-        .struct_size = sizeof(jvp),
-        .op_name = kOps[i],
-        .fn = while_jvp,
-        .inputs_used = LOOM_GRADIENT_USES_ALL,
-        .outputs_used = LOOM_GRADIENT_USES_NONE,
-    };
-    // A user's own registration (made earlier) stays.
-    loom_status_free(loom_gradient_register(&gradient));
-    loom_status_free(loom_jvp_register(&jvp));
-  }
+  loom__derived_register_derivatives(kOps, sizeof(kOps) / sizeof(kOps[0]),
+                                     while_gradient, while_jvp);
 }
