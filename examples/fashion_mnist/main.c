@@ -526,6 +526,9 @@ static int train(run_t* run) {
     if (status) return report("creating the parallel handler", status);
     run->in_parallel_scope = true;
     run->group.size = o->parallel;
+    // As long as MPI's default: a replica that fails before joining an
+    // all-reduce leaves the others an error, not a wait without end.
+    run->group.timeout_seconds = 300;
   }
   if (o->batch % run->group.size != 0) {
     fprintf(stderr,
