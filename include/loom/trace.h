@@ -46,6 +46,7 @@
 #include "loom/function.h"
 #include "loom/macros.h"
 #include "loom/op_handler.h"
+#include "loom/program.h"
 #include "loom/shape.h"
 #include "loom/status.h"
 #include "loom/tensor_handle.h"
@@ -131,6 +132,27 @@ LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_trace_finish(
 LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_trace_print_program(
     loom_context_t* context, const loom_function_t* function,
     loom_allocator_t allocator, char** out_text, size_t* out_size);
+
+// Makes function `name`, added to `context`'s library (*out_function, a new
+// reference), from function `function` of `program`, written in the corert
+// form loom_trace_print_program writes: its tensor-handle arguments become
+// parameters of dtypes[0, num_inputs) and shapes (NULL: unknown), its
+// chains are dropped, and its operations are traced as eager ops —
+// corert.executeop(.seq), corert.const_dense_tensor (captured),
+// tfrt.call (a call of the callee imported the same way, named
+// "<name>_<callee>_<k>"), corert.cond, corert.while and tfrt.case on a
+// corert.tensorhandle_to_int32 (If, While and Case over imported
+// functions), tfrt.new.chain and corert.get_op_handler (dropped). So a
+// program's functions are called from the eager API
+// (TFE_NewOp(ctx, name)). NOT_FOUND for a function the program does not
+// have; INVALID_ARGUMENT when num_inputs is not its number of tensor
+// handles; UNIMPLEMENTED naming the function, the line and the op for
+// another operation.
+LOOM_API LOOM_MUST_USE_RESULT loom_status_t loom_trace_program_function(
+    loom_context_t* context, const loom_program_t* program,
+    const char* function, const char* name, const loom_dtype_t* dtypes,
+    const loom_shape_t* shapes, int32_t num_inputs,
+    loom_function_t** out_function);
 
 LOOM_EXTERN_C_END
 

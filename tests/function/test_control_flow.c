@@ -22,6 +22,7 @@
 #include "loom/handlers.h"
 #include "loom/loom.h"
 #include "loom/parallel.h"
+#include "loom/program.h"
 #include "loom/trace.h"
 #include "loom/tstring.h"
 #include "loom/vmap.h"
@@ -1215,7 +1216,9 @@ static void a_symbolic_while_differentiates_through_its_body(void** state) {
 // as a program: the If as corert.cond, the While as corert.while, the Case
 // as tfrt.case on its index clamped as TensorFlow's Case reads it, their
 // functions (the backward and loop functions among them) taking and
-// returning a chain; `loom run` gives the values of the calls.
+// returning a chain; `loom run` gives the values of the calls, and so does
+// the program's function imported back into the eager API
+// (loom_trace_program_function).
 static void traced_gradients_print_as_a_program(void** state) {
   (void)state;
   static const char* const kOps[] = {"StatelessIf", "StatelessWhile",
@@ -1252,20 +1255,49 @@ static void traced_gradients_print_as_a_program(void** state) {
         g_context, function, loom_allocator_system(), &text, &size));
     loom_function_release(function);
     assert_non_null(strstr(text, kShows[k]));
+    // The program's function back in the eager API, under another name.
+    loom_program_t* program = NULL;
+    loom_program_location_t where;
+    LOOM_ASSERT_OK(loom_program_parse(loom_allocator_system(), "printed.mlir",
+                                      text, size, &program, &where));
+    bool selected = kSelector[k] != LOOM_DTYPE_INVALID;
+    int64_t three = 3;
+    loom_shape_t shapes[2] = {loom_shape_scalar(), loom_shape_scalar()};
+    LOOM_ASSERT_OK(loom_shape_initialize(&shapes[1], &three, 1));
+    loom_dtype_t dtypes[2] = {kSelector[k], LOOM_DTYPE_FLOAT};
+    char imported[32];
+    snprintf(imported, sizeof(imported), "imported_%d", k);
+    loom_function_t* back = NULL;
+    LOOM_ASSERT_OK(loom_trace_program_function(
+        g_context, program, kNames[k], imported, dtypes + !selected,
+        shapes + !selected, 1 + selected, &back));
+    loom_program_destroy(program);
     for (int c = 0; c < kNumCalls[k]; ++c) {
       const expected_t* e = &calls[k][c];
-      bool selected = kSelector[k] != LOOM_DTYPE_INVALID;
-      loom_tensor_handle_t* arguments[2] = {
-          selected ? scalar(g_context, kSelector[k], e->selector) : NULL,
-          vector(g_context, kX)};
-      loom_tensor_handle_t* results[2] = {NULL, NULL};
-      loom_test_run_program(g_context, "printed.mlir", text, size, kNames[k],
-                            arguments + !selected, 1 + selected, results, 2);
-      expect_values(g_context, results[0], e->value, 3);
-      expect_values(g_context, results[1], e->derivative, 3);
-      release_all(results, 2);
+      for (int way = 0; way < 2; ++way) {
+        loom_tensor_handle_t* arguments[2] = {
+            selected ? scalar(g_context, kSelector[k], e->selector) : NULL,
+            vector(g_context, kX)};
+        loom_tensor_handle_t* results[2] = {NULL, NULL};
+        if (way == 0) {
+          loom_test_run_program(g_context, "printed.mlir", text, size,
+                                kNames[k], arguments + !selected, 1 + selected,
+                                results, 2);
+        } else {
+          int32_t count = 0;
+          LOOM_ASSERT_OK(run(g_context, imported, &(op_setup_t){0},
+                             arguments + !selected, 1 + selected, results, 2,
+                             &count));
+          release_all(arguments, 2);
+        }
+        expect_values(g_context, results[0], e->value, 3);
+        expect_values(g_context, results[1], e->derivative, 3);
+        release_all(results, 2);
+      }
     }
+    loom_function_release(back);
     loom_allocator_free(loom_allocator_system(), text);
+    LOOM_ASSERT_OK(loom_context_remove_function(g_context, imported));
     LOOM_ASSERT_OK(loom_context_remove_function(g_context, kNames[k]));
   }
 }

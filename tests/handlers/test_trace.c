@@ -1355,6 +1355,67 @@ static void a_printed_stateful_program_runs_as_loom_run_does(void** state) {
   LOOM_ASSERT_OK(loom_context_remove_function(g_context, "chain_bump"));
 }
 
+// A program's function imported into the eager API
+// (loom_trace_program_function): the corert form runs as eager ops, and
+// what it cannot trace is an error naming the function, the line and the
+// op. NumPy: (x + x) * c for x = [1.5, -2, 0.5], c = [2, 2, 2]:
+// [6, -8, 2].
+static void a_program_function_is_called_from_the_eager_api(void** state) {
+  (void)state;
+  static const char kText[] =
+      "func.func @double_scaled(%x: !corert.tensorhandle) -> "
+      "!corert.tensorhandle {\n"
+      "  %ch0 = tfrt.new.chain\n"
+      "  %cpu = corert.get_op_handler %ch0 \"cpu\"\n"
+      "  %c = corert.const_dense_tensor dense<[2.0, 2.0, 2.0]> : "
+      "tensor<3xf32>\n"
+      "  %s = corert.executeop(%cpu) \"tf.AddV2\"(%x, %x) : 1\n"
+      "  %y = corert.executeop(%cpu) \"tf.Mul\"(%s, %c) : 1\n"
+      "  tfrt.return %y : !corert.tensorhandle\n"
+      "}\n"
+      "func.func @counts(%n: i32) -> i32 {\n"
+      "  %one = tfrt.constant.i32 1\n"
+      "  %m = tfrt.add.i32 %n, %one\n"
+      "  tfrt.return %m : i32\n"
+      "}\n";
+  loom_program_t* program = NULL;
+  loom_program_location_t where;
+  LOOM_ASSERT_OK(loom_program_parse(loom_allocator_system(), "import.mlir",
+                                    kText, sizeof(kText) - 1, &program,
+                                    &where));
+  loom_dtype_t dtype = LOOM_DTYPE_FLOAT;
+  loom_function_t* f = NULL;
+  LOOM_ASSERT_OK(loom_trace_program_function(
+      g_context, program, "double_scaled", "imported_ds", &dtype, NULL, 1, &f));
+  loom_tensor_handle_t* x = vector(g_context, kX);
+  loom_tensor_handle_t* y = NULL;
+  LOOM_ASSERT_OK(run(g_context, "imported_ds", x, NULL, NULL, &y));
+  static const float kExpected[3] = {6, -8, 2};
+  expect_values(g_context, y, kExpected);
+  loom_function_release(f);
+  LOOM_ASSERT_STATUS(
+      loom_trace_program_function(g_context, program, "counts", "c", NULL, NULL,
+                                  0, &f),
+      LOOM_STATUS_UNIMPLEMENTED,
+      "function 'counts', line 10: 'tfrt.constant.i32' has no eager form");
+  LOOM_ASSERT_STATUS(loom_trace_program_function(g_context, program, "nope",
+                                                 "n", NULL, NULL, 0, &f),
+                     LOOM_STATUS_NOT_FOUND,
+                     "the program has no function 'nope'");
+  LOOM_ASSERT_STATUS(
+      loom_trace_program_function(g_context, program, "double_scaled", "d2",
+                                  NULL, NULL, 0, &f),
+      LOOM_STATUS_INVALID_ARGUMENT,
+      "function 'double_scaled' takes 1 tensor handles, 0 input dtypes given");
+  LOOM_ASSERT_STATUS(loom_trace_program_function(NULL, program, "double_scaled",
+                                                 "d3", &dtype, NULL, 1, &f),
+                     LOOM_STATUS_INVALID_ARGUMENT, "context is NULL");
+  loom_program_destroy(program);
+  LOOM_ASSERT_OK(loom_context_remove_function(g_context, "imported_ds"));
+  loom_tensor_handle_release(y);
+  loom_tensor_handle_release(x);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(a_traced_function_gives_the_eager_values),
@@ -1374,6 +1435,7 @@ int main(void) {
       cmocka_unit_test(a_call_with_wrong_shapes_fails_in_the_trace),
       cmocka_unit_test(calls_of_stateful_functions_thread_a_chain),
       cmocka_unit_test(a_printed_stateful_program_runs_as_loom_run_does),
+      cmocka_unit_test(a_program_function_is_called_from_the_eager_api),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
