@@ -20,7 +20,14 @@
 //     products (an accumulator around a tape, the JVP of the gradient)
 //     against PyTorch's.
 //
-//   test_gradients [--forward] CASES_FILE [NAME_FILTER]
+// With --traced, each case's tape and gradient are traced into a function
+// (a tape inside an executing trace, the seeds and the op's inputs its
+// parameters), the function is called on the case's inputs, and its
+// gradients must equal the eager tape's (bit for bit, within the case's
+// tolerances): what a traced training step computes is what eager code
+// does.
+//
+//   test_gradients [--forward | --traced] CASES_FILE [NAME_FILTER]
 //
 // runs the cases whose name contains NAME_FILTER (-NAME_FILTER: those whose
 // name does not); GRADIENTS_VERBOSE=1 names each case as it starts.
@@ -36,7 +43,9 @@
 #include <string.h>
 
 #include "loom/autodiff.h"
+#include "loom/function.h"
 #include "loom/loom.h"
+#include "loom/trace.h"
 
 enum { kMaxTensors = 16, kMaxOutputs = 16 };
 
@@ -586,6 +595,8 @@ static void check_hvp(grad_case_t* c, loom_tensor_handle_t* const* inputs) {
 //===----------------------------------------------------------------------===//
 
 static bool g_forward;  // --forward: the forward-mode checks
+static bool g_traced;   // --traced: traced gradients against eager ones
+static int g_traced_checked;
 static int g_forward_fd_checked;
 static int g_forward_hvp_checked;
 static uint64_t g_direction_seed = 88172645463325252ull;
@@ -913,6 +924,121 @@ static void check_forward(grad_case_t* c, loom_tensor_handle_t* const* inputs,
 
 static bool g_verbose;  // GRADIENTS_VERBOSE set: names each case first
 
+// The case's tape and gradients traced into a function (an executing
+// trace: the parameters have the case's values, so ops reading a value at
+// trace time find it), called on `inputs`; each gradient against the eager
+// tape's `values`.
+static void check_traced(grad_case_t* c, loom_tensor_handle_t* const* inputs,
+                         loom_tensor_t* const* values) {
+  char why[1024];
+  loom_op_handler_t* trace = NULL;
+  loom_status_t status =
+      loom_trace_create_executing(g_ctx, "grad_case", &trace);
+  loom_tensor_handle_t* params[kMaxTensors] = {NULL};
+  loom_tensor_handle_t* grads[kMaxTensors] = {NULL};
+  bool entered = false;
+  if (!status) {
+    status = loom_context_enter_scope(g_ctx, trace);
+    entered = !status;
+  }
+  // The floating inputs are parameters; the others (axes, sizes, indices:
+  // what decides the shapes the gradient needs) and inputs of a rank a
+  // function's signature cannot hold are captured: constants of the body.
+  bool is_param[kMaxTensors] = {false};
+  for (int i = 0; i < c->num_inputs && !status; ++i) {
+    const loom_tensor_t* t = c->inputs[i];
+    is_param[i] = loom_dtype_is_floating(loom_tensor_dtype(t)) &&
+                  loom_tensor_shape(t)->rank <= LOOM_MAX_RANK;
+    if (is_param[i]) {
+      status =
+          loom_trace_add_parameter_value(trace, NULL, inputs[i], &params[i]);
+    } else {
+      loom_tensor_handle_retain(inputs[i]);
+      params[i] = inputs[i];
+    }
+  }
+  if (!status) status = tape_gradients(c, params, grads);
+  // A gradient that is not a traced value (an op's gradient passing a
+  // seed on, a constant) is returned through an Identity.
+  for (int k = 0; k < c->num_watch && !status; ++k) {
+    if (!grads[k] || loom_trace_is_symbolic(grads[k])) continue;
+    loom_eager_op_t* op = NULL;
+    loom_tensor_handle_t* traced = NULL;
+    int32_t made = 0;
+    status = loom_eager_op_create(g_ctx, "Identity", &op);
+    if (!status) status = loom_eager_op_add_input(op, grads[k]);
+    if (!status) status = loom_eager_op_execute(op, &traced, 1, &made);
+    if (op) loom_eager_op_destroy(op);
+    if (!status) {
+      loom_tensor_handle_release(grads[k]);
+      grads[k] = traced;
+    }
+  }
+  if (entered) {
+    loom_status_t exited = loom_context_exit_scope(g_ctx);
+    if (!status) {
+      status = exited;
+    } else {
+      loom_status_free(exited);
+    }
+  }
+  // The function returns the gradients that exist (the others are none).
+  loom_tensor_handle_t* outputs[kMaxTensors] = {NULL};
+  int32_t num_outputs = 0;
+  for (int k = 0; k < c->num_watch; ++k) {
+    if (grads[k]) outputs[num_outputs++] = grads[k];
+  }
+  loom_function_t* function = NULL;
+  if (!status) {
+    status = loom_trace_finish(trace, outputs, num_outputs, &function);
+  }
+  if (!status) status = loom_context_add_function(g_ctx, function);
+  loom_tensor_handle_t* results[kMaxTensors] = {NULL};
+  if (!status) {
+    loom_eager_op_t* op = NULL;
+    status = loom_eager_op_create(g_ctx, "grad_case", &op);
+    for (int i = 0; i < c->num_inputs && !status; ++i) {
+      if (is_param[i]) status = loom_eager_op_add_input(op, inputs[i]);
+    }
+    int32_t made = 0;
+    if (!status)
+      status = loom_eager_op_execute(op, results, kMaxTensors, &made);
+    if (op) loom_eager_op_destroy(op);
+    loom_status_free(loom_context_remove_function(g_ctx, "grad_case"));
+  }
+  bool failed = status != NULL;
+  if (failed) {
+    format_status(status, why, sizeof(why));  // (frees it)
+    report(c, "traced", why);
+  }
+  for (int k = 0, r = 0; !failed && k < c->num_watch; ++k) {
+    if (!grads[k]) continue;
+    loom_tensor_t* traced = NULL;
+    status = loom_context_resolve(g_ctx, results[r++], &traced);
+    if (status) {
+      format_status(status, why, sizeof(why));
+      report(c, "traced", why);
+      failed = true;
+      break;
+    }
+    if (values[k]) {
+      compare(traced, values[k], c->rtol, c->atol, why, sizeof(why));
+      if (why[0]) {
+        char what[1100];
+        snprintf(what, sizeof(what), "input %d: %s", c->watch[k], why);
+        report(c, "traced", what);
+      }
+    }
+    loom_tensor_release(traced);
+  }
+  if (!failed) g_traced_checked++;
+  release_handles(results, kMaxTensors);
+  release_handles(grads, c->num_watch);
+  release_handles(params, c->num_inputs);
+  loom_function_release(function);
+  loom_op_handler_release(trace);
+}
+
 static void note_op_ran(const char* op);
 
 static void run_case(grad_case_t* c) {
@@ -955,14 +1081,17 @@ static void run_case(grad_case_t* c) {
       report(c, "PyTorch", what);
     }
   }
-  if (g_forward) {
+  if (g_traced) {
+    // The eager tape's gradients are the reference here.
+    if (g_failures == failures) check_traced(c, inputs, values);
+  } else if (g_forward) {
     // The tape's gradients are the reference here; their own checks are
     // the reverse-mode run's.
     if (g_failures == failures) check_forward(c, inputs, values);
   } else if (g_failures == failures && c->fd && all_double(c)) {
     check_finite_differences(c, values);
   }
-  if (!g_forward && g_failures == failures &&
+  if (!g_forward && !g_traced && g_failures == failures &&
       c->num_directions == c->num_watch && c->num_hvps == c->num_watch &&
       c->num_watch > 0) {
     check_hvp(c, inputs);
@@ -1257,14 +1386,17 @@ static int parse_line(grad_case_t* c, char* keyword, char* cursor, int line) {
 }
 
 int main(int argc, char** argv) {
-  if (argc > 1 && strcmp(argv[1], "--forward") == 0) {
-    g_forward = true;
+  if (argc > 1 &&
+      (strcmp(argv[1], "--forward") == 0 || strcmp(argv[1], "--traced") == 0)) {
+    g_forward = strcmp(argv[1], "--forward") == 0;
+    g_traced = !g_forward;
     argv[1] = argv[0];
     argv++;
     argc--;
   }
   if (argc < 2) {
-    fprintf(stderr, "usage: %s [--forward] CASES_FILE [NAME_FILTER]\n",
+    fprintf(stderr,
+            "usage: %s [--forward | --traced] CASES_FILE [NAME_FILTER]\n",
             argv[0]);
     return 2;
   }
@@ -1332,7 +1464,10 @@ int main(int argc, char** argv) {
   fclose(file);
   int problems = result ? 0 : check_coverage(filter == NULL);
   loom_context_destroy(g_ctx);
-  if (g_forward) {
+  if (g_traced) {
+    printf("traced: %d cases (%d traced gradients equal to eager ones)\n",
+           g_passed + g_failed_cases, g_traced_checked);
+  } else if (g_forward) {
     printf(
         "forward mode: %d cases (%d finite-difference checks, %d "
         "forward-over-reverse Hessian-vector products)\n",

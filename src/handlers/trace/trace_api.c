@@ -276,8 +276,12 @@ static loom_status_t complete_body(loom__trace_t* trace,
     char name[32];
     snprintf(name, sizeof(name), "captured_%d", i);
     const loom__trace_capture_t* c = &trace->captures[i];
-    LOOM_RETURN_IF_ERROR(loom_function_builder_add_input(
-        builder, name, c->metadata.dtype, NULL, &c->metadata.shape));
+    // A signature holds shapes up to LOOM_MAX_RANK: a capture of a higher
+    // rank (the function binds it itself) is declared of unknown shape.
+    bool fits = c->metadata.shape.rank <= LOOM_MAX_RANK;
+    LOOM_RETURN_IF_ERROR(
+        loom_function_builder_add_input(builder, name, c->metadata.dtype, NULL,
+                                        fits ? &c->metadata.shape : NULL));
   }
   for (int32_t o = 0; o < num_outputs; ++o) {
     char name[32];
