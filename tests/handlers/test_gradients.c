@@ -20,10 +20,10 @@
 //     products (an accumulator around a tape, the JVP of the gradient)
 //     against PyTorch's.
 //
-// With --traced, each case's tape and gradient are traced into a function
-// (a tape inside an executing trace, the seeds and the op's inputs its
-// parameters), the function is called on the case's inputs, and its
-// gradients must equal the eager tape's (bit for bit, within the case's
+// With --traced, each case's op and its tape's gradients are traced into a
+// function (an executing trace; the floating inputs its parameters), the
+// function is called on the case's inputs, and its values and gradients
+// must equal the op's and the tape's run eagerly (within the case's
 // tolerances): what a traced training step computes is what eager code
 // does.
 //
@@ -924,10 +924,51 @@ static void check_forward(grad_case_t* c, loom_tensor_handle_t* const* inputs,
 
 static bool g_verbose;  // GRADIENTS_VERBOSE set: names each case first
 
-// The case's tape and gradients traced into a function (an executing
-// trace: the parameters have the case's values, so ops reading a value at
-// trace time find it), called on `inputs`; each gradient against the eager
-// tape's `values`.
+// `*handle` (a tensor of the trace's scope) as a value of the trace: an op
+// passing an input on, or a constant, goes through an Identity.
+static loom_status_t traced_value(loom_tensor_handle_t** handle) {
+  if (!*handle || loom_trace_is_symbolic(*handle)) return loom_ok_status();
+  loom_eager_op_t* op = NULL;
+  loom_tensor_handle_t* traced = NULL;
+  int32_t made = 0;
+  loom_status_t status = loom_eager_op_create(g_ctx, "Identity", &op);
+  if (!status) status = loom_eager_op_add_input(op, *handle);
+  if (!status) status = loom_eager_op_execute(op, &traced, 1, &made);
+  if (op) loom_eager_op_destroy(op);
+  if (!status) {
+    loom_tensor_handle_release(*handle);
+    *handle = traced;
+  }
+  return status;
+}
+
+// Compares the floating output `result` of the traced function with the
+// eager `want`; reports a difference as `what`.
+static bool compare_traced(grad_case_t* c, loom_tensor_handle_t* result,
+                           const loom_tensor_t* want, const char* what) {
+  char why[1024];
+  loom_tensor_t* traced = NULL;
+  loom_status_t status = loom_context_resolve(g_ctx, result, &traced);
+  if (status) {
+    format_status(status, why, sizeof(why));
+    report(c, "traced", why);
+    return false;
+  }
+  bool floating = loom_dtype_is_floating(loom_tensor_dtype(want));
+  if (floating) compare(traced, want, c->rtol, c->atol, why, sizeof(why));
+  if (floating && why[0]) {
+    char text[1200];
+    snprintf(text, sizeof(text), "%s: %s", what, why);
+    report(c, "traced", text);
+  }
+  loom_tensor_release(traced);
+  return true;
+}
+
+// The case's op and its tape's gradients traced into a function (an
+// executing trace: the parameters have the case's values, so ops reading a
+// value at trace time find it), called on `inputs`: its values against the
+// op run eagerly, its gradients against the eager tape's `values`.
 static void check_traced(grad_case_t* c, loom_tensor_handle_t* const* inputs,
                          loom_tensor_t* const* values) {
   char why[1024];
@@ -958,21 +999,14 @@ static void check_traced(grad_case_t* c, loom_tensor_handle_t* const* inputs,
     }
   }
   if (!status) status = tape_gradients(c, params, grads);
-  // A gradient that is not a traced value (an op's gradient passing a
-  // seed on, a constant) is returned through an Identity.
+  loom_tensor_handle_t* forward[kMaxOutputs] = {NULL};
+  int32_t num_forward = 0;
+  if (!status) status = execute_op(c, params, forward, &num_forward);
   for (int k = 0; k < c->num_watch && !status; ++k) {
-    if (!grads[k] || loom_trace_is_symbolic(grads[k])) continue;
-    loom_eager_op_t* op = NULL;
-    loom_tensor_handle_t* traced = NULL;
-    int32_t made = 0;
-    status = loom_eager_op_create(g_ctx, "Identity", &op);
-    if (!status) status = loom_eager_op_add_input(op, grads[k]);
-    if (!status) status = loom_eager_op_execute(op, &traced, 1, &made);
-    if (op) loom_eager_op_destroy(op);
-    if (!status) {
-      loom_tensor_handle_release(grads[k]);
-      grads[k] = traced;
-    }
+    status = traced_value(&grads[k]);
+  }
+  for (int k = 0; k < num_forward && !status; ++k) {
+    status = traced_value(&forward[k]);
   }
   if (entered) {
     loom_status_t exited = loom_context_exit_scope(g_ctx);
@@ -982,18 +1016,20 @@ static void check_traced(grad_case_t* c, loom_tensor_handle_t* const* inputs,
       loom_status_free(exited);
     }
   }
-  // The function returns the gradients that exist (the others are none).
-  loom_tensor_handle_t* outputs[kMaxTensors] = {NULL};
+  // The function returns the gradients that exist (the others are none),
+  // then the op's values.
+  loom_tensor_handle_t* outputs[kMaxTensors + kMaxOutputs] = {NULL};
   int32_t num_outputs = 0;
   for (int k = 0; k < c->num_watch; ++k) {
     if (grads[k]) outputs[num_outputs++] = grads[k];
   }
+  for (int k = 0; k < num_forward; ++k) outputs[num_outputs++] = forward[k];
   loom_function_t* function = NULL;
   if (!status) {
     status = loom_trace_finish(trace, outputs, num_outputs, &function);
   }
   if (!status) status = loom_context_add_function(g_ctx, function);
-  loom_tensor_handle_t* results[kMaxTensors] = {NULL};
+  loom_tensor_handle_t* results[kMaxTensors + kMaxOutputs] = {NULL};
   if (!status) {
     loom_eager_op_t* op = NULL;
     status = loom_eager_op_create(g_ctx, "grad_case", &op);
@@ -1001,8 +1037,10 @@ static void check_traced(grad_case_t* c, loom_tensor_handle_t* const* inputs,
       if (is_param[i]) status = loom_eager_op_add_input(op, inputs[i]);
     }
     int32_t made = 0;
-    if (!status)
-      status = loom_eager_op_execute(op, results, kMaxTensors, &made);
+    if (!status) {
+      status =
+          loom_eager_op_execute(op, results, kMaxTensors + kMaxOutputs, &made);
+    }
     if (op) loom_eager_op_destroy(op);
     loom_status_free(loom_context_remove_function(g_ctx, "grad_case"));
   }
@@ -1011,28 +1049,43 @@ static void check_traced(grad_case_t* c, loom_tensor_handle_t* const* inputs,
     format_status(status, why, sizeof(why));  // (frees it)
     report(c, "traced", why);
   }
-  for (int k = 0, r = 0; !failed && k < c->num_watch; ++k) {
+  int r = 0;
+  for (int k = 0; !failed && k < c->num_watch; ++k) {
     if (!grads[k]) continue;
-    loom_tensor_t* traced = NULL;
-    status = loom_context_resolve(g_ctx, results[r++], &traced);
+    char what[64];
+    snprintf(what, sizeof(what), "the gradient of input %d", c->watch[k]);
+    if (values[k]) failed = !compare_traced(c, results[r], values[k], what);
+    ++r;
+  }
+  // The op's values against the op run eagerly.
+  loom_tensor_handle_t* eager[kMaxOutputs] = {NULL};
+  int32_t num_eager = 0;
+  if (!failed) {
+    status = execute_op(c, inputs, eager, &num_eager);
     if (status) {
       format_status(status, why, sizeof(why));
-      report(c, "traced", why);
+      report(c, "eager", why);
+      failed = true;
+    }
+  }
+  for (int k = 0; !failed && k < num_eager; ++k) {
+    loom_tensor_t* want = NULL;
+    status = loom_context_resolve(g_ctx, eager[k], &want);
+    if (status) {
+      format_status(status, why, sizeof(why));
+      report(c, "eager", why);
       failed = true;
       break;
     }
-    if (values[k]) {
-      compare(traced, values[k], c->rtol, c->atol, why, sizeof(why));
-      if (why[0]) {
-        char what[1100];
-        snprintf(what, sizeof(what), "input %d: %s", c->watch[k], why);
-        report(c, "traced", what);
-      }
-    }
-    loom_tensor_release(traced);
+    char what[64];
+    snprintf(what, sizeof(what), "output %d", k);
+    failed = !compare_traced(c, results[r + k], want, what);
+    loom_tensor_release(want);
   }
+  release_handles(eager, num_eager);
   if (!failed) g_traced_checked++;
-  release_handles(results, kMaxTensors);
+  release_handles(forward, num_forward);
+  release_handles(results, kMaxTensors + kMaxOutputs);
   release_handles(grads, c->num_watch);
   release_handles(params, c->num_inputs);
   loom_function_release(function);
@@ -1465,8 +1518,10 @@ int main(int argc, char** argv) {
   int problems = result ? 0 : check_coverage(filter == NULL);
   loom_context_destroy(g_ctx);
   if (g_traced) {
-    printf("traced: %d cases (%d traced gradients equal to eager ones)\n",
-           g_passed + g_failed_cases, g_traced_checked);
+    printf(
+        "traced: %d cases (%d traced values and gradients equal to eager "
+        "ones)\n",
+        g_passed + g_failed_cases, g_traced_checked);
   } else if (g_forward) {
     printf(
         "forward mode: %d cases (%d finite-difference checks, %d "
