@@ -86,4 +86,12 @@ loom_status_t loom__register_batch_norm_jvps(void);
   X(loom__register_pool_jvps)            \
   X(loom__register_batch_norm_jvps)
 
+// A family of a layer above this one (the trace layer's control flow
+// derivatives), run after the built-in ones. Installed by a constructor,
+// before any look-up; nothing is allocated until the registry first runs
+// its families (a library loaded and unloaded without use keeps no
+// memory). At most kLateFamilies.
+enum { kLateFamilies = 4 };
+void loom__gradient_add_late_family(loom_status_t (*family)(void));
+
 #endif  // LOOM_HANDLERS_AUTODIFF_GRADIENT_FAMILIES_H_

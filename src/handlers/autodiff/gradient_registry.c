@@ -47,6 +47,19 @@ static struct {
 // (pthread_once knows no owner thread).
 static _Thread_local bool t_registering;
 
+// The late families (gradient_families.h).
+static _Atomic(loom_status_t (*)(void)) g_late_families[kLateFamilies];
+
+void loom__gradient_add_late_family(loom_status_t (*family)(void)) {
+  for (int i = 0; i < kLateFamilies; ++i) {
+    loom_status_t (*expected)(void) = NULL;
+    if (atomic_compare_exchange_strong(&g_late_families[i], &expected,
+                                       family)) {
+      return;
+    }
+  }
+}
+
 static void register_builtins(void) {
   t_registering = true;
   loom_status_t status = loom_ok_status();
@@ -60,6 +73,10 @@ static void register_builtins(void) {
     }                                                    \
   }
   LOOM_GRADIENT_FAMILIES(LOOM_RUN_FAMILY)
+  for (int i = 0; i < kLateFamilies; ++i) {
+    loom_status_t (*family)(void) = atomic_load(&g_late_families[i]);
+    if (family) LOOM_RUN_FAMILY(family)
+  }
 #undef LOOM_RUN_FAMILY
   g_registry.builtins_status = status;
   t_registering = false;

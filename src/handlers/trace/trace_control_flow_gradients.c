@@ -295,9 +295,10 @@ static loom_status_t control_flow_jvp(loom_gradient_context_t* ctx,
   return status;
 }
 
-void loom__trace_register_control_flow_gradients(void) {
+loom_status_t loom__trace_register_control_flow_gradients(void) {
   static const char* const kOps[] = {"If", "StatelessIf", "Case",
                                      "StatelessCase"};
-  loom__derived_register_derivatives(kOps, sizeof(kOps) / sizeof(kOps[0]),
-                                     control_flow_gradient, control_flow_jvp);
+  return loom__derived_register_derivatives(
+      kOps, sizeof(kOps) / sizeof(kOps[0]), control_flow_gradient,
+      control_flow_jvp);
 }

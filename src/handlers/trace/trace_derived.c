@@ -3,6 +3,7 @@
 #include "handlers/trace/trace_derived.h"
 
 #include "function/function_derived.h"
+#include "handlers/autodiff/gradient_families.h"
 #include "loom/trace.h"
 
 #include <inttypes.h>
@@ -188,9 +189,10 @@ loom_status_t loom__derived_run(loom_context_t* context, const char* function,
   return status;
 }
 
-void loom__derived_register_derivatives(const char* const* ops, size_t n,
-                                        loom_gradient_fn_t gradient,
-                                        loom_jvp_fn_t jvp) {
+loom_status_t loom__derived_register_derivatives(const char* const* ops,
+                                                 size_t n,
+                                                 loom_gradient_fn_t gradient,
+                                                 loom_jvp_fn_t jvp) {
   for (size_t i = 0; i < n; ++i) {
     loom_gradient_def_t gradient_def = {
         .struct_size = sizeof(gradient_def),
@@ -206,9 +208,10 @@ void loom__derived_register_derivatives(const char* const* ops, size_t n,
         .inputs_used = LOOM_GRADIENT_USES_ALL,
         .outputs_used = LOOM_GRADIENT_USES_NONE,
     };
-    loom_status_free(loom_gradient_register(&gradient_def));
-    loom_status_free(loom_jvp_register(&jvp_def));
+    LOOM_RETURN_IF_ERROR(loom_gradient_register(&gradient_def));
+    LOOM_RETURN_IF_ERROR(loom_jvp_register(&jvp_def));
   }
+  return loom_ok_status();
 }
 
 loom_status_t loom__derived_exit_scope(loom_context_t* context,
@@ -230,6 +233,8 @@ __attribute__((constructor)) static void install_builders(void) {
   loom__trace_install_call_jvp();
   loom__trace_install_call_batch();
   loom__trace_install_call_checked();
-  loom__trace_register_control_flow_gradients();
-  loom__trace_register_while_gradients();
+  // Registered with the built-in gradients, on their first use: nothing
+  // is allocated as the library loads.
+  loom__gradient_add_late_family(loom__trace_register_control_flow_gradients);
+  loom__gradient_add_late_family(loom__trace_register_while_gradients);
 }

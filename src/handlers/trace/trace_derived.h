@@ -145,22 +145,23 @@ loom_status_t loom__trace_jvp_function(loom_context_t* context,
                                        loom_function_t** out_jvp);
 
 // Registers `gradient` and `jvp` as the gradient and JVP functions of
-// ops[0, n), reading all their inputs (a user's own registration, made
-// earlier, stays).
-void loom__derived_register_derivatives(const char* const* ops, size_t n,
-                                        loom_gradient_fn_t gradient,
-                                        loom_jvp_fn_t jvp);
+// ops[0, n), reading all their inputs; the first error.
+loom_status_t loom__derived_register_derivatives(const char* const* ops,
+                                                 size_t n,
+                                                 loom_gradient_fn_t gradient,
+                                                 loom_jvp_fn_t jvp);
 
 // Registers the gradient and JVP functions of If, StatelessIf, Case and
 // StatelessCase (trace_control_flow_gradients.c): the same op over the
-// branches' backward (JVP) functions.
-void loom__trace_register_control_flow_gradients(void);
+// branches' backward (JVP) functions. A late gradient family
+// (handlers/autodiff/gradient_families.h).
+loom_status_t loom__trace_register_control_flow_gradients(void);
 
 // The same for While and StatelessWhile (trace_while_gradients.c): the JVP
 // a While over the body's JVP function, the gradient the loop run again
 // keeping each iteration's variables, then counted down through the body's
 // backward function.
-void loom__trace_register_while_gradients(void);
+loom_status_t loom__trace_register_while_gradients(void);
 
 // Install the builders of backward functions (trace_call_backward.c) and
 // of JVP functions (trace_call_jvp.c) in the tape and the forward

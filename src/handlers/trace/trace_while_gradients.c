@@ -644,8 +644,8 @@ static loom_status_t while_jvp(loom_gradient_context_t* ctx,
   return status;
 }
 
-void loom__trace_register_while_gradients(void) {
+loom_status_t loom__trace_register_while_gradients(void) {
   static const char* const kOps[] = {"While", "StatelessWhile"};
-  loom__derived_register_derivatives(kOps, sizeof(kOps) / sizeof(kOps[0]),
-                                     while_gradient, while_jvp);
+  return loom__derived_register_derivatives(
+      kOps, sizeof(kOps) / sizeof(kOps[0]), while_gradient, while_jvp);
 }
