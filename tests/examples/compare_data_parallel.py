@@ -10,54 +10,22 @@ should see the loss one process sees on the whole batch.
 Exits 77 (skipped) when the demo finds no dataset.
 """
 
-import re
-import subprocess
 import sys
+
+from demo_losses import losses, replicated_command
 
 # Relative tolerance per step: the replicas sum the same float32 products in
 # another order (shards, then their mean), which moves the loss in the 6th
 # or 7th digit; Adam carries the differences forward over the few steps run.
 TOLERANCE = 1e-4
-STEP = re.compile(r"^step (\d+) loss=(\S+)$")
-
-
-def losses(command):
-    run = subprocess.run(command, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, timeout=600)
-    if run.returncode == 77:
-        sys.stderr.write(run.stderr)
-        sys.exit(77)
-    if run.returncode != 0:
-        sys.stdout.write(run.stdout)
-        sys.stderr.write(run.stderr)
-        sys.exit("failed (exit %d): %s" % (run.returncode, " ".join(command)))
-    values = {}
-    for line in run.stdout.splitlines():
-        match = STEP.match(line.strip())
-        if match:
-            values[int(match.group(1))] = float(match.group(2))
-    if not values:
-        sys.stdout.write(run.stdout)
-        sys.exit("no 'step N loss=X' lines from: " + " ".join(command))
-    return values
 
 
 def main(argv):
-    demo, mode, replicas = argv[1], argv[2], argv[3]
-    if mode == "parallel":
-        extra = argv[4:]
-        replicated = [demo, "--parallel", replicas]
-        label = "--parallel %s" % replicas
-    elif mode == "mpi":
-        mpiexec, extra = argv[4], argv[5:]
-        replicated = [mpiexec, "--allow-run-as-root", "--oversubscribe",
-                      "-np", replicas, demo]
-        label = "mpirun -np %s" % replicas
-    else:
-        sys.exit("mode must be parallel or mpi")
+    demo = argv[1]
+    replicated, extra, label = replicated_command(argv)
     common = ["--print-losses"] + extra
-    one = losses([demo] + common)
-    many = losses(replicated + common)
+    one = losses([demo] + common, float)
+    many = losses(replicated + common, float)
     print("%5s  %14s  %14s  %10s" % ("step", "one process", label,
                                      "rel. diff"))
     worst = 0.0

@@ -586,18 +586,21 @@ static void per_example_gradients_through_a_call_f64(void** state) {
   per_example_gradients_through_a_call(D);
 }
 
+// If(cond, x): sin(x) where cond holds, else x**2.
+static const op_case_t kSinOrSquare = {
+    .op = "If",
+    .func_attrs = {{"then_branch", "branch_sin"},
+                   {"else_branch", "branch_square"}},
+    .num_tout = 1,
+    .num_args = 2,
+    .num_outputs = 1,
+};
+
 // loss = sum(If(selector, x; sin, square)) (the selector a bool): d loss/dx
 // = cos(x) or 2x. Recorded by `tape`, which watches x.
 static handle_t* if_loss(loom_dtype_t dtype, handle_t* selector, handle_t* x,
                          loom_op_handler_t* tape) {
-  op_case_t c = {
-      .op = "If",
-      .func_attrs = {{"then_branch", "branch_sin"},
-                     {"else_branch", "branch_square"}},
-      .num_tout = 1,
-      .num_args = 2,
-      .num_outputs = 1,
-  };
+  op_case_t c = kSinOrSquare;
   LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, tape));
   LOOM_ASSERT_OK(loom_tape_watch(tape, x));
   handle_t* inputs[2] = {selector, x};
@@ -765,14 +768,7 @@ static void if_under_two_vmaps(void** state) {
   (void)state;
   static const double kConds[6] = {1, 0, 0, 1, 1, 0};
   static const double kX[6] = {0.5, -1.5, 2.0, 0.25, 1.0, -0.75};
-  op_case_t c = {
-      .op = "If",
-      .func_attrs = {{"then_branch", "branch_sin"},
-                     {"else_branch", "branch_square"}},
-      .num_tout = 1,
-      .num_args = 2,
-      .num_outputs = 1,
-  };
+  op_case_t c = kSinOrSquare;
   int64_t dims[2] = {2, 3};
   handle_t* conds = tensor(BOOL_T, dims, 2, kConds);
   handle_t* xs = make(D, dims, 2, kX);

@@ -312,6 +312,9 @@ static loom_status_t run_components(loom_op_handler_t* handler,
                                     int32_t num_results) {
   const loom__parallel_t* shared = loom__parallel_of(handler);
   int32_t n = shared->num_components;
+  // The result slots are only written here: what they held on entry is
+  // the caller's (x = f(x) passes x's own slot), never released.
+  for (int32_t j = 0; j < num_results; ++j) results[j] = NULL;
   // The inputs' slots hold one result's components afterwards: at least n
   // of them, also for an op without inputs (VarHandleOp).
   int32_t input_slots = num_arguments > 0 ? num_arguments : 1;
@@ -371,9 +374,6 @@ static loom_status_t run_per_component(loom_op_handler_t* handler,
                                        loom_op_invocation_t* invocation) {
   int32_t num_arguments = invocation->num_arguments;
   int32_t num_results = invocation->num_results;
-  // The result slots are only written here: what they held on entry is
-  // the caller's (x = f(x) passes x's own slot), never released.
-  for (int32_t j = 0; j < num_results; ++j) invocation->results[j] = NULL;
   loom_status_t status = run_components(
       handler, loom_prepared_op_name(invocation->op), invocation->attrs,
       invocation->arguments, num_arguments, invocation->results, num_results);

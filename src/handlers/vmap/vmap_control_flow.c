@@ -747,11 +747,14 @@ loom_status_t loom__vmap_execute_function_call(loom_op_handler_t* handler,
   int32_t n = call->num_inputs - call->num_captured;
   int32_t m = call->num_outputs;
   if (call->stateful) return loom_ok_status();
-  // views[n]; batched outputs[m]
-  loom__vmap_value_t* views = NULL;
-  LOOM_RETURN_IF_ERROR(loom_allocator_calloc(
-      loom_allocator_default(), sizeof(*views) * (size_t)(n + m + 1),
-      (void**)&views));
+  loom__vmap_value_t* views = NULL;       // [n]
+  loom_tensor_handle_t** outputs = NULL;  // [m]: batched, batch first
+  LOOM_RETURN_IF_ERROR(loom_allocator_calloc(loom_allocator_default(),
+                                             sizeof(*views) * (size_t)(n + 1),
+                                             (void**)&views));
+  loom_status_t status = loom_allocator_calloc(
+      loom_allocator_default(), sizeof(*outputs) * (size_t)(m + 1),
+      (void**)&outputs);
   bool batched = false, leave = false;
   for (int32_t i = 0; i < call->num_inputs; ++i) {
     loom__vmap_value_t view = loom__vmap_unwrap(handler, call->inputs[i]);
@@ -762,20 +765,20 @@ loom_status_t loom__vmap_execute_function_call(loom_op_handler_t* handler,
     batched |= own && view.axis != LOOM_VMAP_UNBATCHED;
     if (i < n) views[i] = view;
   }
-  loom_status_t status = loom_ok_status();
-  loom_tensor_handle_t** outputs = (loom_tensor_handle_t**)(views + n);
-  if (batched && !leave) {
+  if (!status && batched && !leave) {
     const loom__passthrough_t* base = loom_op_handler_state(handler);
     status = run_batched(base->context, handler, base->effective_outer,
                          call->function_name, views, n, outputs, m, out_taken);
   }
-  for (int32_t k = 0; !status && *out_taken && k < m; ++k) {
-    status = loom__vmap_wrap(handler, outputs[k], 0, &results[k]);
+  int32_t wrapped = 0;
+  for (; !status && *out_taken && wrapped < m; ++wrapped) {
+    status = loom__vmap_wrap(handler, outputs[wrapped], 0, &results[wrapped]);
   }
-  if (*out_taken) {
-    if (status) loom__grad_release_all(results, m);
-    loom__grad_release_all(outputs, m);
-  }
+  // On an error only the results written are released (the caller's slots
+  // hold anything before).
+  if (status) loom__grad_release_all(results, wrapped);
+  loom__grad_release_all(outputs, m);
+  loom_allocator_free(loom_allocator_default(), outputs);
   loom_allocator_free(loom_allocator_default(), views);
   return status;
 }
