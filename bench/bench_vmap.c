@@ -20,12 +20,20 @@
 //                                       run eagerly in the scope;
 //   vmap_call_f_tiny_b64_t1             the same with f a traced function
 //                                       called in the scope (its batched
-//                                       function, made at the first call).
+//                                       function, made at the first call);
+//   f_call_tiny_t1                      one call of f as a traced function;
+//   vmap_grad_call_f_tiny_b64_t1        vmap(grad f) with f called as a
+//                                       traced function (the tape records
+//                                       one call; the call and its
+//                                       backward function run as batched
+//                                       functions).
 // The references (bench/vmap_reference.py) are PyTorch's loop and
 // functorch's vmap(grad(loss)) and vmap(f). --quick runs a few repetitions
 // only;
-// --tiny f|vmap N runs only N calls of the tiny workload (for profiling
-// with callgrind: the difference of two N is the per-call cost);
+// --tiny f|vmap|vmapf|vmapcall|call|vmapgradcall N runs only N calls of
+// the tiny workload (f, vmap(grad f), vmap(f), vmap of f called, f called,
+// vmap(grad f) of f called: for profiling with callgrind, the difference
+// of two N is the per-call cost);
 // --mlp784 vmap|batch N only N steps of the 784-256-10 MLP's per-example
 // (or batch) gradients, the same way.
 
@@ -119,10 +127,12 @@ static double measure(void* arg, int64_t iterations) {
 // [16] shared by the examples.
 enum { kTinyBatch = 64, kTinyWidth = 16 };
 typedef enum tiny_mode_t {
-  kTinyF = 0,     // f(x)
-  kTinyVmapGrad,  // vmap(grad f)
-  kTinyVmapF,     // vmap(f), f's ops in the scope
-  kTinyVmapCall,  // vmap(f), f called as a function
+  kTinyF = 0,         // f(x)
+  kTinyVmapGrad,      // vmap(grad f)
+  kTinyVmapF,         // vmap(f), f's ops in the scope
+  kTinyVmapCall,      // vmap(f), f called as a function
+  kTinyCall,          // f(x), f called as a function
+  kTinyVmapGradCall,  // vmap(grad f), f called as a function
 } tiny_mode_t;
 
 typedef struct tiny_t {
@@ -141,8 +151,18 @@ static loom_tensor_handle_t* tiny_f(tiny_t* t, loom_tensor_handle_t* x) {
   return sum;
 }
 
-// vmap(grad f) over xs [64, 16]: the per-example gradients, [64, 16].
-static loom_tensor_handle_t* tiny_vmap_grad(tiny_t* t) {
+// f(x), eagerly or (`call`) as the traced function "tiny_f".
+static loom_tensor_handle_t* tiny_f_or_call(tiny_t* t, loom_tensor_handle_t* x,
+                                            bool call) {
+  if (!call) return tiny_f(t, x);
+  loom_tensor_handle_t* y = NULL;
+  check(nn_unary(t->context, "tiny_f", x, &y));
+  return y;
+}
+
+// vmap(grad f) over xs [64, 16]: the per-example gradients, [64, 16]; f's
+// ops run in the scopes or (`call`) f is called as a function.
+static loom_tensor_handle_t* tiny_vmap_grad(tiny_t* t, bool call) {
   loom_context_t* c = t->context;
   loom_op_handler_t *vmap = NULL, *tape = NULL;
   check(loom_vmap_create(c, LOOM_VMAP_BATCH_SIZE_UNKNOWN, &vmap));
@@ -152,7 +172,7 @@ static loom_tensor_handle_t* tiny_vmap_grad(tiny_t* t) {
   check(loom_tape_create(c, NULL, &tape));
   check(loom_context_enter_scope(c, tape));
   check(loom_tape_watch(tape, x));
-  loom_tensor_handle_t* y = tiny_f(t, x);
+  loom_tensor_handle_t* y = tiny_f_or_call(t, x, call);
   check(loom_context_exit_scope(c));
   check(loom_tape_gradient(tape, &y, 1, &x, 1, NULL, LOOM_UNCONNECTED_ZERO,
                            &grad));
@@ -174,11 +194,7 @@ static loom_tensor_handle_t* tiny_vmap_f(tiny_t* t, bool call) {
   check(loom_context_enter_scope(c, vmap));
   loom_tensor_handle_t *x = NULL, *y = NULL, *out = NULL;
   check(loom_vmap_in(vmap, t->xs, 0, &x));
-  if (call) {
-    check(nn_unary(c, "tiny_f", x, &y));
-  } else {
-    y = tiny_f(t, x);
-  }
+  y = tiny_f_or_call(t, x, call);
   check(loom_vmap_out(vmap, y, 0, &out));
   check(loom_context_exit_scope(c));
   loom_tensor_handle_t* all[2] = {x, y};
@@ -191,10 +207,21 @@ static double measure_tiny(void* arg, int64_t iterations) {
   tiny_t* t = arg;
   double start = bench_now_ns();
   for (int64_t i = 0; i < iterations; ++i) {
-    loom_tensor_handle_t* y = t->mode == kTinyVmapGrad   ? tiny_vmap_grad(t)
-                              : t->mode == kTinyVmapF    ? tiny_vmap_f(t, false)
-                              : t->mode == kTinyVmapCall ? tiny_vmap_f(t, true)
-                                                         : tiny_f(t, t->x);
+    loom_tensor_handle_t* y = NULL;
+    switch (t->mode) {
+      case kTinyF:
+      case kTinyCall:
+        y = tiny_f_or_call(t, t->x, t->mode == kTinyCall);
+        break;
+      case kTinyVmapGrad:
+      case kTinyVmapGradCall:
+        y = tiny_vmap_grad(t, t->mode == kTinyVmapGradCall);
+        break;
+      case kTinyVmapF:
+      case kTinyVmapCall:
+        y = tiny_vmap_f(t, t->mode == kTinyVmapCall);
+        break;
+    }
     check(loom_context_wait(t->context));
     loom_tensor_handle_release(y);
   }
@@ -266,6 +293,15 @@ static void bench_tiny(loom_context_t* context, bool quick, int repetitions) {
       "vmap_call_f_tiny_b64_t1",
       bench_median_ns(measure_tiny, &t, iterations / 10 + 1, repetitions) / 1e3,
       "us");
+  t.mode = kTinyCall;
+  bench_report("f_call_tiny_t1",
+               bench_median_ns(measure_tiny, &t, iterations, repetitions) / 1e3,
+               "us");
+  t.mode = kTinyVmapGradCall;
+  bench_report(
+      "vmap_grad_call_f_tiny_b64_t1",
+      bench_median_ns(measure_tiny, &t, iterations / 10 + 1, repetitions) / 1e3,
+      "us");
   tiny_deinitialize(&t);
 }
 
@@ -312,9 +348,10 @@ static void bench_mlp784(loom_context_t* context, bool quick, int repetitions) {
 }
 
 // Runs `iterations` calls of f (or of vmap(grad f)) of bench_tiny, untimed.
-static void run_tiny(loom_context_t* context, bool vmap, int64_t iterations) {
+static void run_tiny(loom_context_t* context, tiny_mode_t mode,
+                     int64_t iterations) {
   tiny_t t = tiny_initialize(context);
-  t.mode = vmap ? kTinyVmapGrad : kTinyF;
+  t.mode = mode;
   measure_tiny(&t, iterations);
   tiny_deinitialize(&t);
 }
@@ -327,7 +364,13 @@ int main(int argc, char** argv) {
     options.num_threads = 1;
     loom_context_t* context = NULL;
     check(loom_context_create(&options, &context));
-    run_tiny(context, strcmp(argv[2], "vmap") == 0, atoll(argv[3]));
+    static const char* const kModes[] = {"f",        "vmap", "vmapf",
+                                         "vmapcall", "call", "vmapgradcall"};
+    tiny_mode_t mode = kTinyF;
+    for (int m = 0; m < (int)(sizeof(kModes) / sizeof(kModes[0])); ++m) {
+      if (strcmp(argv[2], kModes[m]) == 0) mode = (tiny_mode_t)m;
+    }
+    run_tiny(context, mode, atoll(argv[3]));
     loom_context_destroy(context);
     return 0;
   }

@@ -35,27 +35,27 @@ loom_status_t loom__context_resolve_op(loom_context_t* context,
   *out_calls = false;
   void* library =
       atomic_load_explicit(&context->functions, memory_order_acquire);
-  loom_status_t status = loom_op_registry_lookup(
-      loom_runtime_ops(context->runtime), name, out_def);
-  if (!status) {
+  // A function's name is no op's: looked up without making the registry's
+  // NOT_FOUND status, which every call of a function would format.
+  *out_def = loom_op_registry_find(loom_runtime_ops(context->runtime), name);
+  if (*out_def) {
     *out_calls =
         library && context->functions_vtable->is_call_op(library, *out_def);
     return loom_ok_status();
   }
-  if (!library || loom_status_code(status) != LOOM_STATUS_NOT_FOUND) {
-    return status;
-  }
-  loom_status_t found =
-      context->functions_vtable->find(library, name, out_def, out_function);
-  if (found) {
-    // Neither an op nor a function: the registry's words.
+  if (library && name) {
+    loom_status_t found =
+        context->functions_vtable->find(library, name, out_def, out_function);
+    if (!found) {
+      *out_calls = true;
+      return loom_ok_status();
+    }
     loom_status_free(found);
     *out_def = NULL;
-    return status;
   }
-  loom_status_free(status);
-  *out_calls = true;
-  return loom_ok_status();
+  // Neither an op nor a function: the registry's words.
+  return loom_op_registry_lookup(loom_runtime_ops(context->runtime), name,
+                                 out_def);
 }
 
 void loom__context_release_function(loom_context_t* context, void* function) {

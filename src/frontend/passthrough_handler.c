@@ -91,6 +91,31 @@ loom_status_t loom__passthrough_execute(loom_op_handler_t* handler,
                                             invocation);
 }
 
+static bool keeps_no_replay(loom_function_call_t* call, void* data,
+                            void (*release)(void* data)) {
+  (void)call;
+  (void)data;
+  (void)release;
+  return false;
+}
+
+loom_status_t loom__passthrough_run_call_beneath(
+    const loom__passthrough_t* base, loom_function_call_t* call,
+    loom_tensor_handle_t** results) {
+  loom_op_handler_t* outer = base->effective_outer;
+  const loom_op_handler_vtable_t* vtable = loom_op_handler_vtable(outer);
+  if (vtable->execute_function_call && !loom_op_handler_is_final(outer)) {
+    loom_function_call_t beneath = *call;
+    beneath.replay_data = NULL;
+    beneath.set_replay_data = keeps_no_replay;
+    bool taken = false;
+    LOOM_RETURN_IF_ERROR(
+        vtable->execute_function_call(outer, &beneath, results, &taken));
+    if (taken) return loom_ok_status();
+  }
+  return call->run(call, results);
+}
+
 // Whether `handler` is a handler of `base`'s type sharing its state (one
 // of its merges, or the handler itself).
 static bool same_handler(const loom__passthrough_t* base,

@@ -232,6 +232,13 @@ loom_status_t loom__passthrough_reuse_op_data(loom_op_handler_t* handler,
                                               const loom_op_handler_t* source,
                                               void* source_op_data,
                                               void** out_op_data);
+// Runs a call the handler took beneath it: offered whole to its outer
+// handler in turn (execute_function_call; a vmap beneath a tape batches
+// it), else op by op (call->run). The outer handler keeps no replay data
+// on the call: its key is the handler's.
+loom_status_t loom__passthrough_run_call_beneath(
+    const loom__passthrough_t* base, loom_function_call_t* call,
+    loom_tensor_handle_t** results);
 // Forwards every op (loom__passthrough_forward_prepared): the execute hook
 // of a type that only passes ops on.
 loom_status_t loom__passthrough_execute(loom_op_handler_t* handler,

@@ -279,9 +279,17 @@ static void run_copy_units(void* arg, int64_t begin, int64_t end) {
       so += index[k] * plan->src_strides[k];
       dO += index[k] * plan->dst_strides[k];
     }
+    // Contiguous rows of plain elements (a broadcast's copies of a short
+    // row, say) go straight to memcpy.
+    bool flat = ss == 1 && ds == 1 && job->dtype != LOOM_DTYPE_STRING;
+    size_t row_bytes = (size_t)inner * job->size;
     for (int64_t unit = begin; unit < end; ++unit) {
-      ok &= loom__array_copy_row(job->dtype, job->src + so * size, ss,
-                                 job->dst + dO * size, ds, inner);
+      if (flat) {
+        memcpy(job->dst + dO * size, job->src + so * size, row_bytes);
+      } else {
+        ok &= loom__array_copy_row(job->dtype, job->src + so * size, ss,
+                                   job->dst + dO * size, ds, inner);
+      }
       for (int32_t k = outer - 1; k >= 0; --k) {
         so += plan->src_strides[k];
         dO += plan->dst_strides[k];

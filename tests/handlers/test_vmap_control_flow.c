@@ -11,10 +11,12 @@
 // loop over the examples running the same op without vmap, in f32 and
 // f64, and no op takes the per-example fallback.
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "loom/function.h"
+#include "loom/trace.h"
 #include "vmap_test_util.h"
 
 enum { kMaxValues = 64 };
@@ -526,6 +528,27 @@ static void dense_gradients(loom_dtype_t dtype, handle_t* x, handle_t* w,
   loom_op_handler_release(tape);
 }
 
+// The planned calls (the first one, which builds the plan, included) of the
+// derived functions named `format` (one %d: the batched functions of a
+// function; two: those of its backward functions).
+static int64_t planned_calls_of(const char* format, bool nested) {
+  int64_t calls = 0;
+  for (int k = 0; k < 16; ++k) {
+    for (int j = 0; j < (nested ? 16 : 1); ++j) {
+      char name[96];
+      snprintf(name, sizeof(name), format, k, j);
+      loom_function_t* f = NULL;
+      if (!loom_context_has_function(g_ctx, name)) continue;
+      LOOM_ASSERT_OK(loom_context_find_function(g_ctx, name, &f));
+      loom_function_stats_t stats = {.struct_size = sizeof(stats)};
+      LOOM_ASSERT_OK(loom_function_get_stats(f, &stats));
+      calls += stats.planned_calls + stats.plans_built;
+      loom_function_release(f);
+    }
+  }
+  return calls;
+}
+
 static void per_example_gradients_through_a_call(loom_dtype_t dtype) {
   enum { kB = 3, kX = 6, kW = 6 };
   op_case_t shape = {.args = {DENSE_ARGS}};
@@ -547,6 +570,9 @@ static void per_example_gradients_through_a_call(loom_dtype_t dtype) {
     loom__grad_release_all(all, 5);
   }
   // vmap(grad(f)).
+  int64_t forward_calls = planned_calls_of("dense_batched_%d", false);
+  int64_t backward_calls =
+      planned_calls_of("dense_backward_%d_batched_%d", true);
   handle_t* xb = make(dtype, xd, 3, xs);
   handle_t* w = make(dtype, wd, 2, wv);
   loom_op_handler_t* vmap = new_vmap(kB);
@@ -571,6 +597,14 @@ static void per_example_gradients_through_a_call(loom_dtype_t dtype) {
   assert_int_equal(read_values(dw_b, got, kB * kW), kB * kW);
   for (int i = 0; i < kB * kW; ++i)
     expect_close(got[i], dw[i], tolerance, "dw", i);
+  // The tape over the vmap recorded the call as one op and ran it beneath
+  // itself as a call the vmap took whole (its batched function, planned),
+  // and its gradient called the backward function, which the vmap batched
+  // whole as well.
+  assert_int_equal(planned_calls_of("dense_batched_%d", false),
+                   forward_calls + 1);
+  assert_int_equal(planned_calls_of("dense_backward_%d_batched_%d", true),
+                   backward_calls + 1);
   handle_t* all[] = {xb, w, x, loss, grads[0], grads[1], loss_b, dx_b, dw_b};
   loom__grad_release_all(all, 9);
   loom_op_handler_release(vmap);
@@ -726,6 +760,65 @@ static void per_example_gradients_through_a_batched_while(void** state) {
   per_example_gradients_through(while_loss, I, kTrips, false, D);
 }
 
+// tanh_sum_<dtype>(x) = sum(tanh(x)) over x [kGradN], traced (its axis a
+// captured constant, as a traced function's constants are).
+static const char* add_tanh_sum(loom_dtype_t dtype) {
+  const char* name = dtype == F ? "tanh_sum_f32" : "tanh_sum_f64";
+  if (loom_context_has_function(g_ctx, name)) return name;
+  loom_op_handler_t* trace = NULL;
+  LOOM_ASSERT_OK(loom_trace_create(g_ctx, name, &trace));
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, trace));
+  int64_t n = kGradN;
+  loom_shape_t shape;
+  LOOM_ASSERT_OK(loom_shape_initialize(&shape, &n, 1));
+  handle_t* x = NULL;
+  LOOM_ASSERT_OK(loom_trace_add_parameter(trace, "x", dtype, &shape, &x));
+  handle_t* axis = make(I, NULL, 0, (double[]){0});
+  handle_t* th = op1("Tanh", &x, 1, LOOM_GRAD_NO_ATTRS);
+  handle_t* y = bin("Sum", th, axis);
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  loom_function_t* f = NULL;
+  LOOM_ASSERT_OK(loom_trace_finish(trace, &y, 1, &f));
+  LOOM_ASSERT_OK(loom_context_add_function(g_ctx, f));
+  loom_function_release(f);
+  handle_t* all[] = {x, axis, th, y};
+  loom__grad_release_all(all, 4);
+  loom_op_handler_release(trace);
+  return name;
+}
+
+// loss = tanh_sum_<dtype>(x) called by name, recorded by `tape` (watching
+// x).
+static handle_t* tanh_sum_loss(loom_dtype_t dtype, handle_t* selector,
+                               handle_t* x, loom_op_handler_t* tape) {
+  (void)selector;
+  const char* name = add_tanh_sum(dtype);
+  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, tape));
+  LOOM_ASSERT_OK(loom_tape_watch(tape, x));
+  op_case_t c = {.op = name, .num_args = 1, .num_outputs = 1};
+  handle_t* loss = NULL;
+  LOOM_ASSERT_OK(run_case_op(&c, dtype, &x, &loss));
+  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
+  return loss;
+}
+
+// The gradient of a call whose body reduces (Sum's gradient broadcasts the
+// seed to a shape read at run time, which the batched backward function's
+// trace does not know): the backward function is batched whole all the
+// same, the unbatched seed gradient tiled over the batch.
+static void per_example_gradients_of_a_reducing_call(void** state) {
+  (void)state;
+  int64_t before = planned_calls_of("tanh_sum_backward_%d_batched_%d", true);
+  for (int call = 0; call < 2; ++call) {
+    per_example_gradients_through(tanh_sum_loss, I, kTrips, false, F);
+    per_example_gradients_through(tanh_sum_loss, I, kTrips, false, D);
+  }
+  assert_int_equal(
+      planned_calls_of("tanh_sum_f32_backward_%d_batched_%d", true) +
+          planned_calls_of("tanh_sum_f64_backward_%d_batched_%d", true),
+      before + 4);
+}
+
 // Trip counts that differ per example would need stacks of different
 // lengths: a clear error.
 static void a_ragged_loop_has_no_per_example_gradient(void** state) {
@@ -869,6 +962,7 @@ int main(void) {
       cmocka_unit_test(per_example_gradients_through_a_call_f64),
       cmocka_unit_test(per_example_gradients_through_a_batched_if),
       cmocka_unit_test(per_example_gradients_through_a_batched_while),
+      cmocka_unit_test(per_example_gradients_of_a_reducing_call),
       cmocka_unit_test(a_ragged_loop_has_no_per_example_gradient),
       cmocka_unit_test(if_under_two_vmaps),
       cmocka_unit_test(branches_of_different_shapes_are_an_error),

@@ -273,12 +273,13 @@ static loom_status_t record_call(const loom__passthrough_t* base,
 // Runs the call beneath the tape: on the CPU in a scope of its own when
 // that is the tape's outer handler (entered as a handler executing an op
 // enters it, so it replaces the scopes above: the call runs its plan),
-// else op by op through the thread's scopes.
+// else offered whole to the outer handler (a vmap batches it), or op by op
+// through the thread's scopes.
 static loom_status_t run_beneath(const loom__passthrough_t* base,
                                  loom_function_call_t* call,
                                  loom_tensor_handle_t** results) {
   if (base->effective_outer != loom_context_cpu(base->context)) {
-    return call->run(call, results);
+    return loom__passthrough_run_call_beneath(base, call, results);
   }
   ++loom__handler_execution_depth;
   loom_status_t status =

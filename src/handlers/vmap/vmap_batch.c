@@ -204,6 +204,38 @@ loom_status_t loom__vmap_padded(loom__vmap_call_t* call, int32_t input,
   return status;
 }
 
+// `value` with a batch of `batch_size` copies in front when its shape has
+// unknown dimensions (a symbolic value in a trace), where BroadcastTo would
+// need them: ExpandDims then Tile, whose multiples need only the rank.
+static loom_status_t broadcast_by_tile(loom_context_t* context,
+                                       loom_tensor_handle_t* value,
+                                       int32_t rank, int64_t batch_size,
+                                       loom_tensor_handle_t** out) {
+  int64_t multiples[LOOM_MAX_SHAPE_RANK];
+  multiples[0] = batch_size;
+  for (int32_t d = 0; d < rank; ++d) multiples[d + 1] = 1;
+  const int64_t zero = 0;
+  loom_tensor_handle_t *axis = NULL, *times = NULL, *expanded = NULL;
+  loom_status_t status =
+      loom__vmap_int_vector(context, LOOM_DTYPE_INT32, &zero, 1, true, &axis);
+  if (!status) {
+    status = loom__vmap_int_vector(context, LOOM_DTYPE_INT32, multiples,
+                                   rank + 1, false, &times);
+  }
+  if (!status) {
+    loom_tensor_handle_t* inputs[2] = {value, axis};
+    status = loom__vmap_run(context, "ExpandDims", inputs, 2, NULL, NULL, 0,
+                            &expanded, 1);
+  }
+  if (!status) {
+    loom_tensor_handle_t* inputs[2] = {expanded, times};
+    status = loom__vmap_run(context, "Tile", inputs, 2, NULL, NULL, 0, out, 1);
+  }
+  loom_tensor_handle_t* all[3] = {axis, times, expanded};
+  loom__grad_release_all(all, 3);
+  return status;
+}
+
 loom_status_t loom__vmap_broadcast(loom_context_t* context,
                                    loom_tensor_handle_t* value,
                                    const loom_shape_t* shape,
@@ -213,7 +245,12 @@ loom_status_t loom__vmap_broadcast(loom_context_t* context,
   int64_t dims[LOOM_MAX_SHAPE_RANK];
   dims[0] = batch_size;
   const int64_t* in = loom_shape_dims(shape);
-  for (int32_t d = 0; d < shape->rank; ++d) dims[d + 1] = in[d];
+  for (int32_t d = 0; d < shape->rank; ++d) {
+    if (in[d] < 0) {
+      return broadcast_by_tile(context, value, shape->rank, batch_size, out);
+    }
+    dims[d + 1] = in[d];
+  }
   loom_tensor_handle_t* target = NULL;
   LOOM_RETURN_IF_ERROR(loom__vmap_int_vector(context, LOOM_DTYPE_INT32, dims,
                                              shape->rank + 1, false, &target));
