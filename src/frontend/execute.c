@@ -265,18 +265,6 @@ static void release_results(loom_tensor_handle_t** results, int32_t count) {
   }
 }
 
-// The first error among the (complete) results, as a new status.
-static loom_status_t results_error(loom_tensor_handle_t** results,
-                                   int32_t count) {
-  for (int32_t i = 0; i < count; ++i) {
-    loom_async_value_t* value = loom_tensor_handle_value(results[i]);
-    if (value && LOOM_UNLIKELY(loom_async_value_is_error(value))) {
-      return loom_status_clone(loom_async_value_error(value));
-    }
-  }
-  return loom_ok_status();
-}
-
 static bool all_results_made(loom_tensor_handle_t** results, int32_t count) {
   for (int32_t i = 0; i < count; ++i) {
     if (!results[i]) return false;
@@ -502,7 +490,7 @@ static loom_status_t run_placed(loom_eager_op_t* op, loom_op_handler_t* handler,
   }
   if (!async) {
     // Synchronous: the op is done; its error is this call's.
-    status = results_error(results, count);
+    status = loom__results_error(results, count);
     if (LOOM_UNLIKELY(status != NULL)) {
       release_results(results, count);
       return status;
@@ -510,7 +498,7 @@ static loom_status_t run_placed(loom_eager_op_t* op, loom_op_handler_t* handler,
   } else if (!context->async) {
     // An asynchronous thread on a synchronous context: the op is done, its
     // error goes to the next wait.
-    loom__context_record_error(context, results_error(results, count));
+    loom__context_record_error(context, loom__results_error(results, count));
   }
   *out_count = count;
   return loom_ok_status();

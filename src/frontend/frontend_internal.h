@@ -133,6 +133,18 @@ static inline bool loom__thread_async(const loom_context_t* context,
   return context->async;
 }
 
+// The first error among the (complete) results, as a new status.
+static inline loom_status_t loom__results_error(loom_tensor_handle_t** results,
+                                                int32_t count) {
+  for (int32_t i = 0; i < count; ++i) {
+    loom_async_value_t* value = loom_tensor_handle_value(results[i]);
+    if (value && LOOM_UNLIKELY(loom_async_value_is_error(value))) {
+      return loom_status_clone(loom_async_value_error(value));
+    }
+  }
+  return loom_ok_status();
+}
+
 // The merge record of `merged`, or NULL (caller holds the mutex).
 merge_record_t* loom__find_merge(loom_context_t* context,
                                  const loom_op_handler_t* merged);

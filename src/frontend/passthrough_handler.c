@@ -3,6 +3,7 @@
 
 #include "frontend/passthrough_handler.h"
 
+#include "corert/corert_internal.h"
 #include "frontend/frontend_internal.h"
 #include "loom/tensor_handle.h"
 #include "registry/op_registry_generation.h"
@@ -114,6 +115,48 @@ loom_status_t loom__passthrough_run_call_beneath(
     if (taken) return loom_ok_status();
   }
   return call->run(call, results);
+}
+
+loom_status_t loom__passthrough_run_outer_op(
+    loom_context_t* context, loom_prepared_op_t* outer_op,
+    loom_tensor_handle_t* const* inputs, int32_t n,
+    const loom_op_attrs_t* attrs, loom_tensor_handle_t** results, int32_t m,
+    bool* out_done) {
+  *out_done = false;
+  enum { kMaxInputs = 8 };
+  const loom_op_def_t* def = loom_prepared_op_def(outer_op);
+  if (!def || def->is_stateful || m == 0 || n > kMaxInputs ||
+      loom_prepared_op_handler(outer_op) != context->cpu ||
+      loom__thread_async(context, loom__scope_stack(context, false))) {
+    return loom_ok_status();
+  }
+  loom_tensor_handle_t* args[kMaxInputs];
+  for (int32_t i = 0; i < n; ++i) {
+    if (!inputs[i] ||
+        !loom__is_cpu(context, loom_tensor_handle_handler(inputs[i]))) {
+      return loom_ok_status();
+    }
+    args[i] = inputs[i];
+  }
+  for (int32_t k = 0; k < m; ++k) results[k] = NULL;
+  loom_op_invocation_t invocation = {
+      .op = outer_op,
+      .arguments = args,
+      .num_arguments = n,
+      .attrs = attrs,
+      .results = results,
+      .num_results = m,
+  };
+  *out_done = true;
+  loom_status_t status = loom__runtime_execute_lent(&invocation, NULL);
+  if (!status) status = loom__results_error(results, m);
+  if (status) {
+    for (int32_t k = 0; k < m; ++k) {
+      loom_tensor_handle_release(results[k]);
+      results[k] = NULL;
+    }
+  }
+  return status;
 }
 
 // Whether `handler` is a handler of `base`'s type sharing its state (one

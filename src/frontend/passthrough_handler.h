@@ -239,6 +239,19 @@ loom_status_t loom__passthrough_reuse_op_data(loom_op_handler_t* handler,
 loom_status_t loom__passthrough_run_call_beneath(
     const loom__passthrough_t* base, loom_function_call_t* call,
     loom_tensor_handle_t** results);
+// Runs `outer_op` (prepared on the context's CPU: the op data's outer_op
+// of a handler over the CPU) on inputs[0, n) (borrowed) with `attrs`, into
+// results[0, m) (new references), straight through the runtime: what a
+// handler that runs the op it was given on other inputs (a vmap's batching
+// rule) runs without making an eager op. Only for a stateless op with
+// results, on a synchronous thread, every input on the CPU; otherwise
+// *out_done is false and nothing was written (the caller runs an eager
+// op).
+LOOM_MUST_USE_RESULT loom_status_t loom__passthrough_run_outer_op(
+    loom_context_t* context, loom_prepared_op_t* outer_op,
+    loom_tensor_handle_t* const* inputs, int32_t n,
+    const loom_op_attrs_t* attrs, loom_tensor_handle_t** results, int32_t m,
+    bool* out_done);
 // Forwards every op (loom__passthrough_forward_prepared): the execute hook
 // of a type that only passes ops on.
 loom_status_t loom__passthrough_execute(loom_op_handler_t* handler,

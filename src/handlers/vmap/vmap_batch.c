@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "frontend/passthrough_handler.h"
 #include "handlers/vmap/vmap_internal.h"
 #include "loom/eager.h"
 #include "tensor/checked_size.h"
@@ -303,7 +304,16 @@ loom_status_t loom__vmap_run_into_outputs(loom__vmap_call_t* call,
   loom_allocator_t allocator = loom_allocator_default();
   loom_status_t status = loom__handle_vector_resize(
       &results, allocator, (size_t)(call->num_outputs ? call->num_outputs : 1));
-  if (!status) {
+  // The op itself with its attributes: its prepared op on the outer
+  // handler runs it, without an eager op.
+  bool done = false;
+  if (!status && op_name == call->op_name && with_attrs && num_extra == 0 &&
+      call->outer_op) {
+    status = loom__passthrough_run_outer_op(
+        call->context, call->outer_op, inputs, n, call->attrs,
+        loom__handle_vector_data(&results), call->num_outputs, &done);
+  }
+  if (!status && !done) {
     status =
         loom__vmap_run(call->context, op_name, inputs, n,
                        with_attrs ? call->attrs : NULL, extra, num_extra,

@@ -366,6 +366,8 @@ static loom_status_t batch(loom_op_handler_t* handler,
       .handler = handler,
       .arguments = invocation->arguments,
       .outer = base->effective_outer,
+      .outer_op = ((const vmap_op_data_t*)loom_prepared_op_data(invocation->op))
+                      ->base.outer_op,
   };
   // Rules run in the outer handler's scope, but the one that runs
   // functions on this handler (it enters that scope for its own ops).

@@ -48,6 +48,9 @@ typedef struct loom__vmap_call_t {
   loom_op_handler_t* handler;
   loom_tensor_handle_t* const* arguments;
   loom_op_handler_t* outer;
+  // The op prepared on `outer` (borrowed, may be NULL): the rules that run
+  // the op itself with its attributes run it (loom__vmap_run_into_outputs).
+  loom_prepared_op_t* outer_op;
 } loom__vmap_call_t;
 
 // A batching rule: OK with every output set, or an error. *out_fallback:
