@@ -819,35 +819,16 @@ static void per_example_gradients_of_a_reducing_call(void** state) {
       before + 4);
 }
 
-// Trip counts that differ per example would need stacks of different
-// lengths: a clear error.
-static void a_ragged_loop_has_no_per_example_gradient(void** state) {
+// Trip counts that differ per example: the batched loop runs until the
+// longest example is done, masking the others; the recording loop of the
+// gradient stacks every iteration for every example (a finished one repeats
+// its last variables), and the countdown passes its gradients through
+// those rows unchanged.
+static void per_example_gradients_through_a_ragged_while(void** state) {
   (void)state;
   static const double kRagged[kGradB] = {0, 3, 1, 5};
-  int64_t b = kGradB, dims[2] = {kGradB, kGradN};
-  static const double kXs[kGradB * kGradN] = {0};
-  handle_t* trips = tensor(I, &b, 1, kRagged);
-  handle_t* xs = make(F, dims, 2, kXs);
-  loom_op_handler_t* vmap = new_vmap(kGradB);
-  LOOM_ASSERT_OK(loom_context_enter_scope(g_ctx, vmap));
-  handle_t* trip = vin(vmap, trips, 0);
-  handle_t* x = vin(vmap, xs, 0);
-  loom_op_handler_t* tape = NULL;
-  LOOM_ASSERT_OK(loom_tape_create(g_ctx, NULL, &tape));
-  handle_t* loss = while_loss(F, trip, x, tape);
-  handle_t* grad = NULL;
-  LOOM_ASSERT_STATUS(loom_tape_gradient(tape, &loss, 1, &x, 1, NULL,
-                                        LOOM_UNCONNECTED_ZERO, &grad),
-                     LOOM_STATUS_INVALID_ARGUMENT,
-                     "gradient of StatelessWhile: StatelessWhile: running the "
-                     "loop again to keep each iteration's variables (a vmap "
-                     "whose examples run different numbers of iterations "
-                     "cannot stack them)");
-  LOOM_ASSERT_OK(loom_context_exit_scope(g_ctx));
-  handle_t* all[] = {trips, xs, trip, x, loss};
-  loom__grad_release_all(all, 5);
-  loom_op_handler_release(tape);
-  loom_op_handler_release(vmap);
+  per_example_gradients_through(while_loss, I, kRagged, true, F);
+  per_example_gradients_through(while_loss, I, kRagged, true, D);
 }
 
 //===----------------------------------------------------------------------===//
@@ -963,7 +944,7 @@ int main(void) {
       cmocka_unit_test(per_example_gradients_through_a_batched_if),
       cmocka_unit_test(per_example_gradients_through_a_batched_while),
       cmocka_unit_test(per_example_gradients_of_a_reducing_call),
-      cmocka_unit_test(a_ragged_loop_has_no_per_example_gradient),
+      cmocka_unit_test(per_example_gradients_through_a_ragged_while),
       cmocka_unit_test(if_under_two_vmaps),
       cmocka_unit_test(branches_of_different_shapes_are_an_error),
       cmocka_unit_test(the_ops_have_rules),

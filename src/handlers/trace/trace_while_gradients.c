@@ -31,6 +31,7 @@
 
 #include "handlers/autodiff/grad_ops.h"
 #include "handlers/trace/trace_derived.h"
+#include "handlers/vmap/vmap_call_batch.h"
 #include "loom/trace.h"
 
 // count NULL handles (none on the stack: a loop may have many variables).
@@ -374,7 +375,7 @@ static loom_status_t loop_function_of(loop_t* l, loop_kind_t kind,
 static loom_status_t run_loop(loop_t* l, loom_function_t* cond,
                               loom_function_t* body,
                               loom_tensor_handle_t* const* inputs, int32_t n,
-                              const loom_shape_t* shapes,
+                              const loom_shape_t* shapes, int32_t unmasked_from,
                               loom_tensor_handle_t** results) {
   loom_eager_op_t* op = NULL;
   LOOM_RETURN_IF_ERROR(loom_eager_op_create(l->eager, l->op_name, &op));
@@ -389,6 +390,10 @@ static loom_status_t run_loop(loop_t* l, loom_function_t* cond,
   }
   if (!status && shapes) {
     status = loom_op_attrs_set_shape_list(attrs, "output_shapes", shapes, n);
+  }
+  if (!status && unmasked_from < n) {
+    status = loom_op_attrs_set_i64(attrs, LOOM_VMAP_UNMASKED_FROM_ATTR,
+                                   unmasked_from);
   }
   for (int32_t i = 0; !status && i < n; ++i) {
     status = loom_eager_op_add_input(op, inputs[i]);
@@ -484,14 +489,15 @@ static loom_status_t reverse(loop_t* l, loom_tensor_handle_t* const* dys,
     shapes[n + i] = stack.shape;
   }
   if (!status) {
+    // The stacks grow for every example of a vmap, those whose loop ended
+    // too (repeating their last variables, where the countdown's gate
+    // passes the gradients unchanged): their rows stay alike.
     status = run_loop(l, fns[kRecordCond], fns[kRecord], inputs, 2 * n, shapes,
-                      recorded);
+                      n, recorded);
     if (status) {
       status = loom_status_annotate(status,
                                     "%s: running the loop again to keep each "
-                                    "iteration's variables (a vmap whose "
-                                    "examples run different numbers of "
-                                    "iterations cannot stack them)",
+                                    "iteration's variables",
                                     l->op_name);
     }
   }
@@ -529,7 +535,7 @@ static loom_status_t reverse(loop_t* l, loom_tensor_handle_t* const* dys,
   }
   if (!status) {
     status = run_loop(l, fns[kCountdown], fns[kReverse], start, 1 + f + n, NULL,
-                      countdown);
+                      1 + f + n, countdown);
   }
   for (int32_t j = 0; !status && j < f; ++j) {
     grads[j] = countdown[1 + j];
@@ -627,7 +633,9 @@ static loom_status_t while_jvp(loom_gradient_context_t* ctx,
                               "a function",
                               l.op_name, l.body);
   }
-  if (!status) status = run_loop(&l, cond, body, args, n + f, NULL, results);
+  if (!status) {
+    status = run_loop(&l, cond, body, args, n + f, NULL, n + f, results);
+  }
   for (int32_t i = 0, j = n; !status && i < n; ++i) {
     if (!l.floating[i]) continue;
     out_tangents[i] = results[j];

@@ -28,6 +28,14 @@ typedef loom_status_t (*loom__vmap_call_batch_fn_t)(
     loom_tensor_handle_t* const* inputs, const int64_t* axes, int32_t m,
     loom_tensor_handle_t** outputs, bool* out_done);
 
+// An int attr of a While (Loom's own: a leading '_', as TensorFlow's
+// internal attrs): loop variables from this index on are not masked when a
+// vmap runs the loop batched. They take the body's value for every
+// example, those whose loop ended too, so that they may change shape (the
+// stacks of a While's gradient, which grow by one row per iteration of the
+// longest example).
+#define LOOM_VMAP_UNMASKED_FROM_ATTR "_vmap_unmasked_from"
+
 // Installs `fn` for the process.
 void loom__vmap_set_call_batch(loom__vmap_call_batch_fn_t fn);
 

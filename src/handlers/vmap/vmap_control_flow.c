@@ -593,7 +593,11 @@ static loom_status_t step(loop_t* loop) {
     status = enter_outer(call);
     entered = !status;
   }
-  for (int32_t i = 0; loop->active && i < n && !status; ++i) {
+  int64_t unmasked_from = n;
+  loom_status_ignore(loom_op_attrs_get_i64(
+      call->attrs, LOOM_VMAP_UNMASKED_FROM_ATTR, &unmasked_from));
+  for (int32_t i = 0; loop->active && i < n && i < unmasked_from && !status;
+       ++i) {
     flow_value_t* next = &loop->next[i];
     const flow_value_t* var = &loop->vars[i];
     if (next->view.axis == LOOM_VMAP_UNBATCHED &&
