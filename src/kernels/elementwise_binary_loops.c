@@ -1,8 +1,9 @@
 // Element-wise binary loops, compiled once per ISA level (see isa.h): plain
 // C loops with the common stride patterns split out, so the compiler
 // vectorises each for the level's instruction set; SLEEF's vector pow and
-// fmod of the level (float pow of our own at the AVX-512 level,
-// vector_powf.h); 16-bit floats widened to float a block at a time.
+// fmod of the level (pow of our own where we have one: float at the
+// AVX-512 level, vector_powf.h; double at the AVX2 and AVX-512 levels,
+// vector_pow.h); 16-bit floats widened to float a block at a time.
 
 #include <math.h>
 #include <stdbool.h>
@@ -10,6 +11,7 @@
 
 #include "kernels/elementwise.h"
 #include "kernels/elementwise_half.h"
+#include "kernels/vector_pow.h"
 #include "kernels/vector_powf.h"
 #include "loom/macros.h"
 
@@ -105,11 +107,7 @@ FLOAT_LOOPS(f64, double, floor, trunc)
 #define STORE_F32 _mm512_storeu_ps
 #define STORE_F64 _mm512_storeu_pd
 #define POW_F32 loom__powf_avx512
-#define POW_F64_SLEEF Sleef_powd8_u10avx512f
-#define VECTOR_F64 __m512d
-#define ANY_INF_F64(r)                                                  \
-  _mm512_cmp_pd_mask(_mm512_abs_pd(r), _mm512_set1_pd(__builtin_inf()), \
-                     _CMP_EQ_OQ)
+#define POW_F64 loom__pow_f64_avx512
 #define FMOD_F32 fmod_f32_avx512
 #define FMOD_F64 Sleef_fmodd8_avx512f
 
@@ -169,12 +167,7 @@ static inline __m512 floormod_f32_avx512_vec(__m512 a, __m512 b) {
 #define STORE_F32 _mm256_storeu_ps
 #define STORE_F64 _mm256_storeu_pd
 #define POW_F32 Sleef_powf8_u10avx2
-#define POW_F64_SLEEF Sleef_powd4_u10avx2
-#define VECTOR_F64 __m256d
-#define ANY_INF_F64(r)                                                        \
-  _mm256_movemask_pd(_mm256_cmp_pd(_mm256_andnot_pd(_mm256_set1_pd(-0.0), r), \
-                                   _mm256_set1_pd(__builtin_inf()),           \
-                                   _CMP_EQ_OQ))
+#define POW_F64 loom__pow_f64_avx2
 #define FMOD_F32 fmod_f32_avx2
 #define FMOD_F64 Sleef_fmodd4_avx2
 
@@ -249,6 +242,7 @@ static inline __m256 floormod_f32_avx2_vec(__m256 a, __m256 b) {
 
 enum { kVectorBlock = 256 };
 
+#ifndef POW_F64  // SSE2: SLEEF's
 // SLEEF's double pow overflows to inf a little early, for results within
 // about 2^-28 (relative) of the largest double: lanes whose result is
 // infinite while both operands are finite are recomputed by libm.
@@ -270,6 +264,7 @@ static inline VECTOR_F64 pow_f64_vec(VECTOR_F64 x, VECTOR_F64 y) {
   return r;
 }
 #define POW_F64 pow_f64_vec
+#endif
 
 // TensorFlow's FloorMod for floats: fmod, moved to the divisor's sign.
 #define FLOOR_MOD_FIX(x, y, r) \

@@ -18,10 +18,11 @@ enum { kPairwiseBlock = 16384 };
 // Rows shorter than this are reduced by a plain loop (no lane setup).
 enum { kShortRow = 16 };
 
-// The lanes' pairwise fold, unrolled whole: the compiler otherwise keeps
-// it a loop over memory, most of a short row's cost (the order of the
-// operations is the same).
-#define LOOM_UNROLLED _Pragma("GCC unroll 64")
+// A short run's pairwise fold of its lanes, unrolled whole: the compiler
+// otherwise keeps it a loop over memory, most of a short row's cost (the
+// order of the operations is the same). Long runs keep the loop, which
+// they amortise (and which compiles much faster).
+#define LOOM_UNROLLED _Pragma("GCC unroll 8")
 
 #define ID(x) (x)
 #define F16_LOAD(x) loom__half_to_float(x)
@@ -118,9 +119,7 @@ enum { kShortRow = 16 };
       for (int j = 0; j < name##_lanes; ++j) total += probe[j];                \
       if (total != total) return LOOM_ISA_FN(name##_contig_few)(x, n);         \
     }                                                                          \
-    LOOM_UNROLLED                                                              \
     for (int width = name##_lanes / 2; width > 0; width /= 2) {                \
-      LOOM_UNROLLED                                                            \
       for (int j = 0; j < width; ++j) {                                        \
         lane[j] = FASTOP(lane[j], lane[j + width]);                            \
       }                                                                        \
