@@ -186,11 +186,12 @@ static int run_rank(int64_t iterations, int repetitions) {
 }
 
 // Runs this program under `mpirun -np 2 ... --rank` and passes its figure
-// on; nothing when the build has no MPI backend or mpirun is missing.
-static void bench_mpi(const char* self, bool quick) {
+// on (false when that fails); nothing when the build has no MPI backend or
+// mpirun is missing.
+static bool bench_mpi(const char* self, bool quick) {
   if (!loom_collective_mpi_available() ||
       system("command -v mpirun > /dev/null 2>&1") != 0) {
-    return;
+    return true;
   }
   char command[4096];
   snprintf(command, sizeof(command),
@@ -198,15 +199,23 @@ static void bench_mpi(const char* self, bool quick) {
            geteuid() == 0 ? "--allow-run-as-root " : "", self,
            quick ? " --quick" : "");
   FILE* pipe = popen(command, "r");
-  if (!pipe) return;
+  if (!pipe) return false;
   char line[512];
+  bool reported = false;
   while (fgets(line, sizeof(line), pipe)) {
-    if (strncmp(line, "dp_", 3) == 0) fputs(line, stdout);
+    if (strncmp(line, "dp_", 3) == 0) {
+      fputs(line, stdout);
+      reported = true;
+    } else {
+      fputs(line, stderr);
+    }
   }
   fflush(stdout);
-  if (pclose(pipe) != 0) {
-    fprintf(stderr, "bench_data_parallel: mpirun failed\n");
+  if (pclose(pipe) != 0 || !reported) {
+    fprintf(stderr, "bench_data_parallel: the run under mpirun failed\n");
+    return false;
   }
+  return true;
 }
 
 int main(int argc, char** argv) {
@@ -224,6 +233,8 @@ int main(int argc, char** argv) {
   if (!*only || strcmp(only, "threads") == 0) {
     bench_threads(iterations, repetitions);
   }
-  if (!*only || strcmp(only, "mpi") == 0) bench_mpi(argv[0], quick);
+  if (!*only || strcmp(only, "mpi") == 0) {
+    if (!bench_mpi(argv[0], quick)) return 1;
+  }
   return 0;
 }
