@@ -15,19 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_check.h"
 #include "bench_timer.h"
 #include "loom/loom.h"
-
-#define CHECK_OK(expr)                                   \
-  do {                                                   \
-    loom_status_t status_ = (expr);                      \
-    if (status_) {                                       \
-      char text_[1024];                                  \
-      loom_status_format(status_, text_, sizeof(text_)); \
-      fprintf(stderr, "%s failed: %s\n", #expr, text_);  \
-      exit(1);                                           \
-    }                                                    \
-  } while (0)
 
 typedef struct bench_case_t {
   loom_context_t* ctx;

@@ -17,21 +17,11 @@
 
 #include <string.h>
 
+#include "bench_check.h"
 #include "bench_timer.h"
 #include "loom/loom.h"
 #include "tensorflow/c/kernels.h"
 #include "tensorflow/c/ops.h"
-
-#define CHECK_OK(expr)                                         \
-  do {                                                         \
-    loom_status_t check_status_ = (expr);                      \
-    if (check_status_) {                                       \
-      char text_[512];                                         \
-      loom_status_format(check_status_, text_, sizeof(text_)); \
-      fprintf(stderr, "%s failed: %s\n", #expr, text_);        \
-      exit(1);                                                 \
-    }                                                          \
-  } while (0)
 
 //===----------------------------------------------------------------------===//
 // The op, through TensorFlow's C API

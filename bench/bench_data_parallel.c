@@ -24,6 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bench_check.h"
 #include "bench_timer.h"
 #include "loom/collective.h"
 #include "loom/loom.h"
@@ -34,17 +35,6 @@
 #include "nn_ops.h"
 #include "nn_optimizer.h"
 #include "nn_train.h"
-
-#define CHECK_OK(expr)                                         \
-  do {                                                         \
-    loom_status_t check_status_ = (expr);                      \
-    if (check_status_) {                                       \
-      char text_[512];                                         \
-      loom_status_format(check_status_, text_, sizeof(text_)); \
-      fprintf(stderr, "%s failed: %s\n", #expr, text_);        \
-      exit(1);                                                 \
-    }                                                          \
-  } while (0)
 
 enum { kBatch = 128, kInputs = 784, kHidden = 256, kClasses = 10 };
 

@@ -22,22 +22,12 @@
 
 #include <string.h>
 
+#include "bench_check.h"
 #include "bench_timer.h"
 #include "loom/handlers.h"
 #include "loom/loom.h"
 #include "tensorflow/c/eager/c_api.h"
 #include "tensorflow/c/eager/c_api_experimental.h"
-
-#define CHECK_OK(expr)                                         \
-  do {                                                         \
-    loom_status_t check_status_ = (expr);                      \
-    if (check_status_) {                                       \
-      char text_[512];                                         \
-      loom_status_format(check_status_, text_, sizeof(text_)); \
-      fprintf(stderr, "%s failed: %s\n", #expr, text_);        \
-      exit(1);                                                 \
-    }                                                          \
-  } while (0)
 
 #define CHECK_TF(status)                                                      \
   do {                                                                        \

@@ -40,6 +40,7 @@
 
 #include <string.h>
 
+#include "bench_check.h"
 #include "bench_timer.h"
 #include "loom/autodiff.h"
 #include "loom/function.h"
@@ -49,17 +50,6 @@
 #include "nn_ops.h"
 #include "nn_optimizer.h"
 #include "nn_train.h"
-
-#define CHECK_OK(expr)                                         \
-  do {                                                         \
-    loom_status_t check_status_ = (expr);                      \
-    if (check_status_) {                                       \
-      char text_[512];                                         \
-      loom_status_format(check_status_, text_, sizeof(text_)); \
-      fprintf(stderr, "%s failed: %s\n", #expr, text_);        \
-      exit(1);                                                 \
-    }                                                          \
-  } while (0)
 
 enum { kBodyOps = 20 };
 

@@ -23,19 +23,9 @@
 #include <pthread.h>
 #include <string.h>
 
+#include "bench_check.h"
 #include "bench_timer.h"
 #include "loom/loom.h"
-
-#define CHECK_OK(expr)                                         \
-  do {                                                         \
-    loom_status_t check_status_ = (expr);                      \
-    if (check_status_) {                                       \
-      char text_[512];                                         \
-      loom_status_format(check_status_, text_, sizeof(text_)); \
-      fprintf(stderr, "%s failed: %s\n", #expr, text_);        \
-      exit(1);                                                 \
-    }                                                          \
-  } while (0)
 
 enum { kStreamElements = 16 * 1024 * 1024, kSmallElements = 1024 * 1024 };
 

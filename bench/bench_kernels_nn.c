@@ -25,19 +25,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bench_check.h"
 #include "bench_timer.h"
 #include "loom/loom.h"
-
-#define CHECK_OK(expr)                                         \
-  do {                                                         \
-    loom_status_t check_status_ = (expr);                      \
-    if (check_status_) {                                       \
-      char text_[512];                                         \
-      loom_status_format(check_status_, text_, sizeof(text_)); \
-      fprintf(stderr, "%s failed: %s\n", #expr, text_);        \
-      exit(1);                                                 \
-    }                                                          \
-  } while (0)
 
 static const char* g_only = NULL;
 static uint64_t g_seed = 0x9e3779b97f4a7c15ull;

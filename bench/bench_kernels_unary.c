@@ -16,19 +16,9 @@
 #include <math.h>
 #include <string.h>
 
+#include "bench_check.h"
 #include "bench_timer.h"
 #include "loom/loom.h"
-
-#define CHECK_OK(expr)                                         \
-  do {                                                         \
-    loom_status_t check_status_ = (expr);                      \
-    if (check_status_) {                                       \
-      char text_[512];                                         \
-      loom_status_format(check_status_, text_, sizeof(text_)); \
-      fprintf(stderr, "%s failed: %s\n", #expr, text_);        \
-      exit(1);                                                 \
-    }                                                          \
-  } while (0)
 
 typedef struct bench_t {
   loom_runtime_t* runtime;

@@ -5,19 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bench_check.h"
 #include "bench_timer.h"
 #include "loom/loom.h"
-
-#define CHECK_OK(expr)                                         \
-  do {                                                         \
-    loom_status_t check_status_ = (expr);                      \
-    if (check_status_) {                                       \
-      char text_[512];                                         \
-      loom_status_format(check_status_, text_, sizeof(text_)); \
-      fprintf(stderr, "%s failed: %s\n", #expr, text_);        \
-      exit(1);                                                 \
-    }                                                          \
-  } while (0)
 
 enum { kOps = 200 };
 
