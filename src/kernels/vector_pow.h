@@ -215,6 +215,29 @@ static __attribute__((noinline, cold)) void loom__pow_f64_lanes(
     (out) = FMA(s2_, FMA(c6_9_, s4_, c2_5_), s);           \
   } while (0)
 
+// e^t for t = t_hi + t_lo, |t| <= LOOM_POW_T_LIMIT, into `out`, with the
+// ISA's LOOKUP(table, index bits) and its 64-bit integer operations
+// (VI, TO_INT, TO_DOUBLE, IADD, ISET1, ISRLI, ISLLI).
+#define LOOM_POW_EXP(t_hi, t_lo, out)                                       \
+  do {                                                                      \
+    /* n = round(t 16 / ln2): adding 1.5 * 2^52 puts it in the low bits. */ \
+    V shifted = FMA(t_hi, SET1(LOOM_POW_INV_LN2_16), SET1(0x1.8p52));       \
+    V n = SUB(shifted, SET1(0x1.8p52));                                     \
+    VI n_bits = TO_INT(shifted);                                            \
+    V s = FMA(n, SET1(-LOOM_POW_LN2_16_HI), t_hi);                          \
+    s = ADD(FMA(n, SET1(-LOOM_POW_LN2_16_LO), s), t_lo);                    \
+    V e;                                                                    \
+    LOOM_POW_EXPM1(s, e);                                                   \
+    V table_hi = LOOKUP(loom__pow_exp2_hi, n_bits);                         \
+    V table_lo = LOOKUP(loom__pow_exp2_lo, n_bits);                         \
+    V mantissa = ADD(FMA(table_hi, e, table_lo), table_hi);                 \
+    /* 2^floor(n / 16): n + 16 * 1023 is positive (|t| <= 708), so the      \
+       logical shift is the floor. */                                       \
+    VI biased = ISRLI(                                                      \
+        IADD(IADD(n_bits, TO_INT(SET1(-0x1.8p52))), ISET1(16 * 1023)), 4);  \
+    (out) = MUL(mantissa, TO_DOUBLE(ISLLI(biased, 52)));                    \
+  } while (0)
+
 #if defined(__AVX512F__)
 #define V __m512d
 #define SET1 _mm512_set1_pd
@@ -223,6 +246,14 @@ static __attribute__((noinline, cold)) void loom__pow_f64_lanes(
 #define MUL _mm512_mul_pd
 #define FMA _mm512_fmadd_pd
 #define FMS _mm512_fmsub_pd
+#define VI __m512i
+#define TO_INT _mm512_castpd_si512
+#define TO_DOUBLE _mm512_castsi512_pd
+#define IADD _mm512_add_epi64
+#define ISET1 _mm512_set1_epi64
+#define ISRLI _mm512_srli_epi64
+#define ISLLI _mm512_slli_epi64
+#define LOOKUP loom__pow_lookup_avx512
 
 static inline __m512d loom__pow_lookup_avx512(const double* table,
                                               __m512i index) {
@@ -259,26 +290,8 @@ static inline __m512d loom__pow_f64_avx512(__m512d x, __m512d y) {
   V t_lo = FMA(y, l_lo, FMS(y, l_hi, t_hi));
   unusual |= _mm512_cmp_pd_mask(_mm512_abs_pd(t_hi), SET1(LOOM_POW_T_LIMIT),
                                 _CMP_NLE_UQ);
-  // n = round(t 16 / ln2): adding 1.5 * 2^52 puts it in the low bits.
-  V shifted = FMA(t_hi, SET1(LOOM_POW_INV_LN2_16), SET1(0x1.8p52));
-  V n = SUB(shifted, SET1(0x1.8p52));
-  __m512i n_bits = _mm512_castpd_si512(shifted);
-  V s = FMA(n, SET1(-LOOM_POW_LN2_16_HI), t_hi);
-  s = ADD(FMA(n, SET1(-LOOM_POW_LN2_16_LO), s), t_lo);
-  V e;
-  LOOM_POW_EXPM1(s, e);
-  V table_hi = loom__pow_lookup_avx512(loom__pow_exp2_hi, n_bits);
-  V table_lo = loom__pow_lookup_avx512(loom__pow_exp2_lo, n_bits);
-  V mantissa = ADD(FMA(table_hi, e, table_lo), table_hi);
-  // 2^floor(n / 16): n + 16 * 1023 is positive (|t| <= 708), so the
-  // logical shift is the floor.
-  __m512i biased = _mm512_srli_epi64(
-      _mm512_add_epi64(
-          _mm512_sub_epi64(n_bits, _mm512_castpd_si512(SET1(0x1.8p52))),
-          _mm512_set1_epi64(16 * 1023)),
-      4);
-  V scale = _mm512_castsi512_pd(_mm512_slli_epi64(biased, 52));
-  V result = MUL(mantissa, scale);
+  V result;
+  LOOM_POW_EXP(t_hi, t_lo, result);
   if (unusual) {
     double xs[8], ys[8], rs[8];
     _mm512_storeu_pd(xs, x);
@@ -297,6 +310,14 @@ static inline __m512d loom__pow_f64_avx512(__m512d x, __m512d y) {
 #undef MUL
 #undef FMA
 #undef FMS
+#undef VI
+#undef TO_INT
+#undef TO_DOUBLE
+#undef IADD
+#undef ISET1
+#undef ISRLI
+#undef ISLLI
+#undef LOOKUP
 #else  // AVX2
 #define V __m256d
 #define SET1 _mm256_set1_pd
@@ -305,6 +326,14 @@ static inline __m512d loom__pow_f64_avx512(__m512d x, __m512d y) {
 #define MUL _mm256_mul_pd
 #define FMA _mm256_fmadd_pd
 #define FMS _mm256_fmsub_pd
+#define VI __m256i
+#define TO_INT _mm256_castpd_si256
+#define TO_DOUBLE _mm256_castsi256_pd
+#define IADD _mm256_add_epi64
+#define ISET1 _mm256_set1_epi64x
+#define ISRLI _mm256_srli_epi64
+#define ISLLI _mm256_slli_epi64
+#define LOOKUP loom__pow_lookup_avx2
 
 static inline __m256d loom__pow_lookup_avx2(const double* table,
                                             __m256i index) {
@@ -351,23 +380,8 @@ static inline __m256d loom__pow_f64_avx2(__m256d x, __m256d y) {
   __m256d t_abs = _mm256_andnot_pd(SET1(-0.0), t_hi);
   bad = _mm256_or_si256(bad, _mm256_castpd_si256(_mm256_cmp_pd(
                                  t_abs, SET1(LOOM_POW_T_LIMIT), _CMP_NLE_UQ)));
-  V shifted = FMA(t_hi, SET1(LOOM_POW_INV_LN2_16), SET1(0x1.8p52));
-  V n = SUB(shifted, SET1(0x1.8p52));
-  __m256i n_bits = _mm256_castpd_si256(shifted);
-  V s = FMA(n, SET1(-LOOM_POW_LN2_16_HI), t_hi);
-  s = ADD(FMA(n, SET1(-LOOM_POW_LN2_16_LO), s), t_lo);
-  V e;
-  LOOM_POW_EXPM1(s, e);
-  V table_hi = loom__pow_lookup_avx2(loom__pow_exp2_hi, n_bits);
-  V table_lo = loom__pow_lookup_avx2(loom__pow_exp2_lo, n_bits);
-  V mantissa = ADD(FMA(table_hi, e, table_lo), table_hi);
-  __m256i biased = _mm256_srli_epi64(
-      _mm256_add_epi64(
-          _mm256_sub_epi64(n_bits, _mm256_castpd_si256(SET1(0x1.8p52))),
-          _mm256_set1_epi64x(16 * 1023)),
-      4);
-  V scale = _mm256_castsi256_pd(_mm256_slli_epi64(biased, 52));
-  V result = MUL(mantissa, scale);
+  V result;
+  LOOM_POW_EXP(t_hi, t_lo, result);
   int unusual = _mm256_movemask_pd(_mm256_castsi256_pd(bad));
   if (unusual) {
     double xs[4], ys[4], rs[4];
@@ -387,6 +401,14 @@ static inline __m256d loom__pow_f64_avx2(__m256d x, __m256d y) {
 #undef MUL
 #undef FMA
 #undef FMS
+#undef VI
+#undef TO_INT
+#undef TO_DOUBLE
+#undef IADD
+#undef ISET1
+#undef ISRLI
+#undef ISLLI
+#undef LOOKUP
 #endif  // __AVX512F__
 
 #endif  // __AVX2__

@@ -38,6 +38,8 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "kernels/vector_pow.h"
+
 // 1 / c for each sixteenth of [0.699, 1.398) (bits 0x3f330000 on).
 static const double loom__powf_inv_c[16] __attribute__((aligned(64))) = {
     0x1.661ec6a5122f9p+0, 0x1.571ed3c506b3ap+0, 0x1.49539e3b2d067p+0,
@@ -58,16 +60,6 @@ static const double loom__powf_log2_c[16] __attribute__((aligned(64))) = {
     0x1.3aa2fdd27f1bfp-4,  0x1.476a9f983f74dp-3,
     0x1.e840be74e6a4dp-3,  0x1.406463b1b0448p-2,
     0x1.88e9c72e0b224p-2,  0x1.ce0a4923a587dp-2,
-};
-
-// 2^(j / 16).
-static const double loom__powf_exp2_table[16] __attribute__((aligned(64))) = {
-    0x1.0000000000000p+0, 0x1.0b5586cf9890fp+0, 0x1.172b83c7d517bp+0,
-    0x1.2387a6e756238p+0, 0x1.306fe0a31b715p+0, 0x1.3dea64c123422p+0,
-    0x1.4bfdad5362a27p+0, 0x1.5ab07dd485429p+0, 0x1.6a09e667f3bcdp+0,
-    0x1.7a11473eb0187p+0, 0x1.8ace5422aa0dbp+0, 0x1.9c49182a3f090p+0,
-    0x1.ae89f995ad3adp+0, 0x1.c199bdd85529cp+0, 0x1.d5818dcfba487p+0,
-    0x1.ea4afa2a490dap+0,
 };
 
 // log2(1 + r) / r, |r| < 0.0297: coefficients of r^0 to r^5.
@@ -109,9 +101,8 @@ static inline __m256 loom__powf_half_avx512(__m256 z, __m256i k, __m256i index,
       t, (4 << 4) | _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m512d s = _mm512_sub_pd(t, n);
   __m512i j = _mm512_castpd_si512(_mm512_add_pd(t, _mm512_set1_pd(0x1.8p48)));
-  __m512d entry =
-      _mm512_permutex2var_pd(_mm512_load_pd(loom__powf_exp2_table), j,
-                             _mm512_load_pd(loom__powf_exp2_table + 8));
+  __m512d entry = _mm512_permutex2var_pd(_mm512_load_pd(loom__pow_exp2_hi), j,
+                                         _mm512_load_pd(loom__pow_exp2_hi + 8));
   __m512d q = _mm512_set1_pd(LOOM_POWF_EXP_C2);
   q = _mm512_fmadd_pd(q, s, _mm512_set1_pd(LOOM_POWF_EXP_C1));
   q = _mm512_fmadd_pd(q, s, _mm512_set1_pd(LOOM_POWF_EXP_C0));
