@@ -101,6 +101,7 @@ static inline __m256 loom__powf_half_avx512(__m256 z, __m256i k, __m256i index,
       t, (4 << 4) | _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m512d s = _mm512_sub_pd(t, n);
   __m512i j = _mm512_castpd_si512(_mm512_add_pd(t, _mm512_set1_pd(0x1.8p48)));
+  // 2^(j / 16), from double pow's table (vector_pow.h).
   __m512d entry = _mm512_permutex2var_pd(_mm512_load_pd(loom__pow_exp2_hi), j,
                                          _mm512_load_pd(loom__pow_exp2_hi + 8));
   __m512d q = _mm512_set1_pd(LOOM_POWF_EXP_C2);
