@@ -149,6 +149,18 @@ static __attribute__((noinline, cold)) void loom__pow_f64_lanes(
   }
 }
 
+// Recomputes the `mask` lanes of `result` (a vector of `lanes` doubles) by
+// loom__pow_f64_lanes, through arrays (STOREU and LOADU: the ISA's).
+#define LOOM_POW_REDO_LANES(lanes, mask, x, y, result, STOREU, LOADU) \
+  do {                                                                \
+    double xs_[lanes], ys_[lanes], rs_[lanes];                        \
+    STOREU(xs_, x);                                                   \
+    STOREU(ys_, y);                                                   \
+    STOREU(rs_, result);                                              \
+    loom__pow_f64_lanes(xs_, ys_, rs_, lanes, mask);                  \
+    (result) = LOADU(rs_);                                            \
+  } while (0)
+
 // The steps of both widths, on V (a vector of doubles), with the ISA's
 // operations as macros: ADD, SUB, MUL, FMA (a b + c), FMS (a b - c).
 #define LOOM_POW_TWO_SUM(a, b, hi, lo)             \
@@ -293,12 +305,8 @@ static inline __m512d loom__pow_f64_avx512(__m512d x, __m512d y) {
   V result;
   LOOM_POW_EXP(t_hi, t_lo, result);
   if (unusual) {
-    double xs[8], ys[8], rs[8];
-    _mm512_storeu_pd(xs, x);
-    _mm512_storeu_pd(ys, y);
-    _mm512_storeu_pd(rs, result);
-    loom__pow_f64_lanes(xs, ys, rs, 8, unusual);
-    result = _mm512_loadu_pd(rs);
+    LOOM_POW_REDO_LANES(8, unusual, x, y, result, _mm512_storeu_pd,
+                        _mm512_loadu_pd);
   }
   return result;
 }
@@ -384,12 +392,8 @@ static inline __m256d loom__pow_f64_avx2(__m256d x, __m256d y) {
   LOOM_POW_EXP(t_hi, t_lo, result);
   int unusual = _mm256_movemask_pd(_mm256_castsi256_pd(bad));
   if (unusual) {
-    double xs[4], ys[4], rs[4];
-    _mm256_storeu_pd(xs, x);
-    _mm256_storeu_pd(ys, y);
-    _mm256_storeu_pd(rs, result);
-    loom__pow_f64_lanes(xs, ys, rs, 4, (unsigned)unusual);
-    result = _mm256_loadu_pd(rs);
+    LOOM_POW_REDO_LANES(4, (unsigned)unusual, x, y, result, _mm256_storeu_pd,
+                        _mm256_loadu_pd);
   }
   return result;
 }
